@@ -1,0 +1,76 @@
+# flowcut - see README.md.  `make demo` and `make test` install what is
+# missing (scripts/deps.sh), build, and run.
+
+BUILD      ?= build
+CC         ?= gcc
+FUZZ_CC    ?= clang
+FUZZ_SECS  ?= 60
+
+DPDK_CFLAGS := $(shell pkg-config --cflags libdpdk 2>/dev/null)
+DPDK_LIBS   := -lrte_hash -lrte_rcu -lrte_ring -lrte_mbuf -lrte_mempool \
+               -lrte_net -lrte_eal -lrte_kvargs -lrte_telemetry
+
+# gnu11: C11 plus the GNU extensions DPDK's headers use.
+CFLAGS_BASE := -std=gnu11 -D_GNU_SOURCE -DALLOW_EXPERIMENTAL_API -g \
+               -Wall -Wextra -Wshadow -Wno-address-of-packed-member \
+               -Iinclude -Ifastpath -Itests/lib $(DPDK_CFLAGS)
+CFLAGS      ?= -O2
+SAN_ASAN    := -O1 -fno-omit-frame-pointer -fsanitize=address
+SAN_UBSAN   := -O1 -fsanitize=undefined -fno-sanitize-recover=undefined
+
+FP_SRC   := fastpath/fp.c fastpath/fp_parse.c
+LIB_SRC  := tests/lib/fc_frame.c tests/lib/fc_eal.c
+HDRS     := $(wildcard include/flowcut/*.h fastpath/*.h tests/lib/*.h)
+
+# name: sources
+PROGS := test_fp test_parse flowcut-bench flowcut-fpdemo fuzz_frame_replay
+SRC_test_fp            := tests/unit/test_fp.c $(FP_SRC) $(LIB_SRC)
+SRC_test_parse         := tests/unit/test_parse.c $(FP_SRC) $(LIB_SRC)
+SRC_flowcut-bench      := bench/flowcut-bench.c $(FP_SRC) $(LIB_SRC)
+SRC_flowcut-fpdemo     := tools/flowcut-fpdemo.c $(FP_SRC) $(LIB_SRC)
+SRC_fuzz_frame_replay  := tests/fuzz/fuzz_frame.c tests/fuzz/replay_main.c $(FP_SRC) $(LIB_SRC)
+LIBS_test_fp    := -lcmocka
+LIBS_test_parse := -lcmocka
+
+.PHONY: all deps build sanitizers fuzz test demo bench clean
+all: build
+
+deps:
+	@scripts/deps.sh
+
+build: $(addprefix $(BUILD)/,$(PROGS))
+sanitizers: $(addprefix $(BUILD)/asan/,$(PROGS)) $(addprefix $(BUILD)/ubsan/,$(PROGS))
+fuzz: $(BUILD)/fuzz/fuzz_frame
+
+define prog_rules
+$(BUILD)/$(1): $$(SRC_$(1)) $$(HDRS)
+	@mkdir -p $$(@D)
+	$$(CC) $$(CFLAGS_BASE) $$(CFLAGS) -o $$@ $$(SRC_$(1)) $$(LIBS_$(1)) $$(DPDK_LIBS) -lm
+$(BUILD)/asan/$(1): $$(SRC_$(1)) $$(HDRS)
+	@mkdir -p $$(@D)
+	$$(CC) $$(CFLAGS_BASE) $$(SAN_ASAN) -o $$@ $$(SRC_$(1)) $$(LIBS_$(1)) $$(DPDK_LIBS) -lm
+$(BUILD)/ubsan/$(1): $$(SRC_$(1)) $$(HDRS)
+	@mkdir -p $$(@D)
+	$$(CC) $$(CFLAGS_BASE) $$(SAN_UBSAN) -o $$@ $$(SRC_$(1)) $$(LIBS_$(1)) $$(DPDK_LIBS) -lm
+endef
+$(foreach p,$(PROGS),$(eval $(call prog_rules,$(p))))
+
+$(BUILD)/fuzz/fuzz_frame: tests/fuzz/fuzz_frame.c $(FP_SRC) $(LIB_SRC) $(HDRS)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(CFLAGS_BASE) -O1 -fsanitize=fuzzer,address,undefined \
+		-o $@ tests/fuzz/fuzz_frame.c $(FP_SRC) $(LIB_SRC) $(DPDK_LIBS) -lm
+
+test: deps
+	$(MAKE) build sanitizers fuzz
+	@BUILD=$(BUILD) FUZZ_SECS=$(FUZZ_SECS) tests/run.sh
+
+demo: deps
+	$(MAKE) build
+	$(BUILD)/flowcut-fpdemo
+
+bench: deps
+	$(MAKE) build
+	$(BUILD)/flowcut-bench fastpath
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * flowcut: values both sides of the link share.
+ *
+ * The microflow actions, connection verdicts, configuration word bits and
+ * the fast path's counters, with the vendor's names and numbers where they
+ * are known (see shared/design/coprocessor-model.md).  The host (flowcutd,
+ * flowcutctl) and the coprocessor (flowcut-npu, the fast path) include this
+ * one header, as xdp-filter's common_kern_user.h is shared by its two
+ * halves, so a number can never mean two things.
+ *
+ * Nothing here allocates or has state; every name carries the FC_ / fc_
+ * prefix.
+ */
+#ifndef FLOWCUT_FC_DEFS_H
+#define FLOWCUT_FC_DEFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Microflow action (vendor). */
+enum fc_action {
+	FC_ACTION_DROP = 0,
+	FC_ACTION_FWD = 1,
+	FC_ACTION_IPS = 2,
+	FC_ACTION_AUX = 3,
+	FC_ACTION_MAX
+};
+
+/* Connection verdict (vendor).  New connections are made CUT_THRU. */
+enum fc_verdict {
+	FC_VERDICT_SEND_TO_IPS = 0,
+	FC_VERDICT_DROP = 1,
+	FC_VERDICT_CUT_THRU = 2,
+	FC_VERDICT_MAX
+};
+
+/*
+ * The configuration word fw_cfg (vendor bits).  Written whole; flowcut's
+ * coprocessor also lets it be read back.  A word with any other bit set is
+ * refused (-EINVAL), never silently trimmed.
+ *
+ * FINTRACK is the vendor's bit; its effect on the real chip is not known.
+ * flowcut stores and reports it but gives every FIN back to the host
+ * whatever its value (the model's step 6: the host must see every close).
+ */
+#define FC_CFG_OFFLOAD		0x001u	/* the gate: off, every frame to host */
+#define FC_CFG_TCP_SEQ_CHK	0x002u	/* out-of-window TCP segments to host */
+#define FC_CFG_IPS		0x004u	/* the IPS switch: verdicts apply */
+#define FC_CFG_FINTRACK		0x008u
+#define FC_CFG_DROP_IF_IPS_OFF	0x800u	/* IPS microflows drop while switch off */
+#define FC_CFG_ALL		(FC_CFG_OFFLOAD | FC_CFG_TCP_SEQ_CHK | FC_CFG_IPS | \
+				 FC_CFG_FINTRACK | FC_CFG_DROP_IF_IPS_OFF)
+#define FC_CFG_BOOT		FC_CFG_TCP_SEQ_CHK	/* 0x002 after every boot */
+
+/* The configuration word's bits by name, for tools and logs. */
+#define FC_FOREACH_CFG_BIT(X) \
+	X(OFFLOAD, FC_CFG_OFFLOAD) \
+	X(TCP_SEQ_CHK, FC_CFG_TCP_SEQ_CHK) \
+	X(IPS, FC_CFG_IPS) \
+	X(FINTRACK, FC_CFG_FINTRACK) \
+	X(DROP_IF_IPS_OFF, FC_CFG_DROP_IF_IPS_OFF)
+
+/* Why a connection left the fast path (carried by events). */
+enum fc_reason {
+	FC_REASON_NONE = 0,
+	FC_REASON_TCP_FIN_SYN_RST = 1,	/* given back: a close or a new SYN */
+	FC_REASON_TCP_MAX_RETRANS = 2,	/* given back: ten identical ACKs */
+	FC_REASON_IDLE = 3,		/* aged out: both microflows idle */
+	FC_REASON_TERMINAL = 4,		/* removed: given back, not revived */
+	FC_REASON_FW_REV = 5,		/* removed: older firewall revision */
+	FC_REASON_MAX
+};
+
+/* What an event says happened to a connection. */
+enum fc_event_type {
+	FC_EV_AGED_OUT = 1,	/* removed for idleness; final counts */
+	FC_EV_GIVEN_BACK = 2,	/* stopped matching; removed later unless revived */
+	FC_EV_REMOVED = 3,	/* removed (terminal time over, or older revision) */
+	FC_EV_MAX
+};
+
+/*
+ * Where a counted outcome sends the frame.  Frames from the wire satisfy
+ *   RX = WIRE + HOST + IPS + DROP
+ * at every instant a burst is not in flight (the fast path asserts it in
+ * its tests).  Frames from the host are counted apart (KN).
+ */
+enum fc_cnt_class {
+	FC_CLS_RX,	/* received from the wire */
+	FC_CLS_WIRE,	/* sent to a wire port */
+	FC_CLS_HOST,	/* handed to the host (kernel, "KN") */
+	FC_CLS_IPS,	/* handed to the inspector */
+	FC_CLS_DROP,	/* dropped */
+	FC_CLS_KN_RX,	/* received from the host */
+	FC_CLS_KN_WIRE,	/* from the host, sent to the wire */
+	FC_CLS_KN_DROP,	/* from the host, dropped */
+};
+
+/*
+ * Every counter, once.  X(name, class): the enum fc_cnt (FC_CNT_<name>),
+ * the name table (fc_cnt_name[]) and the class table (fc_cnt_class[]) are
+ * all made from this list.  FROM_WIRE_ names follow the model's steps in
+ * order; those the model names are the vendor's.
+ */
+#define FC_FOREACH_COUNTER(X) \
+	X(FROM_WIRE_RX, FC_CLS_RX) \
+	/* step 1: the ingress port */ \
+	X(FROM_WIRE_DROP_LIF_UNKNOWN, FC_CLS_DROP) \
+	X(FROM_WIRE_DROP_LIF_DISABLED, FC_CLS_DROP) \
+	X(FROM_WIRE_TO_KN_LIF_OFFLOAD_DISABLED, FC_CLS_HOST) \
+	/* step 2: the gate */ \
+	X(FROM_WIRE_TO_KN_FORCED, FC_CLS_HOST) \
+	/* parsing (flowcut's) */ \
+	X(FROM_WIRE_TO_KN_PARSE_ERROR, FC_CLS_HOST) \
+	X(FROM_WIRE_TO_KN_NON_IP, FC_CLS_HOST) \
+	X(FROM_WIRE_TO_KN_IP_FRAG, FC_CLS_HOST) \
+	X(FROM_WIRE_TO_KN_L2_NOT_LIF_MAC, FC_CLS_HOST) \
+	/* step 3: lookup */ \
+	X(FROM_WIRE_TO_KN_NON_ACCEL, FC_CLS_HOST) \
+	/* step 4: the microflow and its connection */ \
+	X(FROM_WIRE_TO_KN_MFLOW_NOT_ACTIVE, FC_CLS_HOST) \
+	X(FROM_WIRE_TO_KN_CONN_INVALID, FC_CLS_HOST) \
+	X(FROM_WIRE_TO_KN_CONN_RECLAIM_PENDING, FC_CLS_HOST) \
+	X(FROM_WIRE_TO_KN_FW_REV_MISMATCH, FC_CLS_HOST) \
+	/* step 5: a cut connection */ \
+	X(FROM_WIRE_DROP_IPS_VERDICT, FC_CLS_DROP) \
+	/* step 6: TCP */ \
+	X(FROM_WIRE_TO_KN_TCP_FIN_SYN_RST, FC_CLS_HOST) \
+	X(FROM_WIRE_TO_KN_TCP_SEQ_CHK_INVALID, FC_CLS_HOST) \
+	X(FROM_WIRE_TO_KN_TCP_MAX_RETRANS, FC_CLS_HOST) \
+	/* step 7: the action */ \
+	X(FROM_WIRE_DROP_MFLOW_ACTION, FC_CLS_DROP) \
+	X(FROM_WIRE_TO_KN_NHOP_UNRESOLVED, FC_CLS_HOST) \
+	X(FROM_WIRE_TO_KN_NHOP_STALE, FC_CLS_HOST) \
+	X(FROM_WIRE_TO_KN_TTL_EXPIRED, FC_CLS_HOST) \
+	X(FROM_WIRE_TO_KN_MTU_EXCEEDED, FC_CLS_HOST) \
+	X(FROM_WIRE_TO_KN_NO_HEADROOM, FC_CLS_HOST) \
+	X(FROM_WIRE_TO_WIRE, FC_CLS_WIRE) \
+	X(FROM_WIRE_TO_WIRE_IPS_DISABLED, FC_CLS_WIRE) \
+	X(FROM_WIRE_DROP_IPS_DISABLED, FC_CLS_DROP) \
+	X(FROM_WIRE_TO_WIRE_VERDICT_CUT_THRU, FC_CLS_WIRE) \
+	X(FROM_WIRE_TO_IPS_INSPECT, FC_CLS_IPS) \
+	X(FROM_WIRE_TO_KN_AUX, FC_CLS_HOST) \
+	/* frames the host sends out of a port */ \
+	X(FROM_KN_RX, FC_CLS_KN_RX) \
+	X(FROM_KN_TO_WIRE, FC_CLS_KN_WIRE) \
+	X(FROM_KN_DROP_LIF_UNKNOWN, FC_CLS_KN_DROP)
+
+enum fc_cnt {
+#define FC_CNT_ENUM_(name, cls) FC_CNT_##name,
+	FC_FOREACH_COUNTER(FC_CNT_ENUM_)
+#undef FC_CNT_ENUM_
+	FC_CNT_MAX
+};
+
+/* A counter's name without the FC_CNT_ prefix; NULL when out of range. */
+static inline const char *
+fc_cnt_name(unsigned int c)
+{
+	static const char *const names[FC_CNT_MAX] = {
+#define FC_CNT_NAME_(name, cls) [FC_CNT_##name] = #name,
+		FC_FOREACH_COUNTER(FC_CNT_NAME_)
+#undef FC_CNT_NAME_
+	};
+	return c < FC_CNT_MAX ? names[c] : NULL;
+}
+
+/* A counter's class (enum fc_cnt_class); c must be below FC_CNT_MAX. */
+static inline enum fc_cnt_class
+fc_cnt_class(unsigned int c)
+{
+	static const uint8_t classes[FC_CNT_MAX] = {
+#define FC_CNT_CLASS_(name, cls) [FC_CNT_##name] = cls,
+		FC_FOREACH_COUNTER(FC_CNT_CLASS_)
+#undef FC_CNT_CLASS_
+	};
+	return (enum fc_cnt_class)classes[c];
+}
+
+#endif /* FLOWCUT_FC_DEFS_H */
