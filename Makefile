@@ -13,7 +13,7 @@ DPDK_LIBS   := -lrte_hash -lrte_rcu -lrte_ring -lrte_mbuf -lrte_mempool \
 # gnu11: C11 plus the GNU extensions DPDK's headers use.
 CFLAGS_BASE := -std=gnu11 -D_GNU_SOURCE -DALLOW_EXPERIMENTAL_API -g \
                -Wall -Wextra -Wshadow -Wno-address-of-packed-member \
-               -Iinclude -Ifastpath -Itests/lib $(DPDK_CFLAGS)
+               -Iinclude -Ifastpath -Itests/lib -Itests/fuzz $(DPDK_CFLAGS)
 CFLAGS      ?= -O2
 SAN_ASAN    := -O1 -fno-omit-frame-pointer -fsanitize=address
 SAN_UBSAN   := -O1 -fsanitize=undefined -fno-sanitize-recover=undefined
@@ -57,7 +57,7 @@ $(foreach p,$(PROGS),$(eval $(call prog_rules,$(p))))
 
 $(BUILD)/fuzz/fuzz_frame: tests/fuzz/fuzz_frame.c $(FP_SRC) $(LIB_SRC) $(HDRS)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(CFLAGS_BASE) -O1 -fsanitize=fuzzer,address,undefined \
+	$(FUZZ_CC) $(CFLAGS_BASE) -DFUZZ_LIBFUZZER -O1 -fsanitize=fuzzer,address,undefined \
 		-o $@ tests/fuzz/fuzz_frame.c $(FP_SRC) $(LIB_SRC) $(DPDK_LIBS) -lm
 
 test: deps

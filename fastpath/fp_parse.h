@@ -35,7 +35,7 @@
  * validation (fp.c), and the payload of FLOW_CREATE_FP.
  */
 struct fp_key {
-	uint8_t src[16];
+	_Alignas(8) uint8_t src[16];	/* 8-aligned: rte_hash_crc reads 8 bytes at a time */
 	uint8_t dst[16];
 	uint16_t sport;
 	uint16_t dport;
@@ -46,6 +46,7 @@ struct fp_key {
 	uint8_t pad[6];
 };
 _Static_assert(sizeof(struct fp_key) == 48, "fp_key must be 48 bytes, unpadded");
+_Static_assert(_Alignof(struct fp_key) == 8, "fp_key must be 8-aligned");
 
 /* What fp_parse_frame() found. */
 enum fp_parse_result {

@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * flowcut-bench: measures and prints; asserts nothing.
+ *
+ *   flowcut-bench fastpath [--conns N] [--frames N] [--burst N] [--only NAME]
+ *
+ * fastpath: a table of N connections (UDP over IPv4, action IPS, the IPS
+ * switch on, verdict CUT_THRU: the path "Cut in hardware" runs), then
+ * 64-byte frames of random connections pushed through fp_process_burst()
+ * in bursts on one core.  Three runs: hits at 1,000 connections, hits at N,
+ * misses at N.  Only the calls to fp_process_burst() are timed (TSC); the
+ * frames are rewritten between bursts, outside the timing, as a NIC would
+ * have written them.  Memory per connection is the DPDK heap the fast
+ * path takes at creation, divided by N: every table is preallocated, so a
+ * full table costs no more.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_byteorder.h>
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_ip.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+
+#include "fc_eal.h"
+#include "fc_frame.h"
+#include "fp.h"
+
+#define FRAME_LEN 64
+#define POOL_BURSTS 4
+
+static const uint8_t LIF0_MAC[6] = { 0x02, 0, 0, 0, 0, 0x01 };
+static const uint8_t LIF1_MAC[6] = { 0x02, 0, 0, 0, 0, 0x02 };
+
+struct opts {
+	uint32_t conns;
+	uint64_t frames;
+	unsigned int burst;
+	const char *only;
+};
+
+/* Connection i: 198.18.0.0 + i/64 : 10000 + i%64  ->  198.19.0.1 : 80. */
+static void
+conn_key(uint32_t i, struct fp_key *k)
+{
+	uint32_t src = (198u << 24 | 18u << 16) + i / 64;
+	uint32_t dst = 198u << 24 | 19u << 16 | 1;
+
+	memset(k, 0, sizeof(*k));
+	k->family = 4;
+	k->proto = IPPROTO_UDP;
+	src = rte_cpu_to_be_32(src);
+	dst = rte_cpu_to_be_32(dst);
+	memcpy(k->src, &src, 4);
+	memcpy(k->dst, &dst, 4);
+	k->sport = rte_cpu_to_be_16((uint16_t)(10000 + i % 64));
+	k->dport = rte_cpu_to_be_16(80);
+}
+
+static uint64_t
+heap_bytes(void)
+{
+	uint64_t sum = 0;
+
+	for (unsigned int s = 0; s < rte_socket_count(); s++) {
+		struct rte_malloc_socket_stats st;
+
+		if (rte_malloc_get_socket_stats(rte_socket_id_by_idx(s), &st) == 0)
+			sum += st.heap_allocsz_bytes;
+	}
+	return sum;
+}
+
+static uint64_t
+xorshift(uint64_t *s)
+{
+	uint64_t x = *s;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *s = x;
+}
+
+static struct fp *
+table_make(uint32_t conns, uint64_t *mem)
+{
+	static unsigned int n;
+	char name[16];
+	struct fp_params p = { .max_conns = conns, .max_nhops = 4, .max_workers = 1,
+			       .socket_id = SOCKET_ID_ANY };
+	struct fp_lif l0 = { .port = 0, .mtu = 1500 }, l1 = { .port = 1, .mtu = 1500 };
+	struct fp_nhop nh = { .port = 1, .mtu = 1500, .resolved = true,
+			      .dmac = { 0x02, 0, 0, 0, 0, 0xb2 } };
+	uint64_t before = heap_bytes();
+	struct fp *fp;
+
+	snprintf(name, sizeof(name), "bench%u", n++);
+	p.name = name;
+	fp = fp_create(&p);
+	if (fp == NULL) {
+		fprintf(stderr, "flowcut-bench: fp_create(%u connections): %s\n", conns,
+			rte_strerror(rte_errno));
+		exit(1);
+	}
+	*mem = heap_bytes() - before;
+	memcpy(l0.mac, LIF0_MAC, 6);
+	memcpy(l1.mac, LIF1_MAC, 6);
+	memcpy(nh.smac, LIF1_MAC, 6);
+	if (fp_lif_set(fp, 0, &l0) || fp_lif_set(fp, 1, &l1) || fp_nhop_set(fp, 0, &nh) ||
+	    fp_nhop_set(fp, 1, &nh) || fp_cfg_set(fp, FC_CFG_OFFLOAD | FC_CFG_IPS)) {
+		fprintf(stderr, "flowcut-bench: programming ports failed\n");
+		exit(1);
+	}
+	for (uint32_t i = 0; i < conns; i++) {
+		struct fp_conn_spec cs = { .verdict = FC_VERDICT_CUT_THRU };
+		fp_conn_id id;
+		int rc;
+
+		conn_key(i, &cs.mf[0].key);
+		fp_key_reverse(&cs.mf[0].key, &cs.mf[1].key);
+		cs.mf[1].key.port = 1;
+		cs.mf[1].nhop = 1;
+		cs.mf[0].action = cs.mf[1].action = FC_ACTION_IPS;
+		rc = fp_conn_create(fp, &cs, 0, &id);
+		if (rc != 0) {
+			fprintf(stderr, "flowcut-bench: connection %u: %s\n", i, strerror(-rc));
+			exit(1);
+		}
+	}
+	return fp;
+}
+
+/* Writes a 64-byte frame of connection i (or a miss) into m. */
+static void
+frame_write(struct rte_mbuf *m, const uint8_t tmpl[FRAME_LEN], uint32_t i, bool miss)
+{
+	struct fp_key k;
+	uint8_t *f;
+	struct rte_ipv4_hdr *ip;
+
+	rte_pktmbuf_reset(m);
+	f = (uint8_t *)rte_pktmbuf_append(m, FRAME_LEN);
+	memcpy(f, tmpl, FRAME_LEN);
+	conn_key(i, &k);
+	if (miss)
+		k.sport = rte_cpu_to_be_16(9);
+	ip = (struct rte_ipv4_hdr *)(f + 14);
+	memcpy(&ip->src_addr, k.src, 4);
+	ip->hdr_checksum = 0;
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	memcpy(f + 34, &k.sport, 2);
+	f[40] = f[41] = 0;	/* UDP checksum: none */
+}
+
+struct result {
+	uint64_t frames;
+	uint64_t cycles;
+	uint64_t counted;	/* frames with the expected outcome */
+};
+
+static struct result
+run(struct fp *fp, uint32_t conns, bool miss, const struct opts *o,
+    struct rte_mempool *pool)
+{
+	struct fp_worker *w = fp_worker_create(fp, 0);
+	struct rte_mbuf *m[POOL_BURSTS][FP_BURST_MAX];
+	struct fp_out out[FP_BURST_MAX];
+	struct fc_frame_spec spec = { .payload = FRAME_LEN - 42, .ttl = 64 };
+	uint8_t tmpl[FRAME_LEN];
+	uint64_t seed = 0x9e3779b97f4a7c15ull, warm = o->frames / 10;
+	struct result r = { 0 };
+	enum fc_cnt want = miss ? FC_CNT_FROM_WIRE_TO_KN_NON_ACCEL
+				: FC_CNT_FROM_WIRE_TO_WIRE_VERDICT_CUT_THRU;
+
+	if (w == NULL || rte_pktmbuf_alloc_bulk(pool, &m[0][0], POOL_BURSTS * FP_BURST_MAX)) {
+		fprintf(stderr, "flowcut-bench: worker or mbufs: %s\n", rte_strerror(rte_errno));
+		exit(1);
+	}
+	memcpy(spec.dmac, LIF0_MAC, 6);
+	conn_key(0, &spec.key);
+	if (fc_frame_build(&spec, tmpl, sizeof(tmpl)) != FRAME_LEN) {
+		fprintf(stderr, "flowcut-bench: template frame\n");
+		exit(1);
+	}
+	for (uint64_t done = 0; done < warm + o->frames;) {
+		unsigned int b = (unsigned int)(done / o->burst) % POOL_BURSTS;
+		uint64_t t0;
+
+		for (unsigned int i = 0; i < o->burst; i++)
+			frame_write(m[b][i], tmpl, (uint32_t)(xorshift(&seed) % conns), miss);
+		t0 = rte_rdtsc();
+		fp_process_burst(w, 0, m[b], (uint16_t)o->burst, 0, out);
+		if (done >= warm) {
+			r.cycles += rte_rdtsc() - t0;
+			r.frames += o->burst;
+			for (unsigned int i = 0; i < o->burst; i++)
+				r.counted += out[i].reason == want;
+		}
+		done += o->burst;
+	}
+	rte_pktmbuf_free_bulk(&m[0][0], POOL_BURSTS * FP_BURST_MAX);
+	fp_worker_destroy(w);
+	return r;
+}
+
+static void
+report(const char *name, uint32_t conns, uint64_t mem, const struct result *r)
+{
+	double hz = (double)rte_get_tsc_hz();
+	double secs = (double)r->cycles / hz;
+
+	printf("%-8s %10" PRIu32 " %10" PRIu64 " %8.2f %8.1f %8.1f %10.0f %12.1f\n",
+	       name, conns, r->frames, (double)r->frames / secs / 1e6,
+	       secs * 1e9 / (double)r->frames, (double)r->cycles / (double)r->frames,
+	       (double)mem / conns, (double)mem / 1048576.0);
+	if (r->counted != r->frames)
+		printf("         warning: %" PRIu64 " of %" PRIu64 " frames had another outcome\n",
+		       r->frames - r->counted, r->frames);
+}
+
+static int
+bench_fastpath(const struct opts *o)
+{
+	static const struct {
+		const char *name;
+		bool big;
+		bool miss;
+	} runs[] = {
+		{ "hit-1k", false, false },
+		{ "hit-big", true, false },
+		{ "miss-big", true, true },
+	};
+	struct rte_mempool *pool = rte_pktmbuf_pool_create("bench_pool", 511, 0, 0,
+							   RTE_MBUF_DEFAULT_BUF_SIZE,
+							   SOCKET_ID_ANY);
+	struct fp *big = NULL;
+	uint64_t big_mem = 0;
+
+	if (pool == NULL) {
+		fprintf(stderr, "flowcut-bench: mbuf pool: %s\n", rte_strerror(rte_errno));
+		return 1;
+	}
+	printf("flowcut-bench fastpath: %u-byte UDP/IPv4 frames, bursts of %u, one core, "
+	       "TSC %.2f GHz\n", FRAME_LEN, o->burst, (double)rte_get_tsc_hz() / 1e9);
+	printf("%-8s %10s %10s %8s %8s %8s %10s %12s\n", "run", "conns", "frames", "Mpps",
+	       "ns/frame", "cyc/frm", "B/conn", "table MiB");
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		uint32_t conns = runs[i].big ? o->conns : 1000;
+		struct result r;
+		uint64_t mem;
+		struct fp *fp;
+
+		if (o->only != NULL && strcmp(o->only, runs[i].name) != 0)
+			continue;
+		if (runs[i].big) {
+			if (big == NULL)
+				big = table_make(conns, &big_mem);
+			fp = big;
+			mem = big_mem;
+		} else {
+			fp = table_make(conns, &mem);
+		}
+		r = run(fp, conns, runs[i].miss, o, pool);
+		report(runs[i].name, conns, mem, &r);
+		if (fp != big)
+			fp_destroy(fp);
+	}
+	fp_destroy(big);
+	return 0;
+}
+
+static void
+usage(void)
+{
+	fprintf(stderr,
+		"usage: flowcut-bench fastpath [--conns N] [--frames N] [--burst N]\n"
+		"                              [--only hit-1k|hit-big|miss-big]\n");
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "conns", required_argument, NULL, 'c' },
+		{ "frames", required_argument, NULL, 'f' },
+		{ "burst", required_argument, NULL, 'b' },
+		{ "only", required_argument, NULL, 'o' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct opts o = { .conns = 1000000, .frames = 20000000, .burst = 32 };
+	char *end;
+	int c;
+
+	if (argc < 2 || strcmp(argv[1], "fastpath") != 0) {
+		usage();
+		return 2;
+	}
+	optind = 2;
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		unsigned long long v = 0;
+
+		if (c != 'o') {
+			errno = 0;
+			v = strtoull(optarg, &end, 10);
+			if (errno || *end || v == 0) {
+				fprintf(stderr, "flowcut-bench: --%s wants a positive number, not '%s'\n",
+					lo[c == 'c' ? 0 : c == 'f' ? 1 : 2].name, optarg);
+				return 2;
+			}
+		}
+		switch (c) {
+		case 'c': o.conns = v > (1u << 26) ? 0 : (uint32_t)v; break;
+		case 'f': o.frames = v; break;
+		case 'b': o.burst = v > FP_BURST_MAX ? 0 : (unsigned int)v; break;
+		case 'o': o.only = optarg; break;
+		default: usage(); return 2;
+		}
+	}
+	if (o.conns == 0 || o.burst == 0) {
+		fprintf(stderr, "flowcut-bench: --conns at most %u, --burst at most %u\n",
+			1u << 26, FP_BURST_MAX);
+		return 2;
+	}
+	/* the tables, their hash and defer queue, and headroom for the pool */
+	if (fc_eal_init("flowcut-bench", (unsigned int)(64 + (uint64_t)o.conns * 1100 / 1048576)))
+		return 1;
+	return bench_fastpath(&o);
+}

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Runs every test; the last line is "N passed, N failed, N skipped".
+#
+# A cmocka binary counts one test per case (TAP output); every other step
+# counts as one test.  The fuzz run copies any crash it finds into
+# tests/fuzz/regress/frame/ (commit it: the replay step then keeps it fixed)
+# and fails.
+set -u
+BUILD=${BUILD:-build}
+FUZZ_SECS=${FUZZ_SECS:-60}
+pass=0 fail=0 skip=0
+log=$(mktemp -d)
+trap 'rm -rf "$log"' EXIT
+
+ok()   { pass=$((pass + 1)); echo "PASS $1"; }
+bad()  { fail=$((fail + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && sed 's/^/    /' "$2" | tail -40; }
+skipped() { skip=$((skip + 1)); echo "SKIP $1: $2"; }
+
+# cmocka suite: one result per case
+cmocka() { # name binary
+	local name=$1 bin=$2 out=$log/$1.out n=0
+	if [ ! -x "$bin" ]; then bad "$name (not built)"; return; fi
+	CMOCKA_MESSAGE_OUTPUT=TAP "$bin" >"$out" 2>&1
+	local rc=$?
+	while read -r line; do
+		case "$line" in
+		"ok "*) ok "$name: ${line#*- }"; n=$((n + 1)) ;;
+		"not ok "*) bad "$name: ${line#*- }" "$out"; n=$((n + 1)) ;;
+		esac
+	done <"$out"
+	if [ "$n" -eq 0 ] || { [ $rc -ne 0 ] && ! grep -q "^not ok" "$out"; }; then
+		bad "$name (exit $rc)" "$out"
+	fi
+}
+
+# any command: one result
+check() { # name command...
+	local name=$1 out=$log/step.out
+	shift
+	if "$@" >"$out" 2>&1; then ok "$name"; else bad "$name" "$out"; fi
+}
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+for v in "" asan/ ubsan/; do
+	tag=${v%/}; tag=${tag:-release}
+	cmocka "parse[$tag]" "$BUILD/${v}test_parse"
+	cmocka "fastpath[$tag]" "$BUILD/${v}test_fp"
+	check "fuzz regressions and corpus replayed[$tag]" \
+		"$BUILD/${v}fuzz_frame_replay" tests/fuzz/corpus/frame tests/fuzz/regress/frame
+done
+
+check "demo: the seed's truth table holds" "$BUILD/flowcut-fpdemo"
+check "bench fastpath runs (small)" bash -c \
+	"'$BUILD/flowcut-bench' fastpath --conns 5000 --frames 200000 | tee /dev/stderr | grep -q warning && exit 1 || exit 0"
+
+fuzzer=$BUILD/fuzz/fuzz_frame
+if [ -x "$fuzzer" ]; then
+	work=$log/fuzz
+	mkdir -p "$work/corpus" "$work/art"
+	cp tests/fuzz/corpus/frame/* "$work/corpus/"
+	if "$fuzzer" -max_total_time="$FUZZ_SECS" -max_len=600 -artifact_prefix="$work/art/" \
+		"$work/corpus" >"$log/fuzz.out" 2>&1; then
+		ok "fuzz frame decision for ${FUZZ_SECS}s ($(grep -o 'Done [0-9]* runs' "$log/fuzz.out"))"
+	else
+		mkdir -p tests/fuzz/regress/frame
+		cp "$work"/art/* tests/fuzz/regress/frame/ 2>/dev/null
+		bad "fuzz frame decision: crash kept in tests/fuzz/regress/frame/" "$log/fuzz.out"
+	fi
+else
+	skipped "fuzz frame decision" "no libFuzzer build (clang missing)"
+fi
+
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]
