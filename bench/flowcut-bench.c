@@ -2,7 +2,8 @@
 /*
  * flowcut-bench: measures and prints; asserts nothing.
  *
- *   flowcut-bench fastpath [--conns N] [--frames N] [--burst N] [--only NAME]
+ *   flowcut-bench fastpath [--conns N] [--frames N] [--burst N] [--warmup N]
+ *                          [--only hit-1k|hit-big|miss-big]
  *
  * fastpath: a table of N connections (UDP over IPv4, action IPS, the IPS
  * switch on, verdict CUT_THRU: the path "Cut in hardware" runs), then
@@ -43,6 +44,7 @@ static const uint8_t LIF1_MAC[6] = { 0x02, 0, 0, 0, 0, 0x02 };
 struct opts {
 	uint32_t conns;
 	uint64_t frames;
+	uint64_t warmup;	/* UINT64_MAX: frames / 10 */
 	unsigned int burst;
 	const char *only;
 };
@@ -176,7 +178,8 @@ run(struct fp *fp, uint32_t conns, bool miss, const struct opts *o,
 	struct fp_out out[FP_BURST_MAX];
 	struct fc_frame_spec spec = { .payload = FRAME_LEN - 42, .ttl = 64 };
 	uint8_t tmpl[FRAME_LEN];
-	uint64_t seed = 0x9e3779b97f4a7c15ull, warm = o->frames / 10;
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+	uint64_t warm = o->warmup == UINT64_MAX ? o->frames / 10 : o->warmup;
 	struct result r = { 0 };
 	enum fc_cnt want = miss ? FC_CNT_FROM_WIRE_TO_KN_NON_ACCEL
 				: FC_CNT_FROM_WIRE_TO_WIRE_VERDICT_CUT_THRU;
@@ -283,7 +286,7 @@ usage(void)
 {
 	fprintf(stderr,
 		"usage: flowcut-bench fastpath [--conns N] [--frames N] [--burst N]\n"
-		"                              [--only hit-1k|hit-big|miss-big]\n");
+		"                              [--warmup N] [--only hit-1k|hit-big|miss-big]\n");
 }
 
 int
@@ -294,9 +297,11 @@ main(int argc, char **argv)
 		{ "frames", required_argument, NULL, 'f' },
 		{ "burst", required_argument, NULL, 'b' },
 		{ "only", required_argument, NULL, 'o' },
+		{ "warmup", required_argument, NULL, 'w' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct opts o = { .conns = 1000000, .frames = 20000000, .burst = 32 };
+	struct opts o = { .conns = 1000000, .frames = 20000000, .warmup = UINT64_MAX,
+			  .burst = 32 };
 	char *end;
 	int c;
 
@@ -308,12 +313,13 @@ main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		unsigned long long v = 0;
 
-		if (c != 'o') {
+		if (c != 'o' && c != '?') {
 			errno = 0;
 			v = strtoull(optarg, &end, 10);
-			if (errno || *end || v == 0) {
-				fprintf(stderr, "flowcut-bench: --%s wants a positive number, not '%s'\n",
-					lo[c == 'c' ? 0 : c == 'f' ? 1 : 2].name, optarg);
+			if (errno || *end || (v == 0 && c != 'w')) {
+				fprintf(stderr, "flowcut-bench: --%s wants a number, not '%s'\n",
+					c == 'c' ? "conns" : c == 'f' ? "frames" : c == 'b' ? "burst"
+					: "warmup", optarg);
 				return 2;
 			}
 		}
@@ -322,6 +328,7 @@ main(int argc, char **argv)
 		case 'f': o.frames = v; break;
 		case 'b': o.burst = v > FP_BURST_MAX ? 0 : (unsigned int)v; break;
 		case 'o': o.only = optarg; break;
+		case 'w': o.warmup = v; break;
 		default: usage(); return 2;
 		}
 	}

@@ -81,13 +81,13 @@ struct fp_mflow {
 	/* written by the control thread */
 	uint32_t nhop;
 	uint32_t nhop_rev;
-	int32_t key_pos;	/* the key's position in the hash, -1 none */
 	uint16_t timeout_s;
 	uint8_t action;
 	uint8_t active;
 	uint8_t wscale;
 	uint8_t nat;		/* frames are rewritten to the other key reversed */
 } __rte_cache_aligned;
+_Static_assert(sizeof(struct fp_mflow) == RTE_CACHE_LINE_SIZE, "a microflow is one line");
 
 struct fp_conn {
 	uint8_t state;		/* enum fp_conn_state; worker: VALID -> INVALID */
@@ -97,8 +97,11 @@ struct fp_conn {
 	uint32_t fw_rev;
 	uint32_t gen;		/* climbs each time the slot is freed */
 	uint64_t given_back_at;	/* worker, before its state change */
+	int32_t key_pos[2];	/* the keys' positions in the hash, -1 none */
 	struct fp_mflow mf[2];
 } __rte_cache_aligned;
+_Static_assert(sizeof(struct fp_conn) == 3 * RTE_CACHE_LINE_SIZE,
+	       "a connection is a header line and two microflow lines");
 
 struct fp_worker {
 	struct fp *fp;
@@ -248,9 +251,9 @@ free_slots_fn(void *p, void *e, unsigned int n)
 		struct fp_conn *c = &fp->conns[slots[i]];
 
 		for (unsigned int d = 0; d < 2; d++) {
-			if (c->mf[d].key_pos >= 0)
-				rte_hash_free_key_with_position(fp->h, c->mf[d].key_pos);
-			c->mf[d].key_pos = -1;
+			if (c->key_pos[d] >= 0)
+				rte_hash_free_key_with_position(fp->h, c->key_pos[d]);
+			c->key_pos[d] = -1;
 		}
 		c->gen++;
 		__atomic_store_n(&c->state, FP_CONN_FREE, __ATOMIC_RELEASE);
@@ -296,7 +299,7 @@ fp_create(const struct fp_params *p)
 		goto fail;
 	memset(fp->lif_of, 0xff, sizeof(*fp->lif_of) * FP_MAX_PORTS);
 	for (uint32_t i = 0; i < p->max_conns; i++)
-		fp->conns[i].mf[0].key_pos = fp->conns[i].mf[1].key_pos = -1;
+		fp->conns[i].key_pos[0] = fp->conns[i].key_pos[1] = -1;
 	for (uint32_t i = 0; i < p->max_nhops; i++)
 		rte_seqcount_init(&fp->nhops[i].sc);
 
@@ -597,8 +600,8 @@ conn_unhook(struct fp *fp, uint32_t slot)
 	for (unsigned int d = 0; d < 2; d++) {
 		void *key;
 
-		if (c->mf[d].key_pos >= 0 &&
-		    rte_hash_get_key_with_position(fp->h, c->mf[d].key_pos, &key) == 0)
+		if (c->key_pos[d] >= 0 &&
+		    rte_hash_get_key_with_position(fp->h, c->key_pos[d], &key) == 0)
 			rte_hash_del_key(fp->h, key);
 	}
 	/* the queue holds max_conns: a slot is in it at most once */
@@ -630,6 +633,7 @@ fp_conn_create(struct fp *fp, const struct fp_conn_spec *s, uint64_t now,
 	c->reported = 0;
 	c->fw_rev = fp_fw_rev_get(fp);
 	c->given_back_at = 0;
+	c->key_pos[0] = c->key_pos[1] = -1;
 	for (unsigned int d = 0; d < 2; d++) {
 		const struct fp_mflow_spec *ms = &s->mf[d];
 		struct fp_mflow *m = &c->mf[d];
@@ -639,7 +643,6 @@ fp_conn_create(struct fp *fp, const struct fp_conn_spec *s, uint64_t now,
 		m->last_seen = now;
 		m->nhop = ms->nhop;
 		fp_nhop_get(fp, ms->nhop, &nh, &m->nhop_rev);
-		m->key_pos = -1;
 		m->timeout_s = ms->timeout_s ? ms->timeout_s : FP_DEFAULT_TIMEOUT_S;
 		m->action = ms->action;
 		m->active = 1;
@@ -655,7 +658,7 @@ fp_conn_create(struct fp *fp, const struct fp_conn_spec *s, uint64_t now,
 			conn_unhook(fp, slot);
 			return rc == -ENOSPC ? -ENOSPC : -EINVAL;
 		}
-		c->mf[d].key_pos = rte_hash_lookup(fp->h, k);
+		c->key_pos[d] = rte_hash_lookup(fp->h, k);
 	}
 	__atomic_store_n(&c->state, FP_CONN_VALID, __ATOMIC_RELEASE);
 	fp->nconns++;
@@ -784,7 +787,7 @@ info_fill(const struct fp *fp, uint32_t slot, struct fp_conn_info *out)
 	for (unsigned int d = 0; d < 2; d++) {
 		const struct fp_mflow *m = &c->mf[d];
 
-		key_at(fp, m->key_pos, &out->mf[d].key);
+		key_at(fp, c->key_pos[d], &out->mf[d].key);
 		out->mf[d].action = ld8(&m->action);
 		out->mf[d].active = ld8(&m->active);
 		out->mf[d].nat = m->nat;
@@ -868,8 +871,8 @@ event_fill(const struct fp *fp, uint32_t slot, uint8_t type, uint8_t reason,
 	e->type = type;
 	e->reason = reason;
 	e->id = conn_id(fp, slot);
-	key_at(fp, c->mf[0].key_pos, &e->key[0]);
-	key_at(fp, c->mf[1].key_pos, &e->key[1]);
+	key_at(fp, c->key_pos[0], &e->key[0]);
+	key_at(fp, c->key_pos[1], &e->key[1]);
 	stats_read(c, e->stats);
 }
 
@@ -1164,7 +1167,7 @@ tcp_dup_ack(struct fp_tcp_dir *t, const struct fp_parsed *pp)
 
 /* NAT: the frame leaves with the other direction's key reversed. */
 static inline void
-nat_rewrite(const struct fp *fp, const struct fp_mflow *other, uint8_t *f,
+nat_rewrite(const struct fp *fp, int32_t other_pos, uint8_t *f,
 	    const struct fp_parsed *pp, uint32_t *ip_diff)
 {
 	struct fp_key *o;
@@ -1174,7 +1177,7 @@ nat_rewrite(const struct fp *fp, const struct fp_mflow *other, uint8_t *f,
 	uint32_t addr_diff = 0, l4_diff = 0;
 	uint8_t *csum = NULL;
 
-	rte_hash_get_key_with_position(fp->h, other->key_pos, (void **)&o);
+	rte_hash_get_key_with_position(fp->h, other_pos, (void **)&o);
 	/* pseudo-header: the addresses */
 	addr_diff = csum_acc(addr_diff, src, alen, true);
 	addr_diff = csum_acc(addr_diff, dst, alen, true);
@@ -1255,7 +1258,7 @@ forward(struct burst *b, struct fp_conn *c, unsigned int dir, struct rte_mbuf *m
 		l3[7]--;
 	}
 	if (mf->nat)
-		nat_rewrite(b->fp, &c->mf[dir ^ 1], f, pp, &ip_diff);
+		nat_rewrite(b->fp, c->key_pos[dir ^ 1], f, pp, &ip_diff);
 	if (pp->key.family == 4)
 		csum_apply(l3 + 10, ip_diff);
 

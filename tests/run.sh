@@ -51,6 +51,9 @@ for v in "" asan/ ubsan/; do
 		"$BUILD/${v}fuzz_frame_replay" tests/fuzz/corpus/frame tests/fuzz/regress/frame
 done
 
+check "docs/counters.md names every counter" bash -c \
+	'for c in $(sed -n "s/^\tX(\([A-Z_]*\), FC_CLS_.*/\1/p" include/flowcut/fc_defs.h); do
+		grep -q "\`$c\`" docs/counters.md || { echo "missing: $c"; exit 1; }; done'
 check "demo: the seed's truth table holds" "$BUILD/flowcut-fpdemo"
 check "bench fastpath runs (small)" bash -c \
 	"'$BUILD/flowcut-bench' fastpath --conns 5000 --frames 200000 | tee /dev/stderr | grep -q warning && exit 1 || exit 0"
