@@ -23,14 +23,16 @@ LIB_SRC  := tests/lib/fc_frame.c tests/lib/fc_eal.c
 HDRS     := $(wildcard include/flowcut/*.h fastpath/*.h tests/lib/*.h)
 
 # name: sources
-PROGS := test_fp test_parse flowcut-bench flowcut-fpdemo fuzz_frame_replay
+PROGS := test_fp test_fp_mt test_parse flowcut-bench flowcut-fpdemo fuzz_frame_replay
 SRC_test_fp            := tests/unit/test_fp.c $(FP_SRC) $(LIB_SRC)
+SRC_test_fp_mt         := tests/unit/test_fp_mt.c $(FP_SRC) $(LIB_SRC)
 SRC_test_parse         := tests/unit/test_parse.c $(FP_SRC) $(LIB_SRC)
 SRC_flowcut-bench      := bench/flowcut-bench.c $(FP_SRC) $(LIB_SRC)
 SRC_flowcut-fpdemo     := tools/flowcut-fpdemo.c $(FP_SRC) $(LIB_SRC)
 SRC_fuzz_frame_replay  := tests/fuzz/fuzz_frame.c tests/fuzz/replay_main.c $(FP_SRC) $(LIB_SRC)
 LIBS_test_fp    := -lcmocka
 LIBS_test_parse := -lcmocka
+LIBS_test_fp_mt := -lcmocka -lpthread
 
 .PHONY: all deps build sanitizers fuzz test demo bench clean
 all: build
