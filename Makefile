@@ -13,19 +13,20 @@ DPDK_LIBS   := -lrte_hash -lrte_rcu -lrte_ring -lrte_mbuf -lrte_mempool \
 # gnu11: C11 plus the GNU extensions DPDK's headers use.
 CFLAGS_BASE := -std=gnu11 -D_GNU_SOURCE -DALLOW_EXPERIMENTAL_API -g \
                -Wall -Wextra -Wshadow -Wno-address-of-packed-member \
-               -Iinclude -Ifastpath -Itests/lib -Itests/fuzz $(DPDK_CFLAGS)
+               -Iinclude -Ifastpath -Ilink -Itests/lib -Itests/fuzz $(DPDK_CFLAGS)
 CFLAGS      ?= -O2
 SAN_ASAN    := -O1 -fno-omit-frame-pointer -fsanitize=address
 SAN_UBSAN   := -O1 -fsanitize=undefined -fno-sanitize-recover=undefined
 
 FP_SRC   := fastpath/fp.c fastpath/fp_parse.c
 LIB_SRC  := tests/lib/fc_frame.c tests/lib/fc_eal.c
-HDRS     := $(wildcard include/flowcut/*.h fastpath/*.h tests/lib/*.h)
+HDRS     := $(wildcard include/flowcut/*.h fastpath/*.h link/*.h tests/lib/*.h)
 
 # name: sources
-PROGS := test_fp test_fp_mt test_parse flowcut-bench flowcut-fpdemo fuzz_frame_replay
+PROGS := test_fp test_fp_mt test_parse test_link flowcut-bench flowcut-fpdemo fuzz_frame_replay
 SRC_test_fp            := tests/unit/test_fp.c $(FP_SRC) $(LIB_SRC)
 SRC_test_fp_mt         := tests/unit/test_fp_mt.c $(FP_SRC) $(LIB_SRC)
+SRC_test_link          := tests/unit/test_link.c link/lk.c
 SRC_test_parse         := tests/unit/test_parse.c $(FP_SRC) $(LIB_SRC)
 SRC_flowcut-bench      := bench/flowcut-bench.c $(FP_SRC) $(LIB_SRC)
 SRC_flowcut-fpdemo     := tools/flowcut-fpdemo.c $(FP_SRC) $(LIB_SRC)
@@ -33,6 +34,7 @@ SRC_fuzz_frame_replay  := tests/fuzz/fuzz_frame.c tests/fuzz/replay_main.c $(FP_
 LIBS_test_fp    := -lcmocka
 LIBS_test_parse := -lcmocka
 LIBS_test_fp_mt := -lcmocka -lpthread
+LIBS_test_link  := -lcmocka -lpthread
 
 .PHONY: all deps build sanitizers fuzz test demo bench clean
 all: build

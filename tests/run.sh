@@ -48,6 +48,7 @@ for v in "" asan/ ubsan/; do
 	cmocka "parse[$tag]" "$BUILD/${v}test_parse"
 	cmocka "fastpath[$tag]" "$BUILD/${v}test_fp"
 	cmocka "fastpath threads[$tag]" "$BUILD/${v}test_fp_mt"
+	cmocka "link[$tag]" "$BUILD/${v}test_link"
 	check "fuzz regressions and corpus replayed[$tag]" \
 		"$BUILD/${v}fuzz_frame_replay" tests/fuzz/corpus/frame tests/fuzz/regress/frame
 done

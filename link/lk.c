@@ -1,0 +1,787 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* lk: see lk.h for the contract. */
+#include "lk.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <limits.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LK_MAGIC 0x31545543574f4c46ull	/* "FLOWCUT1" */
+#define LK_VERSION 1
+#define LK_PAGE 4096u
+#define LK_READY 1u
+#define LK_COUNTER_TRIES 64
+
+/* A doorbell: the sleeper waits on seq; the ringer wakes it only if it sleeps. */
+struct lk_bell {
+	uint32_t seq;
+	uint32_t waiters;
+};
+
+/* The header page. */
+struct lk_shm_hdr {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t size;
+	uint64_t boot_id;
+	uint32_t state;
+	uint32_t npu_pid;
+	uint32_t client_pid[LK_CLIENTS];
+	struct lk_bell bell_npu;
+	struct lk_bell bell_client[LK_CLIENTS];
+	struct lk_bell bell_events;
+	struct lk_bell bell_frames_up;
+};
+_Static_assert(sizeof(struct lk_shm_hdr) <= LK_PAGE, "header fits its page");
+
+/* The counters page: a seqlock over the values. */
+struct lk_shm_counters {
+	uint32_t seq;
+	uint32_t count;
+	uint64_t when;
+	uint64_t value[FC_CNT_MAX];
+};
+_Static_assert(sizeof(struct lk_shm_counters) <= LK_PAGE, "counters fit their page");
+
+/* A ring's indices, each on its own line; the slots follow. */
+struct lk_shm_ring {
+	uint32_t prod;
+	uint8_t pad0[60];
+	uint32_t cons;
+	uint8_t pad1[60];
+	uint8_t slot[];
+};
+
+/* A slot: | len (32) | tag (16) | flags (16) | data (len bytes) | */
+struct lk_slot {
+	uint32_t len;
+	uint16_t tag;
+	uint16_t flags;
+	uint8_t data[];
+};
+
+/* This side's private view of one ring: geometry and its own index. */
+struct ring {
+	struct lk_shm_ring *shm;
+	uint32_t slots;		/* a power of two */
+	uint32_t slot_size;
+	uint32_t mine;		/* prod if we produce, cons if we consume */
+};
+
+enum { R_CMD, R_ANS = R_CMD + LK_CLIENTS, R_EVENTS = R_ANS + LK_CLIENTS, R_UP, R_DOWN, R_MAX };
+
+struct lk {
+	uint8_t *base;
+	uint32_t size;
+	int client;		/* -1: the coprocessor */
+	uint64_t boot_id;
+	uint32_t tag;
+	struct lk_shm_hdr *hdr;
+	struct lk_shm_counters *cnt;
+	struct ring ring[R_MAX];
+	struct lk_stats stats;
+};
+
+/* ---- layout: fixed by LK_VERSION ---- */
+
+static uint32_t
+ring_bytes(uint32_t slots, uint32_t slot_size)
+{
+	uint32_t b = (uint32_t)sizeof(struct lk_shm_ring) + slots * slot_size;
+
+	return (b + LK_PAGE - 1) / LK_PAGE * LK_PAGE;
+}
+
+/* Lays out every ring after the header and counters pages; returns the size. */
+static uint32_t
+layout(struct lk *lk, uint8_t *base)
+{
+	uint32_t off = 2 * LK_PAGE;
+
+	for (int r = 0; r < R_MAX; r++) {
+		uint32_t slots, slot_size;
+
+		if (r < R_EVENTS) {
+			slots = LK_CMD_SLOTS;
+			slot_size = LK_CMD_SLOT;
+		} else if (r == R_EVENTS) {
+			slots = LK_EV_SLOTS;
+			slot_size = LK_EV_SLOT;
+		} else {
+			slots = LK_FRAME_SLOTS;
+			slot_size = LK_FRAME_SLOT;
+		}
+		if (lk != NULL) {
+			lk->ring[r].shm = (struct lk_shm_ring *)(base + off);
+			lk->ring[r].slots = slots;
+			lk->ring[r].slot_size = slot_size;
+		}
+		off += ring_bytes(slots, slot_size);
+	}
+	return off;
+}
+
+/* ---- doorbells ---- */
+
+static void
+bell_ring(struct lk_bell *b)
+{
+	__atomic_fetch_add(&b->seq, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&b->waiters, __ATOMIC_SEQ_CST) != 0)
+		syscall(SYS_futex, &b->seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+/* Sleeps until rung or timeout; `idle` says (again) whether to sleep at all. */
+static void
+bell_wait(struct lk_bell *b, int timeout_ms, bool (*idle)(struct lk *, int), struct lk *lk,
+	  int arg)
+{
+	struct timespec ts = { .tv_sec = timeout_ms / 1000,
+			       .tv_nsec = (long)(timeout_ms % 1000) * 1000000L };
+	uint32_t v;
+
+	__atomic_fetch_add(&b->waiters, 1, __ATOMIC_SEQ_CST);
+	v = __atomic_load_n(&b->seq, __ATOMIC_SEQ_CST);
+	if (idle(lk, arg))
+		syscall(SYS_futex, &b->seq, FUTEX_WAIT, v, &ts, NULL, 0);
+	__atomic_fetch_sub(&b->waiters, 1, __ATOMIC_SEQ_CST);
+}
+
+/* ---- rings ---- */
+
+static inline struct lk_slot *
+slot_at(const struct ring *r, uint32_t idx)
+{
+	return (struct lk_slot *)(r->shm->slot + (size_t)(idx & (r->slots - 1)) * r->slot_size);
+}
+
+/* Producer: room for one more?  A garbage consumer index counts as full. */
+static int
+ring_room(struct lk *lk, struct ring *r)
+{
+	uint32_t cons = __atomic_load_n(&r->shm->cons, __ATOMIC_ACQUIRE);
+	uint32_t used = r->mine - cons;
+
+	if (used > r->slots) {
+		lk->stats.bad_index++;
+		return -ENOBUFS;
+	}
+	if (used == r->slots) {
+		lk->stats.ring_full++;
+		return -ENOBUFS;
+	}
+	return 0;
+}
+
+static int
+ring_put(struct lk *lk, struct ring *r, uint16_t tag, uint16_t flags, const void *a,
+	 uint32_t alen, const void *b, uint32_t blen)
+{
+	struct lk_slot *s;
+	int rc;
+
+	if (alen + blen > r->slot_size - sizeof(struct lk_slot))
+		return -EMSGSIZE;
+	rc = ring_room(lk, r);
+	if (rc != 0)
+		return rc;
+	s = slot_at(r, r->mine);
+	s->len = alen + blen;
+	s->tag = tag;
+	s->flags = flags;
+	memcpy(s->data, a, alen);
+	if (blen)
+		memcpy(s->data + alen, b, blen);
+	r->mine++;
+	__atomic_store_n(&r->shm->prod, r->mine, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* Consumer: entries waiting; a garbage producer index empties the ring. */
+static uint32_t
+ring_avail(struct lk *lk, struct ring *r)
+{
+	uint32_t prod = __atomic_load_n(&r->shm->prod, __ATOMIC_ACQUIRE);
+	uint32_t n = prod - r->mine;
+
+	if (n > r->slots) {
+		lk->stats.bad_index++;
+		r->mine = prod;		/* nothing in it can be trusted */
+		__atomic_store_n(&r->shm->cons, r->mine, __ATOMIC_RELEASE);
+		return 0;
+	}
+	return n;
+}
+
+/*
+ * Copies the next slot out (the peer may rewrite it meanwhile: we check
+ * our copy, never the region).  Returns the length, -EAGAIN, -EBADMSG (a
+ * bad length: consumed and counted) or -EMSGSIZE (larger than cap:
+ * consumed).
+ */
+static int
+ring_take(struct lk *lk, struct ring *r, uint16_t *tag, uint16_t *flags, void *buf,
+	  uint32_t cap)
+{
+	struct lk_slot *s;
+	uint32_t len;
+	int rc;
+
+	if (ring_avail(lk, r) == 0)
+		return -EAGAIN;
+	s = slot_at(r, r->mine);
+	len = __atomic_load_n(&s->len, __ATOMIC_RELAXED);
+	if (tag)
+		*tag = s->tag;
+	if (flags)
+		*flags = s->flags;
+	if (len > r->slot_size - sizeof(struct lk_slot)) {
+		lk->stats.bad_length++;
+		rc = -EBADMSG;
+	} else if (len > cap) {
+		rc = -EMSGSIZE;
+	} else {
+		memcpy(buf, s->data, len);
+		rc = (int)len;
+	}
+	r->mine++;
+	__atomic_store_n(&r->shm->cons, r->mine, __ATOMIC_RELEASE);
+	return rc;
+}
+
+static bool
+ring_empty(struct lk *lk, int r)
+{
+	uint32_t prod = __atomic_load_n(&lk->ring[r].shm->prod, __ATOMIC_ACQUIRE);
+
+	return prod == lk->ring[r].mine;
+}
+
+/* ---- set-up ---- */
+
+static struct lk *
+lk_map(const char *path, bool create)
+{
+	struct lk *lk = calloc(1, sizeof(*lk));
+	uint32_t size = layout(NULL, NULL);
+	struct stat st;
+	void *base;
+	int fd, err;
+
+	if (lk == NULL)
+		return NULL;
+	fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
+	if (fd < 0)
+		goto fail;
+	if (create && ftruncate(fd, size) != 0)
+		goto fail_fd;
+	if (fstat(fd, &st) != 0)
+		goto fail_fd;
+	if ((uint64_t)st.st_size != size) {
+		errno = EPROTO;
+		goto fail_fd;
+	}
+	base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED)
+		goto fail_fd;
+	close(fd);
+	lk->base = base;
+	lk->size = size;
+	lk->hdr = base;
+	lk->cnt = (struct lk_shm_counters *)(lk->base + LK_PAGE);
+	layout(lk, lk->base);
+	return lk;
+fail_fd:
+	err = errno;
+	close(fd);
+	errno = err;
+fail:
+	err = errno;
+	free(lk);
+	errno = err;
+	return NULL;
+}
+
+struct lk *
+lk_create(const char *path)
+{
+	struct lk *lk = lk_map(path, true);
+	struct lk_event boot = { .type = LK_EV_BOOT };
+	uint32_t clients[LK_CLIENTS];
+	uint64_t id = 0;
+
+	if (lk == NULL)
+		return NULL;
+	lk->client = -1;
+	/* not ready while laid out: an attached host sees the state drop */
+	__atomic_store_n(&lk->hdr->state, 0, __ATOMIC_RELEASE);
+	/* attached clients keep their slots across the reboot */
+	memcpy(clients, lk->hdr->client_pid, sizeof(clients));
+	memset(lk->base + sizeof(uint64_t), 0, lk->size - sizeof(uint64_t));
+	memcpy(lk->hdr->client_pid, clients, sizeof(clients));
+	while (id == 0)
+		if (getrandom(&id, sizeof(id), 0) != sizeof(id))
+			id = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+	lk->boot_id = id;
+	lk->hdr->version = LK_VERSION;
+	lk->hdr->size = lk->size;
+	lk->hdr->boot_id = id;
+	lk->hdr->npu_pid = (uint32_t)getpid();
+	__atomic_store_n(&lk->hdr->magic, LK_MAGIC, __ATOMIC_RELEASE);
+	__atomic_store_n(&lk->hdr->state, LK_READY, __ATOMIC_RELEASE);
+	boot.boot_id = id;
+	lk_event_put(lk, &boot);
+	lk_event_kick(lk);
+	return lk;
+}
+
+/* Checks the header; takes the boot id and the rings' current indices. */
+static int
+lk_sync(struct lk *lk)
+{
+	struct lk_shm_hdr *h = lk->hdr;
+
+	if (__atomic_load_n(&h->state, __ATOMIC_ACQUIRE) != LK_READY ||
+	    __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) != LK_MAGIC ||
+	    h->version != LK_VERSION || h->size != lk->size)
+		return -EPROTO;
+	lk->boot_id = __atomic_load_n(&h->boot_id, __ATOMIC_ACQUIRE);
+	/* what we produce: continue from the region's index */
+	lk->ring[R_CMD + lk->client].mine =
+		__atomic_load_n(&lk->ring[R_CMD + lk->client].shm->prod, __ATOMIC_ACQUIRE);
+	lk->ring[R_DOWN].mine = __atomic_load_n(&lk->ring[R_DOWN].shm->prod, __ATOMIC_ACQUIRE);
+	/* what we consume: skip what an earlier holder left */
+	lk->ring[R_ANS + lk->client].mine =
+		__atomic_load_n(&lk->ring[R_ANS + lk->client].shm->prod, __ATOMIC_ACQUIRE);
+	lk->ring[R_EVENTS].mine = __atomic_load_n(&lk->ring[R_EVENTS].shm->cons, __ATOMIC_ACQUIRE);
+	lk->ring[R_UP].mine = __atomic_load_n(&lk->ring[R_UP].shm->cons, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&lk->ring[R_ANS + lk->client].shm->cons,
+			 lk->ring[R_ANS + lk->client].mine, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static bool
+pid_alive(uint32_t pid)
+{
+	return pid != 0 && pid <= INT_MAX && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+}
+
+struct lk *
+lk_attach(const char *path, int client)
+{
+	struct lk *lk = lk_map(path, false);
+	uint32_t me = (uint32_t)getpid();
+	int rc;
+
+	if (lk == NULL)
+		return NULL;
+	lk->client = -1;
+	for (int c = client < 0 ? 0 : client; c < (client < 0 ? LK_CLIENTS : client + 1) &&
+	     c < LK_CLIENTS; c++) {
+		uint32_t *slot = &lk->hdr->client_pid[c];
+		uint32_t held = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+
+		if (held != 0 && pid_alive(held))
+			continue;
+		if (__atomic_compare_exchange_n(slot, &held, me, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE)) {
+			lk->client = c;
+			break;
+		}
+	}
+	if (lk->client < 0) {
+		lk_close(lk);
+		errno = client >= LK_CLIENTS ? EINVAL : EBUSY;
+		return NULL;
+	}
+	rc = lk_sync(lk);
+	if (rc != 0) {
+		lk_close(lk);
+		errno = -rc;
+		return NULL;
+	}
+	getrandom(&lk->tag, sizeof(lk->tag), 0);
+	return lk;
+}
+
+void
+lk_close(struct lk *lk)
+{
+	if (lk == NULL)
+		return;
+	if (lk->client >= 0) {
+		uint32_t me = (uint32_t)getpid();
+
+		__atomic_compare_exchange_n(&lk->hdr->client_pid[lk->client], &me, 0, false,
+					    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+	}
+	munmap(lk->base, lk->size);
+	free(lk);
+}
+
+int
+lk_client(const struct lk *lk)
+{
+	return lk->client;
+}
+
+uint64_t
+lk_boot_id(const struct lk *lk)
+{
+	return __atomic_load_n(&lk->hdr->boot_id, __ATOMIC_ACQUIRE);
+}
+
+int
+lk_resync(struct lk *lk)
+{
+	return lk_sync(lk);
+}
+
+void
+lk_stats(const struct lk *lk, struct lk_stats *out)
+{
+	*out = lk->stats;
+}
+
+void *
+lk_region(struct lk *lk, uint32_t *size)
+{
+	*size = lk->size;
+	return lk->base;
+}
+
+/* A host call is refused while the region carries another boot. */
+static int
+host_check(struct lk *lk)
+{
+	if (__atomic_load_n(&lk->hdr->boot_id, __ATOMIC_ACQUIRE) != lk->boot_id ||
+	    __atomic_load_n(&lk->hdr->state, __ATOMIC_ACQUIRE) != LK_READY)
+		return -ECONNRESET;
+	return 0;
+}
+
+/* ---- commands ---- */
+
+int
+lk_cmd_post(struct lk *lk, uint16_t op, uint32_t tag, const void *payload, uint16_t len)
+{
+	struct fc_cmd_hdr h = { .op = op, .len = len, .tag = tag };
+	int rc = host_check(lk);
+
+	if (rc != 0)
+		return rc;
+	if (len > FC_CMD_MAX_PAYLOAD)
+		return -EMSGSIZE;
+	return ring_put(lk, &lk->ring[R_CMD + lk->client], 0, 0, &h, sizeof(h), payload, len);
+}
+
+void
+lk_cmd_kick(struct lk *lk)
+{
+	bell_ring(&lk->hdr->bell_npu);
+}
+
+int
+lk_ans_take(struct lk *lk, struct fc_ans_hdr *hdr, void *payload, uint16_t cap)
+{
+	uint8_t buf[LK_CMD_SLOT];
+	int n, rc = host_check(lk);
+
+	if (rc != 0)
+		return rc;
+	for (;;) {
+		n = ring_take(lk, &lk->ring[R_ANS + lk->client], NULL, NULL, buf, sizeof(buf));
+		if (n == -EBADMSG)
+			continue;	/* counted; look at the next */
+		if (n < 0)
+			return n;
+		memcpy(hdr, buf, n < (int)sizeof(*hdr) ? (size_t)n : sizeof(*hdr));
+		if ((size_t)n < sizeof(*hdr) || hdr->len != (uint32_t)n - sizeof(*hdr) ||
+		    hdr->len > FC_CMD_MAX_PAYLOAD) {
+			lk->stats.bad_message++;
+			continue;
+		}
+		if (hdr->len > cap)
+			return -EMSGSIZE;
+		memcpy(payload, buf + sizeof(*hdr), hdr->len);
+		return 0;
+	}
+}
+
+static bool
+ans_idle(struct lk *lk, int client)
+{
+	return ring_empty(lk, R_ANS + client) && host_check(lk) == 0;
+}
+
+void
+lk_ans_wait(struct lk *lk, int timeout_ms)
+{
+	bell_wait(&lk->hdr->bell_client[lk->client], timeout_ms, ans_idle, lk, lk->client);
+}
+
+static int64_t
+ms_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int
+lk_call(struct lk *lk, uint16_t op, const void *payload, uint16_t len, void *ans,
+	uint16_t ans_cap, uint16_t *ans_len, int timeout_ms)
+{
+	uint32_t tag = ++lk->tag;
+	int64_t deadline = ms_now() + timeout_ms;
+	int rc = lk_cmd_post(lk, op, tag, payload, len);
+
+	if (rc != 0)
+		return rc;
+	lk_cmd_kick(lk);
+	for (;;) {
+		struct fc_ans_hdr h;
+		int64_t left;
+
+		rc = lk_ans_take(lk, &h, ans, ans_cap);
+		if (rc == 0 && h.tag == tag) {
+			if (ans_len)
+				*ans_len = h.len;
+			return h.rc;
+		}
+		if (rc != 0 && rc != -EAGAIN)
+			return rc;
+		if (rc == 0)
+			continue;	/* an older command's answer */
+		left = deadline - ms_now();
+		if (left <= 0)
+			return -ETIMEDOUT;
+		lk_ans_wait(lk, (int)(left < 100 ? left : 100));
+	}
+}
+
+int
+lk_cmd_take(struct lk *lk, unsigned int client, struct fc_cmd_hdr *hdr, void *payload)
+{
+	uint8_t buf[LK_CMD_SLOT];
+	int n;
+
+	if (client >= LK_CLIENTS)
+		return -EINVAL;
+	n = ring_take(lk, &lk->ring[R_CMD + client], NULL, NULL, buf, sizeof(buf));
+	if (n == -EAGAIN)
+		return n;
+	hdr->op = 0xffff;	/* no header to answer to */
+	if (n < 0)
+		return -EBADMSG;
+	if ((size_t)n < sizeof(*hdr)) {
+		lk->stats.bad_message++;
+		return -EBADMSG;
+	}
+	memcpy(hdr, buf, sizeof(*hdr));
+	if (hdr->len != (uint32_t)n - sizeof(*hdr) || hdr->len > FC_CMD_MAX_PAYLOAD) {
+		lk->stats.bad_message++;
+		return -EBADMSG;
+	}
+	memcpy(payload, buf + sizeof(*hdr), hdr->len);
+	return 0;
+}
+
+int
+lk_ans_put(struct lk *lk, unsigned int client, const struct fc_ans_hdr *hdr,
+	   const void *payload)
+{
+	if (client >= LK_CLIENTS)
+		return -EINVAL;
+	if (hdr->len > FC_CMD_MAX_PAYLOAD)
+		return -EMSGSIZE;
+	return ring_put(lk, &lk->ring[R_ANS + client], 0, 0, hdr, sizeof(*hdr), payload,
+			hdr->len);
+}
+
+void
+lk_ans_kick(struct lk *lk, unsigned int client)
+{
+	if (client < LK_CLIENTS)
+		bell_ring(&lk->hdr->bell_client[client]);
+}
+
+static bool
+npu_idle(struct lk *lk, int unused)
+{
+	(void)unused;
+	for (int c = 0; c < LK_CLIENTS; c++)
+		if (!ring_empty(lk, R_CMD + c))
+			return false;
+	return ring_empty(lk, R_DOWN);
+}
+
+void
+lk_npu_wait(struct lk *lk, int timeout_ms)
+{
+	bell_wait(&lk->hdr->bell_npu, timeout_ms, npu_idle, lk, 0);
+}
+
+/* ---- events ---- */
+
+int
+lk_event_put(struct lk *lk, const struct lk_event *ev)
+{
+	return ring_put(lk, &lk->ring[R_EVENTS], 0, 0, ev, sizeof(*ev), NULL, 0);
+}
+
+int
+lk_event_take(struct lk *lk, struct lk_event *ev)
+{
+	int n, rc = host_check(lk);
+
+	if (rc != 0)
+		return rc;
+	for (;;) {
+		n = ring_take(lk, &lk->ring[R_EVENTS], NULL, NULL, ev, sizeof(*ev));
+		if (n == (int)sizeof(*ev))
+			return 0;
+		if (n == -EAGAIN)
+			return n;
+		if (n >= 0)
+			lk->stats.bad_message++;	/* a wrong length: not an event */
+	}
+}
+
+void
+lk_event_kick(struct lk *lk)
+{
+	bell_ring(&lk->hdr->bell_events);
+}
+
+static bool
+events_idle(struct lk *lk, int unused)
+{
+	(void)unused;
+	return ring_empty(lk, R_EVENTS) && host_check(lk) == 0;
+}
+
+void
+lk_event_wait(struct lk *lk, int timeout_ms)
+{
+	bell_wait(&lk->hdr->bell_events, timeout_ms, events_idle, lk, 0);
+}
+
+/* ---- frames ---- */
+
+int
+lk_frame_up_put(struct lk *lk, uint16_t port, uint16_t flags, const void *data, uint32_t len)
+{
+	if (len > LK_FRAME_MAX) {
+		lk->stats.frame_too_big++;
+		return -EMSGSIZE;
+	}
+	return ring_put(lk, &lk->ring[R_UP], port, flags, data, len, NULL, 0);
+}
+
+void
+lk_frame_up_kick(struct lk *lk)
+{
+	bell_ring(&lk->hdr->bell_frames_up);
+}
+
+int
+lk_frame_up_take(struct lk *lk, uint16_t *port, uint16_t *flags, void *buf, uint32_t cap)
+{
+	for (;;) {
+		int n = ring_take(lk, &lk->ring[R_UP], port, flags, buf, cap);
+
+		if (n != -EBADMSG)
+			return n;
+	}
+}
+
+static bool
+up_idle(struct lk *lk, int unused)
+{
+	(void)unused;
+	return ring_empty(lk, R_UP);
+}
+
+void
+lk_frame_up_wait(struct lk *lk, int timeout_ms)
+{
+	bell_wait(&lk->hdr->bell_frames_up, timeout_ms, up_idle, lk, 0);
+}
+
+int
+lk_frame_down_put(struct lk *lk, uint16_t port, const void *data, uint32_t len)
+{
+	int rc;
+
+	if (len > LK_FRAME_MAX) {
+		lk->stats.frame_too_big++;
+		return -EMSGSIZE;
+	}
+	rc = ring_put(lk, &lk->ring[R_DOWN], port, 0, data, len, NULL, 0);
+	if (rc == 0)
+		bell_ring(&lk->hdr->bell_npu);
+	return rc;
+}
+
+int
+lk_frame_down_take(struct lk *lk, uint16_t *port, void *buf, uint32_t cap)
+{
+	for (;;) {
+		int n = ring_take(lk, &lk->ring[R_DOWN], port, NULL, buf, cap);
+
+		if (n != -EBADMSG)
+			return n;
+	}
+}
+
+/* ---- counters window ---- */
+
+void
+lk_counters_publish(struct lk *lk, const uint64_t cnt[FC_CNT_MAX], uint64_t now)
+{
+	struct lk_shm_counters *w = lk->cnt;
+	uint32_t seq = __atomic_load_n(&w->seq, __ATOMIC_RELAXED) | 1;	/* odd: writing */
+
+	__atomic_store_n(&w->seq, seq, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	for (unsigned int i = 0; i < FC_CNT_MAX; i++)
+		__atomic_store_n(&w->value[i], cnt[i], __ATOMIC_RELAXED);
+	__atomic_store_n(&w->count, FC_CNT_MAX, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->when, now, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->seq, seq + 1, __ATOMIC_RELEASE);
+}
+
+int
+lk_counters_read(struct lk *lk, uint64_t cnt[FC_CNT_MAX], uint64_t *when)
+{
+	struct lk_shm_counters *w = lk->cnt;
+
+	for (int i = 0; i < LK_COUNTER_TRIES; i++) {
+		uint32_t s0 = __atomic_load_n(&w->seq, __ATOMIC_ACQUIRE);
+
+		if (s0 & 1)
+			continue;
+		for (unsigned int c = 0; c < FC_CNT_MAX; c++)
+			cnt[c] = __atomic_load_n(&w->value[c], __ATOMIC_RELAXED);
+		if (when)
+			*when = __atomic_load_n(&w->when, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&w->seq, __ATOMIC_RELAXED) == s0)
+			return 0;
+	}
+	lk->stats.counters_torn++;
+	return -EAGAIN;
+}

@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * lk: the link between host and coprocessor - what PCIe is on the
+ * appliance - as one shared-memory region (a file, normally in /dev/shm).
+ *
+ * The region holds a versioned header (magic, layout version, size, the
+ * coprocessor's boot id), a counters window the host reads without a
+ * command, and rings: per client a command ring and an answer ring
+ * (LK_CLIENTS clients: the driver and control tools each claim one), one
+ * event ring (coprocessor to host), and frame rings up (to the host) and
+ * down (from the host), each frame tagged with its front port.  Doorbells
+ * (futexes in the region) wake a side that sleeps; nobody spins on an idle
+ * link, and every wait has a timeout, so a peer that never rings cannot
+ * hang the other.
+ *
+ * Trust: the peer may be buggy or hostile and may write anything anywhere
+ * in the region at any time.  Each side keeps the ring geometry and its
+ * own indices privately (fixed by the layout version, never read back),
+ * reads only the peer's index from the region, and checks it, and every
+ * length and tag, before use; what fails a check is counted in struct
+ * lk_stats and skipped.  No value read from the region can make this code
+ * read or write outside the region, loop without bound, or block without
+ * a timeout.  Hand-written because rte_ring trusts its indices (and lives
+ * in DPDK memory the host process does not have).
+ *
+ * Threads: each ring has one producer and one consumer; a struct lk may be
+ * used by several threads only if each ring is used by one of them (the
+ * coprocessor's control thread serves commands and events, its worker the
+ * frames).  Shutdown: lk_close(); lk_close(NULL) does nothing.
+ *
+ * Errors: int functions return 0 (or a count) or a negative errno:
+ * -ENOBUFS a ring is full; -EAGAIN nothing to take; -EMSGSIZE a message too
+ * large for a slot or a buffer; -ECONNRESET the coprocessor rebooted (call
+ * lk_resync()); -EPROTO the region is not a link of this version.
+ */
+#ifndef FLOWCUT_LK_H
+#define FLOWCUT_LK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <flowcut/fc_cmd.h>
+#include <flowcut/fc_defs.h>
+
+#define LK_CLIENTS 4
+#define LK_CMD_SLOTS 64
+#define LK_CMD_SLOT 1024	/* header (8) + command/answer header + payload */
+#define LK_EV_SLOTS 4096
+#define LK_EV_SLOT 256
+#define LK_FRAME_SLOTS 2048
+#define LK_FRAME_SLOT 2048
+#define LK_FRAME_MAX (LK_FRAME_SLOT - 8)
+
+/* Frame flags (frames up): why the coprocessor handed the frame up. */
+#define LK_FRAME_HOST	0x0	/* the host's (kernel) queue */
+#define LK_FRAME_AUX	0x1	/* the auxiliary queue */
+#define LK_FRAME_INSPECT 0x2	/* for the inspector */
+
+struct lk;
+
+/* Everything the checks refused, per side, since create/attach. */
+struct lk_stats {
+	uint64_t bad_index;	/* a peer index beyond what the ring holds */
+	uint64_t bad_length;	/* a slot length beyond the slot */
+	uint64_t bad_message;	/* a command/answer whose header and length disagree */
+	uint64_t ring_full;	/* a put refused: the ring was full */
+	uint64_t frame_too_big;	/* a frame larger than a slot */
+	uint64_t counters_torn;	/* the counters window kept changing under a read */
+};
+
+/* A coprocessor event on the wire: struct fp_event's content. */
+struct lk_event {
+	uint8_t type;		/* enum fc_event_type, or LK_EV_BOOT */
+	uint8_t reason;
+	uint8_t zero[6];
+	uint64_t id;
+	uint64_t boot_id;	/* LK_EV_BOOT: the new boot id */
+	struct fc_key key[2];
+	struct fc_mflow_stats stats[2];
+};
+#define LK_EV_BOOT 100		/* the coprocessor (re)started: every table is empty */
+_Static_assert(sizeof(struct lk_event) <= LK_EV_SLOT - 8, "lk_event fits a slot");
+
+/* ---- both sides ---- */
+
+/*
+ * lk_create - the coprocessor's side: create `path` (or take it over),
+ * lay the region out anew with a new boot id, all rings empty, and post
+ * LK_EV_BOOT on the event ring.  A host attached to the old contents sees
+ * the boot id change.  NULL and errno on failure.
+ */
+struct lk *lk_create(const char *path);
+
+/*
+ * lk_attach - a host side: map `path`, check it (magic, version, size),
+ * and claim client slot `client` (0..LK_CLIENTS-1), or the first free one
+ * when client < 0.  A slot held by a process that no longer runs is free.
+ * NULL and errno: ENOENT (no coprocessor), EPROTO (not a link of this
+ * version), EBUSY (no free client slot).
+ */
+struct lk *lk_attach(const char *path, int client);
+
+/* lk_close - unmap; a client gives its slot back. */
+void lk_close(struct lk *lk);
+
+/* lk_client - the client slot this side holds (-1 for the coprocessor). */
+int lk_client(const struct lk *lk);
+
+/* lk_boot_id - the boot id the region carries now. */
+uint64_t lk_boot_id(const struct lk *lk);
+
+/*
+ * lk_resync - after -ECONNRESET: take the new boot id and the rings as the
+ * rebooted coprocessor laid them out.  Commands in flight are lost (their
+ * answers never come).  0, or -EPROTO if the region is no longer valid.
+ */
+int lk_resync(struct lk *lk);
+
+/* lk_stats - what this side's checks have refused. */
+void lk_stats(const struct lk *lk, struct lk_stats *out);
+
+/* ---- commands: a client posts, the coprocessor answers ---- */
+
+/*
+ * lk_cmd_post - queue one command (len <= FC_CMD_MAX_PAYLOAD); nothing is
+ * sent until lk_cmd_kick(), so many can go in one batch.  -ENOBUFS when
+ * the ring is full, -EMSGSIZE, -ECONNRESET.
+ */
+int lk_cmd_post(struct lk *lk, uint16_t op, uint32_t tag, const void *payload,
+		uint16_t len);
+/* lk_cmd_kick - ring the coprocessor's doorbell. */
+void lk_cmd_kick(struct lk *lk);
+
+/*
+ * lk_ans_take - the next answer: fills *hdr and up to `cap` payload bytes.
+ * Returns 0, -EAGAIN when none is there, -EMSGSIZE when the payload is
+ * larger than cap (the answer is consumed), -ECONNRESET.
+ */
+int lk_ans_take(struct lk *lk, struct fc_ans_hdr *hdr, void *payload, uint16_t cap);
+
+/* lk_ans_wait - sleep until an answer may be there, at most timeout_ms. */
+void lk_ans_wait(struct lk *lk, int timeout_ms);
+
+/*
+ * lk_call - one command and its answer: post, kick, wait up to timeout_ms.
+ * Returns the answer's rc (0 or a negative errno from the coprocessor),
+ * -ETIMEDOUT, or a link error.  *ans_len gets the answer's payload length.
+ */
+int lk_call(struct lk *lk, uint16_t op, const void *payload, uint16_t len, void *ans,
+	    uint16_t ans_cap, uint16_t *ans_len, int timeout_ms);
+
+/* The coprocessor's side of the command rings. */
+
+/*
+ * lk_cmd_take - the next command of `client`: *hdr, and its payload
+ * (hdr->len bytes, at most FC_CMD_MAX_PAYLOAD) in `payload`.  0, -EAGAIN,
+ * -EBADMSG (a malformed slot: counted, consumed; answer it with an error
+ * using the tag in *hdr when hdr->op is not 0xffff).
+ */
+int lk_cmd_take(struct lk *lk, unsigned int client, struct fc_cmd_hdr *hdr,
+		void *payload);
+/* lk_ans_put - answer on `client`'s ring.  0, -ENOBUFS, -EMSGSIZE. */
+int lk_ans_put(struct lk *lk, unsigned int client, const struct fc_ans_hdr *hdr,
+	       const void *payload);
+/* lk_ans_kick - ring `client`'s doorbell. */
+void lk_ans_kick(struct lk *lk, unsigned int client);
+
+/*
+ * lk_npu_wait - the coprocessor sleeps until a command or a frame from
+ * the host may be there, at most timeout_ms.
+ */
+void lk_npu_wait(struct lk *lk, int timeout_ms);
+
+/* ---- events: the coprocessor posts, the host takes ---- */
+
+int lk_event_put(struct lk *lk, const struct lk_event *ev);
+/* lk_event_take - 0, -EAGAIN, -ECONNRESET. */
+int lk_event_take(struct lk *lk, struct lk_event *ev);
+void lk_event_kick(struct lk *lk);
+void lk_event_wait(struct lk *lk, int timeout_ms);
+
+/* ---- frames ---- */
+
+/* lk_frame_up_put - coprocessor: a frame to the host.  -ENOBUFS, -EMSGSIZE. */
+int lk_frame_up_put(struct lk *lk, uint16_t port, uint16_t flags, const void *data,
+		    uint32_t len);
+void lk_frame_up_kick(struct lk *lk);
+/* lk_frame_up_take - host: returns the frame's length, or -EAGAIN, -EMSGSIZE. */
+int lk_frame_up_take(struct lk *lk, uint16_t *port, uint16_t *flags, void *buf,
+		     uint32_t cap);
+void lk_frame_up_wait(struct lk *lk, int timeout_ms);
+
+/* lk_frame_down_put - host: a frame for port `port`.  -ENOBUFS, -EMSGSIZE. */
+int lk_frame_down_put(struct lk *lk, uint16_t port, const void *data, uint32_t len);
+/* lk_frame_down_take - coprocessor: the frame's length, or -EAGAIN. */
+int lk_frame_down_take(struct lk *lk, uint16_t *port, void *buf, uint32_t cap);
+
+/* ---- the counters window ---- */
+
+/* lk_counters_publish - coprocessor: every counter, at `now` (ns). */
+void lk_counters_publish(struct lk *lk, const uint64_t cnt[FC_CNT_MAX], uint64_t now);
+/*
+ * lk_counters_read - host: a consistent copy of the window.  0, or
+ * -EAGAIN if it kept changing (torn by a writer that does not stop).
+ */
+int lk_counters_read(struct lk *lk, uint64_t cnt[FC_CNT_MAX], uint64_t *when);
+
+/* ---- for tests ---- */
+
+/* lk_region - the mapped region and its size (to write garbage into). */
+void *lk_region(struct lk *lk, uint32_t *size);
+
+#endif /* FLOWCUT_LK_H */

@@ -1,0 +1,435 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The link (link/lk.c): round trips, batches, full rings, reboots, client
+ * slots, the counters window, and garbage - in every byte of the region,
+ * and while both sides run.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "lk.h"
+
+static char path[64];
+
+static int
+setup(void **state)
+{
+	snprintf(path, sizeof(path), "/dev/shm/fc-test-link-%d", (int)getpid());
+	*state = lk_create(path);
+	assert_non_null(*state);
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	lk_close(*state);
+	unlink(path);
+	return 0;
+}
+
+/* The coprocessor's side in these tests: answer every command with its payload. */
+static int
+serve(struct lk *npu)
+{
+	int served = 0;
+
+	for (unsigned int c = 0; c < LK_CLIENTS; c++) {
+		struct fc_cmd_hdr h;
+		uint8_t p[FC_CMD_MAX_PAYLOAD];
+		int rc;
+
+		while ((rc = lk_cmd_take(npu, c, &h, p)) != -EAGAIN) {
+			struct fc_ans_hdr a = { .op = h.op, .tag = h.tag };
+
+			if (rc == 0) {
+				a.len = h.len;
+				a.rc = h.op == 7 ? -EINVAL : 0;
+			} else {
+				a.rc = -EBADMSG;
+			}
+			if (rc == 0 || h.op != 0xffff)
+				lk_ans_put(npu, c, &a, p);
+			served++;
+		}
+		lk_ans_kick(npu, c);
+	}
+	return served;
+}
+
+static void
+test_boot_event_and_attach(void **state)
+{
+	struct lk *npu = *state, *host = lk_attach(path, -1);
+	struct lk_event ev;
+
+	assert_non_null(host);
+	assert_int_equal(lk_client(host), 0);
+	assert_int_equal(lk_boot_id(host), lk_boot_id(npu));
+	assert_int_equal(lk_event_take(host, &ev), 0);
+	assert_int_equal(ev.type, LK_EV_BOOT);
+	assert_int_equal(ev.boot_id, lk_boot_id(npu));
+	assert_int_equal(lk_event_take(host, &ev), -EAGAIN);
+	lk_close(host);
+	assert_null(lk_attach("/dev/shm/fc-test-link-none", -1));
+	assert_int_equal(errno, ENOENT);
+}
+
+static void
+test_batch_and_full(void **state)
+{
+	struct lk *npu = *state, *host = lk_attach(path, -1);
+	struct fc_ans_hdr a;
+	uint8_t p[FC_CMD_MAX_PAYLOAD];
+	uint32_t v;
+
+	for (uint32_t i = 0; i < LK_CMD_SLOTS; i++)
+		assert_int_equal(lk_cmd_post(host, 1, i, &i, sizeof(i)), 0);
+	assert_int_equal(lk_cmd_post(host, 1, 99, &v, sizeof(v)), -ENOBUFS);
+	assert_int_equal(lk_cmd_post(host, 1, 99, p, FC_CMD_MAX_PAYLOAD + 1), -EMSGSIZE);
+	lk_cmd_kick(host);
+	assert_int_equal(serve(npu), LK_CMD_SLOTS);
+	for (uint32_t i = 0; i < LK_CMD_SLOTS; i++) {
+		assert_int_equal(lk_ans_take(host, &a, p, sizeof(p)), 0);
+		assert_int_equal(a.tag, i);
+		assert_int_equal(a.rc, 0);
+		memcpy(&v, p, sizeof(v));
+		assert_int_equal(v, i);
+	}
+	assert_int_equal(lk_ans_take(host, &a, p, sizeof(p)), -EAGAIN);
+	lk_close(host);
+}
+
+struct server {
+	struct lk *npu;
+	int stop;
+	uint64_t garbage;	/* bytes of garbage written */
+	uint64_t served;
+};
+
+static void *
+server_thread(void *arg)
+{
+	struct server *s = arg;
+
+	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
+		int n = serve(s->npu);
+
+		s->served += (uint64_t)n;
+		if (n == 0)
+			lk_npu_wait(s->npu, 10);
+	}
+	return NULL;
+}
+
+static void
+test_call_round_trip(void **state)
+{
+	struct server s = { .npu = *state };
+	struct lk *host = lk_attach(path, 2);
+	pthread_t th;
+	uint32_t in = 1234, out = 0;
+	uint16_t len = 0;
+
+	assert_non_null(host);
+	assert_int_equal(lk_client(host), 2);
+	assert_int_equal(pthread_create(&th, NULL, server_thread, &s), 0);
+	assert_int_equal(lk_call(host, 1, &in, sizeof(in), &out, sizeof(out), &len, 2000), 0);
+	assert_int_equal(len, sizeof(out));
+	assert_int_equal(out, 1234);
+	assert_int_equal(lk_call(host, 7, &in, sizeof(in), &out, sizeof(out), &len, 2000), -EINVAL);
+	assert_int_equal(lk_call(host, 1, &in, sizeof(in), &out, 2, &len, 2000), -EMSGSIZE);
+	__atomic_store_n(&s.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	/* nobody serves: a call times out, it does not hang */
+	assert_int_equal(lk_call(host, 1, &in, sizeof(in), &out, sizeof(out), &len, 50),
+			 -ETIMEDOUT);
+	lk_close(host);
+}
+
+static void
+test_reboot_and_resync(void **state)
+{
+	struct lk *npu = *state, *host = lk_attach(path, -1), *npu2;
+	struct lk_event ev;
+	uint64_t old = lk_boot_id(npu);
+	uint32_t v = 5;
+
+	assert_non_null(host);
+	while (lk_event_take(host, &ev) == 0)
+		;
+	npu2 = lk_create(path);		/* the coprocessor starts again */
+	assert_non_null(npu2);
+	assert_int_not_equal(lk_boot_id(npu2), old);
+	assert_int_equal(lk_cmd_post(host, 1, 1, &v, sizeof(v)), -ECONNRESET);
+	assert_int_equal(lk_event_take(host, &ev), -ECONNRESET);
+	assert_int_equal(lk_resync(host), 0);
+	assert_int_equal(lk_event_take(host, &ev), 0);
+	assert_int_equal(ev.type, LK_EV_BOOT);
+	assert_int_equal(ev.boot_id, lk_boot_id(npu2));
+	assert_int_equal(lk_cmd_post(host, 1, 1, &v, sizeof(v)), 0);
+	assert_int_equal(serve(npu2), 1);
+	lk_close(npu2);
+	lk_close(host);
+}
+
+static void
+test_client_slots(void **state)
+{
+	struct lk *c[LK_CLIENTS];
+	pid_t child;
+	uint32_t size;
+	uint32_t *pids;
+
+	(void)state;
+	for (int i = 0; i < LK_CLIENTS; i++)
+		assert_non_null(c[i] = lk_attach(path, -1));
+	assert_null(lk_attach(path, -1));
+	assert_int_equal(errno, EBUSY);
+	assert_null(lk_attach(path, 1));
+	lk_close(c[1]);
+	c[1] = lk_attach(path, 1);
+	assert_non_null(c[1]);
+	/* a slot held by a process that has exited is free */
+	child = fork();
+	if (child == 0)
+		_exit(0);
+	waitpid(child, NULL, 0);
+	lk_close(c[3]);
+	pids = (uint32_t *)((uint8_t *)lk_region(c[0], &size) + 32);	/* client_pid[] */
+	pids[3] = (uint32_t)child;
+	c[3] = lk_attach(path, -1);
+	assert_non_null(c[3]);
+	assert_int_equal(lk_client(c[3]), 3);
+	for (int i = 0; i < LK_CLIENTS; i++)
+		lk_close(c[i]);
+}
+
+static void
+test_frames_and_counters(void **state)
+{
+	struct lk *npu = *state, *host = lk_attach(path, -1);
+	uint8_t f[LK_FRAME_SLOT + 10] = { 1, 2, 3 };
+	uint64_t cnt[FC_CNT_MAX], got[FC_CNT_MAX], when;
+	uint16_t port, flags;
+	int n;
+
+	assert_int_equal(lk_frame_up_put(npu, 3, LK_FRAME_INSPECT, f, 60), 0);
+	assert_int_equal(lk_frame_up_put(npu, 3, 0, f, LK_FRAME_MAX + 1), -EMSGSIZE);
+	n = lk_frame_up_take(host, &port, &flags, f, sizeof(f));
+	assert_int_equal(n, 60);
+	assert_int_equal(port, 3);
+	assert_int_equal(flags, LK_FRAME_INSPECT);
+	assert_int_equal(lk_frame_up_take(host, &port, &flags, f, sizeof(f)), -EAGAIN);
+	assert_int_equal(lk_frame_down_put(host, 1, f, 1500), 0);
+	assert_int_equal(lk_frame_down_take(npu, &port, f, sizeof(f)), 1500);
+	assert_int_equal(port, 1);
+	for (unsigned int i = 0; i < FC_CNT_MAX; i++)
+		cnt[i] = i * 1000;
+	lk_counters_publish(npu, cnt, 42);
+	assert_int_equal(lk_counters_read(host, got, &when), 0);
+	assert_memory_equal(got, cnt, sizeof(cnt));
+	assert_int_equal(when, 42);
+	/* a window stuck mid-write is reported, not waited for */
+	{
+		uint32_t size;
+		uint32_t *seq = (uint32_t *)((uint8_t *)lk_region(host, &size) + 4096);
+
+		*seq |= 1;
+		assert_int_equal(lk_counters_read(host, got, &when), -EAGAIN);
+		*seq += 1;
+	}
+	lk_close(host);
+}
+
+/* Targeted garbage: a producer index far ahead, a slot length beyond its slot. */
+static void
+test_bad_index_and_length(void **state)
+{
+	struct lk *npu = *state, *host = lk_attach(path, -1);
+	struct lk_stats st;
+	struct fc_cmd_hdr h;
+	uint8_t p[FC_CMD_MAX_PAYLOAD];
+	uint32_t size, v = 1;
+	uint8_t *base;
+	uint32_t *prod0;
+
+	base = lk_region(host, &size);
+	prod0 = (uint32_t *)(base + 2 * 4096);	/* client 0's command ring */
+	*prod0 = 0x7fffffff;
+	assert_int_equal(lk_cmd_take(npu, 0, &h, p), -EAGAIN);
+	lk_stats(npu, &st);
+	assert_int_equal(st.bad_index, 1);
+	/* a slot claiming 100000 bytes */
+	lk_close(host);
+	host = lk_attach(path, 0);
+	assert_int_equal(lk_cmd_post(host, 1, 1, &v, sizeof(v)), 0);
+	*(uint32_t *)(base + 2 * 4096 + 128 + (size_t)((*prod0 - 1) % LK_CMD_SLOTS) * LK_CMD_SLOT) =
+		100000;
+	assert_int_equal(lk_cmd_take(npu, 0, &h, p), -EBADMSG);
+	assert_int_equal(h.op, 0xffff);
+	lk_stats(npu, &st);
+	assert_int_equal(st.bad_length, 1);
+	/* a header that disagrees with the slot's length */
+	assert_int_equal(lk_cmd_post(host, 1, 1, &v, sizeof(v)), 0);
+	*(uint16_t *)(base + 2 * 4096 + 128 + (size_t)((*prod0 - 1) % LK_CMD_SLOTS) * LK_CMD_SLOT +
+		      8 + 2) = 900;
+	assert_int_equal(lk_cmd_take(npu, 0, &h, p), -EBADMSG);
+	lk_stats(npu, &st);
+	assert_int_equal(st.bad_message, 1);
+	lk_close(host);
+}
+
+static uint64_t
+rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* Every byte of the region garbage, then every call on both sides: errors, no harm. */
+static void
+test_garbage_everywhere(void **state)
+{
+	struct lk *npu = *state, *host = lk_attach(path, -1);
+	uint64_t seed = 88172645463325252ull;
+	uint32_t size;
+	uint8_t *base = lk_region(npu, &size);
+
+	for (int round = 0; round < 50; round++) {
+		struct lk_event ev;
+		struct fc_ans_hdr a;
+		struct fc_cmd_hdr h;
+		uint8_t p[LK_FRAME_SLOT];
+		uint64_t cnt[FC_CNT_MAX];
+		uint16_t port, flags;
+
+		for (uint32_t i = 0; i < size; i += 8) {
+			uint64_t r = rnd(&seed);
+
+			memcpy(base + i, &r, 8);
+		}
+		for (int i = 0; i < 100; i++) {
+			serve(npu);
+			lk_frame_down_take(npu, &port, p, sizeof(p));
+			lk_frame_up_put(npu, 1, 0, p, 100);
+			lk_event_put(npu, &(struct lk_event){ .type = FC_EV_AGED_OUT });
+			lk_ans_take(host, &a, p, FC_CMD_MAX_PAYLOAD);
+			lk_cmd_post(host, 1, 1, p, 10);
+			lk_event_take(host, &ev);
+			lk_frame_up_take(host, &port, &flags, p, sizeof(p));
+			lk_frame_down_put(host, 0, p, 64);
+			lk_counters_read(host, cnt, NULL);
+			lk_cmd_take(npu, (unsigned int)i % LK_CLIENTS, &h, p);
+		}
+		lk_ans_wait(host, 0);
+		lk_npu_wait(npu, 0);
+		lk_resync(host);
+	}
+	lk_close(host);
+}
+
+/*
+ * Garbage while a server thread and a client run: half the writes go to
+ * the header, the counters and the rings the client uses, half anywhere.
+ * Every call must come back within its timeout; nothing may crash.
+ */
+static void *
+garbage_thread(void *arg)
+{
+	struct server *s = arg;
+	uint64_t seed = 2463534242ull;
+	uint32_t size, hot = 2 * 4096 + 2 * (LK_CMD_SLOTS * LK_CMD_SLOT + 4096) * LK_CLIENTS;
+	uint8_t *base = lk_region(s->npu, &size);
+
+	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
+		uint64_t r = rnd(&seed);
+
+		base[(r & 1 ? r % hot : r % size)] = (uint8_t)(r >> 32);
+		s->garbage++;
+		if ((r & 0x3ff) == 0)
+			usleep(50);
+	}
+	return NULL;
+}
+
+static double
+secs_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static void
+test_garbage_while_running(void **state)
+{
+	struct server s = { .npu = *state };
+	struct lk *host = lk_attach(path, -1);
+	pthread_t srv, junk;
+	int ok = 0, err = 0;
+	double worst = 0;
+	struct timespec t0;
+
+	assert_int_equal(pthread_create(&srv, NULL, server_thread, &s), 0);
+	assert_int_equal(pthread_create(&junk, NULL, garbage_thread, &s), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (secs_since(&t0) < 1.5) {
+		uint32_t v = (uint32_t)ok, out;
+		uint16_t len;
+		struct timespec c0;
+		int rc;
+
+		clock_gettime(CLOCK_MONOTONIC, &c0);
+		rc = lk_call(host, 1, &v, sizeof(v), &out, sizeof(out), &len, 20);
+		if (secs_since(&c0) > worst)
+			worst = secs_since(&c0);
+		if (rc == -ECONNRESET || rc == -EPROTO)
+			lk_resync(host);
+		if (rc == 0 && len == sizeof(out) && out == v)
+			ok++;
+		else
+			err++;
+	}
+	__atomic_store_n(&s.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(srv, NULL);
+	pthread_join(junk, NULL);
+	print_message("%d calls answered, %d failed, %" PRIu64 " bytes of garbage, "
+		      "slowest call %.3f s\n", ok, err, s.garbage, worst);
+	assert_true(err > 0);		/* the garbage reached what the calls use */
+	assert_true(worst < 1.0);	/* a 20 ms call never hung */
+	lk_close(host);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_boot_event_and_attach, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_batch_and_full, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_call_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reboot_and_resync, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_client_slots, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_frames_and_counters, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_index_and_length, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_garbage_everywhere, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_garbage_while_running, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
