@@ -4,7 +4,7 @@
 BUILD      ?= build
 CC         ?= gcc
 FUZZ_CC    ?= clang
-FUZZ_SECS  ?= 60
+FUZZ_SECS  ?= 45
 
 DPDK_CFLAGS := $(shell pkg-config --cflags libdpdk 2>/dev/null)
 DPDK_LIBS   := -lrte_hash -lrte_rcu -lrte_ring -lrte_mbuf -lrte_mempool \
@@ -13,17 +13,18 @@ DPDK_LIBS   := -lrte_hash -lrte_rcu -lrte_ring -lrte_mbuf -lrte_mempool \
 # gnu11: C11 plus the GNU extensions DPDK's headers use.
 CFLAGS_BASE := -std=gnu11 -D_GNU_SOURCE -DALLOW_EXPERIMENTAL_API -g \
                -Wall -Wextra -Wshadow -Wno-address-of-packed-member \
-               -Iinclude -Ifastpath -Ilink -Itests/lib -Itests/fuzz $(DPDK_CFLAGS)
+               -Iinclude -Ifastpath -Ilink -Inpu -Itests/lib -Itests/fuzz $(DPDK_CFLAGS)
 CFLAGS      ?= -O2
 SAN_ASAN    := -O1 -fno-omit-frame-pointer -fsanitize=address
 SAN_UBSAN   := -O1 -fsanitize=undefined -fno-sanitize-recover=undefined
 
 FP_SRC   := fastpath/fp.c fastpath/fp_parse.c
 LIB_SRC  := tests/lib/fc_frame.c tests/lib/fc_eal.c
-HDRS     := $(wildcard include/flowcut/*.h fastpath/*.h link/*.h tests/lib/*.h)
+HDRS     := $(wildcard include/flowcut/*.h fastpath/*.h link/*.h npu/*.h tests/lib/*.h tests/fuzz/*.h)
 
 # name: sources
-PROGS := test_fp test_fp_mt test_parse test_link flowcut-bench flowcut-fpdemo fuzz_frame_replay
+PROGS := test_fp test_fp_mt test_parse test_link flowcut-bench flowcut-fpdemo \
+         fuzz_frame_replay fuzz_cmd_replay
 SRC_test_fp            := tests/unit/test_fp.c $(FP_SRC) $(LIB_SRC)
 SRC_test_fp_mt         := tests/unit/test_fp_mt.c $(FP_SRC) $(LIB_SRC)
 SRC_test_link          := tests/unit/test_link.c link/lk.c
@@ -31,6 +32,12 @@ SRC_test_parse         := tests/unit/test_parse.c $(FP_SRC) $(LIB_SRC)
 SRC_flowcut-bench      := bench/flowcut-bench.c $(FP_SRC) $(LIB_SRC)
 SRC_flowcut-fpdemo     := tools/flowcut-fpdemo.c $(FP_SRC) $(LIB_SRC)
 SRC_fuzz_frame_replay  := tests/fuzz/fuzz_frame.c tests/fuzz/replay_main.c $(FP_SRC) $(LIB_SRC)
+SRC_fuzz_cmd_replay    := tests/fuzz/fuzz_cmd.c tests/fuzz/replay_main.c npu/npu_cmd.c \
+                          $(FP_SRC) $(LIB_SRC)
+# libFuzzer builds: the target's sources without the replayer
+FUZZ_TARGETS := frame cmd
+FUZZSRC_frame := tests/fuzz/fuzz_frame.c $(FP_SRC) $(LIB_SRC)
+FUZZSRC_cmd   := tests/fuzz/fuzz_cmd.c npu/npu_cmd.c $(FP_SRC) $(LIB_SRC)
 LIBS_test_fp    := -lcmocka
 LIBS_test_parse := -lcmocka
 LIBS_test_fp_mt := -lcmocka -lpthread
@@ -44,7 +51,7 @@ deps:
 
 build: $(addprefix $(BUILD)/,$(PROGS))
 sanitizers: $(addprefix $(BUILD)/asan/,$(PROGS)) $(addprefix $(BUILD)/ubsan/,$(PROGS))
-fuzz: $(BUILD)/fuzz/fuzz_frame
+fuzz: $(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZ_TARGETS))
 
 define prog_rules
 $(BUILD)/$(1): $$(SRC_$(1)) $$(HDRS)
@@ -59,10 +66,13 @@ $(BUILD)/ubsan/$(1): $$(SRC_$(1)) $$(HDRS)
 endef
 $(foreach p,$(PROGS),$(eval $(call prog_rules,$(p))))
 
-$(BUILD)/fuzz/fuzz_frame: tests/fuzz/fuzz_frame.c $(FP_SRC) $(LIB_SRC) $(HDRS)
-	@mkdir -p $(@D)
-	$(FUZZ_CC) $(CFLAGS_BASE) -DFUZZ_LIBFUZZER -O1 -fsanitize=fuzzer,address,undefined \
-		-o $@ tests/fuzz/fuzz_frame.c $(FP_SRC) $(LIB_SRC) $(DPDK_LIBS) -lm
+define fuzz_rules
+$(BUILD)/fuzz/fuzz_$(1): $$(FUZZSRC_$(1)) tests/fuzz/libfuzzer_glue.c $$(HDRS)
+	@mkdir -p $$(@D)
+	$$(FUZZ_CC) $$(CFLAGS_BASE) -O1 -fsanitize=fuzzer,address,undefined \
+		-o $$@ $$(FUZZSRC_$(1)) tests/fuzz/libfuzzer_glue.c $$(DPDK_LIBS) -lm
+endef
+$(foreach t,$(FUZZ_TARGETS),$(eval $(call fuzz_rules,$(t))))
 
 test: deps
 	$(MAKE) build sanitizers fuzz

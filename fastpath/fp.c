@@ -846,6 +846,12 @@ fp_conn_count(const struct fp *fp)
 	return fp->nconns;
 }
 
+uint32_t
+fp_conn_capacity(const struct fp *fp)
+{
+	return fp->max_conns;
+}
+
 /* ---------------------------------------------------------------- */
 /* sweep                                                             */
 

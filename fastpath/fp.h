@@ -251,6 +251,8 @@ int fp_conn_lookup(const struct fp *fp, const struct fp_key *key,
 int fp_conn_next(const struct fp *fp, uint32_t *slot, struct fp_conn_info *out);
 /* fp_conn_count - connections in the table (control). */
 uint32_t fp_conn_count(const struct fp *fp);
+/* fp_conn_capacity - the table's size, max_conns (any). */
+uint32_t fp_conn_capacity(const struct fp *fp);
 
 /* An event the sweep reports. */
 struct fp_event {

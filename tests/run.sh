@@ -7,7 +7,7 @@
 # and fails.
 set -u
 BUILD=${BUILD:-build}
-FUZZ_SECS=${FUZZ_SECS:-60}
+FUZZ_SECS=${FUZZ_SECS:-45}
 pass=0 fail=0 skip=0
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
@@ -49,8 +49,10 @@ for v in "" asan/ ubsan/; do
 	cmocka "fastpath[$tag]" "$BUILD/${v}test_fp"
 	cmocka "fastpath threads[$tag]" "$BUILD/${v}test_fp_mt"
 	cmocka "link[$tag]" "$BUILD/${v}test_link"
-	check "fuzz regressions and corpus replayed[$tag]" \
-		"$BUILD/${v}fuzz_frame_replay" tests/fuzz/corpus/frame tests/fuzz/regress/frame
+	for t in frame cmd; do
+		check "fuzz $t: corpus and regressions replayed[$tag]" \
+			"$BUILD/${v}fuzz_${t}_replay" tests/fuzz/corpus/$t tests/fuzz/regress/$t
+	done
 done
 
 check "docs/counters.md names every counter" bash -c \
@@ -60,22 +62,24 @@ check "demo: the seed's truth table holds" "$BUILD/flowcut-fpdemo"
 check "bench fastpath runs (small)" bash -c \
 	"'$BUILD/flowcut-bench' fastpath --conns 5000 --frames 200000 | tee /dev/stderr | grep -q warning && exit 1 || exit 0"
 
-fuzzer=$BUILD/fuzz/fuzz_frame
-if [ -x "$fuzzer" ]; then
-	work=$log/fuzz
-	mkdir -p "$work/corpus" "$work/art"
-	cp tests/fuzz/corpus/frame/* "$work/corpus/"
-	if "$fuzzer" -max_total_time="$FUZZ_SECS" -max_len=600 -artifact_prefix="$work/art/" \
-		"$work/corpus" >"$log/fuzz.out" 2>&1; then
-		ok "fuzz frame decision for ${FUZZ_SECS}s ($(grep -o 'Done [0-9]* runs' "$log/fuzz.out"))"
-	else
-		mkdir -p tests/fuzz/regress/frame
-		cp "$work"/art/* tests/fuzz/regress/frame/ 2>/dev/null
-		bad "fuzz frame decision: crash kept in tests/fuzz/regress/frame/" "$log/fuzz.out"
+for t in frame cmd; do
+	fuzzer=$BUILD/fuzz/fuzz_$t
+	if [ ! -x "$fuzzer" ]; then
+		skipped "fuzz $t" "no libFuzzer build (clang missing)"
+		continue
 	fi
-else
-	skipped "fuzz frame decision" "no libFuzzer build (clang missing)"
-fi
+	work=$log/fuzz-$t
+	mkdir -p "$work/corpus" "$work/art"
+	cp tests/fuzz/corpus/$t/* "$work/corpus/"
+	if "$fuzzer" -max_total_time="$FUZZ_SECS" -max_len=4096 -artifact_prefix="$work/art/" \
+		"$work/corpus" >"$log/fuzz-$t.out" 2>&1; then
+		ok "fuzz $t for ${FUZZ_SECS}s ($(grep -o 'Done [0-9]* runs' "$log/fuzz-$t.out"))"
+	else
+		mkdir -p tests/fuzz/regress/$t
+		cp "$work"/art/* tests/fuzz/regress/$t/ 2>/dev/null
+		bad "fuzz $t: crash kept in tests/fuzz/regress/$t/" "$log/fuzz-$t.out"
+	fi
+done
 
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

@@ -6,15 +6,17 @@
  * word (bits 2-7 map onto OFFLOAD, TCP_SEQ_CHK, IPS, DROP_IF_IPS_OFF); byte
  * 1 picks the connections' action and verdict; the rest is the frame.
  * The table holds TCP, UDP and ICMP connections, IPv4 and IPv6, plain and
- * NATed, on the addresses the seeds use (tests/fuzz/mkseeds.c), so
+ * NATed, on the addresses the seeds use (fuzz_seeds() below), so
  * mutations reach every step.  Checks: no crash or sanitizer report, the
  * counters add up after every frame, a frame sent to the wire still parses
  * and carries valid checksums.
  *
- * Built by clang with libFuzzer (build/fuzz/fuzz_frame), and by the normal
- * compiler with replay_main.c (build/fuzz_frame_replay), which replays the
- * kept corpus and every regression input in the normal suite.
+ * Built by clang with libFuzzer (build/fuzz/fuzz_frame, with
+ * libfuzzer_glue.c), and by the normal compiler with replay_main.c
+ * (build/fuzz_frame_replay), which replays the kept corpus and every
+ * regression input in the normal suite.
  */
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +26,7 @@
 
 #include "fc_eal.h"
 #include "fc_frame.h"
-#include "fuzz_frame.h"
+#include "fuzz.h"
 #include "fp.h"
 
 static struct fp *fp;
@@ -54,8 +56,15 @@ add_conn(const struct fp_key *k0, const struct fp_key *k1)
 		die("connection");
 }
 
+/* The table's keys; NAT keys put the server behind a public address. */
+static void fuzz_key(int family, uint8_t proto, bool nat, struct fp_key *k0, struct fp_key *k1);
+
+#define FUZZ_LIF0_MAC { 2, 0, 0, 0, 0, 1 }
+#define FUZZ_LIF1_MAC { 2, 0, 0, 0, 0, 2 }
+#define FUZZ_VLAN 10
+
 int
-fuzz_frame_init(void)
+fuzz_init(void)
 {
 	static const uint8_t protos4[] = { IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP, IPPROTO_GRE };
 	static const uint8_t protos6[] = { IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMPV6, IPPROTO_ESP };
@@ -96,8 +105,7 @@ fuzz_frame_init(void)
 	return 0;
 }
 
-/* The seeds' addresses: NAT keys put the server behind a public address. */
-void
+static void
 fuzz_key(int family, uint8_t proto, bool nat, struct fp_key *k0, struct fp_key *k1)
 {
 	bool icmp = proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6;
@@ -117,7 +125,7 @@ fuzz_key(int family, uint8_t proto, bool nat, struct fp_key *k0, struct fp_key *
 }
 
 int
-fuzz_frame_one(const uint8_t *data, size_t size)
+fuzz_one(const uint8_t *data, size_t size)
 {
 	static const uint32_t bits[] = { FC_CFG_OFFLOAD, FC_CFG_TCP_SEQ_CHK, FC_CFG_IPS,
 					 FC_CFG_DROP_IF_IPS_OFF };
@@ -171,18 +179,43 @@ fuzz_frame_one(const uint8_t *data, size_t size)
 	return 0;
 }
 
-#ifdef FUZZ_LIBFUZZER
+/* Seeds: a frame of every connection of the table, both ways. */
 int
-LLVMFuzzerInitialize(int *argc, char ***argv)
+fuzz_seeds(const char *out)
 {
-	(void)argc;
-	(void)argv;
-	return fuzz_frame_init();
-}
+	static const uint8_t p4[] = { IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP, IPPROTO_GRE };
+	static const uint8_t p6[] = { IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMPV6, IPPROTO_ESP };
+	static const uint8_t lif0[6] = FUZZ_LIF0_MAC, lif1[6] = FUZZ_LIF1_MAC;
 
-int
-LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-	return fuzz_frame_one(data, size);
+	for (int fam = 4; fam <= 6; fam += 2)
+		for (int i = 0; i < 4; i++)
+			for (int nat = 0; nat < 2; nat++)
+				for (int d = 0; d < 2; d++) {
+					struct fc_frame_spec s = { .payload = 20, .win = 512,
+								   .tcp_flags = FP_TCP_ACK, .seq = 1 };
+					struct fp_key k[2];
+					uint8_t buf[256];
+					char path[4096];
+					size_t len;
+					FILE *f;
+
+					fuzz_key(fam, fam == 4 ? p4[i] : p6[i], nat, &k[0], &k[1]);
+					s.key = k[d];
+					memcpy(s.dmac, d ? lif1 : lif0, 6);
+					/* port d; OFFLOAD | IPS; actions IPS both ways; CUT_THRU */
+					buf[0] = (uint8_t)(d | 4 | 16);
+					buf[1] = (uint8_t)(2 | 2 << 2 | 2 << 4);
+					len = fc_frame_build(&s, buf + 2, sizeof(buf) - 2);
+					snprintf(path, sizeof(path), "%s/seed-v%d-p%u-nat%d-dir%d", out,
+						 fam, s.key.proto, nat, d);
+					f = fopen(path, "wb");
+					if (f == NULL || fwrite(buf, 1, len + 2, f) != len + 2) {
+						fprintf(stderr, "fuzz_frame: %s: %s\n", path, strerror(errno));
+						if (f)
+							fclose(f);
+						return -1;
+					}
+					fclose(f);
+				}
+	return 0;
 }
-#endif
