@@ -9,11 +9,12 @@ FUZZ_SECS  ?= 45
 DPDK_CFLAGS := $(shell pkg-config --cflags libdpdk 2>/dev/null)
 DPDK_LIBS   := -lrte_hash -lrte_rcu -lrte_ring -lrte_mbuf -lrte_mempool \
                -lrte_net -lrte_eal -lrte_kvargs -lrte_telemetry
+LIBS_flowcut-npu := -lrte_ethdev
 
 # gnu11: C11 plus the GNU extensions DPDK's headers use.
 CFLAGS_BASE := -std=gnu11 -D_GNU_SOURCE -DALLOW_EXPERIMENTAL_API -g \
                -Wall -Wextra -Wshadow -Wno-address-of-packed-member \
-               -Iinclude -Ifastpath -Ilink -Inpu -Itests/lib -Itests/fuzz $(DPDK_CFLAGS)
+               -Iinclude -Ifastpath -Ilink -Inpu -Ictl -Itests/lib -Itests/fuzz $(DPDK_CFLAGS)
 CFLAGS      ?= -O2
 SAN_ASAN    := -O1 -fno-omit-frame-pointer -fsanitize=address
 SAN_UBSAN   := -O1 -fsanitize=undefined -fno-sanitize-recover=undefined
@@ -23,8 +24,11 @@ LIB_SRC  := tests/lib/fc_frame.c tests/lib/fc_eal.c
 HDRS     := $(wildcard include/flowcut/*.h fastpath/*.h link/*.h npu/*.h tests/lib/*.h tests/fuzz/*.h)
 
 # name: sources
-PROGS := test_fp test_fp_mt test_parse test_link flowcut-bench flowcut-fpdemo \
+PROGS := flowcut-npu flowcutctl test_fp test_fp_mt test_parse test_link flowcut-bench flowcut-fpdemo \
          fuzz_frame_replay fuzz_cmd_replay
+SRC_flowcut-npu        := npu/npu_main.c npu/npu_cmd.c link/lk.c $(FP_SRC)
+SRC_flowcutctl         := ctl/flowcutctl.c link/lk.c
+LIBS_flowcutctl  := -ljansson
 SRC_test_fp            := tests/unit/test_fp.c $(FP_SRC) $(LIB_SRC)
 SRC_test_fp_mt         := tests/unit/test_fp_mt.c $(FP_SRC) $(LIB_SRC)
 SRC_test_link          := tests/unit/test_link.c link/lk.c
@@ -33,11 +37,11 @@ SRC_flowcut-bench      := bench/flowcut-bench.c $(FP_SRC) $(LIB_SRC)
 SRC_flowcut-fpdemo     := tools/flowcut-fpdemo.c $(FP_SRC) $(LIB_SRC)
 SRC_fuzz_frame_replay  := tests/fuzz/fuzz_frame.c tests/fuzz/replay_main.c $(FP_SRC) $(LIB_SRC)
 SRC_fuzz_cmd_replay    := tests/fuzz/fuzz_cmd.c tests/fuzz/replay_main.c npu/npu_cmd.c \
-                          $(FP_SRC) $(LIB_SRC)
+                          link/lk.c $(FP_SRC) $(LIB_SRC)
 # libFuzzer builds: the target's sources without the replayer
 FUZZ_TARGETS := frame cmd
 FUZZSRC_frame := tests/fuzz/fuzz_frame.c $(FP_SRC) $(LIB_SRC)
-FUZZSRC_cmd   := tests/fuzz/fuzz_cmd.c npu/npu_cmd.c $(FP_SRC) $(LIB_SRC)
+FUZZSRC_cmd   := tests/fuzz/fuzz_cmd.c npu/npu_cmd.c link/lk.c $(FP_SRC) $(LIB_SRC)
 LIBS_test_fp    := -lcmocka
 LIBS_test_parse := -lcmocka
 LIBS_test_fp_mt := -lcmocka -lpthread

@@ -2,6 +2,8 @@
 /* fp_parse: see fp_parse.h. */
 #include "fp_parse.h"
 
+#include <flowcut/fc_key.h>
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -237,35 +239,11 @@ fp_key_reverse(const struct fp_key *key, struct fp_key *out)
 }
 
 char *
-fp_key_format(const struct fp_key *k, char *buf, unsigned len)
+fp_key_format(const struct fp_key *k, char *buf, unsigned int len)
 {
-	char s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN];
-	int af = k->family == 6 ? AF_INET6 : AF_INET;
-	const char *proto;
+	struct fc_key w;
 
-	if (len == 0)
-		return buf;
-	inet_ntop(af, k->src, s, sizeof(s));
-	inet_ntop(af, k->dst, d, sizeof(d));
-	switch (k->proto) {
-	case IPPROTO_TCP: proto = "tcp"; break;
-	case IPPROTO_UDP: proto = "udp"; break;
-	case IPPROTO_ICMP: proto = "icmp"; break;
-	case IPPROTO_ICMPV6: proto = "icmpv6"; break;
-	default: proto = NULL; break;
-	}
-	if (k->proto == IPPROTO_ICMP || k->proto == IPPROTO_ICMPV6)
-		snprintf(buf, len, "%u %s %s > %s id %u type %u port %u vlan %u",
-			 k->family, proto, s, d, ntohs(k->sport), k->dport,
-			 k->port, k->vlan);
-	else if (proto)
-		snprintf(buf, len, "%u %s %s%s%s:%u > %s%s%s:%u port %u vlan %u",
-			 k->family, proto, af == AF_INET6 ? "[" : "", s,
-			 af == AF_INET6 ? "]" : "", ntohs(k->sport),
-			 af == AF_INET6 ? "[" : "", d, af == AF_INET6 ? "]" : "",
-			 ntohs(k->dport), k->port, k->vlan);
-	else
-		snprintf(buf, len, "%u proto %u %s > %s port %u vlan %u",
-			 k->family, k->proto, s, d, k->port, k->vlan);
-	return buf;
+	_Static_assert(sizeof(w) == sizeof(*k), "fc_key is fp_key on the wire");
+	memcpy(&w, k, sizeof(w));
+	return fc_key_format(&w, buf, len);
 }

@@ -84,7 +84,9 @@ enum fc_event_type {
  * Where a counted outcome sends the frame.  Frames from the wire satisfy
  *   RX = WIRE + HOST + IPS + DROP
  * at every instant a burst is not in flight (the fast path asserts it in
- * its tests).  Frames from the host are counted apart (KN).
+ * its tests).  Frames from the host are counted apart (KN), and so are the
+ * losses the coprocessor program counts after the fast path has decided
+ * (NPU: a full TX queue, a full link ring).
  */
 enum fc_cnt_class {
 	FC_CLS_RX,	/* received from the wire */
@@ -95,6 +97,8 @@ enum fc_cnt_class {
 	FC_CLS_KN_RX,	/* received from the host */
 	FC_CLS_KN_WIRE,	/* from the host, sent to the wire */
 	FC_CLS_KN_DROP,	/* from the host, dropped */
+	FC_CLS_NPU,	/* the coprocessor program's own, after the fast path decided */
+	FC_CLS_MAX
 };
 
 /*
@@ -145,7 +149,15 @@ enum fc_cnt_class {
 	/* frames the host sends out of a port */ \
 	X(FROM_KN_RX, FC_CLS_KN_RX) \
 	X(FROM_KN_TO_WIRE, FC_CLS_KN_WIRE) \
-	X(FROM_KN_DROP_LIF_UNKNOWN, FC_CLS_KN_DROP)
+	X(FROM_KN_DROP_LIF_UNKNOWN, FC_CLS_KN_DROP) \
+	/* the coprocessor program: frames lost after the decision, events lost */ \
+	X(NPU_TX_FULL, FC_CLS_NPU) \
+	X(NPU_TX_NO_PORT, FC_CLS_NPU) \
+	X(NPU_UP_RING_FULL, FC_CLS_NPU) \
+	X(NPU_UP_TOO_BIG, FC_CLS_NPU) \
+	X(NPU_DOWN_BAD, FC_CLS_NPU) \
+	X(NPU_NO_MBUF, FC_CLS_NPU) \
+	X(NPU_EVENT_RING_FULL, FC_CLS_NPU)
 
 enum fc_cnt {
 #define FC_CNT_ENUM_(name, cls) FC_CNT_##name,

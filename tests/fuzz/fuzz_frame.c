@@ -131,7 +131,7 @@ fuzz_one(const uint8_t *data, size_t size)
 					 FC_CFG_DROP_IF_IPS_OFF };
 	struct rte_mbuf *m;
 	struct fp_out out;
-	uint64_t c[FC_CNT_MAX], sum[FC_CLS_KN_DROP + 1] = { 0 };
+	uint64_t c[FC_CNT_MAX], sum[FC_CLS_MAX] = { 0 };
 	uint32_t cfg = 0;
 	uint16_t port;
 

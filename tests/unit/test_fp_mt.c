@@ -96,7 +96,7 @@ test_race_remove_and_cut(void **state)
 	fp_conn_id id[CONNS] = { 0 };
 	enum { ABSENT, LIVE, CUT } st[CONNS] = { ABSENT };
 	struct fp_event ev[64];
-	uint64_t c[FC_CNT_MAX], sum[FC_CLS_KN_DROP + 1] = { 0 };
+	uint64_t c[FC_CNT_MAX], sum[FC_CLS_MAX] = { 0 };
 	unsigned int full = 0;
 
 	assert_int_equal(pthread_create(&sh->th, NULL, worker, sh), 0);

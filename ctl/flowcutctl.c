@@ -1,0 +1,413 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * flowcutctl: speaks to a running coprocessor over the link.
+ *
+ *   flowcutctl [--link PATH] [--json] COMMAND
+ *
+ *   status                          boot id, connections, fw_cfg
+ *   counters [--all]                counters by name (non-zero unless --all),
+ *                                   read from the counters window: no command
+ *   counters clear                  COUNTER_CLEAR
+ *   conns                           the connection table, both ways
+ *   conn verdict ID drop|cut-thru|send-to-ips
+ *   cfg                             the configuration word, bit by bit
+ *   cfg NAME=on|off ...             set bits by name, read-modify-write
+ *
+ * Human-readable by default; --json prints one JSON document (jansson).
+ * Exit status: 0, 1 when the coprocessor refused or could not be reached
+ * (the message says which and why), 2 for a usage error.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include <flowcut/fc_cmd.h>
+#include <flowcut/fc_defs.h>
+#include <flowcut/fc_key.h>
+
+#include "lk.h"
+
+#define TIMEOUT_MS 2000
+
+static bool json;
+static struct lk *lk;
+
+static const char *const action_name[] = { "DROP", "FWD", "IPS", "AUX" };
+static const char *const verdict_name[] = { "SEND_TO_IPS", "DROP", "CUT_THRU" };
+static const char *const state_name[] = { "free", "valid", "given-back", "reclaim" };
+static const char *const reason_name[] = { "", "fin-syn-rst", "max-retrans", "idle",
+					   "terminal", "fw-rev" };
+
+static const char *
+name_of(const char *const *names, size_t n, unsigned int v)
+{
+	return v < n ? names[v] : "?";
+}
+#define NAME(tbl, v) name_of(tbl, sizeof(tbl) / sizeof(tbl[0]), v)
+
+static int
+fail(const char *what, int rc)
+{
+	fprintf(stderr, "flowcutctl: %s: %s\n", what,
+		rc == -ETIMEDOUT ? "no answer from the coprocessor" :
+		rc == -ECONNRESET ? "the coprocessor restarted; try again" : strerror(-rc));
+	return 1;
+}
+
+static int
+call(uint16_t op, const void *p, uint16_t len, void *ans, uint16_t cap)
+{
+	uint16_t alen = 0;
+	int rc = lk_call(lk, op, p, len, ans, cap, &alen, TIMEOUT_MS);
+
+	if (rc == -ECONNRESET && lk_resync(lk) == 0)
+		rc = lk_call(lk, op, p, len, ans, cap, &alen, TIMEOUT_MS);
+	return rc;
+}
+
+static int
+print_json(json_t *doc)
+{
+	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	putchar('\n');
+	json_decref(doc);
+	return 0;
+}
+
+/* ---- status ---- */
+
+static int
+cmd_status(void)
+{
+	struct fc_ans_cfg cfg;
+	struct fc_ans_table_stats ts;
+	int rc;
+
+	rc = call(FC_CMD_FW_CFG_PARAMS_GET, NULL, 0, &cfg, sizeof(cfg));
+	if (rc != 0)
+		return fail("FW_CFG_PARAMS_GET", rc);
+	rc = call(FC_CMD_TABLE_STATS_READ, NULL, 0, &ts, sizeof(ts));
+	if (rc != 0)
+		return fail("TABLE_STATS_READ", rc);
+	if (json) {
+		char boot[20];
+
+		snprintf(boot, sizeof(boot), "%016" PRIx64, lk_boot_id(lk));
+		return print_json(json_pack("{s:s, s:i, s:i, s:i, s:i, s:i}", "boot_id", boot,
+					    "client", lk_client(lk), "connections", ts.conns,
+					    "capacity", ts.capacity, "fw_cfg", cfg.fw_cfg,
+					    "fw_rev", cfg.fw_rev));
+	}
+	printf("boot id      %016" PRIx64 "\n", lk_boot_id(lk));
+	printf("connections  %u of %u\n", ts.conns, ts.capacity);
+	printf("fw_cfg       0x%03x\n", cfg.fw_cfg);
+	printf("fw_rev       %u\n", cfg.fw_rev);
+	return 0;
+}
+
+/* ---- counters ---- */
+
+static int
+cmd_counters(int argc, char **argv)
+{
+	uint64_t c[FC_CNT_MAX];
+	bool all = false;
+	int rc;
+
+	if (argc >= 1 && strcmp(argv[0], "clear") == 0) {
+		rc = call(FC_CMD_COUNTER_CLEAR, NULL, 0, NULL, 0);
+		return rc ? fail("COUNTER_CLEAR", rc) : 0;
+	}
+	if (argc >= 1 && strcmp(argv[0], "--all") == 0)
+		all = true;
+	else if (argc >= 1) {
+		fprintf(stderr, "flowcutctl: counters: unknown '%s' (--all, clear)\n", argv[0]);
+		return 2;
+	}
+	rc = lk_counters_read(lk, c, NULL);
+	if (rc != 0)
+		return fail("the counters window", rc);
+	if (json) {
+		json_t *o = json_object();
+
+		for (unsigned int i = 0; i < FC_CNT_MAX; i++)
+			if (all || c[i])
+				json_object_set_new(o, fc_cnt_name(i), json_integer((json_int_t)c[i]));
+		return print_json(o);
+	}
+	for (unsigned int i = 0; i < FC_CNT_MAX; i++)
+		if (all || c[i])
+			printf("%-40s %20" PRIu64 "\n", fc_cnt_name(i), c[i]);
+	return 0;
+}
+
+/* ---- conns ---- */
+
+static double
+idle_s(const struct fc_conn_info *ci)
+{
+	struct timespec ts;
+	uint64_t now, last = ci->mf[0].stats.last_seen;
+
+	if (ci->mf[1].stats.last_seen > last)
+		last = ci->mf[1].stats.last_seen;
+	clock_gettime(CLOCK_MONOTONIC, &ts);	/* the coprocessor's clock too */
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return now > last ? (double)(now - last) / 1e9 : 0.0;
+}
+
+static json_t *
+conn_json(const struct fc_conn_info *ci)
+{
+	json_t *dirs = json_array();
+
+	for (int d = 0; d < 2; d++) {
+		const struct fc_mflow_info *m = &ci->mf[d];
+		char k[160];
+
+		json_array_append_new(dirs, json_pack(
+			"{s:s, s:s, s:b, s:b, s:i, s:i, s:I, s:I}",
+			"key", fc_key_format(&m->key, k, sizeof(k)),
+			"action", NAME(action_name, m->action), "active", m->active,
+			"nat", m->nat, "nhop", m->nhop, "timeout_s", m->timeout_s,
+			"packets", (json_int_t)m->stats.packets,
+			"bytes", (json_int_t)m->stats.bytes));
+	}
+	return json_pack("{s:I, s:s, s:s, s:s, s:i, s:f, s:o}", "id", (json_int_t)ci->id,
+			 "verdict", NAME(verdict_name, ci->verdict),
+			 "state", NAME(state_name, ci->state),
+			 "reason", NAME(reason_name, ci->reason), "fw_rev", ci->fw_rev,
+			 "idle_s", idle_s(ci), "dirs", dirs);
+}
+
+static void
+conn_print(const struct fc_conn_info *ci)
+{
+	printf("%-20" PRIu64 " %-11s %-10s idle %.1fs%s%s\n", ci->id,
+	       NAME(verdict_name, ci->verdict), NAME(state_name, ci->state), idle_s(ci),
+	       ci->reason ? " " : "", ci->reason ? NAME(reason_name, ci->reason) : "");
+	for (int d = 0; d < 2; d++) {
+		const struct fc_mflow_info *m = &ci->mf[d];
+		char k[160];
+
+		printf("  %-5s %-4s %s%s  %" PRIu64 " pkts %" PRIu64 " bytes%s\n",
+		       d ? "reply" : "orig", NAME(action_name, m->action),
+		       fc_key_format(&m->key, k, sizeof(k)), m->nat ? " nat" : "",
+		       m->stats.packets, m->stats.bytes, m->active ? "" : " (inactive)");
+	}
+}
+
+static int
+cmd_conns(void)
+{
+	struct fc_cmd_range r = { .first = 0, .max = FC_RANGE_MAX };
+	json_t *arr = json ? json_array() : NULL;
+	unsigned int total = 0;
+
+	for (;;) {
+		struct fc_ans_range a;
+		int rc = call(FC_CMD_CONN_READ_RANGE, &r, sizeof(r), &a, sizeof(a));
+
+		if (rc != 0) {
+			json_decref(arr);
+			return fail("CONN_READ_RANGE", rc);
+		}
+		if (a.count > FC_RANGE_MAX) {
+			json_decref(arr);
+			fprintf(stderr, "flowcutctl: CONN_READ_RANGE answered %u entries\n", a.count);
+			return 1;
+		}
+		for (uint32_t i = 0; i < a.count; i++) {
+			if (json)
+				json_array_append_new(arr, conn_json(&a.conn[i]));
+			else
+				conn_print(&a.conn[i]);
+		}
+		total += a.count;
+		if (a.count == 0 || a.next <= r.first)
+			break;
+		r.first = a.next;
+	}
+	if (json)
+		return print_json(arr);
+	printf("%u connections\n", total);
+	return 0;
+}
+
+static int
+cmd_conn(int argc, char **argv)
+{
+	struct fc_cmd_conn_verdict v = { 0 };
+	char *end;
+	int rc;
+
+	if (argc != 3 || strcmp(argv[0], "verdict") != 0) {
+		fprintf(stderr, "flowcutctl: conn verdict ID drop|cut-thru|send-to-ips\n");
+		return 2;
+	}
+	errno = 0;
+	v.id = strtoull(argv[1], &end, 0);
+	if (errno || *end || end == argv[1]) {
+		fprintf(stderr, "flowcutctl: conn verdict: '%s' is not a connection id\n", argv[1]);
+		return 2;
+	}
+	if (strcasecmp(argv[2], "drop") == 0)
+		v.verdict = FC_VERDICT_DROP;
+	else if (strcasecmp(argv[2], "cut-thru") == 0)
+		v.verdict = FC_VERDICT_CUT_THRU;
+	else if (strcasecmp(argv[2], "send-to-ips") == 0)
+		v.verdict = FC_VERDICT_SEND_TO_IPS;
+	else {
+		fprintf(stderr, "flowcutctl: conn verdict: '%s' is not drop, cut-thru or "
+			"send-to-ips\n", argv[2]);
+		return 2;
+	}
+	rc = call(FC_CMD_CONN_MODIFY_FP_VERDICT, &v, sizeof(v), NULL, 0);
+	if (rc == -ENOENT) {
+		fprintf(stderr, "flowcutctl: connection %s: no such connection (removed, or "
+			"never made)\n", argv[1]);
+		return 1;
+	}
+	if (rc != 0)
+		return fail("CONN_MODIFY_FP_VERDICT", rc);
+	if (json)
+		return print_json(json_pack("{s:I, s:s}", "id", (json_int_t)v.id, "verdict",
+					    NAME(verdict_name, v.verdict)));
+	printf("connection %" PRIu64 ": verdict %s\n", v.id, NAME(verdict_name, v.verdict));
+	return 0;
+}
+
+/* ---- cfg ---- */
+
+static const struct {
+	const char *name;
+	uint32_t bit;
+} cfg_bits[] = {
+#define CFG_BIT_(name, bit) { #name, bit },
+	FC_FOREACH_CFG_BIT(CFG_BIT_)
+#undef CFG_BIT_
+};
+
+static int
+cmd_cfg(int argc, char **argv)
+{
+	struct fc_ans_cfg cur;
+	struct fc_cmd_cfg set;
+	int rc = call(FC_CMD_FW_CFG_PARAMS_GET, NULL, 0, &cur, sizeof(cur));
+
+	if (rc != 0)
+		return fail("FW_CFG_PARAMS_GET", rc);
+	set.fw_cfg = cur.fw_cfg;
+	for (int i = 0; i < argc; i++) {
+		const char *eq = strchr(argv[i], '=');
+		size_t n = eq ? (size_t)(eq - argv[i]) : 0;
+		bool found = false, on;
+
+		if (eq == NULL || (strcmp(eq + 1, "on") != 0 && strcmp(eq + 1, "off") != 0)) {
+			fprintf(stderr, "flowcutctl: cfg: '%s' is not NAME=on or NAME=off\n", argv[i]);
+			return 2;
+		}
+		on = strcmp(eq + 1, "on") == 0;
+		for (size_t b = 0; b < sizeof(cfg_bits) / sizeof(cfg_bits[0]); b++)
+			if (strlen(cfg_bits[b].name) == n &&
+			    strncasecmp(argv[i], cfg_bits[b].name, n) == 0) {
+				set.fw_cfg = on ? set.fw_cfg | cfg_bits[b].bit
+						: set.fw_cfg & ~cfg_bits[b].bit;
+				found = true;
+			}
+		if (!found) {
+			fprintf(stderr, "flowcutctl: cfg: no bit named '%.*s' (OFFLOAD, TCP_SEQ_CHK, "
+				"IPS, FINTRACK, DROP_IF_IPS_OFF)\n", (int)n, argv[i]);
+			return 2;
+		}
+	}
+	if (argc > 0) {
+		rc = call(FC_CMD_FW_CFG_PARAMS_SET, &set, sizeof(set), NULL, 0);
+		if (rc != 0)
+			return fail("FW_CFG_PARAMS_SET", rc);
+		cur.fw_cfg = set.fw_cfg;
+	}
+	if (json) {
+		json_t *o = json_pack("{s:i}", "fw_cfg", cur.fw_cfg);
+
+		for (size_t b = 0; b < sizeof(cfg_bits) / sizeof(cfg_bits[0]); b++)
+			json_object_set_new(o, cfg_bits[b].name,
+					    json_boolean(cur.fw_cfg & cfg_bits[b].bit));
+		return print_json(o);
+	}
+	printf("fw_cfg 0x%03x\n", cur.fw_cfg);
+	for (size_t b = 0; b < sizeof(cfg_bits) / sizeof(cfg_bits[0]); b++)
+		printf("  %-16s %s\n", cfg_bits[b].name, cur.fw_cfg & cfg_bits[b].bit ? "on" : "off");
+	return 0;
+}
+
+static void
+usage(void)
+{
+	fprintf(stderr,
+		"usage: flowcutctl [--link PATH] [--json] COMMAND\n"
+		"  status\n"
+		"  counters [--all] | counters clear\n"
+		"  conns\n"
+		"  conn verdict ID drop|cut-thru|send-to-ips\n"
+		"  cfg [NAME=on|off ...]\n");
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "link", required_argument, NULL, 'l' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *path = "/dev/shm/flowcut";
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, "+", lo, NULL)) != -1) {
+		switch (c) {
+		case 'l': path = optarg; break;
+		case 'j': json = true; break;
+		default: usage(); return 2;
+		}
+	}
+	if (optind >= argc) {
+		usage();
+		return 2;
+	}
+	lk = lk_attach(path, -1);
+	if (lk == NULL) {
+		fprintf(stderr, "flowcutctl: %s: %s\n", path,
+			errno == ENOENT ? "no coprocessor (is flowcut-npu running?)" :
+			errno == EPROTO ? "not a flowcut link of this version" :
+			errno == EBUSY ? "every client slot is taken" : strerror(errno));
+		return 1;
+	}
+	argv += optind;
+	argc -= optind;
+	if (strcmp(argv[0], "status") == 0 && argc == 1)
+		rc = cmd_status();
+	else if (strcmp(argv[0], "counters") == 0)
+		rc = cmd_counters(argc - 1, argv + 1);
+	else if (strcmp(argv[0], "conns") == 0 && argc == 1)
+		rc = cmd_conns();
+	else if (strcmp(argv[0], "conn") == 0)
+		rc = cmd_conn(argc - 1, argv + 1);
+	else if (strcmp(argv[0], "cfg") == 0)
+		rc = cmd_cfg(argc - 1, argv + 1);
+	else {
+		usage();
+		rc = 2;
+	}
+	lk_close(lk);
+	return rc;
+}

@@ -1,0 +1,520 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * flowcut-npu: the coprocessor.  A DPDK program that owns the wire ports
+ * and runs the fast path over them, and serves the host over the link.
+ *
+ *   flowcut-npu [EAL options] -- [--link PATH] [--conns N] [--nhops N]
+ *                                [--workers N] [--sweep-ms N]
+ *
+ * Wire ports are the DPDK ports EAL made (in the lab net_af_xdp or
+ * net_af_packet vdevs on veth ends, in tests net_pcap), front port i being
+ * DPDK port i.  Threads:
+ *  - the main lcore is the control thread: it serves every client's
+ *    command ring, sweeps idle connections and posts events, and publishes
+ *    the counters window; it sleeps on the link's doorbell when idle;
+ *  - each worker lcore polls its RX queues, runs fp_process_burst(), and
+ *    sends each frame where the fast path says: out of a port, up to the
+ *    host over the link (tagged with its port, and AUX or INSPECT where the
+ *    fast path chose those queues), or into the free list.  Worker 0 also
+ *    sends the host's frames out.  Idle, a worker backs off to sleeping.
+ * Every start lays the link out anew with a new boot id and posts a BOOT
+ * event: the tables are empty and fw_cfg is 0x002, as on the real chip.
+ * SIGINT/SIGTERM stop it cleanly; SIGKILL is survivable for the host.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_pause.h>
+
+#include "fp.h"
+#include "lk.h"
+#include "npu_cmd.h"
+
+#define NPU_POOL_SIZE 8191
+#define NPU_RXD 512
+#define NPU_TXD 512
+#define NPU_IDLE_SPIN_NS 200000ull	/* keep polling this long after work */
+#define NPU_IDLE_SLEEP_MAX_US 1000	/* the longest a worker sleeps idle */
+#define NPU_PUBLISH_NS 50000000ull	/* counters window refresh */
+
+struct npu_opts {
+	const char *link;
+	uint32_t conns;
+	uint32_t nhops;
+	unsigned int workers;
+	unsigned int sweep_ms;
+};
+
+/* Counts the program keeps besides the fast path's (the FC_CLS_NPU ones). */
+struct npu_worker {
+	unsigned int id;
+	unsigned int lcore;
+	struct fp_worker *fpw;
+	uint64_t cnt[FC_CNT_MAX];
+};
+
+static volatile int quit;
+static struct fp *fp;
+static struct lk *lk;
+static struct rte_mempool *pool;
+static uint16_t nports;
+static struct npu_worker workers[RTE_MAX_LCORE];
+static unsigned int nworkers;
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	quit = 1;
+}
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline void
+count(struct npu_worker *w, enum fc_cnt c, uint64_t n)
+{
+	__atomic_store_n(&w->cnt[c], w->cnt[c] + n, __ATOMIC_RELAXED);
+}
+
+/* ---- the worker ---- */
+
+/* Sends what the burst decided; returns how many frames it handled. */
+static void
+dispatch(struct npu_worker *w, uint16_t in_port, struct rte_mbuf **m, uint16_t n,
+	 const struct fp_out *out)
+{
+	struct rte_mbuf *tx[FP_MAX_PORTS][FP_BURST_MAX];
+	uint16_t ntx[FP_MAX_PORTS] = { 0 };
+	bool up = false;
+
+	for (uint16_t i = 0; i < n; i++) {
+		uint16_t d = out[i].dest;
+
+		if (d < nports) {
+			tx[d][ntx[d]++] = m[i];
+			continue;
+		}
+		if (d == FP_DEST_HOST || d == FP_DEST_HOST_AUX || d == FP_DEST_IPS) {
+			uint16_t flags = d == FP_DEST_HOST ? LK_FRAME_HOST
+					 : d == FP_DEST_HOST_AUX ? LK_FRAME_AUX : LK_FRAME_INSPECT;
+
+			if (m[i]->nb_segs == 1)
+				switch (lk_frame_up_put(lk, in_port, flags,
+							rte_pktmbuf_mtod(m[i], void *),
+							m[i]->data_len)) {
+				case 0: up = true; break;
+				case -EMSGSIZE: count(w, FC_CNT_NPU_UP_TOO_BIG, 1); break;
+				default: count(w, FC_CNT_NPU_UP_RING_FULL, 1); break;
+				}
+			else
+				count(w, FC_CNT_NPU_UP_TOO_BIG, 1);
+		} else if (d != FP_DEST_DROP) {
+			count(w, FC_CNT_NPU_TX_NO_PORT, 1);
+		}
+		rte_pktmbuf_free(m[i]);
+	}
+	if (up)
+		lk_frame_up_kick(lk);
+	for (uint16_t p = 0; p < nports; p++) {
+		uint16_t sent;
+
+		if (ntx[p] == 0)
+			continue;
+		sent = rte_eth_tx_burst(p, (uint16_t)w->id, tx[p], ntx[p]);
+		if (sent < ntx[p]) {
+			count(w, FC_CNT_NPU_TX_FULL, ntx[p] - sent);
+			rte_pktmbuf_free_bulk(&tx[p][sent], ntx[p] - sent);
+		}
+	}
+}
+
+/* Worker 0: the host's frames out of their ports.  Returns how many. */
+static unsigned int
+from_host(struct npu_worker *w)
+{
+	unsigned int done = 0;
+
+	for (; done < FP_BURST_MAX; done++) {
+		struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+		uint16_t port;
+		int len;
+
+		if (m == NULL) {
+			count(w, FC_CNT_NPU_NO_MBUF, 1);
+			break;
+		}
+		len = lk_frame_down_take(lk, &port, rte_pktmbuf_mtod(m, void *),
+					 rte_pktmbuf_tailroom(m));
+		if (len < 0) {
+			rte_pktmbuf_free(m);
+			if (len == -EAGAIN)
+				break;
+			count(w, FC_CNT_NPU_DOWN_BAD, 1);
+			continue;
+		}
+		m->data_len = m->pkt_len = (uint32_t)len;
+		port = fp_from_host(w->fpw, port);
+		if (port >= nports || rte_eth_tx_burst(port, (uint16_t)w->id, &m, 1) != 1) {
+			if (port != FP_DEST_DROP)
+				count(w, port >= nports ? FC_CNT_NPU_TX_NO_PORT : FC_CNT_NPU_TX_FULL, 1);
+			rte_pktmbuf_free(m);
+		}
+	}
+	return done;
+}
+
+static int
+worker_main(void *arg)
+{
+	struct npu_worker *w = arg;
+	unsigned int sleep_us = 0;
+	uint64_t last_work = now_ns();
+
+	while (!quit) {
+		unsigned int work = 0;
+		uint64_t now = now_ns();
+
+		for (uint16_t p = 0; p < nports; p++) {
+			struct rte_mbuf *m[FP_BURST_MAX];
+			struct fp_out out[FP_BURST_MAX];
+			uint16_t n = rte_eth_rx_burst(p, (uint16_t)w->id, m, FP_BURST_MAX);
+
+			if (n == 0)
+				continue;
+			fp_process_burst(w->fpw, p, m, n, now, out);
+			dispatch(w, p, m, n, out);
+			work += n;
+		}
+		if (w->id == 0)
+			work += from_host(w);
+		if (work) {
+			last_work = now;
+			sleep_us = 0;
+		} else if (now - last_work > NPU_IDLE_SPIN_NS) {
+			/* idle: sleep, longer each time, up to a millisecond */
+			sleep_us = sleep_us ? sleep_us * 2 : 10;
+			if (sleep_us > NPU_IDLE_SLEEP_MAX_US)
+				sleep_us = NPU_IDLE_SLEEP_MAX_US;
+			usleep(sleep_us);
+		} else {
+			rte_pause();
+		}
+	}
+	return 0;
+}
+
+/* ---- the control thread ---- */
+
+static void
+counters_publish(void)
+{
+	uint64_t c[FC_CNT_MAX];
+
+	fp_counters_read(fp, c);
+	for (unsigned int i = 0; i < nworkers; i++)
+		for (unsigned int k = 0; k < FC_CNT_MAX; k++)
+			if (fc_cnt_class(k) == FC_CLS_NPU)
+				c[k] += __atomic_load_n(&workers[i].cnt[k], __ATOMIC_RELAXED);
+	lk_counters_publish(lk, c, now_ns());
+}
+
+/* Serves every command waiting; returns how many. */
+static unsigned int
+serve(void)
+{
+	unsigned int done = 0;
+
+	for (unsigned int c = 0; c < LK_CLIENTS; c++) {
+		unsigned int n = 0;
+
+		for (;;) {
+			struct fc_cmd_hdr h;
+			struct fc_ans_hdr a;
+			uint64_t payload[FC_CMD_MAX_PAYLOAD / 8 + 1];
+			uint64_t ans[FC_CMD_MAX_PAYLOAD / 8 + 1];
+			int rc = lk_cmd_take(lk, c, &h, payload);
+
+			if (rc == -EAGAIN)
+				break;
+			if (rc != 0) {
+				if (h.op == 0xffff)
+					continue;	/* nothing to answer to */
+				a = (struct fc_ans_hdr){ .op = h.op, .tag = h.tag, .rc = rc };
+			} else {
+				npu_cmd_exec(fp, &h, payload, now_ns(), &a, ans);
+			}
+			/* the answer ring holds as many as the command ring */
+			if (lk_ans_put(lk, c, &a, ans) != 0)
+				break;
+			if (h.op == FC_CMD_COUNTER_CLEAR)
+				counters_publish();
+			n++;
+		}
+		if (n) {
+			lk_ans_kick(lk, c);
+			done += n;
+		}
+	}
+	return done;
+}
+
+/* Sweeps part of the table; posts what it finds. */
+static void
+sweep(uint32_t budget)
+{
+	struct fp_event ev[64];
+	unsigned int n;
+
+	do {
+		n = fp_sweep(fp, now_ns(), budget, ev, 64);
+		for (unsigned int i = 0; i < n; i++) {
+			struct lk_event le;
+
+			npu_cmd_event(&ev[i], &le);
+			if (lk_event_put(lk, &le) != 0) {
+				count(&workers[0], FC_CNT_NPU_EVENT_RING_FULL, 1);
+			}
+		}
+		if (n)
+			lk_event_kick(lk);
+	} while (n == 64);
+}
+
+static void
+control_loop(const struct npu_opts *o)
+{
+	uint64_t sweep_ns = (uint64_t)o->sweep_ms * 1000000ull;
+	uint64_t next_sweep = now_ns() + sweep_ns, next_publish = 0, last_work = now_ns();
+	/* the whole table in ten sweeps */
+	uint32_t budget = fp_conn_capacity(fp) / 10 + 1;
+
+	while (!quit) {
+		uint64_t now = now_ns();
+
+		if (serve() > 0) {
+			last_work = now;
+			continue;
+		}
+		if (now >= next_sweep) {
+			sweep(budget);
+			next_sweep = now + sweep_ns;
+		}
+		if (now >= next_publish) {
+			counters_publish();
+			next_publish = now + NPU_PUBLISH_NS;
+		}
+		if (now - last_work < NPU_IDLE_SPIN_NS) {
+			rte_pause();
+			continue;
+		}
+		/* sleep until rung, or the next sweep or publish */
+		{
+			uint64_t next = next_sweep < next_publish ? next_sweep : next_publish;
+			int ms = next > now ? (int)((next - now) / 1000000ull) + 1 : 0;
+
+			lk_npu_wait(lk, ms);
+		}
+	}
+}
+
+/* ---- set-up ---- */
+
+static int
+port_init(uint16_t port, unsigned int queues)
+{
+	struct rte_eth_conf conf = { 0 };
+	struct rte_eth_dev_info info;
+	int rc;
+
+	rc = rte_eth_dev_info_get(port, &info);
+	if (rc != 0)
+		return rc;
+	if (info.max_rx_queues < queues || info.max_tx_queues < queues) {
+		fprintf(stderr, "flowcut-npu: port %u (%s) has %u rx / %u tx queues, %u workers "
+			"need one each\n", port, info.driver_name, info.max_rx_queues,
+			info.max_tx_queues, queues);
+		return -EINVAL;
+	}
+	if (queues > 1) {
+		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+		conf.rx_adv_conf.rss_conf.rss_hf = RTE_ETH_RSS_IP & info.flow_type_rss_offloads;
+	}
+	rc = rte_eth_dev_configure(port, (uint16_t)queues, (uint16_t)queues, &conf);
+	for (unsigned int q = 0; rc == 0 && q < queues; q++)
+		rc = rte_eth_rx_queue_setup(port, (uint16_t)q, NPU_RXD,
+					    rte_eth_dev_socket_id(port), NULL, pool);
+	for (unsigned int q = 0; rc == 0 && q < queues; q++)
+		rc = rte_eth_tx_queue_setup(port, (uint16_t)q, NPU_TXD,
+					    rte_eth_dev_socket_id(port), NULL);
+	if (rc == 0)
+		rc = rte_eth_dev_start(port);
+	if (rc == 0)
+		rte_eth_promiscuous_enable(port);	/* the fast path checks MACs itself */
+	return rc;
+}
+
+static void
+usage(void)
+{
+	fprintf(stderr,
+		"usage: flowcut-npu [EAL options] -- [--link PATH] [--conns N] [--nhops N]\n"
+		"                   [--workers N] [--sweep-ms N]\n"
+		"  --link      the link's shared memory file (default /dev/shm/flowcut)\n"
+		"  --conns     connection table size (default 65536)\n"
+		"  --nhops     next-hop table size (default 4096)\n"
+		"  --workers   worker lcores (default 1; more need RSS on every port)\n"
+		"  --sweep-ms  aging sweep period (default 100)\n");
+}
+
+static int
+parse_args(int argc, char **argv, struct npu_opts *o)
+{
+	static const struct option lo[] = {
+		{ "link", required_argument, NULL, 'l' },
+		{ "conns", required_argument, NULL, 'c' },
+		{ "nhops", required_argument, NULL, 'n' },
+		{ "workers", required_argument, NULL, 'w' },
+		{ "sweep-ms", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		unsigned long v = 0;
+		char *end = NULL;
+
+		if (c == 'h' || c == '?') {
+			usage();
+			return -1;
+		}
+		if (c != 'l') {
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno || *end || v == 0 || v > (1ul << 26)) {
+				fprintf(stderr, "flowcut-npu: --%s: '%s' is not a number from 1 to %lu\n",
+					c == 'c' ? "conns" : c == 'n' ? "nhops" : c == 'w' ? "workers"
+					: "sweep-ms", optarg, 1ul << 26);
+				return -1;
+			}
+		}
+		switch (c) {
+		case 'l': o->link = optarg; break;
+		case 'c': o->conns = (uint32_t)v; break;
+		case 'n': o->nhops = (uint32_t)v; break;
+		case 'w': o->workers = (unsigned int)v; break;
+		case 's': o->sweep_ms = (unsigned int)v; break;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "flowcut-npu: unexpected argument '%s'\n", argv[optind]);
+		return -1;
+	}
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct npu_opts o = { .link = "/dev/shm/flowcut", .conns = 65536, .nhops = 4096,
+			      .workers = 1, .sweep_ms = 100 };
+	struct fp_params fpp = { .name = "npu", .socket_id = (int)SOCKET_ID_ANY };
+	unsigned int lcore, i = 0;
+	int n = rte_eal_init(argc, argv);
+
+	if (n < 0) {
+		fprintf(stderr, "flowcut-npu: EAL: %s\n", rte_strerror(rte_errno));
+		return 1;
+	}
+	if (parse_args(argc - n, argv + n, &o) != 0)
+		return 2;
+	if (rte_lcore_count() < o.workers + 1) {
+		fprintf(stderr, "flowcut-npu: %u workers and the control thread need %u lcores; "
+			"EAL has %u (give -l)\n", o.workers, o.workers + 1, rte_lcore_count());
+		return 2;
+	}
+	nports = rte_eth_dev_count_avail();
+	if (nports > FP_MAX_PORTS) {
+		fprintf(stderr, "flowcut-npu: %u ports, at most %u\n", nports, FP_MAX_PORTS);
+		return 2;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+
+	fpp.max_conns = o.conns;
+	fpp.max_nhops = o.nhops;
+	fpp.max_workers = o.workers;
+	fp = fp_create(&fpp);
+	pool = rte_pktmbuf_pool_create("npu_pool", NPU_POOL_SIZE, 256, 0,
+				       RTE_MBUF_DEFAULT_BUF_SIZE, (int)rte_socket_id());
+	if (fp == NULL || pool == NULL) {
+		fprintf(stderr, "flowcut-npu: tables (%u connections): %s\n", o.conns,
+			rte_strerror(rte_errno));
+		return 1;
+	}
+	for (uint16_t p = 0; p < nports; p++) {
+		int rc = port_init(p, o.workers);
+
+		if (rc != 0) {
+			fprintf(stderr, "flowcut-npu: port %u: %s\n", p, rte_strerror(-rc));
+			return 1;
+		}
+	}
+	/* the link last: a host sees the boot once the ports run */
+	lk = lk_create(o.link);
+	if (lk == NULL) {
+		fprintf(stderr, "flowcut-npu: link %s: %s\n", o.link, strerror(errno));
+		return 1;
+	}
+	nworkers = o.workers;
+	RTE_LCORE_FOREACH_WORKER(lcore) {
+		if (i == nworkers)
+			break;
+		workers[i].id = i;
+		workers[i].lcore = lcore;
+		workers[i].fpw = fp_worker_create(fp, i);
+		if (workers[i].fpw == NULL) {
+			fprintf(stderr, "flowcut-npu: worker %u: %s\n", i, rte_strerror(rte_errno));
+			return 1;
+		}
+		rte_eal_remote_launch(worker_main, &workers[i], lcore);
+		i++;
+	}
+	printf("flowcut-npu: %u ports, %u workers, %u connections, link %s, boot %016" PRIx64
+	       "\n", nports, nworkers, o.conns, o.link, lk_boot_id(lk));
+	fflush(stdout);
+
+	control_loop(&o);
+
+	rte_eal_mp_wait_lcore();
+	for (uint16_t p = 0; p < nports; p++) {
+		rte_eth_dev_stop(p);
+		rte_eth_dev_close(p);
+	}
+	counters_publish();
+	for (i = 0; i < nworkers; i++)
+		fp_worker_destroy(workers[i].fpw);
+	fp_destroy(fp);
+	lk_close(lk);
+	rte_eal_cleanup();
+	return 0;
+}
