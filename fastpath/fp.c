@@ -106,6 +106,7 @@ _Static_assert(sizeof(struct fp_conn) == 3 * RTE_CACHE_LINE_SIZE,
 struct fp_worker {
 	struct fp *fp;
 	unsigned int id;
+	rte_seqcount_t sc;		/* a burst's counts appear all at once */
 	uint64_t cnt[FC_CNT_MAX];	/* this worker's, published per burst */
 } __rte_cache_aligned;
 
@@ -417,6 +418,7 @@ fp_lif_set(struct fp *fp, uint16_t id, const struct fp_lif *lif)
 	struct fp_lif_rt *l;
 	uint16_t other;
 	uint32_t flags;
+	bool was;
 
 	if (id >= FP_MAX_LIFS || lif->port >= FP_MAX_PORTS ||
 	    lif->vlan > FP_VLAN_MAX || lif->mtu < 68)
@@ -425,23 +427,27 @@ fp_lif_set(struct fp *fp, uint16_t id, const struct fp_lif *lif)
 	if (other != LIF_NONE && other != id)
 		return -EEXIST;
 	l = &fp->lifs[id];
-	if (l->flags & LIF_PRESENT) {
-		/* unhook the old port/VLAN first */
-		__atomic_store_n(&fp->lif_of[l->port][l->vlan], LIF_NONE, __ATOMIC_RELEASE);
-		__atomic_store_n(&fp->port_lifs[l->port], fp->port_lifs[l->port] - 1,
-				 __ATOMIC_RELAXED);
-	}
+	was = l->flags & LIF_PRESENT;
+	/* in place: a worker sees the old or the new flags and MAC, never no LIF */
 	flags = LIF_PRESENT | (lif->admin_disabled ? LIF_ADMIN_DISABLED : 0) |
 		(lif->offload_disabled ? LIF_OFFLOAD_DISABLED : 0);
 	for (int i = 0; i < 6; i++)
 		st8(&l->mac[i], lif->mac[i]);
-	l->port = lif->port;
-	l->vlan = lif->vlan;
 	l->mtu = lif->mtu;
 	__atomic_store_n(&l->flags, flags, __ATOMIC_RELEASE);
+	if (other == id)
+		return 0;	/* same port and VLAN */
+	/* hooked on the new port/VLAN before it leaves the old */
 	__atomic_store_n(&fp->port_lifs[lif->port], fp->port_lifs[lif->port] + 1,
 			 __ATOMIC_RELAXED);
 	__atomic_store_n(&fp->lif_of[lif->port][lif->vlan], id, __ATOMIC_RELEASE);
+	if (was) {
+		__atomic_store_n(&fp->lif_of[l->port][l->vlan], LIF_NONE, __ATOMIC_RELEASE);
+		__atomic_store_n(&fp->port_lifs[l->port], fp->port_lifs[l->port] - 1,
+				 __ATOMIC_RELAXED);
+	}
+	l->port = lif->port;
+	l->vlan = lif->vlan;
 	return 0;
 }
 
@@ -472,8 +478,13 @@ fp_nhop_set(struct fp *fp, uint32_t id, const struct fp_nhop *nh)
 		return -EINVAL;
 	n = &fp->nhops[id];
 	rte_seqcount_write_begin(&n->sc);
+	/*
+	 * Another neighbour: another port or VLAN, or another MAC where one was
+	 * resolved.  An unresolved next hop that resolves keeps its revision:
+	 * connections made while it was unresolved forward once it is.
+	 */
 	if (n->nh.port != nh->port || n->nh.vlan != nh->vlan ||
-	    memcmp(n->nh.dmac, nh->dmac, 6) != 0)
+	    (n->nh.resolved && memcmp(n->nh.dmac, nh->dmac, 6) != 0))
 		n->rev++;
 	n->nh = *nh;
 	rte_seqcount_write_end(&n->sc);
@@ -522,7 +533,8 @@ key_valid(const struct fp_key *k)
 	if (k->port >= FP_MAX_PORTS || k->vlan > FP_VLAN_MAX)
 		return false;
 	if (k->proto == IPPROTO_ICMP || k->proto == IPPROTO_ICMPV6)
-		return k->dport <= 0xff;
+		return k->dport <= 0xff &&
+		       (k->proto == IPPROTO_ICMP) == (k->family == 4);	/* ICMPv6 only in v6 */
 	if (k->proto != IPPROTO_TCP && k->proto != IPPROTO_UDP)
 		return k->sport == 0 && k->dport == 0;
 	return true;
@@ -948,10 +960,18 @@ fp_counters_read(const struct fp *fp, uint64_t out[FC_CNT_MAX])
 	for (unsigned int i = 0; i < fp->max_workers; i++) {
 		const struct fp_worker *w = __atomic_load_n(&fp->workers[i], __ATOMIC_ACQUIRE);
 
+		uint64_t snap[FC_CNT_MAX];
+		uint32_t sn;
+
 		if (w == NULL)
 			continue;
+		do {
+			sn = rte_seqcount_read_begin(&w->sc);
+			for (unsigned int c = 0; c < FC_CNT_MAX; c++)
+				snap[c] = ld64(&w->cnt[c]);
+		} while (rte_seqcount_read_retry(&w->sc, sn));
 		for (unsigned int c = 0; c < FC_CNT_MAX; c++)
-			out[c] += ld64(&w->cnt[c]);
+			out[c] += snap[c];
 	}
 	for (unsigned int c = 0; c < FC_CNT_MAX; c++)
 		out[c] -= ld64(&fp->cnt_base[c]);
@@ -991,6 +1011,7 @@ fp_worker_create(struct fp *fp, unsigned int id)
 	}
 	w->fp = fp;
 	w->id = id;
+	rte_seqcount_init(&w->sc);
 	if (rte_rcu_qsbr_thread_register(fp->qsbr, id) != 0) {
 		rte_free(w);
 		rte_errno = EINVAL;
@@ -1124,13 +1145,14 @@ tcp_track(struct fp_mflow *snd_mf, const struct fp_mflow *rcv_mf,
 	bool has_ack = pp->tcp_flags & FP_TCP_ACK;
 
 	if (!snd->seen) {
-		snd->end = end;
-		snd->maxwin = win ? win : 1;
-		snd->rmaxend = has_ack ? ack + win : 0;
-		snd->seen = 1;
+		__atomic_store_n(&snd->end, end, __ATOMIC_RELAXED);
+		__atomic_store_n(&snd->maxwin, win ? win : 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&snd->rmaxend, has_ack ? ack + win : 0, __ATOMIC_RELAXED);
+		/* the other direction's worker reads the fields only after this */
+		__atomic_store_n(&snd->seen, 1, __ATOMIC_RELEASE);
 		return true;
 	}
-	if (seq_chk && ld8(&rcv->seen)) {
+	if (seq_chk && __atomic_load_n(&rcv->seen, __ATOMIC_ACQUIRE)) {
 		uint32_t rcv_end = ld32(&rcv->end);
 		uint32_t rcv_maxwin = ld32(&rcv->maxwin);
 		uint32_t ackwin = snd->maxwin > TCP_MAX_ACKWIN ? snd->maxwin : TCP_MAX_ACKWIN;
@@ -1206,8 +1228,8 @@ nat_rewrite(const struct fp *fp, int32_t other_pos, uint8_t *f,
 			uint16_t z;
 
 			memcpy(&z, csum, 2);
-			if (z == 0 && alen == 4)
-				return;		/* IPv4 UDP without checksum stays so */
+			if (z == 0)
+				return;		/* UDP without checksum stays so (IPv6: RFC 6935) */
 			csum_apply(csum, l4_diff);
 			memcpy(&z, csum, 2);
 			if (z == 0)
@@ -1353,9 +1375,11 @@ decide(struct burst *b, uintptr_t data, struct rte_mbuf *m,
 static inline void
 publish(struct fp_worker *w, const uint32_t cnt[FC_CNT_MAX])
 {
+	rte_seqcount_write_begin(&w->sc);
 	for (unsigned int c = 0; c < FC_CNT_MAX; c++)
 		if (cnt[c])
 			st64(&w->cnt[c], w->cnt[c] + cnt[c]);
+	rte_seqcount_write_end(&w->sc);
 }
 
 uint16_t
@@ -1425,7 +1449,9 @@ fp_from_host(struct fp_worker *w, uint16_t port)
 		     __atomic_load_n(&fp->port_lifs[port], __ATOMIC_RELAXED) != 0;
 	enum fc_cnt why = known ? FC_CNT_FROM_KN_TO_WIRE : FC_CNT_FROM_KN_DROP_LIF_UNKNOWN;
 
+	rte_seqcount_write_begin(&w->sc);
 	st64(&w->cnt[FC_CNT_FROM_KN_RX], w->cnt[FC_CNT_FROM_KN_RX] + 1);
 	st64(&w->cnt[why], w->cnt[why] + 1);
+	rte_seqcount_write_end(&w->sc);
 	return known ? port : FP_DEST_DROP;
 }

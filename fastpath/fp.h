@@ -20,7 +20,9 @@
  * worker writes only its microflows' counters, last-seen time and TCP
  * state (one microflow is seen by one worker: RSS keeps a microflow on one
  * queue), and moves a connection from valid to given-back.
- * Functions marked "any" are safe from any thread.
+ * Functions marked "any" are safe from any thread.  A coprocessor that
+ * wants the counters elsewhere publishes them from the control thread
+ * (flowcut-npu writes them into the link's counters window).
  *
  * Time is injected: every call that needs it takes `now` in nanoseconds
  * of a monotonic clock of the caller's choice (tests use a virtual one).
@@ -277,7 +279,11 @@ unsigned fp_sweep(struct fp *fp, uint64_t now, uint32_t budget,
 
 /* ---- counters ---- */
 
-/* fp_counters_read - every counter since the last clear (any). */
+/*
+ * fp_counters_read - every counter since the last clear.  Each worker's
+ * counts are taken whole (a burst's appear at once), so the model's sum
+ * holds in what this returns.  (control)
+ */
 void fp_counters_read(const struct fp *fp, uint64_t out[FC_CNT_MAX]);
 /* fp_counters_clear - start every counter from zero again (control). */
 void fp_counters_clear(struct fp *fp);
@@ -290,7 +296,10 @@ void fp_counters_clear(struct fp *fp);
  * before the worker starts)
  */
 struct fp_worker *fp_worker_create(struct fp *fp, unsigned id);
-/* fp_worker_destroy - after the worker has stopped.  NULL does nothing. */
+/*
+ * fp_worker_destroy - after the worker has stopped; its counts stay in the
+ * totals.  NULL does nothing.  (control)
+ */
 void fp_worker_destroy(struct fp_worker *w);
 
 /* Where a frame goes: a wire port id, or one of these. */

@@ -145,7 +145,7 @@ fc_frame_build(const struct fc_frame_spec *s, uint8_t *buf, size_t cap)
 	default:
 		return len;
 	}
-	if (k->proto == IPPROTO_UDP && s->udp_no_csum && k->family == 4)
+	if (k->proto == IPPROTO_UDP && s->udp_no_csum)
 		return len;
 	{
 		uint16_t c = l4_csum(k->family, l3, k->proto, l4, l4len, csum_off);
@@ -202,7 +202,7 @@ fc_frame_check(const uint8_t *f, size_t len, const char **why)
 	case IPPROTO_UDP: {
 		uint16_t c = rd16(l4 + 6), want;
 
-		if (c == 0 && family == 4)
+		if (c == 0)	/* none (IPv4), or a tunnel's zero (IPv6, RFC 6935) */
 			break;
 		want = l4_csum(family, l3, proto, l4, l4len, 6);
 		if ((want == 0 ? 0xffff : want) != c)

@@ -27,7 +27,7 @@ struct fc_frame_spec {
 	uint32_t seq, ack;
 	uint16_t win;
 	uint16_t payload;	/* payload bytes (a counting pattern) */
-	bool udp_no_csum;	/* IPv4 UDP sent with checksum 0 */
+	bool udp_no_csum;	/* UDP sent with checksum 0 */
 };
 
 /*

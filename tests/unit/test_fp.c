@@ -520,6 +520,7 @@ test_forward_rewrite(void **state)
 		{ 4, IPPROTO_ICMP, 0, 0, true, false },
 		{ 6, IPPROTO_TCP, 0, 0, true, false },
 		{ 6, IPPROTO_UDP, 10, 0, true, false },
+		{ 6, IPPROTO_UDP, 0, 0, true, true },	/* a zero checksum stays zero */
 		{ 6, IPPROTO_ICMPV6, 0, 30, true, false },
 		{ 4, IPPROTO_GRE, 0, 0, false, false },
 	};
@@ -874,6 +875,16 @@ mut_nat_gre(struct fp_conn_spec *c)
 }
 
 static void
+mut_icmp6_in_v4(struct fp_conn_spec *c)
+{
+	for (int d = 0; d < 2; d++) {
+		c->mf[d].key.proto = IPPROTO_ICMPV6;
+		c->mf[d].key.sport = htons(7);
+		c->mf[d].key.dport = (uint16_t)(d ? 129 : 128);
+	}
+}
+
+static void
 test_create_refusals(void **state)
 {
 	static const struct {
@@ -894,6 +905,7 @@ test_create_refusals(void **state)
 		{ "window scale out of range", mut_wscale, -EINVAL },
 		{ "protocols differ", mut_proto, -EINVAL },
 		{ "NAT on GRE", mut_nat_gre, -EOPNOTSUPP },
+		{ "ICMPv6 in an IPv4 key", mut_icmp6_in_v4, -EINVAL },
 	};
 	struct t *t = *state;
 
@@ -1090,6 +1102,25 @@ test_lifs_and_nhops(void **state)
 	assert_int_equal(fp_nhop_get(t->fp, 16, &n, NULL), -EINVAL);
 }
 
+/* A next hop that resolves after its connections were made: they forward. */
+static void
+test_nhop_resolves_later(void **state)
+{
+	static const uint8_t zero[6];
+	struct t *t = *state;
+	struct fc_frame_spec o = orig_frame(4, IPPROTO_UDP);
+
+	nhop0_set(t, false, zero, 1500, 0);
+	conn_make(t, 4, IPPROTO_UDP, FC_ACTION_FWD);
+	expect(send_frame(t, 0, &o), FC_CNT_FROM_WIRE_TO_KN_NHOP_UNRESOLVED, FP_DEST_HOST);
+	nhop0_set(t, true, SERVER_MAC, 1500, 0);
+	expect(send_frame(t, 0, &o), FC_CNT_FROM_WIRE_TO_WIRE, 1);
+	assert_memory_equal(t->out, SERVER_MAC, 6);
+	/* a resolved next hop given another MAC is another neighbour */
+	nhop0_set(t, true, CLIENT_MAC, 1500, 0);
+	expect(send_frame(t, 0, &o), FC_CNT_FROM_WIRE_TO_KN_NHOP_STALE, FP_DEST_HOST);
+}
+
 static void
 test_counters_and_host_path(void **state)
 {
@@ -1200,6 +1231,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_modify, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cfg_word, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lifs_and_nhops, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_nhop_resolves_later, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_counters_and_host_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mixed_burst, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_headroom, setup, teardown),
