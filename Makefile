@@ -24,11 +24,14 @@ LIB_SRC  := tests/lib/fc_frame.c tests/lib/fc_eal.c
 HDRS     := $(wildcard include/flowcut/*.h fastpath/*.h link/*.h npu/*.h tests/lib/*.h tests/fuzz/*.h)
 
 # name: sources
-PROGS := flowcut-npu flowcutctl test_fp test_fp_mt test_parse test_link flowcut-bench flowcut-fpdemo \
+PROGS := flowcut-npu flowcutctl test_npu test_fp test_fp_mt test_parse test_link flowcut-bench flowcut-fpdemo \
          fuzz_frame_replay fuzz_cmd_replay
 SRC_flowcut-npu        := npu/npu_main.c npu/npu_cmd.c link/lk.c $(FP_SRC)
 SRC_flowcutctl         := ctl/flowcutctl.c link/lk.c
 LIBS_flowcutctl  := -ljansson
+SRC_test_npu           := tests/integration/test_npu.c link/lk.c tests/lib/fc_frame.c \
+                          fastpath/fp_parse.c
+LIBS_test_npu    := -lcmocka -lpcap
 SRC_test_fp            := tests/unit/test_fp.c $(FP_SRC) $(LIB_SRC)
 SRC_test_fp_mt         := tests/unit/test_fp_mt.c $(FP_SRC) $(LIB_SRC)
 SRC_test_link          := tests/unit/test_link.c link/lk.c

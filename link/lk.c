@@ -442,6 +442,12 @@ lk_boot_id(const struct lk *lk)
 	return __atomic_load_n(&lk->hdr->boot_id, __ATOMIC_ACQUIRE);
 }
 
+uint32_t
+lk_npu_pid(const struct lk *lk)
+{
+	return __atomic_load_n(&lk->hdr->npu_pid, __ATOMIC_ACQUIRE);
+}
+
 int
 lk_resync(struct lk *lk)
 {

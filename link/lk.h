@@ -110,6 +110,12 @@ int lk_client(const struct lk *lk);
 uint64_t lk_boot_id(const struct lk *lk);
 
 /*
+ * lk_npu_pid - the process id of the coprocessor that laid the region out
+ * (on this machine; a host can tell a stale region from a live one).
+ */
+uint32_t lk_npu_pid(const struct lk *lk);
+
+/*
  * lk_resync - after -ECONNRESET: take the new boot id and the rings as the
  * rebooted coprocessor laid them out.  Commands in flight are lost (their
  * answers never come).  0, or -EPROTO if the region is no longer valid.

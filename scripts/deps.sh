@@ -3,7 +3,7 @@
 # missing.  Idempotent; needs root when something is missing.
 set -euo pipefail
 pkgs=(make gcc clang libclang-rt-14-dev pkg-config
-      dpdk-dev libdpdk-dev libcmocka-dev libpcap-dev libjansson-dev valgrind bc)
+      dpdk-dev libdpdk-dev libcmocka-dev libpcap-dev libjansson-dev valgrind bc iproute2 ethtool)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
