@@ -36,7 +36,7 @@ SRC_test_fp            := tests/unit/test_fp.c $(FP_SRC) $(LIB_SRC)
 SRC_test_fp_mt         := tests/unit/test_fp_mt.c $(FP_SRC) $(LIB_SRC)
 SRC_test_link          := tests/unit/test_link.c link/lk.c
 SRC_test_parse         := tests/unit/test_parse.c $(FP_SRC) $(LIB_SRC)
-SRC_flowcut-bench      := bench/flowcut-bench.c $(FP_SRC) $(LIB_SRC)
+SRC_flowcut-bench      := bench/flowcut-bench.c link/lk.c $(FP_SRC) $(LIB_SRC)
 SRC_flowcut-fpdemo     := tools/flowcut-fpdemo.c $(FP_SRC) $(LIB_SRC)
 SRC_fuzz_frame_replay  := tests/fuzz/fuzz_frame.c tests/fuzz/replay_main.c $(FP_SRC) $(LIB_SRC)
 SRC_fuzz_cmd_replay    := tests/fuzz/fuzz_cmd.c tests/fuzz/replay_main.c npu/npu_cmd.c \
@@ -92,6 +92,7 @@ demo: deps
 bench: deps
 	$(MAKE) build
 	$(BUILD)/flowcut-bench fastpath
+	$(BUILD)/flowcut-bench link
 
 clean:
 	rm -rf $(BUILD)

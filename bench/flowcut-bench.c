@@ -14,8 +14,20 @@
  * have written them.  Memory per connection is the DPDK heap the fast
  * path takes at creation, divided by N: every table is preallocated, so a
  * full table costs no more.
+ *
+ *   flowcut-bench link [--calls N] [--secs N]
+ *
+ * link: starts flowcut-npu (no ports) beside it and talks to it over the
+ * link as flowcutctl would: N single CONN_MODIFY_FP_VERDICT round trips,
+ * one after the other (median and 99th percentile), then batches of 64
+ * commands for --secs seconds (commands per second).
  */
 #include <errno.h>
+#include <libgen.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <netinet/in.h>
@@ -34,6 +46,7 @@
 #include "fc_eal.h"
 #include "fc_frame.h"
 #include "fp.h"
+#include "lk.h"
 
 #define FRAME_LEN 64
 #define POOL_BURSTS 4
@@ -281,12 +294,166 @@ bench_fastpath(const struct opts *o)
 	return 0;
 }
 
+/* ---- link ---- */
+
+static double
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static pid_t
+npu_spawn(const char *link_path)
+{
+	char self[4096], bin[4096], prefix[64];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	pid_t pid;
+
+	if (n <= 0)
+		return -1;
+	self[n] = '\0';
+	snprintf(bin, sizeof(bin), "%s/flowcut-npu", dirname(self));
+	snprintf(prefix, sizeof(prefix), "fc-bench-npu-%d", (int)getpid());
+	pid = fork();
+	if (pid == 0) {
+		execl(bin, bin, "--no-huge", "-m", "128", "--no-pci", "--no-telemetry",
+		      "--file-prefix", prefix, "-l", "0,1", "--log-level=error", "--",
+		      "--link", link_path, "--conns", "1024", (char *)NULL);
+		perror(bin);
+		_exit(127);
+	}
+	return pid;
+}
+
+static int
+bench_link(unsigned int calls, unsigned int secs)
+{
+	char path[64];
+	struct lk *lk = NULL;
+	struct fc_cmd_flow_create fc = { .verdict = FC_VERDICT_CUT_THRU };
+	struct fc_ans_conn_id cid;
+	double *rtt = calloc(calls, sizeof(double)), t0, cmds = 0, elapsed;
+	const unsigned int idle_calls = 500;
+	double idle[500];
+	pid_t pid;
+	int rc = 1;
+
+	snprintf(path, sizeof(path), "/dev/shm/fc-bench-%d", (int)getpid());
+	unlink(path);
+	pid = npu_spawn(path);
+	if (pid < 0 || rtt == NULL) {
+		fprintf(stderr, "flowcut-bench: cannot start flowcut-npu\n");
+		goto out;
+	}
+	for (t0 = mono_ns(); lk == NULL && mono_ns() - t0 < 20e9; usleep(20000)) {
+		lk = lk_attach(path, -1);
+		if (lk != NULL && lk_npu_pid(lk) != (uint32_t)pid) {
+			lk_close(lk);
+			lk = NULL;
+		}
+	}
+	if (lk == NULL) {
+		fprintf(stderr, "flowcut-bench: flowcut-npu's link did not come up\n");
+		goto out;
+	}
+	conn_key(0, (struct fp_key *)&fc.mf[0].key);
+	fp_key_reverse((struct fp_key *)&fc.mf[0].key, (struct fp_key *)&fc.mf[1].key);
+	fc.mf[1].key.port = 1;
+	if (lk_call(lk, FC_CMD_FLOW_CREATE_FP, &fc, sizeof(fc), &cid, sizeof(cid), NULL, 2000)) {
+		fprintf(stderr, "flowcut-bench: FLOW_CREATE_FP failed\n");
+		goto out;
+	}
+	/* single round trips */
+	for (unsigned int i = 0; i < calls; i++) {
+		struct fc_cmd_conn_verdict v = { .id = cid.id,
+						 .verdict = i & 1 ? FC_VERDICT_DROP : FC_VERDICT_CUT_THRU };
+		double s = mono_ns();
+
+		if (lk_call(lk, FC_CMD_CONN_MODIFY_FP_VERDICT, &v, sizeof(v), NULL, 0, NULL, 2000)) {
+			fprintf(stderr, "flowcut-bench: call %u failed\n", i);
+			goto out;
+		}
+		rtt[i] = mono_ns() - s;
+	}
+	qsort(rtt, calls, sizeof(double), cmp_double);
+	/* from sleep: the coprocessor idle (asleep on its doorbell) before each */
+	for (unsigned int i = 0; i < idle_calls; i++) {
+		struct fc_cmd_conn_verdict v = { .id = cid.id, .verdict = FC_VERDICT_CUT_THRU };
+		double s;
+
+		usleep(2000);
+		s = mono_ns();
+		if (lk_call(lk, FC_CMD_CONN_MODIFY_FP_VERDICT, &v, sizeof(v), NULL, 0, NULL, 2000)) {
+			fprintf(stderr, "flowcut-bench: call %u failed\n", i);
+			goto out;
+		}
+		idle[i] = mono_ns() - s;
+	}
+	qsort(idle, idle_calls, sizeof(double), cmp_double);
+	/* batches of 64 */
+	t0 = mono_ns();
+	while ((elapsed = mono_ns() - t0) < secs * 1e9) {
+		struct fc_cmd_conn_verdict v = { .id = cid.id, .verdict = FC_VERDICT_CUT_THRU };
+		unsigned int got = 0;
+
+		for (uint32_t i = 0; i < 64; i++)
+			if (lk_cmd_post(lk, FC_CMD_CONN_MODIFY_FP_VERDICT, i, &v, sizeof(v))) {
+				fprintf(stderr, "flowcut-bench: post failed\n");
+				goto out;
+			}
+		lk_cmd_kick(lk);
+		while (got < 64) {
+			struct fc_ans_hdr a;
+
+			if (lk_ans_take(lk, &a, NULL, 0) == 0) {
+				if (a.rc != 0) {
+					fprintf(stderr, "flowcut-bench: batch answer %d\n", a.rc);
+					goto out;
+				}
+				got++;
+			}
+		}
+		cmds += 64;
+	}
+	printf("flowcut-bench link: flowcut-npu beside it, CONN_MODIFY_FP_VERDICT\n");
+	printf("  round trip, one at a time (%u calls): median %.1f us, 99th percentile %.1f us,"
+	       " max %.1f us\n", calls, rtt[calls / 2] / 1e3, rtt[calls * 99 / 100] / 1e3,
+	       rtt[calls - 1] / 1e3);
+	printf("  round trip to a sleeping coprocessor (%u calls, 2 ms apart): median %.1f us, "
+	       "99th percentile %.1f us\n", idle_calls, idle[idle_calls / 2] / 1e3,
+	       idle[idle_calls * 99 / 100] / 1e3);
+	printf("  batches of 64 for %.1f s: %.0f commands per second\n", elapsed / 1e9,
+	       cmds / (elapsed / 1e9));
+	rc = 0;
+out:
+	lk_close(lk);
+	if (pid > 0) {
+		kill(pid, SIGTERM);
+		waitpid(pid, NULL, 0);
+	}
+	unlink(path);
+	free(rtt);
+	return rc;
+}
+
 static void
 usage(void)
 {
 	fprintf(stderr,
 		"usage: flowcut-bench fastpath [--conns N] [--frames N] [--burst N]\n"
-		"                              [--warmup N] [--only hit-1k|hit-big|miss-big]\n");
+		"                              [--warmup N] [--only hit-1k|hit-big|miss-big]\n"
+		"       flowcut-bench link [--calls N] [--secs N]\n");
 }
 
 int
@@ -305,6 +472,36 @@ main(int argc, char **argv)
 	char *end;
 	int c;
 
+	if (argc >= 2 && strcmp(argv[1], "link") == 0) {
+		static const struct option ll[] = {
+			{ "calls", required_argument, NULL, 'c' },
+			{ "secs", required_argument, NULL, 's' },
+			{ NULL, 0, NULL, 0 },
+		};
+		unsigned long calls = 20000, secs = 2;
+
+		optind = 2;
+		while ((c = getopt_long(argc, argv, "", ll, NULL)) != -1) {
+			unsigned long v;
+
+			if (c == '?') {
+				usage();
+				return 2;
+			}
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno || *end || v == 0 || v > 10000000) {
+				fprintf(stderr, "flowcut-bench: --%s wants a number from 1 to 10000000, "
+					"not '%s'\n", c == 'c' ? "calls" : "secs", optarg);
+				return 2;
+			}
+			if (c == 'c')
+				calls = v;
+			else
+				secs = v;
+		}
+		return bench_link((unsigned int)calls, (unsigned int)secs);
+	}
 	if (argc < 2 || strcmp(argv[1], "fastpath") != 0) {
 		usage();
 		return 2;

@@ -22,6 +22,7 @@
 #define LK_PAGE 4096u
 #define LK_READY 1u
 #define LK_COUNTER_TRIES 64
+#define LK_CALL_POLLS 2000	/* looks for an answer this often (~20 us) before sleeping */
 
 /* A doorbell: the sleeper waits on seq; the ringer wakes it only if it sleeps. */
 struct lk_bell {
@@ -92,6 +93,16 @@ struct lk {
 	struct ring ring[R_MAX];
 	struct lk_stats stats;
 };
+
+static inline void
+cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield");
+#endif
+}
 
 /* ---- layout: fixed by LK_VERSION ---- */
 
@@ -552,6 +563,7 @@ lk_call(struct lk *lk, uint16_t op, const void *payload, uint16_t len, void *ans
 {
 	uint32_t tag = ++lk->tag;
 	int64_t deadline = ms_now() + timeout_ms;
+	unsigned int polls = 0;
 	int rc = lk_cmd_post(lk, op, tag, payload, len);
 
 	if (rc != 0)
@@ -574,6 +586,11 @@ lk_call(struct lk *lk, uint16_t op, const void *payload, uint16_t len, void *ans
 		left = deadline - ms_now();
 		if (left <= 0)
 			return -ETIMEDOUT;
+		/* an answer usually comes within microseconds: look again before sleeping */
+		if (++polls < LK_CALL_POLLS) {
+			cpu_relax();
+			continue;
+		}
 		lk_ans_wait(lk, (int)(left < 100 ? left : 100));
 	}
 }
