@@ -313,6 +313,29 @@ cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* CPU seconds a process has used (user + system), from /proc. */
+static double
+cpu_secs(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long ut = 0, st = 0;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (f == NULL)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');	/* fields after the command name */
+	if (p == NULL || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+				&ut, &st) != 2)
+		return 0;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
 static pid_t
 npu_spawn(const char *link_path)
 {
@@ -435,6 +458,14 @@ bench_link(unsigned int calls, unsigned int secs)
 	       idle[idle_calls * 99 / 100] / 1e3);
 	printf("  batches of 64 for %.1f s: %.0f commands per second\n", elapsed / 1e9,
 	       cmds / (elapsed / 1e9));
+	/* idle: what the coprocessor costs when nothing happens */
+	{
+		double c0 = cpu_secs(pid), w0 = mono_ns();
+
+		sleep(3);
+		printf("  idle for %.1f s: flowcut-npu used %.2f %% of one core\n",
+		       (mono_ns() - w0) / 1e9, 100.0 * (cpu_secs(pid) - c0) / ((mono_ns() - w0) / 1e9));
+	}
 	rc = 0;
 out:
 	lk_close(lk);

@@ -238,7 +238,7 @@ cmd_conns(void)
 	}
 	if (json)
 		return print_json(arr);
-	printf("%u connections\n", total);
+	printf("%u connection%s\n", total, total == 1 ? "" : "s");
 	return 0;
 }
 

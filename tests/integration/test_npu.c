@@ -547,12 +547,94 @@ test_garbage_while_running(void **state)
 	assert_int_equal(npu_stop(), 0);	/* and stops cleanly */
 }
 
+/* Runs flowcutctl on the test's link; returns its exit status and output. */
+static int
+ctl(char *out, size_t cap, const char *args)
+{
+	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
+	char cmdline[512];
+	size_t n;
+	FILE *p;
+
+	snprintf(cmdline, sizeof(cmdline), "%s/flowcutctl --link %s %s 2>&1", build, link_path,
+		 args);
+	p = popen(cmdline, "r");
+	assert_non_null(p);
+	n = fread(out, 1, cap - 1, p);
+	out[n] = '\0';
+	return WEXITSTATUS(pclose(p));
+}
+
+static void
+test_flowcutctl(void **state)
+{
+	static char out[65536];
+	struct fc_cmd_conn_id q;
+	struct fc_conn_info ci;
+	struct fc_ans_cfg cfg;
+	struct fp_key udp;
+	struct lk *lk;
+	char args[128];
+	uint64_t id;
+
+	if (!have_netns)
+		skip();
+	*state = lk = npu_start("ctl");
+	program_ports(lk);
+	fc_key4(&udp, IPPROTO_UDP, "198.18.0.10", 9000, "198.19.0.10", 9001);
+	id = conn_make(lk, &udp);
+	for (int i = 0; i < 5; i++) {
+		struct fc_frame_spec u = { .key = udp, .ttl = 64, .payload = 40 };
+
+		play(0, &u, NULL);
+	}
+	wait_rx(lk, 5);
+	usleep(120000);		/* the counters window is refreshed every 50 ms */
+
+	assert_int_equal(ctl(out, sizeof(out), "conns"), 0);
+	print_message("%s", out);
+	assert_non_null(strstr(out, "4 udp 198.18.0.10:9000 > 198.19.0.10:9001 port 0 vlan 0  5 pkts"));
+	assert_non_null(strstr(out, "\n1 connection\n"));
+	assert_int_equal(ctl(out, sizeof(out), "--json conns"), 0);
+	assert_non_null(strstr(out, "\"action\": \"IPS\""));
+	assert_non_null(strstr(out, "\"verdict\": \"CUT_THRU\""));
+	assert_int_equal(ctl(out, sizeof(out), "counters"), 0);
+	assert_non_null(strstr(out, "FROM_WIRE_TO_WIRE_VERDICT_CUT_THRU"));
+	assert_null(strstr(out, "FROM_WIRE_DROP_IPS_VERDICT"));	/* non-zero only */
+	assert_int_equal(ctl(out, sizeof(out), "--json counters"), 0);
+	assert_non_null(strstr(out, "\"FROM_WIRE_RX\": 5"));
+
+	/* the cut by hand */
+	snprintf(args, sizeof(args), "conn verdict %" PRIu64 " drop", id);
+	assert_int_equal(ctl(out, sizeof(out), args), 0);
+	q.id = id;
+	assert_int_equal(cmd(lk, FC_CMD_CONN_READ_BY_ID, &q, sizeof(q), &ci, sizeof(ci)), 0);
+	assert_int_equal(ci.verdict, FC_VERDICT_DROP);
+	assert_int_equal(ctl(out, sizeof(out), "conn verdict 99999 drop"), 1);
+	assert_non_null(strstr(out, "no such connection"));
+	assert_int_equal(ctl(out, sizeof(out), "conn verdict 1 maybe"), 2);
+
+	/* the configuration word by name, read-modify-write */
+	assert_int_equal(ctl(out, sizeof(out), "cfg IPS=off DROP_IF_IPS_OFF=on"), 0);
+	assert_int_equal(cmd(lk, FC_CMD_FW_CFG_PARAMS_GET, NULL, 0, &cfg, sizeof(cfg)), 0);
+	assert_int_equal(cfg.fw_cfg, FC_CFG_OFFLOAD | FC_CFG_TCP_SEQ_CHK | FC_CFG_DROP_IF_IPS_OFF);
+	assert_int_equal(ctl(out, sizeof(out), "cfg GATE=on"), 2);
+	assert_non_null(strstr(out, "no bit named 'GATE'"));
+	assert_int_equal(ctl(out, sizeof(out), "--json status"), 0);
+	assert_non_null(strstr(out, "\"connections\": 1"));
+	lk_close(lk);
+	*state = NULL;
+	assert_int_equal(npu_stop(), 0);
+	assert_int_equal(ctl(out, sizeof(out), "status"), 1);	/* nobody there */
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_forward_and_cut, test_teardown),
 		cmocka_unit_test_teardown(test_restart, test_teardown),
+		cmocka_unit_test_teardown(test_flowcutctl, test_teardown),
 		cmocka_unit_test_teardown(test_garbage_while_running, test_teardown),
 	};
 
