@@ -59,6 +59,9 @@ done
 
 # the real coprocessor, in a network namespace of its own (root only)
 cmocka "flowcut-npu on net_pcap" "$BUILD/test_npu"
+export FC_PROGS=$BUILD/asan
+cmocka "flowcut-npu on net_pcap[asan]" "$BUILD/test_npu"
+unset FC_PROGS
 
 check "docs/counters.md names every counter" bash -c \
 	'for c in $(sed -n "s/^\tX(\([A-Z_]*\), FC_CLS_.*/\1/p" include/flowcut/fc_defs.h); do

@@ -21,7 +21,8 @@
  *    calls; it neither crashes nor hangs, and still stops cleanly.
  *
  * Needs root (namespaces, veth); says skipped otherwise.  Every wait is
- * bounded.  BUILD names the build folder (default build).
+ * bounded.  FC_PROGS names the folder of flowcut-npu and flowcutctl (the
+ * sanitizer builds, say), else BUILD, else build.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -80,11 +81,22 @@ now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Where flowcut-npu and flowcutctl are. */
+static const char *
+progs(void)
+{
+	const char *p = getenv("FC_PROGS");
+
+	if (p == NULL)
+		p = getenv("BUILD");
+	return p ? p : "build";
+}
+
 /* Starts flowcut-npu on the two ports; waits until its link is up. */
 static struct lk *
 npu_start(const char *tag)
 {
-	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
+	const char *build = progs();
 	char bin[256], prefix[64], v0[256], v1[256];
 	struct lk *lk = NULL;
 	double t0;
@@ -161,7 +173,7 @@ group_setup(void **state)
 	}
 	for (int i = 0; i < 2; i++) {
 		struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL) };
-		char name[8];
+		char name[16];
 
 		snprintf(name, sizeof(name), "t%d", i);
 		sll.sll_ifindex = (int)if_nametoindex(name);
@@ -551,7 +563,7 @@ test_garbage_while_running(void **state)
 static int
 ctl(char *out, size_t cap, const char *args)
 {
-	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
+	const char *build = progs();
 	char cmdline[512];
 	size_t n;
 	FILE *p;
