@@ -14,19 +14,21 @@ LIBS_flowcut-npu := -lrte_ethdev
 # gnu11: C11 plus the GNU extensions DPDK's headers use.
 CFLAGS_BASE := -std=gnu11 -D_GNU_SOURCE -DALLOW_EXPERIMENTAL_API -g \
                -Wall -Wextra -Wshadow -Wno-address-of-packed-member \
-               -Iinclude -Ifastpath -Ilink -Inpu -Ictl -Itests/lib -Itests/fuzz $(DPDK_CFLAGS)
+               -Iinclude -Ifastpath -Ilink -Inpu -Ictl -Idriver -Itests/lib -Itests/fuzz $(DPDK_CFLAGS)
 CFLAGS      ?= -O2
 SAN_ASAN    := -O1 -fno-omit-frame-pointer -fsanitize=address
 SAN_UBSAN   := -O1 -fsanitize=undefined -fno-sanitize-recover=undefined
 
 FP_SRC   := fastpath/fp.c fastpath/fp_parse.c
 LIB_SRC  := tests/lib/fc_frame.c tests/lib/fc_eal.c
-HDRS     := $(wildcard include/flowcut/*.h fastpath/*.h link/*.h npu/*.h tests/lib/*.h tests/fuzz/*.h)
+HDRS     := $(wildcard include/flowcut/*.h fastpath/*.h link/*.h npu/*.h driver/*.h tests/lib/*.h tests/fuzz/*.h)
 
 # name: sources
-PROGS := flowcut-npu flowcutctl test_npu test_fp test_fp_mt test_parse test_link flowcut-bench flowcut-fpdemo \
+PROGS := flowcut-npu flowcutctl flowcutd test_npu test_fp test_fp_mt test_parse test_link flowcut-bench flowcut-fpdemo \
          fuzz_frame_replay fuzz_cmd_replay
 SRC_flowcut-npu        := npu/npu_main.c npu/npu_cmd.c link/lk.c $(FP_SRC)
+SRC_flowcutd           := driver/flowcutd.c driver/fd_tap.c driver/fd_relay.c link/lk.c
+LIBS_flowcutd    := -ljansson -lpthread
 SRC_flowcutctl         := ctl/flowcutctl.c link/lk.c
 LIBS_flowcutctl  := -ljansson
 SRC_test_npu           := tests/integration/test_npu.c link/lk.c tests/lib/fc_frame.c \

@@ -357,9 +357,9 @@ lk_create(const char *path)
 	return lk;
 }
 
-/* Checks the header; takes the boot id and the rings' current indices. */
+/* Checks the header; takes the boot id. */
 static int
-lk_sync(struct lk *lk)
+hdr_check(struct lk *lk)
 {
 	struct lk_shm_hdr *h = lk->hdr;
 
@@ -367,18 +367,40 @@ lk_sync(struct lk *lk)
 	    __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) != LK_MAGIC ||
 	    h->version != LK_VERSION || h->size != lk->size)
 		return -EPROTO;
-	lk->boot_id = __atomic_load_n(&h->boot_id, __ATOMIC_ACQUIRE);
-	/* what we produce: continue from the region's index */
-	lk->ring[R_CMD + lk->client].mine =
-		__atomic_load_n(&lk->ring[R_CMD + lk->client].shm->prod, __ATOMIC_ACQUIRE);
-	lk->ring[R_DOWN].mine = __atomic_load_n(&lk->ring[R_DOWN].shm->prod, __ATOMIC_ACQUIRE);
-	/* what we consume: skip what an earlier holder left */
-	lk->ring[R_ANS + lk->client].mine =
-		__atomic_load_n(&lk->ring[R_ANS + lk->client].shm->prod, __ATOMIC_ACQUIRE);
-	lk->ring[R_EVENTS].mine = __atomic_load_n(&lk->ring[R_EVENTS].shm->cons, __ATOMIC_ACQUIRE);
-	lk->ring[R_UP].mine = __atomic_load_n(&lk->ring[R_UP].shm->cons, __ATOMIC_ACQUIRE);
-	__atomic_store_n(&lk->ring[R_ANS + lk->client].shm->cons,
-			 lk->ring[R_ANS + lk->client].mine, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/*
+ * A ring we produce continues from the region's producer index; a ring we
+ * consume skips what is in it (an earlier holder's, or a previous boot's).
+ */
+static void
+ring_sync(struct lk *lk, int r, bool produce)
+{
+	struct lk_shm_ring *shm = lk->ring[r].shm;
+
+	if (produce) {
+		lk->ring[r].mine = __atomic_load_n(&shm->prod, __ATOMIC_ACQUIRE);
+	} else {
+		lk->ring[r].mine = __atomic_load_n(&shm->prod, __ATOMIC_ACQUIRE);
+		__atomic_store_n(&shm->cons, lk->ring[r].mine, __ATOMIC_RELEASE);
+	}
+}
+
+/* The command, answer and event rings (the control thread's). */
+static int
+lk_sync(struct lk *lk)
+{
+	int rc = hdr_check(lk);
+
+	if (rc != 0)
+		return rc;
+	lk->boot_id = __atomic_load_n(&lk->hdr->boot_id, __ATOMIC_ACQUIRE);
+	ring_sync(lk, R_CMD + lk->client, true);
+	ring_sync(lk, R_ANS + lk->client, false);
+	/* events since the boot are kept: a BOOT event is the first of them */
+	lk->ring[R_EVENTS].mine = __atomic_load_n(&lk->ring[R_EVENTS].shm->cons,
+						  __ATOMIC_ACQUIRE);
 	return 0;
 }
 
@@ -422,6 +444,8 @@ lk_attach(const char *path, int client)
 		errno = -rc;
 		return NULL;
 	}
+	lk->ring[R_UP].mine = __atomic_load_n(&lk->ring[R_UP].shm->cons, __ATOMIC_ACQUIRE);
+	ring_sync(lk, R_DOWN, true);
 	getrandom(&lk->tag, sizeof(lk->tag), 0);
 	return lk;
 }
@@ -463,6 +487,26 @@ int
 lk_resync(struct lk *lk)
 {
 	return lk_sync(lk);
+}
+
+int
+lk_frame_up_resync(struct lk *lk)
+{
+	int rc = hdr_check(lk);
+
+	if (rc == 0)
+		ring_sync(lk, R_UP, false);
+	return rc;
+}
+
+int
+lk_frame_down_resync(struct lk *lk)
+{
+	int rc = hdr_check(lk);
+
+	if (rc == 0)
+		ring_sync(lk, R_DOWN, true);
+	return rc;
 }
 
 void

@@ -116,11 +116,16 @@ uint64_t lk_boot_id(const struct lk *lk);
 uint32_t lk_npu_pid(const struct lk *lk);
 
 /*
- * lk_resync - after -ECONNRESET: take the new boot id and the rings as the
- * rebooted coprocessor laid them out.  Commands in flight are lost (their
- * answers never come).  0, or -EPROTO if the region is no longer valid.
+ * lk_resync - after -ECONNRESET: take the new boot id and the command,
+ * answer and event rings as the rebooted coprocessor laid them out.
+ * Commands in flight are lost (their answers never come).  0, or -EPROTO
+ * if the region is no longer valid.  The frame rings have their own, for
+ * the threads that use them: lk_frame_up_resync() and
+ * lk_frame_down_resync(), after lk_boot_id() changed.
  */
 int lk_resync(struct lk *lk);
+int lk_frame_up_resync(struct lk *lk);
+int lk_frame_down_resync(struct lk *lk);
 
 /* lk_stats - what this side's checks have refused. */
 void lk_stats(const struct lk *lk, struct lk_stats *out);

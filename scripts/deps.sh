@@ -3,7 +3,8 @@
 # missing.  Idempotent; needs root when something is missing.
 set -euo pipefail
 pkgs=(make gcc clang libclang-rt-14-dev pkg-config
-      dpdk-dev libdpdk-dev libcmocka-dev libpcap-dev libjansson-dev valgrind bc iproute2 ethtool)
+      dpdk-dev libdpdk-dev libcmocka-dev libpcap-dev libjansson-dev valgrind bc iproute2 ethtool iputils-ping nftables conntrack iperf3 curl
+      libmnl-dev libnetfilter-conntrack-dev libnftables-dev)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

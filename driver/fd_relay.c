@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* fd_relay: see fd_relay.h. */
+#include "fd_relay.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+struct fd_relay {
+	struct lk *lk;
+	int taps[FD_MAX_PORTS];
+	unsigned int nports;
+	int epfd;
+	int stop;
+	pthread_t up, down;
+	struct fd_relay_stats st;
+};
+
+static void
+add(uint64_t *c, uint64_t n)
+{
+	__atomic_store_n(c, *c + n, __ATOMIC_RELAXED);
+}
+
+static void *
+up_main(void *arg)
+{
+	struct fd_relay *r = arg;
+	uint64_t boot = lk_boot_id(r->lk);
+	uint8_t buf[LK_FRAME_SLOT];
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+		uint16_t port, flags;
+		int n;
+
+		if (lk_boot_id(r->lk) != boot) {
+			boot = lk_boot_id(r->lk);
+			lk_frame_up_resync(r->lk);
+		}
+		n = lk_frame_up_take(r->lk, &port, &flags, buf, sizeof(buf));
+		if (n == -EAGAIN) {
+			lk_frame_up_wait(r->lk, 100);
+			continue;
+		}
+		if (n < 0)
+			continue;	/* counted by the link */
+		if (flags & LK_FRAME_INSPECT) {
+			add(&r->st.inspect, 1);
+		} else if (port >= r->nports) {
+			add(&r->st.up_bad_port, 1);
+		} else if (write(r->taps[port], buf, (size_t)n) == n) {
+			add(&r->st.to_host[port], 1);
+		} else {
+			add(&r->st.up_tap_full, 1);
+		}
+	}
+	return NULL;
+}
+
+static void *
+down_main(void *arg)
+{
+	struct fd_relay *r = arg;
+	uint64_t boot = lk_boot_id(r->lk);
+	uint8_t buf[LK_FRAME_SLOT];
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+		struct epoll_event ev[FD_MAX_PORTS];
+		int n = epoll_wait(r->epfd, ev, FD_MAX_PORTS, 100);
+
+		if (lk_boot_id(r->lk) != boot) {
+			boot = lk_boot_id(r->lk);
+			lk_frame_down_resync(r->lk);
+		}
+		for (int i = 0; i < n; i++) {
+			unsigned int port = ev[i].data.u32;
+			ssize_t len;
+
+			/* drain the TAP: edge or level, read until it is empty */
+			while ((len = read(r->taps[port], buf, sizeof(buf))) > 0) {
+				if (lk_frame_down_put(r->lk, (uint16_t)port, buf, (uint32_t)len) == 0)
+					add(&r->st.from_host[port], 1);
+				else
+					add(&r->st.down_ring_full, 1);
+			}
+		}
+	}
+	return NULL;
+}
+
+struct fd_relay *
+fd_relay_start(struct lk *lk, const int *taps, unsigned int nports)
+{
+	struct fd_relay *r;
+	int err;
+
+	if (nports == 0 || nports > FD_MAX_PORTS) {
+		errno = EINVAL;
+		return NULL;
+	}
+	r = calloc(1, sizeof(*r));
+	if (r == NULL)
+		return NULL;
+	r->lk = lk;
+	r->nports = nports;
+	memcpy(r->taps, taps, nports * sizeof(int));
+	r->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (r->epfd < 0)
+		goto fail;
+	for (unsigned int p = 0; p < nports; p++) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = p };
+
+		if (epoll_ctl(r->epfd, EPOLL_CTL_ADD, taps[p], &ev) != 0)
+			goto fail;
+	}
+	err = pthread_create(&r->up, NULL, up_main, r);
+	if (err == 0) {
+		err = pthread_create(&r->down, NULL, down_main, r);
+		if (err != 0) {
+			__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
+			pthread_join(r->up, NULL);
+		}
+	}
+	if (err != 0) {
+		errno = err;
+		goto fail;
+	}
+	return r;
+fail:
+	err = errno;
+	if (r->epfd >= 0)
+		close(r->epfd);
+	free(r);
+	errno = err;
+	return NULL;
+}
+
+void
+fd_relay_stop(struct fd_relay *r)
+{
+	if (r == NULL)
+		return;
+	__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
+	pthread_join(r->up, NULL);
+	pthread_join(r->down, NULL);
+	close(r->epfd);
+	free(r);
+}
+
+void
+fd_relay_stats(const struct fd_relay *r, struct fd_relay_stats *out)
+{
+	const uint64_t *in = (const uint64_t *)&r->st;
+	uint64_t *o = (uint64_t *)out;
+
+	for (size_t i = 0; i < sizeof(*out) / sizeof(uint64_t); i++)
+		o[i] = __atomic_load_n(&in[i], __ATOMIC_RELAXED);
+}

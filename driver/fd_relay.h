@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fd_relay: frames between the link and the front ports' TAPs, both ways.
+ *
+ * Two threads of its own: "up" takes the frames the coprocessor hands to
+ * the host and writes each into the TAP of its port (so the host kernel's
+ * work on them is charged to the host); "down" reads what the host kernel
+ * sends out of a TAP and puts it on the link for that port.  Each owns its
+ * frame ring of the link, and resyncs it when the coprocessor reboots.
+ * Every frame is counted, delivered or lost (struct fd_relay_stats).
+ *
+ * fd_relay_start() from the main thread; fd_relay_stats() from any;
+ * fd_relay_stop() joins both threads.  fd_relay_stop(NULL) does nothing.
+ */
+#ifndef FLOWCUT_FD_RELAY_H
+#define FLOWCUT_FD_RELAY_H
+
+#include <stdint.h>
+
+#include "lk.h"
+
+#define FD_MAX_PORTS 16
+
+struct fd_relay_stats {
+	uint64_t to_host[FD_MAX_PORTS];		/* written into the port's TAP */
+	uint64_t from_host[FD_MAX_PORTS];	/* read from the TAP, sent down */
+	uint64_t inspect;			/* for the inspector: none yet, dropped */
+	uint64_t up_bad_port;			/* tagged with a port we do not have */
+	uint64_t up_tap_full;			/* the TAP refused the write */
+	uint64_t down_ring_full;		/* the link's down ring was full */
+};
+
+struct fd_relay;
+
+/* fd_relay_start - relay between `lk` and taps[0..nports-1].  NULL and errno. */
+struct fd_relay *fd_relay_start(struct lk *lk, const int *taps, unsigned int nports);
+void fd_relay_stop(struct fd_relay *r);
+void fd_relay_stats(const struct fd_relay *r, struct fd_relay_stats *out);
+
+#endif

@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * flowcutd: the host side of the appliance (part 4 of the architecture).
+ *
+ *   flowcutd [--link PATH] [--ports N] [--tap PREFIX] [--offload on|off]
+ *            [--cut-in-hardware on|off] [--stats PATH]
+ *
+ * Now: it presents each front port to the host kernel as a persistent TAP
+ * (PREFIX0, PREFIX1, ...) with the port's MAC (02:fc:00:00:00:<port+1>),
+ * relays frames between those and the link both ways (fd_relay), and
+ * programs the coprocessor - its ports (LIFs) and the configuration word
+ * (the gate and the IPS switch, read-modify-write) - at start and whenever
+ * the coprocessor boots.  Per port it counts the frames the host takes in:
+ * the seed's "frames to the host" (written to --stats as JSON once a
+ * second).  Following conntrack to offload connections comes next.
+ *
+ * Threads: the main thread speaks commands and takes events; fd_relay's
+ * two threads move frames.  SIGINT/SIGTERM stop it; the TAPs stay, with
+ * the host's addresses on them.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include <flowcut/fc_cmd.h>
+
+#include "fd_relay.h"
+#include "fd_tap.h"
+#include "lk.h"
+
+#define CALL_MS 2000
+
+struct opts {
+	const char *link;
+	const char *tap;
+	const char *stats;
+	unsigned int ports;
+	bool offload;
+	bool ips;
+};
+
+static volatile sig_atomic_t quit;
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	quit = 1;
+}
+
+static void
+port_mac(unsigned int port, uint8_t mac[6])
+{
+	static const uint8_t base[6] = { 0x02, 0xfc, 0, 0, 0, 0 };
+
+	memcpy(mac, base, 6);
+	mac[5] = (uint8_t)(port + 1);
+}
+
+/*
+ * Everything the coprocessor forgets when it boots: the ports, then the
+ * configuration word, the gate and the IPS switch set together on what it
+ * reads back (never written as a constant).
+ */
+static int
+program(struct lk *lk, const struct opts *o)
+{
+	struct fc_ans_cfg cur;
+	struct fc_cmd_cfg set;
+	int rc;
+
+	for (unsigned int p = 0; p < o->ports; p++) {
+		struct fc_cmd_lif l = { .id = (uint16_t)p, .port = (uint16_t)p, .mtu = 1500 };
+
+		port_mac(p, l.mac);
+		rc = lk_call(lk, FC_CMD_LIF_ADD_UPDATE, &l, sizeof(l), NULL, 0, NULL, CALL_MS);
+		if (rc != 0) {
+			fprintf(stderr, "flowcutd: LIF_ADD_UPDATE port %u: %s\n", p, strerror(-rc));
+			return rc;
+		}
+	}
+	rc = lk_call(lk, FC_CMD_FW_CFG_PARAMS_GET, NULL, 0, &cur, sizeof(cur), NULL, CALL_MS);
+	if (rc != 0) {
+		fprintf(stderr, "flowcutd: FW_CFG_PARAMS_GET: %s\n", strerror(-rc));
+		return rc;
+	}
+	set.fw_cfg = cur.fw_cfg & ~(FC_CFG_OFFLOAD | FC_CFG_IPS);
+	set.fw_cfg |= (o->offload ? FC_CFG_OFFLOAD : 0) | (o->ips ? FC_CFG_IPS : 0);
+	rc = lk_call(lk, FC_CMD_FW_CFG_PARAMS_SET, &set, sizeof(set), NULL, 0, NULL, CALL_MS);
+	if (rc != 0) {
+		fprintf(stderr, "flowcutd: FW_CFG_PARAMS_SET 0x%03x: %s\n", set.fw_cfg, strerror(-rc));
+		return rc;
+	}
+	printf("flowcutd: coprocessor %016" PRIx64 " programmed: %u ports, fw_cfg 0x%03x\n",
+	       lk_boot_id(lk), o->ports, set.fw_cfg);
+	fflush(stdout);
+	return 0;
+}
+
+/* Writes the relay's counts as JSON, atomically (a temporary file renamed). */
+static void
+stats_write(const char *path, const struct fd_relay *r, unsigned int ports)
+{
+	struct fd_relay_stats st;
+	json_t *doc = json_object(), *to = json_array(), *from = json_array();
+	char tmp[4096];
+
+	fd_relay_stats(r, &st);
+	for (unsigned int p = 0; p < ports; p++) {
+		json_array_append_new(to, json_integer((json_int_t)st.to_host[p]));
+		json_array_append_new(from, json_integer((json_int_t)st.from_host[p]));
+	}
+	json_object_set_new(doc, "to_host", to);
+	json_object_set_new(doc, "from_host", from);
+	json_object_set_new(doc, "inspect_dropped", json_integer((json_int_t)st.inspect));
+	json_object_set_new(doc, "up_bad_port", json_integer((json_int_t)st.up_bad_port));
+	json_object_set_new(doc, "up_tap_full", json_integer((json_int_t)st.up_tap_full));
+	json_object_set_new(doc, "down_ring_full", json_integer((json_int_t)st.down_ring_full));
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	if (json_dump_file(doc, tmp, JSON_COMPACT) == 0 && rename(tmp, path) != 0)
+		unlink(tmp);
+	json_decref(doc);
+}
+
+static int
+parse_onoff(const char *opt, const char *v, bool *out)
+{
+	if (strcmp(v, "on") == 0)
+		*out = true;
+	else if (strcmp(v, "off") == 0)
+		*out = false;
+	else {
+		fprintf(stderr, "flowcutd: --%s: '%s' is not on or off\n", opt, v);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+usage(void)
+{
+	fprintf(stderr,
+		"usage: flowcutd [--link PATH] [--ports N] [--tap PREFIX] [--offload on|off]\n"
+		"                [--cut-in-hardware on|off] [--stats PATH]\n");
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "link", required_argument, NULL, 'l' },
+		{ "ports", required_argument, NULL, 'p' },
+		{ "tap", required_argument, NULL, 't' },
+		{ "offload", required_argument, NULL, 'o' },
+		{ "cut-in-hardware", required_argument, NULL, 'i' },
+		{ "stats", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct opts o = { .link = "/dev/shm/flowcut", .tap = "fp", .ports = 2, .offload = true,
+			  .ips = true };
+	int taps[FD_MAX_PORTS], c;
+	struct fd_relay *relay;
+	struct lk *lk = NULL;
+	bool programmed = false;
+	time_t last_stats = 0;
+
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		char *end;
+
+		switch (c) {
+		case 'l': o.link = optarg; break;
+		case 't': o.tap = optarg; break;
+		case 's': o.stats = optarg; break;
+		case 'p':
+			o.ports = (unsigned int)strtoul(optarg, &end, 10);
+			if (*end || o.ports == 0 || o.ports > FD_MAX_PORTS) {
+				fprintf(stderr, "flowcutd: --ports: '%s' is not 1 to %u\n", optarg,
+					FD_MAX_PORTS);
+				return 2;
+			}
+			break;
+		case 'o':
+			if (parse_onoff("offload", optarg, &o.offload))
+				return 2;
+			break;
+		case 'i':
+			if (parse_onoff("cut-in-hardware", optarg, &o.ips))
+				return 2;
+			break;
+		default: usage(); return 2;
+		}
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+	for (unsigned int p = 0; p < o.ports; p++) {
+		char name[32];
+		uint8_t mac[6];
+
+		snprintf(name, sizeof(name), "%s%u", o.tap, p);
+		port_mac(p, mac);
+		taps[p] = fd_tap_open(name, mac, 1500);
+		if (taps[p] < 0)
+			return 1;
+	}
+	/* the coprocessor may not be there yet: wait for it */
+	while (!quit && (lk = lk_attach(o.link, 0)) == NULL) {
+		if (errno != ENOENT && errno != EPROTO) {
+			fprintf(stderr, "flowcutd: link %s: %s\n", o.link, strerror(errno));
+			return 1;
+		}
+		usleep(100000);
+	}
+	if (lk == NULL)
+		return 0;
+	relay = fd_relay_start(lk, taps, o.ports);
+	if (relay == NULL) {
+		fprintf(stderr, "flowcutd: relay: %s\n", strerror(errno));
+		return 1;
+	}
+	while (!quit) {
+		struct lk_event ev;
+		int rc;
+
+		if (!programmed)
+			programmed = program(lk, &o) == 0;
+		while ((rc = lk_event_take(lk, &ev)) == 0)
+			if (ev.type == LK_EV_BOOT)
+				programmed = false;	/* it forgot everything */
+		if (rc == -ECONNRESET || rc == -EPROTO) {
+			programmed = false;
+			if (lk_resync(lk) != 0)
+				usleep(100000);	/* still booting */
+			continue;
+		}
+		if (o.stats && time(NULL) != last_stats) {
+			last_stats = time(NULL);
+			stats_write(o.stats, relay, o.ports);
+		}
+		lk_event_wait(lk, 100);
+	}
+	if (o.stats)
+		stats_write(o.stats, relay, o.ports);
+	fd_relay_stop(relay);
+	lk_close(lk);
+	return 0;
+}

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# The appliance out of network namespaces.
+#
+#   lab/lab.sh up NAME      make the namespaces, cables and the host's ruleset
+#   lab/lab.sh start NAME   start flowcut-npu and flowcutd, address the host's ports
+#   lab/lab.sh stop NAME    stop them
+#   lab/lab.sh down NAME    stop them and remove everything NAME made
+#   lab/lab.sh exec NAME ROLE CMD...   run CMD in NAME-ROLE (client npu host server)
+#
+#   client            npu (the coprocessor's wire side)           server
+#   NAME-client       NAME-npu                                    NAME-server
+#   c0 ------------- w0  [flowcut-npu, net_af_packet]  w1 ------------- s0
+#   198.18.0.2/24                                                198.18.1.2/24
+#   2001:2::2/64        link: /dev/shm/NAME-link          2001:2:0:1::2/64
+#                                 |
+#                     NAME-host: flowcutd, TAPs fp0 fp1
+#                     fp0 198.18.0.1/24 2001:2::1/64   fp1 198.18.1.1/24 2001:2:0:1::1/64
+#                     nftables (lab/ruleset.nft), forwarding on
+#
+# Only 198.18.0.0/15 and 2001:2::/48, only inside these namespaces.  Every
+# step is idempotent enough that `down` cleans up after a failed `up`.
+# Environment: BUILD (default build), FLOWCUTD_ARGS (extra flowcutd options).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/.." && pwd)
+BUILD=${BUILD:-$top/build}
+case "$BUILD" in /*) ;; *) BUILD=$top/$BUILD ;; esac
+
+usage() { sed -n '2,8p' "$0" >&2; exit 2; }
+[ $# -ge 2 ] || usage
+cmd=$1 name=$2
+shift 2
+run=/run/flowcut-lab/$name
+ns() { ip netns exec "$name-$1" "${@:2}"; }
+
+offloads_off() { # ns dev
+	ns "$1" ethtool -K "$2" tx off tso off gso off gro off >/dev/null 2>&1 || true
+}
+
+up() {
+	mkdir -p "$run"
+	for r in client npu host server; do
+		ip netns add "$name-$r"
+		ns "$r" ip link set lo up
+		ns "$r" sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0
+	done
+	ip link add c0 netns "$name-client" type veth peer name w0 netns "$name-npu"
+	ip link add s0 netns "$name-server" type veth peer name w1 netns "$name-npu"
+	for d in w0 w1; do
+		# the coprocessor's wire side speaks no IP of its own
+		ns npu sysctl -qw "net.ipv6.conf.$d.disable_ipv6=1"
+		ns npu ip link set "$d" up
+		offloads_off npu "$d"
+	done
+	ns client ip addr add 198.18.0.2/24 dev c0
+	ns client ip addr add 2001:2::2/64 dev c0 nodad
+	ns client ip link set c0 up
+	ns client ip route add default via 198.18.0.1
+	ns client ip -6 route add default via 2001:2::1
+	offloads_off client c0
+	ns server ip addr add 198.18.1.2/24 dev s0
+	ns server ip addr add 2001:2:0:1::2/64 dev s0 nodad
+	ns server ip link set s0 up
+	ns server ip route add default via 198.18.1.1
+	ns server ip -6 route add default via 2001:2:0:1::1
+	offloads_off server s0
+	ns host sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
+	ns host nft -f "$here/ruleset.nft"
+}
+
+start() {
+	mkdir -p "$run"
+	ns npu "$BUILD/flowcut-npu" --no-huge -m 256 --no-pci --no-telemetry \
+		--file-prefix "$name-npu" -l 0,1 --log-level=error \
+		--vdev net_af_packet0,iface=w0 --vdev net_af_packet1,iface=w1 \
+		-- --link "/dev/shm/$name-link" >"$run/npu.log" 2>&1 &
+	echo $! >"$run/npu.pid"
+	# shellcheck disable=SC2086
+	ns host "$BUILD/flowcutd" --link "/dev/shm/$name-link" --ports 2 \
+		--stats "$run/flowcutd.json" ${FLOWCUTD_ARGS:-} >"$run/flowcutd.log" 2>&1 &
+	echo $! >"$run/flowcutd.pid"
+	for _ in $(seq 100); do
+		ns host ip link show fp1 >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	ns host ip link show fp1 >/dev/null 2>&1 || { echo "lab: flowcutd made no TAPs" >&2; cat "$run/flowcutd.log" >&2; return 1; }
+	ns host ip addr replace 198.18.0.1/24 dev fp0
+	ns host ip addr replace 2001:2::1/64 dev fp0 nodad
+	ns host ip addr replace 198.18.1.1/24 dev fp1
+	ns host ip addr replace 2001:2:0:1::1/64 dev fp1 nodad
+	for _ in $(seq 100); do
+		grep -q programmed "$run/flowcutd.log" && return 0
+		sleep 0.1
+	done
+	echo "lab: the coprocessor was not programmed" >&2
+	cat "$run/npu.log" "$run/flowcutd.log" >&2
+	return 1
+}
+
+stop_one() { # pidfile
+	local pid
+	[ -f "$1" ] || return 0
+	pid=$(cat "$1")
+	kill "$pid" 2>/dev/null || true
+	for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	kill -9 "$pid" 2>/dev/null || true
+	rm -f "$1"
+}
+
+stop() {
+	stop_one "$run/flowcutd.pid"
+	stop_one "$run/npu.pid"
+}
+
+down() {
+	stop
+	for r in client npu host server; do
+		ip netns del "$name-$r" 2>/dev/null || true
+	done
+	rm -rf "$run" "/dev/shm/$name-link" "/var/run/dpdk/$name-npu"
+}
+
+case "$cmd" in
+up) up ;;
+start) start ;;
+stop) stop ;;
+down) down ;;
+exec) [ $# -ge 2 ] || usage; ns "$@" ;;
+*) usage ;;
+esac
