@@ -27,8 +27,9 @@ HDRS     := $(wildcard include/flowcut/*.h fastpath/*.h link/*.h npu/*.h driver/
 PROGS := flowcut-npu flowcutctl flowcutd test_npu test_fp test_fp_mt test_parse test_link flowcut-bench flowcut-fpdemo \
          fuzz_frame_replay fuzz_cmd_replay
 SRC_flowcut-npu        := npu/npu_main.c npu/npu_cmd.c link/lk.c $(FP_SRC)
-SRC_flowcutd           := driver/flowcutd.c driver/fd_tap.c driver/fd_relay.c link/lk.c
-LIBS_flowcutd    := -ljansson -lpthread
+SRC_flowcutd           := driver/flowcutd.c driver/fd_tap.c driver/fd_relay.c \
+                          driver/fd_route.c driver/fd_nft.c driver/fd_offload.c link/lk.c
+LIBS_flowcutd    := -ljansson -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables
 SRC_flowcutctl         := ctl/flowcutctl.c link/lk.c
 LIBS_flowcutctl  := -ljansson
 SRC_test_npu           := tests/integration/test_npu.c link/lk.c tests/lib/fc_frame.c \

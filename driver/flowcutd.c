@@ -3,7 +3,7 @@
  * flowcutd: the host side of the appliance (part 4 of the architecture).
  *
  *   flowcutd [--link PATH] [--ports N] [--tap PREFIX] [--offload on|off]
- *            [--cut-in-hardware on|off] [--stats PATH]
+ *            [--cut-in-hardware on|off] [--timeout S] [--stats PATH]
  *
  * Now: it presents each front port to the host kernel as a persistent TAP
  * (PREFIX0, PREFIX1, ...) with the port's MAC (02:fc:00:00:00:<port+1>),
@@ -12,11 +12,14 @@
  * (the gate and the IPS switch, read-modify-write) - at start and whenever
  * the coprocessor boots.  Per port it counts the frames the host takes in:
  * the seed's "frames to the host" (written to --stats as JSON once a
- * second).  Following conntrack to offload connections comes next.
+ * second).  It binds conntrack's states to the fast path's connections
+ * (fd_offload), marks what the host's rules accept (fd_nft), and when the
+ * ruleset changes has every connection judged again.
  *
- * Threads: the main thread speaks commands and takes events; fd_relay's
- * two threads move frames.  SIGINT/SIGTERM stop it; the TAPs stay, with
- * the host's addresses on them.
+ * Threads: the main thread speaks commands, takes the coprocessor's events
+ * and conntrack's and nftables' over netlink; fd_relay's two threads move
+ * frames.  SIGINT/SIGTERM stop it; the TAPs stay, with the host's addresses
+ * on them.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -33,17 +36,23 @@
 
 #include <flowcut/fc_cmd.h>
 
+#include "fd_nft.h"
+#include "fd_offload.h"
 #include "fd_relay.h"
 #include "fd_tap.h"
 #include "lk.h"
 
+#include <sys/epoll.h>
+
 #define CALL_MS 2000
+#define CT_MARK_BIT 0x40000000u	/* set by fd_nft on what the rules let through */
 
 struct opts {
 	const char *link;
 	const char *tap;
 	const char *stats;
 	unsigned int ports;
+	unsigned int timeout_s;
 	bool offload;
 	bool ips;
 };
@@ -108,9 +117,11 @@ program(struct lk *lk, const struct opts *o)
 
 /* Writes the relay's counts as JSON, atomically (a temporary file renamed). */
 static void
-stats_write(const char *path, const struct fd_relay *r, unsigned int ports)
+stats_write(const char *path, const struct fd_relay *r, const struct fd_offload *off,
+	    unsigned int ports)
 {
 	struct fd_relay_stats st;
+	struct fd_offload_stats os;
 	json_t *doc = json_object(), *to = json_array(), *from = json_array();
 	char tmp[4096];
 
@@ -125,6 +136,14 @@ stats_write(const char *path, const struct fd_relay *r, unsigned int ports)
 	json_object_set_new(doc, "up_bad_port", json_integer((json_int_t)st.up_bad_port));
 	json_object_set_new(doc, "up_tap_full", json_integer((json_int_t)st.up_tap_full));
 	json_object_set_new(doc, "down_ring_full", json_integer((json_int_t)st.down_ring_full));
+	fd_offload_stats(off, &os);
+	json_object_set_new(doc, "offloaded", json_integer((json_int_t)os.offloaded));
+	json_object_set_new(doc, "refused", json_integer((json_int_t)os.refused));
+	json_object_set_new(doc, "removed", json_integer((json_int_t)os.removed));
+	json_object_set_new(doc, "refreshed", json_integer((json_int_t)os.refreshed));
+	json_object_set_new(doc, "revived", json_integer((json_int_t)os.revived));
+	json_object_set_new(doc, "resyncs", json_integer((json_int_t)os.resyncs));
+	json_object_set_new(doc, "rev_bumps", json_integer((json_int_t)os.rev_bumps));
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	if (json_dump_file(doc, tmp, JSON_COMPACT) == 0 && rename(tmp, path) != 0)
 		unlink(tmp);
@@ -150,7 +169,7 @@ usage(void)
 {
 	fprintf(stderr,
 		"usage: flowcutd [--link PATH] [--ports N] [--tap PREFIX] [--offload on|off]\n"
-		"                [--cut-in-hardware on|off] [--stats PATH]\n");
+		"                [--cut-in-hardware on|off] [--timeout S] [--stats PATH]\n");
 }
 
 int
@@ -163,11 +182,16 @@ main(int argc, char **argv)
 		{ "offload", required_argument, NULL, 'o' },
 		{ "cut-in-hardware", required_argument, NULL, 'i' },
 		{ "stats", required_argument, NULL, 's' },
+		{ "timeout", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = { .link = "/dev/shm/flowcut", .tap = "fp", .ports = 2, .offload = true,
-			  .ips = true };
+			  .ips = true, .timeout_s = 60 };
+	struct fd_offload_cfg ocfg = { .mark_bit = CT_MARK_BIT };
+	struct fd_offload *off;
+	struct fd_nft *nft;
+	int epfd;
 	int taps[FD_MAX_PORTS], c;
 	struct fd_relay *relay;
 	struct lk *lk = NULL;
@@ -186,6 +210,13 @@ main(int argc, char **argv)
 			if (*end || o.ports == 0 || o.ports > FD_MAX_PORTS) {
 				fprintf(stderr, "flowcutd: --ports: '%s' is not 1 to %u\n", optarg,
 					FD_MAX_PORTS);
+				return 2;
+			}
+			break;
+		case 'T':
+			o.timeout_s = (unsigned int)strtoul(optarg, &end, 10);
+			if (*end || o.timeout_s == 0 || o.timeout_s > 65535) {
+				fprintf(stderr, "flowcutd: --timeout: '%s' is not 1 to 65535 s\n", optarg);
 				return 2;
 			}
 			break;
@@ -212,7 +243,12 @@ main(int argc, char **argv)
 		taps[p] = fd_tap_open(name, mac, 1500);
 		if (taps[p] < 0)
 			return 1;
+		ocfg.ifindex[p] = fd_tap_ifindex(name);
+		memcpy(ocfg.mac[p], mac, 6);
 	}
+	ocfg.nports = o.ports;
+	ocfg.cut_in_hardware = o.ips;
+	ocfg.timeout_s = (uint16_t)o.timeout_s;
 	/* the coprocessor may not be there yet: wait for it */
 	while (!quit && (lk = lk_attach(o.link, 0)) == NULL) {
 		if (errno != ENOENT && errno != EPROTO) {
@@ -224,34 +260,63 @@ main(int argc, char **argv)
 	if (lk == NULL)
 		return 0;
 	relay = fd_relay_start(lk, taps, o.ports);
-	if (relay == NULL) {
-		fprintf(stderr, "flowcutd: relay: %s\n", strerror(errno));
+	off = fd_offload_open(lk, &ocfg);
+	nft = fd_nft_open(CT_MARK_BIT);
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (relay == NULL || off == NULL || nft == NULL || epfd < 0) {
+		fprintf(stderr, "flowcutd: %s: %s\n", relay == NULL ? "relay" : off == NULL ?
+			"conntrack" : nft == NULL ? "nftables" : "epoll", strerror(errno));
 		return 1;
 	}
-	while (!quit) {
-		struct lk_event ev;
-		int rc;
+	{
+		struct epoll_event ct_ev = { .events = EPOLLIN, .data.u32 = 0 };
+		struct epoll_event nft_ev = { .events = EPOLLIN, .data.u32 = 1 };
 
-		if (!programmed)
+		epoll_ctl(epfd, EPOLL_CTL_ADD, fd_offload_fd(off), &ct_ev);
+		epoll_ctl(epfd, EPOLL_CTL_ADD, fd_nft_fd(nft), &nft_ev);
+	}
+	while (!quit) {
+		struct epoll_event evs[2];
+		struct lk_event ev;
+		int rc, n;
+
+		if (!programmed) {
 			programmed = program(lk, &o) == 0;
-		while ((rc = lk_event_take(lk, &ev)) == 0)
+			if (programmed)
+				fd_offload_resync(off);	/* the connections conntrack holds */
+		}
+		while ((rc = lk_event_take(lk, &ev)) == 0) {
 			if (ev.type == LK_EV_BOOT)
 				programmed = false;	/* it forgot everything */
+			else
+				fd_offload_fp_event(off, &ev);
+		}
 		if (rc == -ECONNRESET || rc == -EPROTO) {
 			programmed = false;
 			if (lk_resync(lk) != 0)
 				usleep(100000);	/* still booting */
 			continue;
 		}
-		if (o.stats && time(NULL) != last_stats) {
-			last_stats = time(NULL);
-			stats_write(o.stats, relay, o.ports);
+		n = epoll_wait(epfd, evs, 2, 20);
+		for (int i = 0; i < n; i++) {
+			if (evs[i].data.u32 == 0)
+				fd_offload_events(off);
+			else if (fd_nft_events(nft) != 0)
+				fd_offload_ruleset_changed(off);
 		}
-		lk_event_wait(lk, 100);
+		if (time(NULL) != last_stats) {
+			last_stats = time(NULL);
+			fd_offload_refresh(off);
+			if (o.stats)
+				stats_write(o.stats, relay, off, o.ports);
+		}
 	}
 	if (o.stats)
-		stats_write(o.stats, relay, o.ports);
+		stats_write(o.stats, relay, off, o.ports);
 	fd_relay_stop(relay);
+	fd_nft_close(nft);
+	fd_offload_close(off);
+	close(epfd);
 	lk_close(lk);
 	return 0;
 }

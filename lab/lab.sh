@@ -70,13 +70,13 @@ up() {
 
 start() {
 	mkdir -p "$run"
-	ns npu "$BUILD/flowcut-npu" --no-huge -m 256 --no-pci --no-telemetry \
+	ip netns exec "$name-npu" "$BUILD/flowcut-npu" --no-huge -m 256 --no-pci --no-telemetry \
 		--file-prefix "$name-npu" -l 0,1 --log-level=error \
 		--vdev net_af_packet0,iface=w0 --vdev net_af_packet1,iface=w1 \
 		-- --link "/dev/shm/$name-link" >"$run/npu.log" 2>&1 &
 	echo $! >"$run/npu.pid"
 	# shellcheck disable=SC2086
-	ns host "$BUILD/flowcutd" --link "/dev/shm/$name-link" --ports 2 \
+	ip netns exec "$name-host" "$BUILD/flowcutd" --link "/dev/shm/$name-link" --ports 2 \
 		--stats "$run/flowcutd.json" ${FLOWCUTD_ARGS:-} >"$run/flowcutd.log" 2>&1 &
 	echo $! >"$run/flowcutd.pid"
 	for _ in $(seq 100); do
@@ -110,6 +110,12 @@ stop_one() { # pidfile
 stop() {
 	stop_one "$run/flowcutd.pid"
 	stop_one "$run/npu.pid"
+	# and whatever else still runs in the lab's namespaces (iperf3, ...)
+	for r in client npu host server; do
+		for pid in $(ip netns pids "$name-$r" 2>/dev/null); do
+			kill -9 "$pid" 2>/dev/null || true
+		done
+	done
 }
 
 down() {

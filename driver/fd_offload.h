@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fd_offload: conntrack's states bound to the fast path's connections.
+ *
+ * It follows conntrack over netlink (libnetfilter_conntrack: events, with a
+ * large receive buffer; a lost event is noticed (ENOBUFS) and answered by a
+ * dump that reconciles both tables), and offloads a connection once the
+ * host's firewall has accepted it and seen it work:
+ *  - TCP established and assured, UDP seen both ways (assured), ICMP echo
+ *    answered;
+ *  - judged by the ruleset in force: its mark carries the bit fd_nft's
+ *    chain sets on every packet the host's rules let through (so a
+ *    connection to or from the host itself, which is never forwarded,
+ *    never qualifies);
+ *  - no helper, zone 0, both ends routed out of front ports, neighbours
+ *    resolved.
+ * Both microflows go in one FLOW_CREATE_FP, with next hops from the host's
+ * routes and neighbours (fd_route), NAT from conntrack's two tuples, the
+ * action from the settings (IPS with "Cut in hardware", else FWD; a tunnel,
+ * ESP or UDP 4500, always FWD).
+ *
+ * When a state goes away (DESTROY) the connection leaves the fast path at
+ * once.  While a connection is offloaded its conntrack timeout is
+ * refreshed from the coprocessor's last-seen times.  The coprocessor's
+ * events are answered: a give-back for a stalled sender is revived, a close
+ * let go, an aged-out connection forgotten - and in those last two the
+ * mark bit is cleared, so the connection is offloaded again only once the
+ * host has seen it through its rules again.  A ruleset change clears every
+ * offloaded connection's bit and bumps the firewall revision: each comes
+ * back to the host and is judged again by the new rules.
+ *
+ * Main thread only (it owns the link's command rings and the netlink
+ * sockets).  fd_offload_close(NULL) does nothing.
+ */
+#ifndef FLOWCUT_FD_OFFLOAD_H
+#define FLOWCUT_FD_OFFLOAD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fd_relay.h"
+#include "lk.h"
+
+struct fd_offload_cfg {
+	unsigned int nports;
+	unsigned int ifindex[FD_MAX_PORTS];	/* the front ports' TAPs */
+	uint8_t mac[FD_MAX_PORTS][6];
+	uint32_t mark_bit;			/* fd_nft's */
+	bool cut_in_hardware;			/* action IPS, else FWD */
+	uint16_t timeout_s;			/* the fast path's idle timeout */
+};
+
+struct fd_offload_stats {
+	uint64_t offloaded;	/* FLOW_CREATE_FP answered 0 */
+	uint64_t refused;	/* FLOW_CREATE_FP answered an error */
+	uint64_t removed;	/* taken out because the state went away */
+	uint64_t refreshed;	/* conntrack timeouts refreshed */
+	uint64_t revived;	/* give-backs revived */
+	uint64_t resyncs;	/* full dumps (start, boot, lost events) */
+	uint64_t rev_bumps;	/* ruleset changes */
+};
+
+struct fd_offload;
+
+/* fd_offload_open - start following conntrack.  NULL and errno. */
+struct fd_offload *fd_offload_open(struct lk *lk, const struct fd_offload_cfg *cfg);
+void fd_offload_close(struct fd_offload *o);
+/* fd_offload_fd - conntrack's event socket, to poll. */
+int fd_offload_fd(const struct fd_offload *o);
+/* fd_offload_events - handle what conntrack has sent. */
+void fd_offload_events(struct fd_offload *o);
+/*
+ * fd_offload_resync - the fast path is as the coprocessor says (empty after
+ * its boot, or whatever a previous flowcutd left): take every connection
+ * out, then offload what conntrack holds that qualifies.
+ */
+void fd_offload_resync(struct fd_offload *o);
+/* fd_offload_fp_event - a coprocessor event (aged out, given back, removed). */
+void fd_offload_fp_event(struct fd_offload *o, const struct lk_event *ev);
+/* fd_offload_refresh - conntrack timeouts from last-seen times; call every second. */
+void fd_offload_refresh(struct fd_offload *o);
+/* fd_offload_ruleset_changed - every connection judged again by the new rules. */
+void fd_offload_ruleset_changed(struct fd_offload *o);
+/* fd_offload_settings - the action for connections offloaded from now on. */
+void fd_offload_settings(struct fd_offload *o, bool cut_in_hardware, uint16_t timeout_s);
+void fd_offload_stats(const struct fd_offload *o, struct fd_offload_stats *out);
+
+#endif
