@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,15 +63,34 @@ fail(const char *what, int rc)
 	return 1;
 }
 
+/*
+ * One command; the answer must be exactly `want` bytes (or, with want < 0,
+ * at most cap, its length in *alen).  An answer of another size is
+ * -EBADMSG: nothing of it is used.
+ */
+static int
+call_len(uint16_t op, const void *p, uint16_t len, void *ans, uint16_t cap, int want,
+	 uint16_t *alen)
+{
+	uint16_t got = 0;
+	int rc = lk_call(lk, op, p, len, ans, cap, &got, TIMEOUT_MS);
+
+	if (rc == -ECONNRESET && lk_resync(lk) == 0)
+		rc = lk_call(lk, op, p, len, ans, cap, &got, TIMEOUT_MS);
+	if (rc == 0 && want >= 0 && got != want) {
+		fprintf(stderr, "flowcutctl: %s answered %u bytes, not %d\n", fc_cmd_name(op), got,
+			want);
+		return -EBADMSG;
+	}
+	if (alen)
+		*alen = got;
+	return rc;
+}
+
 static int
 call(uint16_t op, const void *p, uint16_t len, void *ans, uint16_t cap)
 {
-	uint16_t alen = 0;
-	int rc = lk_call(lk, op, p, len, ans, cap, &alen, TIMEOUT_MS);
-
-	if (rc == -ECONNRESET && lk_resync(lk) == 0)
-		rc = lk_call(lk, op, p, len, ans, cap, &alen, TIMEOUT_MS);
-	return rc;
+	return call_len(op, p, len, ans, cap, cap, NULL);
 }
 
 static int
@@ -101,10 +121,11 @@ cmd_status(void)
 		char boot[20];
 
 		snprintf(boot, sizeof(boot), "%016" PRIx64, lk_boot_id(lk));
-		return print_json(json_pack("{s:s, s:i, s:i, s:i, s:i, s:i}", "boot_id", boot,
-					    "client", lk_client(lk), "connections", ts.conns,
-					    "capacity", ts.capacity, "fw_cfg", cfg.fw_cfg,
-					    "fw_rev", cfg.fw_rev));
+		return print_json(json_pack("{s:s, s:i, s:I, s:I, s:I, s:I}", "boot_id", boot,
+					    "client", lk_client(lk), "connections",
+					    (json_int_t)ts.conns, "capacity", (json_int_t)ts.capacity,
+					    "fw_cfg", (json_int_t)cfg.fw_cfg, "fw_rev",
+					    (json_int_t)cfg.fw_rev));
 	}
 	printf("boot id      %016" PRIx64 "\n", lk_boot_id(lk));
 	printf("connections  %u of %u\n", ts.conns, ts.capacity);
@@ -123,7 +144,7 @@ cmd_counters(int argc, char **argv)
 	int rc;
 
 	if (argc >= 1 && strcmp(argv[0], "clear") == 0) {
-		rc = call(FC_CMD_COUNTER_CLEAR, NULL, 0, NULL, 0);
+		rc = call_len(FC_CMD_COUNTER_CLEAR, NULL, 0, NULL, 0, 0, NULL);
 		return rc ? fail("COUNTER_CLEAR", rc) : 0;
 	}
 	if (argc >= 1 && strcmp(argv[0], "--all") == 0)
@@ -174,17 +195,17 @@ conn_json(const struct fc_conn_info *ci)
 		char k[160];
 
 		json_array_append_new(dirs, json_pack(
-			"{s:s, s:s, s:b, s:b, s:i, s:i, s:I, s:I}",
+			"{s:s, s:s, s:b, s:b, s:I, s:i, s:I, s:I}",
 			"key", fc_key_format(&m->key, k, sizeof(k)),
 			"action", NAME(action_name, m->action), "active", m->active,
-			"nat", m->nat, "nhop", m->nhop, "timeout_s", m->timeout_s,
+			"nat", m->nat, "nhop", (json_int_t)m->nhop, "timeout_s", m->timeout_s,
 			"packets", (json_int_t)m->stats.packets,
 			"bytes", (json_int_t)m->stats.bytes));
 	}
-	return json_pack("{s:I, s:s, s:s, s:s, s:i, s:f, s:o}", "id", (json_int_t)ci->id,
+	return json_pack("{s:I, s:s, s:s, s:s, s:I, s:f, s:o}", "id", (json_int_t)ci->id,
 			 "verdict", NAME(verdict_name, ci->verdict),
 			 "state", NAME(state_name, ci->state),
-			 "reason", NAME(reason_name, ci->reason), "fw_rev", ci->fw_rev,
+			 "reason", NAME(reason_name, ci->reason), "fw_rev", (json_int_t)ci->fw_rev,
 			 "idle_s", idle_s(ci), "dirs", dirs);
 }
 
@@ -214,15 +235,18 @@ cmd_conns(void)
 
 	for (;;) {
 		struct fc_ans_range a;
-		int rc = call(FC_CMD_CONN_READ_RANGE, &r, sizeof(r), &a, sizeof(a));
+		uint16_t alen;
+		int rc = call_len(FC_CMD_CONN_READ_RANGE, &r, sizeof(r), &a, sizeof(a), -1, &alen);
 
 		if (rc != 0) {
 			json_decref(arr);
 			return fail("CONN_READ_RANGE", rc);
 		}
-		if (a.count > FC_RANGE_MAX) {
+		if (alen < offsetof(struct fc_ans_range, conn) || a.count > FC_RANGE_MAX ||
+		    alen != offsetof(struct fc_ans_range, conn) + a.count * sizeof(a.conn[0])) {
 			json_decref(arr);
-			fprintf(stderr, "flowcutctl: CONN_READ_RANGE answered %u entries\n", a.count);
+			fprintf(stderr, "flowcutctl: CONN_READ_RANGE answered %u bytes for %u entries\n",
+				alen, alen >= 8 ? a.count : 0);
 			return 1;
 		}
 		for (uint32_t i = 0; i < a.count; i++) {
@@ -270,7 +294,7 @@ cmd_conn(int argc, char **argv)
 			"send-to-ips\n", argv[2]);
 		return 2;
 	}
-	rc = call(FC_CMD_CONN_MODIFY_FP_VERDICT, &v, sizeof(v), NULL, 0);
+	rc = call_len(FC_CMD_CONN_MODIFY_FP_VERDICT, &v, sizeof(v), NULL, 0, 0, NULL);
 	if (rc == -ENOENT) {
 		fprintf(stderr, "flowcutctl: connection %s: no such connection (removed, or "
 			"never made)\n", argv[1]);
@@ -330,13 +354,13 @@ cmd_cfg(int argc, char **argv)
 		}
 	}
 	if (argc > 0) {
-		rc = call(FC_CMD_FW_CFG_PARAMS_SET, &set, sizeof(set), NULL, 0);
+		rc = call_len(FC_CMD_FW_CFG_PARAMS_SET, &set, sizeof(set), NULL, 0, 0, NULL);
 		if (rc != 0)
 			return fail("FW_CFG_PARAMS_SET", rc);
 		cur.fw_cfg = set.fw_cfg;
 	}
 	if (json) {
-		json_t *o = json_pack("{s:i}", "fw_cfg", cur.fw_cfg);
+		json_t *o = json_pack("{s:I}", "fw_cfg", (json_int_t)cur.fw_cfg);
 
 		for (size_t b = 0; b < sizeof(cfg_bits) / sizeof(cfg_bits[0]); b++)
 			json_object_set_new(o, cfg_bits[b].name,

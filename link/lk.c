@@ -561,7 +561,8 @@ lk_ans_take(struct lk *lk, struct fc_ans_hdr *hdr, void *payload, uint16_t cap)
 
 	if (rc != 0)
 		return rc;
-	for (;;) {
+	/* at most a ring's worth of bad slots per call: a peer cannot keep us here */
+	for (uint32_t i = 0; i < LK_CMD_SLOTS; i++) {
 		n = ring_take(lk, &lk->ring[R_ANS + lk->client], NULL, NULL, buf, sizeof(buf));
 		if (n == -EBADMSG)
 			continue;	/* counted; look at the next */
@@ -578,6 +579,7 @@ lk_ans_take(struct lk *lk, struct fc_ans_hdr *hdr, void *payload, uint16_t cap)
 		memcpy(payload, buf + sizeof(*hdr), hdr->len);
 		return 0;
 	}
+	return -EAGAIN;
 }
 
 static bool
@@ -625,11 +627,11 @@ lk_call(struct lk *lk, uint16_t op, const void *payload, uint16_t len, void *ans
 		}
 		if (rc != 0 && rc != -EAGAIN)
 			return rc;
-		if (rc == 0)
-			continue;	/* an older command's answer */
 		left = deadline - ms_now();
 		if (left <= 0)
 			return -ETIMEDOUT;
+		if (rc == 0)
+			continue;	/* an older command's answer */
 		/* an answer usually comes within microseconds: look again before sleeping */
 		if (++polls < LK_CALL_POLLS) {
 			cpu_relax();
@@ -678,6 +680,19 @@ lk_ans_put(struct lk *lk, unsigned int client, const struct fc_ans_hdr *hdr,
 			hdr->len);
 }
 
+bool
+lk_ans_room(struct lk *lk, unsigned int client)
+{
+	struct ring *r;
+	uint32_t used;
+
+	if (client >= LK_CLIENTS)
+		return false;
+	r = &lk->ring[R_ANS + client];
+	used = r->mine - __atomic_load_n(&r->shm->cons, __ATOMIC_ACQUIRE);
+	return used < r->slots;
+}
+
 void
 lk_ans_kick(struct lk *lk, unsigned int client)
 {
@@ -692,7 +707,7 @@ npu_idle(struct lk *lk, int unused)
 	for (int c = 0; c < LK_CLIENTS; c++)
 		if (!ring_empty(lk, R_CMD + c))
 			return false;
-	return ring_empty(lk, R_DOWN);
+	return true;	/* host frames are the workers' (they poll), not the control thread's */
 }
 
 void
@@ -716,7 +731,7 @@ lk_event_take(struct lk *lk, struct lk_event *ev)
 
 	if (rc != 0)
 		return rc;
-	for (;;) {
+	for (uint32_t i = 0; i < LK_EV_SLOTS; i++) {
 		n = ring_take(lk, &lk->ring[R_EVENTS], NULL, NULL, ev, sizeof(*ev));
 		if (n == (int)sizeof(*ev))
 			return 0;
@@ -725,6 +740,7 @@ lk_event_take(struct lk *lk, struct lk_event *ev)
 		if (n >= 0)
 			lk->stats.bad_message++;	/* a wrong length: not an event */
 	}
+	return -EAGAIN;
 }
 
 void
@@ -767,12 +783,13 @@ lk_frame_up_kick(struct lk *lk)
 int
 lk_frame_up_take(struct lk *lk, uint16_t *port, uint16_t *flags, void *buf, uint32_t cap)
 {
-	for (;;) {
+	for (uint32_t i = 0; i < LK_FRAME_SLOTS; i++) {
 		int n = ring_take(lk, &lk->ring[R_UP], port, flags, buf, cap);
 
 		if (n != -EBADMSG)
 			return n;
 	}
+	return -EAGAIN;
 }
 
 static bool
@@ -798,20 +815,19 @@ lk_frame_down_put(struct lk *lk, uint16_t port, const void *data, uint32_t len)
 		return -EMSGSIZE;
 	}
 	rc = ring_put(lk, &lk->ring[R_DOWN], port, 0, data, len, NULL, 0);
-	if (rc == 0)
-		bell_ring(&lk->hdr->bell_npu);
 	return rc;
 }
 
 int
 lk_frame_down_take(struct lk *lk, uint16_t *port, void *buf, uint32_t cap)
 {
-	for (;;) {
+	for (uint32_t i = 0; i < LK_FRAME_SLOTS; i++) {
 		int n = ring_take(lk, &lk->ring[R_DOWN], port, NULL, buf, cap);
 
 		if (n != -EBADMSG)
 			return n;
 	}
+	return -EAGAIN;
 }
 
 /* ---- counters window ---- */

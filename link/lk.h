@@ -25,8 +25,9 @@
  *
  * Threads: each ring has one producer and one consumer; a struct lk may be
  * used by several threads only if each ring is used by one of them (the
- * coprocessor's control thread serves commands and events, its worker the
- * frames).  Shutdown: lk_close(); lk_close(NULL) does nothing.
+ * coprocessor's control thread serves commands and events, its workers the
+ * frames: several workers putting frames up must take turns, as
+ * flowcut-npu's do under a lock).  Shutdown: lk_close(); lk_close(NULL) does nothing.
  *
  * Errors: int functions return 0 (or a count) or a negative errno:
  * -ENOBUFS a ring is full; -EAGAIN nothing to take; -EMSGSIZE a message too
@@ -173,12 +174,18 @@ int lk_cmd_take(struct lk *lk, unsigned int client, struct fc_cmd_hdr *hdr,
 /* lk_ans_put - answer on `client`'s ring.  0, -ENOBUFS, -EMSGSIZE. */
 int lk_ans_put(struct lk *lk, unsigned int client, const struct fc_ans_hdr *hdr,
 	       const void *payload);
+/*
+ * lk_ans_room - is there a free slot on `client`'s answer ring?  Take a
+ * command only when there is: a command taken must be answered.
+ */
+bool lk_ans_room(struct lk *lk, unsigned int client);
 /* lk_ans_kick - ring `client`'s doorbell. */
 void lk_ans_kick(struct lk *lk, unsigned int client);
 
 /*
- * lk_npu_wait - the coprocessor sleeps until a command or a frame from
- * the host may be there, at most timeout_ms.
+ * lk_npu_wait - the coprocessor's control thread sleeps until a command
+ * may be there, at most timeout_ms.  (Frames from the host are polled by
+ * its workers.)
  */
 void lk_npu_wait(struct lk *lk, int timeout_ms);
 

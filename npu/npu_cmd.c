@@ -57,12 +57,16 @@ info_out(const struct fp_conn_info *in, struct fc_conn_info *out)
 /* Each opcode: its payload size and its handler. */
 struct handler {
 	uint16_t len;
-	int (*fn)(struct fp *fp, const void *p, uint64_t now, void *ans, uint16_t *alen);
+	int (*fn)(const struct npu_cmd_env *env, const void *p, uint64_t now, void *ans,
+		  uint16_t *alen);
 };
 
 static int
-do_rev(struct fp *fp, const void *p, uint64_t now, void *ans, uint16_t *alen)
+do_rev(const struct npu_cmd_env *env, const void *p, uint64_t now, void *ans,
+        uint16_t *alen)
 {
+	struct fp *fp = env->fp;
+
 	const struct fc_cmd_rev *c = p;
 
 	(void)now; (void)ans; (void)alen;
@@ -71,8 +75,11 @@ do_rev(struct fp *fp, const void *p, uint64_t now, void *ans, uint16_t *alen)
 }
 
 static int
-do_cfg_set(struct fp *fp, const void *p, uint64_t now, void *ans, uint16_t *alen)
+do_cfg_set(const struct npu_cmd_env *env, const void *p, uint64_t now, void *ans,
+            uint16_t *alen)
 {
+	struct fp *fp = env->fp;
+
 	const struct fc_cmd_cfg *c = p;
 
 	(void)now; (void)ans; (void)alen;
@@ -80,8 +87,11 @@ do_cfg_set(struct fp *fp, const void *p, uint64_t now, void *ans, uint16_t *alen
 }
 
 static int
-do_cfg_get(struct fp *fp, const void *p, uint64_t now, void *ans, uint16_t *alen)
+do_cfg_get(const struct npu_cmd_env *env, const void *p, uint64_t now, void *ans,
+            uint16_t *alen)
 {
+	struct fp *fp = env->fp;
+
 	struct fc_ans_cfg *a = ans;
 
 	(void)p; (void)now;
@@ -92,8 +102,11 @@ do_cfg_get(struct fp *fp, const void *p, uint64_t now, void *ans, uint16_t *alen
 }
 
 static int
-do_lif(struct fp *fp, const void *p, uint64_t now, void *ans, uint16_t *alen)
+do_lif(const struct npu_cmd_env *env, const void *p, uint64_t now, void *ans,
+        uint16_t *alen)
 {
+	struct fp *fp = env->fp;
+
 	const struct fc_cmd_lif *c = p;
 	struct fp_lif l = { .port = c->port, .vlan = c->vlan, .mtu = c->mtu,
 			    .admin_disabled = c->flags & FC_LIF_ADMIN_DISABLED,
@@ -107,8 +120,11 @@ do_lif(struct fp *fp, const void *p, uint64_t now, void *ans, uint16_t *alen)
 }
 
 static int
-do_lif_read(struct fp *fp, const void *p, uint64_t now, void *ans, uint16_t *alen)
+do_lif_read(const struct npu_cmd_env *env, const void *p, uint64_t now, void *ans,
+             uint16_t *alen)
 {
+	struct fp *fp = env->fp;
+
 	const struct fc_cmd_lif_read *c = p;
 	struct fc_cmd_lif *a = ans;
 	struct fp_lif l;
@@ -133,8 +149,11 @@ do_lif_read(struct fp *fp, const void *p, uint64_t now, void *ans, uint16_t *ale
 }
 
 static int
-do_nhop(struct fp *fp, const void *p, uint64_t now, void *ans, uint16_t *alen)
+do_nhop(const struct npu_cmd_env *env, const void *p, uint64_t now, void *ans,
+         uint16_t *alen)
 {
+	struct fp *fp = env->fp;
+
 	const struct fc_cmd_nhop *c = p;
 	struct fp_nhop n = { .port = c->port, .vlan = c->vlan, .mtu = c->mtu,
 			     .resolved = c->flags & FC_NHOP_RESOLVED };
@@ -148,8 +167,11 @@ do_nhop(struct fp *fp, const void *p, uint64_t now, void *ans, uint16_t *alen)
 }
 
 static int
-do_nhop_read(struct fp *fp, const void *p, uint64_t now, void *ans, uint16_t *alen)
+do_nhop_read(const struct npu_cmd_env *env, const void *p, uint64_t now, void *ans,
+              uint16_t *alen)
 {
+	struct fp *fp = env->fp;
+
 	const struct fc_cmd_nhop_read *c = p;
 	struct fc_cmd_nhop *a = ans;
 	struct fp_nhop n;
@@ -193,22 +215,31 @@ mflow_active(struct fp *fp, const void *p, bool active)
 }
 
 static int
-do_mflow_program(struct fp *fp, const void *p, uint64_t now, void *ans, uint16_t *alen)
+do_mflow_program(const struct npu_cmd_env *env, const void *p, uint64_t now, void *ans,
+                  uint16_t *alen)
 {
+	struct fp *fp = env->fp;
+
 	(void)now; (void)ans; (void)alen;
 	return mflow_active(fp, p, true);
 }
 
 static int
-do_mflow_invalidate(struct fp *fp, const void *p, uint64_t now, void *ans, uint16_t *alen)
+do_mflow_invalidate(const struct npu_cmd_env *env, const void *p, uint64_t now, void *ans,
+                     uint16_t *alen)
 {
+	struct fp *fp = env->fp;
+
 	(void)now; (void)ans; (void)alen;
 	return mflow_active(fp, p, false);
 }
 
 static int
-do_flow_create(struct fp *fp, const void *p, uint64_t now, void *ans, uint16_t *alen)
+do_flow_create(const struct npu_cmd_env *env, const void *p, uint64_t now, void *ans,
+                uint16_t *alen)
 {
+	struct fp *fp = env->fp;
+
 	const struct fc_cmd_flow_create *c = p;
 	struct fc_ans_conn_id *a = ans;
 	struct fp_conn_spec s = { .verdict = c->verdict };
@@ -233,8 +264,11 @@ do_flow_create(struct fp *fp, const void *p, uint64_t now, void *ans, uint16_t *
 }
 
 static int
-do_conn_modify(struct fp *fp, const void *p, uint64_t now, void *ans, uint16_t *alen)
+do_conn_modify(const struct npu_cmd_env *env, const void *p, uint64_t now, void *ans,
+                uint16_t *alen)
 {
+	struct fp *fp = env->fp;
+
 	const struct fc_cmd_conn_modify *c = p;
 	struct fp_conn_mod m = { .mask = c->mask };
 
@@ -250,8 +284,11 @@ do_conn_modify(struct fp *fp, const void *p, uint64_t now, void *ans, uint16_t *
 }
 
 static int
-do_verdict(struct fp *fp, const void *p, uint64_t now, void *ans, uint16_t *alen)
+do_verdict(const struct npu_cmd_env *env, const void *p, uint64_t now, void *ans,
+            uint16_t *alen)
 {
+	struct fp *fp = env->fp;
+
 	const struct fc_cmd_conn_verdict *c = p;
 
 	(void)now; (void)ans; (void)alen;
@@ -261,8 +298,11 @@ do_verdict(struct fp *fp, const void *p, uint64_t now, void *ans, uint16_t *alen
 }
 
 static int
-do_reclaim(struct fp *fp, const void *p, uint64_t now, void *ans, uint16_t *alen)
+do_reclaim(const struct npu_cmd_env *env, const void *p, uint64_t now, void *ans,
+            uint16_t *alen)
 {
+	struct fp *fp = env->fp;
+
 	const struct fc_cmd_conn_id *c = p;
 	struct fp_mflow_stats st[2];
 	int rc;
@@ -277,8 +317,11 @@ do_reclaim(struct fp *fp, const void *p, uint64_t now, void *ans, uint16_t *alen
 }
 
 static int
-do_revive(struct fp *fp, const void *p, uint64_t now, void *ans, uint16_t *alen)
+do_revive(const struct npu_cmd_env *env, const void *p, uint64_t now, void *ans,
+           uint16_t *alen)
 {
+	struct fp *fp = env->fp;
+
 	const struct fc_cmd_conn_id *c = p;
 
 	(void)now; (void)ans; (void)alen;
@@ -286,8 +329,11 @@ do_revive(struct fp *fp, const void *p, uint64_t now, void *ans, uint16_t *alen)
 }
 
 static int
-do_read_id(struct fp *fp, const void *p, uint64_t now, void *ans, uint16_t *alen)
+do_read_id(const struct npu_cmd_env *env, const void *p, uint64_t now, void *ans,
+            uint16_t *alen)
 {
+	struct fp *fp = env->fp;
+
 	const struct fc_cmd_conn_id *c = p;
 	struct fp_conn_info ci;
 	int rc;
@@ -302,8 +348,11 @@ do_read_id(struct fp *fp, const void *p, uint64_t now, void *ans, uint16_t *alen
 }
 
 static int
-do_read_key(struct fp *fp, const void *p, uint64_t now, void *ans, uint16_t *alen)
+do_read_key(const struct npu_cmd_env *env, const void *p, uint64_t now, void *ans,
+             uint16_t *alen)
 {
+	struct fp *fp = env->fp;
+
 	struct fp_key k;
 	struct fp_conn_info ci;
 	fp_conn_id id;
@@ -322,15 +371,18 @@ do_read_key(struct fp *fp, const void *p, uint64_t now, void *ans, uint16_t *ale
 }
 
 static int
-do_read_range(struct fp *fp, const void *p, uint64_t now, void *ans, uint16_t *alen)
+do_read_range(const struct npu_cmd_env *env, const void *p, uint64_t now, void *ans,
+               uint16_t *alen)
 {
+	struct fp *fp = env->fp;
+
 	const struct fc_cmd_range *c = p;
 	struct fc_ans_range *a = ans;
 	uint32_t slot = c->first, max = c->max;
 
 	(void)now;
 	if (max == 0 || max > FC_RANGE_MAX)
-		max = FC_RANGE_MAX;
+		return -EINVAL;
 	a->count = 0;
 	while (a->count < max) {
 		struct fp_conn_info ci;
@@ -346,8 +398,11 @@ do_read_range(struct fp *fp, const void *p, uint64_t now, void *ans, uint16_t *a
 }
 
 static int
-do_table_stats(struct fp *fp, const void *p, uint64_t now, void *ans, uint16_t *alen)
+do_table_stats(const struct npu_cmd_env *env, const void *p, uint64_t now, void *ans,
+                uint16_t *alen)
 {
+	struct fp *fp = env->fp;
+
 	struct fc_ans_table_stats *a = ans;
 
 	(void)p; (void)now;
@@ -358,23 +413,33 @@ do_table_stats(struct fp *fp, const void *p, uint64_t now, void *ans, uint16_t *
 }
 
 static int
-do_counters(struct fp *fp, const void *p, uint64_t now, void *ans, uint16_t *alen)
+do_counters(const struct npu_cmd_env *env, const void *p, uint64_t now, void *ans,
+             uint16_t *alen)
 {
+	struct fp *fp = env->fp;
+
 	struct fc_ans_counters *a = ans;
 
 	(void)p; (void)now;
 	a->count = FC_CNT_MAX;
 	a->zero = 0;
 	fp_counters_read(fp, a->value);
+	if (env->npu_counters)
+		env->npu_counters(env->arg, a->value);
 	*alen = sizeof(*a);
 	return 0;
 }
 
 static int
-do_counters_clear(struct fp *fp, const void *p, uint64_t now, void *ans, uint16_t *alen)
+do_counters_clear(const struct npu_cmd_env *env, const void *p, uint64_t now, void *ans,
+                   uint16_t *alen)
 {
+	struct fp *fp = env->fp;
+
 	(void)p; (void)now; (void)ans; (void)alen;
 	fp_counters_clear(fp);
+	if (env->npu_clear)
+		env->npu_clear(env->arg);
 	return 0;
 }
 
@@ -411,8 +476,8 @@ handler_of(unsigned int op)
 }
 
 void
-npu_cmd_exec(struct fp *fp, const struct fc_cmd_hdr *hdr, const void *payload,
-	     uint64_t now, struct fc_ans_hdr *ans, void *ans_payload)
+npu_cmd_exec(const struct npu_cmd_env *env, const struct fc_cmd_hdr *hdr,
+	     const void *payload, uint64_t now, struct fc_ans_hdr *ans, void *ans_payload)
 {
 	const struct handler *h = handler_of(hdr->op);
 	/* aligned copies: the link's payload bytes may sit anywhere */
@@ -433,7 +498,7 @@ npu_cmd_exec(struct fp *fp, const struct fc_cmd_hdr *hdr, const void *payload,
 		return;
 	}
 	memcpy(in, payload, hdr->len);
-	ans->rc = h->fn(fp, in, now, out, &alen);
+	ans->rc = h->fn(env, in, now, out, &alen);
 	if (ans->rc == 0) {
 		ans->len = alen;
 		memcpy(ans_payload, out, alen);

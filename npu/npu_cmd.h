@@ -23,13 +23,23 @@
 #include "fp.h"
 #include "lk.h"
 
+/* What a command works on: the fast path, and the program's own counters. */
+struct npu_cmd_env {
+	struct fp *fp;
+	/* adds the program's counters (class FC_CLS_NPU) into out; NULL: none */
+	void (*npu_counters)(void *arg, uint64_t out[FC_CNT_MAX]);
+	/* starts them from zero (COUNTER_CLEAR); NULL: none */
+	void (*npu_clear)(void *arg);
+	void *arg;
+};
+
 /*
- * npu_cmd_exec - apply `hdr` and its payload (hdr->len bytes) to `fp` at
- * time `now`; fill *ans (op, tag, rc, len) and up to FC_CMD_MAX_PAYLOAD
- * bytes of answer payload.
+ * npu_cmd_exec - apply `hdr` and its payload (hdr->len bytes) at time
+ * `now`; fill *ans (op, tag, rc, len) and up to FC_CMD_MAX_PAYLOAD bytes
+ * of answer payload.
  */
-void npu_cmd_exec(struct fp *fp, const struct fc_cmd_hdr *hdr, const void *payload,
-		  uint64_t now, struct fc_ans_hdr *ans, void *ans_payload);
+void npu_cmd_exec(const struct npu_cmd_env *env, const struct fc_cmd_hdr *hdr,
+		  const void *payload, uint64_t now, struct fc_ans_hdr *ans, void *ans_payload);
 
 /* npu_cmd_event - an fp_event as the link carries it. */
 void npu_cmd_event(const struct fp_event *in, struct lk_event *out);

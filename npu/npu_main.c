@@ -37,6 +37,7 @@
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 #include <rte_pause.h>
+#include <rte_spinlock.h>
 
 #include "fp.h"
 #include "lk.h"
@@ -72,6 +73,9 @@ static struct rte_mempool *pool;
 static uint16_t nports;
 static struct npu_worker workers[RTE_MAX_LCORE];
 static unsigned int nworkers;
+static uint64_t npu_base[FC_CNT_MAX];	/* the program's counters at the last clear */
+/* the link's up ring has one producer: workers take turns on it */
+static rte_spinlock_t up_lock = RTE_SPINLOCK_INITIALIZER;
 
 static void
 on_signal(int sig)
@@ -104,7 +108,7 @@ dispatch(struct npu_worker *w, uint16_t in_port, struct rte_mbuf **m, uint16_t n
 {
 	struct rte_mbuf *tx[FP_MAX_PORTS][FP_BURST_MAX];
 	uint16_t ntx[FP_MAX_PORTS] = { 0 };
-	bool up = false;
+	bool up = false, locked = false;
 
 	for (uint16_t i = 0; i < n; i++) {
 		uint16_t d = out[i].dest;
@@ -117,6 +121,10 @@ dispatch(struct npu_worker *w, uint16_t in_port, struct rte_mbuf **m, uint16_t n
 			uint16_t flags = d == FP_DEST_HOST ? LK_FRAME_HOST
 					 : d == FP_DEST_HOST_AUX ? LK_FRAME_AUX : LK_FRAME_INSPECT;
 
+			if (nworkers > 1 && !locked) {
+				rte_spinlock_lock(&up_lock);
+				locked = true;
+			}
 			if (m[i]->nb_segs == 1)
 				switch (lk_frame_up_put(lk, in_port, flags,
 							rte_pktmbuf_mtod(m[i], void *),
@@ -132,6 +140,8 @@ dispatch(struct npu_worker *w, uint16_t in_port, struct rte_mbuf **m, uint16_t n
 		}
 		rte_pktmbuf_free(m[i]);
 	}
+	if (locked)
+		rte_spinlock_unlock(&up_lock);
 	if (up)
 		lk_frame_up_kick(lk);
 	for (uint16_t p = 0; p < nports; p++) {
@@ -224,29 +234,58 @@ worker_main(void *arg)
 
 /* ---- the control thread ---- */
 
+/* Adds the program's own counters (since the last clear) into out. */
+static void
+npu_counters(void *arg, uint64_t out[FC_CNT_MAX])
+{
+	(void)arg;
+	for (unsigned int k = 0; k < FC_CNT_MAX; k++) {
+		uint64_t v = 0;
+
+		if (fc_cnt_class(k) != FC_CLS_NPU)
+			continue;
+		for (unsigned int i = 0; i < nworkers; i++)
+			v += __atomic_load_n(&workers[i].cnt[k], __ATOMIC_RELAXED);
+		out[k] += v - npu_base[k];
+	}
+}
+
+static void
+npu_clear(void *arg)
+{
+	uint64_t now[FC_CNT_MAX] = { 0 };
+
+	npu_counters(arg, now);
+	for (unsigned int k = 0; k < FC_CNT_MAX; k++)
+		npu_base[k] += now[k];
+}
+
 static void
 counters_publish(void)
 {
 	uint64_t c[FC_CNT_MAX];
 
 	fp_counters_read(fp, c);
-	for (unsigned int i = 0; i < nworkers; i++)
-		for (unsigned int k = 0; k < FC_CNT_MAX; k++)
-			if (fc_cnt_class(k) == FC_CLS_NPU)
-				c[k] += __atomic_load_n(&workers[i].cnt[k], __ATOMIC_RELAXED);
+	npu_counters(NULL, c);
 	lk_counters_publish(lk, c, now_ns());
 }
 
-/* Serves every command waiting; returns how many. */
+/*
+ * Serves the commands waiting, at most a ring's worth per client per call
+ * (no client holds the others up), each only when its answer has room
+ * (a command taken is always answered).  Returns how many.
+ */
 static unsigned int
 serve(void)
 {
+	const struct npu_cmd_env env = { .fp = fp, .npu_counters = npu_counters,
+					 .npu_clear = npu_clear };
 	unsigned int done = 0;
 
 	for (unsigned int c = 0; c < LK_CLIENTS; c++) {
 		unsigned int n = 0;
 
-		for (;;) {
+		for (unsigned int taken = 0; taken < LK_CMD_SLOTS && lk_ans_room(lk, c); taken++) {
 			struct fc_cmd_hdr h;
 			struct fc_ans_hdr a;
 			uint64_t payload[FC_CMD_MAX_PAYLOAD / 8 + 1];
@@ -257,14 +296,12 @@ serve(void)
 				break;
 			if (rc != 0) {
 				if (h.op == 0xffff)
-					continue;	/* nothing to answer to */
+					continue;	/* nothing to answer to (counted by the link) */
 				a = (struct fc_ans_hdr){ .op = h.op, .tag = h.tag, .rc = rc };
 			} else {
-				npu_cmd_exec(fp, &h, payload, now_ns(), &a, ans);
+				npu_cmd_exec(&env, &h, payload, now_ns(), &a, ans);
 			}
-			/* the answer ring holds as many as the command ring */
-			if (lk_ans_put(lk, c, &a, ans) != 0)
-				break;
+			lk_ans_put(lk, c, &a, ans);	/* room checked above */
 			if (h.op == FC_CMD_COUNTER_CLEAR)
 				counters_publish();
 			n++;
@@ -309,11 +346,11 @@ control_loop(const struct npu_opts *o)
 
 	while (!quit) {
 		uint64_t now = now_ns();
+		bool worked = serve() > 0;
 
-		if (serve() > 0) {
+		if (worked)
 			last_work = now;
-			continue;
-		}
+		/* sweeps and the counters window keep their times, busy or not */
 		if (now >= next_sweep) {
 			sweep(budget);
 			next_sweep = now + sweep_ns;
@@ -322,6 +359,8 @@ control_loop(const struct npu_opts *o)
 			counters_publish();
 			next_publish = now + NPU_PUBLISH_NS;
 		}
+		if (worked)
+			continue;
 		if (now - last_work < NPU_IDLE_SPIN_NS) {
 			rte_pause();
 			continue;

@@ -102,7 +102,7 @@ fuzz_one(const uint8_t *data, size_t size)
 		size -= h.len;
 
 		before = digest(fp);
-		npu_cmd_exec(fp, &h, payload, now, &a, ans);
+		npu_cmd_exec(&(struct npu_cmd_env){ .fp = fp }, &h, payload, now, &a, ans);
 		if (a.tag != h.tag || a.op != h.op || a.zero != 0)
 			die("answer header", h.op, a.rc);
 		if (a.rc != 0 && a.len != 0)

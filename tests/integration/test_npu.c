@@ -559,6 +559,58 @@ test_garbage_while_running(void **state)
 	assert_int_equal(npu_stop(), 0);	/* and stops cleanly */
 }
 
+/*
+ * A client that posts more commands than its answer ring holds, before it
+ * reads any answer: every command is answered, none is done unanswered.
+ */
+static void
+test_answers_never_lost(void **state)
+{
+	struct fc_ans_cfg cfg;
+	struct lk *lk;
+	unsigned int got = 0;
+	uint32_t seen_last = 0;
+	double t0;
+
+	if (!have_netns)
+		skip();
+	*state = lk = npu_start("answers");
+	for (uint32_t i = 1; i <= LK_CMD_SLOTS; i++) {
+		struct fc_cmd_rev r = { .rev = i };
+
+		assert_int_equal(lk_cmd_post(lk, FC_CMD_FW_STATE_REV_SET, i, &r, sizeof(r)), 0);
+	}
+	lk_cmd_kick(lk);
+	usleep(100000);		/* all taken and answered: the answer ring is full */
+	{
+		struct fc_cmd_rev r = { .rev = 777 };
+
+		assert_int_equal(lk_cmd_post(lk, FC_CMD_FW_STATE_REV_SET, 1000, &r, sizeof(r)), 0);
+		lk_cmd_kick(lk);
+	}
+	usleep(100000);
+	/* the 65th waits, untaken, until its answer has room: read them all */
+	t0 = now_s();
+	while (got < LK_CMD_SLOTS + 1 && now_s() - t0 < 5) {
+		struct fc_ans_hdr a;
+		uint8_t p[FC_CMD_MAX_PAYLOAD];
+
+		if (lk_ans_take(lk, &a, p, sizeof(p)) == 0) {
+			got++;
+			seen_last |= a.tag == 1000;
+		} else {
+			lk_ans_wait(lk, 10);
+		}
+	}
+	assert_int_equal(got, LK_CMD_SLOTS + 1);
+	assert_true(seen_last);
+	assert_int_equal(cmd(lk, FC_CMD_FW_CFG_PARAMS_GET, NULL, 0, &cfg, sizeof(cfg)), 0);
+	assert_int_equal(cfg.fw_rev, 777);
+	lk_close(lk);
+	*state = NULL;
+	assert_int_equal(npu_stop(), 0);
+}
+
 /* Runs flowcutctl on the test's link; returns its exit status and output. */
 static int
 ctl(char *out, size_t cap, const char *args)
@@ -647,6 +699,7 @@ main(void)
 		cmocka_unit_test_teardown(test_forward_and_cut, test_teardown),
 		cmocka_unit_test_teardown(test_restart, test_teardown),
 		cmocka_unit_test_teardown(test_flowcutctl, test_teardown),
+		cmocka_unit_test_teardown(test_answers_never_lost, test_teardown),
 		cmocka_unit_test_teardown(test_garbage_while_running, test_teardown),
 	};
 

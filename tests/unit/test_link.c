@@ -416,6 +416,69 @@ test_garbage_while_running(void **state)
 	lk_close(host);
 }
 
+/*
+ * A peer that keeps filling a ring with bad slots cannot hold the taker: a
+ * stress check (each take also stops after a ring's worth of slots, which
+ * this machine's timing does not always put to the test).
+ */
+static void *
+bad_slot_thread(void *arg)
+{
+	struct server *s = arg;
+	uint32_t size;
+	uint8_t *base = lk_region(s->npu, &size);
+	/* the down ring: after the header and counters pages, the client rings
+	 * and the event ring, the up ring */
+	uint32_t off = 2 * 4096 + 2 * LK_CLIENTS * (LK_CMD_SLOTS * LK_CMD_SLOT + 4096) +
+		       (LK_EV_SLOTS * LK_EV_SLOT + 4096) + (LK_FRAME_SLOTS * LK_FRAME_SLOT + 4096);
+	uint32_t *prod = (uint32_t *)(base + off);
+	uint32_t *cons = (uint32_t *)(base + off + 64);
+
+	/* one bad slot at a time, as fast as the taker takes them */
+	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
+		uint32_t p = __atomic_load_n(prod, __ATOMIC_RELAXED);
+
+		if (p - __atomic_load_n(cons, __ATOMIC_ACQUIRE) >= LK_FRAME_SLOTS)
+			continue;
+		*(uint32_t *)(base + off + 128 + (size_t)(p % LK_FRAME_SLOTS) * LK_FRAME_SLOT) =
+			0xffffffff;
+		__atomic_store_n(prod, p + 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&s->garbage, s->garbage + 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+static void
+test_bad_slots_cannot_hold(void **state)
+{
+	struct server s = { .npu = *state };
+	uint8_t buf[LK_FRAME_SLOT];
+	double worst = 0;
+	pthread_t th;
+	uint16_t port;
+
+	struct timespec t0;
+	unsigned int calls = 0;
+
+	assert_int_equal(pthread_create(&th, NULL, bad_slot_thread, &s), 0);
+	while (__atomic_load_n(&s.garbage, __ATOMIC_RELAXED) == 0)
+		usleep(100);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (; secs_since(&t0) < 0.5; calls++) {
+		struct timespec c0;
+
+		clock_gettime(CLOCK_MONOTONIC, &c0);
+		assert_true(lk_frame_down_take(s.npu, &port, buf, sizeof(buf)) < 0);
+		if (secs_since(&c0) > worst)
+			worst = secs_since(&c0);
+	}
+	__atomic_store_n(&s.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	print_message("%u takes, the slowest %.4f s, while %" PRIu64
+		      " bad slots came\n", calls, worst, s.garbage);
+	assert_true(worst < 0.5);
+}
+
 int
 main(void)
 {
@@ -429,6 +492,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_bad_index_and_length, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_garbage_everywhere, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_garbage_while_running, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_slots_cannot_hold, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
