@@ -14,27 +14,31 @@ LIBS_flowcut-npu := -lrte_ethdev
 # gnu11: C11 plus the GNU extensions DPDK's headers use.
 CFLAGS_BASE := -std=gnu11 -D_GNU_SOURCE -DALLOW_EXPERIMENTAL_API -g \
                -Wall -Wextra -Wshadow -Wno-address-of-packed-member \
-               -Iinclude -Ifastpath -Ilink -Inpu -Ictl -Idriver -Itests/lib -Itests/fuzz $(DPDK_CFLAGS)
+               -Iinclude -Ifastpath -Ilink -Inpu -Ictl -Idriver -Isettings -Itests/lib -Itests/fuzz $(DPDK_CFLAGS)
 CFLAGS      ?= -O2
 SAN_ASAN    := -O1 -fno-omit-frame-pointer -fsanitize=address
 SAN_UBSAN   := -O1 -fsanitize=undefined -fno-sanitize-recover=undefined
 
 FP_SRC   := fastpath/fp.c fastpath/fp_parse.c
 LIB_SRC  := tests/lib/fc_frame.c tests/lib/fc_eal.c
-HDRS     := $(wildcard include/flowcut/*.h fastpath/*.h link/*.h npu/*.h driver/*.h tests/lib/*.h tests/fuzz/*.h)
+HDRS     := $(wildcard include/flowcut/*.h fastpath/*.h link/*.h npu/*.h driver/*.h settings/*.h \
+              tests/lib/*.h tests/fuzz/*.h)
 
 # name: sources
-PROGS := flowcut-npu flowcutctl flowcutd test_npu test_fp test_fp_mt test_parse test_link flowcut-bench flowcut-fpdemo \
-         fuzz_frame_replay fuzz_cmd_replay
+PROGS := flowcut-npu flowcutctl flowcutd test_npu test_settings test_fp test_fp_mt test_parse test_link flowcut-bench flowcut-fpdemo \
+         fuzz_frame_replay fuzz_cmd_replay fuzz_settings_replay
 SRC_flowcut-npu        := npu/npu_main.c npu/npu_cmd.c link/lk.c $(FP_SRC)
 SRC_flowcutd           := driver/flowcutd.c driver/fd_tap.c driver/fd_relay.c \
-                          driver/fd_route.c driver/fd_nft.c driver/fd_offload.c link/lk.c
+                          driver/fd_route.c driver/fd_nft.c driver/fd_offload.c link/lk.c \
+                          settings/fc_settings.c
 LIBS_flowcutd    := -ljansson -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables
-SRC_flowcutctl         := ctl/flowcutctl.c link/lk.c
+SRC_flowcutctl         := ctl/flowcutctl.c link/lk.c settings/fc_settings.c
 LIBS_flowcutctl  := -ljansson
 SRC_test_npu           := tests/integration/test_npu.c link/lk.c tests/lib/fc_frame.c \
                           fastpath/fp_parse.c
 LIBS_test_npu    := -lcmocka -lpcap
+SRC_test_settings      := tests/unit/test_settings.c settings/fc_settings.c
+LIBS_test_settings := -lcmocka
 SRC_test_fp            := tests/unit/test_fp.c $(FP_SRC) $(LIB_SRC)
 SRC_test_fp_mt         := tests/unit/test_fp_mt.c $(FP_SRC) $(LIB_SRC)
 SRC_test_link          := tests/unit/test_link.c link/lk.c
@@ -44,8 +48,11 @@ SRC_flowcut-fpdemo     := tools/flowcut-fpdemo.c $(FP_SRC) $(LIB_SRC)
 SRC_fuzz_frame_replay  := tests/fuzz/fuzz_frame.c tests/fuzz/replay_main.c $(FP_SRC) $(LIB_SRC)
 SRC_fuzz_cmd_replay    := tests/fuzz/fuzz_cmd.c tests/fuzz/replay_main.c npu/npu_cmd.c \
                           link/lk.c $(FP_SRC) $(LIB_SRC)
+SRC_fuzz_settings_replay := tests/fuzz/fuzz_settings.c tests/fuzz/replay_main.c \
+                          settings/fc_settings.c
 # libFuzzer builds: the target's sources without the replayer
-FUZZ_TARGETS := frame cmd
+FUZZ_TARGETS := frame cmd settings
+FUZZSRC_settings := tests/fuzz/fuzz_settings.c settings/fc_settings.c
 FUZZSRC_frame := tests/fuzz/fuzz_frame.c $(FP_SRC) $(LIB_SRC)
 FUZZSRC_cmd   := tests/fuzz/fuzz_cmd.c npu/npu_cmd.c link/lk.c $(FP_SRC) $(LIB_SRC)
 LIBS_test_fp    := -lcmocka

@@ -12,6 +12,9 @@
  *   conn verdict ID drop|cut-thru|send-to-ips
  *   cfg                             the configuration word, bit by bit
  *   cfg NAME=on|off ...             set bits by name, read-modify-write
+ *   settings                        the settings file (--settings PATH)
+ *   settings set KEY VALUE          change one and save: flowcutd applies it
+ *                                   at once (no link needed for these two)
  *
  * Human-readable by default; --json prints one JSON document (jansson).
  * Exit status: 0, 1 when the coprocessor refused or could not be reached
@@ -34,6 +37,7 @@
 #include <flowcut/fc_defs.h>
 #include <flowcut/fc_key.h>
 
+#include "fc_settings.h"
 #include "lk.h"
 
 #define TIMEOUT_MS 2000
@@ -373,6 +377,54 @@ cmd_cfg(int argc, char **argv)
 	return 0;
 }
 
+/* ---- settings (the file; flowcutd follows it) ---- */
+
+static int
+cmd_settings(const char *path, int argc, char **argv)
+{
+	struct fc_settings s;
+	char err[512];
+	int rc;
+
+	if (argc != 0 && !(argc == 3 && strcmp(argv[0], "set") == 0)) {
+		fprintf(stderr, "flowcutctl: settings [set KEY VALUE]\n");
+		return 2;
+	}
+	rc = fc_settings_load(path, &s, err, sizeof(err));
+	if (rc == -ENOENT && argc == 3) {
+		fc_settings_default(&s);	/* the first save makes the file */
+	} else if (rc != 0) {
+		fprintf(stderr, "flowcutctl: settings: %s\n", err);
+		return 1;
+	}
+	if (argc == 3) {
+		if (fc_settings_set(&s, argv[1], argv[2], err, sizeof(err)) != 0) {
+			fprintf(stderr, "flowcutctl: settings set: %s\n", err);
+			return 2;
+		}
+		rc = fc_settings_save(path, &s);
+		if (rc != 0) {
+			fprintf(stderr, "flowcutctl: settings: saving %s: %s\n", path, strerror(-rc));
+			return 1;
+		}
+	}
+	if (json) {
+		json_t *lists = json_array();
+
+		for (unsigned int i = 0; i < s.nlists; i++)
+			json_array_append_new(lists, json_string(s.lists[i]));
+		return print_json(json_pack("{s:b, s:b, s:i, s:o}", "offload", s.offload,
+					    "cut_in_hardware", s.cut_in_hardware, "idle_timeout",
+					    s.idle_timeout, "watched_lists", lists));
+	}
+	printf("offload          %s\n", s.offload ? "on" : "off");
+	printf("cut_in_hardware  %s\n", s.cut_in_hardware ? "on" : "off");
+	printf("idle_timeout     %u s\n", s.idle_timeout);
+	for (unsigned int i = 0; i < s.nlists; i++)
+		printf("watched_list     %s\n", s.lists[i]);
+	return 0;
+}
+
 static void
 usage(void)
 {
@@ -382,7 +434,8 @@ usage(void)
 		"  counters [--all] | counters clear\n"
 		"  conns\n"
 		"  conn verdict ID drop|cut-thru|send-to-ips\n"
-		"  cfg [NAME=on|off ...]\n");
+		"  cfg [NAME=on|off ...]\n"
+		"  [--settings PATH] settings [set KEY VALUE]\n");
 }
 
 int
@@ -391,16 +444,18 @@ main(int argc, char **argv)
 	static const struct option lo[] = {
 		{ "link", required_argument, NULL, 'l' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "settings", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *path = "/dev/shm/flowcut";
+	const char *path = "/dev/shm/flowcut", *settings = "/etc/flowcut/settings.conf";
 	int c, rc;
 
 	while ((c = getopt_long(argc, argv, "+", lo, NULL)) != -1) {
 		switch (c) {
 		case 'l': path = optarg; break;
 		case 'j': json = true; break;
+		case 'S': settings = optarg; break;
 		default: usage(); return 2;
 		}
 	}
@@ -408,6 +463,8 @@ main(int argc, char **argv)
 		usage();
 		return 2;
 	}
+	if (strcmp(argv[optind], "settings") == 0)
+		return cmd_settings(settings, argc - optind - 1, argv + optind + 1);
 	lk = lk_attach(path, -1);
 	if (lk == NULL) {
 		fprintf(stderr, "flowcutctl: %s: %s\n", path,

@@ -2,15 +2,18 @@
 /*
  * flowcutd: the host side of the appliance (part 4 of the architecture).
  *
- *   flowcutd [--link PATH] [--ports N] [--tap PREFIX] [--offload on|off]
- *            [--cut-in-hardware on|off] [--timeout S] [--stats PATH]
+ *   flowcutd [--link PATH] [--ports N] [--tap PREFIX] [--settings PATH]
+ *            [--stats PATH]
  *
  * Now: it presents each front port to the host kernel as a persistent TAP
  * (PREFIX0, PREFIX1, ...) with the port's MAC (02:fc:00:00:00:<port+1>),
  * relays frames between those and the link both ways (fd_relay), and
  * programs the coprocessor - its ports (LIFs) and the configuration word
- * (the gate and the IPS switch, read-modify-write) - at start and whenever
- * the coprocessor boots.  Per port it counts the frames the host takes in:
+ * (the gate and the IPS switch from the settings, read-modify-write) - at
+ * start and whenever the coprocessor boots.  The settings file
+ * (fc_settings, docs/settings.md) is applied at start, at every boot, and
+ * whenever it is saved (inotify); one that does not parse is refused with
+ * its line and reason, and the last good settings stay in force.  Per port it counts the frames the host takes in:
  * the seed's "frames to the host" (written to --stats as JSON once a
  * second).  It binds conntrack's states to the fast path's connections
  * (fd_offload), marks what the host's rules accept (fd_nft), and when the
@@ -36,13 +39,16 @@
 
 #include <flowcut/fc_cmd.h>
 
+#include "fc_settings.h"
 #include "fd_nft.h"
 #include "fd_offload.h"
 #include "fd_relay.h"
 #include "fd_tap.h"
 #include "lk.h"
 
+#include <libgen.h>
 #include <sys/epoll.h>
+#include <sys/inotify.h>
 
 #define CALL_MS 2000
 #define CT_MARK_BIT 0x40000000u	/* set by fd_nft on what the rules let through */
@@ -51,11 +57,12 @@ struct opts {
 	const char *link;
 	const char *tap;
 	const char *stats;
+	const char *settings;
 	unsigned int ports;
-	unsigned int timeout_s;
-	bool offload;
-	bool ips;
 };
+
+static struct fc_settings cur;		/* the settings in force */
+static char settings_error[512];	/* why the file was last refused, or "" */
 
 static volatile sig_atomic_t quit;
 
@@ -83,7 +90,7 @@ port_mac(unsigned int port, uint8_t mac[6])
 static int
 program(struct lk *lk, const struct opts *o)
 {
-	struct fc_ans_cfg cur;
+	struct fc_ans_cfg now;
 	struct fc_cmd_cfg set;
 	int rc;
 
@@ -97,13 +104,13 @@ program(struct lk *lk, const struct opts *o)
 			return rc;
 		}
 	}
-	rc = lk_call(lk, FC_CMD_FW_CFG_PARAMS_GET, NULL, 0, &cur, sizeof(cur), NULL, CALL_MS);
+	rc = lk_call(lk, FC_CMD_FW_CFG_PARAMS_GET, NULL, 0, &now, sizeof(now), NULL, CALL_MS);
 	if (rc != 0) {
 		fprintf(stderr, "flowcutd: FW_CFG_PARAMS_GET: %s\n", strerror(-rc));
 		return rc;
 	}
-	set.fw_cfg = cur.fw_cfg & ~(FC_CFG_OFFLOAD | FC_CFG_IPS);
-	set.fw_cfg |= (o->offload ? FC_CFG_OFFLOAD : 0) | (o->ips ? FC_CFG_IPS : 0);
+	set.fw_cfg = now.fw_cfg & ~(FC_CFG_OFFLOAD | FC_CFG_IPS);
+	set.fw_cfg |= (cur.offload ? FC_CFG_OFFLOAD : 0) | (cur.cut_in_hardware ? FC_CFG_IPS : 0);
 	rc = lk_call(lk, FC_CMD_FW_CFG_PARAMS_SET, &set, sizeof(set), NULL, 0, NULL, CALL_MS);
 	if (rc != 0) {
 		fprintf(stderr, "flowcutd: FW_CFG_PARAMS_SET 0x%03x: %s\n", set.fw_cfg, strerror(-rc));
@@ -136,6 +143,11 @@ stats_write(const char *path, const struct fd_relay *r, const struct fd_offload 
 	json_object_set_new(doc, "up_bad_port", json_integer((json_int_t)st.up_bad_port));
 	json_object_set_new(doc, "up_tap_full", json_integer((json_int_t)st.up_tap_full));
 	json_object_set_new(doc, "down_ring_full", json_integer((json_int_t)st.down_ring_full));
+	json_object_set_new(doc, "settings", json_pack("{s:b, s:b, s:i}", "offload", cur.offload,
+							"cut_in_hardware", cur.cut_in_hardware,
+							"idle_timeout", cur.idle_timeout));
+	json_object_set_new(doc, "settings_error",
+			    settings_error[0] ? json_string(settings_error) : json_null());
 	fd_offload_stats(off, &os);
 	json_object_set_new(doc, "offloaded", json_integer((json_int_t)os.offloaded));
 	json_object_set_new(doc, "refused", json_integer((json_int_t)os.refused));
@@ -150,26 +162,82 @@ stats_write(const char *path, const struct fd_relay *r, const struct fd_offload 
 	json_decref(doc);
 }
 
-static int
-parse_onoff(const char *opt, const char *v, bool *out)
+/*
+ * (Re)reads the settings file.  Returns true when the settings in force
+ * changed; a file that does not parse changes nothing and says why.
+ */
+static bool
+settings_load(const char *path)
 {
-	if (strcmp(v, "on") == 0)
-		*out = true;
-	else if (strcmp(v, "off") == 0)
-		*out = false;
-	else {
-		fprintf(stderr, "flowcutd: --%s: '%s' is not on or off\n", opt, v);
+	struct fc_settings s;
+	int rc = fc_settings_load(path, &s, settings_error, sizeof(settings_error));
+
+	if (rc == -ENOENT) {
+		fc_settings_default(&s);	/* a new appliance: write the defaults down */
+		rc = fc_settings_save(path, &s);
+		if (rc != 0)
+			snprintf(settings_error, sizeof(settings_error), "%s: %s", path,
+				 strerror(-rc));
+		rc = 0;
+	}
+	if (rc != 0) {
+		fprintf(stderr, "flowcutd: settings refused, the last good stay in force: %s\n",
+			settings_error);
+		return false;
+	}
+	settings_error[0] = '\0';
+	if (memcmp(&s, &cur, sizeof(s)) == 0)
+		return false;
+	cur = s;
+	printf("flowcutd: settings: offload %s, cut in hardware %s, idle timeout %u s\n",
+	       cur.offload ? "on" : "off", cur.cut_in_hardware ? "on" : "off", cur.idle_timeout);
+	fflush(stdout);
+	return true;
+}
+
+/* Watches the settings file's folder (a save is a rename into it). */
+static int
+settings_watch(const char *path, char *name, size_t len)
+{
+	char copy[4096];
+	int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+
+	snprintf(copy, sizeof(copy), "%s", path);
+	snprintf(name, len, "%s", basename(copy));
+	snprintf(copy, sizeof(copy), "%s", path);
+	if (fd >= 0 && inotify_add_watch(fd, dirname(copy), IN_CLOSE_WRITE | IN_MOVED_TO) < 0) {
+		fprintf(stderr, "flowcutd: watching %s: %s\n", path, strerror(errno));
+		close(fd);
 		return -1;
 	}
-	return 0;
+	return fd;
+}
+
+/* Has the settings file been written since the last call? */
+static bool
+settings_touched(int fd, const char *name)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	bool hit = false;
+	ssize_t n;
+
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		for (char *p = buf; p < buf + n;) {
+			struct inotify_event *ev = (struct inotify_event *)p;
+
+			if (ev->len && strcmp(ev->name, name) == 0)
+				hit = true;
+			p += sizeof(*ev) + ev->len;
+		}
+	return hit;
 }
 
 static void
 usage(void)
 {
 	fprintf(stderr,
-		"usage: flowcutd [--link PATH] [--ports N] [--tap PREFIX] [--offload on|off]\n"
-		"                [--cut-in-hardware on|off] [--timeout S] [--stats PATH]\n");
+		"usage: flowcutd [--link PATH] [--ports N] [--tap PREFIX] [--settings PATH]\n"
+		"                [--stats PATH]\n");
 }
 
 int
@@ -179,15 +247,15 @@ main(int argc, char **argv)
 		{ "link", required_argument, NULL, 'l' },
 		{ "ports", required_argument, NULL, 'p' },
 		{ "tap", required_argument, NULL, 't' },
-		{ "offload", required_argument, NULL, 'o' },
-		{ "cut-in-hardware", required_argument, NULL, 'i' },
+		{ "settings", required_argument, NULL, 'S' },
 		{ "stats", required_argument, NULL, 's' },
-		{ "timeout", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct opts o = { .link = "/dev/shm/flowcut", .tap = "fp", .ports = 2, .offload = true,
-			  .ips = true, .timeout_s = 60 };
+	struct opts o = { .link = "/dev/shm/flowcut", .tap = "fp", .ports = 2,
+			  .settings = "/etc/flowcut/settings.conf" };
+	char settings_name[256];
+	int watch;
 	struct fd_offload_cfg ocfg = { .mark_bit = CT_MARK_BIT };
 	struct fd_offload *off;
 	struct fd_nft *nft;
@@ -213,21 +281,7 @@ main(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 'T':
-			o.timeout_s = (unsigned int)strtoul(optarg, &end, 10);
-			if (*end || o.timeout_s == 0 || o.timeout_s > 65535) {
-				fprintf(stderr, "flowcutd: --timeout: '%s' is not 1 to 65535 s\n", optarg);
-				return 2;
-			}
-			break;
-		case 'o':
-			if (parse_onoff("offload", optarg, &o.offload))
-				return 2;
-			break;
-		case 'i':
-			if (parse_onoff("cut-in-hardware", optarg, &o.ips))
-				return 2;
-			break;
+		case 'S': o.settings = optarg; break;
 		default: usage(); return 2;
 		}
 	}
@@ -246,9 +300,12 @@ main(int argc, char **argv)
 		ocfg.ifindex[p] = fd_tap_ifindex(name);
 		memcpy(ocfg.mac[p], mac, 6);
 	}
+	fc_settings_default(&cur);
+	settings_load(o.settings);
+	watch = settings_watch(o.settings, settings_name, sizeof(settings_name));
 	ocfg.nports = o.ports;
-	ocfg.cut_in_hardware = o.ips;
-	ocfg.timeout_s = (uint16_t)o.timeout_s;
+	ocfg.cut_in_hardware = cur.cut_in_hardware;
+	ocfg.timeout_s = cur.idle_timeout;
 	/* the coprocessor may not be there yet: wait for it */
 	while (!quit && (lk = lk_attach(o.link, 0)) == NULL) {
 		if (errno != ENOENT && errno != EPROTO) {
@@ -271,12 +328,15 @@ main(int argc, char **argv)
 	{
 		struct epoll_event ct_ev = { .events = EPOLLIN, .data.u32 = 0 };
 		struct epoll_event nft_ev = { .events = EPOLLIN, .data.u32 = 1 };
+		struct epoll_event set_ev = { .events = EPOLLIN, .data.u32 = 2 };
 
 		epoll_ctl(epfd, EPOLL_CTL_ADD, fd_offload_fd(off), &ct_ev);
 		epoll_ctl(epfd, EPOLL_CTL_ADD, fd_nft_fd(nft), &nft_ev);
+		if (watch >= 0)
+			epoll_ctl(epfd, EPOLL_CTL_ADD, watch, &set_ev);
 	}
 	while (!quit) {
-		struct epoll_event evs[2];
+		struct epoll_event evs[3];
 		struct lk_event ev;
 		int rc, n;
 
@@ -297,12 +357,19 @@ main(int argc, char **argv)
 				usleep(100000);	/* still booting */
 			continue;
 		}
-		n = epoll_wait(epfd, evs, 2, 20);
+		n = epoll_wait(epfd, evs, 3, 20);
 		for (int i = 0; i < n; i++) {
-			if (evs[i].data.u32 == 0)
+			if (evs[i].data.u32 == 0) {
 				fd_offload_events(off);
-			else if (fd_nft_events(nft) != 0)
-				fd_offload_ruleset_changed(off);
+			} else if (evs[i].data.u32 == 1) {
+				if (fd_nft_events(nft) != 0)
+					fd_offload_ruleset_changed(off);
+			} else if (settings_touched(watch, settings_name) &&
+				   settings_load(o.settings)) {
+				/* saved: applied at once, the gate and the switch together */
+				fd_offload_settings(off, cur.cut_in_hardware, cur.idle_timeout);
+				programmed = program(lk, &o) == 0 && programmed;
+			}
 		}
 		if (time(NULL) != last_stats) {
 			last_stats = time(NULL);

@@ -67,8 +67,11 @@ struct fp_tcp_dir {
 	uint32_t dup_ack;	/* the last ACK, to count repeats */
 	uint32_t dup_end;
 	uint16_t dup_win;
+	uint16_t dup_sack;	/* its SACK blocks (digest) */
 	uint8_t dup_cnt;
 	uint8_t seen;		/* 1 once a segment set the fields above */
+	uint8_t wscale;		/* this sender's window scale (control, at create) */
+	uint8_t pad;
 };
 
 /* One microflow, one cache line. */
@@ -84,8 +87,6 @@ struct fp_mflow {
 	uint16_t timeout_s;
 	uint8_t action;
 	uint8_t active;
-	uint8_t wscale;
-	uint8_t nat;		/* frames are rewritten to the other key reversed */
 } __rte_cache_aligned;
 _Static_assert(sizeof(struct fp_mflow) == RTE_CACHE_LINE_SIZE, "a microflow is one line");
 
@@ -94,6 +95,7 @@ struct fp_conn {
 	uint8_t verdict;
 	uint8_t reason;		/* worker, before its state change */
 	uint8_t reported;	/* control: GIVEN_BACK event sent */
+	uint8_t nat;		/* bit d: direction d's frames leave rewritten */
 	uint32_t fw_rev;
 	uint32_t gen;		/* climbs each time the slot is freed */
 	uint64_t given_back_at;	/* worker, before its state change */
@@ -658,9 +660,9 @@ fp_conn_create(struct fp *fp, const struct fp_conn_spec *s, uint64_t now,
 		m->timeout_s = ms->timeout_s ? ms->timeout_s : FP_DEFAULT_TIMEOUT_S;
 		m->action = ms->action;
 		m->active = 1;
-		m->wscale = ms->tcp_wscale;
-		m->nat = nat[d];
+		m->tcp.wscale = ms->tcp_wscale;
 	}
+	c->nat = (uint8_t)(nat[0] | nat[1] << 1);
 	/* both keys in, then valid: a reader never sees half a connection match */
 	for (unsigned int d = 0; d < 2; d++) {
 		const struct fp_key *k = &s->mf[d].key;
@@ -802,7 +804,7 @@ info_fill(const struct fp *fp, uint32_t slot, struct fp_conn_info *out)
 		key_at(fp, c->key_pos[d], &out->mf[d].key);
 		out->mf[d].action = ld8(&m->action);
 		out->mf[d].active = ld8(&m->active);
-		out->mf[d].nat = m->nat;
+		out->mf[d].nat = (c->nat >> d) & 1;
 		out->mf[d].timeout_s = m->timeout_s;
 		out->mf[d].nhop = m->nhop;
 		out->mf[d].stats = st[d];
@@ -1141,7 +1143,7 @@ tcp_track(struct fp_mflow *snd_mf, const struct fp_mflow *rcv_mf,
 	const struct fp_tcp_dir *rcv = &rcv_mf->tcp;
 	uint32_t seq = pp->tcp_seq, ack = pp->tcp_ack;
 	uint32_t end = seq + pp->tcp_payload;
-	uint32_t win = (uint32_t)pp->tcp_win << snd_mf->wscale;
+	uint32_t win = (uint32_t)pp->tcp_win << snd_mf->tcp.wscale;
 	bool has_ack = pp->tcp_flags & FP_TCP_ACK;
 
 	if (!snd->seen) {
@@ -1172,14 +1174,21 @@ tcp_track(struct fp_mflow *snd_mf, const struct fp_mflow *rcv_mf,
 	return true;
 }
 
-/* Counts a repeat of the last ACK; true at the FP_MAX_RETRANS-th in a row. */
+/*
+ * Counts a repeat of the last ACK; true at the FP_MAX_RETRANS-th in a row.
+ * "The same ACK" is the same ack, end (seq + length), window and SACK
+ * blocks: a receiver in loss recovery repeats its ACK while its SACK
+ * blocks grow (data still arrives, the connection works), which is not a
+ * stalled sender; a stalled or cut one repeats itself exactly.
+ */
 static inline bool
 tcp_dup_ack(struct fp_tcp_dir *t, const struct fp_parsed *pp)
 {
 	uint32_t end = pp->tcp_seq + pp->tcp_payload;
+	uint16_t sack = (uint16_t)(pp->tcp_sack ^ pp->tcp_sack >> 16);
 
 	if (t->dup_cnt && t->dup_ack == pp->tcp_ack && t->dup_end == end &&
-	    t->dup_win == pp->tcp_win) {
+	    t->dup_win == pp->tcp_win && t->dup_sack == sack) {
 		if (++t->dup_cnt >= FP_MAX_RETRANS) {
 			t->dup_cnt = 0;
 			return true;
@@ -1189,6 +1198,7 @@ tcp_dup_ack(struct fp_tcp_dir *t, const struct fp_parsed *pp)
 	t->dup_ack = pp->tcp_ack;
 	t->dup_end = end;
 	t->dup_win = pp->tcp_win;
+	t->dup_sack = sack;
 	t->dup_cnt = 1;
 	return false;
 }
@@ -1285,7 +1295,7 @@ forward(struct burst *b, struct fp_conn *c, unsigned int dir, struct rte_mbuf *m
 	} else {
 		l3[7]--;
 	}
-	if (mf->nat)
+	if (c->nat & (1u << dir))
 		nat_rewrite(b->fp, c->key_pos[dir ^ 1], f, pp, &ip_diff);
 	if (pp->key.family == 4)
 		csum_apply(l3 + 10, ip_diff);

@@ -40,6 +40,36 @@ rdport(const uint8_t *p)
 }
 
 /*
+ * The SACK blocks of a TCP header's options (kind 5), folded into 32 bits;
+ * 0 when there are none.  Malformed options end the walk: the digest is of
+ * what was well formed, and the frame's fate does not depend on it beyond
+ * the duplicate-ACK count.
+ */
+static uint32_t
+sack_digest(const uint8_t *o, uint32_t len)
+{
+	uint32_t d = 0;
+
+	for (uint32_t i = 0; i < len;) {
+		uint32_t olen;
+
+		if (o[i] == 0)		/* end of options */
+			break;
+		if (o[i] == 1) {	/* no-op */
+			i++;
+			continue;
+		}
+		if (i + 1 >= len || (olen = o[i + 1]) < 2 || i + olen > len)
+			break;
+		if (o[i] == 5)
+			for (uint32_t k = 2; k + 3 < olen; k += 4)
+				d = (d * 31) ^ rd32(o + i + k);
+		i += olen;
+	}
+	return d;
+}
+
+/*
  * The transport header at off, inside a datagram ending at end (both from
  * the frame's start; end <= seg_len is not assumed: only headers must be in
  * the first segment, the payload may run on).
@@ -68,6 +98,7 @@ parse_l4(const uint8_t *f, uint32_t seg_len, uint32_t off, uint32_t end,
 		out->tcp_flags = f[off + 13];
 		out->tcp_win = rd16(f + off + 14);
 		out->tcp_payload = (uint16_t)(avail - doff);
+		out->tcp_sack = doff > 20 ? sack_digest(f + off + 20, doff - 20) : 0;
 		return FP_PARSE_FLOW;
 	}
 	case IPPROTO_UDP: {
@@ -194,6 +225,7 @@ fp_parse_frame(const uint8_t *f, uint32_t seg_len, uint32_t frame_len,
 	out->tcp_flags = 0;
 	out->tcp_seq = out->tcp_ack = 0;
 	out->tcp_win = out->tcp_payload = 0;
+	out->tcp_sack = 0;
 	if (seg_len > frame_len || seg_len < ETH_HLEN || frame_len > UINT16_MAX)
 		return FP_PARSE_ERROR;
 	etype = rd16(f + 12);

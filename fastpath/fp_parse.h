@@ -75,6 +75,7 @@ struct fp_parsed {
 	uint32_t tcp_ack;
 	uint16_t tcp_win;	/* unscaled */
 	uint16_t tcp_payload;	/* TCP payload length */
+	uint32_t tcp_sack;	/* a digest of the SACK blocks, 0 when none */
 };
 
 /*

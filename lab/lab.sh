@@ -20,6 +20,8 @@
 # Only 198.18.0.0/15 and 2001:2::/48, only inside these namespaces.  Every
 # step is idempotent enough that `down` cleans up after a failed `up`.
 # Environment: BUILD (default build), FLOWCUTD_ARGS (extra flowcutd options).
+# The lab's settings file is /run/flowcut-lab/NAME/settings.conf:
+#   build/flowcutctl --settings /run/flowcut-lab/NAME/settings.conf settings set KEY VALUE
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -77,7 +79,8 @@ start() {
 	echo $! >"$run/npu.pid"
 	# shellcheck disable=SC2086
 	ip netns exec "$name-host" "$BUILD/flowcutd" --link "/dev/shm/$name-link" --ports 2 \
-		--stats "$run/flowcutd.json" ${FLOWCUTD_ARGS:-} >"$run/flowcutd.log" 2>&1 &
+		--stats "$run/flowcutd.json" --settings "$run/settings.conf" \
+		${FLOWCUTD_ARGS:-} >"$run/flowcutd.log" 2>&1 &
 	echo $! >"$run/flowcutd.pid"
 	for _ in $(seq 100); do
 		ns host ip link show fp1 >/dev/null 2>&1 && break

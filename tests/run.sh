@@ -51,7 +51,8 @@ for v in "" asan/ ubsan/; do
 	cmocka "fastpath[$tag]" "$BUILD/${v}test_fp"
 	cmocka "fastpath threads[$tag]" "$BUILD/${v}test_fp_mt"
 	cmocka "link[$tag]" "$BUILD/${v}test_link"
-	for t in frame cmd; do
+	cmocka "settings[$tag]" "$BUILD/${v}test_settings"
+	for t in frame cmd settings; do
 		check "fuzz $t: corpus and regressions replayed[$tag]" \
 			"$BUILD/${v}fuzz_${t}_replay" tests/fuzz/corpus/$t tests/fuzz/regress/$t
 	done
@@ -70,7 +71,7 @@ check "demo: the seed's truth table holds" "$BUILD/flowcut-fpdemo"
 check "bench fastpath runs (small)" bash -c \
 	"'$BUILD/flowcut-bench' fastpath --conns 5000 --frames 200000 | tee /dev/stderr | grep -q warning && exit 1 || exit 0"
 
-for t in frame cmd; do
+for t in frame cmd settings; do
 	fuzzer=$BUILD/fuzz/fuzz_$t
 	if [ ! -x "$fuzzer" ]; then
 		skipped "fuzz $t" "no libFuzzer build (clang missing)"

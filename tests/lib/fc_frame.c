@@ -79,7 +79,7 @@ fc_frame_build(const struct fc_frame_spec *s, uint8_t *buf, size_t cap)
 	size_t csum_off;
 
 	switch (k->proto) {
-	case IPPROTO_TCP: l4hdr = 20; csum_off = 16; break;
+	case IPPROTO_TCP: l4hdr = 20u + (s->tcp_optlen & ~3u); csum_off = 16; break;
 	case IPPROTO_UDP: l4hdr = 8; csum_off = 6; break;
 	case IPPROTO_ICMP:
 	case IPPROTO_ICMPV6: l4hdr = 8; csum_off = 2; break;
@@ -127,7 +127,8 @@ fc_frame_build(const struct fc_frame_spec *s, uint8_t *buf, size_t cap)
 		memcpy(l4 + 2, &k->dport, 2);
 		wr32(l4 + 4, s->seq);
 		wr32(l4 + 8, s->ack);
-		l4[12] = 5 << 4;
+		l4[12] = (uint8_t)((l4hdr / 4) << 4);
+		memcpy(l4 + 20, s->tcp_opts, l4hdr - 20);
 		l4[13] = s->tcp_flags;
 		wr16(l4 + 14, s->win);
 		break;

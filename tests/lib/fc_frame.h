@@ -27,6 +27,8 @@ struct fc_frame_spec {
 	uint32_t seq, ack;
 	uint16_t win;
 	uint16_t payload;	/* payload bytes (a counting pattern) */
+	uint8_t tcp_opts[40];	/* TCP options, tcp_optlen bytes (a multiple of 4) */
+	uint8_t tcp_optlen;
 	bool udp_no_csum;	/* UDP sent with checksum 0 */
 };
 

@@ -700,6 +700,41 @@ test_tcp_max_retrans(void **state)
 	}
 }
 
+/* Puts a SACK option (one block, left..right) into a frame's TCP options. */
+static void
+sack(struct fc_frame_spec *s, uint32_t left, uint32_t right)
+{
+	uint8_t o[12] = { 1, 1, 5, 10, (uint8_t)(left >> 24), (uint8_t)(left >> 16),
+			  (uint8_t)(left >> 8), (uint8_t)left, (uint8_t)(right >> 24),
+			  (uint8_t)(right >> 16), (uint8_t)(right >> 8), (uint8_t)right };
+
+	memcpy(s->tcp_opts, o, sizeof(o));
+	s->tcp_optlen = sizeof(o);
+}
+
+/*
+ * A receiver in loss recovery repeats its ACK while its SACK blocks grow:
+ * the connection works, nothing is given back.  The same ACK with the same
+ * SACK ten times is a stalled sender: given back.
+ */
+static void
+test_tcp_dup_acks_with_sack(void **state)
+{
+	struct t *t = *state;
+	struct fc_frame_spec p = reply_frame(4, IPPROTO_TCP);
+
+	conn_make(t, 4, IPPROTO_TCP, FC_ACTION_FWD);
+	p.payload = 0;
+	for (uint32_t i = 0; i < 3 * FP_MAX_RETRANS; i++) {
+		sack(&p, 3000, 4000 + 100 * i);	/* more arrives after the hole */
+		expect(send_frame(t, 1, &p), FC_CNT_FROM_WIRE_TO_WIRE, 0);
+	}
+	/* nothing more arrives: the last one above was the first of ten */
+	for (int i = 2; i < FP_MAX_RETRANS; i++)
+		expect(send_frame(t, 1, &p), FC_CNT_FROM_WIRE_TO_WIRE, 0);
+	expect(send_frame(t, 1, &p), FC_CNT_FROM_WIRE_TO_KN_TCP_MAX_RETRANS, FP_DEST_HOST);
+}
+
 static void
 test_tcp_seq_chk(void **state)
 {
@@ -1221,6 +1256,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_forward_rewrite, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tcp_give_back_and_revive, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tcp_max_retrans, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tcp_dup_acks_with_sack, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tcp_seq_chk, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_aging, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sweep_no_lost_events, setup, teardown),

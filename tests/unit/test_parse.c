@@ -219,6 +219,47 @@ test_truncations(void **state)
 	}
 }
 
+/* SACK blocks are digested; other options, and none, give 0. */
+static void
+test_sack_digest(void **state)
+{
+	struct fc_frame_spec s = { .tcp_flags = FP_TCP_ACK };
+	static const uint8_t ts[12] = { 1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2 };
+	static const uint8_t sack1[12] = { 1, 1, 5, 10, 0, 0, 1, 0, 0, 0, 2, 0 };
+	static const uint8_t sack2[12] = { 1, 1, 5, 10, 0, 0, 1, 0, 0, 0, 3, 0 };
+	static const uint8_t bad[4] = { 5, 40, 0, 0 };	/* longer than the header */
+	uint8_t f[256];
+	struct fp_parsed p;
+	uint32_t d1, d2;
+	size_t len;
+
+	(void)state;
+	fc_key4(&s.key, IPPROTO_TCP, "198.18.0.1", 1, "198.19.0.1", 2);
+	len = fc_frame_build(&s, f, sizeof(f));
+	assert_int_equal(fp_parse_frame(f, (uint32_t)len, (uint32_t)len, &p), FP_PARSE_FLOW);
+	assert_int_equal(p.tcp_sack, 0);
+	memcpy(s.tcp_opts, ts, 12);
+	s.tcp_optlen = 12;
+	len = fc_frame_build(&s, f, sizeof(f));
+	assert_int_equal(fp_parse_frame(f, (uint32_t)len, (uint32_t)len, &p), FP_PARSE_FLOW);
+	assert_int_equal(p.tcp_sack, 0);
+	memcpy(s.tcp_opts, sack1, 12);
+	len = fc_frame_build(&s, f, sizeof(f));
+	assert_int_equal(fp_parse_frame(f, (uint32_t)len, (uint32_t)len, &p), FP_PARSE_FLOW);
+	d1 = p.tcp_sack;
+	memcpy(s.tcp_opts, sack2, 12);
+	len = fc_frame_build(&s, f, sizeof(f));
+	assert_int_equal(fp_parse_frame(f, (uint32_t)len, (uint32_t)len, &p), FP_PARSE_FLOW);
+	d2 = p.tcp_sack;
+	assert_int_not_equal(d1, 0);
+	assert_int_not_equal(d1, d2);
+	memcpy(s.tcp_opts, bad, 4);
+	s.tcp_optlen = 4;
+	len = fc_frame_build(&s, f, sizeof(f));
+	assert_int_equal(fp_parse_frame(f, (uint32_t)len, (uint32_t)len, &p), FP_PARSE_FLOW);
+	assert_int_equal(p.tcp_sack, 0);
+}
+
 static void
 test_lengths_contradict(void **state)
 {
@@ -265,6 +306,7 @@ main(void)
 		cmocka_unit_test(test_rows),
 		cmocka_unit_test(test_truncations),
 		cmocka_unit_test(test_lengths_contradict),
+		cmocka_unit_test(test_sack_digest),
 		cmocka_unit_test(test_key_reverse_and_format),
 	};
 

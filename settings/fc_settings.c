@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* fc_settings: see fc_settings.h. */
+#include "fc_settings.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define LINE_MAX_LEN 1024
+
+void
+fc_settings_default(struct fc_settings *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->offload = true;
+	s->cut_in_hardware = true;
+	s->idle_timeout = 60;
+}
+
+static int
+bad(char *err, size_t errlen, unsigned int line, const char *fmt, const char *a)
+{
+	char msg[512];
+
+	snprintf(msg, sizeof(msg), fmt, a);
+	if (line)
+		snprintf(err, errlen, "line %u: %s", line, msg);
+	else
+		snprintf(err, errlen, "%s", msg);
+	return -EINVAL;
+}
+
+static int
+onoff(const char *v, bool *out)
+{
+	if (strcmp(v, "on") == 0)
+		*out = true;
+	else if (strcmp(v, "off") == 0)
+		*out = false;
+	else
+		return -1;
+	return 0;
+}
+
+/* One key on s; `seen` catches a key given twice (line > 0 only). */
+static int
+set_one(struct fc_settings *s, const char *key, const char *value, unsigned int line,
+	unsigned int *seen, char *err, size_t errlen)
+{
+	static const char *const keys[] = { "offload", "cut_in_hardware", "idle_timeout",
+					    "watched_list" };
+	unsigned int k;
+
+	for (k = 0; k < 4; k++)
+		if (strcmp(key, keys[k]) == 0)
+			break;
+	if (k == 4)
+		return bad(err, errlen, line, "unknown key '%s' (offload, cut_in_hardware, "
+			   "idle_timeout, watched_list)", key);
+	if (k < 3 && seen != NULL && (*seen & (1u << k)))
+		return bad(err, errlen, line, "'%s' is given twice", key);
+	if (seen != NULL)
+		*seen |= 1u << k;
+	switch (k) {
+	case 0:
+	case 1:
+		if (onoff(value, k == 0 ? &s->offload : &s->cut_in_hardware) != 0)
+			return bad(err, errlen, line, "'%s' is not on or off", value);
+		return 0;
+	case 2: {
+		char *end;
+		unsigned long v;
+
+		errno = 0;
+		v = strtoul(value, &end, 10);
+		if (errno || *end || end == value || value[0] == '-' || v < 1 || v > 65535)
+			return bad(err, errlen, line, "idle_timeout '%s' is not 1 to 65535 seconds",
+				   value);
+		s->idle_timeout = (uint16_t)v;
+		return 0;
+	}
+	default:
+		if (line == 0 && strcmp(value, "-") == 0) {
+			s->nlists = 0;
+			return 0;
+		}
+		if (value[0] != '/')
+			return bad(err, errlen, line, "watched_list '%s' is not an absolute path",
+				   value);
+		if (strlen(value) >= FC_SETTINGS_PATH_MAX)
+			return bad(err, errlen, line, "watched_list is longer than %s bytes", "255");
+		if (s->nlists == FC_SETTINGS_MAX_LISTS)
+			return bad(err, errlen, line, "more than %s watched lists", "16");
+		for (unsigned int i = 0; i < s->nlists; i++)
+			if (strcmp(s->lists[i], value) == 0)
+				return bad(err, errlen, line, "watched_list '%s' is given twice", value);
+		snprintf(s->lists[s->nlists++], FC_SETTINGS_PATH_MAX, "%s", value);
+		return 0;
+	}
+}
+
+static char *
+trim(char *a)
+{
+	char *e;
+
+	while (*a == ' ' || *a == '\t')
+		a++;
+	e = a + strlen(a);
+	while (e > a && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+		*--e = '\0';
+	return a;
+}
+
+int
+fc_settings_parse(const char *text, size_t len, struct fc_settings *out, char *err,
+		  size_t errlen)
+{
+	struct fc_settings s;
+	unsigned int line = 0, seen = 0;
+	size_t pos = 0;
+
+	fc_settings_default(&s);
+	while (pos < len) {
+		char buf[LINE_MAX_LEN + 1], *key, *value, *eq, *hash;
+		size_t n = 0;
+		int rc;
+
+		line++;
+		while (pos < len && text[pos] != '\n') {
+			if (n == LINE_MAX_LEN)
+				return bad(err, errlen, line, "longer than %s bytes", "1024");
+			if (text[pos] == '\0' || (!isprint((unsigned char)text[pos]) &&
+						  text[pos] != '\t' && text[pos] != '\r'))
+				return bad(err, errlen, line, "%s", "a control or non-ASCII byte");
+			buf[n++] = text[pos++];
+		}
+		pos++;	/* the newline */
+		buf[n] = '\0';
+		hash = strchr(buf, '#');
+		if (hash)
+			*hash = '\0';
+		key = trim(buf);
+		if (*key == '\0')
+			continue;
+		eq = strchr(key, '=');
+		if (eq == NULL)
+			return bad(err, errlen, line, "'%s' is not key = value", key);
+		*eq = '\0';
+		value = trim(eq + 1);
+		key = trim(key);
+		if (*key == '\0' || *value == '\0')
+			return bad(err, errlen, line, "%s", "a key and a value are needed");
+		rc = set_one(&s, key, value, line, &seen, err, errlen);
+		if (rc != 0)
+			return rc;
+	}
+	*out = s;
+	return 0;
+}
+
+int
+fc_settings_load(const char *path, struct fc_settings *s, char *err, size_t errlen)
+{
+	char buf[64 * 1024];
+	size_t n;
+	FILE *f = fopen(path, "r");
+	int rc;
+
+	if (f == NULL) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return rc;
+	}
+	n = fread(buf, 1, sizeof(buf), f);
+	if (ferror(f) || (n == sizeof(buf) && fgetc(f) != EOF)) {
+		fclose(f);
+		snprintf(err, errlen, "%s: %s", path, n == sizeof(buf) ? "larger than 64 KiB"
+						   : "read error");
+		return -EINVAL;
+	}
+	fclose(f);
+	return fc_settings_parse(buf, n, s, err, errlen);
+}
+
+int
+fc_settings_set(struct fc_settings *s, const char *key, const char *value, char *err,
+		size_t errlen)
+{
+	struct fc_settings t = *s;
+	int rc = set_one(&t, key, value, 0, NULL, err, errlen);
+
+	if (rc == 0)
+		*s = t;
+	return rc;
+}
+
+int
+fc_settings_format(const struct fc_settings *s, char *buf, size_t len)
+{
+	int n = snprintf(buf, len,
+			 "# flowcut settings (docs/settings.md); written by flowcutctl\n"
+			 "offload = %s\n"
+			 "cut_in_hardware = %s\n"
+			 "idle_timeout = %u\n",
+			 s->offload ? "on" : "off", s->cut_in_hardware ? "on" : "off",
+			 s->idle_timeout);
+
+	for (unsigned int i = 0; i < s->nlists && n >= 0; i++)
+		n += snprintf(buf + ((size_t)n < len ? (size_t)n : len),
+			      (size_t)n < len ? len - (size_t)n : 0, "watched_list = %s\n",
+			      s->lists[i]);
+	return n;
+}
+
+int
+fc_settings_save(const char *path, const struct fc_settings *s)
+{
+	char text[8192], tmp[4096];
+	int n = fc_settings_format(s, text, sizeof(text)), fd, err;
+
+	if (n < 0 || (size_t)n >= sizeof(text))
+		return -EOVERFLOW;
+	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
+	fd = mkstemp(tmp);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, (size_t)n) != n || fsync(fd) != 0 || fchmod(fd, 0644) != 0) {
+		err = errno ? errno : EIO;
+		close(fd);
+		unlink(tmp);
+		return -err;
+	}
+	close(fd);
+	if (rename(tmp, path) != 0) {
+		err = errno;
+		unlink(tmp);
+		return -err;
+	}
+	return 0;
+}

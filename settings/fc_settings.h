@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fc_settings: the appliance's settings file - parsed, checked, written.
+ *
+ * The format is sysctl.conf's: one `key = value` a line, `#` starts a
+ * comment, blank lines are ignored.  Keys (docs/settings.md):
+ *
+ *   offload          on|off   the gate: connections go to the fast path
+ *   cut_in_hardware  on|off   a cut drops the connection on the coprocessor
+ *   idle_timeout     1-65535  seconds a quiet connection stays offloaded
+ *   watched_list     PATH     a watched block list (repeatable)
+ *
+ * A file that does not parse is refused whole with the line and the reason,
+ * and whoever read it keeps the settings it had.  Writing is atomic (a
+ * temporary file in the same folder, fsync, rename), so a reader sees the
+ * old file or the new, never half of one.  Hand-written: the format is a
+ * dozen lines of key = value, and the errors must name the line, which no
+ * Debian-packaged config library does for this format.
+ *
+ * No state; any thread.
+ */
+#ifndef FLOWCUT_FC_SETTINGS_H
+#define FLOWCUT_FC_SETTINGS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FC_SETTINGS_MAX_LISTS 16
+#define FC_SETTINGS_PATH_MAX 256
+
+struct fc_settings {
+	bool offload;
+	bool cut_in_hardware;
+	uint16_t idle_timeout;
+	unsigned int nlists;
+	char lists[FC_SETTINGS_MAX_LISTS][FC_SETTINGS_PATH_MAX];
+};
+
+/* fc_settings_default - the settings of a new appliance (Cut in hardware on). */
+void fc_settings_default(struct fc_settings *s);
+
+/*
+ * fc_settings_parse - parse `len` bytes of text.  Returns 0 and fills *s,
+ * or -EINVAL with `err` (errlen bytes) saying "line N: reason"; *s is then
+ * untouched.
+ */
+int fc_settings_parse(const char *text, size_t len, struct fc_settings *s, char *err,
+		      size_t errlen);
+
+/* fc_settings_load - read and parse a file: 0, -EINVAL (see err), or -errno. */
+int fc_settings_load(const char *path, struct fc_settings *s, char *err, size_t errlen);
+
+/*
+ * fc_settings_set - change one key on *s from text, as `key = value` on a
+ * line would ("watched_list" adds a list; "-" as its value removes them
+ * all).  0 or -EINVAL with err.
+ */
+int fc_settings_set(struct fc_settings *s, const char *key, const char *value, char *err,
+		    size_t errlen);
+
+/* fc_settings_format - the file's text for *s; returns its length (snprintf's). */
+int fc_settings_format(const struct fc_settings *s, char *buf, size_t len);
+
+/* fc_settings_save - write *s to path atomically.  0 or -errno. */
+int fc_settings_save(const char *path, const struct fc_settings *s);
+
+#endif

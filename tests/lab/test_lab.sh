@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# The appliance in the lab (lab/lab.sh), with real traffic (iperf3).  Each
+# test builds a lab of its own, is bounded in time, and tears it down even
+# when it fails.  Output: one "ok - NAME", "not ok - NAME" or
+# "ok - NAME # SKIP why" line per test (tests/run.sh counts them).
+#
+# Root only (namespaces).  BUILD names the build folder.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+export BUILD=${BUILD:-$top/build}
+case "$BUILD" in /*) ;; *) BUILD=$top/$BUILD ;; esac
+lab=$top/lab/lab.sh
+ctl=$BUILD/flowcutctl
+L=fct$$
+run=/run/flowcut-lab/$L
+
+say() { echo "# $*"; }
+ex() { "$lab" exec "$L" "$@"; }
+rx() { ex host cat "/sys/class/net/$1/statistics/rx_packets"; }	# frames the host took in
+srv_rx() { ex server cat /sys/class/net/s0/statistics/rx_packets; }
+counter() { "$ctl" --link "/dev/shm/$L-link" --json counters --all | sed -n "s/.*\"$1\": \([0-9]*\).*/\1/p"; }
+conns() { "$ctl" --link "/dev/shm/$L-link" conns; }
+cfg() { "$ctl" --link "/dev/shm/$L-link" --json cfg | sed -n 's/.*"fw_cfg": \([0-9]*\).*/\1/p'; }
+nconns() { conns | tail -1 | cut -d' ' -f1; }
+
+lab_up() { "$lab" down "$L" >/dev/null 2>&1; "$lab" up "$L" && "$lab" start "$L"; }
+lab_down() { "$lab" down "$L" >/dev/null 2>&1; }
+
+# waits (at most $1 tenths of a second) until "$2..." succeeds
+wait_for() {
+	local n=$1
+	shift
+	for _ in $(seq "$n"); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
+	return 1
+}
+
+offloaded() { [ "$(nconns)" -ge 1 ] 2>/dev/null; }
+# the stream itself (not iperf3's TCP control connection) crosses the fast path:
+# its protocol is in the table and frames are forwarded there
+stream_offloaded() { # proto
+	conns | grep -q " IPS  [46] $1 " &&
+		[ "$(counter FROM_WIRE_TO_WIRE_VERDICT_CUT_THRU)" -ge 200 ] 2>/dev/null
+}
+njson() { "$ctl" --link "/dev/shm/$L-link" --json conns | grep -c '"id"'; }
+
+# a UDP stream in the background: dst rate seconds
+udp_stream() {
+	ex server iperf3 -s -D -1 -p 5202 >/dev/null 2>&1
+	sleep 0.3
+	ex client timeout $(( $3 + 5 )) iperf3 -u -c "$1" -p 5202 -b "$2" -t "$3" -l 1000 \
+		>"$run/udp.out" 2>&1 &
+}
+
+# ---- the tests: each returns 0 (ok), 1 (not ok) ----
+
+# A stream, offloaded: after the first frames the host's counters stop
+# climbing while the stream goes on, and the coprocessor carries the rest.
+t_stream() { # proto family
+	local dst=198.18.1.2 fam=$2 a b c d flag=""
+	[ "$fam" = 6 ] && dst=2001:2:0:1::2
+	[ "$1" = udp ] && flag="-u -b 200M -l 1000"
+	ex server iperf3 -s -D -1 >/dev/null 2>&1
+	sleep 0.3
+	# shellcheck disable=SC2086
+	ex client timeout 15 iperf3 -c "$dst" -t 8 $flag >"$run/stream.out" 2>&1 &
+	# UDP is assured (seen both ways) once it has lasted 2 s: conntrack's rule
+	wait_for 50 stream_offloaded "$1" || { say "never offloaded"; conns; return 1; }
+	sleep 0.2
+	a=$(rx fp0) c=$(counter FROM_WIRE_TO_WIRE_VERDICT_CUT_THRU)
+	sleep 2
+	b=$(rx fp0) d=$(counter FROM_WIRE_TO_WIRE_VERDICT_CUT_THRU)
+	wait || true
+	say "$1/IPv$fam: host took in $((b - a)) frames on fp0 in 2 s of the stream," \
+	    "the coprocessor forwarded $((d - c))"
+	say "$(grep -E 'sender|receiver' "$run/stream.out" | tail -1)"
+	conns | grep -q " IPS " || { say "not action IPS"; return 1; }
+	[ $((b - a)) -le 20 ] && [ $((d - c)) -ge 1000 ]
+}
+
+# conntrack -D on a live offloaded stream: the next frames reach the host.
+t_conntrack_delete() {
+	local before t0 t1
+	udp_stream 198.18.1.2 20M 8
+	wait_for 50 stream_offloaded udp || { say "never offloaded"; return 1; }
+	before=$(rx fp0)
+	t0=$(date +%s%N)
+	ex host conntrack -D -p udp >/dev/null 2>&1
+	wait_for 50 bash -c "[ \$($lab exec $L host cat /sys/class/net/fp0/statistics/rx_packets) -gt $((before + 10)) ]" ||
+		{ say "the host saw nothing after the delete"; return 1; }
+	t1=$(date +%s%N)
+	say "frames at the host again $(( (t1 - t0) / 1000000 )) ms after conntrack -D (a poll every 100 ms bounds this reading)"
+	wait_for 10 bash -c "! $ctl --link /dev/shm/$L-link conns | grep -q ' udp '" ||
+		{ say "the connection outlived its state"; conns; return 1; }
+	wait || true
+}
+
+# A ruleset reload that newly forbids a live stream stops it.
+t_ruleset_reload() {
+	local a b
+	udp_stream 198.18.1.2 20M 10
+	wait_for 50 stream_offloaded udp || { say "never offloaded"; return 1; }
+	{ cat "$top/lab/ruleset.nft"; echo "add element inet filter blocked4 { 198.18.1.2 }"; } >"$run/blocked.nft"
+	ex host nft -f "$run/blocked.nft"
+	sleep 0.5
+	a=$(srv_rx)
+	sleep 2
+	b=$(srv_rx)
+	say "after the reload the server took in $((b - a)) frames in 2 s"
+	wait || true
+	[ $((b - a)) -le 5 ]
+}
+
+# The coprocessor killed and restarted mid-stream: on through the host, then
+# offloaded again, with the settings applied again.
+t_npu_restart() {
+	local pid
+	udp_stream 198.18.1.2 20M 14
+	wait_for 50 stream_offloaded udp || { say "never offloaded"; return 1; }
+	pid=$(cat "$run/npu.pid")
+	kill -9 "$pid"
+	sleep 0.5
+	ip netns exec "$L-npu" "$BUILD/flowcut-npu" --no-huge -m 256 --no-pci --no-telemetry \
+		--file-prefix "$L-npu2" -l 0,1 --log-level=error \
+		--vdev net_af_packet0,iface=w0 --vdev net_af_packet1,iface=w1 \
+		-- --link "/dev/shm/$L-link" >"$run/npu2.log" 2>&1 &
+	echo $! >"$run/npu.pid"
+	wait_for 50 bash -c "[ \$(grep -c programmed $run/flowcutd.log) -ge 2 ]" ||
+		{ say "flowcutd did not program the new coprocessor"; return 1; }
+	[ "$(cfg)" = 7 ] || { say "fw_cfg $(cfg) after the restart, not 0x007"; return 1; }
+	# the stream's state lives on: it is offloaded again once it passes the rules
+	wait_for 80 stream_offloaded udp || { say "not offloaded again"; conns; return 1; }
+	say "offloaded again on the new coprocessor: $(counter FROM_WIRE_TO_WIRE_VERDICT_CUT_THRU) frames forwarded"
+	wait || true
+}
+
+# flowcutd killed and restarted: nothing in the fast path outlives its state.
+t_flowcutd_restart() {
+	udp_stream 198.18.1.2 5M 8
+	wait_for 50 stream_offloaded udp || { say "never offloaded"; return 1; }
+	kill -9 "$(cat "$run/flowcutd.pid")"
+	ex host conntrack -F >/dev/null 2>&1	# the states go while nobody follows them
+	ip netns exec "$L-host" "$BUILD/flowcutd" --link "/dev/shm/$L-link" --ports 2 \
+		--stats "$run/flowcutd.json" --settings "$run/settings.conf" \
+		>"$run/flowcutd2.log" 2>&1 &
+	echo $! >"$run/flowcutd.pid"
+	wait_for 50 grep -q programmed "$run/flowcutd2.log" || return 1
+	# the old connection is gone at once (its state was flushed)
+	[ "$(njson)" = 0 ] || { say "a connection outlived its state"; conns; return 1; }
+	wait || true
+}
+
+# A settings file with an error is refused and changes nothing.
+t_settings_refused() {
+	local before
+	before=$(cfg)
+	printf 'offload = on\ncut_in_hardware = maybe\n' >"$run/settings.conf.new"
+	mv "$run/settings.conf.new" "$run/settings.conf"
+	wait_for 20 grep -q "settings refused" "$run/flowcutd.log" || return 1
+	say "$(grep 'settings refused' "$run/flowcutd.log" | tail -1)"
+	[ "$(cfg)" = "$before" ] || return 1
+	# a good save applies at once: the IPS switch off
+	"$ctl" --settings "$run/settings.conf" settings set cut_in_hardware maybe 2>/dev/null && return 1
+	printf 'offload = on\n' >"$run/settings.conf"
+	"$ctl" --settings "$run/settings.conf" settings set cut_in_hardware off >/dev/null || return 1
+	wait_for 20 bash -c "[ \$($ctl --link /dev/shm/$L-link --json cfg | sed -n 's/.*\"fw_cfg\": \([0-9]*\).*/\1/p') = 3 ]" ||
+		{ say "fw_cfg $(cfg) after the save, not 0x003"; return 1; }
+}
+
+tests=(
+	"TCP over IPv4 offloaded:t_stream tcp 4"
+	"UDP over IPv4 offloaded:t_stream udp 4"
+	"TCP over IPv6 offloaded:t_stream tcp 6"
+	"UDP over IPv6 offloaded:t_stream udp 6"
+	"conntrack -D takes a live stream out of the fast path:t_conntrack_delete"
+	"a ruleset reload that forbids a live stream stops it:t_ruleset_reload"
+	"the coprocessor restarted mid-stream:t_npu_restart"
+	"flowcutd restarted: no connection outlives its state:t_flowcutd_restart"
+	"a settings file with an error is refused:t_settings_refused"
+)
+
+if [ "$(id -u)" -ne 0 ] || ! ip netns add "$L-probe" 2>/dev/null; then
+	for t in "${tests[@]}"; do echo "ok - ${t%%:*} # SKIP needs root and network namespaces"; done
+	exit 0
+fi
+ip netns del "$L-probe"
+trap lab_down EXIT
+for t in "${tests[@]}"; do
+	name=${t%%:*}
+	# shellcheck disable=SC2086
+	if lab_up >"/tmp/$L.up.log" 2>&1; then
+		if timeout 60 bash -c "$(declare -f); $(declare -p L run lab ctl top BUILD); ${t#*:}"; then
+			echo "ok - $name"
+		else
+			echo "not ok - $name"
+			sed 's/^/#   /' "$run/flowcutd.log" 2>/dev/null | tail -5
+		fi
+	else
+		echo "not ok - $name"
+		sed 's/^/#   /' "/tmp/$L.up.log" | tail -10
+	fi
+	lab_down
+done
+rm -f "/tmp/$L.up.log"
