@@ -264,6 +264,7 @@ main(int argc, char **argv)
 	struct fd_relay *relay;
 	struct lk *lk = NULL;
 	bool programmed = false;
+	uint64_t programmed_boot = 0;	/* the boot whose tables we filled */
 	time_t last_stats = 0;
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -342,14 +343,16 @@ main(int argc, char **argv)
 
 		if (!programmed) {
 			programmed = program(lk, &o) == 0;
-			if (programmed)
+			if (programmed) {
+				programmed_boot = lk_boot_id(lk);
 				fd_offload_resync(off);	/* the connections conntrack holds */
+			}
 		}
 		while ((rc = lk_event_take(lk, &ev)) == 0) {
-			if (ev.type == LK_EV_BOOT)
-				programmed = false;	/* it forgot everything */
-			else
+			if (ev.type != LK_EV_BOOT)
 				fd_offload_fp_event(off, &ev);
+			else if (ev.boot_id != programmed_boot)
+				programmed = false;	/* it forgot everything */
 		}
 		if (rc == -ECONNRESET || rc == -EPROTO) {
 			programmed = false;

@@ -60,6 +60,8 @@ done
 
 # the real coprocessor, in a network namespace of its own (root only)
 cmocka "flowcut-npu on net_pcap" "$BUILD/test_npu"
+# the appliance in the lab, with iperf3 streams (root only)
+cmocka "lab" tests/lab/test_lab.sh
 export FC_PROGS=$BUILD/asan
 cmocka "flowcut-npu on net_pcap[asan]" "$BUILD/test_npu"
 unset FC_PROGS

@@ -50,7 +50,10 @@ udp_stream() {
 	sleep 0.3
 	ex client timeout $(( $3 + 5 )) iperf3 -u -c "$1" -p 5202 -b "$2" -t "$3" -l 1000 \
 		>"$run/udp.out" 2>&1 &
+	stream=$!
 }
+# waits for the stream's end (not for daemons a test started again)
+stream_end() { wait "$stream" 2>/dev/null || true; }
 
 # ---- the tests: each returns 0 (ok), 1 (not ok) ----
 
@@ -64,13 +67,14 @@ t_stream() { # proto family
 	sleep 0.3
 	# shellcheck disable=SC2086
 	ex client timeout 15 iperf3 -c "$dst" -t 8 $flag >"$run/stream.out" 2>&1 &
+	stream=$!
 	# UDP is assured (seen both ways) once it has lasted 2 s: conntrack's rule
 	wait_for 50 stream_offloaded "$1" || { say "never offloaded"; conns; return 1; }
 	sleep 0.2
 	a=$(rx fp0) c=$(counter FROM_WIRE_TO_WIRE_VERDICT_CUT_THRU)
 	sleep 2
 	b=$(rx fp0) d=$(counter FROM_WIRE_TO_WIRE_VERDICT_CUT_THRU)
-	wait || true
+	stream_end
 	say "$1/IPv$fam: host took in $((b - a)) frames on fp0 in 2 s of the stream," \
 	    "the coprocessor forwarded $((d - c))"
 	say "$(grep -E 'sender|receiver' "$run/stream.out" | tail -1)"
@@ -92,7 +96,7 @@ t_conntrack_delete() {
 	say "frames at the host again $(( (t1 - t0) / 1000000 )) ms after conntrack -D (a poll every 100 ms bounds this reading)"
 	wait_for 10 bash -c "! $ctl --link /dev/shm/$L-link conns | grep -q ' udp '" ||
 		{ say "the connection outlived its state"; conns; return 1; }
-	wait || true
+	stream_end
 }
 
 # A ruleset reload that newly forbids a live stream stops it.
@@ -107,7 +111,7 @@ t_ruleset_reload() {
 	sleep 2
 	b=$(srv_rx)
 	say "after the reload the server took in $((b - a)) frames in 2 s"
-	wait || true
+	stream_end
 	[ $((b - a)) -le 5 ]
 }
 
@@ -119,7 +123,7 @@ t_npu_restart() {
 	wait_for 50 stream_offloaded udp || { say "never offloaded"; return 1; }
 	pid=$(cat "$run/npu.pid")
 	kill -9 "$pid"
-	sleep 0.5
+	wait_for 50 bash -c "! kill -0 $pid" || return 1
 	ip netns exec "$L-npu" "$BUILD/flowcut-npu" --no-huge -m 256 --no-pci --no-telemetry \
 		--file-prefix "$L-npu2" -l 0,1 --log-level=error \
 		--vdev net_af_packet0,iface=w0 --vdev net_af_packet1,iface=w1 \
@@ -128,17 +132,21 @@ t_npu_restart() {
 	wait_for 50 bash -c "[ \$(grep -c programmed $run/flowcutd.log) -ge 2 ]" ||
 		{ say "flowcutd did not program the new coprocessor"; return 1; }
 	[ "$(cfg)" = 7 ] || { say "fw_cfg $(cfg) after the restart, not 0x007"; return 1; }
+	say "$(grep programmed "$run/flowcutd.log" | tail -1)"
 	# the stream's state lives on: it is offloaded again once it passes the rules
 	wait_for 80 stream_offloaded udp || { say "not offloaded again"; conns; return 1; }
 	say "offloaded again on the new coprocessor: $(counter FROM_WIRE_TO_WIRE_VERDICT_CUT_THRU) frames forwarded"
-	wait || true
+	stream_end
 }
 
 # flowcutd killed and restarted: nothing in the fast path outlives its state.
 t_flowcutd_restart() {
+	local pid
 	udp_stream 198.18.1.2 5M 8
 	wait_for 50 stream_offloaded udp || { say "never offloaded"; return 1; }
-	kill -9 "$(cat "$run/flowcutd.pid")"
+	pid=$(cat "$run/flowcutd.pid")
+	kill -9 "$pid"
+	wait_for 50 bash -c "! kill -0 $pid" || return 1	# gone, and its TAPs free
 	ex host conntrack -F >/dev/null 2>&1	# the states go while nobody follows them
 	ip netns exec "$L-host" "$BUILD/flowcutd" --link "/dev/shm/$L-link" --ports 2 \
 		--stats "$run/flowcutd.json" --settings "$run/settings.conf" \
@@ -146,8 +154,10 @@ t_flowcutd_restart() {
 	echo $! >"$run/flowcutd.pid"
 	wait_for 50 grep -q programmed "$run/flowcutd2.log" || return 1
 	# the old connection is gone at once (its state was flushed)
-	[ "$(njson)" = 0 ] || { say "a connection outlived its state"; conns; return 1; }
-	wait || true
+	local n
+	n=$(njson)
+	[ "$n" = 0 ] || { say "$n connections outlived their state"; conns; return 1; }
+	stream_end
 }
 
 # A settings file with an error is refused and changes nothing.
@@ -168,28 +178,30 @@ t_settings_refused() {
 }
 
 tests=(
-	"TCP over IPv4 offloaded:t_stream tcp 4"
-	"UDP over IPv4 offloaded:t_stream udp 4"
-	"TCP over IPv6 offloaded:t_stream tcp 6"
-	"UDP over IPv6 offloaded:t_stream udp 6"
-	"conntrack -D takes a live stream out of the fast path:t_conntrack_delete"
-	"a ruleset reload that forbids a live stream stops it:t_ruleset_reload"
-	"the coprocessor restarted mid-stream:t_npu_restart"
-	"flowcutd restarted: no connection outlives its state:t_flowcutd_restart"
-	"a settings file with an error is refused:t_settings_refused"
+	"TCP over IPv4 offloaded|t_stream tcp 4"
+	"UDP over IPv4 offloaded|t_stream udp 4"
+	"TCP over IPv6 offloaded|t_stream tcp 6"
+	"UDP over IPv6 offloaded|t_stream udp 6"
+	"conntrack -D takes a live stream out of the fast path|t_conntrack_delete"
+	"a ruleset reload that forbids a live stream stops it|t_ruleset_reload"
+	"the coprocessor restarted mid-stream|t_npu_restart"
+	"flowcutd restarted: no connection outlives its state|t_flowcutd_restart"
+	"a settings file with an error is refused|t_settings_refused"
 )
 
 if [ "$(id -u)" -ne 0 ] || ! ip netns add "$L-probe" 2>/dev/null; then
-	for t in "${tests[@]}"; do echo "ok - ${t%%:*} # SKIP needs root and network namespaces"; done
+	for t in "${tests[@]}"; do echo "ok - ${t%%|*} # SKIP needs root and network namespaces"; done
 	exit 0
 fi
 ip netns del "$L-probe"
 trap lab_down EXIT
 for t in "${tests[@]}"; do
-	name=${t%%:*}
+	name=${t%%|*}
+	# ONLY=pattern runs the tests whose name matches (for debugging)
+	case "$name" in *${ONLY:-}*) ;; *) continue ;; esac
 	# shellcheck disable=SC2086
 	if lab_up >"/tmp/$L.up.log" 2>&1; then
-		if timeout 60 bash -c "$(declare -f); $(declare -p L run lab ctl top BUILD); ${t#*:}"; then
+		if timeout 60 bash ${TRACE:+-x} -c "$(declare -f); $(declare -p L run lab ctl top BUILD); ${t#*|}"; then
 			echo "ok - $name"
 		else
 			echo "not ok - $name"
