@@ -97,7 +97,7 @@ test: deps
 
 demo: deps
 	$(MAKE) build
-	$(BUILD)/flowcut-fpdemo
+	BUILD=$(BUILD) lab/demo.sh
 
 bench: deps
 	$(MAKE) build
