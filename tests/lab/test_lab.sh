@@ -83,19 +83,28 @@ t_stream() { # proto family
 }
 
 # conntrack -D on a live offloaded stream: the next frames reach the host.
+# The delay is read from conntrack's own event timestamps: the state's
+# DESTROY, then the NEW that the next frame reaching the host makes.
 t_conntrack_delete() {
-	local before t0 t1
+	local before ev d
 	udp_stream 198.18.1.2 20M 8
 	wait_for 50 stream_offloaded udp || { say "never offloaded"; return 1; }
+	ex host conntrack -E -o timestamp -p udp --dport 5202 >"$run/ct-events" 2>/dev/null &
+	ev=$!
+	sleep 0.3
 	before=$(rx fp0)
-	t0=$(date +%s%N)
-	ex host conntrack -D -p udp >/dev/null 2>&1
+	ex host conntrack -D -p udp --dport 5202 >/dev/null 2>&1
 	wait_for 50 bash -c "[ \$($lab exec $L host cat /sys/class/net/fp0/statistics/rx_packets) -gt $((before + 10)) ]" ||
-		{ say "the host saw nothing after the delete"; return 1; }
-	t1=$(date +%s%N)
-	say "frames at the host again $(( (t1 - t0) / 1000000 )) ms after conntrack -D (a poll every 100 ms bounds this reading)"
+		{ say "the host saw nothing after the delete"; kill $ev; return 1; }
+	sleep 0.2
+	kill "$ev" 2>/dev/null
+	d=$(awk -F'[][]' '/DESTROY/ && !t0 { t0 = $2 } /NEW/ && t0 && !t1 { t1 = $2 }
+		END { if (t0 && t1) printf "%.2f", (t1 - t0) * 1000 }' "$run/ct-events")
+	say "the stream's frames at the host again ${d:-?} ms after its state was deleted" \
+	    "(conntrack's DESTROY to the NEW the next frame made)"
 	wait_for 10 bash -c "! $ctl --link /dev/shm/$L-link conns | grep -q ' udp '" ||
 		{ say "the connection outlived its state"; conns; return 1; }
+	[ -n "$d" ] || { say "no DESTROY and NEW events seen"; return 1; }
 	stream_end
 }
 
