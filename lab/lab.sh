@@ -3,6 +3,7 @@
 #
 #   lab/lab.sh up NAME      make the namespaces, cables and the host's ruleset
 #   lab/lab.sh start NAME   start flowcut-npu and flowcutd, address the host's ports
+#   lab/lab.sh start-npu NAME, start-flowcutd NAME   start one again (after a kill)
 #   lab/lab.sh stop NAME    stop them
 #   lab/lab.sh down NAME    stop them and remove everything NAME made
 #   lab/lab.sh exec NAME ROLE CMD...   run CMD in NAME-ROLE (client npu host server)
@@ -70,18 +71,28 @@ up() {
 	ns host nft -f "$here/ruleset.nft"
 }
 
-start() {
+# Each appends to its log, so a program started again keeps its history.
+start_npu() {
 	mkdir -p "$run"
 	ip netns exec "$name-npu" "$BUILD/flowcut-npu" --no-huge -m 256 --no-pci --no-telemetry \
 		--file-prefix "$name-npu" -l 0,1 --log-level=error \
 		--vdev net_af_packet0,iface=w0 --vdev net_af_packet1,iface=w1 \
-		-- --link "/dev/shm/$name-link" >"$run/npu.log" 2>&1 &
+		-- --link "/dev/shm/$name-link" >>"$run/npu.log" 2>&1 &
 	echo $! >"$run/npu.pid"
+}
+
+start_flowcutd() {
+	mkdir -p "$run"
 	# shellcheck disable=SC2086
 	ip netns exec "$name-host" "$BUILD/flowcutd" --link "/dev/shm/$name-link" --ports 2 \
 		--stats "$run/flowcutd.json" --settings "$run/settings.conf" \
-		${FLOWCUTD_ARGS:-} >"$run/flowcutd.log" 2>&1 &
+		${FLOWCUTD_ARGS:-} >>"$run/flowcutd.log" 2>&1 &
 	echo $! >"$run/flowcutd.pid"
+}
+
+start() {
+	start_npu
+	start_flowcutd
 	for _ in $(seq 100); do
 		ns host ip link show fp1 >/dev/null 2>&1 && break
 		sleep 0.1
@@ -132,6 +143,8 @@ down() {
 case "$cmd" in
 up) up ;;
 start) start ;;
+start-npu) start_npu ;;
+start-flowcutd) start_flowcutd ;;
 stop) stop ;;
 down) down ;;
 exec) [ $# -ge 2 ] || usage; ns "$@" ;;

@@ -133,11 +133,7 @@ t_npu_restart() {
 	pid=$(cat "$run/npu.pid")
 	kill -9 "$pid"
 	wait_for 50 bash -c "! kill -0 $pid" || return 1
-	ip netns exec "$L-npu" "$BUILD/flowcut-npu" --no-huge -m 256 --no-pci --no-telemetry \
-		--file-prefix "$L-npu2" -l 0,1 --log-level=error \
-		--vdev net_af_packet0,iface=w0 --vdev net_af_packet1,iface=w1 \
-		-- --link "/dev/shm/$L-link" >"$run/npu2.log" 2>&1 &
-	echo $! >"$run/npu.pid"
+	"$lab" start-npu "$L"
 	wait_for 50 bash -c "[ \$(grep -c programmed $run/flowcutd.log) -ge 2 ]" ||
 		{ say "flowcutd did not program the new coprocessor"; return 1; }
 	[ "$(cfg)" = 7 ] || { say "fw_cfg $(cfg) after the restart, not 0x007"; return 1; }
@@ -157,11 +153,8 @@ t_flowcutd_restart() {
 	kill -9 "$pid"
 	wait_for 50 bash -c "! kill -0 $pid" || return 1	# gone, and its TAPs free
 	ex host conntrack -F >/dev/null 2>&1	# the states go while nobody follows them
-	ip netns exec "$L-host" "$BUILD/flowcutd" --link "/dev/shm/$L-link" --ports 2 \
-		--stats "$run/flowcutd.json" --settings "$run/settings.conf" \
-		>"$run/flowcutd2.log" 2>&1 &
-	echo $! >"$run/flowcutd.pid"
-	wait_for 50 grep -q programmed "$run/flowcutd2.log" || return 1
+	"$lab" start-flowcutd "$L"
+	wait_for 50 bash -c "[ \$(grep -c programmed $run/flowcutd.log) -ge 2 ]" || return 1
 	# the old connection is gone at once (its state was flushed)
 	local n
 	n=$(njson)
