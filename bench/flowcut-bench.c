@@ -350,7 +350,7 @@ npu_spawn(const char *link_path)
 	snprintf(prefix, sizeof(prefix), "fc-bench-npu-%d", (int)getpid());
 	pid = fork();
 	if (pid == 0) {
-		execl(bin, bin, "--no-huge", "-m", "128", "--no-pci", "--no-telemetry",
+		execl(bin, bin, "--no-huge", "-m", "128", "--no-pci", "--no-telemetry", "--no-shconf",
 		      "--file-prefix", prefix, "-l", "0,1", "--log-level=error", "--",
 		      "--link", link_path, "--conns", "1024", (char *)NULL);
 		perror(bin);

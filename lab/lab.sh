@@ -74,7 +74,7 @@ up() {
 # Each appends to its log, so a program started again keeps its history.
 start_npu() {
 	mkdir -p "$run"
-	ip netns exec "$name-npu" "$BUILD/flowcut-npu" --no-huge -m 256 --no-pci --no-telemetry \
+	ip netns exec "$name-npu" "$BUILD/flowcut-npu" --no-huge -m 256 --no-pci --no-telemetry --no-shconf \
 		--file-prefix "$name-npu" -l 0,1 --log-level=error \
 		--vdev net_af_packet0,iface=w0 --vdev net_af_packet1,iface=w1 \
 		-- --link "/dev/shm/$name-link" >>"$run/npu.log" 2>&1 &

@@ -478,6 +478,7 @@ main(int argc, char **argv)
 			      .workers = 1, .sweep_ms = 100 };
 	struct fp_params fpp = { .name = "npu", .socket_id = (int)SOCKET_ID_ANY };
 	unsigned int lcore, i = 0;
+	char rundir[4096];
 	int n = rte_eal_init(argc, argv);
 
 	if (n < 0) {
@@ -554,6 +555,8 @@ main(int argc, char **argv)
 		fp_worker_destroy(workers[i].fpw);
 	fp_destroy(fp);
 	lk_close(lk);
+	snprintf(rundir, sizeof(rundir), "%s", rte_eal_get_runtime_dir());
 	rte_eal_cleanup();
+	rmdir(rundir);	/* empty with --no-shconf; EAL leaves it */
 	return 0;
 }

@@ -108,7 +108,7 @@ npu_start(const char *tag)
 	npu = fork();
 	assert_true(npu >= 0);
 	if (npu == 0) {
-		execl(bin, bin, "--no-huge", "-m", "256", "--no-pci", "--no-telemetry",
+		execl(bin, bin, "--no-huge", "-m", "256", "--no-pci", "--no-telemetry", "--no-shconf",
 		      "--file-prefix", prefix, "-l", "0,1", "--log-level=error", "--vdev", v0,
 		      "--vdev", v1, "--", "--link", link_path, "--conns", "1024", "--sweep-ms",
 		      "20", (char *)NULL);

@@ -9,13 +9,22 @@
 #include <rte_eal.h>
 #include <rte_errno.h>
 
+static char runtime_dir[4096];
+
+/* EAL leaves its (empty, with --no-shconf) runtime folder: take it away. */
+static void
+runtime_dir_remove(void)
+{
+	rmdir(runtime_dir);
+}
+
 int
 fc_eal_init(const char *tag, unsigned int mem_mb)
 {
 	char mem[16], prefix[64], log[64];
 	const char *lvl = getenv("FC_EAL_LOG");
 	char *argv[] = {
-		(char *)tag, "--no-huge", "--no-pci", "--no-telemetry",
+		(char *)tag, "--no-huge", "--no-pci", "--no-telemetry", "--no-shconf",
 		"-m", mem, "--file-prefix", prefix, log, "-l", "0", NULL,
 	};
 	int argc = (int)(sizeof(argv) / sizeof(argv[0])) - 1;
@@ -27,5 +36,7 @@ fc_eal_init(const char *tag, unsigned int mem_mb)
 		fprintf(stderr, "%s: DPDK EAL init failed: %s\n", tag, rte_strerror(rte_errno));
 		return -rte_errno;
 	}
+	snprintf(runtime_dir, sizeof(runtime_dir), "%s", rte_eal_get_runtime_dir());
+	atexit(runtime_dir_remove);
 	return 0;
 }
