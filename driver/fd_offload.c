@@ -54,7 +54,8 @@ struct fd_offload {
 	unsigned int nentries;
 	struct nhop nhops[MAX_NHOPS];
 	unsigned int nnhops;
-	uint32_t rev;
+	bool need_resync;		/* the fast path may hold what we do not know of */
+	bool draining;			/* events being thrown away before a dump */
 	uint32_t timeout[256];		/* conntrack's timeout per L4 protocol, s */
 	struct fd_offload_stats st;
 	/* a dump's connections, gathered before they are looked at */
@@ -375,6 +376,9 @@ offload(struct fd_offload *o, const struct nf_conntrack *ct)
 	rc = call(o, FC_CMD_FLOW_CREATE_FP, &c, sizeof(c), &ans, sizeof(ans));
 	if (rc != 0) {
 		o->st.refused++;
+		/* no answer is not "no": it may still be made - take stock again */
+		if (rc == -ETIMEDOUT || rc == -ECONNRESET || rc == -ENOBUFS)
+			o->need_resync = true;
 		return;
 	}
 	e = calloc(1, sizeof(*e));
@@ -388,8 +392,17 @@ offload(struct fd_offload *o, const struct nf_conntrack *ct)
 	e->ct_id = ct_id;
 	e->fp_id = ans.id;
 	e->l4proto = l4;
-	tsearch(e, &o->by_ct, cmp_ct);
-	tsearch(e, &o->by_fp, cmp_fp);
+	if (tsearch(e, &o->by_ct, cmp_ct) == NULL || tsearch(e, &o->by_fp, cmp_fp) == NULL) {
+		struct fc_cmd_conn_id id = { .id = ans.id };
+
+		/* untracked it must not live: out again, and take stock */
+		tdelete(e, &o->by_ct, cmp_ct);
+		nfct_destroy(e->tuple);
+		free(e);
+		if (call(o, FC_CMD_CONN_RECLAIM_FP, &id, sizeof(id), NULL, 0) != 0)
+			o->need_resync = true;
+		return;
+	}
 	o->nentries++;
 	o->st.offloaded++;
 }
@@ -401,10 +414,14 @@ state_gone(struct fd_offload *o, uint32_t ct_id)
 	struct off_entry *e = find_ct(o, ct_id);
 	struct fc_cmd_conn_id id;
 
+	int rc;
+
 	if (e == NULL)
 		return;
 	id.id = e->fp_id;
-	call(o, FC_CMD_CONN_RECLAIM_FP, &id, sizeof(id), NULL, 0);
+	rc = call(o, FC_CMD_CONN_RECLAIM_FP, &id, sizeof(id), NULL, 0);
+	if (rc != 0 && rc != -ENOENT)
+		o->need_resync = true;	/* it may still forward: take everything out */
 	forget(o, e);
 	o->st.removed++;
 }
@@ -414,6 +431,8 @@ event_cb(enum nf_conntrack_msg_type type, struct nf_conntrack *ct, void *data)
 {
 	struct fd_offload *o = data;
 
+	if (o->draining)
+		return NFCT_CB_CONTINUE;	/* older than the dump that follows */
 	if (type == NFCT_T_DESTROY)
 		state_gone(o, nfct_get_attr_u32(ct, ATTR_ID));
 	else
@@ -504,38 +523,72 @@ fd_offload_events(struct fd_offload *o)
 		fprintf(stderr, "flowcutd: conntrack events lost; reconciling with a dump\n");
 		fd_offload_resync(o);
 	}
+	if (o->need_resync)
+		fd_offload_resync(o);
+}
+
+/*
+ * Throws away the events queued now: the kernel reports ENOBUFS before
+ * the older events it still holds, and those, replayed after a dump, would
+ * offload states the dump knows are gone.
+ */
+static void
+events_drain(struct fd_offload *o)
+{
+	int rc, rounds = 0;
+
+	o->draining = true;
+	do	/* each round reads until the socket is empty or overflowed again */
+		rc = nfct_catch(o->ev);
+	while (rc < 0 && errno == ENOBUFS && ++rounds < 64);
+	o->draining = false;
+}
+
+/* Dumps conntrack into o->dumped (the caller destroys them). */
+static void
+dump_all(struct fd_offload *o)
+{
+	int family = AF_UNSPEC;
+
+	nfct_callback_register(o->q, NFCT_T_ALL, dump_cb, o);
+	o->ndumped = 0;
+	nfct_query(o->q, NFCT_Q_DUMP, &family);
+	nfct_callback_unregister(o->q);
 }
 
 void
 fd_offload_resync(struct fd_offload *o)
 {
 	struct fc_cmd_range r = { .first = 0, .max = FC_RANGE_MAX };
-	int family = AF_UNSPEC;
 
 	o->st.resyncs++;
+	o->need_resync = true;	/* until it got through */
 	o->nnhops = 0;		/* programmed again as connections need them */
+	events_drain(o);
 	/* nothing in the fast path may outlive its state: take everything out */
 	for (;;) {
 		struct fc_ans_range a;
+		int rc = call(o, FC_CMD_CONN_READ_RANGE, &r, sizeof(r), &a, sizeof(a));
 
-		if (call(o, FC_CMD_CONN_READ_RANGE, &r, sizeof(r), &a, sizeof(a)) != 0 ||
-		    a.count == 0 || a.count > FC_RANGE_MAX)
+		if (rc != 0 || a.count > FC_RANGE_MAX)
+			return;		/* try again later; forget nothing yet */
+		if (a.count == 0)
 			break;
 		for (uint32_t i = 0; i < a.count; i++) {
 			struct fc_cmd_conn_id id = { .id = a.conn[i].id };
 
-			call(o, FC_CMD_CONN_RECLAIM_FP, &id, sizeof(id), NULL, 0);
+			rc = call(o, FC_CMD_CONN_RECLAIM_FP, &id, sizeof(id), NULL, 0);
+			if (rc != 0 && rc != -ENOENT)
+				return;
 		}
 		if (a.next <= r.first)
 			break;
 		r.first = a.next;
 	}
 	forget_all(o);
+	o->need_resync = false;
 	/* then what conntrack holds */
-	nfct_callback_register(o->q, NFCT_T_ALL, dump_cb, o);
-	o->ndumped = 0;
-	nfct_query(o->q, NFCT_Q_DUMP, &family);
-	nfct_callback_unregister(o->q);
+	dump_all(o);
 	for (size_t i = 0; i < o->ndumped; i++) {
 		offload(o, o->dumped[i]);
 		nfct_destroy(o->dumped[i]);
@@ -597,25 +650,40 @@ refresh_one(const void *node, VISIT which, void *data)
 void
 fd_offload_refresh(struct fd_offload *o)
 {
+	if (o->need_resync)
+		fd_offload_resync(o);	/* an earlier one did not get through */
 	twalk_r(o->by_ct, refresh_one, o);
-}
-
-static void
-unmark_one(const void *node, VISIT which, void *data)
-{
-	if (which == postorder || which == leaf)
-		ct_unmark(data, (*(struct off_entry *const *)node)->tuple);
 }
 
 void
 fd_offload_ruleset_changed(struct fd_offload *o)
 {
+	struct fc_ans_cfg cfg;
 	struct fc_cmd_rev rev;
 
-	/* first the marks (so only the new rules can set them again), then the revision */
-	twalk_r(o->by_ct, unmark_one, o);
-	rev.rev = ++o->rev;
-	call(o, FC_CMD_FW_STATE_REV_SET, &rev, sizeof(rev), NULL, 0);
+	/*
+	 * First every state's bit (offloaded or not: a state the old rules let
+	 * through must pass the new ones before it counts), so only the new
+	 * rules can set it again; then a revision the coprocessor has not had.
+	 */
+	dump_all(o);
+	for (size_t i = 0; i < o->ndumped; i++) {
+		uint32_t mark = nfct_get_attr_u32(o->dumped[i], ATTR_MARK);
+
+		if (mark & o->cfg.mark_bit)
+			ct_set_mark(o, o->dumped[i], mark & ~o->cfg.mark_bit);
+		nfct_destroy(o->dumped[i]);
+	}
+	o->ndumped = 0;
+	if (call(o, FC_CMD_FW_CFG_PARAMS_GET, NULL, 0, &cfg, sizeof(cfg)) != 0) {
+		o->need_resync = true;	/* no revision: take everything out instead */
+		return;
+	}
+	rev.rev = cfg.fw_rev + 1;
+	if (call(o, FC_CMD_FW_STATE_REV_SET, &rev, sizeof(rev), NULL, 0) != 0) {
+		o->need_resync = true;
+		return;
+	}
 	forget_all(o);
 	o->st.rev_bumps++;
 }

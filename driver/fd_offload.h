@@ -77,7 +77,11 @@ void fd_offload_events(struct fd_offload *o);
 void fd_offload_resync(struct fd_offload *o);
 /* fd_offload_fp_event - a coprocessor event (aged out, given back, removed). */
 void fd_offload_fp_event(struct fd_offload *o, const struct lk_event *ev);
-/* fd_offload_refresh - conntrack timeouts from last-seen times; call every second. */
+/*
+ * fd_offload_refresh - conntrack timeouts from last-seen times; call every
+ * second.  Also retries a resync that did not get through (a command
+ * without an answer leaves the fast path unknown: it is taken out whole).
+ */
 void fd_offload_refresh(struct fd_offload *o);
 /* fd_offload_ruleset_changed - every connection judged again by the new rules. */
 void fd_offload_ruleset_changed(struct fd_offload *o);

@@ -37,10 +37,9 @@ up_main(void *arg)
 		uint16_t port, flags;
 		int n;
 
-		if (lk_boot_id(r->lk) != boot) {
+		/* a new boot: take the ring as it is laid out now (again, until ready) */
+		if (lk_boot_id(r->lk) != boot && lk_frame_up_resync(r->lk) == 0)
 			boot = lk_boot_id(r->lk);
-			lk_frame_up_resync(r->lk);
-		}
 		n = lk_frame_up_take(r->lk, &port, &flags, buf, sizeof(buf));
 		if (n == -EAGAIN) {
 			lk_frame_up_wait(r->lk, 100);
@@ -72,10 +71,8 @@ down_main(void *arg)
 		struct epoll_event ev[FD_MAX_PORTS];
 		int n = epoll_wait(r->epfd, ev, FD_MAX_PORTS, 100);
 
-		if (lk_boot_id(r->lk) != boot) {
+		if (lk_boot_id(r->lk) != boot && lk_frame_down_resync(r->lk) == 0)
 			boot = lk_boot_id(r->lk);
-			lk_frame_down_resync(r->lk);
-		}
 		for (int i = 0; i < n; i++) {
 			unsigned int port = ev[i].data.u32;
 			ssize_t len;

@@ -63,6 +63,9 @@ ask(struct fd_route *r, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
 	ssize_t n;
 	int rc;
 
+	/* a reply that came after an earlier request timed out is not ours */
+	while (recv(mnl_socket_get_fd(r->nl), buf, sizeof(buf), MSG_DONTWAIT) > 0)
+		;
 	nlh->nlmsg_seq = ++r->seq;
 	if (mnl_socket_sendto(r->nl, nlh, nlh->nlmsg_len) < 0)
 		return -errno;

@@ -170,22 +170,27 @@ static bool
 settings_load(const char *path)
 {
 	struct fc_settings s;
-	int rc = fc_settings_load(path, &s, settings_error, sizeof(settings_error));
+	char err[sizeof(settings_error)] = "";
+	int rc = fc_settings_load(path, &s, err, sizeof(err));
 
 	if (rc == -ENOENT) {
 		fc_settings_default(&s);	/* a new appliance: write the defaults down */
 		rc = fc_settings_save(path, &s);
-		if (rc != 0)
-			snprintf(settings_error, sizeof(settings_error), "%s: %s", path,
-				 strerror(-rc));
+		if (rc != 0) {
+			snprintf(err, sizeof(err), "%s: %s", path, strerror(-rc));
+			fprintf(stderr, "flowcutd: settings: the defaults in force, not saved: %s\n",
+				err);
+		} else {
+			err[0] = '\0';
+		}
 		rc = 0;
 	}
+	snprintf(settings_error, sizeof(settings_error), "%s", err);
 	if (rc != 0) {
 		fprintf(stderr, "flowcutd: settings refused, the last good stay in force: %s\n",
 			settings_error);
 		return false;
 	}
-	settings_error[0] = '\0';
 	if (memcmp(&s, &cur, sizeof(s)) == 0)
 		return false;
 	cur = s;
@@ -309,7 +314,8 @@ main(int argc, char **argv)
 	ocfg.timeout_s = cur.idle_timeout;
 	/* the coprocessor may not be there yet: wait for it */
 	while (!quit && (lk = lk_attach(o.link, 0)) == NULL) {
-		if (errno != ENOENT && errno != EPROTO) {
+		/* not there yet, booting, or a killed predecessor's slot not yet free */
+		if (errno != ENOENT && errno != EPROTO && errno != EBUSY) {
 			fprintf(stderr, "flowcutd: link %s: %s\n", o.link, strerror(errno));
 			return 1;
 		}

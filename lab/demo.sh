@@ -48,15 +48,18 @@ delay() {
 	sleep 0.5
 	c0=$(counter FROM_WIRE_TO_WIRE_VERDICT_CUT_THRU)
 	ex client timeout 10 iperf3 -c 198.18.1.2 -p 5203 -t 2 >/dev/null 2>&1 &
+	t_fwd=
 	for _ in $(seq 2000); do
-		[ "$(counter FROM_WIRE_TO_WIRE_VERDICT_CUT_THRU)" -gt "$c0" ] && break
+		if [ "$(counter FROM_WIRE_TO_WIRE_VERDICT_CUT_THRU)" -gt "$c0" ]; then
+			t_fwd=$(date +%s.%N)
+			break
+		fi
 	done
-	t_fwd=$(date +%s.%N)
 	wait $! 2>/dev/null
 	kill "$ev" 2>/dev/null
 	# the data connection is iperf3's second: take the last NEW event
 	t_new=$(sed -n 's/^\[\([0-9.]*\)\].*/\1/p' "$run/events" | tail -1)
-	[ -n "$t_new" ] && awk -v a="$t_new" -v b="$t_fwd" 'BEGIN { printf "%.1f", (b - a) * 1000 }'
+	[ -n "$t_new" ] && [ -n "$t_fwd" ] && awk -v a="$t_new" -v b="$t_fwd" 'BEGIN { printf "%.1f", (b - a) * 1000 }'
 }
 
 echo "flowcut demo: a ${secs} s TCP stream, client 198.18.0.2 -> server 198.18.1.2, through the appliance"

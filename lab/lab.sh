@@ -91,6 +91,8 @@ start_flowcutd() {
 }
 
 start() {
+	local before
+	before=$(grep -c programmed "$run/flowcutd.log" 2>/dev/null || true)
 	start_npu
 	start_flowcutd
 	for _ in $(seq 100); do
@@ -102,8 +104,10 @@ start() {
 	ns host ip addr replace 2001:2::1/64 dev fp0 nodad
 	ns host ip addr replace 198.18.1.1/24 dev fp1
 	ns host ip addr replace 2001:2:0:1::1/64 dev fp1 nodad
+	# ready when this flowcutd (not an earlier one's log line) has programmed
 	for _ in $(seq 100); do
-		grep -q programmed "$run/flowcutd.log" && return 0
+		[ "$(grep -c programmed "$run/flowcutd.log")" -gt "${before:-0}" ] &&
+			kill -0 "$(cat "$run/flowcutd.pid")" 2>/dev/null && return 0
 		sleep 0.1
 	done
 	echo "lab: the coprocessor was not programmed" >&2
@@ -147,6 +151,7 @@ start-npu) start_npu ;;
 start-flowcutd) start_flowcutd ;;
 stop) stop ;;
 down) down ;;
-exec) [ $# -ge 2 ] || usage; ns "$@" ;;
+# exec: the command replaces this script, so killing it kills the command
+exec) [ $# -ge 2 ] || usage; r=$1; shift; exec ip netns exec "$name-$r" "$@" ;;
 *) usage ;;
 esac

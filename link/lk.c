@@ -94,6 +94,13 @@ struct lk {
 	struct lk_stats stats;
 };
 
+/* The stats are bumped by whichever thread met the trouble. */
+static inline void
+stat_inc(uint64_t *c)
+{
+	__atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
+}
+
 static inline void
 cpu_relax(void)
 {
@@ -185,11 +192,11 @@ ring_room(struct lk *lk, struct ring *r)
 	uint32_t used = r->mine - cons;
 
 	if (used > r->slots) {
-		lk->stats.bad_index++;
+		stat_inc(&lk->stats.bad_index);
 		return -ENOBUFS;
 	}
 	if (used == r->slots) {
-		lk->stats.ring_full++;
+		stat_inc(&lk->stats.ring_full);
 		return -ENOBUFS;
 	}
 	return 0;
@@ -227,7 +234,7 @@ ring_avail(struct lk *lk, struct ring *r)
 	uint32_t n = prod - r->mine;
 
 	if (n > r->slots) {
-		lk->stats.bad_index++;
+		stat_inc(&lk->stats.bad_index);
 		r->mine = prod;		/* nothing in it can be trusted */
 		__atomic_store_n(&r->shm->cons, r->mine, __ATOMIC_RELEASE);
 		return 0;
@@ -258,7 +265,7 @@ ring_take(struct lk *lk, struct ring *r, uint16_t *tag, uint16_t *flags, void *b
 	if (flags)
 		*flags = s->flags;
 	if (len > r->slot_size - sizeof(struct lk_slot)) {
-		lk->stats.bad_length++;
+		stat_inc(&lk->stats.bad_length);
 		rc = -EBADMSG;
 	} else if (len > cap) {
 		rc = -EMSGSIZE;
@@ -512,7 +519,11 @@ lk_frame_down_resync(struct lk *lk)
 void
 lk_stats(const struct lk *lk, struct lk_stats *out)
 {
-	*out = lk->stats;
+	const uint64_t *in = (const uint64_t *)&lk->stats;
+	uint64_t *o = (uint64_t *)out;
+
+	for (size_t i = 0; i < sizeof(*out) / sizeof(uint64_t); i++)
+		o[i] = __atomic_load_n(&in[i], __ATOMIC_RELAXED);
 }
 
 void *
@@ -571,7 +582,7 @@ lk_ans_take(struct lk *lk, struct fc_ans_hdr *hdr, void *payload, uint16_t cap)
 		memcpy(hdr, buf, n < (int)sizeof(*hdr) ? (size_t)n : sizeof(*hdr));
 		if ((size_t)n < sizeof(*hdr) || hdr->len != (uint32_t)n - sizeof(*hdr) ||
 		    hdr->len > FC_CMD_MAX_PAYLOAD) {
-			lk->stats.bad_message++;
+			stat_inc(&lk->stats.bad_message);
 			continue;
 		}
 		if (hdr->len > cap)
@@ -656,12 +667,12 @@ lk_cmd_take(struct lk *lk, unsigned int client, struct fc_cmd_hdr *hdr, void *pa
 	if (n < 0)
 		return -EBADMSG;
 	if ((size_t)n < sizeof(*hdr)) {
-		lk->stats.bad_message++;
+		stat_inc(&lk->stats.bad_message);
 		return -EBADMSG;
 	}
 	memcpy(hdr, buf, sizeof(*hdr));
 	if (hdr->len != (uint32_t)n - sizeof(*hdr) || hdr->len > FC_CMD_MAX_PAYLOAD) {
-		lk->stats.bad_message++;
+		stat_inc(&lk->stats.bad_message);
 		return -EBADMSG;
 	}
 	memcpy(payload, buf + sizeof(*hdr), hdr->len);
@@ -738,7 +749,7 @@ lk_event_take(struct lk *lk, struct lk_event *ev)
 		if (n == -EAGAIN)
 			return n;
 		if (n >= 0)
-			lk->stats.bad_message++;	/* a wrong length: not an event */
+			stat_inc(&lk->stats.bad_message);	/* a wrong length: not an event */
 	}
 	return -EAGAIN;
 }
@@ -768,7 +779,7 @@ int
 lk_frame_up_put(struct lk *lk, uint16_t port, uint16_t flags, const void *data, uint32_t len)
 {
 	if (len > LK_FRAME_MAX) {
-		lk->stats.frame_too_big++;
+		stat_inc(&lk->stats.frame_too_big);
 		return -EMSGSIZE;
 	}
 	return ring_put(lk, &lk->ring[R_UP], port, flags, data, len, NULL, 0);
@@ -811,7 +822,7 @@ lk_frame_down_put(struct lk *lk, uint16_t port, const void *data, uint32_t len)
 	int rc;
 
 	if (len > LK_FRAME_MAX) {
-		lk->stats.frame_too_big++;
+		stat_inc(&lk->stats.frame_too_big);
 		return -EMSGSIZE;
 	}
 	rc = ring_put(lk, &lk->ring[R_DOWN], port, 0, data, len, NULL, 0);
@@ -865,6 +876,6 @@ lk_counters_read(struct lk *lk, uint64_t cnt[FC_CNT_MAX], uint64_t *when)
 		if (__atomic_load_n(&w->seq, __ATOMIC_RELAXED) == s0)
 			return 0;
 	}
-	lk->stats.counters_torn++;
+	stat_inc(&lk->stats.counters_torn);
 	return -EAGAIN;
 }

@@ -142,9 +142,12 @@ fc_settings_parse(const char *text, size_t len, struct fc_settings *out, char *e
 		}
 		pos++;	/* the newline */
 		buf[n] = '\0';
-		hash = strchr(buf, '#');
-		if (hash)
-			*hash = '\0';
+		/* a comment starts a line or follows a blank: "/a#b" is a path */
+		for (hash = buf; (hash = strchr(hash, '#')) != NULL; hash++)
+			if (hash == buf || hash[-1] == ' ' || hash[-1] == '\t') {
+				*hash = '\0';
+				break;
+			}
 		key = trim(buf);
 		if (*key == '\0')
 			continue;
@@ -230,8 +233,9 @@ fc_settings_save(const char *path, const struct fc_settings *s)
 	fd = mkstemp(tmp);
 	if (fd < 0)
 		return -errno;
+	errno = 0;
 	if (write(fd, text, (size_t)n) != n || fsync(fd) != 0 || fchmod(fd, 0644) != 0) {
-		err = errno ? errno : EIO;
+		err = errno ? errno : EIO;	/* a short write sets none */
 		close(fd);
 		unlink(tmp);
 		return -err;
@@ -241,6 +245,24 @@ fc_settings_save(const char *path, const struct fc_settings *s)
 		err = errno;
 		unlink(tmp);
 		return -err;
+	}
+	{	/* the rename itself survives a crash once its folder is synced */
+		char dir[4096], *slash;
+		int dfd;
+
+		snprintf(dir, sizeof(dir), "%s", path);
+		slash = strrchr(dir, '/');
+		if (slash == dir)
+			slash[1] = '\0';
+		else if (slash)
+			*slash = '\0';
+		else
+			snprintf(dir, sizeof(dir), ".");
+		dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd >= 0) {
+			fsync(dfd);
+			close(dfd);
+		}
 	}
 	return 0;
 }

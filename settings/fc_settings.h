@@ -2,8 +2,8 @@
 /*
  * fc_settings: the appliance's settings file - parsed, checked, written.
  *
- * The format is sysctl.conf's: one `key = value` a line, `#` starts a
- * comment, blank lines are ignored.  Keys (docs/settings.md):
+ * The format is sysctl.conf's: one `key = value` a line, `#` at the start
+ * of a line or after a blank starts a comment, blank lines are ignored.  Keys (docs/settings.md):
  *
  *   offload          on|off   the gate: connections go to the fast path
  *   cut_in_hardware  on|off   a cut drops the connection on the coprocessor

@@ -42,7 +42,18 @@ stream_offloaded() { # proto
 	conns | grep -q " IPS  [46] $1 " &&
 		[ "$(counter FROM_WIRE_TO_WIRE_VERDICT_CUT_THRU)" -ge 200 ] 2>/dev/null
 }
-njson() { "$ctl" --link "/dev/shm/$L-link" --json conns | grep -c '"id"'; }
+# connections in the fast path; "error" when flowcutctl could not say
+njson() {
+	local out
+	out=$("$ctl" --link "/dev/shm/$L-link" --json conns) || { echo error; return 1; }
+	echo "$out" | grep -c '"id"' || true
+}
+# true when no UDP connection is in the fast path (false when flowcutctl fails)
+no_udp_conn() {
+	local out
+	out=$("$ctl" --link "/dev/shm/$L-link" conns) || return 1
+	! echo "$out" | grep -q ' udp '
+}
 
 # a UDP stream in the background: dst rate seconds
 udp_stream() {
@@ -102,8 +113,7 @@ t_conntrack_delete() {
 		END { if (t0 && t1) printf "%.2f", (t1 - t0) * 1000 }' "$run/ct-events")
 	say "the stream's frames at the host again ${d:-?} ms after its state was deleted" \
 	    "(conntrack's DESTROY to the NEW the next frame made)"
-	wait_for 10 bash -c "! $ctl --link /dev/shm/$L-link conns | grep -q ' udp '" ||
-		{ say "the connection outlived its state"; conns; return 1; }
+	wait_for 10 no_udp_conn || { say "the connection outlived its state"; conns; return 1; }
 	[ -n "$d" ] || { say "no DESTROY and NEW events seen"; return 1; }
 	stream_end
 }
@@ -111,6 +121,30 @@ t_conntrack_delete() {
 # A ruleset reload that newly forbids a live stream stops it.
 t_ruleset_reload() {
 	local a b
+	udp_stream 198.18.1.2 20M 10
+	wait_for 50 stream_offloaded udp || { say "never offloaded"; return 1; }
+	{ cat "$top/lab/ruleset.nft"; echo "add element inet filter blocked4 { 198.18.1.2 }"; } >"$run/blocked.nft"
+	ex host nft -f "$run/blocked.nft"
+	sleep 0.5
+	a=$(srv_rx)
+	sleep 2
+	b=$(srv_rx)
+	say "after the reload the server took in $((b - a)) frames in 2 s"
+	stream_end
+	[ $((b - a)) -le 5 ]
+}
+
+# The same after flowcutd was restarted (it must not reuse a revision the
+# coprocessor already had).
+t_ruleset_reload_after_restart() {
+	local pid a b
+	ex host nft -f "$top/lab/ruleset.nft"	# a change: the revision climbs
+	sleep 0.3
+	pid=$(cat "$run/flowcutd.pid")
+	kill -9 "$pid"
+	wait_for 50 bash -c "! kill -0 $pid" || return 1
+	"$lab" start-flowcutd "$L"
+	wait_for 50 bash -c "[ \$(grep -c programmed $run/flowcutd.log) -ge 2 ]" || return 1
 	udp_stream 198.18.1.2 20M 10
 	wait_for 50 stream_offloaded udp || { say "never offloaded"; return 1; }
 	{ cat "$top/lab/ruleset.nft"; echo "add element inet filter blocked4 { 198.18.1.2 }"; } >"$run/blocked.nft"
@@ -168,7 +202,8 @@ t_settings_refused() {
 	before=$(cfg)
 	printf 'offload = on\ncut_in_hardware = maybe\n' >"$run/settings.conf.new"
 	mv "$run/settings.conf.new" "$run/settings.conf"
-	wait_for 20 grep -q "settings refused" "$run/flowcutd.log" || return 1
+	wait_for 20 grep -q "settings refused.*line 2: 'maybe' is not on or off" "$run/flowcutd.log" ||
+		{ say "no refusal naming the line"; return 1; }
 	say "$(grep 'settings refused' "$run/flowcutd.log" | tail -1)"
 	[ "$(cfg)" = "$before" ] || return 1
 	# a good save applies at once: the IPS switch off
@@ -186,6 +221,7 @@ tests=(
 	"UDP over IPv6 offloaded|t_stream udp 6"
 	"conntrack -D takes a live stream out of the fast path|t_conntrack_delete"
 	"a ruleset reload that forbids a live stream stops it|t_ruleset_reload"
+	"a ruleset reload after a flowcutd restart stops a live stream|t_ruleset_reload_after_restart"
 	"the coprocessor restarted mid-stream|t_npu_restart"
 	"flowcutd restarted: no connection outlives its state|t_flowcutd_restart"
 	"a settings file with an error is refused|t_settings_refused"

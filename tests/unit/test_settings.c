@@ -27,6 +27,7 @@ test_rows(void **state)
 		{ "offload=on # trailing comment\r\n", NULL },
 		{ "\tidle_timeout =\t65535", NULL },
 		{ "watched_list = /etc/a\nwatched_list = /etc/b\n", NULL },
+		{ "watched_list = /etc/a#b # a comment\n", NULL },
 		{ "offload = yes\n", "line 1: 'yes' is not on or off" },
 		{ "\n\ncut_in_hardware = 1\n", "line 3: '1' is not on or off" },
 		{ "idle_timeout = 0\n", "line 1: idle_timeout '0' is not 1 to 65535 seconds" },
@@ -83,6 +84,12 @@ test_values_and_defaults(void **state)
 	assert_int_equal(s.idle_timeout, 30);
 	assert_int_equal(s.nlists, 1);
 	assert_string_equal(s.lists[0], "/etc/x");
+	{
+		const char *h = "watched_list = /etc/with#hash # comment\n";
+
+		assert_int_equal(fc_settings_parse(h, strlen(h), &s, err, sizeof(err)), 0);
+		assert_string_equal(s.lists[0], "/etc/with#hash");
+	}
 	/* a long line is refused, not cut */
 	{
 		char big[1100];
