@@ -25,9 +25,13 @@
  * events are answered: a give-back for a stalled sender is revived, a close
  * let go, an aged-out connection forgotten - and in those last two the
  * mark bit is cleared, so the connection is offloaded again only once the
- * host has seen it through its rules again.  A ruleset change clears every
- * offloaded connection's bit and bumps the firewall revision: each comes
- * back to the host and is judged again by the new rules.
+ * host has seen it through its rules again.  A ruleset change clears the
+ * bit on every state (offloaded or not: what the old rules let through must
+ * pass the new ones) and sets a firewall revision the coprocessor has not
+ * had: each connection comes back to the host and is judged again by the
+ * new rules.  A command that got no answer (FLOW_CREATE, a reclaim) leaves
+ * the fast path unknown: everything is taken out and offloaded again from
+ * a conntrack dump, retried each second until it gets through.
  *
  * Main thread only (it owns the link's command rings and the netlink
  * sockets).  fd_offload_close(NULL) does nothing.
