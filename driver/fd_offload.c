@@ -25,6 +25,14 @@
 
 #include "fd_route.h"
 
+/*
+ * The per-direction TCP tracking flags of <linux/netfilter/nf_conntrack_tcp.h>
+ * (uapi), which cannot be included beside libnetfilter_conntrack_tcp.h:
+ * both declare enum tcp_conntrack.
+ */
+#define CT_TCP_FLAG_BE_LIBERAL 0x08
+#define CT_TCP_FLAG_MAXACK_SET 0x20
+
 #define CALL_MS 2000
 #define RCVBUF (8u << 20)
 #define MAX_NHOPS 4096
@@ -211,6 +219,45 @@ ct_unmark(struct fd_offload *o, const struct nf_conntrack *tuple)
 	nfct_destroy(t);
 }
 
+/*
+ * A TCP state whose segments the host stops seeing: conntrack's window
+ * tracking (td_end, td_maxend, td_maxack per direction) falls behind the
+ * moment the fast path takes the connection, and when the connection comes
+ * back to the host (a FIN, a give-back, a new firewall revision, an idle
+ * timeout, a restart) its segments would be called INVALID and dropped by
+ * any ruleset's `ct state invalid drop`.  So, as the kernel's own flowtable
+ * does for the states it offloads (nft_flow_offload.c sets
+ * IP_CT_TCP_FLAG_BE_LIBERAL on both directions; flow_offload_fixup_tcp()
+ * clears IP_CT_TCP_FLAG_MAXACK_SET when a flow leaves), the state is made
+ * liberal in both directions - out-of-window segments are accepted, the
+ * rest of the tracking (states, closes) goes on - and its stale "highest
+ * ACK seen" is forgotten, or a valid RST would be taken for an old one.
+ * Only the offloaded states: the sysctl nf_conntrack_tcp_be_liberal would
+ * loosen every state of the host.  Called before the connection is
+ * offloaded (no moment where the state is behind and strict) and again
+ * when it leaves (the ACK seen last is stale by then).  Returns 0 or a
+ * negative errno (-ENOENT: the state is gone).
+ */
+static int
+ct_tcp_loosen(struct fd_offload *o, const struct nf_conntrack *tuple)
+{
+	struct nf_conntrack *t = nfct_new();
+	int rc;
+
+	if (t == NULL)
+		return -ENOMEM;
+	nfct_copy(t, tuple, NFCT_CP_ORIG);
+	nfct_set_attr_u8(t, ATTR_TCP_FLAGS_ORIG, CT_TCP_FLAG_BE_LIBERAL);
+	nfct_set_attr_u8(t, ATTR_TCP_MASK_ORIG,
+			 CT_TCP_FLAG_BE_LIBERAL | CT_TCP_FLAG_MAXACK_SET);
+	nfct_set_attr_u8(t, ATTR_TCP_FLAGS_REPL, CT_TCP_FLAG_BE_LIBERAL);
+	nfct_set_attr_u8(t, ATTR_TCP_MASK_REPL,
+			 CT_TCP_FLAG_BE_LIBERAL | CT_TCP_FLAG_MAXACK_SET);
+	rc = nfct_query(o->q, NFCT_Q_UPDATE, t) == 0 ? 0 : -errno;
+	nfct_destroy(t);
+	return rc;
+}
+
 /* ---- offloading one state ---- */
 
 static int
@@ -368,6 +415,14 @@ offload(struct fd_offload *o, const struct nf_conntrack *ct)
 		c.mf[d].timeout_s = o->cfg.timeout_s;
 	}
 	if (l4 == IPPROTO_TCP) {
+		int err = ct_tcp_loosen(o, ct);
+
+		if (err != 0) {
+			/* strict and offloaded, it would be dropped when it comes back */
+			fprintf(stderr, "flowcutd: conntrack state %u not made liberal (%s): "
+				"left to the host\n", ct_id, strerror(-err));
+			return;
+		}
 		if (nfct_attr_is_set(ct, ATTR_TCP_WSCALE_ORIG))
 			c.mf[0].wscale = nfct_get_attr_u8(ct, ATTR_TCP_WSCALE_ORIG);
 		if (nfct_attr_is_set(ct, ATTR_TCP_WSCALE_REPL))
@@ -427,6 +482,59 @@ state_gone(struct fd_offload *o, uint32_t ct_id)
 }
 
 static int
+ct_get_cb(enum nf_conntrack_msg_type type, struct nf_conntrack *ct, void *data)
+{
+	(void)type;
+	*(struct nf_conntrack **)data = nfct_clone(ct);
+	return NFCT_CB_STOP;
+}
+
+/* The whole state as conntrack holds it now, or NULL (gone, or no memory). */
+static struct nf_conntrack *
+ct_get(struct fd_offload *o, const struct nf_conntrack *tuple)
+{
+	struct nf_conntrack *t = nfct_new(), *got = NULL;
+
+	if (t == NULL)
+		return NULL;
+	nfct_copy(t, tuple, NFCT_CP_ORIG);
+	nfct_callback_register(o->q, NFCT_T_ALL, ct_get_cb, &got);
+	if (nfct_query(o->q, NFCT_Q_GET, t) != 0 && got != NULL) {
+		nfct_destroy(got);
+		got = NULL;
+	}
+	nfct_callback_unregister(o->q);
+	nfct_destroy(t);
+	return got;
+}
+
+/*
+ * An event carries what changed: one that only sets the mark (the rules
+ * passed a connection again, after a ruleset change or once it came back
+ * to the host) has no TCP state in it.  Such a state is read whole before
+ * it is judged.
+ */
+static void
+event_update(struct fd_offload *o, const struct nf_conntrack *ct)
+{
+	struct nf_conntrack *whole;
+
+	if (nfct_get_attr_u8(ct, ATTR_ORIG_L4PROTO) != IPPROTO_TCP ||
+	    nfct_attr_is_set(ct, ATTR_TCP_STATE)) {
+		offload(o, ct);
+		return;
+	}
+	if (!(nfct_get_attr_u32(ct, ATTR_MARK) & o->cfg.mark_bit) ||
+	    find_ct(o, nfct_get_attr_u32(ct, ATTR_ID)) != NULL)
+		return;			/* it would not qualify, or is in already */
+	whole = ct_get(o, ct);
+	if (whole == NULL)
+		return;			/* gone: its DESTROY follows */
+	offload(o, whole);
+	nfct_destroy(whole);
+}
+
+static int
 event_cb(enum nf_conntrack_msg_type type, struct nf_conntrack *ct, void *data)
 {
 	struct fd_offload *o = data;
@@ -436,7 +544,7 @@ event_cb(enum nf_conntrack_msg_type type, struct nf_conntrack *ct, void *data)
 	if (type == NFCT_T_DESTROY)
 		state_gone(o, nfct_get_attr_u32(ct, ATTR_ID));
 	else
-		offload(o, ct);
+		event_update(o, ct);
 	return NFCT_CB_CONTINUE;
 }
 
@@ -613,6 +721,8 @@ fd_offload_fp_event(struct fd_offload *o, const struct lk_event *ev)
 		}
 	}
 	/* a close, aged out or removed: let go; back only through the rules again */
+	if (e->l4proto == IPPROTO_TCP)
+		ct_tcp_loosen(o, e->tuple);	/* gone already (-ENOENT): nothing to fix */
 	ct_unmark(o, e->tuple);
 	forget(o, e);
 }

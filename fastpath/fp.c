@@ -622,6 +622,39 @@ conn_unhook(struct fp *fp, uint32_t slot)
 	rte_rcu_qsbr_dq_enqueue(fp->dq, &slot);
 }
 
+/*
+ * The keys a new connection needs: -EEXIST if one belongs to a connection
+ * of the firewall revision in force.  One that belongs to a connection of
+ * an older revision is taken from it: that connection forwards nothing any
+ * more (its frames go to the host), the host that set the new revision
+ * has let it go, and it would otherwise keep the connection out of the
+ * fast path until the sweep reached it.  It goes without an event.
+ */
+static int
+keys_claim(struct fp *fp, const struct fp_conn_spec *s)
+{
+	uint32_t rev = fp_fw_rev_get(fp), stale[2];
+	unsigned int nstale = 0;
+
+	for (unsigned int d = 0; d < 2; d++) {
+		void *data;
+		uint32_t slot;
+
+		if (rte_hash_lookup_data(fp->h, &s->mf[d].key, &data) < 0)
+			continue;
+		slot = (uint32_t)((uintptr_t)data >> 1);
+		if (fp->conns[slot].fw_rev == rev)
+			return -EEXIST;
+		if (nstale == 0 || stale[0] != slot)
+			stale[nstale++] = slot;
+	}
+	for (unsigned int i = 0; i < nstale; i++) {
+		conn_unhook(fp, stale[i]);
+		fp->nconns--;
+	}
+	return 0;
+}
+
 int
 fp_conn_create(struct fp *fp, const struct fp_conn_spec *s, uint64_t now,
 	       fp_conn_id *id)
@@ -634,9 +667,9 @@ fp_conn_create(struct fp *fp, const struct fp_conn_spec *s, uint64_t now,
 	rc = conn_spec_check(fp, s, nat);
 	if (rc != 0)
 		return rc;
-	if (rte_hash_lookup(fp->h, &s->mf[0].key) >= 0 ||
-	    rte_hash_lookup(fp->h, &s->mf[1].key) >= 0)
-		return -EEXIST;
+	rc = keys_claim(fp, s);
+	if (rc != 0)
+		return rc;
 	rc = slot_take(fp, &slot);
 	if (rc != 0)
 		return rc;

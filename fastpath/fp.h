@@ -171,9 +171,13 @@ typedef uint64_t fp_conn_id;
  *           action, verdict, wscale or next hop is out of range;
  *  -EOPNOTSUPP  NAT on a protocol whose checksum flowcut cannot fix
  *           (only TCP, UDP, ICMP and ICMPv6 may be rewritten);
- *  -EEXIST  a key is already in the table;
+ *  -EEXIST  a key belongs to a connection of the firewall revision in
+ *           force;
  *  -ENOSPC  the table is full.
- * On any error the tables are as they were.
+ * A key held by a connection of an older firewall revision is taken from
+ * it: that connection is removed first, without an event (it only sent
+ * its frames to the host, and the host that set the new revision has let
+ * it go).  On any other error the tables are as they were.
  */
 int fp_conn_create(struct fp *fp, const struct fp_conn_spec *spec,
 		   uint64_t now, fp_conn_id *id);

@@ -873,6 +873,38 @@ test_fw_rev(void **state)
 	expect(send_frame(t, 0, &o), FC_CNT_FROM_WIRE_TO_WIRE_VERDICT_CUT_THRU, 1);
 }
 
+/*
+ * After a revision change the host offloads a connection again as soon as
+ * the new rules pass it, before any sweep: the new one takes the keys of
+ * the old-revision one (which goes without an event), and the keys of one
+ * of the revision in force stay refused.
+ */
+static void
+test_fw_rev_create_replaces(void **state)
+{
+	struct t *t = *state;
+	struct fc_frame_spec o = orig_frame(4, IPPROTO_UDP);
+	struct fp_conn_spec cs = conn_spec(4, IPPROTO_UDP, FC_ACTION_IPS);
+	struct fp_event ev[4];
+	fp_conn_id old, id, got;
+
+	fp_fw_rev_set(t->fp, 7);
+	old = conn_make(t, 4, IPPROTO_UDP, FC_ACTION_IPS);
+	fp_fw_rev_set(t->fp, 8);
+	expect(send_frame(t, 0, &o), FC_CNT_FROM_WIRE_TO_KN_FW_REV_MISMATCH, FP_DEST_HOST);
+	assert_int_equal(fp_conn_create(t->fp, &cs, t->now, &id), 0);
+	assert_int_not_equal(id, old);
+	assert_int_equal(fp_conn_count(t->fp), 1);
+	assert_int_equal(fp_conn_lookup(t->fp, &cs.mf[1].key, &got, NULL), 0);
+	assert_int_equal(got, id);
+	expect(send_frame(t, 0, &o), FC_CNT_FROM_WIRE_TO_WIRE_VERDICT_CUT_THRU, 1);
+	/* the old one is gone: no command reaches it, no sweep reports it */
+	assert_int_equal(fp_conn_verdict_set(t->fp, old, FC_VERDICT_DROP), -ENOENT);
+	assert_int_equal(fp_sweep(t->fp, t->now, 0, ev, 4), 0);
+	/* the revision in force keeps its keys */
+	assert_int_equal(fp_conn_create(t->fp, &cs, t->now, &got), -EEXIST);
+}
+
 /* ---- making connections: all or nothing ---- */
 
 static void
@@ -1261,6 +1293,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_aging, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sweep_no_lost_events, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fw_rev, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fw_rev_create_replaces, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_create_refusals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_create_exists_and_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_remove_final_counts, setup, teardown),
