@@ -29,7 +29,7 @@ PROGS := flowcut-npu flowcutctl flowcutd test_npu test_settings test_fp test_fp_
          fuzz_frame_replay fuzz_cmd_replay fuzz_settings_replay
 SRC_flowcut-npu        := npu/npu_main.c npu/npu_cmd.c link/lk.c $(FP_SRC)
 SRC_flowcutd           := driver/flowcutd.c driver/fd_tap.c driver/fd_relay.c \
-                          driver/fd_route.c driver/fd_nft.c driver/fd_offload.c link/lk.c \
+                          driver/fd_route.c driver/fd_nhop.c driver/fd_nft.c driver/fd_offload.c link/lk.c \
                           settings/fc_settings.c
 LIBS_flowcutd    := -ljansson -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables
 SRC_flowcutctl         := ctl/flowcutctl.c link/lk.c settings/fc_settings.c

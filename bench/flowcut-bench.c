@@ -130,8 +130,8 @@ table_make(uint32_t conns, uint64_t *mem)
 	memcpy(l0.mac, LIF0_MAC, 6);
 	memcpy(l1.mac, LIF1_MAC, 6);
 	memcpy(nh.smac, LIF1_MAC, 6);
-	if (fp_lif_set(fp, 0, &l0) || fp_lif_set(fp, 1, &l1) || fp_nhop_set(fp, 0, &nh) ||
-	    fp_nhop_set(fp, 1, &nh) || fp_cfg_set(fp, FC_CFG_OFFLOAD | FC_CFG_IPS)) {
+	if (fp_lif_set(fp, 0, &l0) || fp_lif_set(fp, 1, &l1) || fp_nhop_set(fp, 0, &nh, false) ||
+	    fp_nhop_set(fp, 1, &nh, false) || fp_cfg_set(fp, FC_CFG_OFFLOAD | FC_CFG_IPS)) {
 		fprintf(stderr, "flowcut-bench: programming ports failed\n");
 		exit(1);
 	}

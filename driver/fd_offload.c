@@ -23,6 +23,7 @@
 
 #include <flowcut/fc_cmd.h>
 
+#include "fd_nhop.h"
 #include "fd_route.h"
 
 /*
@@ -35,7 +36,7 @@
 
 #define CALL_MS 2000
 #define RCVBUF (8u << 20)
-#define MAX_NHOPS 4096
+#define FD_WAITING_MAX 1024
 
 /* One offloaded connection. */
 struct off_entry {
@@ -44,11 +45,10 @@ struct off_entry {
 	uint64_t last_seen;		/* the newest the coprocessor reported */
 	struct nf_conntrack *tuple;	/* the original tuple, for updates */
 	uint8_t l4proto;
-};
-
-struct nhop {
-	uint16_t port;
-	uint8_t dmac[6];
+	uint8_t family;			/* 4 or 6 */
+	/* per microflow: where its frames go (the address routed), its next hop */
+	uint8_t dst[2][16];
+	uint32_t nhop[2];
 };
 
 struct fd_offload {
@@ -57,15 +57,25 @@ struct fd_offload {
 	struct nfct_handle *ev;		/* events */
 	struct nfct_handle *q;		/* queries */
 	struct fd_route *route;
+	struct fd_nhop *nhops;
+	bool paths_changed;		/* routes or an MTU changed since the last look */
+	/* states that qualified while a neighbour was unresolved, retried */
+	struct waiting {
+		uint32_t ct_id;
+		struct nf_conntrack *tuple;
+	} waiting[FD_WAITING_MAX];
+	unsigned int nwaiting;
+	uint16_t port_mtu[FD_MAX_PORTS]; /* the front ports' interface MTUs as last seen */
 	void *by_ct;			/* tsearch root: struct off_entry by ct_id */
 	void *by_fp;			/* tsearch root: struct off_entry by fp_id */
 	unsigned int nentries;
-	struct nhop nhops[MAX_NHOPS];
-	unsigned int nnhops;
 	bool need_resync;		/* the fast path may hold what we do not know of */
 	bool draining;			/* events being thrown away before a dump */
 	uint32_t timeout[256];		/* conntrack's timeout per L4 protocol, s */
 	struct fd_offload_stats st;
+	/* offloaded connections gathered before a walk changes the table */
+	struct off_entry **gathered;
+	size_t ngathered, capgathered;
 	/* a dump's connections, gathered before they are looked at */
 	struct nf_conntrack **dumped;
 	size_t ndumped, capdumped;
@@ -108,6 +118,20 @@ static int
 call(struct fd_offload *o, uint16_t op, const void *p, uint16_t len, void *ans, uint16_t cap)
 {
 	return lk_call(o->lk, op, p, len, ans, cap, NULL, CALL_MS);
+}
+
+/*
+ * CONN_RECLAIM_FP: the connection out of the fast path.  Its answer (the
+ * final counts) must have room, or the link calls the answer too long
+ * although the command took effect.
+ */
+static int
+reclaim(struct fd_offload *o, uint64_t fp_id)
+{
+	struct fc_cmd_conn_id id = { .id = fp_id };
+	struct fc_ans_reclaim ans;
+
+	return call(o, FC_CMD_CONN_RECLAIM_FP, &id, sizeof(id), &ans, sizeof(ans));
 }
 
 /* ---- the table of offloaded connections ---- */
@@ -258,6 +282,27 @@ ct_tcp_loosen(struct fd_offload *o, const struct nf_conntrack *tuple)
 	return rc;
 }
 
+/* A command got no answer: it may still take effect. */
+static bool
+no_answer(int rc)
+{
+	return rc == -ETIMEDOUT || rc == -ECONNRESET || rc == -ENOBUFS;
+}
+
+/*
+ * What the fast path holds is no longer known (a command without an answer,
+ * or one refused that must not be): it is taken out whole and offloaded
+ * again from a conntrack dump, retried until it gets through.  Said once.
+ */
+static void
+lost_track(struct fd_offload *o, const char *what, int rc)
+{
+	if (!o->need_resync)
+		fprintf(stderr, "flowcutd: %s: %s; the fast path is taken out and offloaded "
+			"again from conntrack\n", what, strerror(-rc));
+	o->need_resync = true;
+}
+
 /* ---- offloading one state ---- */
 
 static int
@@ -267,32 +312,6 @@ port_of(const struct fd_offload *o, unsigned int ifindex)
 		if (o->cfg.ifindex[p] == ifindex)
 			return (int)p;
 	return -1;
-}
-
-/* The next hop id for (port, MAC), programmed once. */
-static int
-nhop_for(struct fd_offload *o, unsigned int port, const uint8_t mac[6], uint32_t *id)
-{
-	struct fc_cmd_nhop n = { .port = (uint16_t)port, .mtu = 1500, .flags = FC_NHOP_RESOLVED };
-	int rc;
-
-	for (unsigned int i = 0; i < o->nnhops; i++)
-		if (o->nhops[i].port == port && memcmp(o->nhops[i].dmac, mac, 6) == 0) {
-			*id = i;
-			return 0;
-		}
-	if (o->nnhops == MAX_NHOPS)
-		return -ENOSPC;
-	n.id = o->nnhops;
-	memcpy(n.dmac, mac, 6);
-	memcpy(n.smac, o->cfg.mac[port], 6);
-	rc = call(o, FC_CMD_NHOP_PROGRAM, &n, sizeof(n), NULL, 0);
-	if (rc != 0)
-		return rc;
-	o->nhops[o->nnhops].port = (uint16_t)port;
-	memcpy(o->nhops[o->nnhops].dmac, mac, 6);
-	*id = o->nnhops++;
-	return 0;
 }
 
 /* Fills a wire key from one of conntrack's tuples. */
@@ -328,6 +347,44 @@ key_of(const struct nf_conntrack *ct, bool reply, uint16_t port, struct fc_key *
 		k->dport = l4 == IPPROTO_ICMP ? (reply ? 0 : 8) : (reply ? 129 : 128);
 		break;
 	}
+}
+
+/*
+ * A state that qualifies but cannot be offloaded over the path it has now:
+ * its neighbour is not resolved yet (the host resolves it as it forwards
+ * the frames), or a route change took it to an interface that is not a
+ * front port.  Tried again when a neighbour resolves or the paths change.
+ * Full, the oldest is let go (counted): it stays with the host, as
+ * everything not offloaded does.
+ */
+static void
+wait_path(struct fd_offload *o, const struct nf_conntrack *ct)
+{
+	uint32_t ct_id = nfct_get_attr_u32(ct, ATTR_ID);
+	struct nf_conntrack *t;
+
+	for (unsigned int i = 0; i < o->nwaiting; i++)
+		if (o->waiting[i].ct_id == ct_id)
+			return;
+	t = tuple_of(ct);
+	if (t == NULL)
+		return;
+	if (o->nwaiting == FD_WAITING_MAX) {
+		nfct_destroy(o->waiting[0].tuple);
+		memmove(o->waiting, o->waiting + 1, (FD_WAITING_MAX - 1) * sizeof(o->waiting[0]));
+		o->nwaiting--;
+		o->st.waiting_dropped++;
+	}
+	o->waiting[o->nwaiting].ct_id = ct_id;
+	o->waiting[o->nwaiting++].tuple = t;
+}
+
+static void
+waiting_clear(struct fd_offload *o)
+{
+	for (unsigned int i = 0; i < o->nwaiting; i++)
+		nfct_destroy(o->waiting[i].tuple);
+	o->nwaiting = 0;
 }
 
 /* Does conntrack say the host accepted this and saw it work? */
@@ -383,6 +440,7 @@ offload(struct fd_offload *o, const struct nf_conntrack *ct)
 	struct fc_cmd_flow_create c = { .verdict = FC_VERDICT_CUT_THRU };
 	struct fc_ans_conn_id ans;
 	struct fd_hop to_orig_src, to_reply_src;
+	uint8_t dst[2][16];
 	int pa, pb, rc;
 	struct off_entry *e;
 	uint8_t action;
@@ -390,20 +448,29 @@ offload(struct fd_offload *o, const struct nf_conntrack *ct)
 	if (find_ct(o, ct_id) != NULL || !qualifies(o, ct))
 		return;
 	/* orig frames come in facing orig.src and leave towards reply.src */
-	if (fd_route_get(o->route, family,
-			 addr(ct, ATTR_ORIG_IPV4_SRC, ATTR_ORIG_IPV6_SRC, &a4), &to_orig_src) != 0 ||
-	    fd_route_get(o->route, family,
-			 addr(ct, ATTR_REPL_IPV4_SRC, ATTR_REPL_IPV6_SRC, &b4), &to_reply_src) != 0)
+	memcpy(dst[0], addr(ct, ATTR_REPL_IPV4_SRC, ATTR_REPL_IPV6_SRC, &b4), family == 4 ? 4 : 16);
+	memcpy(dst[1], addr(ct, ATTR_ORIG_IPV4_SRC, ATTR_ORIG_IPV6_SRC, &a4), family == 4 ? 4 : 16);
+	if (fd_route_get(o->route, family, dst[1], &to_orig_src) != 0 ||
+	    fd_route_get(o->route, family, dst[0], &to_reply_src) != 0)
 		return;
 	pa = port_of(o, to_orig_src.ifindex);
 	pb = port_of(o, to_reply_src.ifindex);
-	if (pa < 0 || pb < 0 || !to_orig_src.resolved || !to_reply_src.resolved)
+	if (pa < 0 || pb < 0)
+		return;			/* not between front ports: the host's alone */
+	if (!to_orig_src.resolved || !to_reply_src.resolved) {
+		wait_path(o, ct);	/* once the host has resolved it */
 		return;
+	}
 	key_of(ct, false, (uint16_t)pa, &c.mf[0].key);
 	key_of(ct, true, (uint16_t)pb, &c.mf[1].key);
-	if (nhop_for(o, (unsigned int)pb, to_reply_src.mac, &c.mf[0].nhop) != 0 ||
-	    nhop_for(o, (unsigned int)pa, to_orig_src.mac, &c.mf[1].nhop) != 0)
+	rc = fd_nhop_get(o->nhops, (unsigned int)pb, &to_reply_src, &c.mf[0].nhop);
+	if (rc == 0)
+		rc = fd_nhop_get(o->nhops, (unsigned int)pa, &to_orig_src, &c.mf[1].nhop);
+	if (rc != 0) {
+		if (no_answer(rc))
+			lost_track(o, "NHOP_PROGRAM", rc);	/* the next-hop table is unknown */
 		return;
+	}
 	/* a tunnel's connection stays FWD: its encryption under IPS is untried */
 	action = o->cfg.cut_in_hardware ? FC_ACTION_IPS : FC_ACTION_FWD;
 	if (l4 == IPPROTO_ESP ||
@@ -432,30 +499,33 @@ offload(struct fd_offload *o, const struct nf_conntrack *ct)
 	if (rc != 0) {
 		o->st.refused++;
 		/* no answer is not "no": it may still be made - take stock again */
-		if (rc == -ETIMEDOUT || rc == -ECONNRESET || rc == -ENOBUFS)
-			o->need_resync = true;
+		if (no_answer(rc))
+			lost_track(o, "FLOW_CREATE_FP", rc);
 		return;
 	}
 	e = calloc(1, sizeof(*e));
 	if (e == NULL || (e->tuple = tuple_of(ct)) == NULL) {
-		struct fc_cmd_conn_id id = { .id = ans.id };
-
 		free(e);
-		call(o, FC_CMD_CONN_RECLAIM_FP, &id, sizeof(id), NULL, 0);
+		rc = reclaim(o, ans.id);
+		if (rc != 0)
+			lost_track(o, "CONN_RECLAIM_FP of an untracked connection", rc);
 		return;
 	}
 	e->ct_id = ct_id;
 	e->fp_id = ans.id;
 	e->l4proto = l4;
+	e->family = (uint8_t)family;
+	memcpy(e->dst, dst, sizeof(dst));
+	e->nhop[0] = c.mf[0].nhop;
+	e->nhop[1] = c.mf[1].nhop;
 	if (tsearch(e, &o->by_ct, cmp_ct) == NULL || tsearch(e, &o->by_fp, cmp_fp) == NULL) {
-		struct fc_cmd_conn_id id = { .id = ans.id };
-
 		/* untracked it must not live: out again, and take stock */
 		tdelete(e, &o->by_ct, cmp_ct);
 		nfct_destroy(e->tuple);
 		free(e);
-		if (call(o, FC_CMD_CONN_RECLAIM_FP, &id, sizeof(id), NULL, 0) != 0)
-			o->need_resync = true;
+		rc = reclaim(o, ans.id);
+		if (rc != 0)
+			lost_track(o, "CONN_RECLAIM_FP of an untracked connection", rc);
 		return;
 	}
 	o->nentries++;
@@ -467,26 +537,27 @@ static void
 state_gone(struct fd_offload *o, uint32_t ct_id)
 {
 	struct off_entry *e = find_ct(o, ct_id);
-	struct fc_cmd_conn_id id;
-
 	int rc;
 
 	if (e == NULL)
 		return;
-	id.id = e->fp_id;
-	rc = call(o, FC_CMD_CONN_RECLAIM_FP, &id, sizeof(id), NULL, 0);
-	if (rc != 0 && rc != -ENOENT)
-		o->need_resync = true;	/* it may still forward: take everything out */
+	rc = reclaim(o, e->fp_id);
+	if (rc != 0 && rc != -ENOENT)	/* it may still forward: take everything out */
+		lost_track(o, "CONN_RECLAIM_FP of a state gone", rc);
 	forget(o, e);
 	o->st.removed++;
 }
 
+/* CONTINUE, not STOP: STOP leaves the request's ack unread on the socket. */
 static int
 ct_get_cb(enum nf_conntrack_msg_type type, struct nf_conntrack *ct, void *data)
 {
+	struct nf_conntrack **got = data;
+
 	(void)type;
-	*(struct nf_conntrack **)data = nfct_clone(ct);
-	return NFCT_CB_STOP;
+	if (*got == NULL)
+		*got = nfct_clone(ct);
+	return NFCT_CB_CONTINUE;
 }
 
 /* The whole state as conntrack holds it now, or NULL (gone, or no memory). */
@@ -584,7 +655,8 @@ fd_offload_open(struct lk *lk, const struct fd_offload_cfg *cfg)
 				     NF_NETLINK_CONNTRACK_DESTROY);
 	o->q = nfct_open(CONNTRACK, 0);
 	o->route = fd_route_open();
-	if (o->ev == NULL || o->q == NULL || o->route == NULL) {
+	o->nhops = fd_nhop_open(lk, cfg->nports, cfg->mac);
+	if (o->ev == NULL || o->q == NULL || o->route == NULL || o->nhops == NULL) {
 		int err = errno;
 
 		fd_offload_close(o);
@@ -612,7 +684,9 @@ fd_offload_close(struct fd_offload *o)
 		nfct_close(o->ev);
 	if (o->q)
 		nfct_close(o->q);
+	waiting_clear(o);
 	fd_route_close(o->route);
+	fd_nhop_close(o->nhops);
 	free(o->dumped);
 	free(o);
 }
@@ -671,7 +745,6 @@ fd_offload_resync(struct fd_offload *o)
 
 	o->st.resyncs++;
 	o->need_resync = true;	/* until it got through */
-	o->nnhops = 0;		/* programmed again as connections need them */
 	events_drain(o);
 	/* nothing in the fast path may outlive its state: take everything out */
 	for (;;) {
@@ -683,9 +756,7 @@ fd_offload_resync(struct fd_offload *o)
 		if (a.count == 0)
 			break;
 		for (uint32_t i = 0; i < a.count; i++) {
-			struct fc_cmd_conn_id id = { .id = a.conn[i].id };
-
-			rc = call(o, FC_CMD_CONN_RECLAIM_FP, &id, sizeof(id), NULL, 0);
+			rc = reclaim(o, a.conn[i].id);
 			if (rc != 0 && rc != -ENOENT)
 				return;
 		}
@@ -694,6 +765,8 @@ fd_offload_resync(struct fd_offload *o)
 		r.first = a.next;
 	}
 	forget_all(o);
+	waiting_clear(o);		/* the dump below has them */
+	fd_nhop_reset(o->nhops);	/* programmed again as connections need them */
 	o->need_resync = false;
 	/* then what conntrack holds */
 	dump_all(o);
@@ -770,6 +843,7 @@ fd_offload_ruleset_changed(struct fd_offload *o)
 {
 	struct fc_ans_cfg cfg;
 	struct fc_cmd_rev rev;
+	int rc;
 
 	/*
 	 * First every state's bit (offloaded or not: a state the old rules let
@@ -785,17 +859,158 @@ fd_offload_ruleset_changed(struct fd_offload *o)
 		nfct_destroy(o->dumped[i]);
 	}
 	o->ndumped = 0;
-	if (call(o, FC_CMD_FW_CFG_PARAMS_GET, NULL, 0, &cfg, sizeof(cfg)) != 0) {
-		o->need_resync = true;	/* no revision: take everything out instead */
+	rc = call(o, FC_CMD_FW_CFG_PARAMS_GET, NULL, 0, &cfg, sizeof(cfg));
+	if (rc != 0) {	/* no revision: take everything out instead */
+		lost_track(o, "FW_CFG_PARAMS_GET", rc);
 		return;
 	}
 	rev.rev = cfg.fw_rev + 1;
-	if (call(o, FC_CMD_FW_STATE_REV_SET, &rev, sizeof(rev), NULL, 0) != 0) {
-		o->need_resync = true;
+	rc = call(o, FC_CMD_FW_STATE_REV_SET, &rev, sizeof(rev), NULL, 0);
+	if (rc != 0) {
+		lost_track(o, "FW_STATE_REV_SET", rc);
 		return;
 	}
 	forget_all(o);
 	o->st.rev_bumps++;
+}
+
+/* ---- following the host's routes and neighbours ---- */
+
+void
+fd_offload_rt_change(struct fd_offload *o, const struct fd_rt_change *c)
+{
+	int p = port_of(o, c->ifindex), rc;
+
+	switch (c->what) {
+	case FD_RT_NEIGH:
+		if (p < 0)
+			return;
+		rc = fd_nhop_neigh(o->nhops, (unsigned int)p, c->family, c->addr, c->mac,
+				   c->resolved);
+		if (rc > 0)
+			o->st.nhop_followed += (unsigned int)rc;
+		else if (no_answer(rc))
+			lost_track(o, "NHOP_PROGRAM for a neighbour's change", rc);
+		if (c->resolved && o->nwaiting > 0)
+			o->paths_changed = true;	/* a waiting state may go now */
+		break;
+	case FD_RT_ROUTE:
+		o->paths_changed = true;
+		break;
+	case FD_RT_LINK:
+		if (p >= 0 && c->mtu != 0 && c->mtu != o->port_mtu[p]) {
+			o->port_mtu[p] = (uint16_t)c->mtu;
+			o->paths_changed = true;
+		}
+		break;
+	}
+}
+
+void
+fd_offload_rt_lost(struct fd_offload *o)
+{
+	int rc = fd_nhop_recheck(o->nhops, o->route, o->cfg.ifindex);
+
+	if (rc > 0)
+		o->st.nhop_followed += (unsigned int)rc;
+	else if (no_answer(rc))
+		lost_track(o, "NHOP_PROGRAM after lost neighbour changes", rc);
+	o->paths_changed = true;
+}
+
+/* Is an offloaded connection still routed over the next hops it was made with? */
+static bool
+still_routed(struct fd_offload *o, const struct off_entry *e)
+{
+	for (unsigned int d = 0; d < 2; d++) {
+		struct fd_hop hop;
+		uint32_t id;
+		int p;
+
+		if (fd_route_get(o->route, e->family, e->dst[d], &hop) != 0)
+			return false;
+		p = port_of(o, hop.ifindex);
+		if (p < 0 || fd_nhop_find(o->nhops, (unsigned int)p, &hop, &id) != 0 ||
+		    id != e->nhop[d])
+			return false;
+	}
+	return true;
+}
+
+static void
+gather(const void *node, VISIT which, void *data)
+{
+	struct fd_offload *o = data;
+
+	if (which != postorder && which != leaf)
+		return;
+	if (o->ngathered < o->capgathered)
+		o->gathered[o->ngathered++] = *(struct off_entry *const *)node;
+}
+
+/* Takes a connection out of the fast path and offloads it again as its state is now. */
+static void
+move(struct fd_offload *o, struct off_entry *e)
+{
+	struct nf_conntrack *whole = ct_get(o, e->tuple);
+	int rc = reclaim(o, e->fp_id);
+
+	if (rc != 0 && rc != -ENOENT)
+		lost_track(o, "CONN_RECLAIM_FP of a connection whose path changed", rc);
+	forget(o, e);
+	o->st.rerouted++;
+	if (whole != NULL && rc == 0) {
+		offload(o, whole);	/* over the new path, if it is a front port's */
+		if (find_ct(o, nfct_get_attr_u32(whole, ATTR_ID)) == NULL)
+			wait_path(o, whole);	/* until a path joins two front ports again */
+	}
+	if (whole != NULL)
+		nfct_destroy(whole);
+}
+
+void
+fd_offload_paths(struct fd_offload *o)
+{
+	struct waiting *waiting;
+	unsigned int nwaiting;
+
+	if (!o->paths_changed || o->need_resync)
+		return;
+	o->paths_changed = false;
+	/* the table changes under a walk: gather first */
+	free(o->gathered);
+	o->capgathered = o->nentries;
+	o->ngathered = 0;
+	o->gathered = calloc(o->capgathered ? o->capgathered : 1, sizeof(*o->gathered));
+	if (o->gathered == NULL) {
+		lost_track(o, "paths", -ENOMEM);	/* cannot look: take everything out */
+		return;
+	}
+	twalk_r(o->by_ct, gather, o);
+	for (size_t i = 0; i < o->ngathered && !o->need_resync; i++)
+		if (!still_routed(o, o->gathered[i]))
+			move(o, o->gathered[i]);
+	free(o->gathered);
+	o->gathered = NULL;
+	/* and what waited for a path (it waits again if it must) */
+	nwaiting = o->nwaiting;
+	waiting = malloc(nwaiting * sizeof(*waiting) + 1);
+	if (waiting == NULL)
+		return;
+	memcpy(waiting, o->waiting, nwaiting * sizeof(*waiting));
+	o->nwaiting = 0;
+	for (unsigned int i = 0; i < nwaiting; i++) {
+		struct nf_conntrack *whole = ct_get(o, waiting[i].tuple);
+
+		nfct_destroy(waiting[i].tuple);
+		if (whole == NULL)
+			continue;		/* gone */
+		offload(o, whole);
+		if (find_ct(o, waiting[i].ct_id) == NULL && qualifies(o, whole))
+			wait_path(o, whole);	/* still no path */
+		nfct_destroy(whole);
+	}
+	free(waiting);
 }
 
 void

@@ -15,9 +15,26 @@
  *  - no helper, zone 0, both ends routed out of front ports, neighbours
  *    resolved.
  * Both microflows go in one FLOW_CREATE_FP, with next hops from the host's
- * routes and neighbours (fd_route), NAT from conntrack's two tuples, the
- * action from the settings (IPS with "Cut in hardware", else FWD; a tunnel,
- * ESP or UDP 4500, always FWD).
+ * routes and neighbours (fd_route, fd_nhop: the neighbour and the path's
+ * MTU, so what does not fit goes to the host and is answered there as a
+ * router does), NAT from conntrack's two tuples, the action from the
+ * settings (IPS with "Cut in hardware", else FWD; a tunnel, ESP or UDP
+ * 4500, always FWD).  A state whose neighbour is not resolved yet waits
+ * for it.
+ *
+ * A TCP state is made liberal in conntrack before it is offloaded (and its
+ * stale highest ACK forgotten again when it leaves), as the kernel's
+ * flowtable does: the host sees none of its segments meanwhile, and
+ * whatever brings it back - its close, a give-back, a new firewall
+ * revision, an idle timeout, a restart of either side - its segments must
+ * not be INVALID to the host's rules.
+ *
+ * Next hops follow the host (rtnetlink's neighbour, route and link groups,
+ * read by the caller and handed to fd_offload_rt_change): a neighbour's
+ * new MAC reprograms its next hop and every connection on it follows; a
+ * route or MTU change moves each connection whose path changed to its new
+ * next hops, or out of the fast path when the path no longer joins two
+ * front ports.
  *
  * When a state goes away (DESTROY) the connection leaves the fast path at
  * once.  While a connection is offloaded its conntrack timeout is
@@ -43,6 +60,7 @@
 #include <stdint.h>
 
 #include "fd_relay.h"
+#include "fd_route.h"
 #include "lk.h"
 
 struct fd_offload_cfg {
@@ -62,6 +80,9 @@ struct fd_offload_stats {
 	uint64_t revived;	/* give-backs revived */
 	uint64_t resyncs;	/* full dumps (start, boot, lost events) */
 	uint64_t rev_bumps;	/* ruleset changes */
+	uint64_t nhop_followed;	/* next hops programmed again for a neighbour's change */
+	uint64_t rerouted;	/* connections moved (or taken out) by a path change */
+	uint64_t waiting_dropped; /* states that waited for a neighbour, let go for room */
 };
 
 struct fd_offload;
@@ -89,6 +110,21 @@ void fd_offload_fp_event(struct fd_offload *o, const struct lk_event *ev);
 void fd_offload_refresh(struct fd_offload *o);
 /* fd_offload_ruleset_changed - every connection judged again by the new rules. */
 void fd_offload_ruleset_changed(struct fd_offload *o);
+/*
+ * fd_offload_rt_change - one of rtnetlink's changes (fd_route_watch_read):
+ * a neighbour's is followed at once; a route's or a front port's MTU is
+ * noted, and fd_offload_paths() acts on it.
+ */
+void fd_offload_rt_change(struct fd_offload *o, const struct fd_rt_change *c);
+/* fd_offload_rt_lost - rtnetlink's changes were lost: every neighbour read again, paths looked at. */
+void fd_offload_rt_lost(struct fd_offload *o);
+/*
+ * fd_offload_paths - after a batch of changes: every offloaded connection
+ * whose route now goes over another next hop is taken out and offloaded
+ * again over it (or left to the host when it no longer joins two front
+ * ports), and states that waited for a neighbour are tried again.
+ */
+void fd_offload_paths(struct fd_offload *o);
 /* fd_offload_settings - the action for connections offloaded from now on. */
 void fd_offload_settings(struct fd_offload *o, bool cut_in_hardware, uint16_t timeout_s);
 void fd_offload_stats(const struct fd_offload *o, struct fd_offload_stats *out);

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* fd_route: see fd_route.h.  Requests and replies are libmnl's. */
+/*
+ * fd_route: see fd_route.h.  Requests, replies and the messages of the
+ * groups are libmnl's; only the choice of what to read from them is ours.
+ */
 #include "fd_route.h"
 
 #include <errno.h>
@@ -11,6 +14,7 @@
 
 #include <libmnl/libmnl.h>
 #include <linux/neighbour.h>
+#include <linux/if_link.h>
 #include <linux/rtnetlink.h>
 
 struct fd_route {
@@ -84,7 +88,16 @@ struct route_reply {
 	unsigned int oif;
 	uint8_t gw[16];
 	bool has_gw;
+	uint32_t mtu;		/* RTAX_MTU, 0 when the route has none */
 };
+
+static int
+metric_attr(const struct nlattr *a, void *data)
+{
+	if (mnl_attr_get_type(a) == RTAX_MTU && mnl_attr_validate(a, MNL_TYPE_U32) == 0)
+		*(uint32_t *)data = mnl_attr_get_u32(a);
+	return MNL_CB_OK;
+}
 
 static int
 route_attr(const struct nlattr *a, void *data)
@@ -103,6 +116,10 @@ route_attr(const struct nlattr *a, void *data)
 			rr->has_gw = true;
 		}
 		break;
+	case RTA_METRICS:
+		if (mnl_attr_validate(a, MNL_TYPE_NESTED) == 0)
+			mnl_attr_parse_nested(a, metric_attr, &rr->mtu);
+		break;
 	}
 	return MNL_CB_OK;
 }
@@ -116,6 +133,38 @@ route_cb(const struct nlmsghdr *nlh, void *data)
 	rr->type = rtm->rtm_type;
 	mnl_attr_parse(nlh, sizeof(*rtm), route_attr, rr);
 	return MNL_CB_OK;
+}
+
+static int
+link_attr(const struct nlattr *a, void *data)
+{
+	if (mnl_attr_get_type(a) == IFLA_MTU && mnl_attr_validate(a, MNL_TYPE_U32) == 0)
+		*(uint32_t *)data = mnl_attr_get_u32(a);
+	return MNL_CB_OK;
+}
+
+static int
+link_cb(const struct nlmsghdr *nlh, void *data)
+{
+	mnl_attr_parse(nlh, sizeof(struct ifinfomsg), link_attr, data);
+	return MNL_CB_OK;
+}
+
+/* The interface's MTU, asked of the kernel. */
+static int
+link_mtu(struct fd_route *r, unsigned int ifindex, uint32_t *mtu)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct ifinfomsg *ifi;
+
+	nlh->nlmsg_type = RTM_GETLINK;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+	ifi->ifi_family = AF_UNSPEC;
+	ifi->ifi_index = (int)ifindex;
+	*mtu = 0;
+	return ask(r, nlh, link_cb, mtu);
 }
 
 struct neigh_reply {
@@ -147,16 +196,52 @@ neigh_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
+/* A neighbour entry in one of these states has a MAC frames may go to. */
+static bool
+neigh_usable(uint16_t state)
+{
+	return state & (NUD_REACHABLE | NUD_STALE | NUD_DELAY | NUD_PROBE | NUD_PERMANENT |
+			NUD_NOARP);
+}
+
+int
+fd_route_neigh_get(struct fd_route *r, unsigned int ifindex, int family, const uint8_t *addr,
+		   uint8_t mac[6], bool *resolved)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct neigh_reply nr = { 0 };
+	struct ndmsg *ndm;
+	int rc;
+
+	*resolved = false;
+	nlh->nlmsg_type = RTM_GETNEIGH;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	ndm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ndm));
+	ndm->ndm_family = (unsigned char)(family == 4 ? AF_INET : AF_INET6);
+	ndm->ndm_ifindex = (int)ifindex;
+	mnl_attr_put(nlh, NDA_DST, family == 4 ? 4 : 16, addr);
+	rc = ask(r, nlh, neigh_cb, &nr);
+	if (rc == -ENOENT)
+		return 0;		/* no neighbour entry yet: unresolved */
+	if (rc != 0)
+		return rc;
+	if (nr.has_mac && neigh_usable(nr.state)) {
+		memcpy(mac, nr.mac, 6);
+		*resolved = true;
+	}
+	return 0;
+}
+
 int
 fd_route_get(struct fd_route *r, int family, const uint8_t *dst, struct fd_hop *out)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nlmsghdr *nlh;
 	struct rtmsg *rtm;
-	struct ndmsg *ndm;
 	struct route_reply rr = { .family = family };
-	struct neigh_reply nr = { 0 };
 	size_t alen = family == 4 ? 4 : 16;
+	uint32_t mtu;
 	int af = family == 4 ? AF_INET : AF_INET6, rc;
 
 	memset(out, 0, sizeof(*out));
@@ -175,23 +260,187 @@ fd_route_get(struct fd_route *r, int family, const uint8_t *dst, struct fd_hop *
 	if (rr.type != RTN_UNICAST || rr.oif == 0)
 		return -ENETUNREACH;
 	out->ifindex = rr.oif;
-
-	nlh = mnl_nlmsg_put_header(buf);
-	nlh->nlmsg_type = RTM_GETNEIGH;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-	ndm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ndm));
-	ndm->ndm_family = (unsigned char)af;
-	ndm->ndm_ifindex = (int)rr.oif;
-	mnl_attr_put(nlh, NDA_DST, alen, rr.has_gw ? rr.gw : dst);
-	rc = ask(r, nlh, neigh_cb, &nr);
-	if (rc == -ENOENT)
-		return 0;		/* no neighbour entry yet: unresolved */
-	if (rc != 0)
-		return rc;
-	if (nr.has_mac && (nr.state & (NUD_REACHABLE | NUD_STALE | NUD_DELAY | NUD_PROBE |
-				       NUD_PERMANENT | NUD_NOARP))) {
-		memcpy(out->mac, nr.mac, 6);
-		out->resolved = true;
+	out->family = (uint8_t)family;
+	memcpy(out->nbr, rr.has_gw ? rr.gw : dst, alen);
+	mtu = rr.mtu;
+	if (mtu == 0) {
+		rc = link_mtu(r, rr.oif, &mtu);
+		if (rc != 0)
+			return rc;
 	}
-	return 0;
+	/* the fast path's next hop holds 16 bits; 0 (not said) is refused below */
+	if (mtu < 68)
+		return -EINVAL;
+	out->mtu = mtu > UINT16_MAX ? UINT16_MAX : (uint16_t)mtu;
+	return fd_route_neigh_get(r, rr.oif, family, out->nbr, out->mac, &out->resolved);
+}
+
+/* ---- changes ---- */
+
+struct neigh_msg {
+	struct fd_rt_change *c;
+	bool has_dst;
+	bool has_mac;
+};
+
+static int
+neigh_msg_attr(const struct nlattr *a, void *data)
+{
+	struct neigh_msg *m = data;
+	size_t alen = m->c->family == 4 ? 4 : 16;
+
+	switch (mnl_attr_get_type(a)) {
+	case NDA_DST:
+		if (mnl_attr_get_payload_len(a) == alen) {
+			memcpy(m->c->addr, mnl_attr_get_payload(a), alen);
+			m->has_dst = true;
+		}
+		break;
+	case NDA_LLADDR:
+		if (mnl_attr_get_payload_len(a) == 6) {
+			memcpy(m->c->mac, mnl_attr_get_payload(a), 6);
+			m->has_mac = true;
+		}
+		break;
+	}
+	return MNL_CB_OK;
+}
+
+/* One message: 1 when it made a change, 0 when skipped, -EBADMSG. */
+static int
+parse_one(const struct nlmsghdr *nlh, fd_rt_change_fn *fn, void *arg)
+{
+	struct fd_rt_change c = { 0 };
+	size_t plen = mnl_nlmsg_get_payload_len(nlh);
+
+	switch (nlh->nlmsg_type) {
+	case RTM_NEWNEIGH:
+	case RTM_DELNEIGH: {
+		const struct ndmsg *ndm = mnl_nlmsg_get_payload(nlh);
+		struct neigh_msg m = { .c = &c };
+
+		if (plen < sizeof(*ndm))
+			return -EBADMSG;
+		if (ndm->ndm_family != AF_INET && ndm->ndm_family != AF_INET6)
+			return 0;	/* a bridge's FDB, a proxy entry's family: not ours */
+		c.what = FD_RT_NEIGH;
+		c.family = ndm->ndm_family == AF_INET ? 4 : 6;
+		c.ifindex = (unsigned int)ndm->ndm_ifindex;
+		if (mnl_attr_parse(nlh, sizeof(*ndm), neigh_msg_attr, &m) != MNL_CB_OK)
+			return -EBADMSG;
+		if (!m.has_dst)
+			return 0;
+		c.resolved = nlh->nlmsg_type == RTM_NEWNEIGH && m.has_mac &&
+			     neigh_usable(ndm->ndm_state);
+		break;
+	}
+	case RTM_NEWROUTE:
+	case RTM_DELROUTE:
+		if (plen < sizeof(struct rtmsg))
+			return -EBADMSG;
+		c.what = FD_RT_ROUTE;
+		break;
+	case RTM_NEWLINK:
+	case RTM_DELLINK: {
+		const struct ifinfomsg *ifi = mnl_nlmsg_get_payload(nlh);
+
+		if (plen < sizeof(*ifi))
+			return -EBADMSG;
+		c.what = FD_RT_LINK;
+		c.ifindex = (unsigned int)ifi->ifi_index;
+		if (mnl_attr_parse(nlh, sizeof(*ifi), link_attr, &c.mtu) != MNL_CB_OK)
+			return -EBADMSG;
+		break;
+	}
+	default:
+		return 0;
+	}
+	fn(arg, &c);
+	return 1;
+}
+
+int
+fd_route_parse(const void *buf, size_t len, fd_rt_change_fn *fn, void *arg)
+{
+	const struct nlmsghdr *nlh = buf;
+	int left = len > INT32_MAX ? INT32_MAX : (int)len, n = 0;
+
+	while (left > 0) {
+		int rc;
+
+		if (!mnl_nlmsg_ok(nlh, left))
+			return -EBADMSG;
+		rc = parse_one(nlh, fn, arg);
+		if (rc < 0)
+			return rc;
+		n += rc;
+		nlh = mnl_nlmsg_next(nlh, &left);
+	}
+	return n;
+}
+
+struct fd_route_watch {
+	struct mnl_socket *nl;
+};
+
+struct fd_route_watch *
+fd_route_watch_open(void)
+{
+	struct fd_route_watch *w = calloc(1, sizeof(*w));
+	int err;
+
+	if (w == NULL)
+		return NULL;
+	w->nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (w->nl != NULL &&
+	    mnl_socket_bind(w->nl, RTMGRP_NEIGH | RTMGRP_IPV4_ROUTE | RTMGRP_IPV6_ROUTE | RTMGRP_LINK,
+			    MNL_SOCKET_AUTOPID) == 0)
+		return w;
+	err = errno;
+	if (w->nl)
+		mnl_socket_close(w->nl);
+	free(w);
+	errno = err;
+	return NULL;
+}
+
+void
+fd_route_watch_close(struct fd_route_watch *w)
+{
+	if (w == NULL)
+		return;
+	mnl_socket_close(w->nl);
+	free(w);
+}
+
+int
+fd_route_watch_fd(const struct fd_route_watch *w)
+{
+	return mnl_socket_get_fd(w->nl);
+}
+
+int
+fd_route_watch_read(struct fd_route_watch *w, unsigned int max_msgs, fd_rt_change_fn *fn,
+		    void *arg, uint64_t *bad)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	int n = 0;
+
+	for (unsigned int i = 0; i < max_msgs; i++) {
+		ssize_t got = recv(mnl_socket_get_fd(w->nl), buf, sizeof(buf), 0);
+		int rc;
+
+		if (got < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+				break;
+			return -errno;
+		}
+		rc = fd_route_parse(buf, (size_t)got, fn, arg);
+		if (rc < 0) {
+			(*bad)++;
+			continue;
+		}
+		n += rc;
+	}
+	return n;
 }

@@ -1,22 +1,40 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * fd_route: where the host's own routes and neighbours send a packet -
- * asked of the kernel over rtnetlink (libmnl), so a connection's next hops
- * in the fast path are the host's.
+ * fd_route: the host's routes, neighbours and links over rtnetlink (libmnl),
+ * so a connection's next hops in the fast path are the host's and follow
+ * them.
  *
- * One struct fd_route per thread; fd_route_close(NULL) does nothing.
+ * Two halves.  Questions: where the host sends a packet (fd_route_get: the
+ * interface, the neighbour, its MAC, the path's MTU) and what one neighbour
+ * entry holds now (fd_route_neigh_get).  Changes: a socket on rtnetlink's
+ * neighbour, route and link groups (fd_route_watch_*) whose messages
+ * fd_route_parse() turns into struct fd_rt_change, one per message it can
+ * use; it is a pure function of its bytes, fuzzed by tests/fuzz/fuzz_rtnl.c.
+ *
+ * One struct fd_route or fd_route_watch per thread; *_close(NULL) does
+ * nothing.  Errors are negative errnos.
  */
 #ifndef FLOWCUT_FD_ROUTE_H
 #define FLOWCUT_FD_ROUTE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct fd_route;
+struct fd_route_watch;
 
-/* A next hop: the interface out, and the neighbour's MAC if it is known. */
+/*
+ * A next hop: the interface out, the neighbour frames go to (the gateway,
+ * or the destination itself on a connected route), the largest IP datagram
+ * the path takes (the route's MTU metric where it has one, else the
+ * interface's MTU), and the neighbour's MAC if it is known.
+ */
 struct fd_hop {
 	unsigned int ifindex;
+	uint8_t family;		/* 4 or 6 */
+	uint8_t nbr[16];	/* 4 or 16 bytes by family */
+	uint16_t mtu;
 	uint8_t mac[6];
 	bool resolved;		/* the neighbour entry has a usable MAC */
 };
@@ -32,5 +50,56 @@ void fd_route_close(struct fd_route *r);
  * neighbour entry yet gives resolved = false.
  */
 int fd_route_get(struct fd_route *r, int family, const uint8_t *dst, struct fd_hop *out);
+
+/*
+ * fd_route_neigh_get - what the neighbour entry (ifindex, family, addr)
+ * holds now: 0 and mac/resolved filled (resolved false when there is no
+ * entry or it has no usable MAC), or a negative errno.
+ */
+int fd_route_neigh_get(struct fd_route *r, unsigned int ifindex, int family,
+		       const uint8_t *addr, uint8_t mac[6], bool *resolved);
+
+/* ---- changes ---- */
+
+enum fd_rt_what {
+	FD_RT_NEIGH,	/* a neighbour entry changed or went */
+	FD_RT_ROUTE,	/* a route was added, changed or removed */
+	FD_RT_LINK,	/* an interface changed (its MTU among others) */
+};
+
+struct fd_rt_change {
+	enum fd_rt_what what;
+	unsigned int ifindex;	/* NEIGH, LINK */
+	uint8_t family;		/* NEIGH: 4 or 6 */
+	uint8_t addr[16];	/* NEIGH: the neighbour */
+	uint8_t mac[6];		/* NEIGH: valid when resolved */
+	bool resolved;		/* NEIGH: a usable MAC (false: gone, failed, incomplete) */
+	uint32_t mtu;		/* LINK: 0 when the message did not say */
+};
+
+typedef void fd_rt_change_fn(void *arg, const struct fd_rt_change *c);
+
+/*
+ * fd_route_parse - the rtnetlink messages in buf[0..len): calls fn once per
+ * neighbour (IPv4/IPv6 with an address), route or link message.  Returns
+ * the number of changes reported, or -EBADMSG when a message is truncated
+ * or malformed (changes before it were reported).  Other message types
+ * are skipped.
+ */
+int fd_route_parse(const void *buf, size_t len, fd_rt_change_fn *fn, void *arg);
+
+/* fd_route_watch_open - a socket on the neighbour, route and link groups.  NULL, errno. */
+struct fd_route_watch *fd_route_watch_open(void);
+void fd_route_watch_close(struct fd_route_watch *w);
+int fd_route_watch_fd(const struct fd_route_watch *w);
+/*
+ * fd_route_watch_read - reads at most `max_msgs` datagrams of what is
+ * pending (a bounded batch: other sockets get their turn) and hands each
+ * change to fn.  Returns the number of changes, or a negative errno;
+ * -ENOBUFS means changes were lost: the caller must read again what it
+ * depends on.  A malformed datagram is skipped and counted in *bad.
+ */
+int fd_route_watch_read(struct fd_route_watch *w, unsigned int max_msgs, fd_rt_change_fn *fn,
+			void *arg, uint64_t *bad);
 
 #endif

@@ -43,6 +43,7 @@
 #include "fd_nft.h"
 #include "fd_offload.h"
 #include "fd_relay.h"
+#include "fd_route.h"
 #include "fd_tap.h"
 #include "lk.h"
 
@@ -65,6 +66,29 @@ static struct fc_settings cur;		/* the settings in force */
 static char settings_error[512];	/* why the file was last refused, or "" */
 
 static volatile sig_atomic_t quit;
+static uint64_t rtnl_bad;		/* rtnetlink datagrams that did not parse */
+
+/* rtnetlink's changes for fd_offload. */
+static void
+on_rt_change(void *arg, const struct fd_rt_change *c)
+{
+	fd_offload_rt_change(arg, c);
+}
+
+/* A bounded batch of rtnetlink's changes; the paths looked at after it. */
+static void
+rt_events(struct fd_route_watch *w, struct fd_offload *off)
+{
+	int rc = fd_route_watch_read(w, 64, on_rt_change, off, &rtnl_bad);
+
+	if (rc == -ENOBUFS) {
+		fprintf(stderr, "flowcutd: route and neighbour changes lost; reading them again\n");
+		fd_offload_rt_lost(off);
+	} else if (rc < 0) {
+		fprintf(stderr, "flowcutd: rtnetlink: %s\n", strerror(-rc));
+	}
+	fd_offload_paths(off);
+}
 
 static void
 on_signal(int sig)
@@ -156,6 +180,10 @@ stats_write(const char *path, const struct fd_relay *r, const struct fd_offload 
 	json_object_set_new(doc, "revived", json_integer((json_int_t)os.revived));
 	json_object_set_new(doc, "resyncs", json_integer((json_int_t)os.resyncs));
 	json_object_set_new(doc, "rev_bumps", json_integer((json_int_t)os.rev_bumps));
+	json_object_set_new(doc, "nhop_followed", json_integer((json_int_t)os.nhop_followed));
+	json_object_set_new(doc, "rerouted", json_integer((json_int_t)os.rerouted));
+	json_object_set_new(doc, "waiting_dropped", json_integer((json_int_t)os.waiting_dropped));
+	json_object_set_new(doc, "rtnl_bad", json_integer((json_int_t)rtnl_bad));
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	if (json_dump_file(doc, tmp, JSON_COMPACT) == 0 && rename(tmp, path) != 0)
 		unlink(tmp);
@@ -264,6 +292,7 @@ main(int argc, char **argv)
 	struct fd_offload_cfg ocfg = { .mark_bit = CT_MARK_BIT };
 	struct fd_offload *off;
 	struct fd_nft *nft;
+	struct fd_route_watch *rtw;
 	int epfd;
 	int taps[FD_MAX_PORTS], c;
 	struct fd_relay *relay;
@@ -326,24 +355,28 @@ main(int argc, char **argv)
 	relay = fd_relay_start(lk, taps, o.ports);
 	off = fd_offload_open(lk, &ocfg);
 	nft = fd_nft_open(CT_MARK_BIT);
+	rtw = fd_route_watch_open();
 	epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (relay == NULL || off == NULL || nft == NULL || epfd < 0) {
+	if (relay == NULL || off == NULL || nft == NULL || rtw == NULL || epfd < 0) {
 		fprintf(stderr, "flowcutd: %s: %s\n", relay == NULL ? "relay" : off == NULL ?
-			"conntrack" : nft == NULL ? "nftables" : "epoll", strerror(errno));
+			"conntrack" : nft == NULL ? "nftables" : rtw == NULL ? "rtnetlink" : "epoll",
+			strerror(errno));
 		return 1;
 	}
 	{
 		struct epoll_event ct_ev = { .events = EPOLLIN, .data.u32 = 0 };
 		struct epoll_event nft_ev = { .events = EPOLLIN, .data.u32 = 1 };
 		struct epoll_event set_ev = { .events = EPOLLIN, .data.u32 = 2 };
+		struct epoll_event rt_ev = { .events = EPOLLIN, .data.u32 = 3 };
 
 		epoll_ctl(epfd, EPOLL_CTL_ADD, fd_offload_fd(off), &ct_ev);
 		epoll_ctl(epfd, EPOLL_CTL_ADD, fd_nft_fd(nft), &nft_ev);
 		if (watch >= 0)
 			epoll_ctl(epfd, EPOLL_CTL_ADD, watch, &set_ev);
+		epoll_ctl(epfd, EPOLL_CTL_ADD, fd_route_watch_fd(rtw), &rt_ev);
 	}
 	while (!quit) {
-		struct epoll_event evs[3];
+		struct epoll_event evs[4];
 		struct lk_event ev;
 		int rc, n;
 
@@ -366,13 +399,15 @@ main(int argc, char **argv)
 				usleep(100000);	/* still booting */
 			continue;
 		}
-		n = epoll_wait(epfd, evs, 3, 20);
+		n = epoll_wait(epfd, evs, 4, 20);
 		for (int i = 0; i < n; i++) {
 			if (evs[i].data.u32 == 0) {
 				fd_offload_events(off);
 			} else if (evs[i].data.u32 == 1) {
 				if (fd_nft_events(nft) != 0)
 					fd_offload_ruleset_changed(off);
+			} else if (evs[i].data.u32 == 3) {
+				rt_events(rtw, off);
 			} else if (settings_touched(watch, settings_name) &&
 				   settings_load(o.settings)) {
 				/* saved: applied at once, the gate and the switch together */
@@ -391,6 +426,7 @@ main(int argc, char **argv)
 		stats_write(o.stats, relay, off, o.ports);
 	fd_relay_stop(relay);
 	fd_nft_close(nft);
+	fd_route_watch_close(rtw);
 	fd_offload_close(off);
 	close(epfd);
 	lk_close(lk);

@@ -471,7 +471,7 @@ fp_lif_get(const struct fp *fp, uint16_t id, struct fp_lif *out)
 }
 
 int
-fp_nhop_set(struct fp *fp, uint32_t id, const struct fp_nhop *nh)
+fp_nhop_set(struct fp *fp, uint32_t id, const struct fp_nhop *nh, bool reused)
 {
 	struct fp_nhop_rt *n;
 
@@ -481,12 +481,12 @@ fp_nhop_set(struct fp *fp, uint32_t id, const struct fp_nhop *nh)
 	n = &fp->nhops[id];
 	rte_seqcount_write_begin(&n->sc);
 	/*
-	 * Another neighbour: another port or VLAN, or another MAC where one was
-	 * resolved.  An unresolved next hop that resolves keeps its revision:
-	 * connections made while it was unresolved forward once it is.
+	 * Another neighbour: the host says so, or another port or VLAN.  The
+	 * same neighbour keeps the revision whatever else changes: connections
+	 * made while it was unresolved forward once it is, and a new MAC for
+	 * it is followed.
 	 */
-	if (n->nh.port != nh->port || n->nh.vlan != nh->vlan ||
-	    (n->nh.resolved && memcmp(n->nh.dmac, nh->dmac, 6) != 0))
+	if (reused || n->nh.port != nh->port || n->nh.vlan != nh->vlan)
 		n->rev++;
 	n->nh = *nh;
 	rte_seqcount_write_end(&n->sc);

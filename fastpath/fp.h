@@ -121,13 +121,15 @@ struct fp_nhop {
 
 /*
  * fp_nhop_set - program next hop `id` (< max_nhops).  Its revision climbs
- * whenever port, VLAN or destination MAC change (the index now names
- * another neighbour): microflows made against the old revision go to the
- * host (NHOP_STALE) instead of forwarding to the new neighbour.  Changing
- * only `resolved`, the source MAC or the MTU keeps the revision.
+ * when the index names another neighbour: when `reused` says so, or when
+ * the port or VLAN change.  Microflows made against the old revision then
+ * go to the host (NHOP_STALE) instead of forwarding to the new neighbour.
+ * Anything else keeps the revision, and the connections that use the next
+ * hop follow at once: the same neighbour's new MAC (a server replaced, a
+ * failover), resolved or not, the source MAC, the MTU.
  * -EINVAL: id, port, vlan or mtu out of range.
  */
-int fp_nhop_set(struct fp *fp, uint32_t id, const struct fp_nhop *nh);
+int fp_nhop_set(struct fp *fp, uint32_t id, const struct fp_nhop *nh, bool reused);
 /* fp_nhop_get - the next hop and its revision; -EINVAL for a bad id. */
 int fp_nhop_get(const struct fp *fp, uint32_t id, struct fp_nhop *out,
 		uint32_t *rev);

@@ -159,11 +159,11 @@ do_nhop(const struct npu_cmd_env *env, const void *p, uint64_t now, void *ans,
 			     .resolved = c->flags & FC_NHOP_RESOLVED };
 
 	(void)now; (void)ans; (void)alen;
-	if (c->zero || c->rev || (c->flags & ~FC_NHOP_RESOLVED))
+	if (c->zero || c->rev || (c->flags & ~(FC_NHOP_RESOLVED | FC_NHOP_REUSED)))
 		return -EINVAL;
 	memcpy(n.dmac, c->dmac, 6);
 	memcpy(n.smac, c->smac, 6);
-	return fp_nhop_set(fp, c->id, &n);
+	return fp_nhop_set(fp, c->id, &n, c->flags & FC_NHOP_REUSED);
 }
 
 static int

@@ -48,7 +48,7 @@ appliance(unsigned int row, uint32_t cfg)
 		memcpy(l.mac, LIF_MAC[i], 6);
 		memcpy(n.dmac, HOST_MAC[1 - i], 6);
 		memcpy(n.smac, LIF_MAC[1 - i], 6);
-		if (fp_lif_set(fp, i, &l) || fp_nhop_set(fp, i, &n))
+		if (fp_lif_set(fp, i, &l) || fp_nhop_set(fp, i, &n, false))
 			return NULL;
 	}
 	fp_cfg_set(fp, cfg);

@@ -187,9 +187,12 @@ struct fc_cmd_lif_read {
  *   +---------------+-----------------------------------------------+
  *   |         rev (answer only; zero in the command)                |
  *   +---------------------------------------------------------------+
- *   flags: 0x1 resolved
+ *   flags: 0x1 resolved; 0x2 reused: the index now names another neighbour
+ *   (its revision climbs; NHOP_PROGRAM only).  Without it a new MAC is the
+ *   same neighbour's, followed by the connections that use the next hop.
  */
 #define FC_NHOP_RESOLVED 0x1
+#define FC_NHOP_REUSED 0x2
 struct fc_cmd_nhop {
 	uint32_t id;
 	uint16_t port;

@@ -86,7 +86,7 @@ fuzz_init(void)
 	if (pool == NULL || fp == NULL || (w = fp_worker_create(fp, 0)) == NULL)
 		die("setup");
 	if (fp_lif_set(fp, 0, &l0) || fp_lif_set(fp, 1, &l1) || fp_lif_set(fp, 2, &l2) ||
-	    fp_nhop_set(fp, 0, &n0) || fp_nhop_set(fp, 1, &n1))
+	    fp_nhop_set(fp, 0, &n0, false) || fp_nhop_set(fp, 1, &n1, false))
 		die("ports");
 	for (int i = 0; i < 4; i++) {
 		struct fp_key k0, k1;

@@ -73,8 +73,8 @@ setup(void **state)
 	memcpy(n0.smac, LIF1_MAC, 6);
 	memcpy(n1.dmac, CLIENT_MAC, 6);
 	memcpy(n1.smac, LIF0_MAC, 6);
-	assert_int_equal(fp_nhop_set(t->fp, 0, &n0), 0);
-	assert_int_equal(fp_nhop_set(t->fp, 1, &n1), 0);
+	assert_int_equal(fp_nhop_set(t->fp, 0, &n0, false), 0);
+	assert_int_equal(fp_nhop_set(t->fp, 1, &n1, false), 0);
 	assert_int_equal(fp_cfg_set(t->fp, FC_CFG_OFFLOAD | FC_CFG_IPS), 0);
 	t->now = 1000 * S;
 	*state = t;
@@ -378,7 +378,8 @@ static void prep_seq_far(struct t *t, fp_conn_id id, struct fc_frame_spec *s, ui
 	s->seq += 10000000;
 }
 static void
-nhop0_set(struct t *t, bool resolved, const uint8_t *dmac, uint16_t mtu, uint16_t vlan)
+nhop0_program(struct t *t, bool resolved, const uint8_t *dmac, uint16_t mtu, uint16_t vlan,
+	      bool reused)
 {
 	struct fp_nhop n;
 
@@ -387,7 +388,12 @@ nhop0_set(struct t *t, bool resolved, const uint8_t *dmac, uint16_t mtu, uint16_
 	memcpy(n.dmac, dmac, 6);
 	n.mtu = mtu;
 	n.vlan = vlan;
-	assert_int_equal(fp_nhop_set(t->fp, 0, &n), 0);
+	assert_int_equal(fp_nhop_set(t->fp, 0, &n, reused), 0);
+}
+static void
+nhop0_set(struct t *t, bool resolved, const uint8_t *dmac, uint16_t mtu, uint16_t vlan)
+{
+	nhop0_program(t, resolved, dmac, mtu, vlan, false);
 }
 static void prep_nhop_unresolved(struct t *t, fp_conn_id id, struct fc_frame_spec *s, uint16_t *port)
 { (void)id; (void)s; (void)port; nhop0_set(t, false, SERVER_MAC, 1500, 0); }
@@ -396,7 +402,7 @@ static void prep_nhop_reused(struct t *t, fp_conn_id id, struct fc_frame_spec *s
 	static const uint8_t other[6] = { 0x02, 0, 0, 0, 0, 0xc3 };
 
 	(void)id; (void)s; (void)port;
-	nhop0_set(t, true, other, 1500, 0);
+	nhop0_program(t, true, other, 1500, 0, true);
 }
 static void prep_ttl1(struct t *t, fp_conn_id id, struct fc_frame_spec *s, uint16_t *port)
 { (void)t; (void)id; (void)port; s->ttl = 1; }
@@ -554,7 +560,7 @@ test_forward_rewrite(void **state)
 
 				assert_int_equal(fp_nhop_get(t->fp, n, &nh, NULL), 0);
 				nh.vlan = w->vlan_out;
-				assert_int_equal(fp_nhop_set(t->fp, n, &nh), 0);
+				assert_int_equal(fp_nhop_set(t->fp, n, &nh, false), 0);
 			}
 		}
 		in[0] = orig_frame(w->family, w->proto);
@@ -1156,16 +1162,23 @@ test_lifs_and_nhops(void **state)
 	assert_int_equal(fp_nhop_get(t->fp, 0, &n, &rev0), 0);
 	n.resolved = false;
 	n.mtu = 9000;
-	assert_int_equal(fp_nhop_set(t->fp, 0, &n), 0);
+	assert_int_equal(fp_nhop_set(t->fp, 0, &n, false), 0);
 	assert_int_equal(fp_nhop_get(t->fp, 0, &n, &rev1), 0);
 	assert_int_equal(rev1, rev0);		/* same neighbour */
 	n.port = 0;
-	assert_int_equal(fp_nhop_set(t->fp, 0, &n), 0);
+	assert_int_equal(fp_nhop_set(t->fp, 0, &n, false), 0);
 	assert_int_equal(fp_nhop_get(t->fp, 0, &n, &rev1), 0);
 	assert_int_equal(rev1, rev0 + 1);	/* another one */
+	n.dmac[0] ^= 0x10;
+	assert_int_equal(fp_nhop_set(t->fp, 0, &n, false), 0);
+	assert_int_equal(fp_nhop_get(t->fp, 0, &n, &rev0), 0);
+	assert_int_equal(rev0, rev1);		/* its new MAC */
+	assert_int_equal(fp_nhop_set(t->fp, 0, &n, true), 0);
+	assert_int_equal(fp_nhop_get(t->fp, 0, &n, &rev0), 0);
+	assert_int_equal(rev0, rev1 + 1);	/* the host says: another one */
 	n.mtu = 67;
-	assert_int_equal(fp_nhop_set(t->fp, 0, &n), -EINVAL);
-	assert_int_equal(fp_nhop_set(t->fp, 16, &n), -EINVAL);
+	assert_int_equal(fp_nhop_set(t->fp, 0, &n, false), -EINVAL);
+	assert_int_equal(fp_nhop_set(t->fp, 16, &n, false), -EINVAL);
 	assert_int_equal(fp_nhop_get(t->fp, 16, &n, NULL), -EINVAL);
 }
 
@@ -1183,8 +1196,17 @@ test_nhop_resolves_later(void **state)
 	nhop0_set(t, true, SERVER_MAC, 1500, 0);
 	expect(send_frame(t, 0, &o), FC_CNT_FROM_WIRE_TO_WIRE, 1);
 	assert_memory_equal(t->out, SERVER_MAC, 6);
-	/* a resolved next hop given another MAC is another neighbour */
+	/* the same neighbour's new MAC (a server replaced): followed at once */
 	nhop0_set(t, true, CLIENT_MAC, 1500, 0);
+	expect(send_frame(t, 0, &o), FC_CNT_FROM_WIRE_TO_WIRE, 1);
+	assert_memory_equal(t->out, CLIENT_MAC, 6);
+	/* a smaller MTU too: what no longer fits goes to the host */
+	nhop0_set(t, true, CLIENT_MAC, 100, 0);
+	o.payload = 100;
+	expect(send_frame(t, 0, &o), FC_CNT_FROM_WIRE_TO_KN_MTU_EXCEEDED, FP_DEST_HOST);
+	o.payload = 18;
+	/* the index given to another neighbour: its connections go to the host */
+	nhop0_program(t, true, SERVER_MAC, 1500, 0, true);
 	expect(send_frame(t, 0, &o), FC_CNT_FROM_WIRE_TO_KN_NHOP_STALE, FP_DEST_HOST);
 }
 
@@ -1268,7 +1290,7 @@ test_no_headroom(void **state)
 
 	assert_int_equal(fp_nhop_get(t->fp, 0, &n, NULL), 0);
 	n.vlan = 5;
-	assert_int_equal(fp_nhop_set(t->fp, 0, &n), 0);
+	assert_int_equal(fp_nhop_set(t->fp, 0, &n, false), 0);
 	conn_make(t, 4, IPPROTO_UDP, FC_ACTION_FWD);
 	m->data_off = 0;
 	memcpy(rte_pktmbuf_append(m, (uint16_t)len), buf, len);

@@ -224,9 +224,9 @@ setup(void **state)
 	assert_non_null(sh.w);
 	assert_int_equal(fp_lif_set(sh.fp, 0, &l0), 0);
 	assert_int_equal(fp_lif_set(sh.fp, 1, &l1), 0);
-	assert_int_equal(fp_nhop_set(sh.fp, 0, &n), 0);
+	assert_int_equal(fp_nhop_set(sh.fp, 0, &n, false), 0);
 	n.port = 0;
-	assert_int_equal(fp_nhop_set(sh.fp, 1, &n), 0);
+	assert_int_equal(fp_nhop_set(sh.fp, 1, &n, false), 0);
 	assert_int_equal(fp_cfg_set(sh.fp, FC_CFG_OFFLOAD | FC_CFG_IPS), 0);
 	for (unsigned int k = 0; k < CONNS; k++) {
 		struct fc_frame_spec s = { .payload = 20 };

@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fd_nhop: see fd_nhop.h.  The table is an array searched linearly: it
+ * holds one entry per (port, neighbour, MTU) the host's routes use, a few
+ * on an appliance (a gateway per port, the directly connected hosts), and
+ * is searched once per offload and per neighbour change.
+ */
+#include "fd_nhop.h"
+
+#include "fd_relay.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <flowcut/fc_cmd.h>
+
+#define CALL_MS 2000
+
+struct nhop {
+	uint16_t port;
+	uint16_t mtu;
+	uint8_t family;
+	bool resolved;
+	uint8_t nbr[16];
+	uint8_t mac[6];
+};
+
+struct fd_nhop {
+	struct lk *lk;
+	unsigned int nports;
+	uint8_t port_mac[FD_MAX_PORTS][6];
+	struct nhop n[FD_NHOP_MAX];
+	unsigned int count;
+	struct fd_nhop_stats st;
+};
+
+struct fd_nhop *
+fd_nhop_open(struct lk *lk, unsigned int nports, const uint8_t (*port_mac)[6])
+{
+	struct fd_nhop *t;
+
+	if (nports > FD_MAX_PORTS) {
+		errno = EINVAL;
+		return NULL;
+	}
+	t = calloc(1, sizeof(*t));
+	if (t == NULL)
+		return NULL;
+	t->lk = lk;
+	t->nports = nports;
+	memcpy(t->port_mac, port_mac, nports * sizeof(port_mac[0]));
+	return t;
+}
+
+void
+fd_nhop_close(struct fd_nhop *t)
+{
+	free(t);
+}
+
+static bool
+same_nbr(const struct nhop *n, unsigned int port, int family, const uint8_t *addr)
+{
+	return n->port == port && n->family == family &&
+	       memcmp(n->nbr, addr, family == 4 ? 4 : 16) == 0;
+}
+
+/*
+ * NHOP_PROGRAM for entry i as it is now.  `fresh`: the index is given to
+ * this neighbour now (it may have named another before a reset), so its
+ * revision climbs and nothing made against an earlier one forwards to it.
+ */
+static int
+program(struct fd_nhop *t, unsigned int i, bool fresh)
+{
+	const struct nhop *n = &t->n[i];
+	struct fc_cmd_nhop c = {
+		.id = i,
+		.port = n->port,
+		.mtu = n->mtu,
+		.flags = (n->resolved ? FC_NHOP_RESOLVED : 0) | (fresh ? FC_NHOP_REUSED : 0),
+	};
+
+	if (n->resolved)
+		memcpy(c.dmac, n->mac, 6);
+	memcpy(c.smac, t->port_mac[n->port], 6);
+	return lk_call(t->lk, FC_CMD_NHOP_PROGRAM, &c, sizeof(c), NULL, 0, NULL, CALL_MS);
+}
+
+int
+fd_nhop_find(const struct fd_nhop *t, unsigned int port, const struct fd_hop *hop, uint32_t *id)
+{
+	for (unsigned int i = 0; i < t->count; i++)
+		if (same_nbr(&t->n[i], port, hop->family, hop->nbr) && t->n[i].mtu == hop->mtu) {
+			*id = i;
+			return 0;
+		}
+	return -ENOENT;
+}
+
+int
+fd_nhop_get(struct fd_nhop *t, unsigned int port, const struct fd_hop *hop, uint32_t *id)
+{
+	struct nhop *n;
+	int rc;
+
+	if (port >= t->nports)
+		return -EINVAL;
+	if (fd_nhop_find(t, port, hop, id) == 0)
+		return 0;
+	if (t->count == FD_NHOP_MAX)
+		return -ENOSPC;
+	n = &t->n[t->count];
+	memset(n, 0, sizeof(*n));
+	n->port = (uint16_t)port;
+	n->mtu = hop->mtu;
+	n->family = hop->family;
+	n->resolved = hop->resolved;
+	memcpy(n->nbr, hop->nbr, sizeof(n->nbr));
+	memcpy(n->mac, hop->mac, 6);
+	rc = program(t, t->count, true);
+	if (rc != 0)
+		return rc;
+	*id = t->count++;
+	t->st.programmed++;
+	return 0;
+}
+
+int
+fd_nhop_neigh(struct fd_nhop *t, unsigned int port, int family, const uint8_t *addr,
+	      const uint8_t mac[6], bool resolved)
+{
+	int done = 0;
+
+	for (unsigned int i = 0; i < t->count; i++) {
+		struct nhop *n = &t->n[i];
+		int rc;
+
+		if (!same_nbr(n, port, family, addr) || (n->resolved == resolved &&
+		    (!resolved || memcmp(n->mac, mac, 6) == 0)))
+			continue;
+		n->resolved = resolved;
+		if (resolved)
+			memcpy(n->mac, mac, 6);
+		rc = program(t, i, false);
+		if (rc != 0)
+			return rc;
+		t->st.followed++;
+		done++;
+	}
+	return done;
+}
+
+int
+fd_nhop_recheck(struct fd_nhop *t, struct fd_route *r, const unsigned int *ifindex)
+{
+	int done = 0;
+
+	for (unsigned int i = 0; i < t->count; i++) {
+		struct nhop n = t->n[i];
+		uint8_t mac[6] = { 0 };
+		bool resolved;
+		int rc;
+
+		rc = fd_route_neigh_get(r, ifindex[n.port], n.family, n.nbr, mac, &resolved);
+		if (rc == 0)
+			rc = fd_nhop_neigh(t, n.port, n.family, n.nbr, mac, resolved);
+		if (rc < 0)
+			return rc;
+		done += rc;
+	}
+	return done;
+}
+
+void
+fd_nhop_reset(struct fd_nhop *t)
+{
+	t->count = 0;
+}
+
+void
+fd_nhop_stats(const struct fd_nhop *t, struct fd_nhop_stats *out)
+{
+	*out = t->st;
+}
