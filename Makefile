@@ -26,7 +26,7 @@ HDRS     := $(wildcard include/flowcut/*.h fastpath/*.h link/*.h npu/*.h driver/
 
 # name: sources
 PROGS := flowcut-npu flowcutctl flowcutd test_npu test_settings test_fp test_fp_mt test_parse test_link flowcut-bench flowcut-fpdemo \
-         fuzz_frame_replay fuzz_cmd_replay fuzz_settings_replay
+         fuzz_frame_replay fuzz_cmd_replay fuzz_settings_replay fuzz_rtnl_replay test_rtnl
 SRC_flowcut-npu        := npu/npu_main.c npu/npu_cmd.c link/lk.c $(FP_SRC)
 SRC_flowcutd           := driver/flowcutd.c driver/fd_tap.c driver/fd_relay.c \
                           driver/fd_route.c driver/fd_nhop.c driver/fd_nft.c driver/fd_offload.c link/lk.c \
@@ -50,8 +50,14 @@ SRC_fuzz_cmd_replay    := tests/fuzz/fuzz_cmd.c tests/fuzz/replay_main.c npu/npu
                           link/lk.c $(FP_SRC) $(LIB_SRC)
 SRC_fuzz_settings_replay := tests/fuzz/fuzz_settings.c tests/fuzz/replay_main.c \
                           settings/fc_settings.c
+SRC_fuzz_rtnl_replay   := tests/fuzz/fuzz_rtnl.c tests/fuzz/replay_main.c driver/fd_route.c
+LIBS_fuzz_rtnl_replay  := -lmnl
+SRC_test_rtnl          := tests/unit/test_rtnl.c driver/fd_route.c
+LIBS_test_rtnl         := -lcmocka -lmnl
 # libFuzzer builds: the target's sources without the replayer
-FUZZ_TARGETS := frame cmd settings
+FUZZ_TARGETS := frame cmd settings rtnl
+FUZZSRC_rtnl := tests/fuzz/fuzz_rtnl.c driver/fd_route.c
+FUZZLIBS_rtnl := -lmnl
 FUZZSRC_settings := tests/fuzz/fuzz_settings.c settings/fc_settings.c
 FUZZSRC_frame := tests/fuzz/fuzz_frame.c $(FP_SRC) $(LIB_SRC)
 FUZZSRC_cmd   := tests/fuzz/fuzz_cmd.c npu/npu_cmd.c link/lk.c $(FP_SRC) $(LIB_SRC)
@@ -87,7 +93,7 @@ define fuzz_rules
 $(BUILD)/fuzz/fuzz_$(1): $$(FUZZSRC_$(1)) tests/fuzz/libfuzzer_glue.c $$(HDRS)
 	@mkdir -p $$(@D)
 	$$(FUZZ_CC) $$(CFLAGS_BASE) -O1 -fsanitize=fuzzer,address,undefined \
-		-o $$@ $$(FUZZSRC_$(1)) tests/fuzz/libfuzzer_glue.c $$(DPDK_LIBS) -lm
+		-o $$@ $$(FUZZSRC_$(1)) tests/fuzz/libfuzzer_glue.c $$(FUZZLIBS_$(1)) $$(DPDK_LIBS) -lm
 endef
 $(foreach t,$(FUZZ_TARGETS),$(eval $(call fuzz_rules,$(t))))
 

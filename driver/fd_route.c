@@ -306,6 +306,23 @@ neigh_msg_attr(const struct nlattr *a, void *data)
 	return MNL_CB_OK;
 }
 
+/*
+ * Do the attributes after `off` fill the message exactly?  libmnl's walk
+ * stops quietly at one that runs past the end; such a message is refused.
+ */
+static bool
+attrs_whole(const struct nlmsghdr *nlh, size_t off)
+{
+	const struct nlattr *a;
+	const char *tail = mnl_nlmsg_get_payload_tail(nlh);
+
+	if (mnl_nlmsg_get_payload_len(nlh) < off)
+		return false;
+	mnl_attr_for_each(a, nlh, off)
+		;
+	return (const char *)a >= tail;
+}
+
 /* One message: 1 when it made a change, 0 when skipped, -EBADMSG. */
 static int
 parse_one(const struct nlmsghdr *nlh, fd_rt_change_fn *fn, void *arg)
@@ -319,7 +336,7 @@ parse_one(const struct nlmsghdr *nlh, fd_rt_change_fn *fn, void *arg)
 		const struct ndmsg *ndm = mnl_nlmsg_get_payload(nlh);
 		struct neigh_msg m = { .c = &c };
 
-		if (plen < sizeof(*ndm))
+		if (plen < sizeof(*ndm) || !attrs_whole(nlh, sizeof(*ndm)))
 			return -EBADMSG;
 		if (ndm->ndm_family != AF_INET && ndm->ndm_family != AF_INET6)
 			return 0;	/* a bridge's FDB, a proxy entry's family: not ours */
@@ -344,7 +361,7 @@ parse_one(const struct nlmsghdr *nlh, fd_rt_change_fn *fn, void *arg)
 	case RTM_DELLINK: {
 		const struct ifinfomsg *ifi = mnl_nlmsg_get_payload(nlh);
 
-		if (plen < sizeof(*ifi))
+		if (plen < sizeof(*ifi) || !attrs_whole(nlh, sizeof(*ifi)))
 			return -EBADMSG;
 		c.what = FD_RT_LINK;
 		c.ifindex = (unsigned int)ifi->ifi_index;
@@ -368,7 +385,13 @@ fd_route_parse(const void *buf, size_t len, fd_rt_change_fn *fn, void *arg)
 	while (left > 0) {
 		int rc;
 
-		if (!mnl_nlmsg_ok(nlh, left))
+		/*
+		 * Not mnl_nlmsg_ok() alone: it compares nlmsg_len as an int, so a
+		 * length of 2^31 or more passes and mnl_nlmsg_next() jumps out of
+		 * the buffer (found by fuzz_rtnl; tests/fuzz/regress/rtnl/).
+		 */
+		if ((size_t)left < sizeof(*nlh) || nlh->nlmsg_len > (uint32_t)left ||
+		    !mnl_nlmsg_ok(nlh, left))
 			return -EBADMSG;
 		rc = parse_one(nlh, fn, arg);
 		if (rc < 0)
