@@ -580,21 +580,19 @@ ct_get(struct fd_offload *o, const struct nf_conntrack *tuple)
 }
 
 /*
- * An event carries what changed: one that only sets the mark (the rules
- * passed a connection again, after a ruleset change or once it came back
- * to the host) has no TCP state in it.  Such a state is read whole before
- * it is judged.
+ * An event is not the state to judge: it carries what changed (one that
+ * only sets the mark - the rules passed a connection again, after a
+ * ruleset change or once it came back to the host - has no TCP state in
+ * it), and it may be older than the state (a FIN 14 us after the
+ * handshake: the ESTABLISHED event is read when the state is FIN_WAIT
+ * already).  A state the event says may qualify - our bit in its mark, not
+ * offloaded - is read whole, now, and judged as it is.
  */
 static void
 event_update(struct fd_offload *o, const struct nf_conntrack *ct)
 {
 	struct nf_conntrack *whole;
 
-	if (nfct_get_attr_u8(ct, ATTR_ORIG_L4PROTO) != IPPROTO_TCP ||
-	    nfct_attr_is_set(ct, ATTR_TCP_STATE)) {
-		offload(o, ct);
-		return;
-	}
 	if (!(nfct_get_attr_u32(ct, ATTR_MARK) & o->cfg.mark_bit) ||
 	    find_ct(o, nfct_get_attr_u32(ct, ATTR_ID)) != NULL)
 		return;			/* it would not qualify, or is in already */
@@ -793,10 +791,14 @@ fd_offload_fp_event(struct fd_offload *o, const struct lk_event *ev)
 			return;
 		}
 	}
-	/* a close, aged out or removed: let go; back only through the rules again */
+	/*
+	 * A close, aged out or removed: let go; back only through the rules
+	 * again - the bit first, or the update that loosens the state would
+	 * come back as an event with the bit still set and offload it again.
+	 */
+	ct_unmark(o, e->tuple);
 	if (e->l4proto == IPPROTO_TCP)
 		ct_tcp_loosen(o, e->tuple);	/* gone already (-ENOENT): nothing to fix */
-	ct_unmark(o, e->tuple);
 	forget(o, e);
 }
 

@@ -777,7 +777,17 @@ fp_conn_revive(struct fp *fp, fp_conn_id id)
 
 	if (c == NULL)
 		return -ENOENT;
+	if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) != FP_CONN_INVALID)
+		return -EALREADY;
 	c->reported = 0;
+	/* no worker touches the tracking of a given-back connection: learn anew */
+	for (unsigned int d = 0; d < 2; d++) {
+		struct fp_tcp_dir *t = &c->mf[d].tcp;
+		uint8_t wscale = t->wscale;
+
+		memset(t, 0, sizeof(*t));
+		t->wscale = wscale;
+	}
 	if (!__atomic_compare_exchange_n(&c->state, &expected, FP_CONN_VALID, false,
 					 __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 		return -EALREADY;

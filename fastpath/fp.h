@@ -203,8 +203,12 @@ int fp_conn_modify(struct fp *fp, fp_conn_id id, const struct fp_conn_mod *mod);
 
 /*
  * fp_conn_revive - a given-back connection matches again (the host judged
- * the frame that gave it back and keeps the connection).  -ENOENT; -EALREADY
- * if it was not given back.
+ * the frame that gave it back and keeps the connection).  Its TCP tracking
+ * starts again from the next segments, as for a connection picked up
+ * mid-stream: the host carried every segment in between, and a window
+ * learnt before them would call the next ones out of it (each direction's
+ * segments beyond a stale edge, each one's ACKs ahead of a stale end, for
+ * good).  -ENOENT; -EALREADY if it was not given back.
  */
 int fp_conn_revive(struct fp *fp, fp_conn_id id);
 

@@ -4,7 +4,9 @@
 set -euo pipefail
 pkgs=(make gcc clang libclang-rt-14-dev pkg-config
       dpdk-dev libdpdk-dev libcmocka-dev libpcap-dev libjansson-dev valgrind bc iproute2 ethtool iputils-ping nftables conntrack iperf3 curl
-      libmnl-dev libnetfilter-conntrack-dev libnftables-dev)
+      libmnl-dev libnetfilter-conntrack-dev libnftables-dev
+      # the lab's real clients and servers (tests/lab/test_real.sh)
+      nginx bind9-dnsutils dnsmasq-base netcat-openbsd openssl python3)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
@@ -17,5 +19,12 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive
+# the servers (nginx) are installed, not started: the lab runs its own in
+# its namespaces; a policy-rc.d of our own while none is there says so
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+	printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+	chmod 755 /usr/sbin/policy-rc.d
+	trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+fi
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -52,7 +52,8 @@ for v in "" asan/ ubsan/; do
 	cmocka "fastpath threads[$tag]" "$BUILD/${v}test_fp_mt"
 	cmocka "link[$tag]" "$BUILD/${v}test_link"
 	cmocka "settings[$tag]" "$BUILD/${v}test_settings"
-	for t in frame cmd settings; do
+	cmocka "rtnetlink messages[$tag]" "$BUILD/${v}test_rtnl"
+	for t in frame cmd settings rtnl; do
 		check "fuzz $t: corpus and regressions replayed[$tag]" \
 			"$BUILD/${v}fuzz_${t}_replay" tests/fuzz/corpus/$t tests/fuzz/regress/$t
 	done
@@ -62,6 +63,8 @@ done
 cmocka "flowcut-npu on net_pcap" "$BUILD/test_npu"
 # the appliance in the lab, with iperf3 streams (root only)
 cmocka "lab" tests/lab/test_lab.sh
+# the same with real clients and servers: nginx, curl, dnsmasq, dig... (root only)
+cmocka "real clients" tests/lab/test_real.sh
 export FC_PROGS=$BUILD/asan
 cmocka "flowcut-npu on net_pcap[asan]" "$BUILD/test_npu"
 unset FC_PROGS
@@ -73,7 +76,7 @@ check "demo: the seed's truth table holds" "$BUILD/flowcut-fpdemo"
 check "bench fastpath runs (small)" bash -c \
 	"'$BUILD/flowcut-bench' fastpath --conns 5000 --frames 200000 | tee /dev/stderr | grep -q warning && exit 1 || exit 0"
 
-for t in frame cmd settings; do
+for t in frame cmd settings rtnl; do
 	fuzzer=$BUILD/fuzz/fuzz_$t
 	if [ ! -x "$fuzzer" ]; then
 		skipped "fuzz $t" "no libFuzzer build (clang missing)"

@@ -7,32 +7,8 @@
 # Root only (namespaces).  BUILD names the build folder.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-export BUILD=${BUILD:-$top/build}
-case "$BUILD" in /*) ;; *) BUILD=$top/$BUILD ;; esac
-lab=$top/lab/lab.sh
-ctl=$BUILD/flowcutctl
-L=fct$$
-run=/run/flowcut-lab/$L
-
-say() { echo "# $*"; }
-ex() { "$lab" exec "$L" "$@"; }
-rx() { ex host cat "/sys/class/net/$1/statistics/rx_packets"; }	# frames the host took in
-srv_rx() { ex server cat /sys/class/net/s0/statistics/rx_packets; }
-counter() { "$ctl" --link "/dev/shm/$L-link" --json counters --all | sed -n "s/.*\"$1\": \([0-9]*\).*/\1/p"; }
-conns() { "$ctl" --link "/dev/shm/$L-link" conns; }
-cfg() { "$ctl" --link "/dev/shm/$L-link" --json cfg | sed -n 's/.*"fw_cfg": \([0-9]*\).*/\1/p'; }
-
-lab_up() { "$lab" down "$L" >/dev/null 2>&1; "$lab" up "$L" && "$lab" start "$L"; }
-lab_down() { "$lab" down "$L" >/dev/null 2>&1; }
-
-# waits (at most $1 tenths of a second) until "$2..." succeeds
-wait_for() {
-	local n=$1
-	shift
-	for _ in $(seq "$n"); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
-	return 1
-}
+# shellcheck source=tests/lab/lib.sh
+. "$here/lib.sh"	# say ex rx counter conns cfg wait_for lab_up lab_down, the runner: lab_suite
 
 # the stream itself (not iperf3's TCP control connection) crosses the fast path:
 # its protocol is in the table and frames are forwarded there
@@ -133,16 +109,6 @@ reload_blocks_stream() {
 	[ $((b - a)) -le 5 ]
 }
 
-# kills a daemon (its pid file) and waits until it is gone, its TAPs free
-kill_and_wait() {
-	local pid
-	pid=$(cat "$1")
-	kill -9 "$pid"
-	wait_for 50 bash -c "! kill -0 $pid"
-}
-
-# flowcutd has programmed a coprocessor a second time
-reprogrammed() { wait_for 50 bash -c "[ \$(grep -c programmed $run/flowcutd.log) -ge 2 ]"; }
 
 # A ruleset reload that newly forbids a live stream stops it.
 t_ruleset_reload() {
@@ -222,28 +188,4 @@ tests=(
 	"a settings file with an error is refused|t_settings_refused"
 )
 
-if [ "$(id -u)" -ne 0 ] || ! ip netns add "$L-probe" 2>/dev/null; then
-	for t in "${tests[@]}"; do echo "ok - ${t%%|*} # SKIP needs root and network namespaces"; done
-	exit 0
-fi
-ip netns del "$L-probe"
-trap lab_down EXIT
-for t in "${tests[@]}"; do
-	name=${t%%|*}
-	# ONLY=pattern runs the tests whose name matches (for debugging)
-	case "$name" in *${ONLY:-}*) ;; *) continue ;; esac
-	# shellcheck disable=SC2086
-	if lab_up >"/tmp/$L.up.log" 2>&1; then
-		if timeout 60 bash ${TRACE:+-x} -c "$(declare -f); $(declare -p L run lab ctl top BUILD); ${t#*|}"; then
-			echo "ok - $name"
-		else
-			echo "not ok - $name"
-			sed 's/^/#   /' "$run/flowcutd.log" 2>/dev/null | tail -5
-		fi
-	else
-		echo "not ok - $name"
-		sed 's/^/#   /' "/tmp/$L.up.log" | tail -10
-	fi
-	lab_down
-done
-rm -f "/tmp/$L.up.log"
+lab_suite fct

@@ -741,6 +741,45 @@ test_tcp_dup_acks_with_sack(void **state)
 	expect(send_frame(t, 1, &p), FC_CNT_FROM_WIRE_TO_KN_TCP_MAX_RETRANS, FP_DEST_HOST);
 }
 
+/*
+ * Given back, then revived after the host carried the stream for a while:
+ * the next segments are far past what the fast path saw last, both ways,
+ * and must be forwarded (tracking learnt anew), not called out of window
+ * for good (each side's segments beyond a stale edge, its ACKs ahead of a
+ * stale end: the lab saw a download go through the host to its end).
+ */
+static void
+test_tcp_revive_learns_anew(void **state)
+{
+	struct t *t = *state;
+	struct fc_frame_spec o = orig_frame(4, IPPROTO_TCP), p = reply_frame(4, IPPROTO_TCP);
+	fp_conn_id id;
+
+	assert_int_equal(fp_cfg_set(t->fp, FC_CFG_OFFLOAD | FC_CFG_TCP_SEQ_CHK), 0);
+	id = conn_make(t, 4, IPPROTO_TCP, FC_ACTION_FWD);
+	expect(send_frame(t, 0, &o), FC_CNT_FROM_WIRE_TO_WIRE, 1);
+	p.payload = 0;
+	expect(send_frame(t, 1, &p), FC_CNT_FROM_WIRE_TO_WIRE, 0);
+	o.tcp_flags = FP_TCP_RST | FP_TCP_ACK;
+	expect(send_frame(t, 0, &o), FC_CNT_FROM_WIRE_TO_KN_TCP_FIN_SYN_RST, FP_DEST_HOST);
+	assert_int_equal(fp_conn_revive(t->fp, id), 0);
+	/* 20 MB later, through the host meanwhile */
+	o.tcp_flags = FP_TCP_ACK;
+	o.seq += 20000000;
+	p.ack = o.seq;
+	p.seq += 7;
+	o.ack = p.seq;
+	for (int i = 0; i < 4; i++) {
+		expect(send_frame(t, 0, &o), FC_CNT_FROM_WIRE_TO_WIRE, 1);
+		expect(send_frame(t, 1, &p), FC_CNT_FROM_WIRE_TO_WIRE, 0);
+		o.seq += o.payload;
+		p.ack = o.seq;
+	}
+	/* and the window is checked again */
+	o.seq += 1000000;
+	expect(send_frame(t, 0, &o), FC_CNT_FROM_WIRE_TO_KN_TCP_SEQ_CHK_INVALID, FP_DEST_HOST);
+}
+
 static void
 test_tcp_seq_chk(void **state)
 {
@@ -1312,6 +1351,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_tcp_max_retrans, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tcp_dup_acks_with_sack, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tcp_seq_chk, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tcp_revive_learns_anew, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_aging, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sweep_no_lost_events, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fw_rev, setup, teardown),
