@@ -67,14 +67,13 @@ same_nbr(const struct nhop *n, unsigned int port, int family, const uint8_t *add
 }
 
 /*
- * NHOP_PROGRAM for entry i as it is now.  `fresh`: the index is given to
+ * NHOP_PROGRAM for next hop `n` at index i.  `fresh`: the index is given to
  * this neighbour now (it may have named another before a reset), so its
  * revision climbs and nothing made against an earlier one forwards to it.
  */
 static int
-program(struct fd_nhop *t, unsigned int i, bool fresh)
+program(struct fd_nhop *t, unsigned int i, const struct nhop *n, bool fresh)
 {
-	const struct nhop *n = &t->n[i];
 	struct fc_cmd_nhop c = {
 		.id = i,
 		.port = n->port,
@@ -119,7 +118,7 @@ fd_nhop_get(struct fd_nhop *t, unsigned int port, const struct fd_hop *hop, uint
 	n->resolved = hop->resolved;
 	memcpy(n->nbr, hop->nbr, sizeof(n->nbr));
 	memcpy(n->mac, hop->mac, 6);
-	rc = program(t, t->count, true);
+	rc = program(t, t->count, n, true);
 	if (rc != 0)
 		return rc;
 	*id = t->count++;
@@ -134,18 +133,19 @@ fd_nhop_neigh(struct fd_nhop *t, unsigned int port, int family, const uint8_t *a
 	int done = 0;
 
 	for (unsigned int i = 0; i < t->count; i++) {
-		struct nhop *n = &t->n[i];
+		struct nhop n = t->n[i];
 		int rc;
 
-		if (!same_nbr(n, port, family, addr) || (n->resolved == resolved &&
-		    (!resolved || memcmp(n->mac, mac, 6) == 0)))
+		if (!same_nbr(&n, port, family, addr) || (n.resolved == resolved &&
+		    (!resolved || memcmp(n.mac, mac, 6) == 0)))
 			continue;
-		n->resolved = resolved;
+		n.resolved = resolved;
 		if (resolved)
-			memcpy(n->mac, mac, 6);
-		rc = program(t, i, false);
+			memcpy(n.mac, mac, 6);
+		rc = program(t, i, &n, false);
 		if (rc != 0)
-			return rc;
+			return rc;	/* kept as it was: what the fast path has */
+		t->n[i] = n;
 		t->st.followed++;
 		done++;
 	}

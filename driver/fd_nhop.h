@@ -6,9 +6,12 @@
  * host's route sends a connection's frames to, out of which port, and the
  * largest datagram that path takes.  Each gets an index in the fast path's
  * next-hop table the first time a connection needs it (NHOP_PROGRAM), and
- * keeps it until the table is emptied (fd_nhop_reset, at a resync): an
- * index is never given to another neighbour, so no connection is ever
- * sent to a neighbour it was not made for.  The neighbour's MAC is the
+ * keeps it until the table is emptied (fd_nhop_reset, at a resync, once
+ * every connection is out): between resets an index is never given to
+ * another neighbour, and after one its first NHOP_PROGRAM says `reused`,
+ * so no connection is ever sent to a neighbour it was not made for.  The
+ * table holds FD_NHOP_MAX next hops; when it is full, connections that
+ * need a new one stay with the host (-ENOSPC) until the next resync.  The neighbour's MAC is the
  * next hop's one mutable part: when the host's neighbour entry changes (a
  * server replaced, a failover, an entry that fails or resolves),
  * fd_nhop_neigh() programs the index again and every connection that uses

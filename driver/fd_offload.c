@@ -56,9 +56,11 @@ struct fd_offload {
 	struct fd_offload_cfg cfg;
 	struct nfct_handle *ev;		/* events */
 	struct nfct_handle *q;		/* queries */
+	uint32_t q_portid;		/* its netlink port id: events it caused carry it */
 	struct fd_route *route;
 	struct fd_nhop *nhops;
 	bool paths_changed;		/* routes or an MTU changed since the last look */
+	bool neigh_resolved;		/* a neighbour resolved: the waiting may go */
 	/* states that qualified while a neighbour was unresolved, retried */
 	struct waiting {
 		uint32_t ct_id;
@@ -77,6 +79,7 @@ struct fd_offload {
 	struct off_entry **gathered;
 	size_t ngathered, capgathered;
 	/* a dump's connections, gathered before they are looked at */
+	bool dump_failed;
 	struct nf_conntrack **dumped;
 	size_t ndumped, capdumped;
 };
@@ -112,6 +115,32 @@ sysctl_u32(const char *name, uint32_t dflt)
 		v = dflt;
 	fclose(f);
 	return v;
+}
+
+/*
+ * Every state must have its DESTROY sent: with nf_conntrack_events at 2
+ * (the kernel's default, "when someone listens"), a state made while no
+ * listener was there - flowcutd restarting - never sends one, and an
+ * offloaded connection would outlive it.  The refresh catches those a
+ * second later (its update finds the state gone); this makes it rare.
+ */
+static void
+events_for_every_state(void)
+{
+	const char *path = "/proc/sys/net/netfilter/nf_conntrack_events";
+	FILE *f;
+
+	if (sysctl_u32("nf_conntrack_events", 1) == 1)
+		return;
+	f = fopen(path, "w");
+	if (f != NULL) {
+		int bad = fputs("1\n", f) < 0;
+
+		if (fclose(f) == 0 && !bad)
+			return;
+	}
+	fprintf(stderr, "flowcutd: %s could not be set to 1 (%s): a state made while flowcutd "
+		"is not running is noticed gone only by the refresh\n", path, strerror(errno));
 }
 
 static int
@@ -539,6 +568,12 @@ state_gone(struct fd_offload *o, uint32_t ct_id)
 	struct off_entry *e = find_ct(o, ct_id);
 	int rc;
 
+	for (unsigned int i = 0; i < o->nwaiting; i++)
+		if (o->waiting[i].ct_id == ct_id) {
+			nfct_destroy(o->waiting[i].tuple);
+			o->waiting[i] = o->waiting[--o->nwaiting];
+			break;
+		}
 	if (e == NULL)
 		return;
 	rc = reclaim(o, e->fp_id);
@@ -603,8 +638,16 @@ event_update(struct fd_offload *o, const struct nf_conntrack *ct)
 	nfct_destroy(whole);
 }
 
+/*
+ * An update our own query socket made (a mark cleared, a state loosened, a
+ * timeout refreshed) says nothing new, and judging it would loop: offload()
+ * loosens the state before FLOW_CREATE_FP, so a create refused (the table
+ * full, the coprocessor rebooting) would be tried again on the event of
+ * its own update, for ever.  Such events carry our socket's port id.
+ */
 static int
-event_cb(enum nf_conntrack_msg_type type, struct nf_conntrack *ct, void *data)
+event_cb(const struct nlmsghdr *nlh, enum nf_conntrack_msg_type type, struct nf_conntrack *ct,
+	 void *data)
 {
 	struct fd_offload *o = data;
 
@@ -612,7 +655,7 @@ event_cb(enum nf_conntrack_msg_type type, struct nf_conntrack *ct, void *data)
 		return NFCT_CB_CONTINUE;	/* older than the dump that follows */
 	if (type == NFCT_T_DESTROY)
 		state_gone(o, nfct_get_attr_u32(ct, ATTR_ID));
-	else
+	else if (nlh->nlmsg_pid != o->q_portid)
 		event_update(o, ct);
 	return NFCT_CB_CONTINUE;
 }
@@ -627,14 +670,18 @@ dump_cb(enum nf_conntrack_msg_type type, struct nf_conntrack *ct, void *data)
 		size_t cap = o->capdumped ? o->capdumped * 2 : 256;
 		struct nf_conntrack **p = realloc(o->dumped, cap * sizeof(*p));
 
-		if (p == NULL)
-			return NFCT_CB_CONTINUE;	/* it will be offloaded on its next event */
+		if (p == NULL) {
+			o->dump_failed = true;
+			return NFCT_CB_CONTINUE;
+		}
 		o->dumped = p;
 		o->capdumped = cap;
 	}
 	o->dumped[o->ndumped] = nfct_clone(ct);
 	if (o->dumped[o->ndumped] != NULL)
 		o->ndumped++;
+	else
+		o->dump_failed = true;
 	return NFCT_CB_CONTINUE;
 }
 
@@ -664,7 +711,9 @@ fd_offload_open(struct lk *lk, const struct fd_offload_cfg *cfg)
 	/* a burst of events must fit; if it does not, ENOBUFS says so */
 	nfnl_rcvbufsiz(nfct_nfnlh(o->ev), RCVBUF);
 	fcntl(nfct_fd(o->ev), F_SETFL, fcntl(nfct_fd(o->ev), F_GETFL) | O_NONBLOCK);
-	nfct_callback_register(o->ev, NFCT_T_ALL, event_cb, o);
+	o->q_portid = nfnl_portid(nfct_nfnlh(o->q));
+	nfct_callback_register2(o->ev, NFCT_T_ALL, event_cb, o);
+	events_for_every_state();
 	o->timeout[IPPROTO_TCP] = sysctl_u32("nf_conntrack_tcp_timeout_established", 432000);
 	o->timeout[IPPROTO_UDP] = sysctl_u32("nf_conntrack_udp_timeout_stream", 120);
 	o->timeout[IPPROTO_ICMP] = sysctl_u32("nf_conntrack_icmp_timeout", 30);
@@ -724,16 +773,22 @@ events_drain(struct fd_offload *o)
 	o->draining = false;
 }
 
-/* Dumps conntrack into o->dumped (the caller destroys them). */
-static void
+/*
+ * Dumps conntrack into o->dumped (the caller destroys them).  0, or -EIO
+ * when the dump did not complete or a state could not be kept: what it
+ * holds is then not every state.
+ */
+static int
 dump_all(struct fd_offload *o)
 {
-	int family = AF_UNSPEC;
+	int family = AF_UNSPEC, rc;
 
 	nfct_callback_register(o->q, NFCT_T_ALL, dump_cb, o);
 	o->ndumped = 0;
-	nfct_query(o->q, NFCT_Q_DUMP, &family);
+	o->dump_failed = false;
+	rc = nfct_query(o->q, NFCT_Q_DUMP, &family);
 	nfct_callback_unregister(o->q);
+	return rc != 0 || o->dump_failed ? -EIO : 0;
 }
 
 void
@@ -785,9 +840,15 @@ fd_offload_fp_event(struct fd_offload *o, const struct lk_event *ev)
 	if (ev->type == FC_EV_GIVEN_BACK && ev->reason == FC_REASON_TCP_MAX_RETRANS) {
 		/* a stalled sender, a lost segment: the host has seen it; go on */
 		struct fc_cmd_conn_id id = { .id = e->fp_id };
+		int rc = call(o, FC_CMD_CONN_REVIVE_FP, &id, sizeof(id), NULL, 0);
 
-		if (call(o, FC_CMD_CONN_REVIVE_FP, &id, sizeof(id), NULL, 0) == 0) {
+		if (rc == 0) {
 			o->st.revived++;
+			return;
+		}
+		if (no_answer(rc)) {
+			/* it may be forwarding again: it must not be forgotten */
+			lost_track(o, "CONN_REVIVE_FP", rc);
 			return;
 		}
 	}
@@ -828,6 +889,8 @@ refresh_one(const void *node, VISIT which, void *data)
 									  : 120);
 		if (nfct_query(o->q, NFCT_Q_UPDATE, t) == 0)
 			o->st.refreshed++;
+		else if (errno == ENOENT && o->ngathered < o->capgathered)
+			o->gathered[o->ngathered++] = e;	/* gone without a DESTROY we saw */
 		nfct_destroy(t);
 	}
 }
@@ -837,7 +900,25 @@ fd_offload_refresh(struct fd_offload *o)
 {
 	if (o->need_resync)
 		fd_offload_resync(o);	/* an earlier one did not get through */
+	/*
+	 * A state found gone (a DESTROY event lost, or never sent: a state made
+	 * before any listener has no event extension) leaves at once; the tree
+	 * changes after the walk.
+	 */
+	free(o->gathered);
+	o->capgathered = o->nentries;
+	o->ngathered = 0;
+	o->gathered = calloc(o->capgathered ? o->capgathered : 1, sizeof(*o->gathered));
+	if (o->gathered == NULL) {
+		o->capgathered = 0;
+		return;
+	}
 	twalk_r(o->by_ct, refresh_one, o);
+	for (size_t i = 0; i < o->ngathered; i++)
+		state_gone(o, o->gathered[i]->ct_id);
+	free(o->gathered);
+	o->gathered = NULL;
+	o->capgathered = 0;
 }
 
 void
@@ -851,16 +932,26 @@ fd_offload_ruleset_changed(struct fd_offload *o)
 	 * First every state's bit (offloaded or not: a state the old rules let
 	 * through must pass the new ones before it counts), so only the new
 	 * rules can set it again; then a revision the coprocessor has not had.
+	 * An offloaded TCP state leaves the fast path: its stale highest ACK
+	 * is forgotten.  A dump that missed states leaves bits uncleared:
+	 * everything is taken out instead, and the resync's dump judges again.
 	 */
-	dump_all(o);
+	rc = dump_all(o);
 	for (size_t i = 0; i < o->ndumped; i++) {
 		uint32_t mark = nfct_get_attr_u32(o->dumped[i], ATTR_MARK);
+		struct off_entry *e = find_ct(o, nfct_get_attr_u32(o->dumped[i], ATTR_ID));
 
 		if (mark & o->cfg.mark_bit)
 			ct_set_mark(o, o->dumped[i], mark & ~o->cfg.mark_bit);
+		if (e != NULL && e->l4proto == IPPROTO_TCP)
+			ct_tcp_loosen(o, e->tuple);
 		nfct_destroy(o->dumped[i]);
 	}
 	o->ndumped = 0;
+	if (rc != 0) {
+		lost_track(o, "conntrack dump after a ruleset change", rc);
+		return;
+	}
 	rc = call(o, FC_CMD_FW_CFG_PARAMS_GET, NULL, 0, &cfg, sizeof(cfg));
 	if (rc != 0) {	/* no revision: take everything out instead */
 		lost_track(o, "FW_CFG_PARAMS_GET", rc);
@@ -894,7 +985,7 @@ fd_offload_rt_change(struct fd_offload *o, const struct fd_rt_change *c)
 		else if (no_answer(rc))
 			lost_track(o, "NHOP_PROGRAM for a neighbour's change", rc);
 		if (c->resolved && o->nwaiting > 0)
-			o->paths_changed = true;	/* a waiting state may go now */
+			o->neigh_resolved = true;	/* a waiting state may go now */
 		break;
 	case FD_RT_ROUTE:
 		o->paths_changed = true;
@@ -929,7 +1020,7 @@ still_routed(struct fd_offload *o, const struct off_entry *e)
 		uint32_t id;
 		int p;
 
-		if (fd_route_get(o->route, e->family, e->dst[d], &hop) != 0)
+		if (fd_route_path(o->route, e->family, e->dst[d], &hop) != 0)
 			return false;
 		p = port_of(o, hop.ifindex);
 		if (p < 0 || fd_nhop_find(o->nhops, (unsigned int)p, &hop, &id) != 0 ||
@@ -950,7 +1041,12 @@ gather(const void *node, VISIT which, void *data)
 		o->gathered[o->ngathered++] = *(struct off_entry *const *)node;
 }
 
-/* Takes a connection out of the fast path and offloads it again as its state is now. */
+/*
+ * Takes a connection whose path changed out of the fast path.  It comes
+ * back once the host's rules have passed it on its new path (the bit is
+ * cleared: rules may name interfaces), over the new next hops; it waits
+ * meanwhile, so a path that joins two front ports again brings it back.
+ */
 static void
 move(struct fd_offload *o, struct off_entry *e)
 {
@@ -959,15 +1055,15 @@ move(struct fd_offload *o, struct off_entry *e)
 
 	if (rc != 0 && rc != -ENOENT)
 		lost_track(o, "CONN_RECLAIM_FP of a connection whose path changed", rc);
+	ct_unmark(o, e->tuple);
+	if (e->l4proto == IPPROTO_TCP)
+		ct_tcp_loosen(o, e->tuple);
 	forget(o, e);
 	o->st.rerouted++;
-	if (whole != NULL && rc == 0) {
-		offload(o, whole);	/* over the new path, if it is a front port's */
-		if (find_ct(o, nfct_get_attr_u32(whole, ATTR_ID)) == NULL)
-			wait_path(o, whole);	/* until a path joins two front ports again */
-	}
-	if (whole != NULL)
+	if (whole != NULL) {
+		wait_path(o, whole);
 		nfct_destroy(whole);
+	}
 }
 
 void
@@ -976,8 +1072,11 @@ fd_offload_paths(struct fd_offload *o)
 	struct waiting *waiting;
 	unsigned int nwaiting;
 
-	if (!o->paths_changed || o->need_resync)
+	if ((!o->paths_changed && !o->neigh_resolved) || o->need_resync)
 		return;
+	o->neigh_resolved = false;
+	if (!o->paths_changed)
+		goto retry;	/* a neighbour resolved: only the waiting may go */
 	o->paths_changed = false;
 	/* the table changes under a walk: gather first */
 	free(o->gathered);
@@ -994,7 +1093,9 @@ fd_offload_paths(struct fd_offload *o)
 			move(o, o->gathered[i]);
 	free(o->gathered);
 	o->gathered = NULL;
-	/* and what waited for a path (it waits again if it must) */
+	o->capgathered = 0;
+retry:
+	/* what waited for a path (it waits again while it lives and is not offloaded) */
 	nwaiting = o->nwaiting;
 	waiting = malloc(nwaiting * sizeof(*waiting) + 1);
 	if (waiting == NULL)
@@ -1008,8 +1109,8 @@ fd_offload_paths(struct fd_offload *o)
 		if (whole == NULL)
 			continue;		/* gone */
 		offload(o, whole);
-		if (find_ct(o, waiting[i].ct_id) == NULL && qualifies(o, whole))
-			wait_path(o, whole);	/* still no path */
+		if (find_ct(o, waiting[i].ct_id) == NULL)
+			wait_path(o, whole);	/* no path yet, or not through the rules yet */
 		nfct_destroy(whole);
 	}
 	free(waiting);

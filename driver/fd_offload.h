@@ -32,9 +32,14 @@
  * Next hops follow the host (rtnetlink's neighbour, route and link groups,
  * read by the caller and handed to fd_offload_rt_change): a neighbour's
  * new MAC reprograms its next hop and every connection on it follows; a
- * route or MTU change moves each connection whose path changed to its new
- * next hops, or out of the fast path when the path no longer joins two
- * front ports.
+ * route or MTU change takes each connection whose path changed out of the
+ * fast path, its bit cleared: the host's rules judge it on its new path
+ * (rules may name interfaces), and it comes back over the new next hops,
+ * or stays with the host while its path does not join two front ports.
+ *
+ * Conntrack events caused by flowcutd's own updates are not judged (they
+ * say nothing new).  At start it sets nf_conntrack_events to 1, so every
+ * state sends its DESTROY; a state found gone by the refresh leaves too.
  *
  * When a state goes away (DESTROY) the connection leaves the fast path at
  * once.  While a connection is offloaded its conntrack timeout is
@@ -120,9 +125,11 @@ void fd_offload_rt_change(struct fd_offload *o, const struct fd_rt_change *c);
 void fd_offload_rt_lost(struct fd_offload *o);
 /*
  * fd_offload_paths - after a batch of changes: every offloaded connection
- * whose route now goes over another next hop is taken out and offloaded
- * again over it (or left to the host when it no longer joins two front
- * ports), and states that waited for a neighbour are tried again.
+ * whose route now goes over another next hop (or with another MTU) is
+ * taken out, to come back once the rules pass it on its new path, and the
+ * states that wait for a path are tried again.  Two route lookups per
+ * offloaded connection (no neighbour lookups): for a route change, not
+ * for every neighbour that resolves (that tries the waiting ones only).
  */
 void fd_offload_paths(struct fd_offload *o);
 /* fd_offload_settings - the action for connections offloaded from now on. */

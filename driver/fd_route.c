@@ -234,7 +234,7 @@ fd_route_neigh_get(struct fd_route *r, unsigned int ifindex, int family, const u
 }
 
 int
-fd_route_get(struct fd_route *r, int family, const uint8_t *dst, struct fd_hop *out)
+fd_route_path(struct fd_route *r, int family, const uint8_t *dst, struct fd_hop *out)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nlmsghdr *nlh;
@@ -272,7 +272,17 @@ fd_route_get(struct fd_route *r, int family, const uint8_t *dst, struct fd_hop *
 	if (mtu < 68)
 		return -EINVAL;
 	out->mtu = mtu > UINT16_MAX ? UINT16_MAX : (uint16_t)mtu;
-	return fd_route_neigh_get(r, rr.oif, family, out->nbr, out->mac, &out->resolved);
+	return 0;
+}
+
+int
+fd_route_get(struct fd_route *r, int family, const uint8_t *dst, struct fd_hop *out)
+{
+	int rc = fd_route_path(r, family, dst, out);
+
+	if (rc != 0)
+		return rc;
+	return fd_route_neigh_get(r, out->ifindex, family, out->nbr, out->mac, &out->resolved);
 }
 
 /* ---- changes ---- */
@@ -339,7 +349,9 @@ parse_one(const struct nlmsghdr *nlh, fd_rt_change_fn *fn, void *arg)
 		if (plen < sizeof(*ndm) || !attrs_whole(nlh, sizeof(*ndm)))
 			return -EBADMSG;
 		if (ndm->ndm_family != AF_INET && ndm->ndm_family != AF_INET6)
-			return 0;	/* a bridge's FDB, a proxy entry's family: not ours */
+			return 0;	/* a bridge's FDB: not ours */
+		if (ndm->ndm_flags & NTF_PROXY)
+			return 0;	/* a proxy entry answers for others: no MAC to send to */
 		c.what = FD_RT_NEIGH;
 		c.family = ndm->ndm_family == AF_INET ? 4 : 6;
 		c.ifindex = (unsigned int)ndm->ndm_ifindex;
@@ -392,6 +404,9 @@ fd_route_parse(const void *buf, size_t len, fd_rt_change_fn *fn, void *arg)
 		 */
 		if ((size_t)left < sizeof(*nlh) || nlh->nlmsg_len > (uint32_t)left ||
 		    !mnl_nlmsg_ok(nlh, left))
+			return -EBADMSG;
+		/* libmnl walks attributes to the aligned end: it must be in the buffer */
+		if (MNL_ALIGN(nlh->nlmsg_len) > (uint32_t)left)
 			return -EBADMSG;
 		rc = parse_one(nlh, fn, arg);
 		if (rc < 0)
@@ -449,14 +464,22 @@ fd_route_watch_read(struct fd_route_watch *w, unsigned int max_msgs, fd_rt_chang
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	int n = 0;
 
+	bool lost = false;
+
 	for (unsigned int i = 0; i < max_msgs; i++) {
-		ssize_t got = recv(mnl_socket_get_fd(w->nl), buf, sizeof(buf), 0);
+		/* MSG_TRUNC: the datagram's real length, to see one cut short */
+		ssize_t got = recv(mnl_socket_get_fd(w->nl), buf, sizeof(buf), MSG_TRUNC);
 		int rc;
 
 		if (got < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
 				break;
 			return -errno;
+		}
+		if ((size_t)got > sizeof(buf)) {
+			(*bad)++;
+			lost = true;	/* what it said is lost: read everything again */
+			continue;
 		}
 		rc = fd_route_parse(buf, (size_t)got, fn, arg);
 		if (rc < 0) {
@@ -465,5 +488,5 @@ fd_route_watch_read(struct fd_route_watch *w, unsigned int max_msgs, fd_rt_chang
 		}
 		n += rc;
 	}
-	return n;
+	return lost ? -ENOBUFS : n;
 }

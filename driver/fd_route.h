@@ -52,6 +52,12 @@ void fd_route_close(struct fd_route *r);
 int fd_route_get(struct fd_route *r, int family, const uint8_t *dst, struct fd_hop *out);
 
 /*
+ * fd_route_path - the same without asking for the neighbour's entry
+ * (resolved false, no MAC): where a packet goes and the path's MTU.
+ */
+int fd_route_path(struct fd_route *r, int family, const uint8_t *dst, struct fd_hop *out);
+
+/*
  * fd_route_neigh_get - what the neighbour entry (ifindex, family, addr)
  * holds now: 0 and mac/resolved filled (resolved false when there is no
  * entry or it has no usable MAC), or a negative errno.
@@ -96,8 +102,9 @@ int fd_route_watch_fd(const struct fd_route_watch *w);
  * fd_route_watch_read - reads at most `max_msgs` datagrams of what is
  * pending (a bounded batch: other sockets get their turn) and hands each
  * change to fn.  Returns the number of changes, or a negative errno;
- * -ENOBUFS means changes were lost: the caller must read again what it
- * depends on.  A malformed datagram is skipped and counted in *bad.
+ * -ENOBUFS means changes were lost (the socket overflowed, or a datagram
+ * was larger than the buffer): the caller must read again what it depends
+ * on.  A malformed datagram is skipped and counted in *bad.
  */
 int fd_route_watch_read(struct fd_route_watch *w, unsigned int max_msgs, fd_rt_change_fn *fn,
 			void *arg, uint64_t *bad);

@@ -780,7 +780,7 @@ fp_conn_revive(struct fp *fp, fp_conn_id id)
 	if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) != FP_CONN_INVALID)
 		return -EALREADY;
 	c->reported = 0;
-	/* no worker touches the tracking of a given-back connection: learn anew */
+	/* workers leave a given-back connection's tracking alone (fp.h): learn anew */
 	for (unsigned int d = 0; d < 2; d++) {
 		struct fp_tcp_dir *t = &c->mf[d].tcp;
 		uint8_t wscale = t->wscale;

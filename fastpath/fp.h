@@ -179,7 +179,8 @@ typedef uint64_t fp_conn_id;
  * A key held by a connection of an older firewall revision is taken from
  * it: that connection is removed first, without an event (it only sent
  * its frames to the host, and the host that set the new revision has let
- * it go).  On any other error the tables are as they were.
+ * it go), and stays removed if the create then fails.  Otherwise, on any
+ * error the tables are as they were.
  */
 int fp_conn_create(struct fp *fp, const struct fp_conn_spec *spec,
 		   uint64_t now, fp_conn_id *id);
@@ -208,7 +209,11 @@ int fp_conn_modify(struct fp *fp, fp_conn_id id, const struct fp_conn_mod *mod);
  * mid-stream: the host carried every segment in between, and a window
  * learnt before them would call the next ones out of it (each direction's
  * segments beyond a stale edge, each one's ACKs ahead of a stale end, for
- * good).  -ENOENT; -EALREADY if it was not given back.
+ * good).  A worker that read the connection valid before it was given
+ * back may still write its direction's tracking in that burst: at worst
+ * one spurious SEQ_CHK or MAX_RETRANS outcome (the frame goes to the
+ * host), never a frame forwarded that should not be.
+ * -ENOENT; -EALREADY if it was not given back.
  */
 int fp_conn_revive(struct fp *fp, fp_conn_id id);
 

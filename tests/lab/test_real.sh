@@ -79,6 +79,8 @@ fp_conns() {
 	for s; do l=$(printf '%s\n' "$l" | grep -F -- "$s") || return 1; done
 	printf '%s\n' "$l"
 }
+fp_absent() { ! fp_conns "$@" >/dev/null; }
+counter_above() { [ "$(counter "$1")" -gt "$2" ]; }	# counter value
 pkts() { awk '{ for (i = 2; i <= NF; i++) if ($i == "pkts") s += $(i - 1) } END { print s + 0 }'; }
 # ... and frames went through it
 fp_busy() { [ "$(fp_conns "$@" | pkts)" -gt 0 ]; }
@@ -569,6 +571,44 @@ t_mac() { # fam
 	[ $rc -eq 0 ]
 }
 
+# 16. Routes change under a download: the route toward the client gets a
+# smaller MTU (the connection moves to a next hop of that MTU: the too-big
+# frames are answered by the host), then leaves by an interface that is
+# not a front port (the connection leaves the fast path), then comes back
+# (the connection is offloaded again).  The download ends whole.
+t_route() { # fam
+	local p C S mtu0 icmp0 icmp1 rc=0
+	C=$(bracket "$1" "$(addr C "$1")") S=$(bracket "$1" "$(addr S "$1")")
+	nginx_up && mkfile www big 200 || return 1
+	ex host ip link add hx0 type veth peer name hx1 && ex host ip link set hx0 up &&
+		ex host ip link set hx1 up || { say "no veth in the host"; return 1; }
+	curl_ --max-time 60 --limit-rate 25M -o "$run/got" "$(url "$1" /big)" &
+	p=$!
+	wait_for 50 fp_busy "tcp $C:" "> $S:80 " || { say "never in the fast path"; return 1; }
+	icmp0=$(icmp_too_big "$1") mtu0=$(counter FROM_WIRE_TO_KN_MTU_EXCEEDED)
+	if [ "$1" = 4 ]; then
+		ex host ip route replace 198.18.0.0/24 dev fp0 proto kernel scope link src 198.18.0.1 mtu 1400
+	else
+		ex host ip -6 route replace 2001:2::/64 dev fp0 proto kernel metric 256 mtu 1400
+	fi || { say "could not change the route"; return 1; }
+	wait_for 30 counter_above FROM_WIRE_TO_KN_MTU_EXCEEDED "$mtu0" ||
+		{ say "no frame found too big for the new MTU"; rc=1; }
+	wait_for 30 fp_busy "tcp $C:" "> $S:80 " || { say "not back in the fast path after the MTU change"; rc=1; }
+	icmp1=$(icmp_too_big "$1")
+	say "route MTU 1400: $((icmp1 - icmp0)) too-big errors from the host, the connection in the fast path again"
+	ex host ip -"$1" route add "$(addr C "$1")" dev hx0 || { say "could not add the route"; return 1; }
+	wait_for 30 fp_absent "tcp $C:" "> $S:80 " ||
+		{ say "still in the fast path with the route out of hx0"; rc=1; }
+	say "route out of hx0 (not a front port): the connection left the fast path"
+	ex host ip -"$1" route del "$(addr C "$1")" dev hx0
+	wait_for 50 fp_busy "tcp $C:" "> $S:80 " || { say "not offloaded again once the route came back"; rc=1; }
+	say "route back: the connection in the fast path again"
+	wait "$p" || { say "curl failed"; rc=1; }
+	same "download" "$run/www/big" "$run/got" || rc=1
+	say "flowcutd: $(tr ',' '\n' <"$run/flowcutd.json" | grep -E 'rerouted|nhop_followed' | tr '\n' ' ')"
+	[ $rc -eq 0 ]
+}
+
 # 15. A download goes on, whole, while the coprocessor or flowcutd is
 # killed and started again: the host carries it meanwhile (its state was
 # made liberal when it was offloaded), then it is offloaded again.
@@ -672,6 +712,8 @@ tests=(
 	"200 DNS queries over IPv6|90|t_dns 6"
 	"an ICMP port unreachable reaches the end of an offloaded UDP flow (IPv4)|60|t_icmp 4"
 	"an ICMP port unreachable reaches the end of an offloaded UDP flow (IPv6)|60|t_icmp 6"
+	"routes change under a download over IPv4|90|t_route 4"
+	"routes change under a download over IPv6|90|t_route 6"
 	"a download across a coprocessor restart over IPv4|90|t_restart npu 4"
 	"a download across a flowcutd restart over IPv6|90|t_restart flowcutd 6"
 )
