@@ -50,13 +50,13 @@ SRC_fuzz_cmd_replay    := tests/fuzz/fuzz_cmd.c tests/fuzz/replay_main.c npu/npu
                           link/lk.c $(FP_SRC) $(LIB_SRC)
 SRC_fuzz_settings_replay := tests/fuzz/fuzz_settings.c tests/fuzz/replay_main.c \
                           settings/fc_settings.c
-SRC_fuzz_rtnl_replay   := tests/fuzz/fuzz_rtnl.c tests/fuzz/replay_main.c driver/fd_route.c
+SRC_fuzz_rtnl_replay   := tests/fuzz/fuzz_rtnl.c tests/fuzz/replay_main.c driver/fd_route.c tests/lib/fc_rtnl.c
 LIBS_fuzz_rtnl_replay  := -lmnl
-SRC_test_rtnl          := tests/unit/test_rtnl.c driver/fd_route.c
+SRC_test_rtnl          := tests/unit/test_rtnl.c driver/fd_route.c tests/lib/fc_rtnl.c
 LIBS_test_rtnl         := -lcmocka -lmnl
 # libFuzzer builds: the target's sources without the replayer
 FUZZ_TARGETS := frame cmd settings rtnl
-FUZZSRC_rtnl := tests/fuzz/fuzz_rtnl.c driver/fd_route.c
+FUZZSRC_rtnl := tests/fuzz/fuzz_rtnl.c driver/fd_route.c tests/lib/fc_rtnl.c
 FUZZLIBS_rtnl := -lmnl
 FUZZSRC_settings := tests/fuzz/fuzz_settings.c settings/fc_settings.c
 FUZZSRC_frame := tests/fuzz/fuzz_frame.c $(FP_SRC) $(LIB_SRC)

@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <libmnl/libmnl.h>
 #include <linux/neighbour.h>
 #include <linux/rtnetlink.h>
 #include <sys/socket.h>
 
+#include "fc_rtnl.h"
 #include "fd_route.h"
 #include "fuzz.h"
 
@@ -66,59 +66,7 @@ fuzz_one(const uint8_t *data, size_t size)
 	return 0;
 }
 
-/* ---- seeds: real messages as the kernel sends them ---- */
-
-static size_t
-put_neigh(char *buf, uint16_t type, int af, const void *dst, const void *mac, uint16_t state)
-{
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	struct ndmsg *ndm;
-
-	nlh->nlmsg_type = type;
-	ndm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ndm));
-	ndm->ndm_family = (uint8_t)af;
-	ndm->ndm_ifindex = 3;
-	ndm->ndm_state = state;
-	mnl_attr_put(nlh, NDA_DST, af == AF_INET ? 4 : 16, dst);
-	if (mac)
-		mnl_attr_put(nlh, NDA_LLADDR, 6, mac);
-	return nlh->nlmsg_len;
-}
-
-static size_t
-put_route(char *buf)
-{
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	struct rtmsg *rtm;
-	struct nlattr *m;
-	static const uint8_t dst[4] = { 198, 18, 1, 0 };
-
-	nlh->nlmsg_type = RTM_NEWROUTE;
-	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
-	rtm->rtm_family = AF_INET;
-	rtm->rtm_dst_len = 24;
-	rtm->rtm_type = RTN_UNICAST;
-	mnl_attr_put(nlh, RTA_DST, 4, dst);
-	mnl_attr_put_u32(nlh, RTA_OIF, 3);
-	m = mnl_attr_nest_start(nlh, RTA_METRICS);
-	mnl_attr_put_u32(nlh, RTAX_MTU, 1400);
-	mnl_attr_nest_end(nlh, m);
-	return nlh->nlmsg_len;
-}
-
-static size_t
-put_link(char *buf)
-{
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	struct ifinfomsg *ifi;
-
-	nlh->nlmsg_type = RTM_NEWLINK;
-	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
-	ifi->ifi_index = 3;
-	mnl_attr_put_strz(nlh, IFLA_IFNAME, "fp1");
-	mnl_attr_put_u32(nlh, IFLA_MTU, 1400);
-	return nlh->nlmsg_len;
-}
+/* ---- seeds: real messages as the kernel sends them (fc_rtnl) ---- */
 
 static int
 write_seed(const char *dir, int n, const void *buf, size_t len)
@@ -146,21 +94,21 @@ fuzz_seeds(const char *dir)
 	size_t len = 0;
 	int n = 0, rc = 0;
 
-	len = put_neigh(buf, RTM_NEWNEIGH, AF_INET, v4, mac, NUD_REACHABLE);
+	len = fc_rtnl_neigh(buf, RTM_NEWNEIGH, AF_INET, 3, v4, mac, NUD_REACHABLE);
 	rc |= write_seed(dir, n++, buf, len);
-	len = put_neigh(buf, RTM_NEWNEIGH, AF_INET6, v6, mac, NUD_STALE);
+	len = fc_rtnl_neigh(buf, RTM_NEWNEIGH, AF_INET6, 3, v6, mac, NUD_STALE);
 	rc |= write_seed(dir, n++, buf, len);
-	len = put_neigh(buf, RTM_DELNEIGH, AF_INET, v4, NULL, NUD_FAILED);
+	len = fc_rtnl_neigh(buf, RTM_DELNEIGH, AF_INET, 3, v4, NULL, NUD_FAILED);
 	rc |= write_seed(dir, n++, buf, len);
-	len = put_route(buf);
+	len = fc_rtnl_route(buf, RTM_NEWROUTE, 3, 1400);
 	rc |= write_seed(dir, n++, buf, len);
-	len = put_link(buf);
+	len = fc_rtnl_link(buf, 3, 1400);
 	rc |= write_seed(dir, n++, buf, len);
 	/* several in one datagram, as the kernel batches them */
-	len = put_neigh(buf, RTM_NEWNEIGH, AF_INET, v4, mac, NUD_REACHABLE);
-	len += put_route(buf + len);
-	len += put_link(buf + len);
-	len += put_neigh(buf + len, RTM_NEWNEIGH, AF_INET6, v6, mac, NUD_DELAY);
+	len = fc_rtnl_neigh(buf, RTM_NEWNEIGH, AF_INET, 3, v4, mac, NUD_REACHABLE);
+	len += fc_rtnl_route(buf + len, RTM_NEWROUTE, 3, 1400);
+	len += fc_rtnl_link(buf + len, 3, 1400);
+	len += fc_rtnl_neigh(buf + len, RTM_NEWNEIGH, AF_INET6, 3, v6, mac, NUD_DELAY);
 	rc |= write_seed(dir, n++, buf, len);
 	return rc;
 }

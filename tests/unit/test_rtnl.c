@@ -18,6 +18,7 @@
 #include <linux/rtnetlink.h>
 #include <sys/socket.h>
 
+#include "fc_rtnl.h"
 #include "fd_route.h"
 
 static const uint8_t V4[4] = { 198, 18, 1, 2 };
@@ -42,47 +43,7 @@ collect(void *arg, const struct fd_rt_change *c)
 static size_t
 neigh(char *buf, uint16_t type, int af, const void *dst, const void *mac, uint16_t state)
 {
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	struct ndmsg *ndm;
-
-	nlh->nlmsg_type = type;
-	ndm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ndm));
-	ndm->ndm_family = (uint8_t)af;
-	ndm->ndm_ifindex = 7;
-	ndm->ndm_state = state;
-	if (dst)
-		mnl_attr_put(nlh, NDA_DST, af == AF_INET ? 4 : 16, dst);
-	if (mac)
-		mnl_attr_put(nlh, NDA_LLADDR, 6, mac);
-	return nlh->nlmsg_len;
-}
-
-static size_t
-link_msg(char *buf, uint32_t mtu)
-{
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	struct ifinfomsg *ifi;
-
-	nlh->nlmsg_type = RTM_NEWLINK;
-	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
-	ifi->ifi_index = 9;
-	mnl_attr_put_strz(nlh, IFLA_IFNAME, "fp1");
-	if (mtu)
-		mnl_attr_put_u32(nlh, IFLA_MTU, mtu);
-	return nlh->nlmsg_len;
-}
-
-static size_t
-route_msg(char *buf, uint16_t type)
-{
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	struct rtmsg *rtm;
-
-	nlh->nlmsg_type = type;
-	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
-	rtm->rtm_family = AF_INET;
-	mnl_attr_put_u32(nlh, RTA_OIF, 9);
-	return nlh->nlmsg_len;
+	return fc_rtnl_neigh(buf, type, af, 7, dst, mac, state);
 }
 
 static void
@@ -147,10 +108,10 @@ test_routes_and_links_batched(void **state)
 	size_t len;
 
 	(void)state;
-	len = route_msg(buf, RTM_NEWROUTE);
-	len += link_msg(buf + len, 1400);
-	len += route_msg(buf + len, RTM_DELROUTE);
-	len += link_msg(buf + len, 0);
+	len = fc_rtnl_route(buf, RTM_NEWROUTE, 9, 0);
+	len += fc_rtnl_link(buf + len, 9, 1400);
+	len += fc_rtnl_route(buf + len, RTM_DELROUTE, 9, 1400);
+	len += fc_rtnl_link(buf + len, 9, 0);
 	assert_int_equal(fd_route_parse(buf, len, collect, &g), 4);
 	assert_int_equal(g.c[0].what, FD_RT_ROUTE);
 	assert_int_equal(g.c[1].what, FD_RT_LINK);
