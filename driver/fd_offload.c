@@ -67,7 +67,7 @@ struct fd_offload {
 		struct nf_conntrack *tuple;
 	} waiting[FD_WAITING_MAX];
 	unsigned int nwaiting;
-	uint16_t port_mtu[FD_MAX_PORTS]; /* the front ports' interface MTUs as last seen */
+	uint16_t port_mtu[FD_MAX_PORTS]; /* the front ports' MTUs: read at open, then followed */
 	void *by_ct;			/* tsearch root: struct off_entry by ct_id */
 	void *by_fp;			/* tsearch root: struct off_entry by fp_id */
 	unsigned int nentries;
@@ -75,9 +75,6 @@ struct fd_offload {
 	bool draining;			/* events being thrown away before a dump */
 	uint32_t timeout[256];		/* conntrack's timeout per L4 protocol, s */
 	struct fd_offload_stats st;
-	/* offloaded connections gathered before a walk changes the table */
-	struct off_entry **gathered;
-	size_t ngathered, capgathered;
 	/* a dump's connections, gathered before they are looked at */
 	bool dump_failed;
 	struct nf_conntrack **dumped;
@@ -216,6 +213,39 @@ forget_all(struct fd_offload *o)
 	o->nentries = 0;
 }
 
+struct snapshot {
+	struct off_entry **e;
+	size_t n, cap;
+};
+
+static void
+snapshot_one(const void *node, VISIT which, void *data)
+{
+	struct snapshot *s = data;
+
+	if ((which == postorder || which == leaf) && s->n < s->cap)
+		s->e[s->n++] = *(struct off_entry *const *)node;
+}
+
+/*
+ * Every offloaded connection, in an array of its own (the caller frees
+ * it): what is done to each may change the tree, which a walk forbids.
+ * NULL when there is no memory.
+ */
+static struct off_entry **
+snapshot(const struct fd_offload *o, size_t *n)
+{
+	struct snapshot s = { .cap = o->nentries };
+
+	s.e = calloc(s.cap ? s.cap : 1, sizeof(*s.e));
+	*n = 0;
+	if (s.e == NULL)
+		return NULL;
+	twalk_r(o->by_ct, snapshot_one, &s);
+	*n = s.n;
+	return s.e;
+}
+
 /* ---- conntrack ---- */
 
 /* A conntrack object holding only the original tuple (and zone): for updates. */
@@ -246,30 +276,50 @@ ct_set_mark(struct fd_offload *o, const struct nf_conntrack *tuple, uint32_t mar
 	nfct_destroy(t);
 }
 
-/* The state's current mark, or 0 when it is gone. */
+/* CONTINUE, not STOP: STOP leaves the request's ack unread on the socket. */
 static int
-ct_mark_cb(enum nf_conntrack_msg_type type, struct nf_conntrack *ct, void *data)
+ct_get_cb(enum nf_conntrack_msg_type type, struct nf_conntrack *ct, void *data)
 {
+	struct nf_conntrack **got = data;
+
 	(void)type;
-	*(uint32_t *)data = nfct_get_attr_u32(ct, ATTR_MARK);
+	if (*got == NULL)
+		*got = nfct_clone(ct);
 	return NFCT_CB_CONTINUE;
+}
+
+/* The whole state as conntrack holds it now, or NULL (gone, or no memory). */
+static struct nf_conntrack *
+ct_get(struct fd_offload *o, const struct nf_conntrack *tuple)
+{
+	struct nf_conntrack *t = nfct_new(), *got = NULL;
+
+	if (t == NULL)
+		return NULL;
+	nfct_copy(t, tuple, NFCT_CP_ORIG);
+	nfct_callback_register(o->q, NFCT_T_ALL, ct_get_cb, &got);
+	if (nfct_query(o->q, NFCT_Q_GET, t) != 0 && got != NULL) {
+		nfct_destroy(got);
+		got = NULL;
+	}
+	nfct_callback_unregister(o->q);
+	nfct_destroy(t);
+	return got;
 }
 
 /* Takes our bit off a state's mark: it must pass the rules again to come back. */
 static void
 ct_unmark(struct fd_offload *o, const struct nf_conntrack *tuple)
 {
-	uint32_t mark = 0;
-	struct nf_conntrack *t = nfct_new();
+	struct nf_conntrack *now = ct_get(o, tuple);
+	uint32_t mark;
 
-	if (t == NULL)
-		return;
-	nfct_copy(t, tuple, NFCT_CP_ORIG);
-	nfct_callback_register(o->q, NFCT_T_ALL, ct_mark_cb, &mark);
-	if (nfct_query(o->q, NFCT_Q_GET, t) == 0 && (mark & o->cfg.mark_bit))
+	if (now == NULL)
+		return;			/* gone: nothing to unmark */
+	mark = nfct_get_attr_u32(now, ATTR_MARK);
+	if (mark & o->cfg.mark_bit)
 		ct_set_mark(o, tuple, mark & ~o->cfg.mark_bit);
-	nfct_callback_unregister(o->q);
-	nfct_destroy(t);
+	nfct_destroy(now);
 }
 
 /*
@@ -343,6 +393,20 @@ port_of(const struct fd_offload *o, unsigned int ifindex)
 	return -1;
 }
 
+/*
+ * The front port a next hop leaves by, or -1; a hop whose route says no
+ * MTU gets the port's (followed from rtnetlink's link group).
+ */
+static int
+front_port(const struct fd_offload *o, struct fd_hop *hop)
+{
+	int p = port_of(o, hop->ifindex);
+
+	if (p >= 0 && hop->mtu == 0)
+		hop->mtu = o->port_mtu[p];
+	return p;
+}
+
 /* Fills a wire key from one of conntrack's tuples. */
 static void
 key_of(const struct nf_conntrack *ct, bool reply, uint16_t port, struct fc_key *k)
@@ -386,15 +450,23 @@ key_of(const struct nf_conntrack *ct, bool reply, uint16_t port, struct fc_key *
  * Full, the oldest is let go (counted): it stays with the host, as
  * everything not offloaded does.
  */
+static int
+waiting_find(const struct fd_offload *o, uint32_t ct_id)
+{
+	for (unsigned int i = 0; i < o->nwaiting; i++)
+		if (o->waiting[i].ct_id == ct_id)
+			return (int)i;
+	return -1;
+}
+
 static void
 wait_path(struct fd_offload *o, const struct nf_conntrack *ct)
 {
 	uint32_t ct_id = nfct_get_attr_u32(ct, ATTR_ID);
 	struct nf_conntrack *t;
 
-	for (unsigned int i = 0; i < o->nwaiting; i++)
-		if (o->waiting[i].ct_id == ct_id)
-			return;
+	if (waiting_find(o, ct_id) >= 0)
+		return;
 	t = tuple_of(ct);
 	if (t == NULL)
 		return;
@@ -482,8 +554,8 @@ offload(struct fd_offload *o, const struct nf_conntrack *ct)
 	if (fd_route_get(o->route, family, dst[1], &to_orig_src) != 0 ||
 	    fd_route_get(o->route, family, dst[0], &to_reply_src) != 0)
 		return;
-	pa = port_of(o, to_orig_src.ifindex);
-	pb = port_of(o, to_reply_src.ifindex);
+	pa = front_port(o, &to_orig_src);
+	pb = front_port(o, &to_reply_src);
 	if (pa < 0 || pb < 0)
 		return;			/* not between front ports: the host's alone */
 	if (!to_orig_src.resolved || !to_reply_src.resolved) {
@@ -566,14 +638,12 @@ static void
 state_gone(struct fd_offload *o, uint32_t ct_id)
 {
 	struct off_entry *e = find_ct(o, ct_id);
-	int rc;
+	int w = waiting_find(o, ct_id), rc;
 
-	for (unsigned int i = 0; i < o->nwaiting; i++)
-		if (o->waiting[i].ct_id == ct_id) {
-			nfct_destroy(o->waiting[i].tuple);
-			o->waiting[i] = o->waiting[--o->nwaiting];
-			break;
-		}
+	if (w >= 0) {
+		nfct_destroy(o->waiting[w].tuple);
+		o->waiting[w] = o->waiting[--o->nwaiting];
+	}
 	if (e == NULL)
 		return;
 	rc = reclaim(o, e->fp_id);
@@ -581,37 +651,6 @@ state_gone(struct fd_offload *o, uint32_t ct_id)
 		lost_track(o, "CONN_RECLAIM_FP of a state gone", rc);
 	forget(o, e);
 	o->st.removed++;
-}
-
-/* CONTINUE, not STOP: STOP leaves the request's ack unread on the socket. */
-static int
-ct_get_cb(enum nf_conntrack_msg_type type, struct nf_conntrack *ct, void *data)
-{
-	struct nf_conntrack **got = data;
-
-	(void)type;
-	if (*got == NULL)
-		*got = nfct_clone(ct);
-	return NFCT_CB_CONTINUE;
-}
-
-/* The whole state as conntrack holds it now, or NULL (gone, or no memory). */
-static struct nf_conntrack *
-ct_get(struct fd_offload *o, const struct nf_conntrack *tuple)
-{
-	struct nf_conntrack *t = nfct_new(), *got = NULL;
-
-	if (t == NULL)
-		return NULL;
-	nfct_copy(t, tuple, NFCT_CP_ORIG);
-	nfct_callback_register(o->q, NFCT_T_ALL, ct_get_cb, &got);
-	if (nfct_query(o->q, NFCT_Q_GET, t) != 0 && got != NULL) {
-		nfct_destroy(got);
-		got = NULL;
-	}
-	nfct_callback_unregister(o->q);
-	nfct_destroy(t);
-	return got;
 }
 
 /*
@@ -685,6 +724,27 @@ dump_cb(enum nf_conntrack_msg_type type, struct nf_conntrack *ct, void *data)
 	return NFCT_CB_CONTINUE;
 }
 
+/* The front ports' MTUs, asked of the kernel.  0, or -1 and errno. */
+static int
+port_mtus_read(struct fd_offload *o)
+{
+	for (unsigned int p = 0; p < o->cfg.nports; p++) {
+		uint32_t mtu;
+		int rc = fd_route_link_mtu(o->route, o->cfg.ifindex[p], &mtu);
+
+		if (rc == 0 && mtu < 68)
+			rc = -EINVAL;
+		if (rc != 0) {
+			fprintf(stderr, "flowcutd: the MTU of front port %u (ifindex %u): %s\n", p,
+				o->cfg.ifindex[p], strerror(-rc));
+			errno = -rc;
+			return -1;
+		}
+		o->port_mtu[p] = mtu > UINT16_MAX ? UINT16_MAX : (uint16_t)mtu;
+	}
+	return 0;
+}
+
 /* ---- the interface ---- */
 
 struct fd_offload *
@@ -711,6 +771,13 @@ fd_offload_open(struct lk *lk, const struct fd_offload_cfg *cfg)
 	/* a burst of events must fit; if it does not, ENOBUFS says so */
 	nfnl_rcvbufsiz(nfct_nfnlh(o->ev), RCVBUF);
 	fcntl(nfct_fd(o->ev), F_SETFL, fcntl(nfct_fd(o->ev), F_GETFL) | O_NONBLOCK);
+	if (port_mtus_read(o) != 0) {
+		int err = errno;
+
+		fd_offload_close(o);
+		errno = err;
+		return NULL;
+	}
 	o->q_portid = nfnl_portid(nfct_nfnlh(o->q));
 	nfct_callback_register2(o->ev, NFCT_T_ALL, event_cb, o);
 	events_for_every_state();
@@ -863,19 +930,17 @@ fd_offload_fp_event(struct fd_offload *o, const struct lk_event *ev)
 	forget(o, e);
 }
 
-static void
-refresh_one(const void *node, VISIT which, void *data)
+/* One connection's conntrack timeout from its last-seen times: 0, or -ENOENT (its state is gone). */
+static int
+refresh_one(struct fd_offload *o, struct off_entry *e)
 {
-	struct fd_offload *o = data;
-	struct off_entry *e = *(struct off_entry *const *)node;
 	struct fc_cmd_conn_id id = { .id = e->fp_id };
 	struct fc_conn_info ci;
 	uint64_t seen;
+	int rc = 0;
 
-	if (which != postorder && which != leaf)
-		return;
 	if (call(o, FC_CMD_CONN_READ_BY_ID, &id, sizeof(id), &ci, sizeof(ci)) != 0)
-		return;
+		return 0;
 	seen = ci.mf[0].stats.last_seen > ci.mf[1].stats.last_seen ? ci.mf[0].stats.last_seen
 								    : ci.mf[1].stats.last_seen;
 	if (seen > e->last_seen) {
@@ -883,42 +948,33 @@ refresh_one(const void *node, VISIT which, void *data)
 
 		e->last_seen = seen;
 		if (t == NULL)
-			return;
+			return 0;
 		nfct_copy(t, e->tuple, NFCT_CP_ORIG);
 		nfct_set_attr_u32(t, ATTR_TIMEOUT, o->timeout[e->l4proto] ? o->timeout[e->l4proto]
 									  : 120);
 		if (nfct_query(o->q, NFCT_Q_UPDATE, t) == 0)
 			o->st.refreshed++;
-		else if (errno == ENOENT && o->ngathered < o->capgathered)
-			o->gathered[o->ngathered++] = e;	/* gone without a DESTROY we saw */
+		else if (errno == ENOENT)
+			rc = -ENOENT;
 		nfct_destroy(t);
 	}
+	return rc;
 }
 
 void
 fd_offload_refresh(struct fd_offload *o)
 {
+	struct off_entry **all;
+	size_t n;
+
 	if (o->need_resync)
 		fd_offload_resync(o);	/* an earlier one did not get through */
-	/*
-	 * A state found gone (a DESTROY event lost, or never sent: a state made
-	 * before any listener has no event extension) leaves at once; the tree
-	 * changes after the walk.
-	 */
-	free(o->gathered);
-	o->capgathered = o->nentries;
-	o->ngathered = 0;
-	o->gathered = calloc(o->capgathered ? o->capgathered : 1, sizeof(*o->gathered));
-	if (o->gathered == NULL) {
-		o->capgathered = 0;
-		return;
-	}
-	twalk_r(o->by_ct, refresh_one, o);
-	for (size_t i = 0; i < o->ngathered; i++)
-		state_gone(o, o->gathered[i]->ct_id);
-	free(o->gathered);
-	o->gathered = NULL;
-	o->capgathered = 0;
+	all = snapshot(o, &n);
+	for (size_t i = 0; i < n; i++)
+		/* gone without a DESTROY we saw (lost, or never sent): out at once */
+		if (refresh_one(o, all[i]) == -ENOENT)
+			state_gone(o, all[i]->ct_id);
+	free(all);
 }
 
 void
@@ -991,8 +1047,8 @@ fd_offload_rt_change(struct fd_offload *o, const struct fd_rt_change *c)
 		o->paths_changed = true;
 		break;
 	case FD_RT_LINK:
-		if (p >= 0 && c->mtu != 0 && c->mtu != o->port_mtu[p]) {
-			o->port_mtu[p] = (uint16_t)c->mtu;
+		if (p >= 0 && c->mtu >= 68 && c->mtu != o->port_mtu[p]) {
+			o->port_mtu[p] = c->mtu > UINT16_MAX ? UINT16_MAX : (uint16_t)c->mtu;
 			o->paths_changed = true;
 		}
 		break;
@@ -1004,6 +1060,7 @@ fd_offload_rt_lost(struct fd_offload *o)
 {
 	int rc = fd_nhop_recheck(o->nhops, o->route, o->cfg.ifindex);
 
+	port_mtus_read(o);	/* one it cannot read keeps the value it had */
 	if (rc > 0)
 		o->st.nhop_followed += (unsigned int)rc;
 	else if (no_answer(rc))
@@ -1022,23 +1079,12 @@ still_routed(struct fd_offload *o, const struct off_entry *e)
 
 		if (fd_route_path(o->route, e->family, e->dst[d], &hop) != 0)
 			return false;
-		p = port_of(o, hop.ifindex);
+		p = front_port(o, &hop);
 		if (p < 0 || fd_nhop_find(o->nhops, (unsigned int)p, &hop, &id) != 0 ||
 		    id != e->nhop[d])
 			return false;
 	}
 	return true;
-}
-
-static void
-gather(const void *node, VISIT which, void *data)
-{
-	struct fd_offload *o = data;
-
-	if (which != postorder && which != leaf)
-		return;
-	if (o->ngathered < o->capgathered)
-		o->gathered[o->ngathered++] = *(struct off_entry *const *)node;
 }
 
 /*
@@ -1069,8 +1115,10 @@ move(struct fd_offload *o, struct off_entry *e)
 void
 fd_offload_paths(struct fd_offload *o)
 {
+	struct off_entry **all;
 	struct waiting *waiting;
 	unsigned int nwaiting;
+	size_t n;
 
 	if ((!o->paths_changed && !o->neigh_resolved) || o->need_resync)
 		return;
@@ -1078,22 +1126,15 @@ fd_offload_paths(struct fd_offload *o)
 	if (!o->paths_changed)
 		goto retry;	/* a neighbour resolved: only the waiting may go */
 	o->paths_changed = false;
-	/* the table changes under a walk: gather first */
-	free(o->gathered);
-	o->capgathered = o->nentries;
-	o->ngathered = 0;
-	o->gathered = calloc(o->capgathered ? o->capgathered : 1, sizeof(*o->gathered));
-	if (o->gathered == NULL) {
+	all = snapshot(o, &n);
+	if (all == NULL) {
 		lost_track(o, "paths", -ENOMEM);	/* cannot look: take everything out */
 		return;
 	}
-	twalk_r(o->by_ct, gather, o);
-	for (size_t i = 0; i < o->ngathered && !o->need_resync; i++)
-		if (!still_routed(o, o->gathered[i]))
-			move(o, o->gathered[i]);
-	free(o->gathered);
-	o->gathered = NULL;
-	o->capgathered = 0;
+	for (size_t i = 0; i < n && !o->need_resync; i++)
+		if (!still_routed(o, all[i]))
+			move(o, all[i]);
+	free(all);
 retry:
 	/* what waited for a path (it waits again while it lives and is not offloaded) */
 	nwaiting = o->nwaiting;

@@ -143,57 +143,45 @@ link_attr(const struct nlattr *a, void *data)
 	return MNL_CB_OK;
 }
 
-static int
-link_cb(const struct nlmsghdr *nlh, void *data)
+/*
+ * A reply (RTM_NEWNEIGH, RTM_NEWLINK) is read as the groups' messages are,
+ * by parse_one(): the change it describes is the answer.
+ */
+static int parse_one(const struct nlmsghdr *nlh, fd_rt_change_fn *fn, void *arg);
+
+static void
+keep_change(void *arg, const struct fd_rt_change *c)
 {
-	mnl_attr_parse(nlh, sizeof(struct ifinfomsg), link_attr, data);
+	*(struct fd_rt_change *)arg = *c;
+}
+
+static int
+reply_cb(const struct nlmsghdr *nlh, void *data)
+{
+	if (parse_one(nlh, keep_change, data) < 0) {
+		errno = EBADMSG;
+		return MNL_CB_ERROR;
+	}
 	return MNL_CB_OK;
 }
 
-/* The interface's MTU, asked of the kernel. */
-static int
-link_mtu(struct fd_route *r, unsigned int ifindex, uint32_t *mtu)
+int
+fd_route_link_mtu(struct fd_route *r, unsigned int ifindex, uint32_t *mtu)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct fd_rt_change c = { 0 };
 	struct ifinfomsg *ifi;
+	int rc;
 
 	nlh->nlmsg_type = RTM_GETLINK;
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
 	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
 	ifi->ifi_family = AF_UNSPEC;
 	ifi->ifi_index = (int)ifindex;
-	*mtu = 0;
-	return ask(r, nlh, link_cb, mtu);
-}
-
-struct neigh_reply {
-	uint8_t mac[6];
-	bool has_mac;
-	uint16_t state;
-};
-
-static int
-neigh_attr(const struct nlattr *a, void *data)
-{
-	struct neigh_reply *nr = data;
-
-	if (mnl_attr_get_type(a) == NDA_LLADDR && mnl_attr_get_payload_len(a) == 6) {
-		memcpy(nr->mac, mnl_attr_get_payload(a), 6);
-		nr->has_mac = true;
-	}
-	return MNL_CB_OK;
-}
-
-static int
-neigh_cb(const struct nlmsghdr *nlh, void *data)
-{
-	struct neigh_reply *nr = data;
-	const struct ndmsg *ndm = mnl_nlmsg_get_payload(nlh);
-
-	nr->state = ndm->ndm_state;
-	mnl_attr_parse(nlh, sizeof(*ndm), neigh_attr, nr);
-	return MNL_CB_OK;
+	rc = ask(r, nlh, reply_cb, &c);
+	*mtu = c.mtu;
+	return rc;
 }
 
 /* A neighbour entry in one of these states has a MAC frames may go to. */
@@ -210,7 +198,7 @@ fd_route_neigh_get(struct fd_route *r, unsigned int ifindex, int family, const u
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	struct neigh_reply nr = { 0 };
+	struct fd_rt_change c = { 0 };
 	struct ndmsg *ndm;
 	int rc;
 
@@ -221,13 +209,13 @@ fd_route_neigh_get(struct fd_route *r, unsigned int ifindex, int family, const u
 	ndm->ndm_family = (unsigned char)(family == 4 ? AF_INET : AF_INET6);
 	ndm->ndm_ifindex = (int)ifindex;
 	mnl_attr_put(nlh, NDA_DST, family == 4 ? 4 : 16, addr);
-	rc = ask(r, nlh, neigh_cb, &nr);
+	rc = ask(r, nlh, reply_cb, &c);
 	if (rc == -ENOENT)
 		return 0;		/* no neighbour entry yet: unresolved */
 	if (rc != 0)
 		return rc;
-	if (nr.has_mac && neigh_usable(nr.state)) {
-		memcpy(mac, nr.mac, 6);
+	if (c.resolved) {
+		memcpy(mac, c.mac, 6);
 		*resolved = true;
 	}
 	return 0;
@@ -241,7 +229,6 @@ fd_route_path(struct fd_route *r, int family, const uint8_t *dst, struct fd_hop 
 	struct rtmsg *rtm;
 	struct route_reply rr = { .family = family };
 	size_t alen = family == 4 ? 4 : 16;
-	uint32_t mtu;
 	int af = family == 4 ? AF_INET : AF_INET6, rc;
 
 	memset(out, 0, sizeof(*out));
@@ -262,16 +249,10 @@ fd_route_path(struct fd_route *r, int family, const uint8_t *dst, struct fd_hop 
 	out->ifindex = rr.oif;
 	out->family = (uint8_t)family;
 	memcpy(out->nbr, rr.has_gw ? rr.gw : dst, alen);
-	mtu = rr.mtu;
-	if (mtu == 0) {
-		rc = link_mtu(r, rr.oif, &mtu);
-		if (rc != 0)
-			return rc;
-	}
-	/* the fast path's next hop holds 16 bits; 0 (not said) is refused below */
-	if (mtu < 68)
+	/* 0: the route says none, the interface's holds; IPv4's floor is 68 */
+	if (rr.mtu != 0 && rr.mtu < 68)
 		return -EINVAL;
-	out->mtu = mtu > UINT16_MAX ? UINT16_MAX : (uint16_t)mtu;
+	out->mtu = rr.mtu > UINT16_MAX ? UINT16_MAX : (uint16_t)rr.mtu;
 	return 0;
 }
 

@@ -26,15 +26,16 @@ struct fd_route_watch;
 
 /*
  * A next hop: the interface out, the neighbour frames go to (the gateway,
- * or the destination itself on a connected route), the largest IP datagram
- * the path takes (the route's MTU metric where it has one, else the
- * interface's MTU), and the neighbour's MAC if it is known.
+ * or the destination itself on a connected route), the route's MTU metric
+ * (0 when it has none: the interface's MTU holds, which the caller knows
+ * from fd_route_link_mtu and the link group's changes), and the
+ * neighbour's MAC if it is known.
  */
 struct fd_hop {
 	unsigned int ifindex;
 	uint8_t family;		/* 4 or 6 */
 	uint8_t nbr[16];	/* 4 or 16 bytes by family */
-	uint16_t mtu;
+	uint16_t mtu;		/* the route's, 0 for the interface's */
 	uint8_t mac[6];
 	bool resolved;		/* the neighbour entry has a usable MAC */
 };
@@ -45,17 +46,20 @@ void fd_route_close(struct fd_route *r);
 /*
  * fd_route_get - the next hop for `dst` (4 or 16 bytes by family 4 or 6).
  * Returns 0; -ENETUNREACH when the route is not a unicast one out of an
- * interface (local, blackhole, unreachable, none); a negative errno when
- * the kernel could not be asked.  A gateway or destination without a
+ * interface (local, blackhole, unreachable, none); -EINVAL for a route MTU
+ * under 68; a negative errno when the kernel could not be asked.  A gateway or destination without a
  * neighbour entry yet gives resolved = false.
  */
 int fd_route_get(struct fd_route *r, int family, const uint8_t *dst, struct fd_hop *out);
 
 /*
  * fd_route_path - the same without asking for the neighbour's entry
- * (resolved false, no MAC): where a packet goes and the path's MTU.
+ * (resolved false, no MAC): where a packet goes and the route's MTU.
  */
 int fd_route_path(struct fd_route *r, int family, const uint8_t *dst, struct fd_hop *out);
+
+/* fd_route_link_mtu - an interface's MTU: 0, or a negative errno. */
+int fd_route_link_mtu(struct fd_route *r, unsigned int ifindex, uint32_t *mtu);
 
 /*
  * fd_route_neigh_get - what the neighbour entry (ifindex, family, addr)
