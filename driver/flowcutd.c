@@ -53,6 +53,8 @@
 
 #define CALL_MS 2000
 #define CT_MARK_BIT 0x40000000u	/* set by fd_nft on what the rules let through */
+#define FD_EVENTS_PER_TURN 256	/* coprocessor events read in one turn */
+#define FD_EVENT_POLL_MS 5	/* the coprocessor's events are looked for this often */
 
 struct opts {
 	const char *link;
@@ -67,6 +69,7 @@ static char settings_error[512];	/* why the file was last refused, or "" */
 
 static volatile sig_atomic_t quit;
 static uint64_t rtnl_bad;		/* rtnetlink datagrams that did not parse */
+static uint64_t events_lost;		/* times the coprocessor said it lost events */
 
 /* rtnetlink's changes for fd_offload. */
 static void
@@ -184,6 +187,7 @@ stats_write(const char *path, const struct fd_relay *r, const struct fd_offload 
 	json_object_set_new(doc, "rerouted", json_integer((json_int_t)os.rerouted));
 	json_object_set_new(doc, "waiting_dropped", json_integer((json_int_t)os.waiting_dropped));
 	json_object_set_new(doc, "rtnl_bad", json_integer((json_int_t)rtnl_bad));
+	json_object_set_new(doc, "events_lost", json_integer((json_int_t)events_lost));
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	if (json_dump_file(doc, tmp, JSON_COMPACT) == 0 && rename(tmp, path) != 0)
 		unlink(tmp);
@@ -387,11 +391,18 @@ main(int argc, char **argv)
 				fd_offload_resync(off);	/* the connections conntrack holds */
 			}
 		}
-		while ((rc = lk_event_take(lk, &ev)) == 0) {
+		/* a bounded batch a turn: conntrack, nftables and routes get theirs */
+		for (int k = 0; k < FD_EVENTS_PER_TURN && (rc = lk_event_take(lk, &ev)) == 0; k++) {
 			if (ev.type != LK_EV_BOOT)
 				fd_offload_fp_event(off, &ev);
 			else if (ev.boot_id != programmed_boot)
 				programmed = false;	/* it forgot everything */
+		}
+		if (rc == -EOVERFLOW && programmed) {
+			/* the coprocessor lost events: only a reconciliation tells what */
+			events_lost++;
+			fprintf(stderr, "flowcutd: coprocessor events lost; reconciling\n");
+			fd_offload_resync(off);
 		}
 		if (rc == -ECONNRESET || rc == -EPROTO) {
 			programmed = false;
@@ -399,7 +410,7 @@ main(int argc, char **argv)
 				usleep(100000);	/* still booting */
 			continue;
 		}
-		n = epoll_wait(epfd, evs, 4, 20);
+		n = epoll_wait(epfd, evs, 4, FD_EVENT_POLL_MS);
 		for (int i = 0; i < n; i++) {
 			if (evs[i].data.u32 == 0) {
 				fd_offload_events(off);

@@ -33,6 +33,7 @@
 #define FP_NS_PER_S 1000000000ull
 #define LIF_NONE 0xffff
 #define NAME_MAX_LEN 16
+#define FP_GIVEN_BACK_RING 1024	/* a worker's give-backs not yet reported */
 #define TCP_MAX_ACKWIN 66000	/* conntrack's MAXACKWINCONST */
 
 /* struct fp_lif_rt.flags */
@@ -93,12 +94,12 @@ _Static_assert(sizeof(struct fp_mflow) == RTE_CACHE_LINE_SIZE, "a microflow is o
 struct fp_conn {
 	uint8_t state;		/* enum fp_conn_state; worker: VALID -> INVALID */
 	uint8_t verdict;
-	uint8_t reason;		/* worker, before its state change */
+	uint8_t reason;		/* the give-back's winner, after its state change; NONE before */
 	uint8_t reported;	/* control: GIVEN_BACK event sent */
 	uint8_t nat;		/* bit d: direction d's frames leave rewritten */
 	uint32_t fw_rev;
 	uint32_t gen;		/* climbs each time the slot is freed */
-	uint64_t given_back_at;	/* worker, before its state change */
+	uint64_t given_back_at;	/* the give-back's winner, before its reason */
 	int32_t key_pos[2];	/* the keys' positions in the hash, -1 none */
 	struct fp_mflow mf[2];
 } __rte_cache_aligned;
@@ -110,6 +111,7 @@ struct fp_worker {
 	unsigned int id;
 	rte_seqcount_t sc;		/* a burst's counts appear all at once */
 	uint64_t cnt[FC_CNT_MAX];	/* this worker's, published per burst */
+	struct rte_ring *given_back;	/* (gen << 32 | slot) it gave back: to report */
 } __rte_cache_aligned;
 
 struct fp {
@@ -780,6 +782,7 @@ fp_conn_revive(struct fp *fp, fp_conn_id id)
 	if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) != FP_CONN_INVALID)
 		return -EALREADY;
 	c->reported = 0;
+	st8(&c->reason, FC_REASON_NONE);	/* the next give-back writes its own */
 	/* workers leave a given-back connection's tracking alone (fp.h): learn anew */
 	for (unsigned int d = 0; d < 2; d++) {
 		struct fp_tcp_dir *t = &c->mf[d].tcp;
@@ -953,11 +956,13 @@ fp_sweep(struct fp *fp, uint64_t now, uint32_t budget, struct fp_event *ev,
 		uint32_t slot = fp->sweep_cursor;
 		struct fp_conn *c = &fp->conns[slot];
 		uint8_t st = __atomic_load_n(&c->state, __ATOMIC_ACQUIRE);
-		uint8_t gb_reason = ld8(&c->reason);
+		uint8_t gb_reason = __atomic_load_n(&c->reason, __ATOMIC_ACQUIRE);
 		bool report = false, remove = false;
 		uint8_t type = 0, reason = 0;
 
-		if (st == FP_CONN_VALID || st == FP_CONN_INVALID) {
+		if (st == FP_CONN_INVALID && gb_reason == FC_REASON_NONE) {
+			/* its worker is writing the time and reason: next round */
+		} else if (st == FP_CONN_VALID || st == FP_CONN_INVALID) {
 			if (st == FP_CONN_INVALID && !c->reported)
 				report = true;
 			if (c->fw_rev != rev) {
@@ -990,6 +995,51 @@ fp_sweep(struct fp *fp, uint64_t now, uint32_t budget, struct fp_event *ev,
 			fp->nconns--;
 		}
 		fp->sweep_cursor = slot + 1 == fp->max_conns ? 0 : slot + 1;
+	}
+	return nev;
+}
+
+bool
+fp_given_back_pending(const struct fp *fp)
+{
+	for (uint32_t w = 0; w < fp->max_workers; w++) {
+		struct fp_worker *wk = __atomic_load_n(&fp->workers[w], __ATOMIC_ACQUIRE);
+
+		if (wk != NULL && !rte_ring_empty(wk->given_back))
+			return true;
+	}
+	return false;
+}
+
+unsigned int
+fp_given_back(struct fp *fp, struct fp_event *ev, unsigned int max_ev)
+{
+	unsigned int nev = 0;
+
+	for (uint32_t w = 0; w < fp->max_workers && nev < max_ev; w++) {
+		struct fp_worker *wk = __atomic_load_n(&fp->workers[w], __ATOMIC_ACQUIRE);
+		uint64_t ent[64];
+		unsigned int n;
+
+		if (wk == NULL)
+			continue;
+		/* one event at most per entry: take no more than there is room for */
+		n = rte_ring_sc_dequeue_burst_elem(wk->given_back, ent, sizeof(ent[0]),
+						   RTE_MIN(max_ev - nev, RTE_DIM(ent)), NULL);
+		for (unsigned int i = 0; i < n; i++) {
+			uint32_t slot = (uint32_t)ent[i];
+			struct fp_conn *c = &fp->conns[slot];
+			uint8_t reason;
+
+			if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) != FP_CONN_INVALID ||
+			    c->gen != (uint32_t)(ent[i] >> 32) || c->reported)
+				continue;	/* revived, removed or reported since */
+			reason = __atomic_load_n(&c->reason, __ATOMIC_ACQUIRE);
+			if (reason == FC_REASON_NONE)
+				continue;	/* revived and given back again: its own entry follows */
+			event_fill(fp, slot, FC_EV_GIVEN_BACK, reason, &ev[nev++]);
+			c->reported = 1;
+		}
 	}
 	return nev;
 }
@@ -1039,7 +1089,9 @@ fp_counters_clear(struct fp *fp)
 struct fp_worker *
 fp_worker_create(struct fp *fp, unsigned int id)
 {
+	char name[RTE_RING_NAMESIZE];
 	struct fp_worker *w;
+	uint32_t gb_size;
 
 	if (id >= fp->max_workers) {
 		rte_errno = EINVAL;
@@ -1057,7 +1109,20 @@ fp_worker_create(struct fp *fp, unsigned int id)
 	w->fp = fp;
 	w->id = id;
 	rte_seqcount_init(&w->sc);
+	snprintf(name, sizeof(name), "%s_gb%u", fp->name, id & 0xffff);
+	/* no more than the table can give back at once (less one: rte_ring) */
+	gb_size = rte_align32pow2(fp->max_conns < 2 ? 2 : fp->max_conns);
+	if (gb_size > FP_GIVEN_BACK_RING)
+		gb_size = FP_GIVEN_BACK_RING;
+	w->given_back = rte_ring_create_elem(name, sizeof(uint64_t), gb_size, SOCKET_ID_ANY,
+					     RING_F_SP_ENQ | RING_F_SC_DEQ);
+	if (w->given_back == NULL) {
+		rte_free(w);
+		rte_errno = ENOMEM;
+		return NULL;
+	}
 	if (rte_rcu_qsbr_thread_register(fp->qsbr, id) != 0) {
+		rte_ring_free(w->given_back);
 		rte_free(w);
 		rte_errno = EINVAL;
 		return NULL;
@@ -1079,12 +1144,14 @@ fp_worker_destroy(struct fp_worker *w)
 		fp->cnt_base[c] -= w->cnt[c];
 	rte_rcu_qsbr_thread_unregister(fp->qsbr, w->id);
 	__atomic_store_n(&fp->workers[w->id], NULL, __ATOMIC_RELEASE);
+	rte_ring_free(w->given_back);	/* what it held the sweep reports */
 	rte_free(w);
 }
 
 /* Per-burst context: the counts kept in locals and published once. */
 struct burst {
 	struct fp *fp;
+	struct fp_worker *w;
 	uint32_t cfg;
 	uint32_t rev;
 	uint64_t now;
@@ -1160,15 +1227,28 @@ pre_lookup(const struct burst *b, uint16_t port, const struct rte_mbuf *m,
 	return FC_CNT_MAX;
 }
 
+/*
+ * Step 6's give-back.  The compare-and-swap decides who gives back (the two
+ * directions may be on two workers, the control thread may revive); only
+ * the winner writes the time and then the reason, which the control thread
+ * reads as "written" (FC_REASON_NONE until then).  The slot goes on this
+ * worker's ring so the control thread reports it at once; a full ring
+ * loses nothing, the sweep finds it.
+ */
 static inline void
-give_back(struct fp_conn *c, uint8_t reason, uint64_t now)
+give_back(struct burst *b, uint32_t slot, uint8_t reason)
 {
+	struct fp_conn *c = &b->fp->conns[slot];
 	uint8_t expected = FP_CONN_VALID;
+	uint64_t ent;
 
-	st8(&c->reason, reason);
-	st64(&c->given_back_at, now);
-	__atomic_compare_exchange_n(&c->state, &expected, FP_CONN_INVALID, false,
-				    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+	if (!__atomic_compare_exchange_n(&c->state, &expected, FP_CONN_INVALID, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		return;
+	st64(&c->given_back_at, b->now);
+	__atomic_store_n(&c->reason, reason, __ATOMIC_RELEASE);
+	ent = (uint64_t)c->gen << 32 | slot;
+	rte_ring_sp_enqueue_elem(b->w->given_back, &ent, sizeof(ent));
 }
 
 /*
@@ -1394,13 +1474,13 @@ decide(struct burst *b, uintptr_t data, struct rte_mbuf *m,
 	/* step 6 */
 	if (pp->key.proto == IPPROTO_TCP) {
 		if (pp->tcp_flags & (FP_TCP_FIN | FP_TCP_SYN | FP_TCP_RST)) {
-			give_back(c, FC_REASON_TCP_FIN_SYN_RST, b->now);
+			give_back(b, (uint32_t)(data >> 1), FC_REASON_TCP_FIN_SYN_RST);
 			return FC_CNT_FROM_WIRE_TO_KN_TCP_FIN_SYN_RST;
 		}
 		if (!tcp_track(mf, &c->mf[dir ^ 1], pp, b->cfg & FC_CFG_TCP_SEQ_CHK))
 			return FC_CNT_FROM_WIRE_TO_KN_TCP_SEQ_CHK_INVALID;
 		if (tcp_dup_ack(&mf->tcp, pp)) {
-			give_back(c, FC_REASON_TCP_MAX_RETRANS, b->now);
+			give_back(b, (uint32_t)(data >> 1), FC_REASON_TCP_MAX_RETRANS);
 			return FC_CNT_FROM_WIRE_TO_KN_TCP_MAX_RETRANS;
 		}
 	}
@@ -1442,6 +1522,7 @@ fp_process_burst(struct fp_worker *w, uint16_t port, struct rte_mbuf **pkts,
 	struct fp *fp = w->fp;
 	struct burst b = {
 		.fp = fp,
+		.w = w,
 		.cfg = __atomic_load_n(&fp->cfg, __ATOMIC_ACQUIRE),
 		.rev = __atomic_load_n(&fp->fw_rev, __ATOMIC_ACQUIRE),
 		.now = now,

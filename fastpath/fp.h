@@ -292,6 +292,16 @@ struct fp_event {
 unsigned fp_sweep(struct fp *fp, uint64_t now, uint32_t budget,
 		  struct fp_event *ev, unsigned max_ev);
 
+/*
+ * fp_given_back - GIVEN_BACK events for the connections the workers have
+ * given back since the last call, at most `max_ev`: the report is at
+ * once, not when the sweep passes.  A connection is reported once, here
+ * or by the sweep (which finds what a full ring could not hold). (control)
+ */
+unsigned fp_given_back(struct fp *fp, struct fp_event *ev, unsigned max_ev);
+/* fp_given_back_pending - whether fp_given_back has anything to say. (control) */
+bool fp_given_back_pending(const struct fp *fp);
+
 /* ---- counters ---- */
 
 /*

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #define LK_MAGIC 0x31545543574f4c46ull	/* "FLOWCUT1" */
-#define LK_VERSION 1
+#define LK_VERSION 2
 #define LK_PAGE 4096u
 #define LK_READY 1u
 #define LK_COUNTER_TRIES 64
@@ -43,6 +43,7 @@ struct lk_shm_hdr {
 	struct lk_bell bell_client[LK_CLIENTS];
 	struct lk_bell bell_events;
 	struct lk_bell bell_frames_up;
+	uint32_t events_lost;	/* the coprocessor's: events it could not post */
 };
 _Static_assert(sizeof(struct lk_shm_hdr) <= LK_PAGE, "header fits its page");
 
@@ -92,6 +93,9 @@ struct lk {
 	struct lk_shm_counters *cnt;
 	struct ring ring[R_MAX];
 	struct lk_stats stats;
+	uint32_t events_lost_seen;	/* the host's: events_lost when last looked */
+	bool (*npu_busy)(void *);	/* lk_npu_wait's caller's work, while it waits */
+	void *npu_busy_arg;
 };
 
 /* The stats are bumped by whichever thread met the trouble. */
@@ -408,6 +412,7 @@ lk_sync(struct lk *lk)
 	/* events since the boot are kept: a BOOT event is the first of them */
 	lk->ring[R_EVENTS].mine = __atomic_load_n(&lk->ring[R_EVENTS].shm->cons,
 						  __ATOMIC_ACQUIRE);
+	lk->events_lost_seen = __atomic_load_n(&lk->hdr->events_lost, __ATOMIC_ACQUIRE);
 	return 0;
 }
 
@@ -718,13 +723,25 @@ npu_idle(struct lk *lk, int unused)
 	for (int c = 0; c < LK_CLIENTS; c++)
 		if (!ring_empty(lk, R_CMD + c))
 			return false;
+	/* the caller's own work, looked at after the bell's count was read */
+	if (lk->npu_busy != NULL && lk->npu_busy(lk->npu_busy_arg))
+		return false;
 	return true;	/* host frames are the workers' (they poll), not the control thread's */
 }
 
 void
-lk_npu_wait(struct lk *lk, int timeout_ms)
+lk_npu_kick(struct lk *lk)
 {
+	bell_ring(&lk->hdr->bell_npu);
+}
+
+void
+lk_npu_wait(struct lk *lk, int timeout_ms, bool (*busy)(void *), void *arg)
+{
+	lk->npu_busy = busy;
+	lk->npu_busy_arg = arg;
 	bell_wait(&lk->hdr->bell_npu, timeout_ms, npu_idle, lk, 0);
+	lk->npu_busy = NULL;
 }
 
 /* ---- events ---- */
@@ -732,16 +749,36 @@ lk_npu_wait(struct lk *lk, int timeout_ms)
 int
 lk_event_put(struct lk *lk, const struct lk_event *ev)
 {
-	return ring_put(lk, &lk->ring[R_EVENTS], 0, 0, ev, sizeof(*ev), NULL, 0);
+	int rc = ring_put(lk, &lk->ring[R_EVENTS], 0, 0, ev, sizeof(*ev), NULL, 0);
+
+	if (rc != 0)	/* the host must hear of it: it reconciles */
+		__atomic_fetch_add(&lk->hdr->events_lost, 1, __ATOMIC_RELEASE);
+	return rc;
+}
+
+uint32_t
+lk_event_room(struct lk *lk)
+{
+	struct ring *r = &lk->ring[R_EVENTS];
+	uint32_t used = r->mine - __atomic_load_n(&r->shm->cons, __ATOMIC_ACQUIRE);
+
+	return used < r->slots ? r->slots - used : 0;
 }
 
 int
 lk_event_take(struct lk *lk, struct lk_event *ev)
 {
 	int n, rc = host_check(lk);
+	uint32_t lost;
 
 	if (rc != 0)
 		return rc;
+	lost = __atomic_load_n(&lk->hdr->events_lost, __ATOMIC_ACQUIRE);
+	if (lost != lk->events_lost_seen) {
+		lk->events_lost_seen = lost;
+		stat_inc(&lk->stats.events_lost);
+		return -EOVERFLOW;
+	}
 	for (uint32_t i = 0; i < LK_EV_SLOTS; i++) {
 		n = ring_take(lk, &lk->ring[R_EVENTS], NULL, NULL, ev, sizeof(*ev));
 		if (n == (int)sizeof(*ev))

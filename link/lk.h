@@ -67,6 +67,7 @@ struct lk_stats {
 	uint64_t ring_full;	/* a put refused: the ring was full */
 	uint64_t frame_too_big;	/* a frame larger than a slot */
 	uint64_t counters_torn;	/* the counters window kept changing under a read */
+	uint64_t events_lost;	/* host: times lk_event_take said events were lost */
 };
 
 /* A coprocessor event on the wire: struct fp_event's content. */
@@ -184,15 +185,30 @@ void lk_ans_kick(struct lk *lk, unsigned int client);
 
 /*
  * lk_npu_wait - the coprocessor's control thread sleeps until a command
- * may be there, at most timeout_ms.  (Frames from the host are polled by
+ * may be there or it is kicked (lk_npu_kick), at most timeout_ms.  `busy`
+ * (NULL: none) says whether the caller has work of its own: it is asked
+ * after the bell's count was read, so a kick between the caller's last
+ * look and the sleep is never missed.  (Frames from the host are polled by
  * its workers.)
  */
-void lk_npu_wait(struct lk *lk, int timeout_ms);
+void lk_npu_wait(struct lk *lk, int timeout_ms, bool (*busy)(void *), void *arg);
+/* lk_npu_kick - wake the control thread (a worker's news: a give-back). */
+void lk_npu_kick(struct lk *lk);
 
 /* ---- events: the coprocessor posts, the host takes ---- */
 
+/*
+ * lk_event_put - 0, or -ENOBUFS: the ring is full, the event is lost and
+ * the host hears so (lk_event_take's -EOVERFLOW).  Ask lk_event_room first.
+ */
 int lk_event_put(struct lk *lk, const struct lk_event *ev);
-/* lk_event_take - 0, -EAGAIN, -ECONNRESET. */
+/* lk_event_room - how many events lk_event_put takes now (coprocessor). */
+uint32_t lk_event_room(struct lk *lk);
+/*
+ * lk_event_take - 0, -EAGAIN, -ECONNRESET, or -EOVERFLOW once after the
+ * coprocessor lost events: what the host knows may now differ from its
+ * tables, and only a reconciliation tells.
+ */
 int lk_event_take(struct lk *lk, struct lk_event *ev);
 void lk_event_kick(struct lk *lk);
 void lk_event_wait(struct lk *lk, int timeout_ms);

@@ -108,10 +108,14 @@ dispatch(struct npu_worker *w, uint16_t in_port, struct rte_mbuf **m, uint16_t n
 {
 	struct rte_mbuf *tx[FP_MAX_PORTS][FP_BURST_MAX];
 	uint16_t ntx[FP_MAX_PORTS] = { 0 };
-	bool up = false, locked = false;
+	bool up = false, locked = false, gave_back = false;
 
 	for (uint16_t i = 0; i < n; i++) {
 		uint16_t d = out[i].dest;
+
+		/* a give-back: the control thread reports it (fp_given_back) now */
+		gave_back |= out[i].reason == FC_CNT_FROM_WIRE_TO_KN_TCP_FIN_SYN_RST ||
+			     out[i].reason == FC_CNT_FROM_WIRE_TO_KN_TCP_MAX_RETRANS;
 
 		if (d < nports) {
 			tx[d][ntx[d]++] = m[i];
@@ -144,6 +148,8 @@ dispatch(struct npu_worker *w, uint16_t in_port, struct rte_mbuf **m, uint16_t n
 		rte_spinlock_unlock(&up_lock);
 	if (up)
 		lk_frame_up_kick(lk);
+	if (gave_back)
+		lk_npu_kick(lk);
 	for (uint16_t p = 0; p < nports; p++) {
 		uint16_t sent;
 
@@ -314,26 +320,56 @@ serve(void)
 	return done;
 }
 
-/* Sweeps part of the table; posts what it finds. */
+/* Posts n events; the room was asked first, so none is lost. */
 static void
-sweep(uint32_t budget)
+post(const struct fp_event *ev, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		struct lk_event le;
+
+		npu_cmd_event(&ev[i], &le);
+		if (lk_event_put(lk, &le) != 0)	/* the host hears of it (lk.h) */
+			count(&workers[0], FC_CNT_NPU_EVENT_RING_FULL, 1);
+	}
+	if (n)
+		lk_event_kick(lk);
+}
+
+/*
+ * Reports what the workers gave back (at once), and sweeps part of the
+ * table when `budget` is not 0.  Neither takes more events than the ring
+ * has room for: the sweep stops where it is and comes back to that slot,
+ * so a connection is unhooked only once its event is known to fit.
+ */
+static void
+events(uint32_t budget)
 {
 	struct fp_event ev[64];
 	unsigned int n;
 
 	do {
-		n = fp_sweep(fp, now_ns(), budget, ev, 64);
-		for (unsigned int i = 0; i < n; i++) {
-			struct lk_event le;
+		n = fp_given_back(fp, ev, RTE_MIN(lk_event_room(lk), RTE_DIM(ev)));
+		post(ev, n);
+	} while (n == RTE_DIM(ev));
+	if (budget == 0)
+		return;
+	for (;;) {
+		unsigned int room = RTE_MIN(lk_event_room(lk), RTE_DIM(ev));
 
-			npu_cmd_event(&ev[i], &le);
-			if (lk_event_put(lk, &le) != 0) {
-				count(&workers[0], FC_CNT_NPU_EVENT_RING_FULL, 1);
-			}
-		}
-		if (n)
-			lk_event_kick(lk);
-	} while (n == 64);
+		if (room < 2)
+			return;		/* a slot may need two; the host is behind */
+		n = fp_sweep(fp, now_ns(), budget, ev, room);
+		post(ev, n);
+		if (n < room)
+			return;
+	}
+}
+
+static bool
+given_back_pending(void *unused)
+{
+	(void)unused;
+	return fp_given_back_pending(fp);
 }
 
 static void
@@ -352,8 +388,10 @@ control_loop(const struct npu_opts *o)
 			last_work = now;
 		/* sweeps and the counters window keep their times, busy or not */
 		if (now >= next_sweep) {
-			sweep(budget);
+			events(budget);
 			next_sweep = now + sweep_ns;
+		} else {
+			events(0);
 		}
 		if (now >= next_publish) {
 			counters_publish();
@@ -370,7 +408,7 @@ control_loop(const struct npu_opts *o)
 			uint64_t next = next_sweep < next_publish ? next_sweep : next_publish;
 			int ms = next > now ? (int)((next - now) / 1000000ull) + 1 : 0;
 
-			lk_npu_wait(lk, ms);
+			lk_npu_wait(lk, ms, given_back_pending, NULL);
 		}
 	}
 }

@@ -706,6 +706,70 @@ test_tcp_max_retrans(void **state)
 	}
 }
 
+/*
+ * A give-back is reported at once (fp_given_back), not when the sweep
+ * passes, and once: the sweep does not report it again.  A full ring
+ * loses nothing: the sweep finds what did not fit.
+ */
+static void
+test_given_back_at_once(void **state)
+{
+	struct t *t = *state;
+	struct fc_frame_spec o = orig_frame(4, IPPROTO_TCP);
+	fp_conn_id id = conn_make(t, 4, IPPROTO_TCP, FC_ACTION_IPS);
+	struct fp_event ev[4];
+
+	assert_int_equal(fp_given_back(t->fp, ev, 4), 0);
+	o.tcp_flags = FP_TCP_FIN | FP_TCP_ACK;
+	expect(send_frame(t, 0, &o), FC_CNT_FROM_WIRE_TO_KN_TCP_FIN_SYN_RST, FP_DEST_HOST);
+	assert_int_equal(fp_given_back(t->fp, ev, 0), 0);	/* no room: kept */
+	assert_int_equal(fp_given_back(t->fp, ev, 4), 1);
+	assert_int_equal(ev[0].type, FC_EV_GIVEN_BACK);
+	assert_int_equal(ev[0].reason, FC_REASON_TCP_FIN_SYN_RST);
+	assert_int_equal(ev[0].id, id);
+	assert_int_equal(fp_given_back(t->fp, ev, 4), 0);
+	assert_int_equal(fp_sweep(t->fp, t->now, 0, ev, 4), 0);	/* reported once */
+
+	/* revived and given back again: a report of its own */
+	assert_int_equal(fp_conn_revive(t->fp, id), 0);
+	o.tcp_flags = FP_TCP_RST;
+	expect(send_frame(t, 0, &o), FC_CNT_FROM_WIRE_TO_KN_TCP_FIN_SYN_RST, FP_DEST_HOST);
+	assert_int_equal(fp_given_back(t->fp, ev, 4), 1);
+	assert_int_equal(ev[0].id, id);
+
+}
+
+/* More give-backs than a worker's ring holds: the sweep reports the rest. */
+static void
+test_given_back_ring_full(void **state)
+{
+	struct t *t = *state;
+	unsigned int n = fp_conn_capacity(t->fp), got = 0, k;
+	struct fp_event *ev = calloc(n, sizeof(*ev));
+
+	assert_non_null(ev);
+	for (unsigned int i = 0; i < n; i++) {
+		struct fc_frame_spec f = orig_frame(4, IPPROTO_TCP);
+		struct fp_conn_spec sp = conn_spec(4, IPPROTO_TCP, FC_ACTION_IPS);
+		fp_conn_id id;
+
+		sp.mf[0].key.sport = sp.mf[1].key.dport = htons((uint16_t)(20000 + i));
+		assert_int_equal(fp_conn_create(t->fp, &sp, t->now, &id), 0);
+		f.key.sport = htons((uint16_t)(20000 + i));
+		f.tcp_flags = FP_TCP_FIN | FP_TCP_ACK;
+		expect(send_frame(t, 0, &f), FC_CNT_FROM_WIRE_TO_KN_TCP_FIN_SYN_RST, FP_DEST_HOST);
+	}
+	while ((k = fp_given_back(t->fp, ev + got, 16)) > 0)
+		got += k;
+	assert_true(got > 0 && got < n);	/* the ring held fewer than the table */
+	got += fp_sweep(t->fp, t->now, 0, ev + got, n - got);
+	assert_int_equal(got, n);
+	for (unsigned int i = 0; i < n; i++)
+		assert_int_equal(ev[i].type, FC_EV_GIVEN_BACK);
+	assert_int_equal(fp_sweep(t->fp, t->now, 0, ev, n), 0);	/* each once */
+	free(ev);
+}
+
 /* Puts a SACK option (one block, left..right) into a frame's TCP options. */
 static void
 sack(struct fc_frame_spec *s, uint32_t left, uint32_t right)
@@ -1348,6 +1412,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_unparsed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_forward_rewrite, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tcp_give_back_and_revive, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_given_back_at_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_given_back_ring_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tcp_max_retrans, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tcp_dup_acks_with_sack, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tcp_seq_chk, setup, teardown),

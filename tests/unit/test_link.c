@@ -129,7 +129,7 @@ server_thread(void *arg)
 
 		s->served += (uint64_t)n;
 		if (n == 0)
-			lk_npu_wait(s->npu, 10);
+			lk_npu_wait(s->npu, 10, NULL, NULL);
 	}
 	return NULL;
 }
@@ -337,7 +337,7 @@ test_garbage_everywhere(void **state)
 			lk_cmd_take(npu, (unsigned int)i % LK_CLIENTS, &h, p);
 		}
 		lk_ans_wait(host, 0);
-		lk_npu_wait(npu, 0);
+		lk_npu_wait(npu, 0, NULL, NULL);
 		lk_resync(host);
 	}
 	lk_close(host);
