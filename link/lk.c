@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -50,7 +51,7 @@ _Static_assert(sizeof(struct lk_shm_hdr) <= LK_PAGE, "header fits its page");
 /* The counters page: a seqlock over the values. */
 struct lk_shm_counters {
 	uint32_t seq;
-	uint32_t count;
+	uint32_t pad;
 	uint64_t when;
 	uint64_t value[FC_CNT_MAX];
 };
@@ -93,6 +94,7 @@ struct lk {
 	struct lk_shm_counters *cnt;
 	struct ring ring[R_MAX];
 	struct lk_stats stats;
+	int lock_fd;			/* the coprocessor's: holds the region's lock */
 	uint32_t events_lost_seen;	/* the host's: events_lost when last looked */
 	bool (*npu_busy)(void *);	/* lk_npu_wait's caller's work, while it waits */
 	void *npu_busy_arg;
@@ -303,9 +305,20 @@ lk_map(const char *path, bool create)
 
 	if (lk == NULL)
 		return NULL;
+	lk->lock_fd = -1;
 	fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
 	if (fd < 0)
 		goto fail;
+	/*
+	 * The coprocessor holds the region locked for its life (the kernel lets
+	 * go when it dies, however it dies): a second one started on the same
+	 * path while the first still runs is refused, never laid over it.
+	 */
+	if (create && flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		if (errno == EWOULDBLOCK)
+			errno = EBUSY;
+		goto fail_fd;
+	}
 	if (create && ftruncate(fd, size) != 0)
 		goto fail_fd;
 	if (fstat(fd, &st) != 0)
@@ -317,7 +330,10 @@ lk_map(const char *path, bool create)
 	base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (base == MAP_FAILED)
 		goto fail_fd;
-	close(fd);
+	if (create)
+		lk->lock_fd = fd;	/* the lock lives as long as this descriptor */
+	else
+		close(fd);
 	lk->base = base;
 	lk->size = size;
 	lk->hdr = base;
@@ -474,6 +490,8 @@ lk_close(struct lk *lk)
 					    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 	}
 	munmap(lk->base, lk->size);
+	if (lk->lock_fd >= 0)
+		close(lk->lock_fd);
 	free(lk);
 }
 
@@ -866,6 +884,12 @@ lk_frame_down_put(struct lk *lk, uint16_t port, const void *data, uint32_t len)
 	return rc;
 }
 
+uint32_t
+lk_frame_down_count(struct lk *lk)
+{
+	return ring_avail(lk, &lk->ring[R_DOWN]);
+}
+
 int
 lk_frame_down_take(struct lk *lk, uint16_t *port, void *buf, uint32_t cap)
 {
@@ -890,7 +914,6 @@ lk_counters_publish(struct lk *lk, const uint64_t cnt[FC_CNT_MAX], uint64_t now)
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	for (unsigned int i = 0; i < FC_CNT_MAX; i++)
 		__atomic_store_n(&w->value[i], cnt[i], __ATOMIC_RELAXED);
-	__atomic_store_n(&w->count, FC_CNT_MAX, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->when, now, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->seq, seq + 1, __ATOMIC_RELEASE);
 }

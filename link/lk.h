@@ -86,10 +86,12 @@ _Static_assert(sizeof(struct lk_event) <= LK_EV_SLOT - 8, "lk_event fits a slot"
 /* ---- both sides ---- */
 
 /*
- * lk_create - the coprocessor's side: create `path` (or take it over),
- * lay the region out anew with a new boot id, all rings empty, and post
- * LK_EV_BOOT on the event ring.  A host attached to the old contents sees
- * the boot id change.  NULL and errno on failure.
+ * lk_create - the coprocessor's side: create `path` (or take it over from
+ * a coprocessor that is gone), lay the region out anew with a new boot id,
+ * all rings empty, and post LK_EV_BOOT on the event ring.  A host attached
+ * to the old contents sees the boot id change.  The region stays locked
+ * (flock) until lk_close or death: NULL with errno EBUSY while another
+ * coprocessor holds it.  NULL and errno on other failures.
  */
 struct lk *lk_create(const char *path);
 
@@ -226,6 +228,8 @@ void lk_frame_up_wait(struct lk *lk, int timeout_ms);
 
 /* lk_frame_down_put - host: a frame for port `port`.  -ENOBUFS, -EMSGSIZE. */
 int lk_frame_down_put(struct lk *lk, uint16_t port, const void *data, uint32_t len);
+/* lk_frame_down_count - coprocessor: how many frames wait (at least). */
+uint32_t lk_frame_down_count(struct lk *lk);
 /* lk_frame_down_take - coprocessor: the frame's length, or -EAGAIN. */
 int lk_frame_down_take(struct lk *lk, uint16_t *port, void *buf, uint32_t cap);
 

@@ -163,36 +163,58 @@ dispatch(struct npu_worker *w, uint16_t in_port, struct rte_mbuf **m, uint16_t n
 	}
 }
 
-/* Worker 0: the host's frames out of their ports.  Returns how many. */
+/*
+ * Worker 0: the host's frames out of their ports, a burst per port.
+ * Mbufs are taken only for frames that are waiting.  Returns how many
+ * frames it took off the ring.
+ */
 static unsigned int
 from_host(struct npu_worker *w)
 {
-	unsigned int done = 0;
+	struct rte_mbuf *m[FP_BURST_MAX], *tx[FP_MAX_PORTS][FP_BURST_MAX];
+	uint16_t ntx[FP_MAX_PORTS] = { 0 };
+	unsigned int n = lk_frame_down_count(lk), got = 0, done = 0;
 
-	for (; done < FP_BURST_MAX; done++) {
-		struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+	if (n == 0)
+		return 0;
+	if (n > FP_BURST_MAX)
+		n = FP_BURST_MAX;
+	if (rte_pktmbuf_alloc_bulk(pool, m, n) != 0) {
+		count(w, FC_CNT_NPU_NO_MBUF, 1);
+		return 0;	/* the frames wait on the ring */
+	}
+	for (unsigned int i = 0; i < n; i++) {
 		uint16_t port;
-		int len;
+		int len = lk_frame_down_take(lk, &port, rte_pktmbuf_mtod(m[got], void *),
+					     rte_pktmbuf_tailroom(m[got]));
 
-		if (m == NULL) {
-			count(w, FC_CNT_NPU_NO_MBUF, 1);
+		if (len == -EAGAIN)
 			break;
-		}
-		len = lk_frame_down_take(lk, &port, rte_pktmbuf_mtod(m, void *),
-					 rte_pktmbuf_tailroom(m));
+		done++;
 		if (len < 0) {
-			rte_pktmbuf_free(m);
-			if (len == -EAGAIN)
-				break;
 			count(w, FC_CNT_NPU_DOWN_BAD, 1);
+			continue;	/* m[got] takes the next one */
+		}
+		m[got]->data_len = m[got]->pkt_len = (uint32_t)len;
+		port = fp_from_host(w->fpw, port);
+		if (port >= nports) {
+			if (port != FP_DEST_DROP)
+				count(w, FC_CNT_NPU_TX_NO_PORT, 1);
 			continue;
 		}
-		m->data_len = m->pkt_len = (uint32_t)len;
-		port = fp_from_host(w->fpw, port);
-		if (port >= nports || rte_eth_tx_burst(port, (uint16_t)w->id, &m, 1) != 1) {
-			if (port != FP_DEST_DROP)
-				count(w, port >= nports ? FC_CNT_NPU_TX_NO_PORT : FC_CNT_NPU_TX_FULL, 1);
-			rte_pktmbuf_free(m);
+		tx[port][ntx[port]++] = m[got++];
+	}
+	if (got < n)
+		rte_pktmbuf_free_bulk(&m[got], n - got);
+	for (uint16_t p = 0; p < nports; p++) {
+		uint16_t sent;
+
+		if (ntx[p] == 0)
+			continue;
+		sent = rte_eth_tx_burst(p, (uint16_t)w->id, tx[p], ntx[p]);
+		if (sent < ntx[p]) {
+			count(w, FC_CNT_NPU_TX_FULL, ntx[p] - sent);
+			rte_pktmbuf_free_bulk(&tx[p][sent], ntx[p] - sent);
 		}
 	}
 	return done;
@@ -444,8 +466,10 @@ port_init(uint16_t port, unsigned int queues)
 					    rte_eth_dev_socket_id(port), NULL);
 	if (rc == 0)
 		rc = rte_eth_dev_start(port);
-	if (rc == 0)
-		rte_eth_promiscuous_enable(port);	/* the fast path checks MACs itself */
+	/* the fast path checks MACs itself; a port that cannot is told of, not refused */
+	if (rc == 0 && rte_eth_promiscuous_enable(port) != 0)
+		fprintf(stderr, "flowcut-npu: port %u: promiscuous mode refused; only frames to "
+			"its own MAC arrive\n", port);
 	return rc;
 }
 
@@ -560,7 +584,9 @@ main(int argc, char **argv)
 	/* the link last: a host sees the boot once the ports run */
 	lk = lk_create(o.link);
 	if (lk == NULL) {
-		fprintf(stderr, "flowcut-npu: link %s: %s\n", o.link, strerror(errno));
+		fprintf(stderr, "flowcut-npu: link %s: %s\n", o.link,
+			errno == EBUSY ? "another flowcut-npu holds it (it is still running)"
+				       : strerror(errno));
 		return 1;
 	}
 	nworkers = o.workers;
@@ -574,7 +600,12 @@ main(int argc, char **argv)
 			fprintf(stderr, "flowcut-npu: worker %u: %s\n", i, rte_strerror(rte_errno));
 			return 1;
 		}
-		rte_eal_remote_launch(worker_main, &workers[i], lcore);
+		if (rte_eal_remote_launch(worker_main, &workers[i], lcore) != 0) {
+			fprintf(stderr, "flowcut-npu: worker %u: lcore %u is busy\n", i, lcore);
+			quit = 1;	/* stop those already started */
+			rte_eal_mp_wait_lcore();
+			return 1;
+		}
 		i++;
 	}
 	printf("flowcut-npu: %u ports, %u workers, %u connections, link %s, boot %016" PRIx64
@@ -585,8 +616,9 @@ main(int argc, char **argv)
 
 	rte_eal_mp_wait_lcore();
 	for (uint16_t p = 0; p < nports; p++) {
-		rte_eth_dev_stop(p);
-		rte_eth_dev_close(p);
+		/* stopping: a port that will not stop or close is said, nothing more */
+		if (rte_eth_dev_stop(p) != 0 || rte_eth_dev_close(p) != 0)
+			fprintf(stderr, "flowcut-npu: port %u did not stop cleanly\n", p);
 	}
 	counters_publish();
 	for (i = 0; i < nworkers; i++)

@@ -170,8 +170,14 @@ test_reboot_and_resync(void **state)
 	assert_non_null(host);
 	while (lk_event_take(host, &ev) == 0)
 		;
-	npu2 = lk_create(path);		/* the coprocessor starts again */
+	/* a second coprocessor while the first lives is refused, the region untouched */
+	assert_null(lk_create(path));
+	assert_int_equal(errno, EBUSY);
+	assert_int_equal(lk_event_take(host, &ev), -EAGAIN);
+	lk_close(npu);			/* the coprocessor dies... */
+	npu2 = lk_create(path);		/* ...and starts again */
 	assert_non_null(npu2);
+	*state = npu2;			/* the teardown's */
 	assert_int_not_equal(lk_boot_id(npu2), old);
 	assert_int_equal(lk_cmd_post(host, 1, 1, &v, sizeof(v)), -ECONNRESET);
 	assert_int_equal(lk_event_take(host, &ev), -ECONNRESET);
@@ -181,7 +187,6 @@ test_reboot_and_resync(void **state)
 	assert_int_equal(ev.boot_id, lk_boot_id(npu2));
 	assert_int_equal(lk_cmd_post(host, 1, 1, &v, sizeof(v)), 0);
 	assert_int_equal(serve(npu2), 1);
-	lk_close(npu2);
 	lk_close(host);
 }
 
