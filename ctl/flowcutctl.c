@@ -20,6 +20,7 @@
  * Exit status: 0, 1 when the coprocessor refused or could not be reached
  * (the message says which and why), 2 for a usage error.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -45,18 +46,21 @@
 static bool json;
 static struct lk *lk;
 
-static const char *const action_name[] = { "DROP", "FWD", "IPS", "AUX" };
-static const char *const verdict_name[] = { "SEND_TO_IPS", "DROP", "CUT_THRU" };
-static const char *const state_name[] = { "free", "valid", "given-back", "reclaim" };
-static const char *const reason_name[] = { "", "fin-syn-rst", "max-retrans", "idle",
-					   "terminal", "fw-rev" };
-
-static const char *
-name_of(const char *const *names, size_t n, unsigned int v)
+/* A verdict as fc_defs.h names it, any case, '-' for '_': its value or -1. */
+static int
+verdict_parse(const char *arg)
 {
-	return v < n ? names[v] : "?";
+	for (unsigned int v = 0; v < FC_VERDICT_MAX; v++) {
+		const char *n = fc_verdict_name(v), *a = arg;
+
+		while (*a && *n && (tolower((unsigned char)*a) == tolower((unsigned char)*n) ||
+				    (*a == '-' && *n == '_')))
+			a++, n++;
+		if (*a == '\0' && *n == '\0')
+			return (int)v;
+	}
+	return -1;
 }
-#define NAME(tbl, v) name_of(tbl, sizeof(tbl) / sizeof(tbl[0]), v)
 
 static int
 fail(const char *what, int rc)
@@ -201,15 +205,15 @@ conn_json(const struct fc_conn_info *ci)
 		json_array_append_new(dirs, json_pack(
 			"{s:s, s:s, s:b, s:b, s:I, s:i, s:I, s:I}",
 			"key", fc_key_format(&m->key, k, sizeof(k)),
-			"action", NAME(action_name, m->action), "active", m->active,
+			"action", fc_action_name(m->action), "active", m->active,
 			"nat", m->nat, "nhop", (json_int_t)m->nhop, "timeout_s", m->timeout_s,
 			"packets", (json_int_t)m->stats.packets,
 			"bytes", (json_int_t)m->stats.bytes));
 	}
 	return json_pack("{s:I, s:s, s:s, s:s, s:I, s:f, s:o}", "id", (json_int_t)ci->id,
-			 "verdict", NAME(verdict_name, ci->verdict),
-			 "state", NAME(state_name, ci->state),
-			 "reason", NAME(reason_name, ci->reason), "fw_rev", (json_int_t)ci->fw_rev,
+			 "verdict", fc_verdict_name(ci->verdict),
+			 "state", fc_conn_state_name(ci->state),
+			 "reason", fc_reason_name(ci->reason), "fw_rev", (json_int_t)ci->fw_rev,
 			 "idle_s", idle_s(ci), "dirs", dirs);
 }
 
@@ -217,14 +221,14 @@ static void
 conn_print(const struct fc_conn_info *ci)
 {
 	printf("%-20" PRIu64 " %-11s %-10s idle %.1fs%s%s\n", ci->id,
-	       NAME(verdict_name, ci->verdict), NAME(state_name, ci->state), idle_s(ci),
-	       ci->reason ? " " : "", ci->reason ? NAME(reason_name, ci->reason) : "");
+	       fc_verdict_name(ci->verdict), fc_conn_state_name(ci->state), idle_s(ci),
+	       ci->reason ? " " : "", ci->reason ? fc_reason_name(ci->reason) : "");
 	for (int d = 0; d < 2; d++) {
 		const struct fc_mflow_info *m = &ci->mf[d];
 		char k[160];
 
 		printf("  %-5s %-4s %s%s  %" PRIu64 " pkts %" PRIu64 " bytes%s\n",
-		       d ? "reply" : "orig", NAME(action_name, m->action),
+		       d ? "reply" : "orig", fc_action_name(m->action),
 		       fc_key_format(&m->key, k, sizeof(k)), m->nat ? " nat" : "",
 		       m->stats.packets, m->stats.bytes, m->active ? "" : " (inactive)");
 	}
@@ -287,13 +291,9 @@ cmd_conn(int argc, char **argv)
 		fprintf(stderr, "flowcutctl: conn verdict: '%s' is not a connection id\n", argv[1]);
 		return 2;
 	}
-	if (strcasecmp(argv[2], "drop") == 0)
-		v.verdict = FC_VERDICT_DROP;
-	else if (strcasecmp(argv[2], "cut-thru") == 0)
-		v.verdict = FC_VERDICT_CUT_THRU;
-	else if (strcasecmp(argv[2], "send-to-ips") == 0)
-		v.verdict = FC_VERDICT_SEND_TO_IPS;
-	else {
+	if ((rc = verdict_parse(argv[2])) >= 0) {
+		v.verdict = (uint8_t)rc;
+	} else {
 		fprintf(stderr, "flowcutctl: conn verdict: '%s' is not drop, cut-thru or "
 			"send-to-ips\n", argv[2]);
 		return 2;
@@ -308,8 +308,8 @@ cmd_conn(int argc, char **argv)
 		return fail("CONN_MODIFY_FP_VERDICT", rc);
 	if (json)
 		return print_json(json_pack("{s:I, s:s}", "id", (json_int_t)v.id, "verdict",
-					    NAME(verdict_name, v.verdict)));
-	printf("connection %" PRIu64 ": verdict %s\n", v.id, NAME(verdict_name, v.verdict));
+					    fc_verdict_name(v.verdict)));
+	printf("connection %" PRIu64 ": verdict %s\n", v.id, fc_verdict_name(v.verdict));
 	return 0;
 }
 

@@ -18,22 +18,142 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * Each list below is X(NAME, value, "name"): it makes the enum (FC_<LIST>_NAME
+ * = value) and the names tools print (fc_<list>_name()), so a value and its
+ * spelling are written once.  Values are the vendor's where it has them.
+ */
+
 /* Microflow action (vendor). */
+#define FC_FOREACH_ACTION(X) \
+	X(DROP, 0, "DROP") \
+	X(FWD, 1, "FWD") \
+	X(IPS, 2, "IPS") \
+	X(AUX, 3, "AUX")
+
+/* Connection verdict (vendor).  New connections are made CUT_THRU. */
+#define FC_FOREACH_VERDICT(X) \
+	X(SEND_TO_IPS, 0, "SEND_TO_IPS") \
+	X(DROP, 1, "DROP") \
+	X(CUT_THRU, 2, "CUT_THRU")
+
+/* A fast-path connection's state, as the coprocessor reports it. */
+#define FC_FOREACH_CONN_STATE(X) \
+	X(FREE, 0, "free") \
+	X(VALID, 1, "valid")		/* matching */ \
+	X(INVALID, 2, "given-back")	/* given back; removed after the terminal time */ \
+	X(RECLAIM, 3, "reclaim")	/* being removed */
+
+/* Why a connection left the fast path (carried by events). */
+#define FC_FOREACH_REASON(X) \
+	X(NONE, 0, "") \
+	X(TCP_FIN_SYN_RST, 1, "fin-syn-rst")	/* given back: a close or a new SYN */ \
+	X(TCP_MAX_RETRANS, 2, "max-retrans")	/* given back: ten identical ACKs */ \
+	X(IDLE, 3, "idle")			/* aged out: both microflows idle */ \
+	X(TERMINAL, 4, "terminal")		/* removed: given back, not revived */ \
+	X(FW_REV, 5, "fw-rev")			/* removed: older firewall revision */
+
+/* What an event says happened to a connection. */
+#define FC_FOREACH_EVENT(X) \
+	X(AGED_OUT, 1, "aged-out")	/* removed for idleness; final counts */ \
+	X(GIVEN_BACK, 2, "given-back")	/* stopped matching; removed later unless revived */ \
+	X(REMOVED, 3, "removed")	/* removed (terminal time over, or older revision) */
+
 enum fc_action {
-	FC_ACTION_DROP = 0,
-	FC_ACTION_FWD = 1,
-	FC_ACTION_IPS = 2,
-	FC_ACTION_AUX = 3,
+#define X_(n, v, s) FC_ACTION_##n = v,
+	FC_FOREACH_ACTION(X_)
+#undef X_
 	FC_ACTION_MAX
 };
 
-/* Connection verdict (vendor).  New connections are made CUT_THRU. */
 enum fc_verdict {
-	FC_VERDICT_SEND_TO_IPS = 0,
-	FC_VERDICT_DROP = 1,
-	FC_VERDICT_CUT_THRU = 2,
+#define X_(n, v, s) FC_VERDICT_##n = v,
+	FC_FOREACH_VERDICT(X_)
+#undef X_
 	FC_VERDICT_MAX
 };
+
+enum fc_conn_state {
+#define X_(n, v, s) FC_CONN_##n = v,
+	FC_FOREACH_CONN_STATE(X_)
+#undef X_
+	FC_CONN_STATE_MAX
+};
+
+enum fc_reason {
+#define X_(n, v, s) FC_REASON_##n = v,
+	FC_FOREACH_REASON(X_)
+#undef X_
+	FC_REASON_MAX
+};
+
+enum fc_event_type {
+#define X_(n, v, s) FC_EV_##n = v,
+	FC_FOREACH_EVENT(X_)
+#undef X_
+	FC_EV_MAX
+};
+
+/* The name of a value as the lists spell it, or "?" for one out of range. */
+static inline const char *
+fc_action_name(unsigned int v)
+{
+	static const char *const names[FC_ACTION_MAX] = {
+#define X_(n, val, s) [FC_ACTION_##n] = s,
+		FC_FOREACH_ACTION(X_)
+#undef X_
+	};
+
+	return v < FC_ACTION_MAX && names[v] ? names[v] : "?";
+}
+
+static inline const char *
+fc_verdict_name(unsigned int v)
+{
+	static const char *const names[FC_VERDICT_MAX] = {
+#define X_(n, val, s) [FC_VERDICT_##n] = s,
+		FC_FOREACH_VERDICT(X_)
+#undef X_
+	};
+
+	return v < FC_VERDICT_MAX && names[v] ? names[v] : "?";
+}
+
+static inline const char *
+fc_conn_state_name(unsigned int v)
+{
+	static const char *const names[FC_CONN_STATE_MAX] = {
+#define X_(n, val, s) [FC_CONN_##n] = s,
+		FC_FOREACH_CONN_STATE(X_)
+#undef X_
+	};
+
+	return v < FC_CONN_STATE_MAX && names[v] ? names[v] : "?";
+}
+
+static inline const char *
+fc_reason_name(unsigned int v)
+{
+	static const char *const names[FC_REASON_MAX] = {
+#define X_(n, val, s) [FC_REASON_##n] = s,
+		FC_FOREACH_REASON(X_)
+#undef X_
+	};
+
+	return v < FC_REASON_MAX && names[v] ? names[v] : "?";
+}
+
+static inline const char *
+fc_event_name(unsigned int v)
+{
+	static const char *const names[FC_EV_MAX] = {
+#define X_(n, val, s) [FC_EV_##n] = s,
+		FC_FOREACH_EVENT(X_)
+#undef X_
+	};
+
+	return v < FC_EV_MAX && names[v] ? names[v] : "?";
+}
 
 /*
  * The configuration word fw_cfg (vendor bits).  Written whole; flowcut's
@@ -61,24 +181,6 @@ enum fc_verdict {
 	X(FINTRACK, FC_CFG_FINTRACK) \
 	X(DROP_IF_IPS_OFF, FC_CFG_DROP_IF_IPS_OFF)
 
-/* Why a connection left the fast path (carried by events). */
-enum fc_reason {
-	FC_REASON_NONE = 0,
-	FC_REASON_TCP_FIN_SYN_RST = 1,	/* given back: a close or a new SYN */
-	FC_REASON_TCP_MAX_RETRANS = 2,	/* given back: ten identical ACKs */
-	FC_REASON_IDLE = 3,		/* aged out: both microflows idle */
-	FC_REASON_TERMINAL = 4,		/* removed: given back, not revived */
-	FC_REASON_FW_REV = 5,		/* removed: older firewall revision */
-	FC_REASON_MAX
-};
-
-/* What an event says happened to a connection. */
-enum fc_event_type {
-	FC_EV_AGED_OUT = 1,	/* removed for idleness; final counts */
-	FC_EV_GIVEN_BACK = 2,	/* stopped matching; removed later unless revived */
-	FC_EV_REMOVED = 3,	/* removed (terminal time over, or older revision) */
-	FC_EV_MAX
-};
 
 /*
  * Where a counted outcome sends the frame.  Frames from the wire satisfy
