@@ -26,7 +26,8 @@ HDRS     := $(wildcard include/flowcut/*.h fastpath/*.h link/*.h npu/*.h driver/
 
 # name: sources
 PROGS := flowcut-npu flowcutctl flowcutd test_npu test_settings test_fp test_fp_mt test_parse test_link flowcut-bench flowcut-fpdemo \
-         fuzz_frame_replay fuzz_cmd_replay fuzz_settings_replay fuzz_rtnl_replay test_rtnl
+         fuzz_frame_replay fuzz_cmd_replay fuzz_settings_replay fuzz_rtnl_replay test_rtnl \
+         test_list fuzz_list_replay
 SRC_flowcut-npu        := npu/npu_main.c npu/npu_cmd.c link/lk.c $(FP_SRC)
 SRC_flowcutd           := driver/flowcutd.c driver/fd_tap.c driver/fd_relay.c \
                           driver/fd_route.c driver/fd_nhop.c driver/fd_nft.c driver/fd_offload.c link/lk.c \
@@ -50,12 +51,16 @@ SRC_fuzz_cmd_replay    := tests/fuzz/fuzz_cmd.c tests/fuzz/replay_main.c npu/npu
                           link/lk.c $(FP_SRC) $(LIB_SRC)
 SRC_fuzz_settings_replay := tests/fuzz/fuzz_settings.c tests/fuzz/replay_main.c \
                           settings/fc_settings.c
+SRC_test_list          := tests/unit/test_list.c settings/fc_list.c
+LIBS_test_list         := -lcmocka
+SRC_fuzz_list_replay   := tests/fuzz/fuzz_list.c tests/fuzz/replay_main.c settings/fc_list.c
 SRC_fuzz_rtnl_replay   := tests/fuzz/fuzz_rtnl.c tests/fuzz/replay_main.c driver/fd_route.c tests/lib/fc_rtnl.c
 LIBS_fuzz_rtnl_replay  := -lmnl
 SRC_test_rtnl          := tests/unit/test_rtnl.c driver/fd_route.c tests/lib/fc_rtnl.c
 LIBS_test_rtnl         := -lcmocka -lmnl
 # libFuzzer builds: the target's sources without the replayer
-FUZZ_TARGETS := frame cmd settings rtnl
+FUZZ_TARGETS := frame cmd settings rtnl list
+FUZZSRC_list := tests/fuzz/fuzz_list.c settings/fc_list.c
 FUZZSRC_rtnl := tests/fuzz/fuzz_rtnl.c driver/fd_route.c tests/lib/fc_rtnl.c
 FUZZLIBS_rtnl := -lmnl
 FUZZSRC_settings := tests/fuzz/fuzz_settings.c settings/fc_settings.c

@@ -53,7 +53,8 @@ for v in "" asan/ ubsan/; do
 	cmocka "link[$tag]" "$BUILD/${v}test_link"
 	cmocka "settings[$tag]" "$BUILD/${v}test_settings"
 	cmocka "rtnetlink messages[$tag]" "$BUILD/${v}test_rtnl"
-	for t in frame cmd settings rtnl; do
+	cmocka "list files[$tag]" "$BUILD/${v}test_list"
+	for t in frame cmd settings rtnl list; do
 		check "fuzz $t: corpus and regressions replayed[$tag]" \
 			"$BUILD/${v}fuzz_${t}_replay" tests/fuzz/corpus/$t tests/fuzz/regress/$t
 	done
@@ -76,7 +77,7 @@ check "demo: the seed's truth table holds" "$BUILD/flowcut-fpdemo"
 check "bench fastpath runs (small)" bash -c \
 	"'$BUILD/flowcut-bench' fastpath --conns 5000 --frames 200000 | tee /dev/stderr | grep -q warning && exit 1 || exit 0"
 
-for t in frame cmd settings rtnl; do
+for t in frame cmd settings rtnl list; do
 	fuzzer=$BUILD/fuzz/fuzz_$t
 	if [ ! -x "$fuzzer" ]; then
 		skipped "fuzz $t" "no libFuzzer build (clang missing)"

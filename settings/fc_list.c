@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * flowcut: address lists.  See fc_list.h.
+ */
+#include "fc_list.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static unsigned int
+alen(uint8_t family)
+{
+	return family == 4 ? 4 : 16;
+}
+
+int
+fc_list_add(struct fc_list *l, const struct fc_range *r)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 256;
+		struct fc_range *n = realloc(l->r, cap * sizeof(*n));
+
+		if (n == NULL)
+			return -ENOMEM;
+		l->r = n;
+		l->cap = cap;
+	}
+	l->r[l->n++] = *r;
+	return 0;
+}
+
+void
+fc_list_free(struct fc_list *l)
+{
+	free(l->r);
+	*l = (struct fc_list){ 0 };
+}
+
+/* An address of either family: its family (4 or 6), or 0. */
+static uint8_t
+addr_parse(const char *s, uint8_t out[16])
+{
+	memset(out, 0, 16);
+	if (inet_pton(AF_INET, s, out) == 1)
+		return 4;
+	if (inet_pton(AF_INET6, s, out) == 1)
+		return 6;
+	return 0;
+}
+
+/* Sets the bits below the prefix (hi) or clears them (lo). */
+static void
+prefix_fill(struct fc_range *r, unsigned int plen)
+{
+	unsigned int n = alen(r->family);
+
+	for (unsigned int i = 0; i < n; i++) {
+		unsigned int keep = plen >= 8 * (i + 1) ? 8 : plen > 8 * i ? plen - 8 * i : 0;
+		uint8_t mask = (uint8_t)(keep ? 0xff << (8 - keep) : 0);
+
+		r->lo[i] &= mask;
+		r->hi[i] = r->lo[i] | (uint8_t)~mask;
+	}
+}
+
+/*
+ * One entry (comment and blanks already gone): 0 and *r, or a static
+ * message saying what is wrong.
+ */
+static const char *
+entry_parse(char *tok, struct fc_range *r)
+{
+	char *sep;
+
+	*r = (struct fc_range){ 0 };
+	if ((sep = strchr(tok, '/')) != NULL) {
+		char *end;
+		unsigned long plen;
+
+		*sep = '\0';
+		r->family = addr_parse(tok, r->lo);
+		if (r->family == 0)
+			return "not an address before the '/'";
+		errno = 0;
+		plen = strtoul(sep + 1, &end, 10);
+		if (sep[1] < '0' || sep[1] > '9' || *end || errno || plen > 8 * alen(r->family))
+			return r->family == 4 ? "the prefix length is not 0 to 32"
+					      : "the prefix length is not 0 to 128";
+		prefix_fill(r, (unsigned int)plen);
+		return NULL;
+	}
+	if ((sep = strchr(tok, '-')) != NULL) {
+		uint8_t f2;
+
+		*sep = '\0';
+		r->family = addr_parse(tok, r->lo);
+		f2 = addr_parse(sep + 1, r->hi);
+		if (r->family == 0 || f2 == 0)
+			return "not an address on each side of the '-'";
+		if (f2 != r->family)
+			return "a range from one family to the other";
+		if (memcmp(r->lo, r->hi, 16) > 0)
+			return "a range whose first address is above its last";
+		return NULL;
+	}
+	r->family = addr_parse(tok, r->lo);
+	if (r->family == 0)
+		return "not an address, a prefix (ADDR/LEN) or a range (ADDR-ADDR)";
+	memcpy(r->hi, r->lo, 16);
+	return NULL;
+}
+
+static bool
+is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+long
+fc_list_parse(const char *text, size_t len, struct fc_list *out, fc_list_bad_fn *bad, void *arg)
+{
+	size_t n0 = out->n, pos = 0;
+	unsigned long line = 0;
+	long nbad = 0;
+
+	while (pos < len) {
+		const char *s = text + pos, *nl = memchr(s, '\n', len - pos);
+		size_t ll = nl ? (size_t)(nl - s) : len - pos, a = 0, b, t;
+		char buf[FC_LIST_MAX_LINE + 1];
+		const char *why = NULL;
+		struct fc_range r;
+
+		pos += ll + (nl != NULL);
+		line++;
+		if (ll > FC_LIST_MAX_LINE) {
+			why = "longer than 1024 bytes";
+			goto bad_line;
+		}
+		memcpy(buf, s, ll);
+		buf[ll] = '\0';
+		if (memchr(buf, '\0', ll) != NULL) {
+			why = "a NUL byte in the line";
+			goto bad_line;
+		}
+		b = strcspn(buf, "#;");		/* a comment runs to the end */
+		while (a < b && is_blank(buf[a]))
+			a++;
+		while (b > a && is_blank(buf[b - 1]))
+			b--;
+		if (a == b)
+			continue;
+		buf[b] = '\0';
+		for (t = a; t < b && !is_blank(buf[t]); t++)
+			;
+		if (t < b) {
+			why = "text after the entry (one entry a line)";
+			goto bad_line;
+		}
+		why = entry_parse(buf + a, &r);
+		if (why == NULL) {
+			if (fc_list_add(out, &r) != 0) {
+				out->n = n0;
+				return -ENOMEM;
+			}
+			continue;
+		}
+bad_line:
+		nbad++;
+		if (bad)
+			bad(arg, line, why);
+	}
+	return nbad;
+}
+
+static int
+range_cmp(const void *a, const void *b)
+{
+	const struct fc_range *x = a, *y = b;
+
+	if (x->family != y->family)
+		return x->family < y->family ? -1 : 1;
+	return memcmp(x->lo, y->lo, 16);
+}
+
+/* a + 1 == b, for addresses of n bytes (no wrap: a is not all ones). */
+static bool
+next_to(const uint8_t *a, const uint8_t *b, unsigned int n)
+{
+	uint8_t s[16];
+	int i;
+
+	memcpy(s, a, 16);
+	for (i = (int)n - 1; i >= 0; i--)
+		if (++s[i] != 0)
+			break;
+	return i >= 0 && memcmp(s, b, 16) == 0;
+}
+
+void
+fc_list_canon(struct fc_list *l)
+{
+	size_t w = 0;
+
+	if (l->n == 0)
+		return;
+	qsort(l->r, l->n, sizeof(l->r[0]), range_cmp);
+	for (size_t i = 1; i < l->n; i++) {
+		struct fc_range *cur = &l->r[w], *nx = &l->r[i];
+
+		if (nx->family == cur->family &&
+		    (memcmp(nx->lo, cur->hi, 16) <= 0 || next_to(cur->hi, nx->lo, alen(cur->family)))) {
+			if (memcmp(nx->hi, cur->hi, 16) > 0)
+				memcpy(cur->hi, nx->hi, 16);
+			continue;
+		}
+		l->r[++w] = *nx;
+	}
+	l->n = w + 1;
+}
+
+static bool
+range_eq(const struct fc_range *a, const struct fc_range *b)
+{
+	return a->family == b->family && memcmp(a->lo, b->lo, 16) == 0 &&
+	       memcmp(a->hi, b->hi, 16) == 0;
+}
+
+int
+fc_list_diff(const struct fc_list *from, const struct fc_list *to, struct fc_list *added,
+	     struct fc_list *removed)
+{
+	size_t i = 0, j = 0;
+
+	/* both sorted by (family, lo) and disjoint: one walk, element by element */
+	while (i < from->n || j < to->n) {
+		int c = i == from->n ? 1 : j == to->n ? -1 : range_cmp(&from->r[i], &to->r[j]);
+
+		if (c == 0 && range_eq(&from->r[i], &to->r[j])) {
+			i++, j++;
+		} else if (c < 0 || (c == 0 && memcmp(from->r[i].hi, to->r[j].hi, 16) < 0)) {
+			if (fc_list_add(removed, &from->r[i++]) != 0)
+				return -ENOMEM;
+		} else {
+			if (fc_list_add(added, &to->r[j++]) != 0)
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+bool
+fc_list_holds(const struct fc_list *l, uint8_t family, const uint8_t *addr)
+{
+	struct fc_range k = { .family = family };
+	size_t lo = 0, hi = l->n;
+
+	memcpy(k.lo, addr, alen(family));
+	/* the last range that starts at or below addr */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (range_cmp(&l->r[mid], &k) <= 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return false;
+	return l->r[lo - 1].family == family && memcmp(k.lo, l->r[lo - 1].hi, 16) <= 0;
+}
+
+long
+fc_list_load(const char *path, struct fc_list *out, fc_list_bad_fn *bad, void *arg)
+{
+	struct fc_list l = { 0 };
+	struct stat st;
+	void *map = NULL;
+	long rc;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) != 0) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	if (st.st_size > 0) {
+		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (map == MAP_FAILED) {
+			rc = -errno;
+			close(fd);
+			return rc;
+		}
+	}
+	close(fd);
+	rc = fc_list_parse(map, (size_t)st.st_size, &l, bad, arg);
+	if (map)
+		munmap(map, (size_t)st.st_size);
+	if (rc < 0) {
+		fc_list_free(&l);
+		return rc;
+	}
+	fc_list_canon(&l);
+	fc_list_free(out);
+	*out = l;
+	return rc;
+}
+
+char *
+fc_range_format(const struct fc_range *r, char *buf, size_t len)
+{
+	int af = r->family == 4 ? AF_INET : AF_INET6;
+	unsigned int n = alen(r->family), plen = 0;
+	char a[INET6_ADDRSTRLEN] = "?", b[INET6_ADDRSTRLEN] = "?";
+	struct fc_range p = *r;
+
+	if (len == 0)
+		return buf;
+	inet_ntop(af, r->lo, a, sizeof(a));
+	if (memcmp(r->lo, r->hi, 16) == 0) {
+		snprintf(buf, len, "%s", a);
+		return buf;
+	}
+	/* a prefix when lo..hi is exactly one */
+	for (plen = 0; plen < 8 * n; plen++) {
+		memcpy(p.lo, r->lo, 16);
+		prefix_fill(&p, plen);
+		if (memcmp(p.lo, r->lo, 16) == 0 && memcmp(p.hi, r->hi, 16) == 0) {
+			snprintf(buf, len, "%s/%u", a, plen);
+			return buf;
+		}
+	}
+	inet_ntop(af, r->hi, b, sizeof(b));
+	snprintf(buf, len, "%s-%s", a, b);
+	return buf;
+}

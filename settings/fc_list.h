@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * flowcut: address lists (the watched list files, the cut sets).
+ *
+ * A list file holds one entry a line: an address, a prefix (ADDR/LEN) or
+ * a range (ADDR-ADDR), IPv4 or IPv6.  '#' and ';' start a comment, so the
+ * Spamhaus DROP ("1.10.16.0/20 ; SBL256894") and FireHOL netset formats
+ * load unchanged.  A bad line is reported with its number and skipped;
+ * the good lines load.
+ *
+ * A list is kept canonical: ranges sorted, overlapping and adjacent ones
+ * merged, so two lists compare element by element and a change becomes a
+ * difference (what was added, what was removed) to apply to an nftables
+ * interval set, which refuses overlapping elements.
+ *
+ * Written by hand because no library here reads these formats; the
+ * addresses themselves are read by inet_pton.
+ */
+#ifndef FLOWCUT_FC_LIST_H
+#define FLOWCUT_FC_LIST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FC_LIST_MAX_LINE 1024	/* a longer line is a bad line */
+
+/* A closed range of addresses of one family; IPv4 in the first 4 bytes. */
+struct fc_range {
+	uint8_t family;		/* 4 or 6 */
+	uint8_t lo[16];
+	uint8_t hi[16];
+};
+
+struct fc_list {
+	struct fc_range *r;
+	size_t n;
+	size_t cap;
+};
+
+/* Told of each bad line: its number (from 1) and what was wrong. */
+typedef void fc_list_bad_fn(void *arg, unsigned long line, const char *what);
+
+/*
+ * fc_list_parse - read `len` bytes of list text (no NUL needed) into `out`
+ * (appended; call fc_list_canon after).  Returns the number of bad lines,
+ * each told to `bad` (may be NULL), or -ENOMEM (out keeps what it had).
+ */
+long fc_list_parse(const char *text, size_t len, struct fc_list *out, fc_list_bad_fn *bad,
+		   void *arg);
+
+/*
+ * fc_list_load - fc_list_parse a whole file into a new canonical list.
+ * Returns the number of bad lines, or -errno when it cannot be read (out
+ * untouched: the caller keeps the last good contents).
+ */
+long fc_list_load(const char *path, struct fc_list *out, fc_list_bad_fn *bad, void *arg);
+
+/* fc_list_canon - sort, and merge overlapping and adjacent ranges. */
+void fc_list_canon(struct fc_list *l);
+
+/*
+ * fc_list_diff - for two canonical lists, the ranges of `to` not in `from`
+ * (added) and of `from` not in `to` (removed), each canonical.  0 or
+ * -ENOMEM.
+ */
+int fc_list_diff(const struct fc_list *from, const struct fc_list *to, struct fc_list *added,
+		 struct fc_list *removed);
+
+/* fc_list_holds - whether a canonical list holds the address (binary search). */
+bool fc_list_holds(const struct fc_list *l, uint8_t family, const uint8_t *addr);
+
+/* fc_list_add - append one range (lo <= hi); 0 or -ENOMEM. */
+int fc_list_add(struct fc_list *l, const struct fc_range *r);
+
+/* fc_range_format - "198.18.0.0/24", "2001:2::1", "198.18.0.5-198.18.0.9". */
+char *fc_range_format(const struct fc_range *r, char *buf, size_t len);
+
+void fc_list_free(struct fc_list *l);
+
+#endif

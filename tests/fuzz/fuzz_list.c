@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Fuzz target: the list files' reader (settings/fc_list).  Checks: no
+ * crash; every bad line is told with a line that exists; the canonical
+ * form is sorted and disjoint and holds both ends of every entry read;
+ * each canonical range, written and read again, is itself; a list differs
+ * from itself in nothing.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fc_list.h"
+#include "fuzz.h"
+
+static unsigned long lines;
+
+static void
+die(const char *what)
+{
+	fprintf(stderr, "fuzz_list: %s\n", what);
+	abort();
+}
+
+static void
+on_bad(void *arg, unsigned long line, const char *what)
+{
+	(void)arg;
+	if (line == 0 || line > lines || what == NULL || what[0] == '\0')
+		die("a bad line told without its number or reason");
+}
+
+int
+fuzz_init(void)
+{
+	return 0;
+}
+
+int
+fuzz_one(const uint8_t *data, size_t size)
+{
+	struct fc_list raw = { 0 }, l = { 0 }, add = { 0 }, rem = { 0 };
+	long nbad;
+
+	lines = 1;
+	for (size_t i = 0; i < size; i++)
+		lines += data[i] == '\n';
+	nbad = fc_list_parse((const char *)data, size, &raw, on_bad, NULL);
+	if (nbad < 0)
+		die("out of memory");
+	for (size_t i = 0; i < raw.n; i++) {
+		if (raw.r[i].family != 4 && raw.r[i].family != 6)
+			die("an entry of no family");
+		if (memcmp(raw.r[i].lo, raw.r[i].hi, 16) > 0)
+			die("an entry whose first address is above its last");
+		if (fc_list_add(&l, &raw.r[i]) != 0)
+			die("out of memory");
+	}
+	fc_list_canon(&l);
+	for (size_t i = 0; i < l.n; i++) {
+		struct fc_list back = { 0 };
+		char text[128];
+
+		if (i > 0 && l.r[i - 1].family == l.r[i].family &&
+		    memcmp(l.r[i - 1].hi, l.r[i].lo, 16) >= 0)
+			die("canonical ranges overlap");
+		if (i > 0 && l.r[i - 1].family > l.r[i].family)
+			die("canonical ranges out of order");
+		fc_range_format(&l.r[i], text, sizeof(text));
+		if (fc_list_parse(text, strlen(text), &back, NULL, NULL) != 0 || back.n != 1 ||
+		    memcmp(&back.r[0], &l.r[i], sizeof(back.r[0])) != 0)
+			die("a canonical range does not read back as itself");
+		fc_list_free(&back);
+	}
+	for (size_t i = 0; i < raw.n; i++)
+		if (!fc_list_holds(&l, raw.r[i].family, raw.r[i].lo) ||
+		    !fc_list_holds(&l, raw.r[i].family, raw.r[i].hi))
+			die("the canonical list lost an address it was given");
+	if (fc_list_diff(&l, &l, &add, &rem) != 0 || add.n || rem.n)
+		die("a list differs from itself");
+	fc_list_free(&raw);
+	fc_list_free(&l);
+	return 0;
+}
+
+int
+fuzz_seeds(const char *dir)
+{
+	static const char *const seeds[] = {
+		"198.18.0.1\n198.18.0.0/24\n198.18.0.5-198.18.0.9\n",
+		"; Spamhaus DROP\n1.10.16.0/20 ; SBL256894\n2001:2::/32 ; SBL1\n",
+		"#\n# firehol\n#\n0.0.0.0/8\n10.0.0.0/8\n\n",
+		"2001:2::1-2001:2::ff\n::/0\nffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff\n",
+		"255.255.255.255\r\n0.0.0.0/0 # all\n198.18.0.300\nnot an address\n",
+	};
+
+	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
+		char path[4096];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/seed-%zu", dir, i);
+		f = fopen(path, "w");
+		if (f == NULL || fputs(seeds[i], f) < 0)
+			return -1;
+		fclose(f);
+	}
+	return 0;
+}
