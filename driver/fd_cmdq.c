@@ -327,7 +327,7 @@ fd_cmdq_flush(struct fd_cmdq *q, int timeout_ms)
 	unsigned int polls = 0;
 
 	for (;;) {
-		uint64_t now;
+		uint64_t now, left_ms;
 
 		if (fd_cmdq_poll(q) != 0)
 			polls = 0;
@@ -341,8 +341,8 @@ fd_cmdq_flush(struct fd_cmdq *q, int timeout_ms)
 		/* an answer usually comes within microseconds: look again before sleeping */
 		if (++polls < FLUSH_POLLS)
 			continue;
-		fd_cmdq_wait(q, (int)((end - now + 999999) / 1000000 < 100 ?
-				      (end - now + 999999) / 1000000 : 100));
+		left_ms = (end - now + 999999) / 1000000;
+		fd_cmdq_wait(q, left_ms < 100 ? (int)left_ms : 100);
 	}
 }
 

@@ -37,7 +37,7 @@
  * rings (no lk_call on the same struct lk).  fd_cmdq_reset() calls
  * lk_resync(), which also resyncs the event ring: the event ring must be
  * the same thread's.  Completions and `down` run on that thread, inside
- * fd_cmdq_poll(), fd_cmdq_wait(), fd_cmdq_flush() and fd_cmdq_destroy();
+ * fd_cmdq_poll(), fd_cmdq_flush() and fd_cmdq_destroy() only;
  * they may call fd_cmdq_post(), fd_cmdq_kick(), fd_cmdq_room(),
  * fd_cmdq_state() and fd_cmdq_stats(), nothing else of this module.
  *
