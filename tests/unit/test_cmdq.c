@@ -506,7 +506,8 @@ test_reboot_mid_flight(void **state)
 		assert_int_equal(fd_cmdq_post(q, 1, &i, sizeof(i), rec_done, &r[i]), 0);
 	fd_cmdq_kick(q);
 	assert_int_equal(take_all(l->npu, h, p, 2), 2);
-	npu2 = lk_create(path);		/* the coprocessor starts again */
+	lk_close(l->npu);		/* the coprocessor dies... */
+	npu2 = l->npu = lk_create(path);	/* ...and starts again */
 	assert_non_null(npu2);
 	assert_int_equal(fd_cmdq_post(q, 1, &v, sizeof(v), rec_done, &r[5]), -ECONNRESET);
 	assert_int_equal(fd_cmdq_poll(q), 5);
@@ -534,7 +535,6 @@ test_reboot_mid_flight(void **state)
 	assert_int_equal(st.reset, 5);
 	assert_int_equal(st.reboots, 1);
 	fd_cmdq_destroy(q);
-	lk_close(npu2);
 }
 
 /* A destroy with commands in flight fails each -ECANCELED, once. */
