@@ -70,6 +70,11 @@ LIBS_test_fp    := -lcmocka
 LIBS_test_parse := -lcmocka
 LIBS_test_fp_mt := -lcmocka -lpthread
 LIBS_test_link  := -lcmocka -lpthread
+# the command client (driver/fd_cmdq) against the real decoder
+PROGS += test_cmdq
+SRC_test_cmdq := tests/unit/test_cmdq.c driver/fd_cmdq.c npu/npu_cmd.c link/lk.c $(FP_SRC) $(LIB_SRC)
+LIBS_test_cmdq := -lcmocka -lpthread
+SRC_flowcut-bench += driver/fd_cmdq.c
 
 .PHONY: all deps build sanitizers fuzz test demo bench clean
 all: build

@@ -20,7 +20,10 @@
  * link: starts flowcut-npu (no ports) beside it and talks to it over the
  * link as flowcutctl would: N single CONN_MODIFY_FP_VERDICT round trips,
  * one after the other (median and 99th percentile), then batches of 64
- * commands for --secs seconds (commands per second).
+ * commands for --secs seconds (commands per second), then the same N
+ * commands twice, timed whole: one round trip at a time (lk_call), and
+ * through the driver's command client (driver/fd_cmdq: batched, up to 64
+ * in flight), with the ratio of the two rates.
  */
 #include <errno.h>
 #include <libgen.h>
@@ -45,6 +48,7 @@
 
 #include "fc_eal.h"
 #include "fc_frame.h"
+#include "fd_cmdq.h"
 #include "fp.h"
 #include "lk.h"
 
@@ -359,6 +363,93 @@ npu_spawn(const char *link_path)
 	return pid;
 }
 
+/* The client's completions: how many answered, how many failed. */
+struct cmdq_tally {
+	uint64_t ok;
+	uint64_t failed;
+	int first_rc;
+};
+
+static void
+cmdq_tally_done(void *ctx, int rc, const void *ans, uint16_t len)
+{
+	struct cmdq_tally *t = ctx;
+
+	(void)ans;
+	(void)len;
+	if (rc == 0) {
+		t->ok++;
+	} else if (t->failed++ == 0) {
+		t->first_rc = rc;
+	}
+}
+
+/*
+ * The same n verdict changes one round trip at a time (lk_call), then
+ * through fd_cmdq with up to `cap` in flight; prints both rates and their
+ * ratio.  0, or -1 after saying what failed.
+ */
+static int
+link_call_vs_cmdq(struct lk *lk, uint64_t id, unsigned int n, unsigned int cap)
+{
+	struct fc_cmd_conn_verdict v = { .id = id, .verdict = FC_VERDICT_CUT_THRU };
+	struct fd_cmdq_params p = { .max_inflight = cap };
+	struct cmdq_tally t = { 0 };
+	struct fd_cmdq_stats st;
+	struct fd_cmdq *q;
+	double s, call_s, cmdq_s;
+	int rc;
+
+	s = mono_ns();
+	for (unsigned int i = 0; i < n; i++) {
+		rc = lk_call(lk, FC_CMD_CONN_MODIFY_FP_VERDICT, &v, sizeof(v), NULL, 0, NULL, 2000);
+		if (rc != 0) {
+			fprintf(stderr, "flowcut-bench: lk_call %u: %s\n", i, strerror(-rc));
+			return -1;
+		}
+	}
+	call_s = (mono_ns() - s) / 1e9;
+
+	q = fd_cmdq_create(lk, &p);
+	if (q == NULL) {
+		fprintf(stderr, "flowcut-bench: fd_cmdq_create: %s\n", strerror(errno));
+		return -1;
+	}
+	s = mono_ns();
+	for (unsigned int i = 0; i < n;) {
+		rc = fd_cmdq_post(q, FC_CMD_CONN_MODIFY_FP_VERDICT, &v, sizeof(v), cmdq_tally_done,
+				  &t);
+		if (rc == 0) {
+			i++;
+			continue;
+		}
+		if (rc != -ENOBUFS) {
+			fprintf(stderr, "flowcut-bench: fd_cmdq_post %u: %s\n", i, strerror(-rc));
+			goto fail;
+		}
+		fd_cmdq_poll(q);	/* the cap is reached: take what has come */
+	}
+	rc = fd_cmdq_flush(q, 2000);
+	cmdq_s = (mono_ns() - s) / 1e9;
+	if (rc != 0 || t.ok != n) {
+		fprintf(stderr, "flowcut-bench: fd_cmdq: flush %s, %" PRIu64 " answered, %" PRIu64
+			" failed (first: %s)\n", strerror(-rc), t.ok, t.failed,
+			strerror(-t.first_rc));
+		goto fail;
+	}
+	fd_cmdq_stats(q, &st);
+	printf("  the same %u commands, timed whole:\n", n);
+	printf("    one round trip at a time (lk_call): %.0f commands per second\n", n / call_s);
+	printf("    command client (fd_cmdq, up to %u in flight, %.1f per doorbell): "
+	       "%.0f commands per second, %.1f x lk_call\n", cap,
+	       (double)st.posted / (double)st.batches, n / cmdq_s, call_s / cmdq_s);
+	fd_cmdq_destroy(q);
+	return 0;
+fail:
+	fd_cmdq_destroy(q);
+	return -1;
+}
+
 static int
 bench_link(unsigned int calls, unsigned int secs)
 {
@@ -458,6 +549,8 @@ bench_link(unsigned int calls, unsigned int secs)
 	       idle[idle_calls * 99 / 100] / 1e3);
 	printf("  batches of 64 for %.1f s: %.0f commands per second\n", elapsed / 1e9,
 	       cmds / (elapsed / 1e9));
+	if (link_call_vs_cmdq(lk, cid.id, calls, LK_CMD_SLOTS) != 0)
+		goto out;
 	/* idle: what the coprocessor costs when nothing happens */
 	{
 		double c0 = cpu_secs(pid), w0 = mono_ns();

@@ -654,18 +654,21 @@ lk_call(struct lk *lk, uint16_t op, const void *payload, uint16_t len, void *ans
 		int64_t left;
 
 		rc = lk_ans_take(lk, &h, ans, ans_cap);
-		if (rc == 0 && h.tag == tag) {
+		if ((rc == 0 || rc == -EMSGSIZE) && h.tag != tag) {
+			/* an older command's answer (one that timed out): counted, not ours */
+			stat_inc(&lk->stats.unexpected_tag);
+		} else if (rc == 0) {
 			if (ans_len)
 				*ans_len = h.len;
 			return h.rc;
-		}
-		if (rc != 0 && rc != -EAGAIN)
+		} else if (rc != -EAGAIN) {
 			return rc;
+		}
 		left = deadline - ms_now();
 		if (left <= 0)
 			return -ETIMEDOUT;
-		if (rc == 0)
-			continue;	/* an older command's answer */
+		if (rc != -EAGAIN)
+			continue;
 		/* an answer usually comes within microseconds: look again before sleeping */
 		if (++polls < LK_CALL_POLLS) {
 			cpu_relax();

@@ -68,6 +68,7 @@ struct lk_stats {
 	uint64_t frame_too_big;	/* a frame larger than a slot */
 	uint64_t counters_torn;	/* the counters window kept changing under a read */
 	uint64_t events_lost;	/* host: times lk_event_take said events were lost */
+	uint64_t unexpected_tag; /* host: answers lk_call took that were not its command's */
 };
 
 /* A coprocessor event on the wire: struct fp_event's content. */
@@ -149,7 +150,9 @@ void lk_cmd_kick(struct lk *lk);
 /*
  * lk_ans_take - the next answer: fills *hdr and up to `cap` payload bytes.
  * Returns 0, -EAGAIN when none is there, -EMSGSIZE when the payload is
- * larger than cap (the answer is consumed), -ECONNRESET.
+ * larger than cap (the answer is consumed; *hdr is filled, so its tag is
+ * known), -ECONNRESET.  Answers come in the order the coprocessor wrote
+ * them; hdr->tag says which command each one answers.
  */
 int lk_ans_take(struct lk *lk, struct fc_ans_hdr *hdr, void *payload, uint16_t cap);
 
@@ -160,6 +163,10 @@ void lk_ans_wait(struct lk *lk, int timeout_ms);
  * lk_call - one command and its answer: post, kick, wait up to timeout_ms.
  * Returns the answer's rc (0 or a negative errno from the coprocessor),
  * -ETIMEDOUT, or a link error.  *ans_len gets the answer's payload length.
+ * For one-shot use (flowcutctl): answers to other tags met on the way (an
+ * earlier call's that timed out) are consumed and counted in
+ * lk_stats.unexpected_tag.  A client with many commands in flight uses
+ * driver/fd_cmdq.h instead, and never lk_call on the same struct lk.
  */
 int lk_call(struct lk *lk, uint16_t op, const void *payload, uint16_t len, void *ans,
 	    uint16_t ans_cap, uint16_t *ans_len, int timeout_ms);

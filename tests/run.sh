@@ -51,6 +51,7 @@ for v in "" asan/ ubsan/; do
 	cmocka "fastpath[$tag]" "$BUILD/${v}test_fp"
 	cmocka "fastpath threads[$tag]" "$BUILD/${v}test_fp_mt"
 	cmocka "link[$tag]" "$BUILD/${v}test_link"
+	cmocka "command client[$tag]" "$BUILD/${v}test_cmdq"
 	cmocka "settings[$tag]" "$BUILD/${v}test_settings"
 	cmocka "rtnetlink messages[$tag]" "$BUILD/${v}test_rtnl"
 	cmocka "list files[$tag]" "$BUILD/${v}test_list"

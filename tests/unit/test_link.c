@@ -159,6 +159,37 @@ test_call_round_trip(void **state)
 	lk_close(host);
 }
 
+/*
+ * Answers to commands lk_call did not post (an earlier call's that timed
+ * out, here two of them, one too large for the call's buffer) are
+ * consumed and counted, and the call still gets its own.
+ */
+static void
+test_call_counts_other_answers(void **state)
+{
+	struct server s = { .npu = *state };
+	struct lk *host = lk_attach(path, -1);
+	uint64_t big = 0x1122334455667788ull;
+	uint32_t in = 42, out = 0, small = 9;
+	struct lk_stats st;
+	uint16_t len = 0;
+	pthread_t th;
+
+	assert_non_null(host);
+	assert_int_equal(lk_cmd_post(host, 1, 77, &big, sizeof(big)), 0);
+	assert_int_equal(lk_cmd_post(host, 1, 78, &small, sizeof(small)), 0);
+	assert_int_equal(serve(s.npu), 2);	/* both answers wait on the ring */
+	assert_int_equal(pthread_create(&th, NULL, server_thread, &s), 0);
+	assert_int_equal(lk_call(host, 1, &in, sizeof(in), &out, sizeof(out), &len, 2000), 0);
+	assert_int_equal(len, sizeof(out));
+	assert_int_equal(out, 42);
+	lk_stats(host, &st);
+	assert_int_equal(st.unexpected_tag, 2);
+	__atomic_store_n(&s.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	lk_close(host);
+}
+
 static void
 test_reboot_and_resync(void **state)
 {
@@ -491,6 +522,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_boot_event_and_attach, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batch_and_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_call_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_call_counts_other_answers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reboot_and_resync, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_slots, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_frames_and_counters, setup, teardown),
