@@ -10,6 +10,8 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#define FD_RELAY_BATCH 64	/* frames from one TAP before the next one's turn */
+
 struct fd_relay {
 	struct lk *lk;
 	int taps[FD_MAX_PORTS];
@@ -75,10 +77,15 @@ down_main(void *arg)
 			boot = lk_boot_id(r->lk);
 		for (int i = 0; i < n; i++) {
 			unsigned int port = ev[i].data.u32;
-			ssize_t len;
+			ssize_t len = 0;
 
-			/* drain the TAP: edge or level, read until it is empty */
-			while ((len = read(r->taps[port], buf, sizeof(buf))) > 0) {
+			/*
+			 * A bounded batch from each TAP in turn, so one busy port
+			 * does not starve the others; what is left (level-triggered)
+			 * is reported again at once.
+			 */
+			for (int k = 0; k < FD_RELAY_BATCH &&
+			     (len = read(r->taps[port], buf, sizeof(buf))) > 0; k++) {
 				if (lk_frame_down_put(r->lk, (uint16_t)port, buf, (uint32_t)len) == 0)
 					add(&r->st.from_host[port], 1);
 				else
