@@ -373,7 +373,7 @@ fc_tls_feed(struct fc_tls_hello *h, const uint8_t *data, size_t len, size_t *use
 bool
 fc_tls_alpn_next(const struct fc_tls_hello *h, unsigned int *pos, struct fc_tls_bytes *name)
 {
-	unsigned int off = h->alpn.off + 2 + *pos;
+	unsigned int off = h->alpn.off + *pos;
 
 	if (!h->has_alpn || off >= (unsigned int)h->alpn.off + h->alpn.len)
 		return false;

@@ -80,7 +80,7 @@ struct fc_tls_hello {
 	bool has_alpn;			/* an ALPN extension is present */
 	bool has_versions;		/* a supported_versions extension is present */
 	struct fc_tls_bytes sni;	/* the first host_name; len 0 if none */
-	struct fc_tls_bytes alpn;	/* ProtocolNameList, each <1..255> prefixed */
+	struct fc_tls_bytes alpn;	/* the names of ProtocolNameList, each after its length byte */
 	struct fc_tls_u16s versions;	/* supported_versions */
 	struct fc_tls_u16s groups;	/* supported_groups */
 	struct fc_tls_bytes point_formats; /* ec_point_formats */

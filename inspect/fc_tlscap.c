@@ -413,7 +413,7 @@ fc_tlscap_read(const char *path, fc_tlscap_fn *fn, void *arg, struct fc_tlscap_s
 	const u_char *p;
 	struct walk *w;
 	pcap_t *pc;
-	int dlt, rc;
+	int dlt, rc = 0;
 
 	pc = pcap_open_offline(path, perr);
 	if (pc == NULL)
