@@ -506,15 +506,15 @@ fingerprint_one(void *arg, const struct fc_tlscap_hello *ch)
 	}
 	printf("%s -> %s  frame %" PRIu64 "\n", cli, srv, ch->frame);
 	if (rc != 0) {
-		printf("  error  %s\n\n", ch->rc != 0 ? h->err : ja3);
+		printf("  error     %s\n\n", ch->rc != 0 ? h->err : ja3);
 		return 0;
 	}
-	printf("  sni    %s\n", h->has_sni ? sni : "-");
-	printf("  alpn   %s\n", h->has_alpn ? alpn : "-");
-	printf("  ja4    %s\n", ja4);
-	printf("  ja4_r  %s\n", ja4r);
-	printf("  ja3    %s\n", md5);
-	printf("  ja3_r  %s\n\n", ja3);
+	printf("  sni       %s\n", h->has_sni ? sni : "-");
+	printf("  alpn      %s\n", h->has_alpn ? alpn : "-");
+	printf("  ja4       %s\n", ja4);
+	printf("  ja4_r     %s\n", ja4r);
+	printf("  ja3       %s\n", md5);
+	printf("  ja3_full  %s\n\n", ja3);
 	return 0;
 }
 
