@@ -75,6 +75,21 @@ PROGS += test_cmdq
 SRC_test_cmdq := tests/unit/test_cmdq.c driver/fd_cmdq.c npu/npu_cmd.c link/lk.c $(FP_SRC) $(LIB_SRC)
 LIBS_test_cmdq := -lcmocka -lpthread
 SRC_flowcut-bench += driver/fd_cmdq.c
+# inspect/: the ClientHello parser and its fingerprints (OpenSSL's libcrypto
+# for the hashes); fc_tlscap reads captures (libpcap)
+CFLAGS_BASE += -Iinspect
+HDRS        += $(wildcard inspect/*.h)
+INSPECT_SRC := inspect/fc_tls.c inspect/fc_ja.c
+PROGS       += test_tls fuzz_tls_replay
+SRC_flowcutctl  += $(INSPECT_SRC) inspect/fc_tlscap.c
+LIBS_flowcutctl += -lcrypto -lpcap
+SRC_test_tls    := tests/unit/test_tls.c $(INSPECT_SRC) inspect/fc_tlscap.c tests/lib/fc_hello.c
+LIBS_test_tls   := -lcmocka -lcrypto -lpcap
+SRC_fuzz_tls_replay  := tests/fuzz/fuzz_tls.c tests/fuzz/replay_main.c $(INSPECT_SRC) tests/lib/fc_hello.c
+LIBS_fuzz_tls_replay := -lcrypto
+FUZZ_TARGETS  += tls
+FUZZSRC_tls   := tests/fuzz/fuzz_tls.c $(INSPECT_SRC) tests/lib/fc_hello.c
+FUZZLIBS_tls  := -lcrypto
 
 .PHONY: all deps build sanitizers fuzz test demo bench clean
 all: build

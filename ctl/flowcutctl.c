@@ -15,6 +15,9 @@
  *   settings                        the settings file (--settings PATH)
  *   settings set KEY VALUE          change one and save: flowcutd applies it
  *                                   at once (no link needed for these two)
+ *   fingerprint FILE                each TLS ClientHello over TCP in a capture
+ *                                   (pcap or pcapng): its tuple, SNI, ALPN,
+ *                                   JA4, JA4_r, JA3 (no link needed)
  *
  * Human-readable by default; --json prints one JSON document (jansson).
  * Exit status: 0, 1 when the coprocessor refused or could not be reached
@@ -32,13 +35,18 @@
 #include <strings.h>
 #include <time.h>
 
+#include <arpa/inet.h>
+#include <sys/socket.h>
+
 #include <jansson.h>
 
 #include <flowcut/fc_cmd.h>
 #include <flowcut/fc_defs.h>
 #include <flowcut/fc_key.h>
 
+#include "fc_ja.h"
 #include "fc_settings.h"
+#include "fc_tlscap.h"
 #include "lk.h"
 
 #define TIMEOUT_MS 2000
@@ -425,6 +433,126 @@ cmd_settings(const char *path, int argc, char **argv)
 	return 0;
 }
 
+/* ---- fingerprint (a capture; no link) ---- */
+
+/* Bytes as text: printable ASCII as is, anything else as \xNN. */
+static void
+escaped(const uint8_t *p, size_t n, char *out, size_t cap)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < n && o + 5 < cap; i++)
+		o += (size_t)snprintf(out + o, cap - o, p[i] >= 0x20 && p[i] < 0x7f && p[i] != '\\' ?
+				      "%c" : "\\x%02x", p[i]);
+	out[o] = '\0';
+}
+
+static void
+endpoint(const struct fc_tlscap_hello *ch, const uint8_t *addr, uint16_t port, char *out,
+	 size_t cap)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	inet_ntop(ch->family, addr, a, sizeof(a));
+	snprintf(out, cap, ch->family == AF_INET6 ? "[%s]:%u" : "%s:%u", a, port);
+}
+
+static int
+fingerprint_one(void *arg, const struct fc_tlscap_hello *ch)
+{
+	static char ja3[FC_JA_STR_MAX], ja4r[FC_JA_STR_MAX];
+	const struct fc_tls_hello *h = ch->hello;
+	char cli[64], srv[64], sni[1024] = "", alpn[1024] = "", md5[FC_JA3_MD5_LEN + 1];
+	char ja4[FC_JA4_LEN + 1];
+	json_t *doc = arg;
+	int rc = ch->rc;
+
+	endpoint(ch, ch->src, ch->sport, cli, sizeof(cli));
+	endpoint(ch, ch->dst, ch->dport, srv, sizeof(srv));
+	if (rc == 0) {
+		struct fc_tls_bytes name;
+		unsigned int pos = 0;
+		size_t o = 0;
+
+		escaped(fc_tls_bytes_ptr(h, h->sni), h->sni.len, sni, sizeof(sni));
+		while (fc_tls_alpn_next(h, &pos, &name) && o + 1 < sizeof(alpn)) {
+			if (o > 0)
+				alpn[o++] = ',';
+			escaped(fc_tls_bytes_ptr(h, name), name.len, alpn + o, sizeof(alpn) - o);
+			o += strlen(alpn + o);
+		}
+		rc = fc_ja4(h, 't', ja4, ja4r, sizeof(ja4r));
+		if (rc == 0)
+			rc = fc_ja3(h, ja3, sizeof(ja3), md5) < 0 ? -EIO : 0;
+		if (rc != 0)
+			snprintf(ja3, sizeof(ja3), "fingerprint: %s", strerror(-rc));
+	}
+	if (json) {
+		json_t *o = json_pack("{s:s, s:s, s:I}", "client", cli, "server", srv, "frame",
+				      (json_int_t)ch->frame);
+
+		if (rc == 0) {
+			json_object_set_new(o, "sni", h->has_sni ? json_string(sni) : json_null());
+			json_object_set_new(o, "alpn", h->has_alpn ? json_string(alpn) : json_null());
+			json_object_set_new(o, "ja4", json_string(ja4));
+			json_object_set_new(o, "ja4_r", json_string(ja4r));
+			json_object_set_new(o, "ja3", json_string(md5));
+			json_object_set_new(o, "ja3_full", json_string(ja3));
+		} else {
+			json_object_set_new(o, "error", json_string(ch->rc != 0 ? h->err : ja3));
+		}
+		json_array_append_new(doc, o);
+		return 0;
+	}
+	printf("%s -> %s  frame %" PRIu64 "\n", cli, srv, ch->frame);
+	if (rc != 0) {
+		printf("  error     %s\n\n", ch->rc != 0 ? h->err : ja3);
+		return 0;
+	}
+	printf("  sni       %s\n", h->has_sni ? sni : "-");
+	printf("  alpn      %s\n", h->has_alpn ? alpn : "-");
+	printf("  ja4       %s\n", ja4);
+	printf("  ja4_r     %s\n", ja4r);
+	printf("  ja3       %s\n", md5);
+	printf("  ja3_full  %s\n\n", ja3);
+	return 0;
+}
+
+static int
+cmd_fingerprint(int argc, char **argv)
+{
+	struct fc_tlscap_stats st;
+	json_t *doc = json_array();
+	char err[512];
+	int n;
+
+	if (argc != 1) {
+		fprintf(stderr, "flowcutctl: fingerprint FILE\n");
+		json_decref(doc);
+		return 2;
+	}
+	n = fc_tlscap_read(argv[0], fingerprint_one, doc, &st, err, sizeof(err));
+	if (n < 0) {
+		fprintf(stderr, "flowcutctl: fingerprint: %s\n", err);
+		json_decref(doc);
+		return 1;
+	}
+	if (json)
+		return print_json(json_pack("{s:s, s:o, s:{s:I, s:I, s:I, s:I}}", "file", argv[0],
+					    "hellos", doc, "skipped", "ip_fragments",
+					    (json_int_t)st.fragments, "truncated",
+					    (json_int_t)st.truncated, "other", (json_int_t)st.other,
+					    "out_of_order_dropped", (json_int_t)st.dropped));
+	json_decref(doc);
+	printf("%d ClientHello%s over TCP in %" PRIu64 " frames (QUIC not read)\n", n,
+	       n == 1 ? "" : "s", st.frames);
+	if (st.fragments || st.truncated || st.dropped)
+		printf("not read: %" PRIu64 " IP fragments, %" PRIu64 " segments cut short by the "
+		       "snapshot length, %" PRIu64 " out-of-order bytes over the cap\n",
+		       st.fragments, st.truncated, st.dropped);
+	return 0;
+}
+
 static void
 usage(void)
 {
@@ -435,7 +563,8 @@ usage(void)
 		"  conns\n"
 		"  conn verdict ID drop|cut-thru|send-to-ips\n"
 		"  cfg [NAME=on|off ...]\n"
-		"  [--settings PATH] settings [set KEY VALUE]\n");
+		"  [--settings PATH] settings [set KEY VALUE]\n"
+		"  fingerprint FILE\n");
 }
 
 int
@@ -465,6 +594,8 @@ main(int argc, char **argv)
 	}
 	if (strcmp(argv[optind], "settings") == 0)
 		return cmd_settings(settings, argc - optind - 1, argv + optind + 1);
+	if (strcmp(argv[optind], "fingerprint") == 0)
+		return cmd_fingerprint(argc - optind - 1, argv + optind + 1);
 	lk = lk_attach(path, -1);
 	if (lk == NULL) {
 		fprintf(stderr, "flowcutctl: %s: %s\n", path,

@@ -6,7 +6,10 @@ pkgs=(make gcc clang libclang-rt-14-dev pkg-config
       dpdk-dev libdpdk-dev libcmocka-dev libpcap-dev libjansson-dev valgrind bc iproute2 ethtool iputils-ping nftables conntrack iperf3 curl
       libmnl-dev libnetfilter-conntrack-dev libnftables-dev
       # the lab's real clients and servers (tests/lab/test_real.sh)
-      nginx bind9-dnsutils dnsmasq-base netcat-openbsd openssl python3)
+      nginx bind9-dnsutils dnsmasq-base netcat-openbsd openssl python3
+      # inspect/ hashes with OpenSSL's libcrypto; its oracle test captures real
+      # hellos and holds JA3 against tshark's (tests/tls/test_oracle.sh)
+      libssl-dev tcpdump tshark)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
@@ -19,6 +22,8 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive
+# tshark's package asks whether non-root users may capture: no, without asking
+echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
 # the servers (nginx) are installed, not started: the lab runs its own in
 # its namespaces; a policy-rc.d of our own while none is there says so
 if [ ! -e /usr/sbin/policy-rc.d ]; then

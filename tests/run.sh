@@ -55,7 +55,8 @@ for v in "" asan/ ubsan/; do
 	cmocka "settings[$tag]" "$BUILD/${v}test_settings"
 	cmocka "rtnetlink messages[$tag]" "$BUILD/${v}test_rtnl"
 	cmocka "list files[$tag]" "$BUILD/${v}test_list"
-	for t in frame cmd settings rtnl list; do
+	cmocka "tls ClientHello[$tag]" "$BUILD/${v}test_tls"
+	for t in frame cmd settings rtnl list tls; do
 		check "fuzz $t: corpus and regressions replayed[$tag]" \
 			"$BUILD/${v}fuzz_${t}_replay" tests/fuzz/corpus/$t tests/fuzz/regress/$t
 	done
@@ -70,6 +71,8 @@ cmocka "real clients" tests/lab/test_real.sh
 export FC_PROGS=$BUILD/asan
 cmocka "flowcut-npu on net_pcap[asan]" "$BUILD/test_npu"
 unset FC_PROGS
+# JA3 against tshark on hellos of real clients, in a namespace of its own (root only)
+cmocka "tls fingerprints vs tshark" tests/tls/test_oracle.sh
 
 check "docs/counters.md names every counter" bash -c \
 	'for c in $(sed -n "s/^\tX(\([A-Z_]*\), FC_CLS_.*/\1/p" include/flowcut/fc_defs.h); do
@@ -78,7 +81,7 @@ check "demo: the seed's truth table holds" "$BUILD/flowcut-fpdemo"
 check "bench fastpath runs (small)" bash -c \
 	"'$BUILD/flowcut-bench' fastpath --conns 5000 --frames 200000 | tee /dev/stderr | grep -q warning && exit 1 || exit 0"
 
-for t in frame cmd settings rtnl list; do
+for t in frame cmd settings rtnl list tls; do
 	fuzzer=$BUILD/fuzz/fuzz_$t
 	if [ ! -x "$fuzzer" ]; then
 		skipped "fuzz $t" "no libFuzzer build (clang missing)"
@@ -87,7 +90,9 @@ for t in frame cmd settings rtnl list; do
 	work=$log/fuzz-$t
 	mkdir -p "$work/corpus" "$work/art"
 	cp tests/fuzz/corpus/$t/* "$work/corpus/"
-	if "$fuzzer" -max_total_time="$FUZZ_SECS" -max_len=4096 -artifact_prefix="$work/art/" \
+	maxlen=4096
+	[ $t = tls ] && maxlen=20000	# a hello of 16 KiB in records
+	if "$fuzzer" -max_total_time="$FUZZ_SECS" -max_len=$maxlen -artifact_prefix="$work/art/" \
 		"$work/corpus" >"$log/fuzz-$t.out" 2>&1; then
 		ok "fuzz $t for ${FUZZ_SECS}s ($(grep -o 'Done [0-9]* runs' "$log/fuzz-$t.out"))"
 	else

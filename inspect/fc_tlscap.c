@@ -1,0 +1,470 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fc_tlscap: frames to TCP segments (frame_segment), segments to ordered
+ * stream bytes per flow direction (flow_segment), stream bytes to fc_tls.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <pcap/pcap.h>
+
+#include "fc_tlscap.h"
+
+#define HOLD_MAX   (64 * 1024)	/* out-of-order bytes held per flow direction */
+#define TABLE_SIZE 4096		/* hash buckets */
+
+/* One direction of a TCP flow.  Hashed over key; flow_find() and key_hash() change with it. */
+struct key {
+	uint8_t src[16];
+	uint8_t dst[16];
+	uint16_t sport;
+	uint16_t dport;
+	uint8_t family;
+	uint8_t pad[3];
+};
+_Static_assert(sizeof(struct key) == 40, "struct key has no padding");
+
+struct seg {
+	struct seg *next;
+	uint32_t off;		/* from the start of the stream */
+	uint32_t len;
+	uint8_t data[];
+};
+
+enum flow_state {
+	FLOW_READING,	/* bytes go to the parser */
+	FLOW_DECIDED,	/* reported or not a hello: later bytes ignored */
+};
+
+struct flow {
+	struct flow *next;
+	struct key key;
+	enum flow_state state;
+	bool isn_known;
+	uint32_t isn;		/* sequence number of the stream's first byte */
+	uint32_t fed;		/* stream bytes given to the parser */
+	uint32_t held;		/* bytes in segs */
+	struct seg *segs;	/* out of order, sorted by off */
+	struct fc_tls_hello *hello;	/* while reading, once data came */
+};
+
+struct walk {
+	struct flow *table[TABLE_SIZE];
+	fc_tlscap_fn *fn;
+	void *arg;
+	struct fc_tlscap_stats st;
+	int reported;
+	int stop;		/* fn's non-zero answer */
+	const struct pcap_pkthdr *ph;
+};
+
+struct tcpseg {
+	struct key key;
+	uint32_t seq;
+	uint8_t flags;
+	const uint8_t *data;
+	uint32_t len;
+};
+
+#define TH_FIN 0x01
+#define TH_SYN 0x02
+#define TH_RST 0x04
+
+static int
+seterr(char *err, size_t errlen, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+static uint16_t
+be16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static uint32_t
+be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* ---- the flow table ---- */
+
+static uint32_t
+key_hash(const struct key *k)
+{
+	const uint8_t *p = (const uint8_t *)k;
+	uint32_t h = 2166136261u;	/* FNV-1a */
+
+	for (size_t i = 0; i < sizeof(*k); i++)
+		h = (h ^ p[i]) * 16777619u;
+	return h % TABLE_SIZE;
+}
+
+static struct flow *
+flow_find(struct walk *w, const struct key *k, bool make)
+{
+	struct flow **head = &w->table[key_hash(k)], *f;
+
+	for (f = *head; f != NULL; f = f->next)
+		if (memcmp(&f->key, k, sizeof(*k)) == 0)
+			return f;
+	if (!make)
+		return NULL;
+	f = calloc(1, sizeof(*f));
+	if (f == NULL)
+		return NULL;
+	f->key = *k;
+	f->next = *head;
+	*head = f;
+	return f;
+}
+
+/* What a flow reading a hello no longer needs once decided. */
+static void
+flow_release(struct flow *f)
+{
+	while (f->segs != NULL) {
+		struct seg *s = f->segs;
+
+		f->segs = s->next;
+		free(s);
+	}
+	f->held = 0;
+	free(f->hello);
+	f->hello = NULL;
+	f->state = FLOW_DECIDED;
+}
+
+static void
+report(struct walk *w, struct flow *f, int rc)
+{
+	struct fc_tlscap_hello ch = {
+		.family = f->key.family == 4 ? AF_INET : AF_INET6,
+		.sport = f->key.sport,
+		.dport = f->key.dport,
+		.frame = w->st.frames,
+		.ts = w->ph != NULL ? w->ph->ts : (struct timeval){ 0, 0 },
+		.rc = rc,
+		.hello = f->hello,
+	};
+
+	memcpy(ch.src, f->key.src, sizeof(ch.src));
+	memcpy(ch.dst, f->key.dst, sizeof(ch.dst));
+	if (rc == -EAGAIN)
+		snprintf(f->hello->err, sizeof(f->hello->err),
+			 "the stream ended %u bytes into the ClientHello", f->fed);
+	w->reported++;
+	if (w->stop == 0)
+		w->stop = w->fn(w->arg, &ch);
+}
+
+/* Stream bytes in order: to the parser, and what it answers. */
+static void
+flow_feed(struct walk *w, struct flow *f, const uint8_t *data, uint32_t len)
+{
+	int rc;
+
+	if (f->hello == NULL) {
+		f->hello = malloc(sizeof(*f->hello));
+		if (f->hello == NULL) {
+			w->stop = -ENOMEM;
+			return;
+		}
+		fc_tls_init(f->hello);
+	}
+	rc = fc_tls_feed(f->hello, data, len, NULL);
+	f->fed += len;
+	if (rc == -EAGAIN)
+		return;
+	if (rc != -ENOMSG)
+		report(w, f, rc);
+	flow_release(f);
+}
+
+/* A segment of one direction: in order, held for later, or already had. */
+static void
+flow_segment(struct walk *w, struct flow *f, const struct tcpseg *s)
+{
+	uint32_t off, skip;
+
+	if (s->flags & TH_SYN) {
+		f->isn = s->seq + 1;
+		f->isn_known = true;
+		return;	/* data on a SYN (TFO) is not read */
+	}
+	if (!f->isn_known) {
+		f->isn = s->seq;
+		f->isn_known = true;
+	}
+	off = s->seq - f->isn;
+	if (off > UINT32_MAX / 2 || off + s->len <= f->fed)
+		return;	/* before the stream's start, or had already */
+	if (off > f->fed) {
+		struct seg **pp = &f->segs, *n;
+
+		if (f->held + s->len > HOLD_MAX) {
+			w->st.dropped += s->len;
+			return;
+		}
+		n = malloc(sizeof(*n) + s->len);
+		if (n == NULL) {
+			w->stop = -ENOMEM;
+			return;
+		}
+		n->off = off;
+		n->len = s->len;
+		memcpy(n->data, s->data, s->len);
+		while (*pp != NULL && (*pp)->off < off)
+			pp = &(*pp)->next;
+		n->next = *pp;
+		*pp = n;
+		f->held += s->len;
+		return;
+	}
+	skip = f->fed - off;
+	flow_feed(w, f, s->data + skip, s->len - skip);
+	/* held segments now in reach */
+	while (f->state == FLOW_READING && f->segs != NULL && f->segs->off <= f->fed) {
+		struct seg *h = f->segs;
+
+		f->segs = h->next;
+		f->held -= h->len;
+		if (h->off + h->len > f->fed)
+			flow_feed(w, f, h->data + (f->fed - h->off), h->off + h->len - f->fed);
+		free(h);
+	}
+}
+
+static void
+tcp_segment(struct walk *w, const struct tcpseg *s)
+{
+	struct flow *f = flow_find(w, &s->key, s->len > 0 || (s->flags & TH_SYN));
+
+	if (f == NULL) {
+		if (s->len > 0 || (s->flags & TH_SYN))
+			w->stop = -ENOMEM;
+		return;
+	}
+	if (f->state != FLOW_READING)
+		return;
+	if (s->len > 0 || (s->flags & TH_SYN))
+		flow_segment(w, f, s);
+	if (f->state == FLOW_READING && (s->flags & (TH_FIN | TH_RST)) && f->fed > 0) {
+		report(w, f, -EAGAIN);
+		flow_release(f);
+	}
+}
+
+/* ---- frames to segments ---- */
+
+static void
+tcp_parse(struct walk *w, struct tcpseg *s, const uint8_t *p, uint32_t len, uint32_t caplen)
+{
+	uint32_t doff;
+
+	if (caplen < 20 || len < 20 || (doff = (uint32_t)(p[12] >> 4) * 4) < 20 || doff > len) {
+		w->st.other++;
+		return;
+	}
+	if (caplen < len) {
+		w->st.truncated++;
+		return;
+	}
+	s->key.sport = be16(p);
+	s->key.dport = be16(p + 2);
+	s->seq = be32(p + 4);
+	s->flags = p[13];
+	s->data = p + doff;
+	s->len = len - doff;
+	w->st.segments += s->len > 0;
+	tcp_segment(w, s);
+}
+
+static void
+ipv4_parse(struct walk *w, const uint8_t *p, uint32_t caplen)
+{
+	struct tcpseg s = { .key.family = 4 };
+	uint32_t ihl, tot;
+
+	if (caplen < 20 || (p[0] >> 4) != 4 || (ihl = (uint32_t)(p[0] & 0xf) * 4) < 20 ||
+	    (tot = be16(p + 2)) < ihl || caplen < ihl) {
+		w->st.other++;
+		return;
+	}
+	if (be16(p + 6) & 0x3fff) {	/* MF or an offset */
+		w->st.fragments++;
+		return;
+	}
+	if (p[9] != 6) {
+		w->st.other++;
+		return;
+	}
+	memcpy(s.key.src, p + 12, 4);
+	memcpy(s.key.dst, p + 16, 4);
+	tcp_parse(w, &s, p + ihl, tot - ihl, (caplen < tot ? caplen : tot) - ihl);
+}
+
+static void
+ipv6_parse(struct walk *w, const uint8_t *p, uint32_t caplen)
+{
+	struct tcpseg s = { .key.family = 6 };
+	uint32_t off = 40, len;
+	uint8_t nh;
+
+	if (caplen < 40 || (p[0] >> 4) != 6) {
+		w->st.other++;
+		return;
+	}
+	len = 40 + be16(p + 4);
+	nh = p[6];
+	while (nh == 0 || nh == 43 || nh == 60) {	/* hop-by-hop, routing, destination */
+		if (off + 8 > caplen || off + 8 > len) {
+			w->st.other++;
+			return;
+		}
+		nh = p[off];
+		off += 8 + (uint32_t)p[off + 1] * 8;
+	}
+	if (nh == 44) {
+		w->st.fragments++;
+		return;
+	}
+	if (nh != 6 || off > len || off > caplen) {
+		w->st.other++;
+		return;
+	}
+	memcpy(s.key.src, p + 8, 16);
+	memcpy(s.key.dst, p + 24, 16);
+	tcp_parse(w, &s, p + off, len - off, (caplen < len ? caplen : len) - off);
+}
+
+static void
+ip_parse(struct walk *w, const uint8_t *p, uint32_t caplen)
+{
+	if (caplen >= 1 && (p[0] >> 4) == 4)
+		ipv4_parse(w, p, caplen);
+	else if (caplen >= 1 && (p[0] >> 4) == 6)
+		ipv6_parse(w, p, caplen);
+	else
+		w->st.other++;
+}
+
+/* The network layer of a frame by link type: its offset, or -1 if not IP. */
+static int
+l3_offset(int dlt, const uint8_t *p, uint32_t caplen)
+{
+	uint32_t off;
+	uint16_t type;
+
+	switch (dlt) {
+	case DLT_EN10MB:
+		if (caplen < 14)
+			return -1;
+		off = 14;
+		type = be16(p + 12);
+		for (int tags = 0; tags < 2 && (type == 0x8100 || type == 0x88a8); tags++) {
+			if (caplen < off + 4)
+				return -1;
+			type = be16(p + off + 2);
+			off += 4;
+		}
+		break;
+	case DLT_LINUX_SLL:
+		if (caplen < 16)
+			return -1;
+		off = 16;
+		type = be16(p + 14);
+		break;
+	case DLT_LINUX_SLL2:
+		if (caplen < 20)
+			return -1;
+		off = 20;
+		type = be16(p);
+		break;
+	case DLT_NULL:
+		if (caplen < 4)
+			return -1;
+		/* the address family in the capturing host's order: 2 is IPv4, 24, 28, 30 IPv6 */
+		return p[0] == 2 || p[3] == 2 || p[0] == 24 || p[0] == 28 || p[0] == 30 ||
+		       p[3] == 24 || p[3] == 28 || p[3] == 30 ? 4 : -1;
+	default:	/* DLT_RAW, DLT_IPV4, DLT_IPV6 */
+		return 0;
+	}
+	return type == 0x0800 || type == 0x86dd ? (int)off : -1;
+}
+
+int
+fc_tlscap_read(const char *path, fc_tlscap_fn *fn, void *arg, struct fc_tlscap_stats *stats,
+	       char *err, size_t errlen)
+{
+	char perr[PCAP_ERRBUF_SIZE] = "";
+	struct pcap_pkthdr *ph;
+	const u_char *p;
+	struct walk *w;
+	pcap_t *pc;
+	int dlt, rc = 0;
+
+	pc = pcap_open_offline(path, perr);
+	if (pc == NULL)
+		return seterr(err, errlen, -EIO, "%s: %s", path, perr);
+	dlt = pcap_datalink(pc);
+	if (dlt != DLT_EN10MB && dlt != DLT_LINUX_SLL && dlt != DLT_LINUX_SLL2 && dlt != DLT_NULL &&
+	    dlt != DLT_RAW && dlt != DLT_IPV4 && dlt != DLT_IPV6) {
+		rc = seterr(err, errlen, -EPROTONOSUPPORT, "%s: link type %s is not read", path,
+			    pcap_datalink_val_to_name(dlt) ? pcap_datalink_val_to_name(dlt) : "?");
+		pcap_close(pc);
+		return rc;
+	}
+	w = calloc(1, sizeof(*w));
+	if (w == NULL) {
+		pcap_close(pc);
+		return seterr(err, errlen, -ENOMEM, "%s: out of memory", path);
+	}
+	w->fn = fn;
+	w->arg = arg;
+	while (w->stop == 0 && (rc = pcap_next_ex(pc, &ph, &p)) == 1) {
+		int off;
+
+		w->st.frames++;
+		w->ph = ph;
+		off = l3_offset(dlt, p, ph->caplen);
+		if (off < 0)
+			w->st.other++;
+		else
+			ip_parse(w, p + off, ph->caplen - (uint32_t)off);
+	}
+	if (w->stop == 0 && rc == -1)
+		w->stop = seterr(err, errlen, -EIO, "%s: %s", path, pcap_geterr(pc));
+	/* hellos the capture ended in the middle of; then everything freed */
+	w->ph = NULL;
+	for (unsigned int b = 0; b < TABLE_SIZE; b++) {
+		while (w->table[b] != NULL) {
+			struct flow *f = w->table[b];
+
+			if (f->state == FLOW_READING && f->fed > 0)
+				report(w, f, -EAGAIN);
+			w->table[b] = f->next;
+			flow_release(f);
+			free(f);
+		}
+	}
+	if (w->stop == -ENOMEM)
+		seterr(err, errlen, -ENOMEM, "%s: out of memory", path);
+	rc = w->stop != 0 ? w->stop : w->reported;
+	if (stats != NULL)
+		*stats = w->st;
+	free(w);
+	pcap_close(pc);
+	return rc;
+}
