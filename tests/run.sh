@@ -53,6 +53,7 @@ for v in "" asan/ ubsan/; do
 	cmocka "link[$tag]" "$BUILD/${v}test_link"
 	cmocka "settings[$tag]" "$BUILD/${v}test_settings"
 	cmocka "rtnetlink messages[$tag]" "$BUILD/${v}test_rtnl"
+	cmocka "offload policy[$tag]" "$BUILD/${v}test_policy"
 	for t in frame cmd settings rtnl; do
 		check "fuzz $t: corpus and regressions replayed[$tag]" \
 			"$BUILD/${v}fuzz_${t}_replay" tests/fuzz/corpus/$t tests/fuzz/regress/$t
