@@ -27,7 +27,7 @@ HDRS     := $(wildcard include/flowcut/*.h fastpath/*.h link/*.h npu/*.h driver/
 # name: sources
 PROGS := flowcut-npu flowcutctl flowcutd test_npu test_settings test_fp test_fp_mt test_parse test_link flowcut-bench flowcut-fpdemo \
          fuzz_frame_replay fuzz_cmd_replay fuzz_settings_replay fuzz_rtnl_replay test_rtnl \
-         test_policy
+         test_policy test_driver
 SRC_flowcut-npu        := npu/npu_main.c npu/npu_cmd.c link/lk.c $(FP_SRC)
 DRIVER_SRC             := $(filter-out driver/flowcutd.c,$(wildcard driver/*.c))
 SRC_flowcutd           := driver/flowcutd.c $(DRIVER_SRC) link/lk.c settings/fc_settings.c
@@ -56,6 +56,10 @@ SRC_test_rtnl          := tests/unit/test_rtnl.c driver/fd_route.c tests/lib/fc_
 LIBS_test_rtnl         := -lcmocka -lmnl
 SRC_test_policy        := tests/unit/test_policy.c driver/fd_policy.c
 LIBS_test_policy       := -lcmocka -lnetfilter_conntrack
+SRC_test_driver        := tests/integration/test_driver.c $(DRIVER_SRC) npu/npu_cmd.c link/lk.c \
+                          $(FP_SRC) $(LIB_SRC)
+LIBS_test_driver       := -lcmocka -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables \
+                          -ljansson
 # libFuzzer builds: the target's sources without the replayer
 FUZZ_TARGETS := frame cmd settings rtnl
 FUZZSRC_rtnl := tests/fuzz/fuzz_rtnl.c driver/fd_route.c tests/lib/fc_rtnl.c

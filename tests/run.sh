@@ -62,6 +62,8 @@ done
 
 # the real coprocessor, in a network namespace of its own (root only)
 cmocka "flowcut-npu on net_pcap" "$BUILD/test_npu"
+# the binding against the real fast path and the real conntrack, in a namespace (root only)
+cmocka "flowcutd binding" "$BUILD/test_driver"
 # the appliance in the lab, with iperf3 streams (root only)
 cmocka "lab" tests/lab/test_lab.sh
 # the same with real clients and servers: nginx, curl, dnsmasq, dig... (root only)
