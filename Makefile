@@ -27,11 +27,11 @@ HDRS     := $(wildcard include/flowcut/*.h fastpath/*.h link/*.h npu/*.h driver/
 # name: sources
 PROGS := flowcut-npu flowcutctl flowcutd test_npu test_settings test_fp test_fp_mt test_parse test_link flowcut-bench flowcut-fpdemo \
          fuzz_frame_replay fuzz_cmd_replay fuzz_settings_replay fuzz_rtnl_replay test_rtnl \
-         test_list fuzz_list_replay
+         test_list fuzz_list_replay \
+         test_policy test_driver
 SRC_flowcut-npu        := npu/npu_main.c npu/npu_cmd.c link/lk.c $(FP_SRC)
-SRC_flowcutd           := driver/flowcutd.c driver/fd_tap.c driver/fd_relay.c \
-                          driver/fd_route.c driver/fd_nhop.c driver/fd_nft.c driver/fd_offload.c link/lk.c \
-                          settings/fc_settings.c
+DRIVER_SRC             := $(filter-out driver/flowcutd.c,$(wildcard driver/*.c))
+SRC_flowcutd           := driver/flowcutd.c $(DRIVER_SRC) link/lk.c settings/fc_settings.c
 LIBS_flowcutd    := -ljansson -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables
 SRC_flowcutctl         := ctl/flowcutctl.c link/lk.c settings/fc_settings.c
 LIBS_flowcutctl  := -ljansson
@@ -58,6 +58,12 @@ SRC_fuzz_rtnl_replay   := tests/fuzz/fuzz_rtnl.c tests/fuzz/replay_main.c driver
 LIBS_fuzz_rtnl_replay  := -lmnl
 SRC_test_rtnl          := tests/unit/test_rtnl.c driver/fd_route.c tests/lib/fc_rtnl.c
 LIBS_test_rtnl         := -lcmocka -lmnl
+SRC_test_policy        := tests/unit/test_policy.c driver/fd_policy.c
+LIBS_test_policy       := -lcmocka -lnetfilter_conntrack
+SRC_test_driver        := tests/integration/test_driver.c $(DRIVER_SRC) npu/npu_cmd.c link/lk.c \
+                          $(FP_SRC) $(LIB_SRC)
+LIBS_test_driver       := -lcmocka -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables \
+                          -ljansson
 # libFuzzer builds: the target's sources without the replayer
 FUZZ_TARGETS := frame cmd settings rtnl list
 FUZZSRC_list := tests/fuzz/fuzz_list.c settings/fc_list.c

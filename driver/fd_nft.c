@@ -4,6 +4,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@ struct fd_nft {
 	struct nft_ctx *nft;
 	struct mnl_socket *nl;
 	uint32_t mark_bit;
+	bool installed;		/* the table was put in at least once */
 };
 
 static int
@@ -36,6 +38,8 @@ table_install(struct fd_nft *n)
 	if (rc != 0)
 		fprintf(stderr, "flowcutd: nftables: installing table inet flowcut failed: %s\n",
 			nft_ctx_get_error_buffer(n->nft));
+	if (rc == 0)
+		n->installed = true;
 	return rc == 0 ? 0 : -EIO;
 }
 
@@ -43,7 +47,7 @@ struct fd_nft *
 fd_nft_open(uint32_t mark_bit)
 {
 	struct fd_nft *n = calloc(1, sizeof(*n));
-	int group = NFNLGRP_NFTABLES, on = 1;
+	int group = NFNLGRP_NFTABLES;
 
 	if (n == NULL)
 		return NULL;
@@ -58,7 +62,6 @@ fd_nft_open(uint32_t mark_bit)
 	    mnl_socket_setsockopt(n->nl, NETLINK_ADD_MEMBERSHIP, &group, sizeof(group)) < 0)
 		goto fail;
 	/* lost events must be known, not hidden: no NETLINK_NO_ENOBUFS */
-	(void)on;
 	if (table_install(n) != 0) {
 		errno = EIO;
 		goto fail;
@@ -78,10 +81,12 @@ fd_nft_close(struct fd_nft *n)
 {
 	if (n == NULL)
 		return;
-	if (n->nft) {
-		nft_run_cmd_from_buffer(n->nft, "delete table inet flowcut\n");
+	if (n->installed &&
+	    nft_run_cmd_from_buffer(n->nft, "delete table inet flowcut\n") != 0)
+		fprintf(stderr, "flowcutd: nftables: deleting table inet flowcut: %s\n",
+			nft_ctx_get_error_buffer(n->nft));
+	if (n->nft)
 		nft_ctx_free(n->nft);
-	}
 	if (n->nl)
 		mnl_socket_close(n->nl);
 	free(n);
@@ -126,7 +131,7 @@ fd_nft_events(struct fd_nft *n)
 	ssize_t len;
 	int lost = 0;
 
-	for (;;) {
+	for (unsigned int k = 0; k < FD_NFT_EVENTS_PER_TURN; k++) {
 		len = mnl_socket_recvfrom(n->nl, buf, sizeof(buf));
 		if (len < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
@@ -137,10 +142,12 @@ fd_nft_events(struct fd_nft *n)
 			}
 			return -errno;
 		}
-		mnl_cb_run(buf, (size_t)len, 0, 0, gen_cb, &g);
+		/* gen_cb never fails; a malformed message ends this datagram only */
+		(void)mnl_cb_run(buf, (size_t)len, 0, 0, gen_cb, &g);
 	}
 	if (g.others || lost) {
-		table_install(n);
+		if (table_install(n) != 0)
+			return -EIO;	/* said why; a change all the same */
 		return lost ? -ENOBUFS : 1;
 	}
 	return 0;

@@ -25,10 +25,15 @@ struct fd_nft *fd_nft_open(uint32_t mark_bit);
 void fd_nft_close(struct fd_nft *n);
 /* fd_nft_fd - the event socket, to poll. */
 int fd_nft_fd(const struct fd_nft *n);
+/* datagrams fd_nft_events() reads in one call; the rest in the next */
+#define FD_NFT_EVENTS_PER_TURN 64
+
 /*
- * fd_nft_events - reads what is pending.  Returns 1 when another process
- * changed the ruleset (the table is in place again), 0 when not, or a
- * negative errno; -ENOBUFS means events were lost: treat it as a change.
+ * fd_nft_events - reads at most FD_NFT_EVENTS_PER_TURN datagrams.  Returns
+ * 1 when another process changed the ruleset (the table is in place
+ * again), 0 when not, or a negative errno: -ENOBUFS means events were
+ * lost, -EIO that the table could not be put back (said on stderr); treat
+ * every error as a change.
  */
 int fd_nft_events(struct fd_nft *n);
 

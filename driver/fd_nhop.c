@@ -15,7 +15,6 @@
 
 #include <flowcut/fc_cmd.h>
 
-#define CALL_MS 2000
 
 struct nhop {
 	uint16_t port;
@@ -27,7 +26,7 @@ struct nhop {
 };
 
 struct fd_nhop {
-	struct lk *lk;
+	struct fd_cmds cmds;
 	unsigned int nports;
 	uint8_t port_mac[FD_MAX_PORTS][6];
 	struct nhop n[FD_NHOP_MAX];
@@ -36,7 +35,7 @@ struct fd_nhop {
 };
 
 struct fd_nhop *
-fd_nhop_open(struct lk *lk, unsigned int nports, const uint8_t (*port_mac)[6])
+fd_nhop_open(const struct fd_cmds *cmds, unsigned int nports, const uint8_t (*port_mac)[6])
 {
 	struct fd_nhop *t;
 
@@ -47,7 +46,7 @@ fd_nhop_open(struct lk *lk, unsigned int nports, const uint8_t (*port_mac)[6])
 	t = calloc(1, sizeof(*t));
 	if (t == NULL)
 		return NULL;
-	t->lk = lk;
+	t->cmds = *cmds;
 	t->nports = nports;
 	memcpy(t->port_mac, port_mac, nports * sizeof(port_mac[0]));
 	return t;
@@ -84,7 +83,7 @@ program(struct fd_nhop *t, unsigned int i, const struct nhop *n, bool fresh)
 	if (n->resolved)
 		memcpy(c.dmac, n->mac, 6);
 	memcpy(c.smac, t->port_mac[n->port], 6);
-	return lk_call(t->lk, FC_CMD_NHOP_PROGRAM, &c, sizeof(c), NULL, 0, NULL, CALL_MS);
+	return fd_cmds_call(&t->cmds, FC_CMD_NHOP_PROGRAM, &c, sizeof(c), NULL, 0);
 }
 
 int

@@ -31,7 +31,7 @@
 #include <stdint.h>
 
 #include "fd_route.h"
-#include "lk.h"
+#include "fd_cmds.h"
 
 #define FD_NHOP_MAX 4096
 
@@ -42,8 +42,12 @@ struct fd_nhop_stats {
 	uint64_t followed;	/* programmed again for a neighbour's change */
 };
 
-/* fd_nhop_open - a table for `nports` ports whose own MACs are port_mac[].  NULL, errno. */
-struct fd_nhop *fd_nhop_open(struct lk *lk, unsigned int nports, const uint8_t (*port_mac)[6]);
+/*
+ * fd_nhop_open - a table for `nports` ports whose own MACs are port_mac[],
+ * programmed through `cmds` (copied).  NULL, errno.
+ */
+struct fd_nhop *fd_nhop_open(const struct fd_cmds *cmds, unsigned int nports,
+			     const uint8_t (*port_mac)[6]);
 void fd_nhop_close(struct fd_nhop *t);
 
 /*

@@ -2,15 +2,15 @@
 /*
  * fd_offload: see fd_offload.h.
  *
- * Libraries: libnetfilter_conntrack (events, dumps, updates), fd_route
- * (libmnl rtnetlink), the link.  Offloaded connections are kept in two
- * binary trees of libc's tsearch(), by conntrack id and by fast-path id.
+ * The binding's state machine only: conntrack's I/O is fd_ct's, what
+ * qualifies and what a state becomes is fd_policy's, next hops are
+ * fd_nhop's, routes fd_route's, and commands go through fd_cmds.
+ * Offloaded connections are kept in two binary trees of libc's tsearch(),
+ * by conntrack id and by fast-path id.
  */
 #include "fd_offload.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <search.h>
 #include <stdio.h>
@@ -18,24 +18,14 @@
 #include <string.h>
 
 #include <libnetfilter_conntrack/libnetfilter_conntrack.h>
-#include <libnetfilter_conntrack/libnetfilter_conntrack_tcp.h>
-#include <linux/netfilter/nf_conntrack_common.h>
 
 #include <flowcut/fc_cmd.h>
 
+#include "fd_ct.h"
 #include "fd_nhop.h"
+#include "fd_policy.h"
 #include "fd_route.h"
 
-/*
- * The per-direction TCP tracking flags of <linux/netfilter/nf_conntrack_tcp.h>
- * (uapi), which cannot be included beside libnetfilter_conntrack_tcp.h:
- * both declare enum tcp_conntrack.
- */
-#define CT_TCP_FLAG_BE_LIBERAL 0x08
-#define CT_TCP_FLAG_MAXACK_SET 0x20
-
-#define CALL_MS 2000
-#define RCVBUF (8u << 20)
 #define FD_WAITING_MAX 1024
 
 /* One offloaded connection. */
@@ -52,11 +42,9 @@ struct off_entry {
 };
 
 struct fd_offload {
-	struct lk *lk;
+	struct fd_cmds cmds;
 	struct fd_offload_cfg cfg;
-	struct nfct_handle *ev;		/* events */
-	struct nfct_handle *q;		/* queries */
-	uint32_t q_portid;		/* its netlink port id: events it caused carry it */
+	struct fd_ct *ct;		/* conntrack's netlink */
 	struct fd_route *route;
 	struct fd_nhop *nhops;
 	bool paths_changed;		/* routes or an MTU changed since the last look */
@@ -72,13 +60,7 @@ struct fd_offload {
 	void *by_fp;			/* tsearch root: struct off_entry by fp_id */
 	unsigned int nentries;
 	bool need_resync;		/* the fast path may hold what we do not know of */
-	bool draining;			/* events being thrown away before a dump */
-	uint32_t timeout[256];		/* conntrack's timeout per L4 protocol, s */
 	struct fd_offload_stats st;
-	/* a dump's connections, gathered before they are looked at */
-	bool dump_failed;
-	struct nf_conntrack **dumped;
-	size_t ndumped, capdumped;
 };
 
 static int
@@ -97,53 +79,10 @@ cmp_fp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static uint32_t
-sysctl_u32(const char *name, uint32_t dflt)
-{
-	char path[256];
-	unsigned int v;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/sys/net/netfilter/%s", name);
-	f = fopen(path, "r");
-	if (f == NULL)
-		return dflt;
-	if (fscanf(f, "%u", &v) != 1)
-		v = dflt;
-	fclose(f);
-	return v;
-}
-
-/*
- * Every state must have its DESTROY sent: with nf_conntrack_events at 2
- * (the kernel's default, "when someone listens"), a state made while no
- * listener was there - flowcutd restarting - never sends one, and an
- * offloaded connection would outlive it.  The refresh catches those a
- * second later (its update finds the state gone); this makes it rare.
- */
-static void
-events_for_every_state(void)
-{
-	const char *path = "/proc/sys/net/netfilter/nf_conntrack_events";
-	FILE *f;
-
-	if (sysctl_u32("nf_conntrack_events", 1) == 1)
-		return;
-	f = fopen(path, "w");
-	if (f != NULL) {
-		int bad = fputs("1\n", f) < 0;
-
-		if (fclose(f) == 0 && !bad)
-			return;
-	}
-	fprintf(stderr, "flowcutd: %s could not be set to 1 (%s): a state made while flowcutd "
-		"is not running is noticed gone only by the refresh\n", path, strerror(errno));
-}
-
 static int
 call(struct fd_offload *o, uint16_t op, const void *p, uint16_t len, void *ans, uint16_t cap)
 {
-	return lk_call(o->lk, op, p, len, ans, cap, NULL, CALL_MS);
+	return fd_cmds_call(&o->cmds, op, p, len, ans, cap);
 }
 
 /*
@@ -248,78 +187,15 @@ snapshot(const struct fd_offload *o, size_t *n)
 
 /* ---- conntrack ---- */
 
-/* A conntrack object holding only the original tuple (and zone): for updates. */
-static struct nf_conntrack *
-tuple_of(const struct nf_conntrack *ct)
-{
-	struct nf_conntrack *t = nfct_new();
-
-	if (t == NULL)
-		return NULL;
-	nfct_copy(t, ct, NFCT_CP_ORIG);
-	if (nfct_attr_is_set(ct, ATTR_ZONE))
-		nfct_set_attr_u16(t, ATTR_ZONE, nfct_get_attr_u16(ct, ATTR_ZONE));
-	return t;
-}
-
-/* Sets (or clears) mark bits of a state in conntrack. */
-static void
-ct_set_mark(struct fd_offload *o, const struct nf_conntrack *tuple, uint32_t mark)
-{
-	struct nf_conntrack *t = nfct_new();
-
-	if (t == NULL)
-		return;
-	nfct_copy(t, tuple, NFCT_CP_ORIG);
-	nfct_set_attr_u32(t, ATTR_MARK, mark);
-	nfct_query(o->q, NFCT_Q_UPDATE, t);	/* gone already: nothing to mark */
-	nfct_destroy(t);
-}
-
-/* CONTINUE, not STOP: STOP leaves the request's ack unread on the socket. */
-static int
-ct_get_cb(enum nf_conntrack_msg_type type, struct nf_conntrack *ct, void *data)
-{
-	struct nf_conntrack **got = data;
-
-	(void)type;
-	if (*got == NULL)
-		*got = nfct_clone(ct);
-	return NFCT_CB_CONTINUE;
-}
-
-/* The whole state as conntrack holds it now, or NULL (gone, or no memory). */
-static struct nf_conntrack *
-ct_get(struct fd_offload *o, const struct nf_conntrack *tuple)
-{
-	struct nf_conntrack *t = nfct_new(), *got = NULL;
-
-	if (t == NULL)
-		return NULL;
-	nfct_copy(t, tuple, NFCT_CP_ORIG);
-	nfct_callback_register(o->q, NFCT_T_ALL, ct_get_cb, &got);
-	if (nfct_query(o->q, NFCT_Q_GET, t) != 0 && got != NULL) {
-		nfct_destroy(got);
-		got = NULL;
-	}
-	nfct_callback_unregister(o->q);
-	nfct_destroy(t);
-	return got;
-}
-
 /* Takes our bit off a state's mark: it must pass the rules again to come back. */
 static void
 ct_unmark(struct fd_offload *o, const struct nf_conntrack *tuple)
 {
-	struct nf_conntrack *now = ct_get(o, tuple);
-	uint32_t mark;
+	int rc = fd_ct_mark(o->ct, tuple, 0, o->cfg.mark_bit);
 
-	if (now == NULL)
-		return;			/* gone: nothing to unmark */
-	mark = nfct_get_attr_u32(now, ATTR_MARK);
-	if (mark & o->cfg.mark_bit)
-		ct_set_mark(o, tuple, mark & ~o->cfg.mark_bit);
-	nfct_destroy(now);
+	if (rc != 0 && rc != -ENOENT)	/* gone: nothing to unmark */
+		fprintf(stderr, "flowcutd: conntrack state %u: clearing mark bit 0x%08x: %s\n",
+			nfct_get_attr_u32(tuple, ATTR_ID), o->cfg.mark_bit, strerror(-rc));
 }
 
 /*
@@ -338,34 +214,27 @@ ct_unmark(struct fd_offload *o, const struct nf_conntrack *tuple)
  * Only the offloaded states: the sysctl nf_conntrack_tcp_be_liberal would
  * loosen every state of the host.  Called before the connection is
  * offloaded (no moment where the state is behind and strict) and again
- * when it leaves (the ACK seen last is stale by then).  Returns 0 or a
- * negative errno (-ENOENT: the state is gone).
+ * when it leaves (the ACK seen last is stale by then): a state gone
+ * (-ENOENT) has nothing to fix.
  */
-static int
-ct_tcp_loosen(struct fd_offload *o, const struct nf_conntrack *tuple)
+static void
+ct_tcp_fix_on_leave(struct fd_offload *o, const struct off_entry *e)
 {
-	struct nf_conntrack *t = nfct_new();
 	int rc;
 
-	if (t == NULL)
-		return -ENOMEM;
-	nfct_copy(t, tuple, NFCT_CP_ORIG);
-	nfct_set_attr_u8(t, ATTR_TCP_FLAGS_ORIG, CT_TCP_FLAG_BE_LIBERAL);
-	nfct_set_attr_u8(t, ATTR_TCP_MASK_ORIG,
-			 CT_TCP_FLAG_BE_LIBERAL | CT_TCP_FLAG_MAXACK_SET);
-	nfct_set_attr_u8(t, ATTR_TCP_FLAGS_REPL, CT_TCP_FLAG_BE_LIBERAL);
-	nfct_set_attr_u8(t, ATTR_TCP_MASK_REPL,
-			 CT_TCP_FLAG_BE_LIBERAL | CT_TCP_FLAG_MAXACK_SET);
-	rc = nfct_query(o->q, NFCT_Q_UPDATE, t) == 0 ? 0 : -errno;
-	nfct_destroy(t);
-	return rc;
+	if (e->l4proto != IPPROTO_TCP)
+		return;
+	rc = fd_ct_tcp_loosen(o->ct, e->tuple);
+	if (rc != 0 && rc != -ENOENT)
+		fprintf(stderr, "flowcutd: conntrack state %u: forgetting its highest ACK: %s\n",
+			e->ct_id, strerror(-rc));
 }
 
 /* A command got no answer: it may still take effect. */
 static bool
 no_answer(int rc)
 {
-	return rc == -ETIMEDOUT || rc == -ECONNRESET || rc == -ENOBUFS;
+	return fd_cmds_no_answer(rc);
 }
 
 /*
@@ -407,41 +276,6 @@ front_port(const struct fd_offload *o, struct fd_hop *hop)
 	return p;
 }
 
-/* Fills a wire key from one of conntrack's tuples. */
-static void
-key_of(const struct nf_conntrack *ct, bool reply, uint16_t port, struct fc_key *k)
-{
-	uint8_t l3 = nfct_get_attr_u8(ct, ATTR_ORIG_L3PROTO);
-	uint8_t l4 = nfct_get_attr_u8(ct, ATTR_ORIG_L4PROTO);
-
-	memset(k, 0, sizeof(*k));
-	k->family = l3 == AF_INET ? 4 : 6;
-	k->proto = l4;
-	k->port = port;
-	if (l3 == AF_INET) {
-		uint32_t s = nfct_get_attr_u32(ct, reply ? ATTR_REPL_IPV4_SRC : ATTR_ORIG_IPV4_SRC);
-		uint32_t d = nfct_get_attr_u32(ct, reply ? ATTR_REPL_IPV4_DST : ATTR_ORIG_IPV4_DST);
-
-		memcpy(k->src, &s, 4);
-		memcpy(k->dst, &d, 4);
-	} else {
-		memcpy(k->src, nfct_get_attr(ct, reply ? ATTR_REPL_IPV6_SRC : ATTR_ORIG_IPV6_SRC), 16);
-		memcpy(k->dst, nfct_get_attr(ct, reply ? ATTR_REPL_IPV6_DST : ATTR_ORIG_IPV6_DST), 16);
-	}
-	switch (l4) {
-	case IPPROTO_TCP:
-	case IPPROTO_UDP:
-		k->sport = nfct_get_attr_u16(ct, reply ? ATTR_REPL_PORT_SRC : ATTR_ORIG_PORT_SRC);
-		k->dport = nfct_get_attr_u16(ct, reply ? ATTR_REPL_PORT_DST : ATTR_ORIG_PORT_DST);
-		break;
-	case IPPROTO_ICMP:
-	case IPPROTO_ICMPV6:
-		k->sport = nfct_get_attr_u16(ct, ATTR_ICMP_ID);
-		k->dport = l4 == IPPROTO_ICMP ? (reply ? 0 : 8) : (reply ? 129 : 128);
-		break;
-	}
-}
-
 /*
  * A state that qualifies but cannot be offloaded over the path it has now:
  * its neighbour is not resolved yet (the host resolves it as it forwards
@@ -467,7 +301,7 @@ wait_path(struct fd_offload *o, const struct nf_conntrack *ct)
 
 	if (waiting_find(o, ct_id) >= 0)
 		return;
-	t = tuple_of(ct);
+	t = fd_ct_tuple(ct);
 	if (t == NULL)
 		return;
 	if (o->nwaiting == FD_WAITING_MAX) {
@@ -488,69 +322,25 @@ waiting_clear(struct fd_offload *o)
 	o->nwaiting = 0;
 }
 
-/* Does conntrack say the host accepted this and saw it work? */
-static bool
-qualifies(const struct fd_offload *o, const struct nf_conntrack *ct)
-{
-	uint32_t status = nfct_get_attr_u32(ct, ATTR_STATUS);
-	uint8_t l4 = nfct_get_attr_u8(ct, ATTR_ORIG_L4PROTO);
-
-	if (!(nfct_get_attr_u32(ct, ATTR_MARK) & o->cfg.mark_bit))
-		return false;		/* not (or not again) through the rules */
-	if (nfct_attr_is_set(ct, ATTR_HELPER_NAME) &&
-	    ((const char *)nfct_get_attr(ct, ATTR_HELPER_NAME))[0] != '\0')
-		return false;
-	if (nfct_attr_is_set(ct, ATTR_ZONE) && nfct_get_attr_u16(ct, ATTR_ZONE) != 0)
-		return false;
-	if (status & IPS_DYING)
-		return false;
-	switch (l4) {
-	case IPPROTO_TCP:
-		return (status & IPS_ASSURED) &&
-		       nfct_get_attr_u8(ct, ATTR_TCP_STATE) == TCP_CONNTRACK_ESTABLISHED;
-	case IPPROTO_UDP:
-		return status & IPS_ASSURED;
-	case IPPROTO_ICMP:
-	case IPPROTO_ICMPV6:
-		return (status & IPS_SEEN_REPLY) &&
-		       (nfct_get_attr_u8(ct, ATTR_ICMP_TYPE) == 8 ||
-			nfct_get_attr_u8(ct, ATTR_ICMP_TYPE) == 128);
-	default:
-		return false;
-	}
-}
-
-/* The address a direction's frames are sent to, for its route. */
-static const uint8_t *
-addr(const struct nf_conntrack *ct, enum nf_conntrack_attr v4, enum nf_conntrack_attr v6,
-     uint32_t *tmp)
-{
-	if (nfct_get_attr_u8(ct, ATTR_ORIG_L3PROTO) == AF_INET) {
-		*tmp = nfct_get_attr_u32(ct, v4);
-		return (const uint8_t *)tmp;
-	}
-	return nfct_get_attr(ct, v6);
-}
-
 static void
 offload(struct fd_offload *o, const struct nf_conntrack *ct)
 {
-	uint32_t ct_id = nfct_get_attr_u32(ct, ATTR_ID), a4, b4;
-	int family = nfct_get_attr_u8(ct, ATTR_ORIG_L3PROTO) == AF_INET ? 4 : 6;
+	uint32_t ct_id = nfct_get_attr_u32(ct, ATTR_ID);
+	int family = fd_policy_family(ct);
 	uint8_t l4 = nfct_get_attr_u8(ct, ATTR_ORIG_L4PROTO);
 	struct fc_cmd_flow_create c = { .verdict = FC_VERDICT_CUT_THRU };
 	struct fc_ans_conn_id ans;
 	struct fd_hop to_orig_src, to_reply_src;
-	uint8_t dst[2][16];
+	uint8_t dst[2][16] = { { 0 } };
 	int pa, pb, rc;
 	struct off_entry *e;
 	uint8_t action;
 
-	if (find_ct(o, ct_id) != NULL || !qualifies(o, ct))
+	if (find_ct(o, ct_id) != NULL || !fd_policy_qualifies(ct, o->cfg.mark_bit))
 		return;
 	/* orig frames come in facing orig.src and leave towards reply.src */
-	memcpy(dst[0], addr(ct, ATTR_REPL_IPV4_SRC, ATTR_REPL_IPV6_SRC, &b4), family == 4 ? 4 : 16);
-	memcpy(dst[1], addr(ct, ATTR_ORIG_IPV4_SRC, ATTR_ORIG_IPV6_SRC, &a4), family == 4 ? 4 : 16);
+	fd_policy_route_dst(ct, FD_DIR_ORIG, dst[0]);
+	fd_policy_route_dst(ct, FD_DIR_REPLY, dst[1]);
 	if (fd_route_get(o->route, family, dst[1], &to_orig_src) != 0 ||
 	    fd_route_get(o->route, family, dst[0], &to_reply_src) != 0)
 		return;
@@ -562,8 +352,8 @@ offload(struct fd_offload *o, const struct nf_conntrack *ct)
 		wait_path(o, ct);	/* once the host has resolved it */
 		return;
 	}
-	key_of(ct, false, (uint16_t)pa, &c.mf[0].key);
-	key_of(ct, true, (uint16_t)pb, &c.mf[1].key);
+	fd_policy_key(ct, FD_DIR_ORIG, (uint16_t)pa, &c.mf[0].key);
+	fd_policy_key(ct, FD_DIR_REPLY, (uint16_t)pb, &c.mf[1].key);
 	rc = fd_nhop_get(o->nhops, (unsigned int)pb, &to_reply_src, &c.mf[0].nhop);
 	if (rc == 0)
 		rc = fd_nhop_get(o->nhops, (unsigned int)pa, &to_orig_src, &c.mf[1].nhop);
@@ -572,18 +362,13 @@ offload(struct fd_offload *o, const struct nf_conntrack *ct)
 			lost_track(o, "NHOP_PROGRAM", rc);	/* the next-hop table is unknown */
 		return;
 	}
-	/* a tunnel's connection stays FWD: its encryption under IPS is untried */
-	action = o->cfg.cut_in_hardware ? FC_ACTION_IPS : FC_ACTION_FWD;
-	if (l4 == IPPROTO_ESP ||
-	    (l4 == IPPROTO_UDP && (ntohs(c.mf[0].key.dport) == 4500 ||
-				   ntohs(c.mf[0].key.sport) == 4500)))
-		action = FC_ACTION_FWD;
+	action = fd_policy_action(ct, o->cfg.cut_in_hardware);
 	for (int d = 0; d < 2; d++) {
 		c.mf[d].action = action;
 		c.mf[d].timeout_s = o->cfg.timeout_s;
 	}
 	if (l4 == IPPROTO_TCP) {
-		int err = ct_tcp_loosen(o, ct);
+		int err = fd_ct_tcp_loosen(o->ct, ct);
 
 		if (err != 0) {
 			/* strict and offloaded, it would be dropped when it comes back */
@@ -605,7 +390,7 @@ offload(struct fd_offload *o, const struct nf_conntrack *ct)
 		return;
 	}
 	e = calloc(1, sizeof(*e));
-	if (e == NULL || (e->tuple = tuple_of(ct)) == NULL) {
+	if (e == NULL || (e->tuple = fd_ct_tuple(ct)) == NULL) {
 		free(e);
 		rc = reclaim(o, ans.id);
 		if (rc != 0)
@@ -670,7 +455,7 @@ event_update(struct fd_offload *o, const struct nf_conntrack *ct)
 	if (!(nfct_get_attr_u32(ct, ATTR_MARK) & o->cfg.mark_bit) ||
 	    find_ct(o, nfct_get_attr_u32(ct, ATTR_ID)) != NULL)
 		return;			/* it would not qualify, or is in already */
-	whole = ct_get(o, ct);
+	whole = fd_ct_get(o->ct, ct);
 	if (whole == NULL)
 		return;			/* gone: its DESTROY follows */
 	offload(o, whole);
@@ -678,50 +463,21 @@ event_update(struct fd_offload *o, const struct nf_conntrack *ct)
 }
 
 /*
- * An update our own query socket made (a mark cleared, a state loosened, a
- * timeout refreshed) says nothing new, and judging it would loop: offload()
+ * An update fd_ct itself made (a mark cleared, a state loosened, a timeout
+ * refreshed) says nothing new, and judging it would loop: offload()
  * loosens the state before FLOW_CREATE_FP, so a create refused (the table
  * full, the coprocessor rebooting) would be tried again on the event of
- * its own update, for ever.  Such events carry our socket's port id.
+ * its own update, for ever.  fd_ct flags those `own`.
  */
-static int
-event_cb(const struct nlmsghdr *nlh, enum nf_conntrack_msg_type type, struct nf_conntrack *ct,
-	 void *data)
+static void
+on_ct_event(void *arg, enum fd_ct_event type, const struct nf_conntrack *ct, bool own)
 {
-	struct fd_offload *o = data;
+	struct fd_offload *o = arg;
 
-	if (o->draining)
-		return NFCT_CB_CONTINUE;	/* older than the dump that follows */
-	if (type == NFCT_T_DESTROY)
+	if (type == FD_CT_DESTROY)
 		state_gone(o, nfct_get_attr_u32(ct, ATTR_ID));
-	else if (nlh->nlmsg_pid != o->q_portid)
+	else if (!own)
 		event_update(o, ct);
-	return NFCT_CB_CONTINUE;
-}
-
-static int
-dump_cb(enum nf_conntrack_msg_type type, struct nf_conntrack *ct, void *data)
-{
-	struct fd_offload *o = data;
-
-	(void)type;
-	if (o->ndumped == o->capdumped) {
-		size_t cap = o->capdumped ? o->capdumped * 2 : 256;
-		struct nf_conntrack **p = realloc(o->dumped, cap * sizeof(*p));
-
-		if (p == NULL) {
-			o->dump_failed = true;
-			return NFCT_CB_CONTINUE;
-		}
-		o->dumped = p;
-		o->capdumped = cap;
-	}
-	o->dumped[o->ndumped] = nfct_clone(ct);
-	if (o->dumped[o->ndumped] != NULL)
-		o->ndumped++;
-	else
-		o->dump_failed = true;
-	return NFCT_CB_CONTINUE;
 }
 
 /* The front ports' MTUs, asked of the kernel.  0, or -1 and errno. */
@@ -748,43 +504,24 @@ port_mtus_read(struct fd_offload *o)
 /* ---- the interface ---- */
 
 struct fd_offload *
-fd_offload_open(struct lk *lk, const struct fd_offload_cfg *cfg)
+fd_offload_open(const struct fd_cmds *cmds, const struct fd_offload_cfg *cfg)
 {
 	struct fd_offload *o = calloc(1, sizeof(*o));
 
 	if (o == NULL)
 		return NULL;
-	o->lk = lk;
+	o->cmds = *cmds;
 	o->cfg = *cfg;
-	o->ev = nfct_open(CONNTRACK, NF_NETLINK_CONNTRACK_NEW | NF_NETLINK_CONNTRACK_UPDATE |
-				     NF_NETLINK_CONNTRACK_DESTROY);
-	o->q = nfct_open(CONNTRACK, 0);
+	o->ct = fd_ct_open(on_ct_event, o);
 	o->route = fd_route_open();
-	o->nhops = fd_nhop_open(lk, cfg->nports, cfg->mac);
-	if (o->ev == NULL || o->q == NULL || o->route == NULL || o->nhops == NULL) {
+	o->nhops = fd_nhop_open(cmds, cfg->nports, cfg->mac);
+	if (o->ct == NULL || o->route == NULL || o->nhops == NULL || port_mtus_read(o) != 0) {
 		int err = errno;
 
 		fd_offload_close(o);
 		errno = err;
 		return NULL;
 	}
-	/* a burst of events must fit; if it does not, ENOBUFS says so */
-	nfnl_rcvbufsiz(nfct_nfnlh(o->ev), RCVBUF);
-	fcntl(nfct_fd(o->ev), F_SETFL, fcntl(nfct_fd(o->ev), F_GETFL) | O_NONBLOCK);
-	if (port_mtus_read(o) != 0) {
-		int err = errno;
-
-		fd_offload_close(o);
-		errno = err;
-		return NULL;
-	}
-	o->q_portid = nfnl_portid(nfct_nfnlh(o->q));
-	nfct_callback_register2(o->ev, NFCT_T_ALL, event_cb, o);
-	events_for_every_state();
-	o->timeout[IPPROTO_TCP] = sysctl_u32("nf_conntrack_tcp_timeout_established", 432000);
-	o->timeout[IPPROTO_UDP] = sysctl_u32("nf_conntrack_udp_timeout_stream", 120);
-	o->timeout[IPPROTO_ICMP] = sysctl_u32("nf_conntrack_icmp_timeout", 30);
-	o->timeout[IPPROTO_ICMPV6] = sysctl_u32("nf_conntrack_icmpv6_timeout", 30);
 	return o;
 }
 
@@ -794,68 +531,33 @@ fd_offload_close(struct fd_offload *o)
 	if (o == NULL)
 		return;
 	forget_all(o);
-	if (o->ev)
-		nfct_close(o->ev);
-	if (o->q)
-		nfct_close(o->q);
+	fd_ct_close(o->ct);
 	waiting_clear(o);
 	fd_route_close(o->route);
 	fd_nhop_close(o->nhops);
-	free(o->dumped);
 	free(o);
 }
 
 int
 fd_offload_fd(const struct fd_offload *o)
 {
-	return nfct_fd(o->ev);
+	return fd_ct_fd(o->ct);
 }
 
 void
 fd_offload_events(struct fd_offload *o)
 {
-	if (nfct_catch(o->ev) < 0 && errno == ENOBUFS) {
+	int rc = fd_ct_events(o->ct, FD_OFFLOAD_EVENTS_PER_TURN);
+
+	if (rc == -ENOBUFS) {
 		/* events were lost: the two tables may disagree, so reconcile */
 		fprintf(stderr, "flowcutd: conntrack events lost; reconciling with a dump\n");
 		fd_offload_resync(o);
+	} else if (rc < 0) {
+		fprintf(stderr, "flowcutd: conntrack events: %s\n", strerror(-rc));
 	}
 	if (o->need_resync)
 		fd_offload_resync(o);
-}
-
-/*
- * Throws away the events queued now: the kernel reports ENOBUFS before
- * the older events it still holds, and those, replayed after a dump, would
- * offload states the dump knows are gone.
- */
-static void
-events_drain(struct fd_offload *o)
-{
-	int rc, rounds = 0;
-
-	o->draining = true;
-	do	/* each round reads until the socket is empty or overflowed again */
-		rc = nfct_catch(o->ev);
-	while (rc < 0 && errno == ENOBUFS && ++rounds < 64);
-	o->draining = false;
-}
-
-/*
- * Dumps conntrack into o->dumped (the caller destroys them).  0, or -EIO
- * when the dump did not complete or a state could not be kept: what it
- * holds is then not every state.
- */
-static int
-dump_all(struct fd_offload *o)
-{
-	int family = AF_UNSPEC, rc;
-
-	nfct_callback_register(o->q, NFCT_T_ALL, dump_cb, o);
-	o->ndumped = 0;
-	o->dump_failed = false;
-	rc = nfct_query(o->q, NFCT_Q_DUMP, &family);
-	nfct_callback_unregister(o->q);
-	return rc != 0 || o->dump_failed ? -EIO : 0;
 }
 
 void
@@ -863,9 +565,12 @@ fd_offload_resync(struct fd_offload *o)
 {
 	struct fc_cmd_range r = { .first = 0, .max = FC_RANGE_MAX };
 
+	struct nf_conntrack **all;
+	size_t n;
+
 	o->st.resyncs++;
 	o->need_resync = true;	/* until it got through */
-	events_drain(o);
+	fd_ct_drain(o->ct);	/* older than the dump below */
 	/* nothing in the fast path may outlive its state: take everything out */
 	for (;;) {
 		struct fc_ans_range a;
@@ -889,12 +594,12 @@ fd_offload_resync(struct fd_offload *o)
 	fd_nhop_reset(o->nhops);	/* programmed again as connections need them */
 	o->need_resync = false;
 	/* then what conntrack holds */
-	dump_all(o);
-	for (size_t i = 0; i < o->ndumped; i++) {
-		offload(o, o->dumped[i]);
-		nfct_destroy(o->dumped[i]);
-	}
-	o->ndumped = 0;
+	if (fd_ct_dump(o->ct, &all, &n) != 0)
+		fprintf(stderr, "flowcutd: conntrack dump incomplete: %zu states offloaded from, "
+			"the rest when their next event comes\n", n);
+	for (size_t i = 0; i < n; i++)
+		offload(o, all[i]);
+	fd_ct_dump_free(all, n);
 }
 
 void
@@ -925,8 +630,7 @@ fd_offload_fp_event(struct fd_offload *o, const struct lk_event *ev)
 	 * come back as an event with the bit still set and offload it again.
 	 */
 	ct_unmark(o, e->tuple);
-	if (e->l4proto == IPPROTO_TCP)
-		ct_tcp_loosen(o, e->tuple);	/* gone already (-ENOENT): nothing to fix */
+	ct_tcp_fix_on_leave(o, e);
 	forget(o, e);
 }
 
@@ -944,21 +648,15 @@ refresh_one(struct fd_offload *o, struct off_entry *e)
 	seen = ci.mf[0].stats.last_seen > ci.mf[1].stats.last_seen ? ci.mf[0].stats.last_seen
 								    : ci.mf[1].stats.last_seen;
 	if (seen > e->last_seen) {
-		struct nf_conntrack *t = nfct_new();
-
 		e->last_seen = seen;
-		if (t == NULL)
-			return 0;
-		nfct_copy(t, e->tuple, NFCT_CP_ORIG);
-		nfct_set_attr_u32(t, ATTR_TIMEOUT, o->timeout[e->l4proto] ? o->timeout[e->l4proto]
-									  : 120);
-		if (nfct_query(o->q, NFCT_Q_UPDATE, t) == 0)
+		rc = fd_ct_timeout(o->ct, e->tuple, fd_ct_established_timeout(o->ct, e->l4proto));
+		if (rc == 0)
 			o->st.refreshed++;
-		else if (errno == ENOENT)
-			rc = -ENOENT;
-		nfct_destroy(t);
+		else if (rc != -ENOENT)	/* tried again at the next refresh */
+			fprintf(stderr, "flowcutd: conntrack state %u: refreshing its timeout: %s\n",
+				e->ct_id, strerror(-rc));
 	}
-	return rc;
+	return rc == -ENOENT ? rc : 0;
 }
 
 void
@@ -980,8 +678,10 @@ fd_offload_refresh(struct fd_offload *o)
 void
 fd_offload_ruleset_changed(struct fd_offload *o)
 {
+	struct nf_conntrack **all;
 	struct fc_ans_cfg cfg;
 	struct fc_cmd_rev rev;
+	size_t n;
 	int rc;
 
 	/*
@@ -992,18 +692,16 @@ fd_offload_ruleset_changed(struct fd_offload *o)
 	 * is forgotten.  A dump that missed states leaves bits uncleared:
 	 * everything is taken out instead, and the resync's dump judges again.
 	 */
-	rc = dump_all(o);
-	for (size_t i = 0; i < o->ndumped; i++) {
-		uint32_t mark = nfct_get_attr_u32(o->dumped[i], ATTR_MARK);
-		struct off_entry *e = find_ct(o, nfct_get_attr_u32(o->dumped[i], ATTR_ID));
+	rc = fd_ct_dump(o->ct, &all, &n);
+	for (size_t i = 0; i < n; i++) {
+		struct off_entry *e = find_ct(o, nfct_get_attr_u32(all[i], ATTR_ID));
 
-		if (mark & o->cfg.mark_bit)
-			ct_set_mark(o, o->dumped[i], mark & ~o->cfg.mark_bit);
-		if (e != NULL && e->l4proto == IPPROTO_TCP)
-			ct_tcp_loosen(o, e->tuple);
-		nfct_destroy(o->dumped[i]);
+		if (nfct_get_attr_u32(all[i], ATTR_MARK) & o->cfg.mark_bit)
+			ct_unmark(o, all[i]);
+		if (e != NULL)
+			ct_tcp_fix_on_leave(o, e);
 	}
-	o->ndumped = 0;
+	fd_ct_dump_free(all, n);
 	if (rc != 0) {
 		lost_track(o, "conntrack dump after a ruleset change", rc);
 		return;
@@ -1060,7 +758,7 @@ fd_offload_rt_lost(struct fd_offload *o)
 {
 	int rc = fd_nhop_recheck(o->nhops, o->route, o->cfg.ifindex);
 
-	port_mtus_read(o);	/* one it cannot read keeps the value it had */
+	(void)port_mtus_read(o);	/* one it cannot read keeps its value, and says so */
 	if (rc > 0)
 		o->st.nhop_followed += (unsigned int)rc;
 	else if (no_answer(rc))
@@ -1096,14 +794,13 @@ still_routed(struct fd_offload *o, const struct off_entry *e)
 static void
 move(struct fd_offload *o, struct off_entry *e)
 {
-	struct nf_conntrack *whole = ct_get(o, e->tuple);
+	struct nf_conntrack *whole = fd_ct_get(o->ct, e->tuple);
 	int rc = reclaim(o, e->fp_id);
 
 	if (rc != 0 && rc != -ENOENT)
 		lost_track(o, "CONN_RECLAIM_FP of a connection whose path changed", rc);
 	ct_unmark(o, e->tuple);
-	if (e->l4proto == IPPROTO_TCP)
-		ct_tcp_loosen(o, e->tuple);
+	ct_tcp_fix_on_leave(o, e);
 	forget(o, e);
 	o->st.rerouted++;
 	if (whole != NULL) {
@@ -1144,7 +841,7 @@ retry:
 	memcpy(waiting, o->waiting, nwaiting * sizeof(*waiting));
 	o->nwaiting = 0;
 	for (unsigned int i = 0; i < nwaiting; i++) {
-		struct nf_conntrack *whole = ct_get(o, waiting[i].tuple);
+		struct nf_conntrack *whole = fd_ct_get(o->ct, waiting[i].tuple);
 
 		nfct_destroy(waiting[i].tuple);
 		if (whole == NULL)

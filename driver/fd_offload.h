@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * fd_offload: conntrack's states bound to the fast path's connections.
+ * fd_offload: conntrack's states bound to the fast path's connections -
+ * the binding's state machine.  Its rooms: fd_ct (conntrack's netlink:
+ * events, a bounded batch per turn; a lost event is noticed (ENOBUFS) and
+ * answered by a dump that reconciles both tables), fd_policy (what
+ * qualifies, the keys, NAT, the action), fd_route and fd_nhop (paths and
+ * next hops), and fd_cmds (the commands to the coprocessor).
  *
- * It follows conntrack over netlink (libnetfilter_conntrack: events, with a
- * large receive buffer; a lost event is noticed (ENOBUFS) and answered by a
- * dump that reconciles both tables), and offloads a connection once the
- * host's firewall has accepted it and seen it work:
+ * It offloads a connection once the host's firewall has accepted it and
+ * seen it work:
  *  - TCP established and assured, UDP seen both ways (assured), ICMP echo
  *    answered;
  *  - judged by the ruleset in force: its mark carries the bit fd_nft's
@@ -40,6 +43,9 @@
  * Conntrack events caused by flowcutd's own updates are not judged (they
  * say nothing new).  At start it sets nf_conntrack_events to 1, so every
  * state sends its DESTROY; a state found gone by the refresh leaves too.
+ * The mark bit is cleared by a masked update (fd_ct_mark), never by a read
+ * and a write, so the ruleset's own writes to the mark's other bits are
+ * never undone.
  *
  * When a state goes away (DESTROY) the connection leaves the fast path at
  * once.  While a connection is offloaded its conntrack timeout is
@@ -64,9 +70,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "fd_cmds.h"
 #include "fd_relay.h"
 #include "fd_route.h"
 #include "lk.h"
+
+/* conntrack event datagrams read per fd_offload_events() call */
+#define FD_OFFLOAD_EVENTS_PER_TURN 64
 
 struct fd_offload_cfg {
 	unsigned int nports;
@@ -92,12 +102,19 @@ struct fd_offload_stats {
 
 struct fd_offload;
 
-/* fd_offload_open - start following conntrack.  NULL and errno. */
-struct fd_offload *fd_offload_open(struct lk *lk, const struct fd_offload_cfg *cfg);
+/*
+ * fd_offload_open - start following conntrack; commands go through `cmds`
+ * (copied; its context must outlive the binding).  NULL and errno.
+ */
+struct fd_offload *fd_offload_open(const struct fd_cmds *cmds, const struct fd_offload_cfg *cfg);
 void fd_offload_close(struct fd_offload *o);
 /* fd_offload_fd - conntrack's event socket, to poll. */
 int fd_offload_fd(const struct fd_offload *o);
-/* fd_offload_events - handle what conntrack has sent. */
+/*
+ * fd_offload_events - handle at most FD_OFFLOAD_EVENTS_PER_TURN of
+ * conntrack's event datagrams; what is left keeps the socket readable for
+ * the next turn.  Lost events (ENOBUFS) are answered by a resync.
+ */
 void fd_offload_events(struct fd_offload *o);
 /*
  * fd_offload_resync - the fast path is as the coprocessor says (empty after

@@ -40,6 +40,7 @@
 #include <flowcut/fc_cmd.h>
 
 #include "fc_settings.h"
+#include "fd_cmds.h"
 #include "fd_nft.h"
 #include "fd_offload.h"
 #include "fd_relay.h"
@@ -51,7 +52,7 @@
 #include <sys/epoll.h>
 #include <sys/inotify.h>
 
-#define CALL_MS 2000
+#define CALL_MS 2000	/* program()'s commands; fd_offload's go through fd_cmds */
 #define CT_MARK_BIT 0x40000000u	/* set by fd_nft on what the rules let through */
 #define FD_EVENTS_PER_TURN 256	/* coprocessor events read in one turn */
 #define FD_EVENT_POLL_MS 5	/* the coprocessor's events are looked for this often */
@@ -149,7 +150,19 @@ program(struct lk *lk, const struct opts *o)
 	return 0;
 }
 
-/* Writes the relay's counts as JSON, atomically (a temporary file renamed). */
+/* One member of the stats document; *bad remembers one that could not be set. */
+static void
+put(json_t *doc, const char *key, json_t *v, bool *bad)
+{
+	if (json_object_set_new(doc, key, v) != 0)	/* v is freed either way */
+		*bad = true;
+}
+
+/*
+ * Writes the relay's counts as JSON, atomically (a temporary file renamed).
+ * A document that could not be built whole (no memory) is not written: the
+ * file keeps the last whole one, and stderr says why.
+ */
 static void
 stats_write(const char *path, const struct fd_relay *r, const struct fd_offload *off,
 	    unsigned int ports)
@@ -158,40 +171,48 @@ stats_write(const char *path, const struct fd_relay *r, const struct fd_offload 
 	struct fd_offload_stats os;
 	json_t *doc = json_object(), *to = json_array(), *from = json_array();
 	char tmp[4096];
+	bool bad = doc == NULL || to == NULL || from == NULL;
 
 	fd_relay_stats(r, &st);
 	for (unsigned int p = 0; p < ports; p++) {
-		json_array_append_new(to, json_integer((json_int_t)st.to_host[p]));
-		json_array_append_new(from, json_integer((json_int_t)st.from_host[p]));
+		bad |= json_array_append_new(to, json_integer((json_int_t)st.to_host[p])) != 0;
+		bad |= json_array_append_new(from, json_integer((json_int_t)st.from_host[p])) != 0;
 	}
-	json_object_set_new(doc, "to_host", to);
-	json_object_set_new(doc, "from_host", from);
-	json_object_set_new(doc, "inspect_dropped", json_integer((json_int_t)st.inspect));
-	json_object_set_new(doc, "up_bad_port", json_integer((json_int_t)st.up_bad_port));
-	json_object_set_new(doc, "up_tap_full", json_integer((json_int_t)st.up_tap_full));
-	json_object_set_new(doc, "down_ring_full", json_integer((json_int_t)st.down_ring_full));
-	json_object_set_new(doc, "settings", json_pack("{s:b, s:b, s:i}", "offload", cur.offload,
-							"cut_in_hardware", cur.cut_in_hardware,
-							"idle_timeout", cur.idle_timeout));
-	json_object_set_new(doc, "settings_error",
-			    settings_error[0] ? json_string(settings_error) : json_null());
+	put(doc, "to_host", to, &bad);
+	put(doc, "from_host", from, &bad);
+	put(doc, "inspect_dropped", json_integer((json_int_t)st.inspect), &bad);
+	put(doc, "up_bad_port", json_integer((json_int_t)st.up_bad_port), &bad);
+	put(doc, "up_tap_full", json_integer((json_int_t)st.up_tap_full), &bad);
+	put(doc, "down_ring_full", json_integer((json_int_t)st.down_ring_full), &bad);
+	put(doc, "settings", json_pack("{s:b, s:b, s:i}", "offload", cur.offload,
+				       "cut_in_hardware", cur.cut_in_hardware,
+				       "idle_timeout", cur.idle_timeout), &bad);
+	put(doc, "settings_error", settings_error[0] ? json_string(settings_error) : json_null(),
+	    &bad);
 	fd_offload_stats(off, &os);
-	json_object_set_new(doc, "offloaded", json_integer((json_int_t)os.offloaded));
-	json_object_set_new(doc, "refused", json_integer((json_int_t)os.refused));
-	json_object_set_new(doc, "removed", json_integer((json_int_t)os.removed));
-	json_object_set_new(doc, "refreshed", json_integer((json_int_t)os.refreshed));
-	json_object_set_new(doc, "revived", json_integer((json_int_t)os.revived));
-	json_object_set_new(doc, "resyncs", json_integer((json_int_t)os.resyncs));
-	json_object_set_new(doc, "rev_bumps", json_integer((json_int_t)os.rev_bumps));
-	json_object_set_new(doc, "nhop_followed", json_integer((json_int_t)os.nhop_followed));
-	json_object_set_new(doc, "rerouted", json_integer((json_int_t)os.rerouted));
-	json_object_set_new(doc, "waiting_dropped", json_integer((json_int_t)os.waiting_dropped));
-	json_object_set_new(doc, "rtnl_bad", json_integer((json_int_t)rtnl_bad));
-	json_object_set_new(doc, "events_lost", json_integer((json_int_t)events_lost));
+	put(doc, "offloaded", json_integer((json_int_t)os.offloaded), &bad);
+	put(doc, "refused", json_integer((json_int_t)os.refused), &bad);
+	put(doc, "removed", json_integer((json_int_t)os.removed), &bad);
+	put(doc, "refreshed", json_integer((json_int_t)os.refreshed), &bad);
+	put(doc, "revived", json_integer((json_int_t)os.revived), &bad);
+	put(doc, "resyncs", json_integer((json_int_t)os.resyncs), &bad);
+	put(doc, "rev_bumps", json_integer((json_int_t)os.rev_bumps), &bad);
+	put(doc, "nhop_followed", json_integer((json_int_t)os.nhop_followed), &bad);
+	put(doc, "rerouted", json_integer((json_int_t)os.rerouted), &bad);
+	put(doc, "waiting_dropped", json_integer((json_int_t)os.waiting_dropped), &bad);
+	put(doc, "rtnl_bad", json_integer((json_int_t)rtnl_bad), &bad);
+	put(doc, "events_lost", json_integer((json_int_t)events_lost), &bad);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	if (json_dump_file(doc, tmp, JSON_COMPACT) == 0 && rename(tmp, path) != 0)
-		unlink(tmp);
-	json_decref(doc);
+	if (bad)
+		fprintf(stderr, "flowcutd: stats: no memory for the document; %s not updated\n",
+			path);
+	else if (json_dump_file(doc, tmp, JSON_COMPACT) != 0)
+		fprintf(stderr, "flowcutd: stats: writing %s failed\n", tmp);
+	else if (rename(tmp, path) != 0) {
+		fprintf(stderr, "flowcutd: stats: %s to %s: %s\n", tmp, path, strerror(errno));
+		unlink(tmp);	/* nothing more to do with it */
+	}
+	json_decref(doc);	/* and with it to and from, handed to it by put() */
 }
 
 /*
@@ -295,6 +316,7 @@ main(int argc, char **argv)
 	int watch;
 	struct fd_offload_cfg ocfg = { .mark_bit = CT_MARK_BIT };
 	struct fd_offload *off;
+	struct fd_cmds cmds;
 	struct fd_nft *nft;
 	struct fd_route_watch *rtw;
 	int epfd;
@@ -324,9 +346,11 @@ main(int argc, char **argv)
 		default: usage(); return 2;
 		}
 	}
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	signal(SIGPIPE, SIG_IGN);
+	if (signal(SIGINT, on_signal) == SIG_ERR || signal(SIGTERM, on_signal) == SIG_ERR ||
+	    signal(SIGPIPE, SIG_IGN) == SIG_ERR) {
+		fprintf(stderr, "flowcutd: signal handlers: %s\n", strerror(errno));
+		return 1;
+	}
 	for (unsigned int p = 0; p < o.ports; p++) {
 		char name[32];
 		uint8_t mac[6];
@@ -337,10 +361,16 @@ main(int argc, char **argv)
 		if (taps[p] < 0)
 			return 1;
 		ocfg.ifindex[p] = fd_tap_ifindex(name);
+		if (ocfg.ifindex[p] == 0) {
+			fprintf(stderr, "flowcutd: TAP %s has no ifindex: %s\n", name,
+				strerror(errno));
+			return 1;
+		}
 		memcpy(ocfg.mac[p], mac, 6);
 	}
 	fc_settings_default(&cur);
-	settings_load(o.settings);
+	/* changed or not, what it leaves in `cur` is in force; a refusal is said */
+	(void)settings_load(o.settings);
 	watch = settings_watch(o.settings, settings_name, sizeof(settings_name));
 	ocfg.nports = o.ports;
 	ocfg.cut_in_hardware = cur.cut_in_hardware;
@@ -356,8 +386,9 @@ main(int argc, char **argv)
 	}
 	if (lk == NULL)
 		return 0;
+	cmds = fd_cmds_lk(lk);
 	relay = fd_relay_start(lk, taps, o.ports);
-	off = fd_offload_open(lk, &ocfg);
+	off = fd_offload_open(&cmds, &ocfg);
 	nft = fd_nft_open(CT_MARK_BIT);
 	rtw = fd_route_watch_open();
 	epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -373,11 +404,13 @@ main(int argc, char **argv)
 		struct epoll_event set_ev = { .events = EPOLLIN, .data.u32 = 2 };
 		struct epoll_event rt_ev = { .events = EPOLLIN, .data.u32 = 3 };
 
-		epoll_ctl(epfd, EPOLL_CTL_ADD, fd_offload_fd(off), &ct_ev);
-		epoll_ctl(epfd, EPOLL_CTL_ADD, fd_nft_fd(nft), &nft_ev);
-		if (watch >= 0)
-			epoll_ctl(epfd, EPOLL_CTL_ADD, watch, &set_ev);
-		epoll_ctl(epfd, EPOLL_CTL_ADD, fd_route_watch_fd(rtw), &rt_ev);
+		if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd_offload_fd(off), &ct_ev) != 0 ||
+		    epoll_ctl(epfd, EPOLL_CTL_ADD, fd_nft_fd(nft), &nft_ev) != 0 ||
+		    (watch >= 0 && epoll_ctl(epfd, EPOLL_CTL_ADD, watch, &set_ev) != 0) ||
+		    epoll_ctl(epfd, EPOLL_CTL_ADD, fd_route_watch_fd(rtw), &rt_ev) != 0) {
+			fprintf(stderr, "flowcutd: epoll_ctl: %s\n", strerror(errno));
+			return 1;
+		}
 	}
 	while (!quit) {
 		struct epoll_event evs[4];
@@ -407,15 +440,25 @@ main(int argc, char **argv)
 		if (rc == -ECONNRESET || rc == -EPROTO) {
 			programmed = false;
 			if (lk_resync(lk) != 0)
-				usleep(100000);	/* still booting */
+				usleep(100000);	/* still booting; EINTR only shortens it */
 			continue;
 		}
+		/*
+		 * Level-triggered: a source with more than its batch left is
+		 * ready again at once, after every other source had its turn.
+		 */
 		n = epoll_wait(epfd, evs, 4, FD_EVENT_POLL_MS);
+		if (n < 0 && errno != EINTR)
+			fprintf(stderr, "flowcutd: epoll_wait: %s\n", strerror(errno));
 		for (int i = 0; i < n; i++) {
 			if (evs[i].data.u32 == 0) {
 				fd_offload_events(off);
 			} else if (evs[i].data.u32 == 1) {
-				if (fd_nft_events(nft) != 0)
+				rc = fd_nft_events(nft);
+				if (rc < 0 && rc != -ENOBUFS && rc != -EIO)
+					fprintf(stderr, "flowcutd: nftables events: %s\n",
+						strerror(-rc));
+				if (rc != 0)	/* a change, or one we may have missed */
 					fd_offload_ruleset_changed(off);
 			} else if (evs[i].data.u32 == 3) {
 				rt_events(rtw, off);
@@ -439,7 +482,7 @@ main(int argc, char **argv)
 	fd_nft_close(nft);
 	fd_route_watch_close(rtw);
 	fd_offload_close(off);
-	close(epfd);
+	close(epfd);	/* nothing was written through it: no error to lose */
 	lk_close(lk);
 	return 0;
 }

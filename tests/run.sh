@@ -56,6 +56,7 @@ for v in "" asan/ ubsan/; do
 	cmocka "rtnetlink messages[$tag]" "$BUILD/${v}test_rtnl"
 	cmocka "list files[$tag]" "$BUILD/${v}test_list"
 	cmocka "tls ClientHello[$tag]" "$BUILD/${v}test_tls"
+	cmocka "offload policy[$tag]" "$BUILD/${v}test_policy"
 	for t in frame cmd settings rtnl list tls; do
 		check "fuzz $t: corpus and regressions replayed[$tag]" \
 			"$BUILD/${v}fuzz_${t}_replay" tests/fuzz/corpus/$t tests/fuzz/regress/$t
@@ -64,6 +65,8 @@ done
 
 # the real coprocessor, in a network namespace of its own (root only)
 cmocka "flowcut-npu on net_pcap" "$BUILD/test_npu"
+# the binding against the real fast path and the real conntrack, in a namespace (root only)
+cmocka "flowcutd binding" "$BUILD/test_driver"
 # the appliance in the lab, with iperf3 streams (root only)
 cmocka "lab" tests/lab/test_lab.sh
 # the same with real clients and servers: nginx, curl, dnsmasq, dig... (root only)

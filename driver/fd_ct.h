@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fd_ct: conntrack's netlink, and nothing else - as conntrack-tools keeps
+ * netlink.c to I/O and hands events to its modes.  It reads events (a
+ * bounded batch per call) and hands each, parsed, to its owner's callback;
+ * it gets, dumps and updates states (the mark by a masked update, the TCP
+ * tracking flags, the timeout).  What to do with a state is the binding's
+ * (fd_offload), whether it qualifies the policy's (fd_policy).
+ *
+ * Three netlink sockets: events (conntrack's NEW, UPDATE and DESTROY
+ * groups, an 8 MiB receive buffer, non-blocking; a lost event shows as
+ * -ENOBUFS), queries (libnetfilter_conntrack: GET, DUMP, UPDATE) and one
+ * of libmnl's for the masked mark update this libnetfilter_conntrack
+ * cannot build (CTA_MARK_MASK).  Events caused by the last two are
+ * flagged `own`.
+ *
+ * Main thread only.  fd_ct_close(NULL) does nothing.  Errors are negative
+ * errnos; -ENOENT from an update: the state is gone.
+ */
+#ifndef FLOWCUT_FD_CT_H
+#define FLOWCUT_FD_CT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct nf_conntrack;
+struct fd_ct;
+
+enum fd_ct_event {
+	FD_CT_UPDATE,		/* a new state, or one that changed */
+	FD_CT_DESTROY,		/* a state gone */
+};
+
+/*
+ * An event: `ct` carries what the kernel sent (what changed, not the whole
+ * state); it is valid during the call only.  `own`: caused by one of
+ * fd_ct's updates.
+ */
+typedef void fd_ct_event_fn(void *arg, enum fd_ct_event type, const struct nf_conntrack *ct,
+			    bool own);
+
+/* fd_ct_open - conntrack's sockets; events go to cb(arg, ...).  NULL and errno. */
+struct fd_ct *fd_ct_open(fd_ct_event_fn *cb, void *arg);
+void fd_ct_close(struct fd_ct *c);
+
+/* fd_ct_fd - the event socket, to poll (level-triggered: what is left stays readable). */
+int fd_ct_fd(const struct fd_ct *c);
+
+/*
+ * fd_ct_events - reads at most `max` event datagrams and hands their
+ * events on.  Returns how many datagrams it read (fewer than max: the
+ * socket is empty), -ENOBUFS when the kernel dropped events (the caller
+ * reconciles), or another negative errno from recv().
+ */
+int fd_ct_events(struct fd_ct *c, unsigned int max);
+
+/*
+ * fd_ct_drain - throws away every event queued now, unread: before a
+ * dump, whose states are newer (the kernel reports ENOBUFS before the
+ * older events it still holds).
+ */
+void fd_ct_drain(struct fd_ct *c);
+
+/* fd_ct_tuple - a new object with only ct's original tuple and zone; NULL: no memory. */
+struct nf_conntrack *fd_ct_tuple(const struct nf_conntrack *ct);
+
+/*
+ * fd_ct_get - the whole state with `tuple`'s original tuple as conntrack
+ * holds it now; the caller destroys it.  NULL: gone, or no memory.
+ */
+struct nf_conntrack *fd_ct_get(struct fd_ct *c, const struct nf_conntrack *tuple);
+
+/*
+ * fd_ct_dump - every state, in an array the caller frees with
+ * fd_ct_dump_free().  0, or -EIO when the dump did not complete or a state
+ * could not be kept (what it holds is then not every state, and is
+ * still returned).
+ */
+int fd_ct_dump(struct fd_ct *c, struct nf_conntrack ***out, size_t *n);
+void fd_ct_dump_free(struct nf_conntrack **all, size_t n);
+
+/*
+ * fd_ct_mark - the bits of `mask` in the state's mark set to those of
+ * `mark`, the others untouched, in one update (CTA_MARK and CTA_MARK_MASK:
+ * the kernel computes (old & ~mask) ^ mark), so no write of the ruleset's
+ * between a read and a write is lost.  0 or a negative errno.
+ */
+int fd_ct_mark(struct fd_ct *c, const struct nf_conntrack *tuple, uint32_t mark, uint32_t mask);
+
+/*
+ * fd_ct_tcp_loosen - a TCP state made liberal both ways, its highest ACK
+ * seen forgotten (see fd_offload.h).  0 or a negative errno.
+ */
+int fd_ct_tcp_loosen(struct fd_ct *c, const struct nf_conntrack *tuple);
+
+/* fd_ct_timeout - the state's timeout set to `secs`.  0 or a negative errno. */
+int fd_ct_timeout(struct fd_ct *c, const struct nf_conntrack *tuple, uint32_t secs);
+
+/* fd_ct_established_timeout - conntrack's timeout of a working state of `l4proto`, s. */
+uint32_t fd_ct_established_timeout(const struct fd_ct *c, uint8_t l4proto);
+
+#endif

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fd_policy: what the driver offloads, and how - pure functions of one
+ * conntrack state (libnetfilter_conntrack's struct nf_conntrack) and the
+ * settings.  No sockets, no globals, no allocation: any thread may call
+ * them, and tests/unit/test_policy.c holds them to a table.
+ *
+ *  - fd_policy_qualifies: the host accepted it and saw it work (TCP
+ *    established and assured, UDP assured, ICMP echo answered), by the
+ *    ruleset in force (our bit in the mark), no helper, zone 0, not dying.
+ *  - fd_policy_key: one of conntrack's two tuples as a fast-path key.  The
+ *    original tuple keys the frames of the original direction, the reply
+ *    tuple those of the reply direction; NAT is the difference between the
+ *    two (SNAT: the reply's dst is the translated source; DNAT: the reply's
+ *    src is the translated destination), which the fast path derives.
+ *  - fd_policy_route_dst: where a direction's frames are sent (its route).
+ *  - fd_policy_action: IPS with "Cut in hardware", else FWD; a tunnel (ESP,
+ *    UDP 4500 either end) always FWD.
+ *
+ * Addresses and ports in keys are in network byte order, as conntrack
+ * hands them out and the fast path parses them off the wire.
+ */
+#ifndef FLOWCUT_FD_POLICY_H
+#define FLOWCUT_FD_POLICY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <flowcut/fc_cmd.h>
+
+struct nf_conntrack;
+
+/* The two directions of a state; index of a FLOW_CREATE_FP's microflows. */
+enum fd_dir {
+	FD_DIR_ORIG = 0,
+	FD_DIR_REPLY = 1,
+};
+
+/* fd_policy_qualifies - may this state be offloaded now (its path aside)? */
+bool fd_policy_qualifies(const struct nf_conntrack *ct, uint32_t mark_bit);
+
+/* fd_policy_family - 4 or 6 (the fast path's family numbers). */
+int fd_policy_family(const struct nf_conntrack *ct);
+
+/*
+ * fd_policy_key - direction `dir`'s key, for frames coming in on front
+ * port `port`.  ICMP echo: sport is the identifier, dport the type of the
+ * direction's messages (8/0, 128/129).
+ */
+void fd_policy_key(const struct nf_conntrack *ct, enum fd_dir dir, uint16_t port,
+		   struct fc_key *k);
+
+/*
+ * fd_policy_route_dst - the address direction `dir`'s frames leave
+ * towards: the reply's source for the original direction (the server, or
+ * the DNAT target), the original's source for the reply direction (the
+ * client).  Writes 4 or 16 bytes by family.
+ */
+void fd_policy_route_dst(const struct nf_conntrack *ct, enum fd_dir dir, uint8_t dst[16]);
+
+/* fd_policy_action - FC_ACTION_IPS or FC_ACTION_FWD for both microflows. */
+uint8_t fd_policy_action(const struct nf_conntrack *ct, bool cut_in_hardware);
+
+#endif

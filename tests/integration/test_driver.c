@@ -1,0 +1,588 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The driver's binding (fd_offload) against the real fast path and the
+ * real kernel conntrack, in one process:
+ *
+ *   test thread: fd_offload  --fd_cmds_lk-->  link region  --> serving
+ *   thread: npu_cmd_exec on a real fp (as flowcut-npu's control thread)
+ *   conntrack: the kernel's, in a network namespace of the test's own
+ *   (unshare), with two veth front ports, their addresses and permanent
+ *   neighbours; states made with NFCT_Q_CREATE.
+ *
+ * The test plays flowcutd's main loop (events, coprocessor events,
+ * resync) and looks at the fast path's table directly.  Root only: without
+ * CAP_SYS_ADMIN or conntrack, every case reports SKIP.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <libnetfilter_conntrack/libnetfilter_conntrack.h>
+#include <libnetfilter_conntrack/libnetfilter_conntrack_tcp.h>
+#include <linux/netfilter/nf_conntrack_common.h>
+#include <net/if.h>
+#include <rte_mbuf.h>
+#include <rte_memory.h>
+
+#include "fc_eal.h"
+#include "fc_frame.h"
+#include "fd_cmds.h"
+#include "fd_ct.h"
+#include "fd_offload.h"
+#include "fp.h"
+#include "lk.h"
+#include "npu_cmd.h"
+
+#define BIT 0x40000000u
+static const uint8_t MAC0[6] = { 0x02, 0xfc, 0, 0, 0, 1 }, MAC1[6] = { 0x02, 0xfc, 0, 0, 0, 2 };
+static const uint8_t CLIENT_MAC[6] = { 0x02, 0, 0, 0, 0, 0x0a };
+static const uint8_t SERVER_MAC[6] = { 0x02, 0, 0, 0, 0, 0x0b };
+
+static const char *skip_why;	/* set: every case skips */
+static char link_path[64];
+static struct lk *npu_lk, *host_lk;
+static struct fp *fp;
+static struct fp_worker *worker;
+static struct rte_mempool *pool;
+static pthread_mutex_t fp_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_t server;
+static volatile int stop;
+static struct fd_cmds cmds;
+static struct fd_offload *off;
+static struct nfct_handle *nfct;	/* the test's own conntrack handle */
+static unsigned int boots;
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The coprocessor's control thread: client 0's commands, on the real fp. */
+static void *
+serve(void *arg)
+{
+	(void)arg;
+	while (!stop) {
+		struct fc_cmd_hdr h;
+		uint8_t payload[FC_CMD_MAX_PAYLOAD], ans[FC_CMD_MAX_PAYLOAD];
+		struct fc_ans_hdr a;
+		unsigned int n = 0;
+
+		lk_npu_wait(npu_lk, 5, NULL, NULL);
+		while (lk_ans_room(npu_lk, 0) && lk_cmd_take(npu_lk, 0, &h, payload) == 0) {
+			pthread_mutex_lock(&fp_lock);
+			npu_cmd_exec(&(struct npu_cmd_env){ .fp = fp }, &h, payload, now_ns(), &a, ans);
+			pthread_mutex_unlock(&fp_lock);
+			lk_ans_put(npu_lk, 0, &a, ans);	/* room checked */
+			n++;
+		}
+		if (n)
+			lk_ans_kick(npu_lk, 0);
+	}
+	return NULL;
+}
+
+/* A coprocessor booting: a fresh fast path with its ports (flowcutd's program()). */
+static void
+boot(void)
+{
+	char name[16];
+	struct fp_params p = { .max_conns = 64, .max_nhops = 16, .max_workers = 1,
+			       .socket_id = SOCKET_ID_ANY };
+	struct fp_lif l0 = { .port = 0, .mtu = 1500 }, l1 = { .port = 1, .mtu = 1500 };
+	struct fp *old = fp, *nfp;
+
+	snprintf(name, sizeof(name), "drv%u", boots++);
+	p.name = name;
+	nfp = fp_create(&p);
+	assert_non_null(nfp);
+	memcpy(l0.mac, MAC0, 6);
+	memcpy(l1.mac, MAC1, 6);
+	assert_int_equal(fp_lif_set(nfp, 0, &l0), 0);
+	assert_int_equal(fp_lif_set(nfp, 1, &l1), 0);
+	assert_int_equal(fp_cfg_set(nfp, FC_CFG_OFFLOAD | FC_CFG_IPS), 0);
+	pthread_mutex_lock(&fp_lock);
+	if (worker)
+		fp_worker_destroy(worker);
+	fp = nfp;
+	worker = fp_worker_create(fp, 0);
+	pthread_mutex_unlock(&fp_lock);
+	assert_non_null(worker);
+	if (old)
+		fp_destroy(old);
+}
+
+static int
+sh(const char *cmd)
+{
+	int rc = system(cmd);
+
+	if (rc != 0)
+		fprintf(stderr, "test_driver: `%s` failed (%d)\n", cmd, rc);
+	return rc;
+}
+
+/* The namespace: fp0 (198.18.0.1/24, client .10) and fp1 (198.19.0.1/24, server .10). */
+static const char *
+netns_up(void)
+{
+	if (geteuid() != 0)
+		return "not root";
+	if (unshare(CLONE_NEWNET) != 0)
+		return "no network namespace (unshare)";
+	if (sh("modprobe nf_conntrack 2>/dev/null; modprobe nf_conntrack_netlink 2>/dev/null; "
+	       "test -e /proc/sys/net/netfilter/nf_conntrack_max") != 0)
+		return "no conntrack in this kernel";
+	if (sh("ip link set lo up && "
+	       "ip link add fp0 type veth peer name c0 && ip link add fp1 type veth peer name s1 && "
+	       "for l in fp0 c0 fp1 s1; do ip link set $l up || exit 1; done && "
+	       "ip addr add 198.18.0.1/24 dev fp0 && ip addr add 198.19.0.1/24 dev fp1 && "
+	       "ip -6 addr add 2001:2::1/64 dev fp0 nodad && "
+	       "ip -6 addr add 2001:2:0:1::1/64 dev fp1 nodad && "
+	       "ip neigh replace 198.18.0.10 lladdr 02:00:00:00:00:0a dev fp0 nud permanent && "
+	       "ip neigh replace 198.19.0.10 lladdr 02:00:00:00:00:0b dev fp1 nud permanent && "
+	       "ip neigh replace 2001:2::10 lladdr 02:00:00:00:00:0a dev fp0 nud permanent && "
+	       "ip neigh replace 2001:2:0:1::10 lladdr 02:00:00:00:00:0b dev fp1 nud permanent")
+	    != 0)
+		return "the namespace's links could not be made (ip)";
+	return NULL;
+}
+
+static int
+setup(void **state)
+{
+	struct fd_offload_cfg cfg = { .nports = 2, .mark_bit = BIT, .cut_in_hardware = true,
+				      .timeout_s = 30 };
+
+	(void)state;
+	skip_why = netns_up();
+	if (skip_why)
+		return 0;
+	if (fc_eal_init("test_driver", 128) != 0) {
+		skip_why = "no DPDK EAL";
+		return 0;
+	}
+	pool = rte_pktmbuf_pool_create("drvpool", 256, 0, 0, 2048, SOCKET_ID_ANY);
+	assert_non_null(pool);
+	boot();
+	snprintf(link_path, sizeof(link_path), "/dev/shm/test_driver-%d", getpid());
+	npu_lk = lk_create(link_path);
+	assert_non_null(npu_lk);
+	host_lk = lk_attach(link_path, 0);
+	assert_non_null(host_lk);
+	assert_int_equal(pthread_create(&server, NULL, serve, NULL), 0);
+	cmds = fd_cmds_lk(host_lk);
+	cfg.ifindex[0] = if_nametoindex("fp0");
+	cfg.ifindex[1] = if_nametoindex("fp1");
+	memcpy(cfg.mac[0], MAC0, 6);
+	memcpy(cfg.mac[1], MAC1, 6);
+	off = fd_offload_open(&cmds, &cfg);
+	assert_non_null(off);
+	nfct = nfct_open(CONNTRACK, 0);
+	assert_non_null(nfct);
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	if (skip_why)
+		return 0;
+	fd_offload_close(off);
+	nfct_close(nfct);
+	stop = 1;
+	pthread_join(server, NULL);
+	lk_close(host_lk);
+	lk_close(npu_lk);
+	unlink(link_path);
+	fp_worker_destroy(worker);
+	fp_destroy(fp);
+	return 0;	/* the namespace goes with the process */
+}
+
+/* Each case: no state in conntrack, nothing in the fast path, the binding resynced. */
+static int
+fresh(void **state)
+{
+	uint8_t family = AF_INET;
+
+	(void)state;
+	if (skip_why)
+		return 0;
+	nfct_query(nfct, NFCT_Q_FLUSH, &family);
+	family = AF_INET6;
+	nfct_query(nfct, NFCT_Q_FLUSH, &family);
+	fd_offload_resync(off);
+	pthread_mutex_lock(&fp_lock);
+	assert_int_equal(fp_conn_count(fp), 0);
+	pthread_mutex_unlock(&fp_lock);
+	return 0;
+}
+
+/* A state as conntrack would hold it; `dnat`: orig to .99:8080, replied by .10:80. */
+static struct nf_conntrack *
+state4(uint8_t tcp_state, uint32_t status, uint32_t mark, bool dnat)
+{
+	struct nf_conntrack *ct = nfct_new();
+
+	assert_non_null(ct);
+	nfct_set_attr_u8(ct, ATTR_L3PROTO, AF_INET);
+	nfct_set_attr_u32(ct, ATTR_IPV4_SRC, inet_addr("198.18.0.10"));
+	nfct_set_attr_u32(ct, ATTR_IPV4_DST, inet_addr(dnat ? "198.19.0.99" : "198.19.0.10"));
+	nfct_set_attr_u32(ct, ATTR_REPL_IPV4_SRC, inet_addr("198.19.0.10"));
+	nfct_set_attr_u32(ct, ATTR_REPL_IPV4_DST, inet_addr("198.18.0.10"));
+	nfct_set_attr_u8(ct, ATTR_L4PROTO, IPPROTO_TCP);
+	nfct_set_attr_u8(ct, ATTR_REPL_L3PROTO, AF_INET);
+	nfct_set_attr_u8(ct, ATTR_REPL_L4PROTO, IPPROTO_TCP);
+	nfct_set_attr_u16(ct, ATTR_PORT_SRC, htons(40000));
+	nfct_set_attr_u16(ct, ATTR_PORT_DST, htons(dnat ? 8080 : 80));
+	nfct_set_attr_u16(ct, ATTR_REPL_PORT_SRC, htons(80));
+	nfct_set_attr_u16(ct, ATTR_REPL_PORT_DST, htons(40000));
+	nfct_set_attr_u8(ct, ATTR_TCP_STATE, tcp_state);
+	nfct_set_attr_u32(ct, ATTR_STATUS, status);
+	nfct_set_attr_u32(ct, ATTR_TIMEOUT, 300);
+	nfct_set_attr_u32(ct, ATTR_MARK, mark);
+	return ct;
+}
+
+static void
+create(const struct nf_conntrack *ct)
+{
+	if (nfct_query(nfct, NFCT_Q_CREATE, ct) != 0)
+		fail_msg("NFCT_Q_CREATE: %s", strerror(errno));
+}
+
+/* The binding's turn, as flowcutd's main loop gives it, for `ms`. */
+static void
+turns(unsigned int ms)
+{
+	uint64_t end = now_ns() + ms * 1000000ull;
+
+	while (now_ns() < end) {
+		fd_offload_events(off);
+		usleep(2000);
+	}
+}
+
+static struct fd_offload_stats
+stats(void)
+{
+	struct fd_offload_stats s;
+
+	fd_offload_stats(off, &s);
+	return s;
+}
+
+/* The fast path's only connection. */
+static struct fp_conn_info
+the_conn(void)
+{
+	struct fp_conn_info ci;
+	uint32_t slot = 0;
+
+	pthread_mutex_lock(&fp_lock);
+	assert_int_equal(fp_conn_count(fp), 1);
+	assert_int_equal(fp_conn_next(fp, &slot, &ci), 0);
+	pthread_mutex_unlock(&fp_lock);
+	return ci;
+}
+
+static uint32_t
+conns(void)
+{
+	uint32_t n;
+
+	pthread_mutex_lock(&fp_lock);
+	n = fp_conn_count(fp);
+	pthread_mutex_unlock(&fp_lock);
+	return n;
+}
+
+#define SKIP_UNLESS_READY()						\
+	do {								\
+		if (skip_why) {						\
+			print_message("skipped: %s\n", skip_why);	\
+			skip();						\
+		}							\
+	} while (0)
+
+#define ASSURED (IPS_ASSURED | IPS_SEEN_REPLY)
+
+static void
+check_key(const struct fp_key *k, uint16_t port, const char *src, uint16_t sport,
+	  const char *dst, uint16_t dport)
+{
+	struct fp_key want;
+
+	fc_key4(&want, IPPROTO_TCP, src, sport, dst, dport);
+	want.port = port;
+	if (memcmp(k, &want, sizeof(want)) != 0)
+		fail_msg("key on port %u is not %s:%u -> %s:%u", port, src, sport, dst, dport);
+}
+
+static void
+test_offloaded_with_keys_nat_action(void **state)
+{
+	struct nf_conntrack *ct = state4(TCP_CONNTRACK_ESTABLISHED, ASSURED, BIT | 0x5, true);
+	struct fp_conn_info ci;
+	uint64_t offloaded;
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	offloaded = stats().offloaded;
+	create(ct);
+	nfct_destroy(ct);
+	turns(300);
+	assert_int_equal(stats().offloaded, offloaded + 1);
+	ci = the_conn();
+	assert_int_equal(ci.state, FP_CONN_VALID);
+	/* in on fp0 from the client to the DNAT address; in on fp1 from the real server */
+	check_key(&ci.mf[0].key, 0, "198.18.0.10", 40000, "198.19.0.99", 8080);
+	check_key(&ci.mf[1].key, 1, "198.19.0.10", 80, "198.18.0.10", 40000);
+	assert_int_equal(ci.mf[0].action, FC_ACTION_IPS);
+	assert_int_equal(ci.mf[1].action, FC_ACTION_IPS);
+	assert_int_equal(ci.mf[0].timeout_s, 30);
+	assert_true(ci.mf[0].nat || ci.mf[1].nat);
+}
+
+static void
+test_not_qualifying_stays(void **state)
+{
+	struct nf_conntrack *a = state4(TCP_CONNTRACK_ESTABLISHED, ASSURED, 0x5, false);
+	struct nf_conntrack *b = state4(TCP_CONNTRACK_SYN_RECV, IPS_SEEN_REPLY, BIT, false);
+	uint64_t offloaded;
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	offloaded = stats().offloaded;
+	create(a);	/* not through the rules */
+	turns(200);
+	assert_int_equal(conns(), 0);
+	nfct_query(nfct, NFCT_Q_DESTROY, a);
+	create(b);	/* through the rules, not established */
+	turns(200);
+	assert_int_equal(conns(), 0);
+	assert_int_equal(stats().offloaded, offloaded);
+	nfct_destroy(a);
+	nfct_destroy(b);
+}
+
+static void
+test_destroy_takes_out(void **state)
+{
+	struct nf_conntrack *ct = state4(TCP_CONNTRACK_ESTABLISHED, ASSURED, BIT, false);
+	uint64_t removed;
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	removed = stats().removed;
+	create(ct);
+	turns(200);
+	assert_int_equal(conns(), 1);
+	assert_int_equal(nfct_query(nfct, NFCT_Q_DESTROY, ct), 0);
+	turns(200);
+	assert_int_equal(stats().removed, removed + 1);
+	pthread_mutex_lock(&fp_lock);
+	fp_sweep(fp, now_ns(), 0, (struct fp_event[4]){ 0 }, 4);	/* frees after the grace period */
+	pthread_mutex_unlock(&fp_lock);
+	assert_int_equal(conns(), 0);
+	nfct_destroy(ct);
+}
+
+/* One TCP frame of the connection through the fast path's worker. */
+static uint16_t
+frame(uint16_t port, const struct fc_frame_spec *s)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+	uint8_t buf[2048];
+	size_t len = fc_frame_build(s, buf, sizeof(buf));
+	struct fp_out o;
+
+	assert_non_null(m);
+	memcpy(rte_pktmbuf_append(m, (uint16_t)len), buf, len);
+	pthread_mutex_lock(&fp_lock);
+	assert_int_equal(fp_process_burst(worker, port, &m, 1, now_ns(), &o), 1);
+	pthread_mutex_unlock(&fp_lock);
+	rte_pktmbuf_free(m);
+	return o.dest;
+}
+
+static void
+test_max_retrans_given_back_is_revived(void **state)
+{
+	struct nf_conntrack *ct = state4(TCP_CONNTRACK_ESTABLISHED, ASSURED, BIT, false);
+	struct fc_frame_spec o = { .payload = 18, .win = 1000, .tcp_flags = FP_TCP_ACK,
+				   .seq = 1000, .ack = 5000 };
+	struct fc_frame_spec p;
+	struct fp_event ev[2];
+	struct lk_event le;
+	uint64_t revived;
+	unsigned int n;
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	create(ct);
+	turns(200);
+	assert_int_equal(conns(), 1);
+	memcpy(o.dmac, MAC0, 6);
+	memcpy(o.smac, CLIENT_MAC, 6);
+	fc_key4(&o.key, IPPROTO_TCP, "198.18.0.10", 40000, "198.19.0.10", 80);
+	p = o;
+	fp_key_reverse(&o.key, &p.key);
+	memcpy(p.dmac, MAC1, 6);
+	memcpy(p.smac, SERVER_MAC, 6);
+	p.seq = 5000;
+	p.ack = 1018;
+	p.payload = 0;
+	for (int i = 0; i < 30; i++, o.seq += o.payload)
+		frame(0, &o);
+	/* the same ACK again and again: a stalled sender, given back */
+	for (int i = 0; i < FP_MAX_RETRANS + 1; i++)
+		frame(1, &p);
+	pthread_mutex_lock(&fp_lock);
+	n = fp_sweep(fp, now_ns(), 0, ev, 2);
+	pthread_mutex_unlock(&fp_lock);
+	assert_int_equal(n, 1);
+	assert_int_equal(ev[0].reason, FC_REASON_TCP_MAX_RETRANS);
+	assert_int_equal(the_conn().state, FP_CONN_INVALID);
+	npu_cmd_event(&ev[0], &le);
+	revived = stats().revived;
+	fd_offload_fp_event(off, &le);
+	assert_int_equal(stats().revived, revived + 1);
+	assert_int_equal(the_conn().state, FP_CONN_VALID);
+	nfct_destroy(ct);
+}
+
+/* The state's mark as conntrack holds it now. */
+static uint32_t
+mark_now(struct fd_ct *c, const struct nf_conntrack *ct)
+{
+	struct nf_conntrack *now = fd_ct_get(c, ct);
+	uint32_t m;
+
+	assert_non_null(now);
+	m = nfct_get_attr_u32(now, ATTR_MARK);
+	nfct_destroy(now);
+	return m;
+}
+
+static void
+ignore_event(void *arg, enum fd_ct_event type, const struct nf_conntrack *ct, bool own)
+{
+	(void)arg, (void)type, (void)ct, (void)own;
+}
+
+/* fd_ct_mark against the real conntrack: only the masked bits change. */
+static void
+test_masked_mark(void **state)
+{
+	struct nf_conntrack *ct = state4(TCP_CONNTRACK_SYN_SENT, 0, 0x12340005, false);
+	struct fd_ct *c;
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	c = fd_ct_open(ignore_event, NULL);
+	assert_non_null(c);
+	create(ct);
+	assert_int_equal(fd_ct_mark(c, ct, BIT, BIT), 0);
+	assert_int_equal(mark_now(c, ct), 0x12340005 | BIT);
+	assert_int_equal(fd_ct_mark(c, ct, 0, BIT), 0);
+	assert_int_equal(mark_now(c, ct), 0x12340005);
+	assert_int_equal(fd_ct_mark(c, ct, 0x00000a00, 0x00000f0f), 0);
+	assert_int_equal(mark_now(c, ct), 0x12340a00);
+	assert_int_equal(nfct_query(nfct, NFCT_Q_DESTROY, ct), 0);
+	assert_int_equal(fd_ct_mark(c, ct, 0, BIT), -ENOENT);
+	fd_ct_close(c);
+	nfct_destroy(ct);
+}
+
+static void
+test_ruleset_change_takes_out_and_clears_marks(void **state)
+{
+	struct nf_conntrack *a = state4(TCP_CONNTRACK_ESTABLISHED, ASSURED, BIT | 0x5, false);
+	struct nf_conntrack *b = state4(TCP_CONNTRACK_SYN_SENT, 0, BIT | 0x700, true);
+	struct fd_offload_stats before;
+	struct fd_ct *c;
+	uint32_t rev;
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	before = stats();
+	c = fd_ct_open(ignore_event, NULL);
+	assert_non_null(c);
+	nfct_set_attr_u16(b, ATTR_PORT_SRC, htons(40001));	/* another connection */
+	nfct_set_attr_u16(b, ATTR_REPL_PORT_DST, htons(40001));
+	create(a);
+	create(b);
+	turns(200);
+	assert_int_equal(conns(), 1);
+	rev = the_conn().fw_rev;
+	fd_offload_ruleset_changed(off);
+	assert_int_equal(stats().rev_bumps, before.rev_bumps + 1);
+	pthread_mutex_lock(&fp_lock);
+	assert_int_equal(fp_fw_rev_get(fp), rev + 1);	/* the connection no longer matches */
+	pthread_mutex_unlock(&fp_lock);
+	/* every state's bit cleared, the rest of each mark kept */
+	assert_int_equal(mark_now(c, a), 0x5);
+	assert_int_equal(mark_now(c, b), 0x700);
+	/* and nothing comes back until the rules pass it again */
+	turns(200);
+	assert_int_equal(stats().offloaded, before.offloaded + 1);	/* a, once */
+	fd_ct_close(c);
+	nfct_destroy(a);
+	nfct_destroy(b);
+}
+
+static void
+test_resync_after_boot(void **state)
+{
+	struct nf_conntrack *ct = state4(TCP_CONNTRACK_ESTABLISHED, ASSURED, BIT, false);
+	uint64_t resyncs;
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	create(ct);
+	turns(200);
+	assert_int_equal(conns(), 1);
+	boot();		/* the coprocessor forgot everything */
+	assert_int_equal(conns(), 0);
+	resyncs = stats().resyncs;
+	fd_offload_resync(off);	/* as flowcutd does on LK_EV_BOOT */
+	assert_int_equal(stats().resyncs, resyncs + 1);
+	assert_int_equal(conns(), 1);
+	check_key(&the_conn().mf[0].key, 0, "198.18.0.10", 40000, "198.19.0.10", 80);
+	nfct_destroy(ct);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_offloaded_with_keys_nat_action, fresh),
+		cmocka_unit_test_setup(test_not_qualifying_stays, fresh),
+		cmocka_unit_test_setup(test_destroy_takes_out, fresh),
+		cmocka_unit_test_setup(test_max_retrans_given_back_is_revived, fresh),
+		cmocka_unit_test_setup(test_masked_mark, fresh),
+		cmocka_unit_test_setup(test_ruleset_change_takes_out_and_clears_marks, fresh),
+		cmocka_unit_test_setup(test_resync_after_boot, fresh),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
