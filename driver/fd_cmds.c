@@ -2,6 +2,10 @@
 /* fd_cmds: see fd_cmds.h. */
 #include "fd_cmds.h"
 
+#include <limits.h>
+#include <string.h>
+
+#include "fd_cmdq.h"
 #include "lk.h"
 
 #define FD_CMDS_CALL_MS 2000
@@ -12,8 +16,115 @@ lk_cmds_call(void *ctx, uint16_t op, const void *payload, uint16_t len, void *an
 	return lk_call(ctx, op, payload, len, ans, cap, NULL, FD_CMDS_CALL_MS);
 }
 
+/* One at a time: finished before it returns. */
+static int
+lk_cmds_post(void *ctx, uint16_t op, const void *payload, uint16_t len, fd_cmds_done_fn *done,
+	     void *dctx)
+{
+	uint8_t ans[FC_CMD_MAX_PAYLOAD];
+	uint16_t got = 0;
+	int rc = lk_call(ctx, op, payload, len, ans, sizeof(ans), &got, FD_CMDS_CALL_MS);
+
+	if (fd_cmds_no_answer(rc))
+		return rc;
+	done(dctx, rc, ans, got);
+	return 0;
+}
+
 struct fd_cmds
 fd_cmds_lk(struct lk *lk)
 {
-	return (struct fd_cmds){ .call = lk_cmds_call, .ctx = lk };
+	return (struct fd_cmds){ .call = lk_cmds_call, .post = lk_cmds_post, .ctx = lk };
+}
+
+int
+fd_cmds_post(const struct fd_cmds *c, uint16_t op, const void *payload, uint16_t len,
+	     fd_cmds_done_fn *done, void *dctx)
+{
+	return c->post(c->ctx, op, payload, len, done, dctx);
+}
+
+int
+fd_cmds_flush(const struct fd_cmds *c, int ms)
+{
+	return c->flush ? c->flush(c->ctx, ms) : 0;
+}
+
+/* ---- through the command client ---- */
+
+/* The client's refusals as call()'s: no answer came, nothing waited. */
+static int
+q_rc(int rc)
+{
+	return rc == -EHOSTDOWN ? -ETIMEDOUT : rc;
+}
+
+static int
+q_post(void *ctx, uint16_t op, const void *payload, uint16_t len, fd_cmds_done_fn *done,
+       void *dctx)
+{
+	struct fd_cmdq *q = ctx;
+	int rc;
+
+	/* at the cap: take answers until there is room (their deadlines bound it) */
+	while ((rc = fd_cmdq_post(q, op, payload, len, done, dctx)) == -ENOBUFS) {
+		if (fd_cmdq_poll(q) == 0)
+			fd_cmdq_wait(q, 10);
+	}
+	return q_rc(rc);
+}
+
+struct sync_call {
+	bool done;
+	int rc;
+	void *ans;
+	uint16_t cap;
+};
+
+static void
+sync_done(void *ctx, int rc, const void *ans, uint16_t len)
+{
+	struct sync_call *s = ctx;
+
+	s->done = true;
+	s->rc = rc;
+	if (rc == 0 && s->cap) {
+		if (len > s->cap)
+			s->rc = -EMSGSIZE;	/* as lk_call: the answer did not fit */
+		else
+			memcpy(s->ans, ans, len);
+	}
+}
+
+static int
+q_call(void *ctx, uint16_t op, const void *payload, uint16_t len, void *ans, uint16_t cap)
+{
+	struct fd_cmdq *q = ctx;
+	struct sync_call s = { .ans = ans, .cap = ans ? cap : 0 };
+	int rc = q_post(q, op, payload, len, sync_done, &s);
+
+	if (rc != 0)
+		return rc;
+	fd_cmdq_kick(q);
+	while (!s.done) {
+		/* the client fails it at its deadline: the wait is bounded */
+		if (fd_cmdq_poll(q) == 0 && !s.done)
+			fd_cmdq_wait(q, 10);
+	}
+	return s.rc;
+}
+
+static int
+q_flush(void *ctx, int ms)
+{
+	/* < 0: until each has finished - its own deadline bounds the wait */
+	int rc = fd_cmdq_flush(ctx, ms < 0 ? INT_MAX : ms);
+
+	return rc == -EHOSTDOWN ? -ETIMEDOUT : rc;
+}
+
+struct fd_cmds
+fd_cmds_q(struct fd_cmdq *q)
+{
+	return (struct fd_cmds){ .call = q_call, .post = q_post, .flush = q_flush, .ctx = q };
 }

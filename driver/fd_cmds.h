@@ -20,9 +20,22 @@
 
 struct lk;
 
+/* A posted command's end: its rc (as call()'s) and the answer's payload. */
+typedef void fd_cmds_done_fn(void *dctx, int rc, const void *ans, uint16_t ans_len);
+
 struct fd_cmds {
 	int (*call)(void *ctx, uint16_t op, const void *payload, uint16_t len, void *ans,
 		    uint16_t cap);
+	/*
+	 * Many in flight.  post: 0 and done() runs exactly once later (in a flush or the main
+	 * loop's poll), or an rc as call()'s and done() never runs.
+	 * flush: wait until every posted command has finished, at most ms
+	 * (< 0: until each has, answered or failed at its own deadline): 0,
+	 * or an rc as call()'s (no answer: what was in flight failed).
+	 */
+	int (*post)(void *ctx, uint16_t op, const void *payload, uint16_t len,
+		    fd_cmds_done_fn *done, void *dctx);
+	int (*flush)(void *ctx, int ms);	/* NULL: nothing is ever left in flight */
 	void *ctx;
 };
 
@@ -33,6 +46,12 @@ fd_cmds_call(const struct fd_cmds *c, uint16_t op, const void *payload, uint16_t
 	return c->call(c->ctx, op, payload, len, ans, cap);
 }
 
+/* fd_cmds_post - see struct fd_cmds. */
+int fd_cmds_post(const struct fd_cmds *c, uint16_t op, const void *payload, uint16_t len,
+		 fd_cmds_done_fn *done, void *dctx);
+/* fd_cmds_flush - see struct fd_cmds. */
+int fd_cmds_flush(const struct fd_cmds *c, int ms);
+
 /* fd_cmds_no_answer - did a call end without the coprocessor's answer? */
 static inline bool
 fd_cmds_no_answer(int rc)
@@ -42,5 +61,15 @@ fd_cmds_no_answer(int rc)
 
 /* fd_cmds_lk - commands over the link's command ring (lk_call, 2 s each). */
 struct fd_cmds fd_cmds_lk(struct lk *lk);
+
+struct fd_cmdq;
+/*
+ * fd_cmds_q - commands through the command client (fd_cmdq): posts are
+ * batched and many in flight; call() posts and waits for its own answer
+ * (other completions run meanwhile).  While the client is down (a stall or
+ * a reboot not yet reset) call() and post() fail at once: -ETIMEDOUT or
+ * -ECONNRESET, no wait.
+ */
+struct fd_cmds fd_cmds_q(struct fd_cmdq *q);
 
 #endif

@@ -560,6 +560,34 @@ fd_offload_events(struct fd_offload *o)
 		fd_offload_resync(o);
 }
 
+static void
+reclaim_done(void *dctx, int rc, const void *ans, uint16_t len)
+{
+	int *failed = dctx;
+
+	(void)ans, (void)len;
+	if (rc != 0 && rc != -ENOENT)	/* -ENOENT: gone already */
+		(*failed)++;
+}
+
+/* One page of connections out, the commands in flight together: 0 or -EIO. */
+static int
+reclaim_all(struct fd_offload *o, const struct fc_ans_range *a)
+{
+	int failed = 0, rc = 0;
+
+	for (uint32_t i = 0; i < a->count && rc == 0; i++) {
+		struct fc_cmd_conn_id id = { .id = a->conn[i].id };
+
+		rc = fd_cmds_post(&o->cmds, FC_CMD_CONN_RECLAIM_FP, &id, sizeof(id), reclaim_done,
+				  &failed);
+	}
+	/* every posted command finishes (answered or failed) before `failed` goes */
+	if (fd_cmds_flush(&o->cmds, -1) != 0 || rc != 0 || failed)
+		return -EIO;
+	return 0;
+}
+
 void
 fd_offload_resync(struct fd_offload *o)
 {
@@ -580,11 +608,8 @@ fd_offload_resync(struct fd_offload *o)
 			return;		/* try again later; forget nothing yet */
 		if (a.count == 0)
 			break;
-		for (uint32_t i = 0; i < a.count; i++) {
-			rc = reclaim(o, a.conn[i].id);
-			if (rc != 0 && rc != -ENOENT)
-				return;
-		}
+		if (reclaim_all(o, &a) != 0)
+			return;
 		if (a.next <= r.first)
 			break;
 		r.first = a.next;
@@ -634,45 +659,67 @@ fd_offload_fp_event(struct fd_offload *o, const struct lk_event *ev)
 	forget(o, e);
 }
 
-/* One connection's conntrack timeout from its last-seen times: 0, or -ENOENT (its state is gone). */
-static int
-refresh_one(struct fd_offload *o, struct off_entry *e)
+struct refresh_ctx {
+	struct fd_offload *o;
+	uint64_t fp_id;
+};
+
+/* One connection's conntrack timeout from its last-seen times (CONN_READ_BY_ID's answer). */
+static void
+refresh_done(void *dctx, int rc, const void *ans, uint16_t len)
 {
-	struct fc_cmd_conn_id id = { .id = e->fp_id };
+	const struct refresh_ctx *c = dctx;
+	struct fd_offload *o = c->o;
+	struct off_entry *e = find_fp(o, c->fp_id);
 	struct fc_conn_info ci;
 	uint64_t seen;
-	int rc = 0;
 
-	if (call(o, FC_CMD_CONN_READ_BY_ID, &id, sizeof(id), &ci, sizeof(ci)) != 0)
-		return 0;
+	if (rc != 0 || e == NULL || len < sizeof(ci))
+		return;		/* gone meanwhile, or tried again at the next refresh */
+	memcpy(&ci, ans, sizeof(ci));
 	seen = ci.mf[0].stats.last_seen > ci.mf[1].stats.last_seen ? ci.mf[0].stats.last_seen
 								    : ci.mf[1].stats.last_seen;
-	if (seen > e->last_seen) {
-		e->last_seen = seen;
-		rc = fd_ct_timeout(o->ct, e->tuple, fd_ct_established_timeout(o->ct, e->l4proto));
-		if (rc == 0)
-			o->st.refreshed++;
-		else if (rc != -ENOENT)	/* tried again at the next refresh */
-			fprintf(stderr, "flowcutd: conntrack state %u: refreshing its timeout: %s\n",
-				e->ct_id, strerror(-rc));
-	}
-	return rc == -ENOENT ? rc : 0;
+	if (seen <= e->last_seen)
+		return;
+	e->last_seen = seen;
+	rc = fd_ct_timeout(o->ct, e->tuple, fd_ct_established_timeout(o->ct, e->l4proto));
+	if (rc == 0)
+		o->st.refreshed++;
+	else if (rc == -ENOENT)	/* gone without a DESTROY we saw (lost, or never sent) */
+		state_gone(o, e->ct_id);
+	else			/* tried again at the next refresh */
+		fprintf(stderr, "flowcutd: conntrack state %u: refreshing its timeout: %s\n",
+			e->ct_id, strerror(-rc));
 }
 
 void
 fd_offload_refresh(struct fd_offload *o)
 {
 	struct off_entry **all;
+	struct refresh_ctx *ctx;
 	size_t n;
+	int rc = 0;
 
 	if (o->need_resync)
 		fd_offload_resync(o);	/* an earlier one did not get through */
 	all = snapshot(o, &n);
-	for (size_t i = 0; i < n; i++)
-		/* gone without a DESTROY we saw (lost, or never sent): out at once */
-		if (refresh_one(o, all[i]) == -ENOENT)
-			state_gone(o, all[i]->ct_id);
-	free(all);
+	ctx = calloc(n ? n : 1, sizeof(*ctx));
+	if (all == NULL || ctx == NULL) {
+		free(all);
+		free(ctx);
+		return;		/* tried again at the next refresh */
+	}
+	/* every connection's counts asked at once, in batches */
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		struct fc_cmd_conn_id id = { .id = all[i]->fp_id };
+
+		ctx[i] = (struct refresh_ctx){ .o = o, .fp_id = all[i]->fp_id };
+		rc = fd_cmds_post(&o->cmds, FC_CMD_CONN_READ_BY_ID, &id, sizeof(id), refresh_done,
+				  &ctx[i]);
+	}
+	free(all);		/* the completions look their entries up again */
+	fd_cmds_flush(&o->cmds, -1);	/* each command finishes, answered or failed */
+	free(ctx);
 }
 
 void

@@ -40,6 +40,7 @@
 #include <flowcut/fc_cmd.h>
 
 #include "fc_settings.h"
+#include "fd_cmdq.h"
 #include "fd_cmds.h"
 #include "fd_nft.h"
 #include "fd_offload.h"
@@ -52,7 +53,6 @@
 #include <sys/epoll.h>
 #include <sys/inotify.h>
 
-#define CALL_MS 2000	/* program()'s commands; fd_offload's go through fd_cmds */
 #define CT_MARK_BIT 0x40000000u	/* set by fd_nft on what the rules let through */
 #define FD_EVENTS_PER_TURN 256	/* coprocessor events read in one turn */
 #define FD_EVENT_POLL_MS 5	/* the coprocessor's events are looked for this often */
@@ -101,6 +101,13 @@ on_signal(int sig)
 	quit = 1;
 }
 
+/* The command client's notice: the loop acts on it once. */
+static void
+on_down(void *arg, enum fd_cmdq_state why)
+{
+	*(enum fd_cmdq_state *)arg = why;
+}
+
 static void
 port_mac(unsigned int port, uint8_t mac[6])
 {
@@ -116,7 +123,7 @@ port_mac(unsigned int port, uint8_t mac[6])
  * reads back (never written as a constant).
  */
 static int
-program(struct lk *lk, const struct opts *o)
+program(const struct fd_cmds *cmds, struct lk *lk, const struct opts *o)
 {
 	struct fc_ans_cfg now;
 	struct fc_cmd_cfg set;
@@ -126,20 +133,20 @@ program(struct lk *lk, const struct opts *o)
 		struct fc_cmd_lif l = { .id = (uint16_t)p, .port = (uint16_t)p, .mtu = 1500 };
 
 		port_mac(p, l.mac);
-		rc = lk_call(lk, FC_CMD_LIF_ADD_UPDATE, &l, sizeof(l), NULL, 0, NULL, CALL_MS);
+		rc = fd_cmds_call(cmds, FC_CMD_LIF_ADD_UPDATE, &l, sizeof(l), NULL, 0);
 		if (rc != 0) {
 			fprintf(stderr, "flowcutd: LIF_ADD_UPDATE port %u: %s\n", p, strerror(-rc));
 			return rc;
 		}
 	}
-	rc = lk_call(lk, FC_CMD_FW_CFG_PARAMS_GET, NULL, 0, &now, sizeof(now), NULL, CALL_MS);
+	rc = fd_cmds_call(cmds, FC_CMD_FW_CFG_PARAMS_GET, NULL, 0, &now, sizeof(now));
 	if (rc != 0) {
 		fprintf(stderr, "flowcutd: FW_CFG_PARAMS_GET: %s\n", strerror(-rc));
 		return rc;
 	}
 	set.fw_cfg = now.fw_cfg & ~(FC_CFG_OFFLOAD | FC_CFG_IPS);
 	set.fw_cfg |= (cur.offload ? FC_CFG_OFFLOAD : 0) | (cur.cut_in_hardware ? FC_CFG_IPS : 0);
-	rc = lk_call(lk, FC_CMD_FW_CFG_PARAMS_SET, &set, sizeof(set), NULL, 0, NULL, CALL_MS);
+	rc = fd_cmds_call(cmds, FC_CMD_FW_CFG_PARAMS_SET, &set, sizeof(set), NULL, 0);
 	if (rc != 0) {
 		fprintf(stderr, "flowcutd: FW_CFG_PARAMS_SET 0x%03x: %s\n", set.fw_cfg, strerror(-rc));
 		return rc;
@@ -317,6 +324,8 @@ main(int argc, char **argv)
 	struct fd_offload_cfg ocfg = { .mark_bit = CT_MARK_BIT };
 	struct fd_offload *off;
 	struct fd_cmds cmds;
+	struct fd_cmdq *cmdq;
+	enum fd_cmdq_state down = FD_CMDQ_UP;	/* set by on_down, acted on by the loop */
 	struct fd_nft *nft;
 	struct fd_route_watch *rtw;
 	int epfd;
@@ -386,7 +395,12 @@ main(int argc, char **argv)
 	}
 	if (lk == NULL)
 		return 0;
-	cmds = fd_cmds_lk(lk);
+	cmdq = fd_cmdq_create(lk, &(struct fd_cmdq_params){ .down = on_down, .down_arg = &down });
+	if (cmdq == NULL) {
+		fprintf(stderr, "flowcutd: command client: %s\n", strerror(errno));
+		return 1;
+	}
+	cmds = fd_cmds_q(cmdq);
 	relay = fd_relay_start(lk, taps, o.ports);
 	off = fd_offload_open(&cmds, &ocfg);
 	nft = fd_nft_open(CT_MARK_BIT);
@@ -417,8 +431,23 @@ main(int argc, char **argv)
 		struct lk_event ev;
 		int rc, n;
 
+		/* the answers that came, and whether the coprocessor went down */
+		fd_cmdq_poll(cmdq);
+		if (down != FD_CMDQ_UP) {
+			/*
+			 * Noticed once: whatever was in flight has failed; the
+			 * connections are taken out and put back once, by the
+			 * program-and-resync below, when it answers again.
+			 */
+			fprintf(stderr, "flowcutd: coprocessor %s; programming it again and "
+				"resyncing\n", down == FD_CMDQ_STALLED ? "not answering" : "rebooted");
+			down = FD_CMDQ_UP;
+			programmed = false;
+			if (fd_cmdq_reset(cmdq) != 0)
+				usleep(100000);	/* still booting */
+		}
 		if (!programmed) {
-			programmed = program(lk, &o) == 0;
+			programmed = program(&cmds, lk, &o) == 0;
 			if (programmed) {
 				programmed_boot = lk_boot_id(lk);
 				fd_offload_resync(off);	/* the connections conntrack holds */
@@ -466,7 +495,7 @@ main(int argc, char **argv)
 				   settings_load(o.settings)) {
 				/* saved: applied at once, the gate and the switch together */
 				fd_offload_settings(off, cur.cut_in_hardware, cur.idle_timeout);
-				programmed = program(lk, &o) == 0 && programmed;
+				programmed = program(&cmds, lk, &o) == 0 && programmed;
 			}
 		}
 		if (time(NULL) != last_stats) {
@@ -482,6 +511,7 @@ main(int argc, char **argv)
 	fd_nft_close(nft);
 	fd_route_watch_close(rtw);
 	fd_offload_close(off);
+	fd_cmdq_destroy(cmdq);	/* after the binding: it fails what is left in flight */
 	close(epfd);	/* nothing was written through it: no error to lose */
 	lk_close(lk);
 	return 0;

@@ -3,7 +3,7 @@
  * The driver's binding (fd_offload) against the real fast path and the
  * real kernel conntrack, in one process:
  *
- *   test thread: fd_offload  --fd_cmds_lk-->  link region  --> serving
+ *   test thread: fd_offload  --fd_cmds_q (fd_cmdq)-->  link region  --> serving
  *   thread: npu_cmd_exec on a real fp (as flowcut-npu's control thread)
  *   conntrack: the kernel's, in a network namespace of the test's own
  *   (unshare), with two veth front ports, their addresses and permanent
@@ -38,6 +38,7 @@
 
 #include "fc_eal.h"
 #include "fc_frame.h"
+#include "fd_cmdq.h"
 #include "fd_cmds.h"
 #include "fd_ct.h"
 #include "fd_offload.h"
@@ -60,6 +61,7 @@ static pthread_mutex_t fp_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_t server;
 static volatile int stop;
 static struct fd_cmds cmds;
+static struct fd_cmdq *cmdq;
 static struct fd_offload *off;
 static struct nfct_handle *nfct;	/* the test's own conntrack handle */
 static unsigned int boots;
@@ -187,7 +189,10 @@ setup(void **state)
 	host_lk = lk_attach(link_path, 0);
 	assert_non_null(host_lk);
 	assert_int_equal(pthread_create(&server, NULL, serve, NULL), 0);
-	cmds = fd_cmds_lk(host_lk);
+	/* as flowcutd: through the command client, commands in flight together */
+	cmdq = fd_cmdq_create(host_lk, &(struct fd_cmdq_params){ 0 });
+	assert_non_null(cmdq);
+	cmds = fd_cmds_q(cmdq);
 	cfg.ifindex[0] = if_nametoindex("fp0");
 	cfg.ifindex[1] = if_nametoindex("fp1");
 	memcpy(cfg.mac[0], MAC0, 6);
@@ -206,6 +211,7 @@ teardown(void **state)
 	if (skip_why)
 		return 0;
 	fd_offload_close(off);
+	fd_cmdq_destroy(cmdq);
 	nfct_close(nfct);
 	stop = 1;
 	pthread_join(server, NULL);
