@@ -58,7 +58,8 @@ cd "$root" || exit 2
 declare -A uses
 table=$(make -s --no-print-directory arrows) || { echo "check-arrows: 'make arrows' failed in $root" >&2; exit 2; }
 while IFS= read -r line; do
-	uses[${line%%:*}]=" ${line#*:} "
+	set -- ${line#*:}
+	uses[${line%%:*}]="$*"
 done <<<"$table"
 
 bad=0
@@ -87,13 +88,13 @@ for folder in "${!uses[@]}"; do
 				to=$(where "$folder" "$h")
 				if [ -z "$to" ]; then
 					broken "$file:$n: includes \"$h\", found in no folder of the table"
-				elif [ "$to" != "$folder" ] && [[ ${uses[$folder]} != *" $to "* ]]; then
-					broken "$file:$n: includes $to/$h, but $folder -> $to is not an arrow (USES_$folder:${uses[$folder]% })"
+				elif [ "$to" != "$folder" ] && [[ " ${uses[$folder]} " != *" $to "* ]]; then
+					broken "$file:$n: includes $to/$h, but $folder -> $to is not an arrow (USES_$folder := ${uses[$folder]})"
 				fi ;;
 			*'<rte_'*)
 				h=${inc#*<}; h=${h%%>*}
-				[[ ${uses[$folder]} == *" dpdk "* ]] ||
-					broken "$file:$n: includes <$h>, but $folder -> dpdk is not an arrow (USES_$folder:${uses[$folder]% })"
+				[[ " ${uses[$folder]} " == *" dpdk "* ]] ||
+					broken "$file:$n: includes <$h>, but $folder -> dpdk is not an arrow (USES_$folder := ${uses[$folder]})"
 				;;
 			esac
 		done < <(grep -n '^[[:space:]]*#[[:space:]]*include' "$file")
@@ -105,9 +106,10 @@ reach() { # folder path...
 	local to
 	for to in ${uses[$1]}; do
 		[ "$to" = dpdk ] && continue
-		if [[ " ${*:2} " == *" $to "* ]]; then
-			broken "Makefile: the arrows go round: $(printf '%s -> ' "${@:2}" "$1")$to"; return
+		if [ "$to" = "${2:-$1}" ]; then
+			broken "Makefile: the arrows go round: $(printf '%s -> ' "${@:2}" "$1")$to"; continue
 		fi
+		[[ " ${*} " == *" $to "* ]] && continue	# a round met on the way, told from its own start
 		[ -n "${uses[$to]+x}" ] || { broken "Makefile: USES_$1 names $to, which has no line"; continue; }
 		reach "$to" "${@:2}" "$1"
 	done
