@@ -115,9 +115,13 @@ OUT_asan   := $(BUILD)/asan/
 OUT_ubsan  := $(BUILD)/ubsan/
 OUT_fuzz   := $(BUILD)/fuzz/
 
+# V=1: every command; make -s: nothing but errors; else one line a step.
 ifeq ($(V),1)
 Q :=
 say :=
+else ifneq ($(findstring s,$(firstword -$(MAKEFLAGS))),)
+Q := @
+say = @
 else
 Q := @
 say = @printf '  %-4s %s\n' $1 $2;
