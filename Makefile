@@ -1,103 +1,188 @@
 # flowcut - see README.md.  `make demo` and `make test` install what is
 # missing (scripts/deps.sh), build, and run.
+#
+# The build says the project's shape.  Each folder other folders use is a
+# static library, built once per flavour (release, asan, ubsan, and fuzz for
+# the libFuzzer targets); each program is its own sources plus the libraries
+# it names.  One table (USES_ below) says which folder may use which: every
+# include path follows from it, so the compiler refuses a header across an
+# arrow the table does not draw, and `make check-arrows`
+# (scripts/check-arrows.sh) names every #include that crosses one.
+#
+#   $(BUILD)/obj/<flavour>/<folder>/<file>.o      a library's objects
+#   $(BUILD)/obj/<flavour>/lib/lib<folder>.a      the library (tests/lib: libtests_lib.a)
+#   $(BUILD)/obj/<flavour>/prog/<program>/...     a program's own objects
+#   $(BUILD)/<program>, $(BUILD)/asan/<program>, $(BUILD)/ubsan/<program>,
+#   $(BUILD)/fuzz/fuzz_<target>                   the programs
+#
+# V=1 prints every command.
 
 BUILD      ?= build
 CC         ?= gcc
 FUZZ_CC    ?= clang
 FUZZ_SECS  ?= 45
+V          ?= 0
 
 DPDK_CFLAGS := $(shell pkg-config --cflags libdpdk 2>/dev/null)
 DPDK_LIBS   := -lrte_hash -lrte_rcu -lrte_ring -lrte_mbuf -lrte_mempool \
                -lrte_net -lrte_eal -lrte_kvargs -lrte_telemetry
-LIBS_flowcut-npu := -lrte_ethdev
 
 # gnu11: C11 plus the GNU extensions DPDK's headers use.
 CFLAGS_BASE := -std=gnu11 -D_GNU_SOURCE -DALLOW_EXPERIMENTAL_API -g \
-               -Wall -Wextra -Wshadow -Wno-address-of-packed-member \
-               -Iinclude -Ifastpath -Ilink -Inpu -Ictl -Idriver -Isettings -Itests/lib -Itests/fuzz $(DPDK_CFLAGS)
+               -Wall -Wextra -Wshadow -Wno-address-of-packed-member
 CFLAGS      ?= -O2
 SAN_ASAN    := -O1 -fno-omit-frame-pointer -fsanitize=address
 SAN_UBSAN   := -O1 -fsanitize=undefined -fno-sanitize-recover=undefined
 
-FP_SRC   := fastpath/fp.c fastpath/fp_parse.c
-LIB_SRC  := tests/lib/fc_frame.c tests/lib/fc_eal.c
-HDRS     := $(wildcard include/flowcut/*.h fastpath/*.h link/*.h npu/*.h driver/*.h settings/*.h \
-              tests/lib/*.h tests/fuzz/*.h)
+# ---- the house: which folder may use which ----------------------------------
+# A folder's sources may #include (and its programs link) their own folder,
+# include/flowcut/ (everyone's), and the folders on its line; "dpdk" is DPDK
+# (its headers and -lrte_*).  Arrows go one way: nothing uses npu/, driver/,
+# ctl/, bench/, tools/ or tests/; tests, bench and tools use what they test.
+USES_fastpath          := dpdk
+USES_link              :=
+USES_settings          :=
+USES_inspect           :=
+USES_npu               := fastpath link dpdk
+USES_driver            := link settings
+USES_ctl               := link settings inspect
+USES_tests/lib         := fastpath dpdk
+USES_tests/unit        := fastpath link settings inspect npu driver tests/lib dpdk
+USES_tests/integration := fastpath link settings npu driver tests/lib dpdk
+USES_tests/fuzz        := fastpath link settings inspect npu driver tests/lib dpdk
+USES_bench             := fastpath link driver tests/lib dpdk
+USES_tools             := fastpath tests/lib dpdk
+FOLDERS := $(sort $(patsubst USES_%,%,$(filter USES_%,$(.VARIABLES))))
 
-# name: sources
-PROGS := flowcut-npu flowcutctl flowcutd test_npu test_settings test_fp test_fp_mt test_parse test_link flowcut-bench flowcut-fpdemo \
-         fuzz_frame_replay fuzz_cmd_replay fuzz_settings_replay fuzz_rtnl_replay test_rtnl \
-         test_list fuzz_list_replay \
-         test_policy test_driver
-SRC_flowcut-npu        := npu/npu_main.c npu/npu_cmd.c link/lk.c $(FP_SRC)
-DRIVER_SRC             := $(filter-out driver/flowcutd.c,$(wildcard driver/*.c))
-SRC_flowcutd           := driver/flowcutd.c $(DRIVER_SRC) link/lk.c settings/fc_settings.c
-LIBS_flowcutd    := -ljansson -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables
-SRC_flowcutctl         := ctl/flowcutctl.c link/lk.c settings/fc_settings.c
-LIBS_flowcutctl  := -ljansson
-SRC_test_npu           := tests/integration/test_npu.c link/lk.c tests/lib/fc_frame.c \
-                          fastpath/fp_parse.c
-LIBS_test_npu    := -lcmocka -lpcap
-SRC_test_settings      := tests/unit/test_settings.c settings/fc_settings.c
-LIBS_test_settings := -lcmocka
-SRC_test_fp            := tests/unit/test_fp.c $(FP_SRC) $(LIB_SRC)
-SRC_test_fp_mt         := tests/unit/test_fp_mt.c $(FP_SRC) $(LIB_SRC)
-SRC_test_link          := tests/unit/test_link.c link/lk.c
-SRC_test_parse         := tests/unit/test_parse.c $(FP_SRC) $(LIB_SRC)
-SRC_flowcut-bench      := bench/flowcut-bench.c link/lk.c $(FP_SRC) $(LIB_SRC)
-SRC_flowcut-fpdemo     := tools/flowcut-fpdemo.c $(FP_SRC) $(LIB_SRC)
-SRC_fuzz_frame_replay  := tests/fuzz/fuzz_frame.c tests/fuzz/replay_main.c $(FP_SRC) $(LIB_SRC)
-SRC_fuzz_cmd_replay    := tests/fuzz/fuzz_cmd.c tests/fuzz/replay_main.c npu/npu_cmd.c \
-                          link/lk.c $(FP_SRC) $(LIB_SRC)
-SRC_fuzz_settings_replay := tests/fuzz/fuzz_settings.c tests/fuzz/replay_main.c \
-                          settings/fc_settings.c
-SRC_test_list          := tests/unit/test_list.c settings/fc_list.c
-LIBS_test_list         := -lcmocka
-SRC_fuzz_list_replay   := tests/fuzz/fuzz_list.c tests/fuzz/replay_main.c settings/fc_list.c
-SRC_fuzz_rtnl_replay   := tests/fuzz/fuzz_rtnl.c tests/fuzz/replay_main.c driver/fd_route.c tests/lib/fc_rtnl.c
-LIBS_fuzz_rtnl_replay  := -lmnl
-SRC_test_rtnl          := tests/unit/test_rtnl.c driver/fd_route.c tests/lib/fc_rtnl.c
-LIBS_test_rtnl         := -lcmocka -lmnl
-SRC_test_policy        := tests/unit/test_policy.c driver/fd_policy.c
-LIBS_test_policy       := -lcmocka -lnetfilter_conntrack
-SRC_test_driver        := tests/integration/test_driver.c $(DRIVER_SRC) npu/npu_cmd.c link/lk.c \
-                          $(FP_SRC) $(LIB_SRC)
-LIBS_test_driver       := -lcmocka -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables \
-                          -ljansson
-# libFuzzer builds: the target's sources without the replayer
-FUZZ_TARGETS := frame cmd settings rtnl list
-FUZZSRC_list := tests/fuzz/fuzz_list.c settings/fc_list.c
-FUZZSRC_rtnl := tests/fuzz/fuzz_rtnl.c driver/fd_route.c tests/lib/fc_rtnl.c
-FUZZLIBS_rtnl := -lmnl
-FUZZSRC_settings := tests/fuzz/fuzz_settings.c settings/fc_settings.c
-FUZZSRC_frame := tests/fuzz/fuzz_frame.c $(FP_SRC) $(LIB_SRC)
-FUZZSRC_cmd   := tests/fuzz/fuzz_cmd.c npu/npu_cmd.c link/lk.c $(FP_SRC) $(LIB_SRC)
-LIBS_test_fp    := -lcmocka
-LIBS_test_parse := -lcmocka
-LIBS_test_fp_mt := -lcmocka -lpthread
-LIBS_test_link  := -lcmocka -lpthread
-# the command client (driver/fd_cmdq) against the real decoder
-PROGS += test_cmdq
-SRC_test_cmdq := tests/unit/test_cmdq.c driver/fd_cmdq.c npu/npu_cmd.c link/lk.c $(FP_SRC) $(LIB_SRC)
-LIBS_test_cmdq := -lcmocka -lpthread
-SRC_flowcut-bench += driver/fd_cmdq.c
-# inspect/: the ClientHello parser and its fingerprints (OpenSSL's libcrypto
-# for the hashes); fc_tlscap reads captures (libpcap)
-CFLAGS_BASE += -Iinspect
-HDRS        += $(wildcard inspect/*.h)
-INSPECT_SRC := inspect/fc_tls.c inspect/fc_ja.c
-PROGS       += test_tls fuzz_tls_replay
-SRC_flowcutctl  += $(INSPECT_SRC) inspect/fc_tlscap.c
-LIBS_flowcutctl += -lcrypto -lpcap
-SRC_test_tls    := tests/unit/test_tls.c $(INSPECT_SRC) inspect/fc_tlscap.c tests/lib/fc_hello.c
-LIBS_test_tls   := -lcmocka -lcrypto -lpcap
-SRC_fuzz_tls_replay  := tests/fuzz/fuzz_tls.c tests/fuzz/replay_main.c $(INSPECT_SRC) tests/lib/fc_hello.c
-LIBS_fuzz_tls_replay := -lcrypto
-FUZZ_TARGETS  += tls
-FUZZSRC_tls   := tests/fuzz/fuzz_tls.c $(INSPECT_SRC) tests/lib/fc_hello.c
-FUZZLIBS_tls  := -lcrypto
+# The folders built as libraries: each takes every .c in it that no program
+# below names as its own (npu/npu_main.c, driver/flowcutd.c).
+LIBRARIES := fastpath link settings inspect npu driver tests/lib
 
-.PHONY: all deps build sanitizers fuzz test demo bench clean
+# ---- the programs -----------------------------------------------------------
+# $(call program,NAME, ITS OWN SOURCES, LIBRARIES IT LINKS, OTHER -l FLAGS)
+# makes $(BUILD)/NAME, $(BUILD)/asan/NAME and $(BUILD)/ubsan/NAME.  Its own
+# sources live in one folder, whose USES_ line bounds what it may link; its
+# include paths are that folder and the libraries it links.  "dpdk" adds
+# DPDK's flags and libraries.  A new program is one line.
+program = $(eval $(call program_vars,$(strip $1),$(strip $2),$(strip $3),$(strip $4),PROGS))
+define program_vars
+$5      += $1
+SRC_$1  := $2
+USE_$1  := $3
+LIBS_$1 := $4
+HOME_$1 := $(patsubst %/,%,$(dir $(firstword $2)))
+endef
+
+#              name               its own sources                         links                      other libraries
+$(call program,flowcut-npu,       npu/npu_main.c,                         npu fastpath link dpdk,    -lrte_ethdev)
+$(call program,flowcutd,          driver/flowcutd.c,                      driver link settings,      -ljansson -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables)
+$(call program,flowcutctl,        ctl/flowcutctl.c,                       link settings inspect,     -ljansson -lcrypto -lpcap)
+$(call program,flowcut-bench,     bench/flowcut-bench.c,                  fastpath link driver tests/lib dpdk,)
+$(call program,flowcut-fpdemo,    tools/flowcut-fpdemo.c,                 fastpath tests/lib dpdk,   )
+$(call program,test_parse,        tests/unit/test_parse.c,                fastpath tests/lib,        -lcmocka)
+$(call program,test_fp,           tests/unit/test_fp.c,                   fastpath tests/lib dpdk,   -lcmocka)
+$(call program,test_fp_mt,        tests/unit/test_fp_mt.c,                fastpath tests/lib dpdk,   -lcmocka -lpthread)
+$(call program,test_link,         tests/unit/test_link.c,                 link,                      -lcmocka -lpthread)
+$(call program,test_settings,     tests/unit/test_settings.c,             settings,                  -lcmocka)
+$(call program,test_rtnl,         tests/unit/test_rtnl.c,                 driver tests/lib,          -lcmocka -lmnl)
+$(call program,test_cmdq,         tests/unit/test_cmdq.c,                 driver npu fastpath link tests/lib dpdk, -lcmocka -lpthread)
+$(call program,test_list,         tests/unit/test_list.c,                 settings,                  -lcmocka)
+$(call program,test_tls,          tests/unit/test_tls.c,                  inspect tests/lib,         -lcmocka -lcrypto -lpcap)
+$(call program,test_policy,       tests/unit/test_policy.c,               driver,                    -lcmocka -lnetfilter_conntrack)
+$(call program,test_driver,       tests/integration/test_driver.c,        driver settings npu fastpath link tests/lib dpdk, -lcmocka -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson)
+$(call program,test_npu,          tests/integration/test_npu.c,           fastpath link tests/lib,   -lcmocka -lpcap)
+$(call program,fuzz_frame_replay, tests/fuzz/fuzz_frame.c    tests/fuzz/replay_main.c, fastpath tests/lib dpdk,)
+$(call program,fuzz_cmd_replay,   tests/fuzz/fuzz_cmd.c      tests/fuzz/replay_main.c, npu fastpath link tests/lib dpdk,)
+$(call program,fuzz_settings_replay, tests/fuzz/fuzz_settings.c tests/fuzz/replay_main.c, settings,)
+$(call program,fuzz_rtnl_replay,  tests/fuzz/fuzz_rtnl.c     tests/fuzz/replay_main.c, driver tests/lib, -lmnl)
+$(call program,fuzz_list_replay,  tests/fuzz/fuzz_list.c     tests/fuzz/replay_main.c, settings,)
+$(call program,fuzz_tls_replay,   tests/fuzz/fuzz_tls.c      tests/fuzz/replay_main.c, inspect tests/lib, -lcrypto)
+
+# libFuzzer builds, $(BUILD)/fuzz/fuzz_<t>: fuzz_<t>_replay with the glue in
+# place of the replayer.
+FUZZ_TARGETS := frame cmd settings rtnl list tls
+$(foreach t,$(FUZZ_TARGETS),$(eval $(call program_vars,fuzz_$t,$(filter-out \
+	tests/fuzz/replay_main.c,$(SRC_fuzz_$t_replay)) tests/fuzz/libfuzzer_glue.c,$(USE_fuzz_$t_replay),$(LIBS_fuzz_$t_replay),FUZZ_PROGS)))
+
+# ---- the rules (nothing to edit below for a new file or program) -------------
+FLAVOURS   := release asan ubsan fuzz
+CC_release := $(CC)
+CC_asan    := $(CC)
+CC_ubsan   := $(CC)
+CC_fuzz    := $(FUZZ_CC)
+OPT_release := $(CFLAGS)
+OPT_asan   := $(SAN_ASAN)
+OPT_ubsan  := $(SAN_UBSAN)
+OPT_fuzz   := -O1 -fsanitize=fuzzer-no-link,address,undefined
+LDOPT_release := $(CFLAGS) $(LDFLAGS)
+LDOPT_asan := $(SAN_ASAN) $(LDFLAGS)
+LDOPT_ubsan := $(SAN_UBSAN) $(LDFLAGS)
+LDOPT_fuzz := -O1 -fsanitize=fuzzer,address,undefined $(LDFLAGS)
+OUT_release := $(BUILD)/
+OUT_asan   := $(BUILD)/asan/
+OUT_ubsan  := $(BUILD)/ubsan/
+OUT_fuzz   := $(BUILD)/fuzz/
+
+# V=1: every command; make -s: nothing but errors; else one line a step.
+ifeq ($(V),1)
+Q :=
+say :=
+else ifneq ($(findstring s,$(firstword -$(MAKEFLAGS))),)
+Q := @
+say = @
+else
+Q := @
+say = @printf '  %-4s %s\n' $1 $2;
+endif
+
+# The table is the rule: each program stays in its folder and links only
+# what that folder USES.
+$(foreach p,$(PROGS),\
+  $(if $(filter $(HOME_$p),$(FOLDERS)),,$(error Makefile: program $p lives in $(HOME_$p)/, which has no USES_$(HOME_$p) line in the table))\
+  $(if $(filter-out $(HOME_$p)/%,$(SRC_$p)),$(error Makefile: program $p: $(filter-out $(HOME_$p)/%,$(SRC_$p)) not in $(HOME_$p)/ (another folder's code is linked as its library)))\
+  $(if $(filter-out $(HOME_$p) $(USES_$(HOME_$p)),$(USE_$p)),$(error Makefile: program $p links $(filter-out $(HOME_$p) $(USES_$(HOME_$p)),$(USE_$p)): no arrow $(HOME_$p) -> $(filter-out $(HOME_$p) $(USES_$(HOME_$p)),$(USE_$p)) in the table (USES_$(HOME_$p) := $(USES_$(HOME_$p))))))
+
+PROG_SRC := $(sort $(foreach p,$(PROGS) $(FUZZ_PROGS),$(SRC_$p)))
+$(foreach l,$(LIBRARIES),$(eval LIBSRC_$l := $(filter-out $(PROG_SRC),$(wildcard $l/*.c))))
+
+lib_of   = $(BUILD)/obj/$1/lib/lib$(subst /,_,$2).a
+# compile flags of code in folder $1 that uses $2
+incs_of  = -Iinclude $(addprefix -I,$1 $(filter-out dpdk $1,$2)) $(if $(filter dpdk,$2),$(DPDK_CFLAGS))
+
+# $(call lib_rules,FLAVOUR,FOLDER)
+define lib_rules
+OBJ_$1_$2 := $(patsubst %.c,$(BUILD)/obj/$1/%.o,$(LIBSRC_$2))
+DEPS += $$(OBJ_$1_$2:.o=.d)
+$$(OBJ_$1_$2): $(BUILD)/obj/$1/%.o: %.c
+	$$(call say,CC,$$@)mkdir -p $$(@D)
+	$(Q)$(CC_$1) $(CFLAGS_BASE) $(OPT_$1) $(call incs_of,$2,$(USES_$2)) -MMD -MP -c -o $$@ $$<
+# rebuilt whole when a member comes or goes
+$(call lib_of,$1,$2).members: FORCE
+	@mkdir -p $$(@D); echo '$$(OBJ_$1_$2)' | cmp -s - $$@ || echo '$$(OBJ_$1_$2)' >$$@
+$(call lib_of,$1,$2): $$(OBJ_$1_$2) $(call lib_of,$1,$2).members
+	$$(call say,AR,$$@)rm -f $$@
+	$(Q)$(AR) rcs $$@ $$(OBJ_$1_$2)
+endef
+
+# $(call prog_rules,FLAVOUR,PROGRAM)
+define prog_rules
+OBJ_$1_$2 := $(patsubst %.c,$(BUILD)/obj/$1/prog/$2/%.o,$(SRC_$2))
+DEPS += $$(OBJ_$1_$2:.o=.d)
+$$(OBJ_$1_$2): $(BUILD)/obj/$1/prog/$2/%.o: %.c
+	$$(call say,CC,$$@)mkdir -p $$(@D)
+	$(Q)$(CC_$1) $(CFLAGS_BASE) $(OPT_$1) $(call incs_of,$(HOME_$2),$(USE_$2)) -MMD -MP -c -o $$@ $$<
+$(OUT_$1)$2: $$(OBJ_$1_$2) $(foreach l,$(filter-out dpdk,$(USE_$2)),$(call lib_of,$1,$l))
+	$$(call say,LD,$$@)mkdir -p $$(@D)
+	$(Q)$(CC_$1) $(LDOPT_$1) -o $$@ $$(OBJ_$1_$2) \
+		-Wl,--start-group $(foreach l,$(filter-out dpdk,$(USE_$2)),$(call lib_of,$1,$l)) -Wl,--end-group \
+		$(LIBS_$2) $(if $(filter dpdk,$(USE_$2)),$(DPDK_LIBS)) -lm
+endef
+
+$(foreach f,$(FLAVOURS),$(foreach l,$(LIBRARIES),$(eval $(call lib_rules,$f,$l))))
+$(foreach f,release asan ubsan,$(foreach p,$(PROGS),$(eval $(call prog_rules,$f,$p))))
+$(foreach p,$(FUZZ_PROGS),$(eval $(call prog_rules,fuzz,$p)))
+
+.PHONY: all deps build sanitizers fuzz libs test demo bench clean arrows check-arrows FORCE
 all: build
 
 deps:
@@ -105,28 +190,15 @@ deps:
 
 build: $(addprefix $(BUILD)/,$(PROGS))
 sanitizers: $(addprefix $(BUILD)/asan/,$(PROGS)) $(addprefix $(BUILD)/ubsan/,$(PROGS))
-fuzz: $(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZ_TARGETS))
+fuzz: $(addprefix $(BUILD)/fuzz/,$(FUZZ_PROGS))
+libs: $(foreach l,$(LIBRARIES),$(call lib_of,release,$l))
 
-define prog_rules
-$(BUILD)/$(1): $$(SRC_$(1)) $$(HDRS)
-	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS_BASE) $$(CFLAGS) -o $$@ $$(SRC_$(1)) $$(LIBS_$(1)) $$(DPDK_LIBS) -lm
-$(BUILD)/asan/$(1): $$(SRC_$(1)) $$(HDRS)
-	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS_BASE) $$(SAN_ASAN) -o $$@ $$(SRC_$(1)) $$(LIBS_$(1)) $$(DPDK_LIBS) -lm
-$(BUILD)/ubsan/$(1): $$(SRC_$(1)) $$(HDRS)
-	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS_BASE) $$(SAN_UBSAN) -o $$@ $$(SRC_$(1)) $$(LIBS_$(1)) $$(DPDK_LIBS) -lm
-endef
-$(foreach p,$(PROGS),$(eval $(call prog_rules,$(p))))
+# the table, one "folder: uses" line each (scripts/check-arrows.sh reads it)
+arrows:
+	@$(foreach f,$(FOLDERS),echo '$f: $(USES_$f)';)
 
-define fuzz_rules
-$(BUILD)/fuzz/fuzz_$(1): $$(FUZZSRC_$(1)) tests/fuzz/libfuzzer_glue.c $$(HDRS)
-	@mkdir -p $$(@D)
-	$$(FUZZ_CC) $$(CFLAGS_BASE) -O1 -fsanitize=fuzzer,address,undefined \
-		-o $$@ $$(FUZZSRC_$(1)) tests/fuzz/libfuzzer_glue.c $$(FUZZLIBS_$(1)) $$(DPDK_LIBS) -lm
-endef
-$(foreach t,$(FUZZ_TARGETS),$(eval $(call fuzz_rules,$(t))))
+check-arrows:
+	@scripts/check-arrows.sh
 
 test: deps
 	$(MAKE) build sanitizers fuzz
@@ -143,3 +215,5 @@ bench: deps
 
 clean:
 	rm -rf $(BUILD)
+
+-include $(DEPS)

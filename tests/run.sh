@@ -77,6 +77,11 @@ unset FC_PROGS
 # JA3 against tshark on hellos of real clients, in a namespace of its own (root only)
 cmocka "tls fingerprints vs tshark" tests/tls/test_oracle.sh
 
+check "every #include follows an arrow of the Makefile's table (make check-arrows)" make -s --no-print-directory check-arrows
+check "check-arrows and the compiler refuse an include across a missing arrow" scripts/check-arrows.sh --self-test
+check "flowcutd and flowcutctl link no DPDK" bash -c \
+	'for p in flowcutd flowcutctl; do libs=$(ldd "$BUILD/$p") || exit 1
+		! grep librte_ <<<"$libs" || { echo "$p links DPDK"; exit 1; }; done'
 check "docs/counters.md names every counter" bash -c \
 	'for c in $(sed -n "s/^\tX(\([A-Z_]*\), FC_CLS_.*/\1/p" include/flowcut/fc_defs.h); do
 		grep -q "\`$c\`" docs/counters.md || { echo "missing: $c"; exit 1; }; done'
