@@ -95,12 +95,13 @@ $(call program,fuzz_frame_replay, tests/fuzz/fuzz_frame.c    tests/fuzz/replay_m
 $(call program,fuzz_cmd_replay,   tests/fuzz/fuzz_cmd.c      tests/fuzz/replay_main.c, npu fastpath link tests/lib dpdk,)
 $(call program,fuzz_settings_replay, tests/fuzz/fuzz_settings.c tests/fuzz/replay_main.c, settings,)
 $(call program,fuzz_rtnl_replay,  tests/fuzz/fuzz_rtnl.c     tests/fuzz/replay_main.c, driver tests/lib, -lmnl)
+$(call program,fuzz_ct_replay,    tests/fuzz/fuzz_ct.c       tests/fuzz/replay_main.c, driver, -lmnl -lnetfilter_conntrack -lnfnetlink)
 $(call program,fuzz_list_replay,  tests/fuzz/fuzz_list.c     tests/fuzz/replay_main.c, settings,)
 $(call program,fuzz_tls_replay,   tests/fuzz/fuzz_tls.c      tests/fuzz/replay_main.c, inspect tests/lib, -lcrypto)
 
 # libFuzzer builds, $(BUILD)/fuzz/fuzz_<t>: fuzz_<t>_replay with the glue in
 # place of the replayer.
-FUZZ_TARGETS := frame cmd settings rtnl list tls
+FUZZ_TARGETS := frame cmd settings rtnl list tls ct
 $(foreach t,$(FUZZ_TARGETS),$(eval $(call program_vars,fuzz_$t,$(filter-out \
 	tests/fuzz/replay_main.c,$(SRC_fuzz_$t_replay)) tests/fuzz/libfuzzer_glue.c,$(USE_fuzz_$t_replay),$(LIBS_fuzz_$t_replay),FUZZ_PROGS)))
 

@@ -7,6 +7,7 @@
  * event datagrams, one at a time; the masked mark update).
  */
 #include "fd_ct.h"
+#include "fd_nl.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -40,6 +41,7 @@ struct fd_ct {
 	struct nfct_handle *ev;		/* events */
 	struct nfct_handle *q;		/* queries */
 	struct mnl_socket *nl;		/* masked updates */
+	uint64_t not_kernel;		/* event datagrams from another sender: dropped */
 	uint32_t q_portid, nl_portid;	/* events they cause carry these */
 	uint32_t seq;
 	fd_ct_event_fn *cb;
@@ -176,31 +178,45 @@ fd_ct_established_timeout(const struct fd_ct *c, uint8_t l4proto)
 
 /* ---- events ---- */
 
-/* One event message: parsed, handed on. */
+struct parse_ctx {
+	fd_ct_event_fn *cb;
+	void *arg;
+	uint32_t own[2];
+};
+
+/* One event message: parsed, handed on (1), skipped (0), or -ENOMEM. */
 static int
 event_msg(const struct nlmsghdr *nlh, void *data)
 {
-	struct fd_ct *c = data;
+	const struct parse_ctx *p = data;
 	uint8_t type = NFNL_MSG_TYPE(nlh->nlmsg_type);
 	struct nf_conntrack *ct;
 	bool own;
 
 	if (NFNL_SUBSYS_ID(nlh->nlmsg_type) != NFNL_SUBSYS_CTNETLINK ||
 	    (type != IPCTNL_MSG_CT_NEW && type != IPCTNL_MSG_CT_DELETE))
-		return MNL_CB_OK;
+		return 0;
 	ct = nfct_new();
 	if (ct == NULL)
-		return MNL_CB_ERROR;	/* lost: the caller reconciles as for ENOBUFS */
+		return -ENOMEM;	/* lost: the caller reconciles as for ENOBUFS */
 	if (nfct_nlmsg_parse(nlh, ct) < 0) {
 		fprintf(stderr, "flowcutd: a conntrack event (type %u, %u bytes) did not parse\n",
 			type, nlh->nlmsg_len);
 		nfct_destroy(ct);
-		return MNL_CB_OK;
+		return 0;
 	}
-	own = nlh->nlmsg_pid != 0 && (nlh->nlmsg_pid == c->q_portid || nlh->nlmsg_pid == c->nl_portid);
-	c->cb(c->arg, type == IPCTNL_MSG_CT_DELETE ? FD_CT_DESTROY : FD_CT_UPDATE, ct, own);
+	own = nlh->nlmsg_pid != 0 && (nlh->nlmsg_pid == p->own[0] || nlh->nlmsg_pid == p->own[1]);
+	p->cb(p->arg, type == IPCTNL_MSG_CT_DELETE ? FD_CT_DESTROY : FD_CT_UPDATE, ct, own);
 	nfct_destroy(ct);
-	return MNL_CB_OK;
+	return 1;
+}
+
+int
+fd_ct_parse(const void *buf, size_t len, const uint32_t own[2], fd_ct_event_fn *cb, void *arg)
+{
+	struct parse_ctx p = { .cb = cb, .arg = arg, .own = { own[0], own[1] } };
+
+	return fd_nl_walk(buf, len, event_msg, &p);
 }
 
 int
@@ -208,18 +224,36 @@ fd_ct_events(struct fd_ct *c, unsigned int max)
 {
 	static char buf[FD_CT_EVBUF] __attribute__((aligned(NLMSG_ALIGNTO)));
 	unsigned int n;
+	int rc;
 
 	for (n = 0; n < max; n++) {
-		ssize_t len = recv(nfct_fd(c->ev), buf, sizeof(buf), MSG_DONTWAIT);
+		struct sockaddr_nl from;
+		socklen_t flen = sizeof(from);
+		ssize_t len = recvfrom(nfct_fd(c->ev), buf, sizeof(buf), MSG_DONTWAIT,
+				       (struct sockaddr *)&from, &flen);
 
 		if (len < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				break;
 			return -errno;	/* ENOBUFS: events were dropped */
 		}
-		if (mnl_cb_run(buf, (size_t)len, 0, 0, event_msg, c) == MNL_CB_ERROR &&
-		    errno == ENOMEM)
+		/*
+		 * The kernel's only: libnetfilter_conntrack exits the process on a
+		 * message that breaks ctnetlink's ABI, trusting its sender.
+		 */
+		if (flen < sizeof(from) || from.nl_pid != 0) {
+			if (c->not_kernel++ < 10)	/* said, not flooded */
+				fprintf(stderr, "flowcutd: a conntrack event datagram from netlink "
+					"port %u, not the kernel: dropped\n", from.nl_pid);
+			continue;
+		}
+		rc = fd_ct_parse(buf, (size_t)len, (const uint32_t[2]){ c->q_portid, c->nl_portid },
+				 c->cb, c->arg);
+		if (rc == -ENOMEM)
 			return -ENOBUFS;	/* an event not kept: as good as lost */
+		if (rc < 0)	/* the kernel's datagram did not hold together: said, skipped */
+			fprintf(stderr, "flowcutd: a conntrack event datagram (%zd bytes) is "
+				"malformed; skipped\n", len);
 	}
 	return (int)n;
 }

@@ -42,6 +42,15 @@ typedef void fd_ct_event_fn(void *arg, enum fd_ct_event type, const struct nf_co
 
 /* fd_ct_open - conntrack's sockets; events go to cb(arg, ...).  NULL and errno. */
 struct fd_ct *fd_ct_open(fd_ct_event_fn *cb, void *arg);
+/*
+ * fd_ct_parse - the conntrack event messages of one datagram (pure: what
+ * fd_ct_events reads, and the fuzz target's): cb once per NEW/DELETE
+ * message that parses, `own` when its sender is one of own[0..1] (our
+ * sockets' port ids).  The number handed on, -ENOMEM (one not kept), or
+ * -EBADMSG (a message not whole in the buffer; those before it handed on).
+ */
+int fd_ct_parse(const void *buf, size_t len, const uint32_t own[2], fd_ct_event_fn *cb,
+		void *arg);
 void fd_ct_close(struct fd_ct *c);
 
 /* fd_ct_fd - the event socket, to poll (level-triggered: what is left stays readable). */

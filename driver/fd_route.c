@@ -4,6 +4,7 @@
  * groups are libmnl's; only the choice of what to read from them is ours.
  */
 #include "fd_route.h"
+#include "fd_nl.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -369,33 +370,25 @@ parse_one(const struct nlmsghdr *nlh, fd_rt_change_fn *fn, void *arg)
 	return 1;
 }
 
+struct parse_ctx {
+	fd_rt_change_fn *fn;
+	void *arg;
+};
+
+static int
+parse_msg(const struct nlmsghdr *nlh, void *arg)
+{
+	struct parse_ctx *p = arg;
+
+	return parse_one(nlh, p->fn, p->arg);
+}
+
 int
 fd_route_parse(const void *buf, size_t len, fd_rt_change_fn *fn, void *arg)
 {
-	const struct nlmsghdr *nlh = buf;
-	int left = len > INT32_MAX ? INT32_MAX : (int)len, n = 0;
+	struct parse_ctx p = { .fn = fn, .arg = arg };
 
-	while (left > 0) {
-		int rc;
-
-		/*
-		 * Not mnl_nlmsg_ok() alone: it compares nlmsg_len as an int, so a
-		 * length of 2^31 or more passes and mnl_nlmsg_next() jumps out of
-		 * the buffer (found by fuzz_rtnl; tests/fuzz/regress/rtnl/).
-		 */
-		if ((size_t)left < sizeof(*nlh) || nlh->nlmsg_len > (uint32_t)left ||
-		    !mnl_nlmsg_ok(nlh, left))
-			return -EBADMSG;
-		/* libmnl walks attributes to the aligned end: it must be in the buffer */
-		if (MNL_ALIGN(nlh->nlmsg_len) > (uint32_t)left)
-			return -EBADMSG;
-		rc = parse_one(nlh, fn, arg);
-		if (rc < 0)
-			return rc;
-		n += rc;
-		nlh = mnl_nlmsg_next(nlh, &left);
-	}
-	return n;
+	return fd_nl_walk(buf, len, parse_msg, &p);
 }
 
 struct fd_route_watch {
