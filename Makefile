@@ -19,7 +19,7 @@ CFLAGS      ?= -O2
 SAN_ASAN    := -O1 -fno-omit-frame-pointer -fsanitize=address
 SAN_UBSAN   := -O1 -fsanitize=undefined -fno-sanitize-recover=undefined
 
-FP_SRC   := fastpath/fp.c fastpath/fp_parse.c
+FP_SRC   := $(wildcard fastpath/*.c)
 LIB_SRC  := tests/lib/fc_frame.c tests/lib/fc_eal.c
 HDRS     := $(wildcard include/flowcut/*.h fastpath/*.h link/*.h npu/*.h driver/*.h settings/*.h \
               tests/lib/*.h tests/fuzz/*.h)
