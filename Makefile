@@ -25,7 +25,7 @@ HDRS     := $(wildcard include/flowcut/*.h fastpath/*.h link/*.h npu/*.h driver/
               tests/lib/*.h tests/fuzz/*.h)
 
 # name: sources
-PROGS := flowcut-npu flowcutctl flowcutd test_npu test_settings test_fp test_fp_mt test_parse test_link flowcut-bench flowcut-fpdemo \
+PROGS := flowcut-npu flowcutctl flowcutd test_npu test_settings test_fp test_fp_mt test_fp_tcp test_fp_nat test_parse test_link flowcut-bench flowcut-fpdemo \
          fuzz_frame_replay fuzz_cmd_replay fuzz_settings_replay fuzz_rtnl_replay test_rtnl
 SRC_flowcut-npu        := npu/npu_main.c npu/npu_cmd.c link/lk.c $(FP_SRC)
 SRC_flowcutd           := driver/flowcutd.c driver/fd_tap.c driver/fd_relay.c \
@@ -41,6 +41,8 @@ SRC_test_settings      := tests/unit/test_settings.c settings/fc_settings.c
 LIBS_test_settings := -lcmocka
 SRC_test_fp            := tests/unit/test_fp.c $(FP_SRC) $(LIB_SRC)
 SRC_test_fp_mt         := tests/unit/test_fp_mt.c $(FP_SRC) $(LIB_SRC)
+SRC_test_fp_tcp        := tests/unit/test_fp_tcp.c
+SRC_test_fp_nat        := tests/unit/test_fp_nat.c fastpath/fp_parse.c tests/lib/fc_frame.c
 SRC_test_link          := tests/unit/test_link.c link/lk.c
 SRC_test_parse         := tests/unit/test_parse.c $(FP_SRC) $(LIB_SRC)
 SRC_flowcut-bench      := bench/flowcut-bench.c link/lk.c $(FP_SRC) $(LIB_SRC)
@@ -64,6 +66,8 @@ FUZZSRC_cmd   := tests/fuzz/fuzz_cmd.c npu/npu_cmd.c link/lk.c $(FP_SRC) $(LIB_S
 LIBS_test_fp    := -lcmocka
 LIBS_test_parse := -lcmocka
 LIBS_test_fp_mt := -lcmocka -lpthread
+LIBS_test_fp_tcp := -lcmocka
+LIBS_test_fp_nat := -lcmocka
 LIBS_test_link  := -lcmocka -lpthread
 
 .PHONY: all deps build sanitizers fuzz test demo bench clean
