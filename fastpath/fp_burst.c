@@ -136,10 +136,9 @@ give_back(struct burst *b, uint32_t slot, uint8_t reason)
  * Returns the counter of the outcome: `ok` when the frame leaves on *dest.
  */
 static inline enum fc_cnt
-forward(struct burst *b, uint32_t slot, unsigned int dir, struct rte_mbuf *m,
-	const struct fp_parsed *pp, enum fc_cnt ok, uint16_t *dest)
+forward(struct burst *b, const struct fp_conn *c, uint32_t slot, unsigned int dir,
+	struct rte_mbuf *m, const struct fp_parsed *pp, enum fc_cnt ok, uint16_t *dest)
 {
-	const struct fp_conn *c = &b->fp->conns[slot];
 	const struct fp_mflow *mf = &c->mf[dir];
 	struct fp_nhop nh;
 	uint32_t rev, ip_diff = 0;
@@ -247,16 +246,16 @@ decide(struct burst *b, uintptr_t data, struct rte_mbuf *m,
 	case FC_ACTION_DROP:
 		return FC_CNT_FROM_WIRE_DROP_MFLOW_ACTION;
 	case FC_ACTION_FWD:
-		return forward(b, slot, dir, m, pp, FC_CNT_FROM_WIRE_TO_WIRE, dest);
+		return forward(b, c, slot, dir, m, pp, FC_CNT_FROM_WIRE_TO_WIRE, dest);
 	case FC_ACTION_IPS:
 		if (!ips_on)
 			return (b->cfg & FC_CFG_DROP_IF_IPS_OFF)
 				? FC_CNT_FROM_WIRE_DROP_IPS_DISABLED
-				: forward(b, slot, dir, m, pp,
+				: forward(b, c, slot, dir, m, pp,
 					  FC_CNT_FROM_WIRE_TO_WIRE_IPS_DISABLED, dest);
 		if (verdict == FC_VERDICT_SEND_TO_IPS)
 			return FC_CNT_FROM_WIRE_TO_IPS_INSPECT;
-		return forward(b, slot, dir, m, pp, FC_CNT_FROM_WIRE_TO_WIRE_VERDICT_CUT_THRU,
+		return forward(b, c, slot, dir, m, pp, FC_CNT_FROM_WIRE_TO_WIRE_VERDICT_CUT_THRU,
 			       dest);
 	default:
 		return FC_CNT_FROM_WIRE_TO_KN_AUX;
