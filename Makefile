@@ -81,6 +81,8 @@ $(call program,flowcut-bench,     bench/flowcut-bench.c,                  fastpa
 $(call program,flowcut-fpdemo,    tools/flowcut-fpdemo.c,                 fastpath tests/lib dpdk,   )
 $(call program,test_parse,        tests/unit/test_parse.c,                fastpath tests/lib,        -lcmocka)
 $(call program,test_fp,           tests/unit/test_fp.c,                   fastpath tests/lib dpdk,   -lcmocka)
+$(call program,test_fp_tcp,       tests/unit/test_fp_tcp.c,               fastpath,                  -lcmocka)
+$(call program,test_fp_nat,       tests/unit/test_fp_nat.c,               fastpath tests/lib dpdk,   -lcmocka)
 $(call program,test_fp_mt,        tests/unit/test_fp_mt.c,                fastpath tests/lib dpdk,   -lcmocka -lpthread)
 $(call program,test_link,         tests/unit/test_link.c,                 link,                      -lcmocka -lpthread)
 $(call program,test_settings,     tests/unit/test_settings.c,             settings,                  -lcmocka)

@@ -32,7 +32,7 @@
  * protocols: both ports 0.
  *
  * Change with it: fp_parse_frame(), fp_key_reverse(), fp_conn_create()'s
- * validation (fp.c), and the payload of FLOW_CREATE_FP.
+ * validation (fp_conn.c), and the payload of FLOW_CREATE_FP.
  */
 struct fp_key {
 	_Alignas(8) uint8_t src[16];	/* 8-aligned: rte_hash_crc reads 8 bytes at a time */

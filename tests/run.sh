@@ -50,6 +50,8 @@ for v in "" asan/ ubsan/; do
 	cmocka "parse[$tag]" "$BUILD/${v}test_parse"
 	cmocka "fastpath[$tag]" "$BUILD/${v}test_fp"
 	cmocka "fastpath threads[$tag]" "$BUILD/${v}test_fp_mt"
+	cmocka "fastpath TCP tracking[$tag]" "$BUILD/${v}test_fp_tcp"
+	cmocka "fastpath NAT and checksums[$tag]" "$BUILD/${v}test_fp_nat"
 	cmocka "link[$tag]" "$BUILD/${v}test_link"
 	cmocka "command client[$tag]" "$BUILD/${v}test_cmdq"
 	cmocka "settings[$tag]" "$BUILD/${v}test_settings"
