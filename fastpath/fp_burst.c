@@ -98,9 +98,8 @@ pre_lookup(const struct burst *b, uint16_t port, const struct rte_mbuf *m,
 	default:
 		return FC_CNT_FROM_WIRE_TO_KN_PARSE_ERROR;
 	}
-	for (int i = 0; i < 6; i++)
-		if (f[i] != ld8(&lif->mac[i]))
-			return FC_CNT_FROM_WIRE_TO_KN_L2_NOT_LIF_MAC;
+	if (fp_mac48(f) != __atomic_load_n(&lif->mac, __ATOMIC_RELAXED))
+		return FC_CNT_FROM_WIRE_TO_KN_L2_NOT_LIF_MAC;
 	pp->key.port = port;
 	return FC_CNT_MAX;
 }
@@ -135,7 +134,7 @@ give_back(struct burst *b, uint32_t slot, uint8_t reason)
  * place (TTL, NAT, checksums), then L2 (the next hop's MACs and VLAN).
  * Returns the counter of the outcome: `ok` when the frame leaves on *dest.
  */
-static inline enum fc_cnt
+static __rte_always_inline enum fc_cnt
 forward(struct burst *b, const struct fp_conn *c, uint32_t slot, unsigned int dir,
 	struct rte_mbuf *m, const struct fp_parsed *pp, enum fc_cnt ok, uint16_t *dest)
 {

@@ -29,8 +29,7 @@ fp_lif_set(struct fp *fp, uint16_t id, const struct fp_lif *lif)
 	/* in place: a worker sees the old or the new flags and MAC, never no LIF */
 	flags = FP_LIF_PRESENT | (lif->admin_disabled ? FP_LIF_ADMIN_DISABLED : 0) |
 		(lif->offload_disabled ? FP_LIF_OFFLOAD_DISABLED : 0);
-	for (int i = 0; i < 6; i++)
-		st8(&l->mac[i], lif->mac[i]);
+	__atomic_store_n(&l->mac, fp_mac48(lif->mac), __ATOMIC_RELAXED);
 	l->mtu = lif->mtu;
 	__atomic_store_n(&l->flags, flags, __ATOMIC_RELEASE);
 	if (other == id)
@@ -60,7 +59,11 @@ fp_lif_get(const struct fp *fp, uint16_t id, struct fp_lif *out)
 	out->port = l->port;
 	out->vlan = l->vlan;
 	out->mtu = l->mtu;
-	memcpy(out->mac, l->mac, 6);
+	{
+		uint64_t mac = __atomic_load_n(&l->mac, __ATOMIC_RELAXED);
+
+		memcpy(out->mac, &mac, 6);
+	}
 	out->admin_disabled = !!(l->flags & FP_LIF_ADMIN_DISABLED);
 	out->offload_disabled = !!(l->flags & FP_LIF_OFFLOAD_DISABLED);
 	return 0;

@@ -22,6 +22,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <rte_common.h>
 #include <rte_seqcount.h>
@@ -52,9 +53,19 @@ struct fp_lif_rt {
 	uint32_t flags;
 	uint16_t port;
 	uint16_t vlan;
+	uint64_t mac;		/* fp_mac48(): the MAC's 6 bytes, as one word */
 	uint16_t mtu;
-	uint8_t mac[6];
 };
+
+/* Six bytes of a MAC as one word, so a frame's destination is one compare. */
+static inline uint64_t
+fp_mac48(const uint8_t *m)
+{
+	uint64_t v = 0;
+
+	memcpy(&v, m, 6);
+	return v;
+}
 
 /* A next hop; workers read it whole under the seqcount (fp_nhop_read). */
 struct fp_nhop_rt {
