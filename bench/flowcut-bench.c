@@ -79,7 +79,7 @@ struct opts {
 
 /* Connection i: 198.18.0.0 + i/64 : 10000 + i%64  ->  198.19.0.1 : 80. */
 static void
-conn_key(uint32_t i, struct fp_key *k)
+conn_key(uint32_t i, struct fc_key *k)
 {
 	uint32_t src = (198u << 24 | 18u << 16) + i / 64;
 	uint32_t dst = 198u << 24 | 19u << 16 | 1;
@@ -173,7 +173,7 @@ table_make(uint32_t conns, uint64_t *mem)
 static void
 frame_write(struct rte_mbuf *m, const uint8_t tmpl[FRAME_LEN], uint32_t i, bool miss)
 {
-	struct fp_key k;
+	struct fc_key k;
 	uint8_t *f;
 	struct rte_ipv4_hdr *ip;
 
@@ -249,7 +249,7 @@ floor_make(uint32_t conns)
 	struct rte_hash_parameters hp = {
 		.name = name,
 		.entries = RTE_MAX(2 * conns, 16u),
-		.key_len = sizeof(struct fp_key),
+		.key_len = sizeof(struct fc_key),
 		.hash_func = rte_hash_crc,
 		.socket_id = SOCKET_ID_ANY,
 		.extra_flag = RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF |
@@ -266,7 +266,7 @@ floor_make(uint32_t conns)
 		exit(1);
 	}
 	for (uint32_t i = 0; i < conns; i++) {
-		struct fp_key k[2];
+		struct fc_key k[2];
 
 		conn_key(i, &k[0]);
 		fp_key_reverse(&k[0], &k[1]);
@@ -797,8 +797,8 @@ bench_link(unsigned int calls, unsigned int secs)
 		fprintf(stderr, "flowcut-bench: flowcut-npu's link did not come up\n");
 		goto out;
 	}
-	conn_key(0, (struct fp_key *)&fc.mf[0].key);
-	fp_key_reverse((struct fp_key *)&fc.mf[0].key, (struct fp_key *)&fc.mf[1].key);
+	conn_key(0, (struct fc_key *)&fc.mf[0].key);
+	fp_key_reverse((struct fc_key *)&fc.mf[0].key, (struct fc_key *)&fc.mf[1].key);
 	fc.mf[1].key.port = 1;
 	if (lk_call(lk, FC_CMD_FLOW_CREATE_FP, &fc, sizeof(fc), &cid, sizeof(cid), NULL, 2000)) {
 		fprintf(stderr, "flowcut-bench: FLOW_CREATE_FP failed\n");

@@ -138,7 +138,7 @@ int fp_nhop_get(const struct fp *fp, uint32_t id, struct fp_nhop *out,
 
 /* One direction of a connection as the host makes it. */
 struct fp_mflow_spec {
-	struct fp_key key;	/* as frames of this direction arrive */
+	struct fc_key key;	/* as frames of this direction arrive */
 	uint32_t nhop;		/* where they go */
 	uint8_t action;		/* enum fc_action */
 	uint8_t tcp_wscale;	/* this sender's window scale, 0..14 */
@@ -246,7 +246,7 @@ struct fp_conn_info {
 	uint8_t reason;		/* enum fc_reason when given back */
 	uint32_t fw_rev;
 	struct {
-		struct fp_key key;
+		struct fc_key key;
 		uint8_t action;
 		bool active;
 		bool nat;
@@ -259,7 +259,7 @@ struct fp_conn_info {
 /* fp_conn_get - snapshot by handle.  -ENOENT. */
 int fp_conn_get(const struct fp *fp, fp_conn_id id, struct fp_conn_info *out);
 /* fp_conn_lookup - find by either key; *dir says which.  -ENOENT. */
-int fp_conn_lookup(const struct fp *fp, const struct fp_key *key,
+int fp_conn_lookup(const struct fp *fp, const struct fc_key *key,
 		   fp_conn_id *id, unsigned *dir);
 /*
  * fp_conn_next - the first live connection in slot >= *slot; sets *slot
@@ -276,7 +276,7 @@ struct fp_event {
 	uint8_t type;		/* enum fc_event_type */
 	uint8_t reason;		/* enum fc_reason */
 	fp_conn_id id;
-	struct fp_key key[2];
+	struct fc_key key[2];
 	struct fp_mflow_stats stats[2];
 };
 

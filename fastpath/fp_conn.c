@@ -21,7 +21,7 @@
 #include "fp_priv.h"
 
 static bool
-key_valid(const struct fp_key *k)
+key_valid(const struct fc_key *k)
 {
 	static const uint8_t zero[12];
 
@@ -30,7 +30,7 @@ key_valid(const struct fp_key *k)
 	if (k->family == 4 &&
 	    (memcmp(k->src + 4, zero, 12) != 0 || memcmp(k->dst + 4, zero, 12) != 0))
 		return false;
-	if (memcmp(k->pad, zero, sizeof(k->pad)) != 0)
+	if (memcmp(k->zero, zero, sizeof(k->zero)) != 0)
 		return false;
 	if (k->port >= FP_MAX_PORTS || k->vlan > FP_VLAN_MAX)
 		return false;
@@ -51,7 +51,7 @@ static int
 conn_spec_check(const struct fp *fp, const struct fp_conn_spec *s,
 		struct fp_nat x[2], bool nat[2])
 {
-	const struct fp_key *k0 = &s->mf[0].key, *k1 = &s->mf[1].key;
+	const struct fc_key *k0 = &s->mf[0].key, *k1 = &s->mf[1].key;
 
 	if (s->verdict >= FC_VERDICT_MAX)
 		return -EINVAL;
@@ -210,7 +210,7 @@ fp_conn_create(struct fp *fp, const struct fp_conn_spec *s, uint64_t now,
 	c->nat = (uint8_t)(nat[0] | nat[1] << 1);
 	/* both keys in, then valid: a reader never sees half a connection match */
 	for (unsigned int d = 0; d < 2; d++) {
-		const struct fp_key *k = &s->mf[d].key;
+		const struct fc_key *k = &s->mf[d].key;
 
 		rc = rte_hash_add_key_data(fp->h, k, fp_slot_data(slot, d));
 		if (rc != 0) {
@@ -330,7 +330,7 @@ fp_conn_remove(struct fp *fp, fp_conn_id id, struct fp_mflow_stats final[2])
 }
 
 void
-fp_conn_key(const struct fp *fp, int32_t pos, struct fp_key *out)
+fp_conn_key(const struct fp *fp, int32_t pos, struct fc_key *out)
 {
 	void *k;
 
@@ -375,7 +375,7 @@ fp_conn_get(const struct fp *fp, fp_conn_id id, struct fp_conn_info *out)
 }
 
 int
-fp_conn_lookup(const struct fp *fp, const struct fp_key *key, fp_conn_id *id,
+fp_conn_lookup(const struct fp *fp, const struct fc_key *key, fp_conn_id *id,
 	       unsigned int *dir)
 {
 	void *data;

@@ -25,7 +25,7 @@
 
 /*
  * One direction's translation: what its frames' headers become.  Network
- * byte order, as in struct fp_key; IPv4 addresses in the first 4 bytes.
+ * byte order, as in struct fc_key; IPv4 addresses in the first 4 bytes.
  * ICMP and ICMPv6 echo: sport is the identifier, dport unused (0).
  */
 struct fp_nat {
@@ -48,7 +48,7 @@ fp_nat_is_icmp(uint8_t proto)
  * identifier, which both directions of an echo carry).
  */
 static inline void
-fp_nat_of(const struct fp_key *other, struct fp_nat *out)
+fp_nat_of(const struct fc_key *other, struct fp_nat *out)
 {
 	memcpy(out->src, other->dst, 16);
 	memcpy(out->dst, other->src, 16);
@@ -63,7 +63,7 @@ fp_nat_of(const struct fp_key *other, struct fp_nat *out)
 
 /* fp_nat_needed - whether frames matching `own` leave rewritten by `x`. */
 static inline bool
-fp_nat_needed(const struct fp_key *own, const struct fp_nat *x)
+fp_nat_needed(const struct fc_key *own, const struct fp_nat *x)
 {
 	if (memcmp(own->src, x->src, 16) != 0 || memcmp(own->dst, x->dst, 16) != 0)
 		return true;

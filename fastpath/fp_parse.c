@@ -78,7 +78,7 @@ static enum fp_parse_result
 parse_l4(const uint8_t *f, uint32_t seg_len, uint32_t off, uint32_t end,
 	 struct fp_parsed *out)
 {
-	struct fp_key *k = &out->key;
+	struct fc_key *k = &out->key;
 	uint32_t avail = end - off;
 
 	out->l4_off = (uint16_t)off;
@@ -136,7 +136,7 @@ static enum fp_parse_result
 parse_ipv4(const uint8_t *f, uint32_t seg_len, uint32_t frame_len, uint32_t off,
 	   struct fp_parsed *out)
 {
-	struct fp_key *k = &out->key;
+	struct fc_key *k = &out->key;
 	uint32_t ihl, tot;
 
 	if (off + 20 > seg_len)
@@ -161,7 +161,7 @@ static enum fp_parse_result
 parse_ipv6(const uint8_t *f, uint32_t seg_len, uint32_t frame_len, uint32_t off,
 	   struct fp_parsed *out)
 {
-	struct fp_key *k = &out->key;
+	struct fc_key *k = &out->key;
 	uint32_t end, nh_off;
 	uint8_t nh;
 
@@ -249,10 +249,10 @@ fp_parse_frame(const uint8_t *f, uint32_t seg_len, uint32_t frame_len,
 }
 
 void
-fp_key_reverse(const struct fp_key *key, struct fp_key *out)
+fp_key_reverse(const struct fc_key *key, struct fc_key *out)
 {
-	const struct fp_key copy = *key;	/* out may be key */
-	const struct fp_key *k = &copy;
+	const struct fc_key copy = *key;	/* out may be key */
+	const struct fc_key *k = &copy;
 
 	*out = copy;
 	memcpy(out->src, k->dst, 16);
@@ -271,11 +271,7 @@ fp_key_reverse(const struct fp_key *key, struct fp_key *out)
 }
 
 char *
-fp_key_format(const struct fp_key *k, char *buf, unsigned int len)
+fp_key_format(const struct fc_key *k, char *buf, unsigned int len)
 {
-	struct fc_key w;
-
-	_Static_assert(sizeof(w) == sizeof(*k), "fc_key is fp_key on the wire");
-	memcpy(&w, k, sizeof(w));
-	return fc_key_format(&w, buf, len);
+	return fc_key_format(k, buf, len);
 }

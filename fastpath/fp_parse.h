@@ -19,6 +19,8 @@
 
 #include <stdint.h>
 
+#include <flowcut/fc_cmd.h>
+
 /*
  * The microflow key: ingress port + VLAN + 5-tuple.  It is hashed and
  * compared as raw bytes, so it has no implicit padding (checked below) and
@@ -34,19 +36,9 @@
  * Change with it: fp_parse_frame(), fp_key_reverse(), fp_conn_create()'s
  * validation (fp_conn.c), and the payload of FLOW_CREATE_FP.
  */
-struct fp_key {
-	_Alignas(8) uint8_t src[16];	/* 8-aligned: rte_hash_crc reads 8 bytes at a time */
-	uint8_t dst[16];
-	uint16_t sport;
-	uint16_t dport;
-	uint16_t port;		/* ingress port id */
-	uint16_t vlan;		/* 802.1Q VLAN id, 0 when untagged */
-	uint8_t proto;		/* IPPROTO_* */
-	uint8_t family;		/* 4 or 6 */
-	uint8_t pad[6];
-};
-_Static_assert(sizeof(struct fp_key) == 48, "fp_key must be 48 bytes, unpadded");
-_Static_assert(_Alignof(struct fp_key) == 8, "fp_key must be 8-aligned");
+/* The key is the wire's (include/flowcut/fc_cmd.h): one struct both sides share. */
+_Static_assert(sizeof(struct fc_key) == 48, "a key is 48 bytes, unpadded");
+_Static_assert(_Alignof(struct fc_key) == 8, "a key is 8-aligned: rte_hash_crc reads 8 bytes at a time");
 
 /* What fp_parse_frame() found. */
 enum fp_parse_result {
@@ -65,7 +57,7 @@ enum fp_parse_result {
 
 /* A parsed frame: the key and where its headers are. */
 struct fp_parsed {
-	struct fp_key key;	/* key.port is set by the caller */
+	struct fc_key key;	/* key.port is set by the caller */
 	uint16_t l3_off;	/* IP header, from the frame's start */
 	uint16_t l4_off;	/* transport header */
 	uint16_t l3_len;	/* IP datagram length (v4 total length, v6 40 + payload) */
@@ -96,12 +88,12 @@ enum fp_parse_result fp_parse_frame(const uint8_t *frame, uint32_t seg_len,
  * type turned into its reply type).  port and vlan are copied unchanged.
  * out may be k.
  */
-void fp_key_reverse(const struct fp_key *k, struct fp_key *out);
+void fp_key_reverse(const struct fc_key *k, struct fc_key *out);
 
 /*
  * fp_key_format - "4 tcp 198.18.0.1:1000 > 198.18.1.1:80 port 0 vlan 0"
  * into buf (always NUL-terminated when len > 0).  Returns buf.
  */
-char *fp_key_format(const struct fp_key *k, char *buf, unsigned len);
+char *fp_key_format(const struct fc_key *k, char *buf, unsigned len);
 
 #endif /* FLOWCUT_FP_PARSE_H */

@@ -219,6 +219,6 @@ struct fp_conn *fp_conn_of(const struct fp *fp, fp_conn_id id);
 /* fp_conn.c: both directions' counts. */
 void fp_conn_stats(const struct fp_conn *c, struct fp_mflow_stats st[2]);
 /* fp_conn.c: the key at a hash position, zeroes if there is none. */
-void fp_conn_key(const struct fp *fp, int32_t pos, struct fp_key *out);
+void fp_conn_key(const struct fp *fp, int32_t pos, struct fc_key *out);
 
 #endif /* FLOWCUT_FP_PRIV_H */

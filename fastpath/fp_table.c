@@ -95,7 +95,7 @@ fp_create(const struct fp_params *p)
 	struct rte_hash_parameters hp = {
 		.name = name,
 		.entries = RTE_MAX(2 * p->max_conns, 16u),
-		.key_len = sizeof(struct fp_key),
+		.key_len = sizeof(struct fc_key),
 		.hash_func = rte_hash_crc,
 		.socket_id = p->socket_id,
 		.extra_flag = RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF |

@@ -7,14 +7,7 @@
 #include <stddef.h>
 #include <string.h>
 
-/* The wire key is the fast path's key, byte for byte. */
-_Static_assert(sizeof(struct fc_key) == sizeof(struct fp_key), "key size");
-_Static_assert(offsetof(struct fc_key, sport) == offsetof(struct fp_key, sport), "sport");
-_Static_assert(offsetof(struct fc_key, port) == offsetof(struct fp_key, port), "port");
-_Static_assert(offsetof(struct fc_key, vlan) == offsetof(struct fp_key, vlan), "vlan");
-_Static_assert(offsetof(struct fc_key, proto) == offsetof(struct fp_key, proto), "proto");
-_Static_assert(offsetof(struct fc_key, family) == offsetof(struct fp_key, family), "family");
-_Static_assert(offsetof(struct fc_key, zero) == offsetof(struct fp_key, pad), "pad");
+/* The wire's key is the fast path's (struct fc_key, include/flowcut/fc_cmd.h): no copy shims. */
 _Static_assert(sizeof(struct fc_mflow_stats) == sizeof(struct fp_mflow_stats), "stats");
 
 static bool
@@ -29,12 +22,6 @@ all_zero(const void *p, size_t n)
 }
 
 static void
-key_in(const struct fc_key *in, struct fp_key *out)
-{
-	memcpy(out, in, sizeof(*out));
-}
-
-static void
 info_out(const struct fp_conn_info *in, struct fc_conn_info *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -44,7 +31,7 @@ info_out(const struct fp_conn_info *in, struct fc_conn_info *out)
 	out->reason = in->reason;
 	out->fw_rev = in->fw_rev;
 	for (int d = 0; d < 2; d++) {
-		memcpy(&out->mf[d].key, &in->mf[d].key, sizeof(out->mf[d].key));
+		out->mf[d].key = in->mf[d].key;
 		out->mf[d].nhop = in->mf[d].nhop;
 		out->mf[d].action = in->mf[d].action;
 		out->mf[d].active = in->mf[d].active;
@@ -249,7 +236,7 @@ do_flow_create(const struct npu_cmd_env *env, const void *p, uint64_t now, void 
 	if (!all_zero(c->zero, sizeof(c->zero)))
 		return -EINVAL;
 	for (int d = 0; d < 2; d++) {
-		key_in(&c->mf[d].key, &s.mf[d].key);
+		s.mf[d].key = c->mf[d].key;
 		s.mf[d].nhop = c->mf[d].nhop;
 		s.mf[d].action = c->mf[d].action;
 		s.mf[d].tcp_wscale = c->mf[d].wscale;
@@ -353,13 +340,13 @@ do_read_key(const struct npu_cmd_env *env, const void *p, uint64_t now, void *an
 {
 	struct fp *fp = env->fp;
 
-	struct fp_key k;
+	struct fc_key k;
 	struct fp_conn_info ci;
 	fp_conn_id id;
 	int rc;
 
 	(void)now;
-	key_in(p, &k);
+	memcpy(&k, p, sizeof(k));	/* the payload may be unaligned */
 	rc = fp_conn_lookup(fp, &k, &id, NULL);
 	if (rc == 0)
 		rc = fp_conn_get(fp, id, &ci);

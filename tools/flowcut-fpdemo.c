@@ -56,7 +56,7 @@ appliance(unsigned int row, uint32_t cfg)
 }
 
 static void
-stream_keys(int family, struct fp_key k[2])
+stream_keys(int family, struct fc_key k[2])
 {
 	if (family == 4)
 		fc_key4(&k[0], IPPROTO_UDP, "198.18.0.10", 40000, "198.19.0.10", 5201);
@@ -73,7 +73,7 @@ stream(struct fp_worker *w)
 	unsigned int wire = 0;
 
 	for (int family = 4; family <= 6; family += 2) {
-		struct fp_key k[2];
+		struct fc_key k[2];
 
 		stream_keys(family, k);
 		for (unsigned int d = 0; d < 2; d++) {
@@ -164,7 +164,7 @@ main(void)
 		}
 		for (int f = 0; f < 2; f++) {
 			struct fp_conn_spec cs = { .verdict = FC_VERDICT_CUT_THRU };
-			struct fp_key k[2];
+			struct fc_key k[2];
 
 			stream_keys(f ? 6 : 4, k);
 			for (int d = 0; d < 2; d++) {

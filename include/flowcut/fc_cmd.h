@@ -105,8 +105,10 @@ struct fc_ans_hdr {
 /* The largest payload either way (the link's slots hold header + this). */
 #define FC_CMD_MAX_PAYLOAD 1000
 
-/* A key on the wire is struct fp_key's 48 bytes, as fastpath/fp_parse.h
- * lays them out:
+/* A microflow's key: the fast path's (its hash key, what fp_parse_frame
+ * fills) and the wire's, one struct.  48 bytes, 8-aligned (rte_hash_crc
+ * reads 8 bytes at a time); what each field holds is in fastpath/fp_parse.h:
+ *
  *
  *   0                               16                              32
  *   +-------------------------------+-------------------------------+
@@ -120,7 +122,7 @@ struct fc_ans_hdr {
  *   +-------+-------+-----------------------------------------------+
  */
 struct fc_key {
-	uint8_t src[16];
+	_Alignas(8) uint8_t src[16];
 	uint8_t dst[16];
 	uint16_t sport;
 	uint16_t dport;

@@ -177,7 +177,7 @@ fuzz_seeds(const char *dir)
 	struct fc_cmd_conn_id cid = { .id = 0 };
 	struct fc_cmd_mflow mf = { .id = 0, .dir = 1 };
 	struct fc_cmd_range rg = { .first = 0, .max = 4 };
-	struct fp_key k0, k1;
+	struct fc_key k0, k1;
 	unsigned int i = 0;
 	int rc = 0;
 

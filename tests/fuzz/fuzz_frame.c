@@ -43,7 +43,7 @@ die(const char *what)
 }
 
 static void
-add_conn(const struct fp_key *k0, const struct fp_key *k1)
+add_conn(const struct fc_key *k0, const struct fc_key *k1)
 {
 	struct fp_conn_spec cs = { .verdict = FC_VERDICT_CUT_THRU };
 
@@ -57,7 +57,7 @@ add_conn(const struct fp_key *k0, const struct fp_key *k1)
 }
 
 /* The table's keys; NAT keys put the server behind a public address. */
-static void fuzz_key(int family, uint8_t proto, bool nat, struct fp_key *k0, struct fp_key *k1);
+static void fuzz_key(int family, uint8_t proto, bool nat, struct fc_key *k0, struct fc_key *k1);
 
 #define FUZZ_LIF0_MAC { 2, 0, 0, 0, 0, 1 }
 #define FUZZ_LIF1_MAC { 2, 0, 0, 0, 0, 2 }
@@ -89,7 +89,7 @@ fuzz_init(void)
 	    fp_nhop_set(fp, 0, &n0, false) || fp_nhop_set(fp, 1, &n1, false))
 		die("ports");
 	for (int i = 0; i < 4; i++) {
-		struct fp_key k0, k1;
+		struct fc_key k0, k1;
 
 		fuzz_key(4, protos4[i], false, &k0, &k1);
 		add_conn(&k0, &k1);
@@ -106,7 +106,7 @@ fuzz_init(void)
 }
 
 static void
-fuzz_key(int family, uint8_t proto, bool nat, struct fp_key *k0, struct fp_key *k1)
+fuzz_key(int family, uint8_t proto, bool nat, struct fc_key *k0, struct fc_key *k1)
 {
 	bool icmp = proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6;
 	uint16_t req = proto == IPPROTO_ICMP ? 8 : 128, rep = proto == IPPROTO_ICMP ? 0 : 129;
@@ -193,7 +193,7 @@ fuzz_seeds(const char *out)
 				for (int d = 0; d < 2; d++) {
 					struct fc_frame_spec s = { .payload = 20, .win = 512,
 								   .tcp_flags = FP_TCP_ACK, .seq = 1 };
-					struct fp_key k[2];
+					struct fc_key k[2];
 					uint8_t buf[256];
 					char path[4096];
 					size_t len;

@@ -332,10 +332,10 @@ conns(void)
 #define ASSURED (IPS_ASSURED | IPS_SEEN_REPLY)
 
 static void
-check_key(const struct fp_key *k, uint16_t port, const char *src, uint16_t sport,
+check_key(const struct fc_key *k, uint16_t port, const char *src, uint16_t sport,
 	  const char *dst, uint16_t dport)
 {
-	struct fp_key want;
+	struct fc_key want;
 
 	fc_key4(&want, IPPROTO_TCP, src, sport, dst, dport);
 	want.port = port;

@@ -235,11 +235,11 @@ program_ports(struct lk *lk)
 }
 
 static uint64_t
-conn_make(struct lk *lk, const struct fp_key *orig)
+conn_make(struct lk *lk, const struct fc_key *orig)
 {
 	struct fc_cmd_flow_create c = { .verdict = FC_VERDICT_CUT_THRU };
 	struct fc_ans_conn_id a;
-	struct fp_key r;
+	struct fc_key r;
 
 	fp_key_reverse(orig, &r);
 	r.port = 1;
@@ -339,7 +339,7 @@ static void
 test_forward_and_cut(void **state)
 {
 	char path[256];
-	struct fp_key tcp, udp;
+	struct fc_key tcp, udp;
 	uint64_t udp_id, c[FC_CNT_MAX], sum[FC_CLS_MAX] = { 0 };
 	struct fc_ans_counters ac;
 	pcap_t *dead;
@@ -438,7 +438,7 @@ test_restart(void **state)
 	struct fc_ans_table_stats ts;
 	struct fc_ans_cfg cfg;
 	struct lk_event ev;
-	struct fp_key udp;
+	struct fc_key udp;
 	struct lk *lk;
 	uint64_t boot0;
 	bool booted = false;
@@ -636,7 +636,7 @@ test_flowcutctl(void **state)
 	struct fc_cmd_conn_id q;
 	struct fc_conn_info ci;
 	struct fc_ans_cfg cfg;
-	struct fp_key udp;
+	struct fc_key udp;
 	struct lk *lk;
 	char args[128];
 	uint64_t id;

@@ -72,7 +72,7 @@ l4_csum(int family, const uint8_t *l3, uint8_t proto, const uint8_t *l4, size_t 
 size_t
 fc_frame_build(const struct fc_frame_spec *s, uint8_t *buf, size_t cap)
 {
-	const struct fp_key *k = &s->key;
+	const struct fc_key *k = &s->key;
 	size_t l4hdr, l3hdr = k->family == 4 ? 20 : 40, l2 = s->vlan ? 18 : 14;
 	size_t l4len, len;
 	uint8_t *l3, *l4;
@@ -220,7 +220,7 @@ fc_frame_check(const uint8_t *f, size_t len, const char **why)
 }
 
 static void
-key_fill(struct fp_key *k, int family, uint8_t proto, const char *src, uint16_t sport,
+key_fill(struct fc_key *k, int family, uint8_t proto, const char *src, uint16_t sport,
 	 const char *dst, uint16_t dport)
 {
 	memset(k, 0, sizeof(*k));
@@ -238,14 +238,14 @@ key_fill(struct fp_key *k, int family, uint8_t proto, const char *src, uint16_t 
 }
 
 void
-fc_key4(struct fp_key *k, uint8_t proto, const char *src, uint16_t sport,
+fc_key4(struct fc_key *k, uint8_t proto, const char *src, uint16_t sport,
 	const char *dst, uint16_t dport)
 {
 	key_fill(k, 4, proto, src, sport, dst, dport);
 }
 
 void
-fc_key6(struct fp_key *k, uint8_t proto, const char *src, uint16_t sport,
+fc_key6(struct fc_key *k, uint8_t proto, const char *src, uint16_t sport,
 	const char *dst, uint16_t dport)
 {
 	key_fill(k, 6, proto, src, sport, dst, dport);

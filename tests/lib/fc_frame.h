@@ -21,7 +21,7 @@ struct fc_frame_spec {
 	uint8_t dmac[6];
 	uint8_t smac[6];
 	uint16_t vlan;		/* 0: untagged */
-	struct fp_key key;	/* family, proto, addresses, ports (ICMP: id, type) */
+	struct fc_key key;	/* family, proto, addresses, ports (ICMP: id, type) */
 	uint8_t ttl;		/* or hop limit; 0 means 64 */
 	uint8_t tcp_flags;	/* FP_TCP_* */
 	uint32_t seq, ack;
@@ -47,9 +47,9 @@ size_t fc_frame_build(const struct fc_frame_spec *s, uint8_t *buf, size_t cap);
 int fc_frame_check(const uint8_t *f, size_t len, const char **why);
 
 /* fc_key4 / fc_key6 - fill a key from text addresses, host-order ports. */
-void fc_key4(struct fp_key *k, uint8_t proto, const char *src, uint16_t sport,
+void fc_key4(struct fc_key *k, uint8_t proto, const char *src, uint16_t sport,
 	     const char *dst, uint16_t dport);
-void fc_key6(struct fp_key *k, uint8_t proto, const char *src, uint16_t sport,
+void fc_key6(struct fc_key *k, uint8_t proto, const char *src, uint16_t sport,
 	     const char *dst, uint16_t dport);
 
 #endif

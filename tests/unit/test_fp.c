@@ -600,7 +600,7 @@ test_forward_rewrite(void **state)
 			uint8_t buf[2048];
 			size_t len;
 			const char *why;
-			struct fp_key back;
+			struct fc_key back;
 
 			/* what must leave: built from scratch */
 			want[d] = in[d];
@@ -648,7 +648,7 @@ test_tcp_give_back_and_revive(void **state)
 	assert_int_equal(ev[0].reason, FC_REASON_TCP_FIN_SYN_RST);
 	assert_int_equal(ev[0].id, id);
 	assert_memory_equal(&ev[0].key[0], &conn_spec(6, IPPROTO_TCP, 0).mf[0].key,
-			    sizeof(struct fp_key));
+			    sizeof(struct fc_key));
 	assert_int_equal(fp_sweep(t->fp, t->now, 0, ev, 4), 0);	/* reported once */
 
 	/* revived: matches again */
@@ -1023,7 +1023,7 @@ mut_bad_family(struct fp_conn_spec *c) { c->mf[0].key.family = 5; }
 static void
 mut_v4_junk(struct fp_conn_spec *c) { c->mf[0].key.src[9] = 1; }
 static void
-mut_pad(struct fp_conn_spec *c) { c->mf[1].key.pad[3] = 1; }
+mut_pad(struct fp_conn_spec *c) { c->mf[1].key.zero[3] = 1; }
 static void
 mut_port(struct fp_conn_spec *c) { c->mf[0].key.port = FP_MAX_PORTS; }
 static void

@@ -56,7 +56,7 @@ struct shared {
 };
 
 static void
-keys(unsigned int k, struct fp_key *k0, struct fp_key *k1)
+keys(unsigned int k, struct fc_key *k0, struct fc_key *k1)
 {
 	fc_key4(k0, IPPROTO_UDP, "198.18.0.10", (uint16_t)(1000 + k), "198.19.0.10", 53);
 	fp_key_reverse(k0, k1);
@@ -230,7 +230,7 @@ setup(void **state)
 	assert_int_equal(fp_cfg_set(sh.fp, FC_CFG_OFFLOAD | FC_CFG_IPS), 0);
 	for (unsigned int k = 0; k < CONNS; k++) {
 		struct fc_frame_spec s = { .payload = 20 };
-		struct fp_key k1;
+		struct fc_key k1;
 
 		memcpy(s.dmac, LIF0_MAC, 6);
 		keys(k, &s.key, &k1);

@@ -50,7 +50,7 @@ test_translation(void **state)
 {
 	(void)state;
 	for (size_t i = 0; i < sizeof(key_rows) / sizeof(key_rows[0]); i++) {
-		struct fp_key own, oth;
+		struct fc_key own, oth;
 		struct fp_nat x;
 
 		print_message("%s\n", key_rows[i].name);
@@ -89,7 +89,7 @@ rnd_addr(uint8_t *a, int family)
 }
 
 static void
-rnd_key(struct fp_key *k, int family, uint8_t proto)
+rnd_key(struct fc_key *k, int family, uint8_t proto)
 {
 	memset(k, 0, sizeof(*k));
 	k->family = (uint8_t)family;
@@ -172,7 +172,7 @@ test_rewrite_random(void **state)
 		print_message("%s\n", rw_rows[i].name);
 		for (unsigned int r = 0; r < ROUNDS; r++) {
 			struct fc_frame_spec spec = { 0 };
-			struct fp_key other;
+			struct fc_key other;
 			struct fp_nat x;
 
 			rnd_key(&spec.key, rw_rows[i].family, rw_rows[i].proto);
@@ -218,7 +218,7 @@ test_udp_zero_result(void **state)
 	(void)state;
 	for (size_t f = 0; f < 2; f++) {
 		struct fc_frame_spec spec = { 0 }, probe;
-		struct fp_key other;
+		struct fc_key other;
 		struct fp_nat x;
 		uint8_t buf[256];
 		struct fp_parsed pp;

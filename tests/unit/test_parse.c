@@ -275,7 +275,7 @@ test_lengths_contradict(void **state)
 static void
 test_key_reverse_and_format(void **state)
 {
-	struct fp_key k, r;
+	struct fc_key k, r;
 	char buf[128];
 
 	(void)state;
