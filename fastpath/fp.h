@@ -231,11 +231,12 @@ struct fp_mflow_stats {
  */
 int fp_conn_remove(struct fp *fp, fp_conn_id id, struct fp_mflow_stats final[2]);
 
+/* A connection's state: the shared list's values (FC_FOREACH_CONN_STATE, fc_defs.h). */
 enum fp_conn_state {
-	FP_CONN_FREE = 0,
-	FP_CONN_VALID,		/* matching */
-	FP_CONN_INVALID,	/* given back by a worker; removed after the terminal time */
-	FP_CONN_RECLAIM,	/* being removed */
+	FP_CONN_FREE = FC_CONN_FREE,
+	FP_CONN_VALID = FC_CONN_VALID,		/* matching */
+	FP_CONN_INVALID = FC_CONN_INVALID,	/* given back; removed after the terminal time */
+	FP_CONN_RECLAIM = FC_CONN_RECLAIM,	/* being removed */
 };
 
 /* A snapshot of one connection. */
