@@ -221,9 +221,15 @@ decide(struct burst *b, uintptr_t data, struct rte_mbuf *m,
 	action = ld8(&mf->action);
 	verdict = ld8(&c->verdict);
 
-	/* step 5: a cut connection drops everything, whatever its flags */
+	/*
+	 * step 5: a cut connection drops everything, whatever its flags, before
+	 * any TCP rule: never given back, its sender's retransmissions, FINs
+	 * and RSTs stay here.  Cut as IPS (the verdict) or as FWD (the action).
+	 */
 	if (action == FC_ACTION_IPS && ips_on && verdict == FC_VERDICT_DROP)
 		return FC_CNT_FROM_WIRE_DROP_IPS_VERDICT;
+	if (action == FC_ACTION_DROP)
+		return FC_CNT_FROM_WIRE_DROP_MFLOW_ACTION;
 
 	/* step 6 */
 	if (pp->key.proto == IPPROTO_TCP) {
@@ -242,8 +248,6 @@ decide(struct burst *b, uintptr_t data, struct rte_mbuf *m,
 
 	/* step 7 */
 	switch (action) {
-	case FC_ACTION_DROP:
-		return FC_CNT_FROM_WIRE_DROP_MFLOW_ACTION;
 	case FC_ACTION_FWD:
 		return forward(b, c, slot, dir, m, pp, FC_CNT_FROM_WIRE_TO_WIRE, dest);
 	case FC_ACTION_IPS:

@@ -361,6 +361,23 @@ static void prep_cut_fin(struct t *t, fp_conn_id id, struct fc_frame_spec *s, ui
 	assert_int_equal(fp_conn_verdict_set(t->fp, id, FC_VERDICT_DROP), 0);
 	s->tcp_flags = FP_TCP_FIN | FP_TCP_ACK;
 }
+static void prep_rst(struct t *t, fp_conn_id id, struct fc_frame_spec *s, uint16_t *port);
+/* A FWD connection cut in hardware: its action DROP; its FIN stays here. */
+static void prep_cut_fwd_fin(struct t *t, fp_conn_id id, struct fc_frame_spec *s, uint16_t *port)
+{
+	struct fp_conn_mod m = { .mask = FP_MOD_ACTION,
+				 .action = { FC_ACTION_DROP, FC_ACTION_DROP } };
+
+	(void)port;
+	assert_int_equal(fp_conn_modify(t->fp, id, &m), 0);
+	s->tcp_flags = FP_TCP_FIN | FP_TCP_ACK;
+}
+static void prep_cut_rst(struct t *t, fp_conn_id id, struct fc_frame_spec *s, uint16_t *port)
+{
+	(void)port;
+	assert_int_equal(fp_conn_verdict_set(t->fp, id, FC_VERDICT_DROP), 0);
+	s->tcp_flags = FP_TCP_RST;
+}
 static void prep_fin(struct t *t, fp_conn_id id, struct fc_frame_spec *s, uint16_t *port)
 { (void)t; (void)id; (void)port; s->tcp_flags = FP_TCP_FIN | FP_TCP_ACK; }
 static void prep_syn(struct t *t, fp_conn_id id, struct fc_frame_spec *s, uint16_t *port)
@@ -428,6 +445,9 @@ test_model_steps(void **state)
 		{ "4 connection given back", prep_given_back, FC_ACTION_FWD, IPPROTO_TCP, FC_CNT_FROM_WIRE_TO_KN_CONN_INVALID },
 		{ "4 older firewall revision", prep_rev_bump, FC_ACTION_IPS, IPPROTO_UDP, FC_CNT_FROM_WIRE_TO_KN_FW_REV_MISMATCH },
 		{ "5 cut: a FIN is dropped, not given back", prep_cut_fin, FC_ACTION_IPS, IPPROTO_TCP, FC_CNT_FROM_WIRE_DROP_IPS_VERDICT },
+		{ "5 cut: an RST is dropped, not given back", prep_cut_rst, FC_ACTION_IPS, IPPROTO_TCP, FC_CNT_FROM_WIRE_DROP_IPS_VERDICT },
+		{ "5 FWD cut (action DROP): a FIN is dropped", prep_cut_fwd_fin, FC_ACTION_FWD, IPPROTO_TCP, FC_CNT_FROM_WIRE_DROP_MFLOW_ACTION },
+		{ "5 action DROP from the start", prep_none, FC_ACTION_DROP, IPPROTO_UDP, FC_CNT_FROM_WIRE_DROP_MFLOW_ACTION },
 		{ "6 FIN", prep_fin, FC_ACTION_IPS, IPPROTO_TCP, FC_CNT_FROM_WIRE_TO_KN_TCP_FIN_SYN_RST },
 		{ "6 SYN", prep_syn, FC_ACTION_FWD, IPPROTO_TCP, FC_CNT_FROM_WIRE_TO_KN_TCP_FIN_SYN_RST },
 		{ "6 RST", prep_rst, FC_ACTION_FWD, IPPROTO_TCP, FC_CNT_FROM_WIRE_TO_KN_TCP_FIN_SYN_RST },
