@@ -460,3 +460,16 @@ fd_ct_timeout(struct fd_ct *c, const struct nf_conntrack *tuple, uint32_t secs)
 	nfct_destroy(t);
 	return rc;
 }
+
+int
+fd_ct_kill(struct fd_ct *c, const struct nf_conntrack *tuple)
+{
+	struct nf_conntrack *t = fd_ct_tuple(tuple);
+	int rc;
+
+	if (t == NULL)
+		return -ENOMEM;
+	rc = nfct_query(c->q, NFCT_Q_DESTROY, t) == 0 ? 0 : -errno;
+	nfct_destroy(t);
+	return rc;
+}

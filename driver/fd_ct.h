@@ -106,6 +106,13 @@ int fd_ct_tcp_loosen(struct fd_ct *c, const struct nf_conntrack *tuple);
 /* fd_ct_timeout - the state's timeout set to `secs`.  0 or a negative errno. */
 int fd_ct_timeout(struct fd_ct *c, const struct nf_conntrack *tuple, uint32_t secs);
 
+/*
+ * fd_ct_kill - the state with `tuple`'s original tuple deleted
+ * (IPCTNL_MSG_CT_DELETE); its DESTROY event follows, flagged own.  0,
+ * -ENOENT (gone already), or another negative errno.
+ */
+int fd_ct_kill(struct fd_ct *c, const struct nf_conntrack *tuple);
+
 /* fd_ct_established_timeout - conntrack's timeout of a working state of `l4proto`, s. */
 uint32_t fd_ct_established_timeout(const struct fd_ct *c, uint8_t l4proto);
 

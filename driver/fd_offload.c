@@ -39,6 +39,9 @@ struct off_entry {
 	/* per microflow: where its frames go (the address routed), its next hop */
 	uint8_t dst[2][16];
 	uint32_t nhop[2];
+	uint8_t action;			/* both microflows' */
+	bool cut;			/* dropping on the coprocessor: see fd_cut.h */
+	bool in_ct;			/* in by_ct: a cut one leaves it when its state dies */
 };
 
 struct fd_offload {
@@ -120,7 +123,8 @@ find_fp(struct fd_offload *o, uint64_t fp_id)
 static void
 forget(struct fd_offload *o, struct off_entry *e)
 {
-	tdelete(e, &o->by_ct, cmp_ct);
+	if (e->in_ct)
+		tdelete(e, &o->by_ct, cmp_ct);
 	tdelete(e, &o->by_fp, cmp_fp);
 	nfct_destroy(e->tuple);
 	free(e);
@@ -146,8 +150,9 @@ noop_free(void *p)
 static void
 forget_all(struct fd_offload *o)
 {
-	tdestroy(o->by_fp, noop_free);
-	tdestroy(o->by_ct, free_entry);
+	/* every entry is in by_fp; a cut one whose state died is in by_ct no more */
+	tdestroy(o->by_ct, noop_free);
+	tdestroy(o->by_fp, free_entry);
 	o->by_fp = o->by_ct = NULL;
 	o->nentries = 0;
 }
@@ -180,7 +185,7 @@ snapshot(const struct fd_offload *o, size_t *n)
 	*n = 0;
 	if (s.e == NULL)
 		return NULL;
-	twalk_r(o->by_ct, snapshot_one, &s);
+	twalk_r(o->by_fp, snapshot_one, &s);	/* by_fp: cut entries may have left by_ct */
 	*n = s.n;
 	return s.e;
 }
@@ -322,13 +327,21 @@ waiting_clear(struct fd_offload *o)
 	o->nwaiting = 0;
 }
 
-static void
-offload(struct fd_offload *o, const struct nf_conntrack *ct)
+/*
+ * Makes the state's connection in the fast path: 0 (its id in *fp_id), or
+ * -EEXIST (in already), -EPERM (does not qualify), -ENETUNREACH (not
+ * between front ports), -EAGAIN (a neighbour unresolved: it waits), or an
+ * error of a command or of conntrack.  `cut`: made already dropping
+ * (fd_offload_create_cut), whether it qualifies or not, and it never
+ * waits.
+ */
+static int
+make(struct fd_offload *o, const struct nf_conntrack *ct, bool cut, uint64_t *fp_id)
 {
 	uint32_t ct_id = nfct_get_attr_u32(ct, ATTR_ID);
 	int family = fd_policy_family(ct);
 	uint8_t l4 = nfct_get_attr_u8(ct, ATTR_ORIG_L4PROTO);
-	struct fc_cmd_flow_create c = { .verdict = FC_VERDICT_CUT_THRU };
+	struct fc_cmd_flow_create c = { .verdict = cut ? FC_VERDICT_DROP : FC_VERDICT_CUT_THRU };
 	struct fc_ans_conn_id ans;
 	struct fd_hop to_orig_src, to_reply_src;
 	uint8_t dst[2][16] = { { 0 } };
@@ -336,21 +349,24 @@ offload(struct fd_offload *o, const struct nf_conntrack *ct)
 	struct off_entry *e;
 	uint8_t action;
 
-	if (find_ct(o, ct_id) != NULL || !fd_policy_qualifies(ct, o->cfg.mark_bit))
-		return;
+	if (find_ct(o, ct_id) != NULL)
+		return -EEXIST;
+	if (!cut && !fd_policy_qualifies(ct, o->cfg.mark_bit))
+		return -EPERM;
 	/* orig frames come in facing orig.src and leave towards reply.src */
 	fd_policy_route_dst(ct, FD_DIR_ORIG, dst[0]);
 	fd_policy_route_dst(ct, FD_DIR_REPLY, dst[1]);
 	if (fd_route_get(o->route, family, dst[1], &to_orig_src) != 0 ||
 	    fd_route_get(o->route, family, dst[0], &to_reply_src) != 0)
-		return;
+		return -ENETUNREACH;
 	pa = front_port(o, &to_orig_src);
 	pb = front_port(o, &to_reply_src);
 	if (pa < 0 || pb < 0)
-		return;			/* not between front ports: the host's alone */
+		return -ENETUNREACH;	/* not between front ports: the host's alone */
 	if (!to_orig_src.resolved || !to_reply_src.resolved) {
-		wait_path(o, ct);	/* once the host has resolved it */
-		return;
+		if (!cut)
+			wait_path(o, ct);	/* once the host has resolved it */
+		return -EAGAIN;
 	}
 	fd_policy_key(ct, FD_DIR_ORIG, (uint16_t)pa, &c.mf[0].key);
 	fd_policy_key(ct, FD_DIR_REPLY, (uint16_t)pb, &c.mf[1].key);
@@ -360,21 +376,24 @@ offload(struct fd_offload *o, const struct nf_conntrack *ct)
 	if (rc != 0) {
 		if (no_answer(rc))
 			lost_track(o, "NHOP_PROGRAM", rc);	/* the next-hop table is unknown */
-		return;
+		return rc;
 	}
 	action = fd_policy_action(ct, o->cfg.cut_in_hardware);
+	/* made cut: IPS drops by the verdict; a FWD one (a tunnel) must drop by its action */
+	if (cut && action == FC_ACTION_FWD)
+		action = FC_ACTION_DROP;
 	for (int d = 0; d < 2; d++) {
 		c.mf[d].action = action;
 		c.mf[d].timeout_s = o->cfg.timeout_s;
 	}
-	if (l4 == IPPROTO_TCP) {
+	if (l4 == IPPROTO_TCP && !cut) {	/* a cut one never comes back to the host */
 		int err = fd_ct_tcp_loosen(o->ct, ct);
 
 		if (err != 0) {
 			/* strict and offloaded, it would be dropped when it comes back */
 			fprintf(stderr, "flowcutd: conntrack state %u not made liberal (%s): "
 				"left to the host\n", ct_id, strerror(-err));
-			return;
+			return err;
 		}
 		if (nfct_attr_is_set(ct, ATTR_TCP_WSCALE_ORIG))
 			c.mf[0].wscale = nfct_get_attr_u8(ct, ATTR_TCP_WSCALE_ORIG);
@@ -387,7 +406,7 @@ offload(struct fd_offload *o, const struct nf_conntrack *ct)
 		/* no answer is not "no": it may still be made - take stock again */
 		if (no_answer(rc))
 			lost_track(o, "FLOW_CREATE_FP", rc);
-		return;
+		return rc;
 	}
 	e = calloc(1, sizeof(*e));
 	if (e == NULL || (e->tuple = fd_ct_tuple(ct)) == NULL) {
@@ -395,10 +414,13 @@ offload(struct fd_offload *o, const struct nf_conntrack *ct)
 		rc = reclaim(o, ans.id);
 		if (rc != 0)
 			lost_track(o, "CONN_RECLAIM_FP of an untracked connection", rc);
-		return;
+		return -ENOMEM;
 	}
 	e->ct_id = ct_id;
 	e->fp_id = ans.id;
+	e->action = action;
+	e->cut = cut;
+	e->in_ct = true;
 	e->l4proto = l4;
 	e->family = (uint8_t)family;
 	memcpy(e->dst, dst, sizeof(dst));
@@ -412,10 +434,21 @@ offload(struct fd_offload *o, const struct nf_conntrack *ct)
 		rc = reclaim(o, ans.id);
 		if (rc != 0)
 			lost_track(o, "CONN_RECLAIM_FP of an untracked connection", rc);
-		return;
+		return -ENOMEM;
 	}
 	o->nentries++;
-	o->st.offloaded++;
+	if (!cut)
+		o->st.offloaded++;
+	if (fp_id)
+		*fp_id = ans.id;
+	return 0;
+}
+
+/* Offloads the state if it qualifies and has a path (or waits for one). */
+static void
+offload(struct fd_offload *o, const struct nf_conntrack *ct)
+{
+	(void)make(o, ct, false, NULL);
 }
 
 /* The state is gone: out of the fast path at once. */
@@ -431,6 +464,12 @@ state_gone(struct fd_offload *o, uint32_t ct_id)
 	}
 	if (e == NULL)
 		return;
+	if (e->cut) {
+		/* it drops: it stays while its sender sends, and ages out */
+		tdelete(e, &o->by_ct, cmp_ct);
+		e->in_ct = false;	/* a new state may take the id */
+		return;
+	}
 	rc = reclaim(o, e->fp_id);
 	if (rc != 0 && rc != -ENOENT)	/* it may still forward: take everything out */
 		lost_track(o, "CONN_RECLAIM_FP of a state gone", rc);
@@ -634,6 +673,12 @@ fd_offload_fp_event(struct fd_offload *o, const struct lk_event *ev)
 
 	if (e == NULL)
 		return;
+	if (e->cut) {
+		/* never revived, never given back to the rules: its state is dead */
+		if (ev->type != FC_EV_GIVEN_BACK)
+			forget(o, e);
+		return;
+	}
 	if (ev->type == FC_EV_GIVEN_BACK && ev->reason == FC_REASON_TCP_MAX_RETRANS) {
 		/* a stalled sender, a lost segment: the host has seen it; go on */
 		struct fc_cmd_conn_id id = { .id = e->fp_id };
@@ -674,8 +719,8 @@ refresh_done(void *dctx, int rc, const void *ans, uint16_t len)
 	struct fc_conn_info ci;
 	uint64_t seen;
 
-	if (rc != 0 || e == NULL || len < sizeof(ci))
-		return;		/* gone meanwhile, or tried again at the next refresh */
+	if (rc != 0 || e == NULL || e->cut || len < sizeof(ci))
+		return;		/* gone meanwhile, cut (no state), or tried at the next refresh */
 	memcpy(&ci, ans, sizeof(ci));
 	seen = ci.mf[0].stats.last_seen > ci.mf[1].stats.last_seen ? ci.mf[0].stats.last_seen
 								    : ci.mf[1].stats.last_seen;
@@ -876,7 +921,7 @@ fd_offload_paths(struct fd_offload *o)
 		return;
 	}
 	for (size_t i = 0; i < n && !o->need_resync; i++)
-		if (!still_routed(o, all[i]))
+		if (!all[i]->cut && !still_routed(o, all[i]))	/* a cut one drops anywhere */
 			move(o, all[i]);
 	free(all);
 retry:
@@ -912,4 +957,91 @@ void
 fd_offload_stats(const struct fd_offload *o, struct fd_offload_stats *out)
 {
 	*out = o->st;
+}
+
+/* ---- the table, as the cut sees it ---- */
+
+static void
+view(const struct off_entry *e, struct fd_offload_conn *out)
+{
+	*out = (struct fd_offload_conn){ .ct_id = e->ct_id, .fp_id = e->fp_id,
+					 .action = e->action, .cut = e->cut };
+}
+
+int
+fd_offload_find_ct(struct fd_offload *o, uint32_t ct_id, struct fd_offload_conn *out)
+{
+	const struct off_entry *e = find_ct(o, ct_id);
+
+	if (e == NULL)
+		return -ENOENT;
+	view(e, out);
+	return 0;
+}
+
+int
+fd_offload_find_fp(struct fd_offload *o, uint64_t fp_id, struct fd_offload_conn *out,
+		   struct nf_conntrack **tuple)
+{
+	const struct off_entry *e = find_fp(o, fp_id);
+
+	if (e == NULL)
+		return -ENOENT;
+	view(e, out);
+	if (tuple && (*tuple = fd_ct_tuple(e->tuple)) == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
+int
+fd_offload_mark_cut(struct fd_offload *o, uint64_t fp_id)
+{
+	struct off_entry *e = find_fp(o, fp_id);
+
+	if (e == NULL)
+		return -ENOENT;
+	e->cut = true;
+	return 0;
+}
+
+int
+fd_offload_take_out(struct fd_offload *o, uint32_t ct_id)
+{
+	struct off_entry *e = find_ct(o, ct_id);
+	int rc;
+
+	if (e == NULL)
+		return -ENOENT;
+	rc = reclaim(o, e->fp_id);
+	if (rc != 0 && rc != -ENOENT) {
+		lost_track(o, "CONN_RECLAIM_FP of a connection cut", rc);
+		return rc;
+	}
+	forget(o, e);
+	o->st.removed++;
+	return 0;
+}
+
+int
+fd_offload_create_cut(struct fd_offload *o, const struct nf_conntrack *ct, uint64_t *fp_id)
+{
+	return make(o, ct, true, fp_id);
+}
+
+struct fd_ct *
+fd_offload_ct(struct fd_offload *o)
+{
+	return o->ct;
+}
+
+const struct fd_cmds *
+fd_offload_cmds(const struct fd_offload *o)
+{
+	return &o->cmds;
+}
+
+bool
+fd_offload_cut_in_hardware(const struct fd_offload *o)
+{
+	return o->cfg.cut_in_hardware;
 }

@@ -153,4 +153,56 @@ void fd_offload_paths(struct fd_offload *o);
 void fd_offload_settings(struct fd_offload *o, bool cut_in_hardware, uint16_t timeout_s);
 void fd_offload_stats(const struct fd_offload *o, struct fd_offload_stats *out);
 
+/*
+ * ---- the table, as the cut (fd_cut) sees it ----
+ *
+ * A connection cut in hardware stays in the table marked cut: its state's
+ * DESTROY does not take it out (it leaves the lookup by conntrack id, so a
+ * new state may take the id), a give-back is ignored (none can come: the
+ * fast path drops a cut connection before any TCP rule), it is never
+ * revived, refreshed, moved or offloaded again, and it is forgotten when
+ * the coprocessor says it aged out or was removed.  A resync or a ruleset
+ * change forgets it with the rest (the host's rule drops what still comes).
+ */
+struct nf_conntrack;
+struct fd_ct;
+
+struct fd_offload_conn {
+	uint32_t ct_id;
+	uint64_t fp_id;
+	uint8_t action;		/* both microflows': FC_ACTION_IPS, _FWD or _DROP */
+	bool cut;
+};
+
+/* fd_offload_find_ct - the connection of a live state: 0, or -ENOENT (not offloaded). */
+int fd_offload_find_ct(struct fd_offload *o, uint32_t ct_id, struct fd_offload_conn *out);
+/*
+ * fd_offload_find_fp - a connection by fast-path id: 0, -ENOENT, or
+ * -ENOMEM.  `tuple` (may be NULL): a copy of its state's original tuple,
+ * the caller destroys it.
+ */
+int fd_offload_find_fp(struct fd_offload *o, uint64_t fp_id, struct fd_offload_conn *out,
+		       struct nf_conntrack **tuple);
+/* fd_offload_mark_cut - the coprocessor answered its DROP: 0, or -ENOENT. */
+int fd_offload_mark_cut(struct fd_offload *o, uint64_t fp_id);
+/*
+ * fd_offload_take_out - CONN_RECLAIM_FP and forget it (a cut with "Cut in
+ * hardware" off): 0, -ENOENT (not offloaded), or the reclaim's error (the
+ * fast path is then taken out whole at the next turn).
+ */
+int fd_offload_take_out(struct fd_offload *o, uint32_t ct_id);
+/*
+ * fd_offload_create_cut - a state not offloaded, made in the fast path
+ * already dropping: one FLOW_CREATE_FP with verdict DROP, both microflows
+ * with the policy's action (DROP where that is FWD, whose verdict is never
+ * consulted), entered marked cut; it need not qualify.  0 (its id in
+ * *fp_id), -EEXIST (offloaded already), -ENETUNREACH (not between front
+ * ports), -EAGAIN (a neighbour unresolved), or a command's error.
+ */
+int fd_offload_create_cut(struct fd_offload *o, const struct nf_conntrack *ct, uint64_t *fp_id);
+/* The binding's conntrack sockets and command interface, for the cut's kills and commands. */
+struct fd_ct *fd_offload_ct(struct fd_offload *o);
+const struct fd_cmds *fd_offload_cmds(const struct fd_offload *o);
+bool fd_offload_cut_in_hardware(const struct fd_offload *o);
+
 #endif

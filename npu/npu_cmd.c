@@ -9,6 +9,9 @@
 
 /* The wire's key is the fast path's (struct fc_key, include/flowcut/fc_cmd.h): no copy shims. */
 _Static_assert(sizeof(struct fc_mflow_stats) == sizeof(struct fp_mflow_stats), "stats");
+/* CONN_MODIFY_FP's mask is handed to the fast path as it is */
+_Static_assert(FC_MOD_ACTION == FP_MOD_ACTION && FC_MOD_TIMEOUT == FP_MOD_TIMEOUT &&
+	       FC_MOD_ACTIVE == FP_MOD_ACTIVE, "CONN_MODIFY_FP mask bits");
 
 static bool
 all_zero(const void *p, size_t n)

@@ -249,8 +249,14 @@ struct fc_ans_conn_id {
  *   +---------------+-------+-------+-------+-------+---------------+
  *   |   timeout1    |active0|active1|         zero (32)             |
  *   +---------------+-------+-------+-------------------------------+
- *   mask: 0x1 actions, 0x2 timeouts, 0x4 active flags (FP_MOD_*)
+ *   mask: 0x1 actions, 0x2 timeouts, 0x4 active flags (FC_MOD_*; the fast
+ *   path's FP_MOD_* are the same bits)
  */
+enum fc_mod_mask {
+	FC_MOD_ACTION = 0x1,
+	FC_MOD_TIMEOUT = 0x2,
+	FC_MOD_ACTIVE = 0x4,
+};
 struct fc_cmd_conn_modify {
 	uint64_t id;
 	uint32_t mask;

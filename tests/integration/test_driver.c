@@ -41,6 +41,7 @@
 #include "fd_cmdq.h"
 #include "fd_cmds.h"
 #include "fd_ct.h"
+#include "fd_cut.h"
 #include "fd_offload.h"
 #include "fp.h"
 #include "lk.h"
@@ -63,6 +64,7 @@ static volatile int stop;
 static struct fd_cmds cmds;
 static struct fd_cmdq *cmdq;
 static struct fd_offload *off;
+static struct fd_cut *cut;
 static struct nfct_handle *nfct;	/* the test's own conntrack handle */
 static unsigned int boots;
 
@@ -98,6 +100,104 @@ serve(void *arg)
 			lk_ans_kick(npu_lk, 0);
 	}
 	return NULL;
+}
+
+/*
+ * The cut's order, seen from the command interface: when the coprocessor
+ * answers a drop (CONN_MODIFY_FP_VERDICT or CONN_MODIFY_FP), the fast path
+ * already drops the connection and its conntrack state is still there -
+ * checked in the completion, before the cut's own completion kills it.
+ */
+static struct fd_cmds real_cmds;
+static struct {
+	unsigned int drops_answered;	/* drops whose answer found the order right */
+	unsigned int wrong;		/* ... found it wrong */
+} spy;
+
+struct spy_post {
+	uint16_t op;
+	uint64_t id;
+	fd_cmds_done_fn *done;
+	void *dctx;
+};
+
+/* Is the connection's conntrack state (its original key) still there? */
+static bool
+state_there(const struct fc_key *k)
+{
+	struct nf_conntrack *t = nfct_new();
+	bool there;
+
+	assert_non_null(t);
+	nfct_set_attr_u8(t, ATTR_L3PROTO, k->family == 4 ? AF_INET : AF_INET6);
+	if (k->family == 4) {
+		nfct_set_attr_u32(t, ATTR_IPV4_SRC, *(const uint32_t *)k->src);
+		nfct_set_attr_u32(t, ATTR_IPV4_DST, *(const uint32_t *)k->dst);
+	} else {
+		nfct_set_attr(t, ATTR_IPV6_SRC, k->src);
+		nfct_set_attr(t, ATTR_IPV6_DST, k->dst);
+	}
+	nfct_set_attr_u8(t, ATTR_L4PROTO, k->proto);
+	nfct_set_attr_u16(t, ATTR_PORT_SRC, k->sport);
+	nfct_set_attr_u16(t, ATTR_PORT_DST, k->dport);
+	there = nfct_query(nfct, NFCT_Q_GET, t) == 0;
+	nfct_destroy(t);
+	return there;
+}
+
+static void
+spy_done(void *dctx, int rc, const void *ans, uint16_t len)
+{
+	struct spy_post *p = dctx;
+
+	if (rc == 0 && (p->op == FC_CMD_CONN_MODIFY_FP_VERDICT || p->op == FC_CMD_CONN_MODIFY_FP)) {
+		struct fp_conn_info ci;
+		bool dropping;
+
+		pthread_mutex_lock(&fp_lock);
+		dropping = fp_conn_get(fp, p->id, &ci) == 0 &&
+			   (ci.verdict == FC_VERDICT_DROP ||
+			    (ci.mf[0].action == FC_ACTION_DROP && ci.mf[1].action == FC_ACTION_DROP));
+		pthread_mutex_unlock(&fp_lock);
+		if (dropping && state_there(&ci.mf[0].key))
+			spy.drops_answered++;
+		else
+			spy.wrong++;
+	}
+	p->done(p->dctx, rc, ans, len);
+	free(p);
+}
+
+static int
+spy_post_fn(void *ctx, uint16_t op, const void *payload, uint16_t len, fd_cmds_done_fn *done,
+	    void *dctx)
+{
+	struct spy_post *p = malloc(sizeof(*p));
+	int rc;
+
+	(void)ctx;
+	assert_non_null(p);
+	*p = (struct spy_post){ .op = op, .done = done, .dctx = dctx };
+	if (len >= sizeof(uint64_t))
+		memcpy(&p->id, payload, sizeof(p->id));
+	rc = fd_cmds_post(&real_cmds, op, payload, len, spy_done, p);
+	if (rc != 0)
+		free(p);
+	return rc;
+}
+
+static int
+spy_call(void *ctx, uint16_t op, const void *payload, uint16_t len, void *ans, uint16_t cap)
+{
+	(void)ctx;
+	return fd_cmds_call(&real_cmds, op, payload, len, ans, cap);
+}
+
+static int
+spy_flush(void *ctx, int ms)
+{
+	(void)ctx;
+	return fd_cmds_flush(&real_cmds, ms);
 }
 
 /* A coprocessor booting: a fresh fast path with its ports (flowcutd's program()). */
@@ -160,7 +260,9 @@ netns_up(void)
 	       "ip neigh replace 198.18.0.10 lladdr 02:00:00:00:00:0a dev fp0 nud permanent && "
 	       "ip neigh replace 198.19.0.10 lladdr 02:00:00:00:00:0b dev fp1 nud permanent && "
 	       "ip neigh replace 2001:2::10 lladdr 02:00:00:00:00:0a dev fp0 nud permanent && "
-	       "ip neigh replace 2001:2:0:1::10 lladdr 02:00:00:00:00:0b dev fp1 nud permanent")
+	       "ip neigh replace 2001:2:0:1::10 lladdr 02:00:00:00:00:0b dev fp1 nud permanent && "
+	       "ip neigh replace 198.19.0.11 lladdr 02:00:00:00:00:0c dev fp1 nud permanent && "
+	       "ip neigh replace 2001:2:0:1::11 lladdr 02:00:00:00:00:0c dev fp1 nud permanent")
 	    != 0)
 		return "the namespace's links could not be made (ip)";
 	return NULL;
@@ -192,13 +294,16 @@ setup(void **state)
 	/* as flowcutd: through the command client, commands in flight together */
 	cmdq = fd_cmdq_create(host_lk, &(struct fd_cmdq_params){ 0 });
 	assert_non_null(cmdq);
-	cmds = fd_cmds_q(cmdq);
+	real_cmds = fd_cmds_q(cmdq);
+	cmds = (struct fd_cmds){ .call = spy_call, .post = spy_post_fn, .flush = spy_flush };
 	cfg.ifindex[0] = if_nametoindex("fp0");
 	cfg.ifindex[1] = if_nametoindex("fp1");
 	memcpy(cfg.mac[0], MAC0, 6);
 	memcpy(cfg.mac[1], MAC1, 6);
 	off = fd_offload_open(&cmds, &cfg);
 	assert_non_null(off);
+	cut = fd_cut_open(off);
+	assert_non_null(cut);
 	nfct = nfct_open(CONNTRACK, 0);
 	assert_non_null(nfct);
 	return 0;
@@ -210,6 +315,7 @@ teardown(void **state)
 	(void)state;
 	if (skip_why)
 		return 0;
+	fd_cut_close(cut);
 	fd_offload_close(off);
 	fd_cmdq_destroy(cmdq);
 	nfct_close(nfct);
@@ -235,8 +341,10 @@ fresh(void **state)
 	nfct_query(nfct, NFCT_Q_FLUSH, &family);
 	family = AF_INET6;
 	nfct_query(nfct, NFCT_Q_FLUSH, &family);
+	fd_offload_settings(off, true, 30);
 	fd_offload_resync(off);
 	pthread_mutex_lock(&fp_lock);
+	fp_sweep(fp, now_ns(), 0, (struct fp_event[64]){ 0 }, 64);	/* reclaimed: freed */
 	assert_int_equal(fp_conn_count(fp), 0);
 	pthread_mutex_unlock(&fp_lock);
 	return 0;
@@ -577,6 +685,331 @@ test_resync_after_boot(void **state)
 	nfct_destroy(ct);
 }
 
+/* ---- the cut (fd_cut) ---- */
+
+/*
+ * A state from text: the client `c`:cport to `d`:dport, replied by the
+ * server `srv`:sport (another than d: DNAT).  IPv6 when c has a ':'.
+ * TCP established or UDP, assured, with `mark`.
+ */
+static struct nf_conntrack *
+conn(uint8_t l4, const char *c, uint16_t cport, const char *d, uint16_t dport, const char *srv,
+     uint16_t sport, uint32_t mark)
+{
+	struct nf_conntrack *ct = nfct_new();
+	bool v6 = strchr(c, ':') != NULL;
+	uint8_t a[16];
+
+	assert_non_null(ct);
+	nfct_set_attr_u8(ct, ATTR_L3PROTO, v6 ? AF_INET6 : AF_INET);
+	nfct_set_attr_u8(ct, ATTR_REPL_L3PROTO, v6 ? AF_INET6 : AF_INET);
+#define ADDR_(attr4, attr6, text)						\
+	do {									\
+		assert_int_equal(inet_pton(v6 ? AF_INET6 : AF_INET, text, a), 1);	\
+		nfct_set_attr(ct, v6 ? attr6 : attr4, a);			\
+	} while (0)
+	ADDR_(ATTR_IPV4_SRC, ATTR_IPV6_SRC, c);
+	ADDR_(ATTR_IPV4_DST, ATTR_IPV6_DST, d);
+	ADDR_(ATTR_REPL_IPV4_SRC, ATTR_REPL_IPV6_SRC, srv);
+	ADDR_(ATTR_REPL_IPV4_DST, ATTR_REPL_IPV6_DST, c);
+#undef ADDR_
+	nfct_set_attr_u8(ct, ATTR_L4PROTO, l4);
+	nfct_set_attr_u8(ct, ATTR_REPL_L4PROTO, l4);
+	nfct_set_attr_u16(ct, ATTR_PORT_SRC, htons(cport));
+	nfct_set_attr_u16(ct, ATTR_PORT_DST, htons(dport));
+	nfct_set_attr_u16(ct, ATTR_REPL_PORT_SRC, htons(sport));
+	nfct_set_attr_u16(ct, ATTR_REPL_PORT_DST, htons(cport));
+	if (l4 == IPPROTO_TCP)
+		nfct_set_attr_u8(ct, ATTR_TCP_STATE, TCP_CONNTRACK_ESTABLISHED);
+	nfct_set_attr_u32(ct, ATTR_STATUS, ASSURED);
+	nfct_set_attr_u32(ct, ATTR_TIMEOUT, 300);
+	nfct_set_attr_u32(ct, ATTR_MARK, mark);
+	return ct;
+}
+
+/* A one-range list from "ADDR/LEN" text. */
+static struct fc_list
+list_of(const char *text)
+{
+	struct fc_list l = { 0 };
+
+	assert_int_equal(fc_list_parse(text, strlen(text), &l, NULL, NULL), 0);
+	fc_list_canon(&l);
+	return l;
+}
+
+/* The fast-path connection whose original key starts at client port `cport`, by lookup. */
+static struct fp_conn_info
+conn_by_cport(uint16_t cport)
+{
+	struct fp_conn_info ci;
+	uint32_t slot = 0;
+
+	pthread_mutex_lock(&fp_lock);
+	while (fp_conn_next(fp, &slot, &ci) == 0)
+		if (ntohs(ci.mf[0].key.sport) == cport) {
+			pthread_mutex_unlock(&fp_lock);
+			return ci;
+		}
+	pthread_mutex_unlock(&fp_lock);
+	fail_msg("no connection from client port %u in the fast path", cport);
+	return ci;
+}
+
+static bool
+alive(const struct nf_conntrack *ct)
+{
+	return nfct_query(nfct, NFCT_Q_GET, ct) == 0;
+}
+
+static struct fd_cut_stats
+cut_stats(void)
+{
+	struct fd_cut_stats s;
+
+	fd_cut_stats(cut, &s);
+	return s;
+}
+
+/* A coprocessor event about connection `id`, as flowcutd hands it on. */
+static void
+fp_event(uint8_t type, uint64_t id)
+{
+	struct lk_event ev = { .type = type, .id = id };
+
+	fd_offload_fp_event(off, &ev);
+}
+
+/*
+ * IPv4: a cut of the server 198.19.0.10 cuts the connection to it and the
+ * DNAT one whose real server it is (the reply's source, as the wire sees
+ * it), not the one to .11; drops answered before the states die; a DESTROY
+ * leaves them in, a give-back is ignored, an aged-out forgets them.
+ */
+static void
+test_cut_range_v4_nat(void **state)
+{
+	struct nf_conntrack *a = conn(IPPROTO_TCP, "198.18.0.10", 40000, "198.19.0.10", 80,
+				      "198.19.0.10", 80, BIT);
+	struct nf_conntrack *b = conn(IPPROTO_TCP, "198.18.0.10", 40001, "198.19.0.11", 80,
+				      "198.19.0.11", 80, BIT);
+	struct nf_conntrack *d = conn(IPPROTO_UDP, "198.18.0.10", 40002, "198.19.0.99", 8080,
+				      "198.19.0.10", 80, BIT);
+	struct fc_list l = list_of("198.19.0.10/32\n");
+	struct fd_cut_stats before = cut_stats();
+	struct fd_offload_conn oc;
+	struct fp_conn_info ca, cb, cd;
+	uint64_t removed, revived;
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	create(a);
+	create(b);
+	create(d);
+	turns(300);
+	assert_int_equal(conns(), 3);
+	spy.drops_answered = spy.wrong = 0;
+	removed = stats().removed;
+	assert_int_equal(fd_cut_ranges(cut, &l, FD_CUT_HAND), 2);
+	assert_int_equal(spy.drops_answered, 2);
+	assert_int_equal(spy.wrong, 0);
+	ca = conn_by_cport(40000);
+	cb = conn_by_cport(40001);
+	cd = conn_by_cport(40002);
+	assert_int_equal(ca.verdict, FC_VERDICT_DROP);
+	assert_int_equal(cd.verdict, FC_VERDICT_DROP);
+	assert_int_equal(cb.verdict, FC_VERDICT_CUT_THRU);
+	assert_false(alive(a));
+	assert_false(alive(d));
+	assert_true(alive(b));
+	assert_int_equal(cut_stats().in_hardware[FD_CUT_HAND], before.in_hardware[FD_CUT_HAND] + 2);
+	assert_int_equal(cut_stats().on_host[FD_CUT_HAND], before.on_host[FD_CUT_HAND]);
+	/* their DESTROYs came: still in, still dropping */
+	turns(200);
+	assert_int_equal(conns(), 3);
+	assert_int_equal(stats().removed, removed);
+	assert_int_equal(fd_offload_find_fp(off, ca.id, &oc, NULL), 0);
+	assert_true(oc.cut);
+	assert_int_equal(conn_by_cport(40000).state, FP_CONN_VALID);
+	/* a second cut finds nothing more to cut */
+	assert_int_equal(fd_cut_ranges(cut, &l, FD_CUT_HAND), 0);
+	/* a give-back is ignored: never revived, still known */
+	revived = stats().revived;
+	fp_event(FC_EV_GIVEN_BACK, cd.id);
+	assert_int_equal(stats().revived, revived);
+	assert_int_equal(fd_offload_find_fp(off, cd.id, &oc, NULL), 0);
+	/* aged out: forgotten */
+	fp_event(FC_EV_AGED_OUT, ca.id);
+	assert_int_equal(fd_offload_find_fp(off, ca.id, &oc, NULL), -ENOENT);
+	fp_event(FC_EV_REMOVED, cd.id);
+	assert_int_equal(fd_offload_find_fp(off, cd.id, &oc, NULL), -ENOENT);
+	assert_int_equal(fd_offload_find_fp(off, cb.id, &oc, NULL), 0);
+	assert_false(oc.cut);
+	fc_list_free(&l);
+	nfct_destroy(a);
+	nfct_destroy(b);
+	nfct_destroy(d);
+}
+
+/* IPv6: a cut of the clients' prefix cuts the IPv6 connection, not the IPv4 one. */
+static void
+test_cut_range_v6(void **state)
+{
+	struct nf_conntrack *a = conn(IPPROTO_UDP, "2001:2::10", 40000, "2001:2:0:1::10", 53,
+				      "2001:2:0:1::10", 53, BIT);
+	struct nf_conntrack *b = conn(IPPROTO_UDP, "198.18.0.10", 40001, "198.19.0.10", 53,
+				      "198.19.0.10", 53, BIT);
+	struct fc_list l = list_of("2001:2::/64\n");
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	create(a);
+	create(b);
+	turns(300);
+	assert_int_equal(conns(), 2);
+	spy.drops_answered = spy.wrong = 0;
+	assert_int_equal(fd_cut_ranges(cut, &l, FD_CUT_HAND), 1);
+	assert_int_equal(spy.drops_answered, 1);
+	assert_int_equal(spy.wrong, 0);
+	assert_int_equal(conn_by_cport(40000).verdict, FC_VERDICT_DROP);
+	assert_int_equal(conn_by_cport(40000).mf[0].key.family, 6);
+	assert_int_equal(conn_by_cport(40001).verdict, FC_VERDICT_CUT_THRU);
+	assert_false(alive(a));
+	assert_true(alive(b));
+	fc_list_free(&l);
+	nfct_destroy(a);
+	nfct_destroy(b);
+}
+
+/* A state in range that is not offloaded (the rules have not passed it): made dropping. */
+static void
+test_cut_not_offloaded_made_dropping(void **state)
+{
+	struct nf_conntrack *a = conn(IPPROTO_TCP, "198.18.0.10", 40000, "198.19.0.11", 443,
+				      "198.19.0.11", 443, 0x5);
+	struct fc_list l = list_of("198.19.0.0/24\n");
+	struct fd_cut_stats before = cut_stats();
+	struct fp_conn_info ci;
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	create(a);
+	turns(200);
+	assert_int_equal(conns(), 0);
+	assert_int_equal(fd_cut_ranges(cut, &l, FD_CUT_HAND), 1);
+	ci = the_conn();
+	assert_int_equal(ci.verdict, FC_VERDICT_DROP);
+	assert_int_equal(ci.mf[0].action, FC_ACTION_IPS);
+	assert_int_equal(ci.mf[1].action, FC_ACTION_IPS);
+	check_key(&ci.mf[0].key, 0, "198.18.0.10", 40000, "198.19.0.11", 443);
+	check_key(&ci.mf[1].key, 1, "198.19.0.11", 443, "198.18.0.10", 40000);
+	assert_false(alive(a));
+	assert_int_equal(cut_stats().in_hardware[FD_CUT_HAND], before.in_hardware[FD_CUT_HAND] + 1);
+	turns(200);	/* its DESTROY: it stays */
+	assert_int_equal(conns(), 1);
+	fc_list_free(&l);
+	nfct_destroy(a);
+}
+
+/* "Cut in hardware" off: taken out of the fast path, state killed, counted on the host. */
+static void
+test_cut_setting_off_reclaims(void **state)
+{
+	struct nf_conntrack *a = conn(IPPROTO_UDP, "198.18.0.10", 40000, "198.19.0.10", 5201,
+				      "198.19.0.10", 5201, BIT);
+	struct nf_conntrack *n = conn(IPPROTO_UDP, "198.18.0.10", 40001, "198.19.0.10", 5201,
+				      "198.19.0.10", 5201, 0);
+	struct fc_list l = list_of("198.19.0.10\n");
+	struct fd_cut_stats before = cut_stats();
+	struct fd_offload_conn oc;
+	uint64_t id;
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	fd_offload_settings(off, false, 30);
+	create(a);
+	create(n);
+	turns(300);
+	assert_int_equal(conns(), 1);
+	id = the_conn().id;
+	assert_int_equal(the_conn().mf[0].action, FC_ACTION_FWD);
+	assert_int_equal(fd_cut_ranges(cut, &l, FD_CUT_HAND), 2);
+	pthread_mutex_lock(&fp_lock);
+	{	/* out: freed, or being reclaimed */
+		struct fp_conn_info ci;
+		int rc = fp_conn_get(fp, id, &ci);
+
+		pthread_mutex_unlock(&fp_lock);
+		assert_true(rc == -ENOENT || (rc == 0 && ci.state == FP_CONN_RECLAIM));
+	}
+	assert_int_equal(fd_offload_find_fp(off, id, &oc, NULL), -ENOENT);
+	assert_false(alive(a));
+	assert_false(alive(n));
+	assert_int_equal(cut_stats().on_host[FD_CUT_HAND], before.on_host[FD_CUT_HAND] + 2);
+	assert_int_equal(cut_stats().in_hardware[FD_CUT_HAND], before.in_hardware[FD_CUT_HAND]);
+	fc_list_free(&l);
+	nfct_destroy(a);
+	nfct_destroy(n);
+}
+
+/* A FWD connection (offloaded with the setting off) cut in hardware: its action DROP both ways. */
+static void
+test_cut_fwd_by_action(void **state)
+{
+	struct nf_conntrack *a = conn(IPPROTO_TCP, "198.18.0.10", 40000, "198.19.0.10", 80,
+				      "198.19.0.10", 80, BIT);
+	struct fc_list l = list_of("198.18.0.10\n");	/* the client's end */
+	struct fp_conn_info ci;
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	fd_offload_settings(off, false, 30);
+	create(a);
+	turns(300);
+	assert_int_equal(the_conn().mf[0].action, FC_ACTION_FWD);
+	fd_offload_settings(off, true, 30);
+	spy.drops_answered = spy.wrong = 0;
+	assert_int_equal(fd_cut_ranges(cut, &l, FD_CUT_HAND), 1);
+	assert_int_equal(spy.drops_answered, 1);
+	ci = the_conn();
+	assert_int_equal(ci.state, FP_CONN_VALID);
+	assert_int_equal(ci.mf[0].action, FC_ACTION_DROP);
+	assert_int_equal(ci.mf[1].action, FC_ACTION_DROP);
+	assert_false(alive(a));
+	fc_list_free(&l);
+	nfct_destroy(a);
+}
+
+/* One connection by its fast-path id; again: cut already; an unknown id: none. */
+static void
+test_cut_conn_by_id(void **state)
+{
+	struct nf_conntrack *a = conn(IPPROTO_TCP, "198.18.0.10", 40000, "198.19.0.10", 80,
+				      "198.19.0.10", 80, BIT);
+	struct nf_conntrack *b = conn(IPPROTO_TCP, "198.18.0.10", 40001, "198.19.0.10", 80,
+				      "198.19.0.10", 80, BIT);
+	struct fd_cut_stats before = cut_stats();
+	uint64_t id;
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	create(a);
+	create(b);
+	turns(300);
+	assert_int_equal(conns(), 2);
+	id = conn_by_cport(40000).id;
+	assert_int_equal(fd_cut_conn(cut, id, FD_CUT_CONN), 0);
+	assert_int_equal(conn_by_cport(40000).verdict, FC_VERDICT_DROP);
+	assert_int_equal(conn_by_cport(40001).verdict, FC_VERDICT_CUT_THRU);
+	assert_false(alive(a));
+	assert_true(alive(b));
+	assert_int_equal(cut_stats().in_hardware[FD_CUT_CONN], before.in_hardware[FD_CUT_CONN] + 1);
+	assert_int_equal(fd_cut_conn(cut, id, FD_CUT_CONN), -EALREADY);
+	assert_int_equal(fd_cut_conn(cut, id + 12345, FD_CUT_CONN), -ENOENT);
+	nfct_destroy(a);
+	nfct_destroy(b);
+}
+
 int
 main(void)
 {
@@ -588,6 +1021,12 @@ main(void)
 		cmocka_unit_test_setup(test_masked_mark, fresh),
 		cmocka_unit_test_setup(test_ruleset_change_takes_out_and_clears_marks, fresh),
 		cmocka_unit_test_setup(test_resync_after_boot, fresh),
+		cmocka_unit_test_setup(test_cut_range_v4_nat, fresh),
+		cmocka_unit_test_setup(test_cut_range_v6, fresh),
+		cmocka_unit_test_setup(test_cut_not_offloaded_made_dropping, fresh),
+		cmocka_unit_test_setup(test_cut_setting_off_reclaims, fresh),
+		cmocka_unit_test_setup(test_cut_fwd_by_action, fresh),
+		cmocka_unit_test_setup(test_cut_conn_by_id, fresh),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

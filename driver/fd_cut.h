@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fd_cut: the cut - connections the host's firewall has decided must die.
+ *
+ * A cut takes address ranges (a canonical struct fc_list) or one
+ * fast-path connection.  A live conntrack state is in the ranges when
+ * either end as the wire sees it is: the original tuple's source (the
+ * client) or the reply tuple's source (the server, or the DNAT target),
+ * NAT included.  For each, in this order:
+ *
+ *   "Cut in hardware" on                     off
+ *   offloaded:  IPS: CONN_MODIFY_FP_VERDICT   CONN_RECLAIM_FP, then the
+ *               DROP; FWD: CONN_MODIFY_FP     state killed (the host's
+ *               action DROP both ways;        rule drops what still comes)
+ *               once answered: marked cut
+ *               in the binding, state killed
+ *   not         FLOW_CREATE_FP already        the state killed
+ *   offloaded:  dropping (fd_offload_create_
+ *               cut), then the state killed
+ *
+ * The drops are posted together through the binding's command interface
+ * (fd_cmds_post: batched, never one round trip per connection), each
+ * state killed in its command's completion; the cut flushes before it
+ * returns, so every kill has happened or failed by then.  A drop refused
+ * or unanswered falls back to the host: the connection taken out, the
+ * state killed, counted on the host.  A connection cut already is skipped.
+ *
+ * Every cut is counted, by trigger, in hardware or on the host, and logged
+ * on stdout in one line: trigger, tuple, connection id, where.
+ *
+ * Main thread only (the binding's).  fd_cut_close(NULL) does nothing.
+ */
+#ifndef FLOWCUT_FD_CUT_H
+#define FLOWCUT_FD_CUT_H
+
+#include <stdint.h>
+
+#include "fc_list.h"
+#include "fd_offload.h"
+
+/* What asked for a cut: its enum value and its name in logs and stats. */
+#define FD_CUT_TRIGGERS(X)	\
+	X(HAND, "hand")		/* flowcutd's own cut4/cut6, flowcutctl cut ADDRESS */ \
+	X(CONN, "conn")		/* flowcutctl cut --conn ID */
+
+enum fd_cut_trigger {
+#define FD_CUT_ENUM_(n, s) FD_CUT_##n,
+	FD_CUT_TRIGGERS(FD_CUT_ENUM_)
+#undef FD_CUT_ENUM_
+	FD_CUT_NTRIGGERS
+};
+
+const char *fd_cut_trigger_name(enum fd_cut_trigger t);
+
+struct fd_cut_stats {
+	uint64_t in_hardware[FD_CUT_NTRIGGERS];	/* dropping on the coprocessor, state killed */
+	uint64_t on_host[FD_CUT_NTRIGGERS];	/* state killed, not (or no longer) in the fast path */
+	uint64_t failed;			/* a state that could not be killed (said why) */
+};
+
+struct fd_cut;
+
+/* fd_cut_open - a cut engine over the binding `o` (which must outlive it).  NULL, errno. */
+struct fd_cut *fd_cut_open(struct fd_offload *o);
+void fd_cut_close(struct fd_cut *c);
+
+/*
+ * fd_cut_ranges - cuts every live state with a far end in `l`.  Returns
+ * how many were cut (0: none in it), or -EIO when conntrack's dump did not
+ * complete (what it held was cut; the rest is not).
+ */
+int fd_cut_ranges(struct fd_cut *c, const struct fc_list *l, enum fd_cut_trigger t);
+
+/*
+ * fd_cut_conn - cuts one offloaded connection by its fast-path id.  0,
+ * -ENOENT (no such connection in the binding), -EALREADY (cut already),
+ * or -ENOMEM.
+ */
+int fd_cut_conn(struct fd_cut *c, uint64_t fp_id, enum fd_cut_trigger t);
+
+void fd_cut_stats(const struct fd_cut *c, struct fd_cut_stats *out);
+
+#endif
