@@ -18,6 +18,15 @@
  *   fingerprint FILE                each TLS ClientHello over TCP in a capture
  *                                   (pcap or pcapng): its tuple, SNI, ALPN,
  *                                   JA4, JA4_r, JA3 (no link needed)
+ *   cut ADDRESS|PREFIX|RANGE [--for SECONDS]
+ *                                   add it to flowcutd's cut4/cut6 (nftables,
+ *                                   in flowcutd's namespace): flowcutd cuts
+ *                                   every connection with a far end in it,
+ *                                   and the host drops it, for SECONDS or
+ *                                   until uncut (no link needed)
+ *   uncut ADDRESS|PREFIX|RANGE      remove it (as it was added)
+ *   cut --conn ID                   ask flowcutd (its control socket,
+ *                                   --control PATH) to cut one connection
  *
  * Human-readable by default; --json prints one JSON document (jansson).
  * Exit status: 0, 1 when the coprocessor refused or could not be reached
@@ -37,14 +46,20 @@
 
 #include <arpa/inet.h>
 #include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <jansson.h>
+#include <nftables/libnftables.h>
 
 #include <flowcut/fc_cmd.h>
+#include <flowcut/fc_ctl.h>
 #include <flowcut/fc_defs.h>
 #include <flowcut/fc_key.h>
 
 #include "fc_ja.h"
+#include "fc_list.h"
 #include "fc_settings.h"
 #include "fc_tlscap.h"
 #include "lk.h"
@@ -518,6 +533,143 @@ fingerprint_one(void *arg, const struct fc_tlscap_hello *ch)
 	return 0;
 }
 
+/* ---- cuts by hand (flowcutd's table; its control socket) ---- */
+
+/* One request on flowcutd's control socket; its answer printed.  0, 1. */
+static int
+ctl_request(const char *path, const char *req)
+{
+	struct timeval tv = { .tv_sec = 5 };
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char ans[FC_CTL_MAX + 1];
+	ssize_t n = -1;
+	int s;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		fprintf(stderr, "flowcutctl: --control %s: path too long\n", path);
+		return 1;
+	}
+	strcpy(sa.sun_path, path);
+	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (s < 0 || setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) != 0 ||
+	    connect(s, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+	    send(s, req, strlen(req), MSG_NOSIGNAL) < 0 || (n = recv(s, ans, FC_CTL_MAX, 0)) < 0) {
+		fprintf(stderr, "flowcutctl: flowcutd's control socket %s: %s\n", path,
+			errno == ENOENT || errno == ECONNREFUSED ? "no flowcutd listening" :
+			errno == EAGAIN ? "no answer in 5 s" : strerror(errno));
+		if (s >= 0)
+			close(s);
+		return 1;
+	}
+	close(s);
+	ans[n] = '\0';
+	ans[strcspn(ans, "\n")] = '\0';
+	if (json)
+		return print_json(json_pack("{s:b, s:s}", "ok", strncmp(ans, "ok ", 3) == 0,
+					    "answer", ans)) || strncmp(ans, "ok ", 3) != 0;
+	if (strncmp(ans, "ok ", 3) == 0) {
+		printf("%s\n", ans + 3);
+		return 0;
+	}
+	fprintf(stderr, "flowcutctl: flowcutd: %s\n",
+		strncmp(ans, "error ", 6) == 0 ? ans + 6 : ans);
+	return 1;
+}
+
+/* An address, prefix or range of one line, as a canonical range.  0, or 2 (said). */
+static int
+cut_target(const char *arg, struct fc_range *r)
+{
+	struct fc_list l = { 0 };
+	long bad;
+
+	if (strpbrk(arg, "\n#;") != NULL) {
+		fprintf(stderr, "flowcutctl: '%s' is not an address, prefix or range\n", arg);
+		return 2;
+	}
+	bad = fc_list_parse(arg, strlen(arg), &l, NULL, NULL);
+	if (bad != 0 || l.n != 1) {
+		fprintf(stderr, "flowcutctl: '%s' is not an address, prefix or range\n", arg);
+		fc_list_free(&l);
+		return 2;
+	}
+	*r = l.r[0];
+	fc_list_free(&l);
+	return 0;
+}
+
+/* "add"/"delete element inet flowcut cut4|cut6 { ELEMENT [timeout Ns] }". */
+static int
+cut_element(const char *verb, const struct fc_range *r, unsigned long secs)
+{
+	char elem[2 * INET6_ADDRSTRLEN + 8], cmd[256];
+	struct nft_ctx *nft = nft_ctx_new(NFT_CTX_DEFAULT);
+	int rc;
+
+	if (nft == NULL) {
+		fprintf(stderr, "flowcutctl: libnftables: no context\n");
+		return 1;
+	}
+	nft_ctx_buffer_error(nft);
+	fc_range_format(r, elem, sizeof(elem));
+	if (secs)
+		snprintf(cmd, sizeof(cmd), "%s element inet flowcut %s { %s timeout %lus }\n", verb,
+			 r->family == 4 ? "cut4" : "cut6", elem, secs);
+	else
+		snprintf(cmd, sizeof(cmd), "%s element inet flowcut %s { %s }\n", verb,
+			 r->family == 4 ? "cut4" : "cut6", elem);
+	rc = nft_run_cmd_from_buffer(nft, cmd);
+	if (rc != 0)
+		fprintf(stderr, "flowcutctl: nftables: %s element %s of inet flowcut %s: %s", verb,
+			elem, r->family == 4 ? "cut4" : "cut6", nft_ctx_get_error_buffer(nft));
+	else if (json)
+		rc = print_json(json_pack("{s:s, s:s, s:s, s:I}", "op", verb, "set",
+					  r->family == 4 ? "cut4" : "cut6", "element", elem,
+					  "timeout", (json_int_t)secs));
+	else if (secs)
+		printf("cut %s for %lu s\n", elem, secs);
+	else
+		printf("%s %s\n", strcmp(verb, "add") == 0 ? "cut" : "uncut", elem);
+	nft_ctx_free(nft);
+	return rc == 0 ? 0 : 1;
+}
+
+static int
+cmd_cut(const char *control, bool cut, int argc, char **argv)
+{
+	struct fc_range r;
+	unsigned long secs = 0;
+	char *end;
+	int rc;
+
+	if (cut && argc == 2 && strcmp(argv[0], "--conn") == 0) {
+		char req[64];
+		uint64_t id = strtoull(argv[1], &end, 10);
+
+		if (!isdigit((unsigned char)argv[1][0]) || *end) {
+			fprintf(stderr, "flowcutctl: cut --conn: '%s' is not a connection id\n",
+				argv[1]);
+			return 2;
+		}
+		snprintf(req, sizeof(req), "cut-conn %" PRIu64 "\n", id);
+		return ctl_request(control, req);
+	}
+	if (cut && argc == 3 && strcmp(argv[1], "--for") == 0) {
+		secs = strtoul(argv[2], &end, 10);
+		if (!isdigit((unsigned char)argv[2][0]) || *end || secs == 0 || secs > 86400 * 365) {
+			fprintf(stderr, "flowcutctl: cut --for: '%s' is not 1 to 31536000 seconds\n",
+				argv[2]);
+			return 2;
+		}
+	} else if (argc != 1) {
+		fprintf(stderr, cut ? "flowcutctl: cut ADDRESS|PREFIX|RANGE [--for SECONDS] | "
+				      "cut --conn ID\n" : "flowcutctl: uncut ADDRESS|PREFIX|RANGE\n");
+		return 2;
+	}
+	rc = cut_target(argv[0], &r);
+	return rc ? rc : cut_element(cut ? "add" : "delete", &r, secs);
+}
+
 static int
 cmd_fingerprint(int argc, char **argv)
 {
@@ -564,7 +716,9 @@ usage(void)
 		"  conn verdict ID drop|cut-thru|send-to-ips\n"
 		"  cfg [NAME=on|off ...]\n"
 		"  [--settings PATH] settings [set KEY VALUE]\n"
-		"  fingerprint FILE\n");
+		"  fingerprint FILE\n"
+		"  cut ADDRESS|PREFIX|RANGE [--for SECONDS] | uncut ADDRESS|PREFIX|RANGE\n"
+		"  [--control PATH] cut --conn ID\n");
 }
 
 int
@@ -574,10 +728,12 @@ main(int argc, char **argv)
 		{ "link", required_argument, NULL, 'l' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "settings", required_argument, NULL, 'S' },
+		{ "control", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = "/dev/shm/flowcut", *settings = "/etc/flowcut/settings.conf";
+	const char *control = FC_CTL_PATH;
 	int c, rc;
 
 	while ((c = getopt_long(argc, argv, "+", lo, NULL)) != -1) {
@@ -585,6 +741,7 @@ main(int argc, char **argv)
 		case 'l': path = optarg; break;
 		case 'j': json = true; break;
 		case 'S': settings = optarg; break;
+		case 'c': control = optarg; break;
 		default: usage(); return 2;
 		}
 	}
@@ -596,6 +753,9 @@ main(int argc, char **argv)
 		return cmd_settings(settings, argc - optind - 1, argv + optind + 1);
 	if (strcmp(argv[optind], "fingerprint") == 0)
 		return cmd_fingerprint(argc - optind - 1, argv + optind + 1);
+	if (strcmp(argv[optind], "cut") == 0 || strcmp(argv[optind], "uncut") == 0)
+		return cmd_cut(control, argv[optind][0] == 'c', argc - optind - 1,
+			       argv + optind + 1);
 	lk = lk_attach(path, -1);
 	if (lk == NULL) {
 		fprintf(stderr, "flowcutctl: %s: %s\n", path,

@@ -119,12 +119,13 @@ tuple_format(const struct nf_conntrack *ct, char *buf, size_t len)
 }
 
 /*
- * The state killed, the cut counted and logged.  `fp_id` 0: not in the
- * fast path.  A state gone already was killed by someone else: still cut.
+ * The state killed, the cut counted and logged.  `fp_id` NULL: not in the
+ * fast path, and `why` (a negative errno, or 0) says why it could not be
+ * made dropping (0 is a valid connection id).  A state gone already was killed by someone else: still cut.
  */
 static void
-finish(struct fd_cut *c, const struct nf_conntrack *ct, uint64_t fp_id, bool hw,
-       enum fd_cut_trigger t)
+finish(struct fd_cut *c, const struct nf_conntrack *ct, const uint64_t *fp_id, bool hw,
+       enum fd_cut_trigger t, int why)
 {
 	int rc = fd_ct_kill(fd_offload_ct(c->off), ct);
 	char tuple[160];
@@ -143,11 +144,12 @@ finish(struct fd_cut *c, const struct nf_conntrack *ct, uint64_t fp_id, bool hw,
 		c->st.on_host[t]++;
 	if (fp_id)
 		printf("flowcutd: cut (%s) %s ct %u conn %" PRIu64 " %s\n", fd_cut_trigger_name(t),
-		       tuple, nfct_get_attr_u32(ct, ATTR_ID), fp_id,
+		       tuple, nfct_get_attr_u32(ct, ATTR_ID), *fp_id,
 		       hw ? "in hardware" : "taken out, on the host");
 	else
-		printf("flowcutd: cut (%s) %s ct %u no connection, on the host\n",
-		       fd_cut_trigger_name(t), tuple, nfct_get_attr_u32(ct, ATTR_ID));
+		printf("flowcutd: cut (%s) %s ct %u no connection%s%s%s, on the host\n",
+		       fd_cut_trigger_name(t), tuple, nfct_get_attr_u32(ct, ATTR_ID),
+		       why ? " (not made: " : "", why ? strerror(-why) : "", why ? ")" : "");
 }
 
 /* The coprocessor answered a drop: marked cut and killed, or back to the host. */
@@ -159,7 +161,7 @@ drop_done(void *dctx, int rc, const void *ans, uint16_t len)
 
 	(void)ans, (void)len;
 	if (rc == 0 && fd_offload_mark_cut(c->off, p->fp_id) == 0) {
-		finish(c, p->ct, p->fp_id, true, p->trigger);
+		finish(c, p->ct, &p->fp_id, true, p->trigger, 0);
 	} else {
 		/* refused, unanswered, or gone meanwhile: out of the fast path, killed */
 		char tuple[160];
@@ -169,7 +171,7 @@ drop_done(void *dctx, int rc, const void *ans, uint16_t len)
 			"taken out instead\n", fd_cut_trigger_name(p->trigger), tuple, p->fp_id,
 			strerror(rc ? -rc : ENOENT));
 		(void)fd_offload_take_out(c->off, nfct_get_attr_u32(p->ct, ATTR_ID));
-		finish(c, p->ct, p->fp_id, false, p->trigger);
+		finish(c, p->ct, &p->fp_id, false, p->trigger, 0);
 	}
 	nfct_destroy(p->ct);
 	free(p);
@@ -219,6 +221,7 @@ cut_one(struct fd_cut *c, const struct nf_conntrack *ct, enum fd_cut_trigger t)
 	struct fd_offload_conn oc;
 	bool offloaded = fd_offload_find_ct(c->off, nfct_get_attr_u32(ct, ATTR_ID), &oc) == 0;
 	uint64_t fp_id = 0;
+	int rc;
 
 	if (offloaded && oc.cut)
 		return 0;
@@ -226,21 +229,19 @@ cut_one(struct fd_cut *c, const struct nf_conntrack *ct, enum fd_cut_trigger t)
 		if (offloaded && fd_offload_take_out(c->off, oc.ct_id) != 0)
 			fprintf(stderr, "flowcutd: cut (%s) conn %" PRIu64 ": not taken out; the "
 				"fast path is taken out whole\n", fd_cut_trigger_name(t), oc.fp_id);
-		finish(c, ct, offloaded ? oc.fp_id : 0, false, t);
+		finish(c, ct, offloaded ? &oc.fp_id : NULL, false, t, 0);
 		return 1;
 	}
 	if (offloaded) {
 		if (post_drop(c, &oc, ct, t) == 0)
 			return 1;
 		(void)fd_offload_take_out(c->off, oc.ct_id);	/* no drop: out, and killed */
-		finish(c, ct, oc.fp_id, false, t);
+		finish(c, ct, &oc.fp_id, false, t, 0);
 		return 1;
 	}
 	/* not offloaded: made dropping first, where it runs between front ports */
-	if (fd_offload_create_cut(c->off, ct, &fp_id) == 0)
-		finish(c, ct, fp_id, true, t);
-	else
-		finish(c, ct, 0, false, t);
+	rc = fd_offload_create_cut(c->off, ct, &fp_id);
+	finish(c, ct, rc == 0 ? &fp_id : NULL, rc == 0, t, rc);
 	return 1;
 }
 

@@ -11,28 +11,44 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <jansson.h>
 #include <libmnl/libmnl.h>
+#include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <nftables/libnftables.h>
+
+#include "fc_list.h"
 
 struct fd_nft {
 	struct nft_ctx *nft;
 	struct mnl_socket *nl;
 	uint32_t mark_bit;
 	bool installed;		/* the table was put in at least once */
+	/* the transaction being read, until its NEWGEN */
+	bool other;		/* a message not about the cut sets' elements */
+	bool cut_added;		/* NEWSETELEM on cut4 or cut6 */
 };
 
 static int
 table_install(struct fd_nft *n)
 {
-	char cmd[512];
+	char cmd[1024];
 	int rc;
 
+	/* the cut sets' members dropped both ways, before the mark is set */
 	snprintf(cmd, sizeof(cmd),
 		 "add table inet flowcut\n"
+		 "add set inet flowcut " FD_NFT_CUT4 " { type ipv4_addr; flags interval, timeout; "
+		 "auto-merge; }\n"
+		 "add set inet flowcut " FD_NFT_CUT6 " { type ipv6_addr; flags interval, timeout; "
+		 "auto-merge; }\n"
 		 "add chain inet flowcut seen { type filter hook forward priority 100; policy accept; }\n"
 		 "flush chain inet flowcut seen\n"
+		 "add rule inet flowcut seen ip saddr @" FD_NFT_CUT4 " drop\n"
+		 "add rule inet flowcut seen ip daddr @" FD_NFT_CUT4 " drop\n"
+		 "add rule inet flowcut seen ip6 saddr @" FD_NFT_CUT6 " drop\n"
+		 "add rule inet flowcut seen ip6 daddr @" FD_NFT_CUT6 " drop\n"
 		 "add rule inet flowcut seen ct mark set ct mark or 0x%08x\n", n->mark_bit);
 	rc = nft_run_cmd_from_buffer(n->nft, cmd);
 	if (rc != 0)
@@ -99,7 +115,9 @@ fd_nft_fd(const struct fd_nft *n)
 }
 
 struct gen {
-	int others;	/* a generation committed by another process */
+	struct fd_nft *n;
+	int result;	/* FD_NFT_* of the transactions ended */
+	bool others;	/* this NEWGEN: committed by another process */
 };
 
 static int
@@ -110,16 +128,70 @@ gen_attr(const struct nlattr *a, void *data)
 	if (mnl_attr_get_type(a) == NFTA_GEN_PROC_PID &&
 	    mnl_attr_validate(a, MNL_TYPE_U32) == 0 &&
 	    ntohl(mnl_attr_get_u32(a)) != (uint32_t)getpid())
-		g->others = 1;
+		g->others = true;
 	return MNL_CB_OK;
 }
 
+struct elems {
+	const char *table, *set;
+};
+
+static int
+elems_attr(const struct nlattr *a, void *data)
+{
+	struct elems *e = data;
+	uint16_t type = mnl_attr_get_type(a);
+
+	if ((type == NFTA_SET_ELEM_LIST_TABLE || type == NFTA_SET_ELEM_LIST_SET) &&
+	    mnl_attr_validate(a, MNL_TYPE_NUL_STRING) == 0)
+		*(type == NFTA_SET_ELEM_LIST_TABLE ? &e->table : &e->set) = mnl_attr_get_str(a);
+	return MNL_CB_OK;
+}
+
+/* An element message about the cut sets of table inet flowcut? */
+static bool
+cut_set_elems(const struct nlmsghdr *nlh)
+{
+	const struct nfgenmsg *nfg = mnl_nlmsg_get_payload(nlh);
+	struct elems e = { NULL, NULL };
+
+	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*nfg) || nfg->nfgen_family != NFPROTO_INET ||
+	    mnl_attr_parse(nlh, sizeof(*nfg), elems_attr, &e) < 0)
+		return false;
+	return e.table && e.set && strcmp(e.table, "flowcut") == 0 &&
+	       (strcmp(e.set, FD_NFT_CUT4) == 0 || strcmp(e.set, FD_NFT_CUT6) == 0);
+}
+
+/*
+ * A transaction's messages, then its NEWGEN.  One that only added or
+ * removed elements of the cut sets is no ruleset change (the cut follows
+ * it precisely; judging every connection again would take the cut ones
+ * out of the fast path with the rest); any other message from another
+ * process is.
+ */
 static int
 gen_cb(const struct nlmsghdr *nlh, void *data)
 {
-	if (NFNL_MSG_TYPE(nlh->nlmsg_type) == NFT_MSG_NEWGEN &&
-	    NFNL_SUBSYS_ID(nlh->nlmsg_type) == NFNL_SUBSYS_NFTABLES)
+	struct gen *g = data;
+	uint8_t type = NFNL_MSG_TYPE(nlh->nlmsg_type);
+
+	if (NFNL_SUBSYS_ID(nlh->nlmsg_type) != NFNL_SUBSYS_NFTABLES)
+		return MNL_CB_OK;
+	if (type == NFT_MSG_NEWGEN) {
+		g->others = false;
 		mnl_attr_parse(nlh, sizeof(struct nfgenmsg), gen_attr, data);
+		if (g->others && g->n->other)
+			g->result |= FD_NFT_RULESET;
+		if (g->others && g->n->cut_added)
+			g->result |= FD_NFT_CUT;
+		g->n->other = g->n->cut_added = false;
+	} else if ((type == NFT_MSG_NEWSETELEM || type == NFT_MSG_DELSETELEM) &&
+		   cut_set_elems(nlh)) {
+		if (type == NFT_MSG_NEWSETELEM)
+			g->n->cut_added = true;
+	} else {
+		g->n->other = true;
+	}
 	return MNL_CB_OK;
 }
 
@@ -127,7 +199,7 @@ int
 fd_nft_events(struct fd_nft *n)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct gen g = { 0 };
+	struct gen g = { .n = n };
 	ssize_t len;
 	int lost = 0;
 
@@ -145,10 +217,93 @@ fd_nft_events(struct fd_nft *n)
 		/* gen_cb never fails; a malformed message ends this datagram only */
 		(void)mnl_cb_run(buf, (size_t)len, 0, 0, gen_cb, &g);
 	}
-	if (g.others || lost) {
-		if (table_install(n) != 0)
-			return -EIO;	/* said why; a change all the same */
-		return lost ? -ENOBUFS : 1;
+	if (lost) {
+		n->other = n->cut_added = false;	/* the transaction's start may be lost */
+		return table_install(n) != 0 ? -EIO : -ENOBUFS;
 	}
-	return 0;
+	if ((g.result & FD_NFT_RULESET) && table_install(n) != 0)
+		return -EIO;	/* said why; a change all the same */
+	return g.result;
+}
+
+/* One element of libnftables' JSON as a line of list text: "A", "A/L" or "A-B". */
+static int
+elem_line(const json_t *e, char *line, size_t len)
+{
+	const json_t *v;
+
+	if (json_is_object(e) && (v = json_object_get(e, "elem")) != NULL)
+		e = json_object_get(v, "val");		/* with a timeout */
+	if (json_is_string(e))
+		return snprintf(line, len, "%s\n", json_string_value(e)) < (int)len ? 0 : -EINVAL;
+	if (json_is_object(e) && (v = json_object_get(e, "prefix")) != NULL &&
+	    json_is_string(json_object_get(v, "addr")) && json_is_integer(json_object_get(v, "len")))
+		return snprintf(line, len, "%s/%lld\n", json_string_value(json_object_get(v, "addr")),
+				(long long)json_integer_value(json_object_get(v, "len"))) < (int)len
+			       ? 0 : -EINVAL;
+	if (json_is_object(e) && (v = json_object_get(e, "range")) != NULL &&
+	    json_array_size(v) == 2 && json_is_string(json_array_get(v, 0)) &&
+	    json_is_string(json_array_get(v, 1)))
+		return snprintf(line, len, "%s-%s\n", json_string_value(json_array_get(v, 0)),
+				json_string_value(json_array_get(v, 1))) < (int)len ? 0 : -EINVAL;
+	return -EINVAL;
+}
+
+/* One cut set's elements appended to `out`: 0, -EIO (not read), -EINVAL, -ENOMEM. */
+static int
+cut_set_read(struct fd_nft *n, const char *set, struct fc_list *out)
+{
+	char cmd[128], line[256];
+	const json_t *item, *elem;
+	json_error_t jerr;
+	json_t *doc;
+	size_t i, j;
+	int rc = 0;
+
+	snprintf(cmd, sizeof(cmd), "list set inet flowcut %s\n", set);
+	nft_ctx_output_set_flags(n->nft, nft_ctx_output_get_flags(n->nft) | NFT_CTX_OUTPUT_JSON);
+	if (nft_run_cmd_from_buffer(n->nft, cmd) != 0) {
+		fprintf(stderr, "flowcutd: nftables: %s", nft_ctx_get_error_buffer(n->nft));
+		rc = -EIO;
+	}
+	nft_ctx_output_set_flags(n->nft, nft_ctx_output_get_flags(n->nft) & ~NFT_CTX_OUTPUT_JSON);
+	if (rc != 0)
+		return rc;
+	doc = json_loads(nft_ctx_get_output_buffer(n->nft), 0, &jerr);
+	if (doc == NULL) {
+		fprintf(stderr, "flowcutd: nftables: set %s read back as JSON: %s\n", set, jerr.text);
+		return -EINVAL;
+	}
+	json_array_foreach(json_object_get(doc, "nftables"), i, item) {
+		json_array_foreach(json_object_get(json_object_get(item, "set"), "elem"), j, elem) {
+			long bad;
+
+			if (elem_line(elem, line, sizeof(line)) != 0) {
+				fprintf(stderr, "flowcutd: nftables: set %s: an element not an "
+					"address, prefix or range: skipped\n", set);
+				continue;
+			}
+			bad = fc_list_parse(line, strlen(line), out, NULL, NULL);
+			if (bad < 0) {
+				rc = (int)bad;
+				break;
+			}
+			if (bad > 0)
+				fprintf(stderr, "flowcutd: nftables: set %s: element %.*s not read\n",
+					set, (int)strlen(line) - 1, line);
+		}
+	}
+	json_decref(doc);
+	return rc;
+}
+
+int
+fd_nft_cut_read(struct fd_nft *n, struct fc_list *out)
+{
+	int rc = cut_set_read(n, FD_NFT_CUT4, out);
+
+	if (rc == 0)
+		rc = cut_set_read(n, FD_NFT_CUT6, out);
+	fc_list_canon(out);
+	return rc;
 }

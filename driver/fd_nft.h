@@ -9,7 +9,16 @@
  * ruleset in force.  (2) The ruleset's changes, followed over netlink
  * (NFT_MSG_NEWGEN on NFNLGRP_NFTABLES): a new generation committed by
  * anyone else means the rules changed.  The table is put back after every
- * change (a `flush ruleset` takes it away).
+ * change (a `flush ruleset` takes it away, and the cut sets' elements with
+ * it).
+ *
+ * (3) The cut sets: `inet flowcut` cut4 (ipv4_addr) and cut6 (ipv6_addr),
+ * interval sets with timeouts and auto-merge, whose members the chain
+ * drops both ways before it marks.  `flowcutctl cut` adds to them; an
+ * element added (NFT_MSG_NEWSETELEM on the same group) is reported, and
+ * the sets read back whole (fd_nft_cut_read) for the cut.  A transaction
+ * that only adds or removes elements of the cut sets is not a ruleset
+ * change.
  *
  * Main thread only.  fd_nft_close(NULL) does nothing.
  */
@@ -19,6 +28,14 @@
 #include <stdint.h>
 
 struct fd_nft;
+struct fc_list;
+
+#define FD_NFT_CUT4 "cut4"
+#define FD_NFT_CUT6 "cut6"
+
+/* fd_nft_events' result bits */
+#define FD_NFT_RULESET 0x1	/* another process changed the ruleset (the table is back) */
+#define FD_NFT_CUT 0x2		/* another process added elements to cut4 or cut6 */
 
 /* fd_nft_open - install the table (marking `mark_bit`), follow changes.  NULL, errno. */
 struct fd_nft *fd_nft_open(uint32_t mark_bit);
@@ -30,11 +47,18 @@ int fd_nft_fd(const struct fd_nft *n);
 
 /*
  * fd_nft_events - reads at most FD_NFT_EVENTS_PER_TURN datagrams.  Returns
- * 1 when another process changed the ruleset (the table is in place
- * again), 0 when not, or a negative errno: -ENOBUFS means events were
- * lost, -EIO that the table could not be put back (said on stderr); treat
- * every error as a change.
+ * FD_NFT_* bits (0: nothing for us), or a negative errno: -ENOBUFS means
+ * events were lost, -EIO that the table could not be put back (said on
+ * stderr); treat every error as a ruleset change and a cut set change.
  */
 int fd_nft_events(struct fd_nft *n);
+
+/*
+ * fd_nft_cut_read - what cut4 and cut6 hold now (libnftables' JSON
+ * output), appended to `out` and made canonical.  0, -EIO (a set could not
+ * be listed: said), -EINVAL (not JSON), or -ENOMEM; what was read is in
+ * `out` either way.  An element it cannot read is said and skipped.
+ */
+int fd_nft_cut_read(struct fd_nft *n, struct fc_list *out);
 
 #endif

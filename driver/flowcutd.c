@@ -3,7 +3,7 @@
  * flowcutd: the host side of the appliance (part 4 of the architecture).
  *
  *   flowcutd [--link PATH] [--ports N] [--tap PREFIX] [--settings PATH]
- *            [--stats PATH]
+ *            [--stats PATH] [--control PATH]
  *
  * Now: it presents each front port to the host kernel as a persistent TAP
  * (PREFIX0, PREFIX1, ...) with the port's MAC (02:fc:00:00:00:<port+1>),
@@ -17,7 +17,10 @@
  * the seed's "frames to the host" (written to --stats as JSON once a
  * second).  It binds conntrack's states to the fast path's connections
  * (fd_offload), marks what the host's rules accept (fd_nft), and when the
- * ruleset changes has every connection judged again.
+ * ruleset changes has every connection judged again.  It cuts (fd_cut):
+ * what an element added to its table's cut4/cut6 holds (`flowcutctl cut
+ * ADDRESS`), and one connection asked for on its control socket
+ * (fd_ctl, `flowcutctl cut --conn ID`).
  *
  * Threads: the main thread speaks commands, takes the coprocessor's events
  * and conntrack's and nftables' over netlink; fd_relay's two threads move
@@ -42,6 +45,8 @@
 #include "fc_settings.h"
 #include "fd_cmdq.h"
 #include "fd_cmds.h"
+#include "fd_ctl.h"
+#include "fd_cut.h"
 #include "fd_nft.h"
 #include "fd_offload.h"
 #include "fd_relay.h"
@@ -62,6 +67,7 @@ struct opts {
 	const char *tap;
 	const char *stats;
 	const char *settings;
+	const char *control;
 	unsigned int ports;
 };
 
@@ -92,6 +98,45 @@ rt_events(struct fd_route_watch *w, struct fd_offload *off)
 		fprintf(stderr, "flowcutd: rtnetlink: %s\n", strerror(-rc));
 	}
 	fd_offload_paths(off);
+}
+
+/* Elements were added to cut4/cut6: what the sets hold now is cut. */
+static void
+cut_sets(struct fd_nft *nft, struct fd_cut *cut)
+{
+	struct fc_list l = { 0 };
+	int rc = fd_nft_cut_read(nft, &l);
+
+	if (rc != 0)
+		fprintf(stderr, "flowcutd: cut sets read in part (%s): cutting what was read\n",
+			strerror(-rc));
+	if (l.n > 0)
+		(void)fd_cut_ranges(cut, &l, FD_CUT_HAND);	/* counted and said */
+	fc_list_free(&l);
+}
+
+/* A control request: one connection cut by its fast-path id. */
+static void
+on_ctl(void *arg, const struct fd_ctl_req *req, char *ans, size_t cap)
+{
+	struct fd_cut *cut = arg;
+	struct fd_cut_stats before, after;
+	int rc;
+
+	fd_cut_stats(cut, &before);
+	rc = fd_cut_conn(cut, req->id, FD_CUT_CONN);
+	fd_cut_stats(cut, &after);
+	if (rc == 0)
+		snprintf(ans, cap, "ok connection %" PRIu64 " cut %s\n", req->id,
+			 after.in_hardware[FD_CUT_CONN] > before.in_hardware[FD_CUT_CONN]
+				 ? "in hardware" : "on the host (taken out of the fast path)");
+	else if (rc == -ENOENT)
+		snprintf(ans, cap, "error connection %" PRIu64 ": not an offloaded connection of "
+			 "this flowcutd\n", req->id);
+	else if (rc == -EALREADY)
+		snprintf(ans, cap, "error connection %" PRIu64 ": cut already\n", req->id);
+	else
+		snprintf(ans, cap, "error connection %" PRIu64 ": %s\n", req->id, strerror(-rc));
 }
 
 static void
@@ -172,13 +217,15 @@ put(json_t *doc, const char *key, json_t *v, bool *bad)
  */
 static void
 stats_write(const char *path, const struct fd_relay *r, const struct fd_offload *off,
-	    unsigned int ports)
+	    const struct fd_cut *cut, unsigned int ports)
 {
 	struct fd_relay_stats st;
 	struct fd_offload_stats os;
+	struct fd_cut_stats cs;
+	json_t *cuts = json_object();
 	json_t *doc = json_object(), *to = json_array(), *from = json_array();
 	char tmp[4096];
-	bool bad = doc == NULL || to == NULL || from == NULL;
+	bool bad = doc == NULL || to == NULL || from == NULL || cuts == NULL;
 
 	fd_relay_stats(r, &st);
 	for (unsigned int p = 0; p < ports; p++) {
@@ -207,6 +254,13 @@ stats_write(const char *path, const struct fd_relay *r, const struct fd_offload 
 	put(doc, "nhop_followed", json_integer((json_int_t)os.nhop_followed), &bad);
 	put(doc, "rerouted", json_integer((json_int_t)os.rerouted), &bad);
 	put(doc, "waiting_dropped", json_integer((json_int_t)os.waiting_dropped), &bad);
+	fd_cut_stats(cut, &cs);
+	for (int t = 0; t < FD_CUT_NTRIGGERS; t++)
+		put(cuts, fd_cut_trigger_name(t),
+		    json_pack("{s:I, s:I}", "in_hardware", (json_int_t)cs.in_hardware[t],
+			      "on_host", (json_int_t)cs.on_host[t]), &bad);
+	put(doc, "cuts", cuts, &bad);
+	put(doc, "cut_failed", json_integer((json_int_t)cs.failed), &bad);
 	put(doc, "rtnl_bad", json_integer((json_int_t)rtnl_bad), &bad);
 	put(doc, "events_lost", json_integer((json_int_t)events_lost), &bad);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
@@ -302,7 +356,7 @@ usage(void)
 {
 	fprintf(stderr,
 		"usage: flowcutd [--link PATH] [--ports N] [--tap PREFIX] [--settings PATH]\n"
-		"                [--stats PATH]\n");
+		"                [--stats PATH] [--control PATH]\n");
 }
 
 int
@@ -314,15 +368,18 @@ main(int argc, char **argv)
 		{ "tap", required_argument, NULL, 't' },
 		{ "settings", required_argument, NULL, 'S' },
 		{ "stats", required_argument, NULL, 's' },
+		{ "control", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = { .link = "/dev/shm/flowcut", .tap = "fp", .ports = 2,
-			  .settings = "/etc/flowcut/settings.conf" };
+			  .settings = "/etc/flowcut/settings.conf", .control = FC_CTL_PATH };
 	char settings_name[256];
 	int watch;
 	struct fd_offload_cfg ocfg = { .mark_bit = CT_MARK_BIT };
 	struct fd_offload *off;
+	struct fd_cut *cut;
+	struct fd_ctl *ctl;
 	struct fd_cmds cmds;
 	struct fd_cmdq *cmdq;
 	enum fd_cmdq_state down = FD_CMDQ_UP;	/* set by on_down, acted on by the loop */
@@ -352,9 +409,11 @@ main(int argc, char **argv)
 			}
 			break;
 		case 'S': o.settings = optarg; break;
+		case 'c': o.control = optarg; break;
 		default: usage(); return 2;
 		}
 	}
+	setvbuf(stdout, NULL, _IOLBF, 0);	/* a cut's line is in the log when it is made */
 	if (signal(SIGINT, on_signal) == SIG_ERR || signal(SIGTERM, on_signal) == SIG_ERR ||
 	    signal(SIGPIPE, SIG_IGN) == SIG_ERR) {
 		fprintf(stderr, "flowcutd: signal handlers: %s\n", strerror(errno));
@@ -403,13 +462,16 @@ main(int argc, char **argv)
 	cmds = fd_cmds_q(cmdq);
 	relay = fd_relay_start(lk, taps, o.ports);
 	off = fd_offload_open(&cmds, &ocfg);
+	cut = off ? fd_cut_open(off) : NULL;
 	nft = fd_nft_open(CT_MARK_BIT);
 	rtw = fd_route_watch_open();
+	ctl = fd_ctl_open(o.control, on_ctl, cut);
 	epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (relay == NULL || off == NULL || nft == NULL || rtw == NULL || epfd < 0) {
+	if (relay == NULL || off == NULL || cut == NULL || nft == NULL || rtw == NULL ||
+	    ctl == NULL || epfd < 0) {
 		fprintf(stderr, "flowcutd: %s: %s\n", relay == NULL ? "relay" : off == NULL ?
-			"conntrack" : nft == NULL ? "nftables" : rtw == NULL ? "rtnetlink" : "epoll",
-			strerror(errno));
+			"conntrack" : cut == NULL ? "cut" : nft == NULL ? "nftables" : rtw == NULL ?
+			"rtnetlink" : ctl == NULL ? "control socket" : "epoll", strerror(errno));
 		return 1;
 	}
 	{
@@ -417,17 +479,19 @@ main(int argc, char **argv)
 		struct epoll_event nft_ev = { .events = EPOLLIN, .data.u32 = 1 };
 		struct epoll_event set_ev = { .events = EPOLLIN, .data.u32 = 2 };
 		struct epoll_event rt_ev = { .events = EPOLLIN, .data.u32 = 3 };
+		struct epoll_event ctl_ev = { .events = EPOLLIN, .data.u32 = 4 };
 
 		if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd_offload_fd(off), &ct_ev) != 0 ||
 		    epoll_ctl(epfd, EPOLL_CTL_ADD, fd_nft_fd(nft), &nft_ev) != 0 ||
 		    (watch >= 0 && epoll_ctl(epfd, EPOLL_CTL_ADD, watch, &set_ev) != 0) ||
-		    epoll_ctl(epfd, EPOLL_CTL_ADD, fd_route_watch_fd(rtw), &rt_ev) != 0) {
+		    epoll_ctl(epfd, EPOLL_CTL_ADD, fd_route_watch_fd(rtw), &rt_ev) != 0 ||
+		    epoll_ctl(epfd, EPOLL_CTL_ADD, fd_ctl_fd(ctl), &ctl_ev) != 0) {
 			fprintf(stderr, "flowcutd: epoll_ctl: %s\n", strerror(errno));
 			return 1;
 		}
 	}
 	while (!quit) {
-		struct epoll_event evs[4];
+		struct epoll_event evs[5];
 		struct lk_event ev;
 		int rc, n;
 
@@ -476,7 +540,7 @@ main(int argc, char **argv)
 		 * Level-triggered: a source with more than its batch left is
 		 * ready again at once, after every other source had its turn.
 		 */
-		n = epoll_wait(epfd, evs, 4, FD_EVENT_POLL_MS);
+		n = epoll_wait(epfd, evs, 5, FD_EVENT_POLL_MS);
 		if (n < 0 && errno != EINTR)
 			fprintf(stderr, "flowcutd: epoll_wait: %s\n", strerror(errno));
 		for (int i = 0; i < n; i++) {
@@ -487,8 +551,13 @@ main(int argc, char **argv)
 				if (rc < 0 && rc != -ENOBUFS && rc != -EIO)
 					fprintf(stderr, "flowcutd: nftables events: %s\n",
 						strerror(-rc));
-				if (rc != 0)	/* a change, or one we may have missed */
+				/* a change, or one we may have missed */
+				if (rc < 0 || (rc & FD_NFT_RULESET))
 					fd_offload_ruleset_changed(off);
+				if (rc < 0 || (rc & FD_NFT_CUT))
+					cut_sets(nft, cut);
+			} else if (evs[i].data.u32 == 4) {
+				fd_ctl_serve(ctl);
 			} else if (evs[i].data.u32 == 3) {
 				rt_events(rtw, off);
 			} else if (settings_touched(watch, settings_name) &&
@@ -502,14 +571,16 @@ main(int argc, char **argv)
 			last_stats = time(NULL);
 			fd_offload_refresh(off);
 			if (o.stats)
-				stats_write(o.stats, relay, off, o.ports);
+				stats_write(o.stats, relay, off, cut, o.ports);
 		}
 	}
 	if (o.stats)
-		stats_write(o.stats, relay, off, o.ports);
+		stats_write(o.stats, relay, off, cut, o.ports);
 	fd_relay_stop(relay);
+	fd_ctl_close(ctl);
 	fd_nft_close(nft);
 	fd_route_watch_close(rtw);
+	fd_cut_close(cut);
 	fd_offload_close(off);
 	fd_cmdq_destroy(cmdq);	/* after the binding: it fails what is left in flight */
 	close(epfd);	/* nothing was written through it: no error to lose */

@@ -23,6 +23,10 @@
 # Environment: BUILD (default build), FLOWCUTD_ARGS (extra flowcutd options).
 # The lab's settings file is /run/flowcut-lab/NAME/settings.conf:
 #   build/flowcutctl --settings /run/flowcut-lab/NAME/settings.conf settings set KEY VALUE
+# flowcutd's control socket is /run/flowcut-lab/NAME/flowcutd.sock; a cut by
+# hand runs in the host's namespace (flowcutd's nftables table is there):
+#   lab/lab.sh exec NAME host build/flowcutctl cut 198.18.1.2 [--for SECONDS]
+#   lab/lab.sh exec NAME host build/flowcutctl --control /run/flowcut-lab/NAME/flowcutd.sock cut --conn ID
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -86,6 +90,7 @@ start_flowcutd() {
 	# shellcheck disable=SC2086
 	ip netns exec "$name-host" "$BUILD/flowcutd" --link "/dev/shm/$name-link" --ports 2 \
 		--stats "$run/flowcutd.json" --settings "$run/settings.conf" \
+		--control "$run/flowcutd.sock" \
 		${FLOWCUTD_ARGS:-} >>"$run/flowcutd.log" 2>&1 &
 	echo $! >"$run/flowcutd.pid"
 }

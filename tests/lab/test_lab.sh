@@ -42,6 +42,59 @@ stream_end() { wait "$stream" 2>/dev/null || true; }
 
 # ---- the tests: each returns 0 (ok), 1 (not ok) ----
 
+# The seed's cut: a UDP flood at 400 Mbit/s offloaded, then `flowcutctl cut`
+# of one of its ends (the server, or with "client" the client).  In the ten
+# seconds from one second after the cut: with "Cut in hardware" on, the
+# host's front ports take in at most 10 frames while the coprocessor counts
+# the flood as DROP_IPS_VERDICT; off, the connection is taken out and the
+# host takes the flood in (its rule, flowcutd's cut set, drops it there).
+# With "conn": `flowcutctl cut --conn ID` of the flood's connection (on
+# flowcutd's control socket) instead of an address.
+t_cut() { # family on|off [client|conn]
+	local dst=198.18.1.2 src=198.18.0.2 fam=$1 hw=$2 who=${3:-server} far out a0 a1 b0 b1 d0 d1 host drop
+	[ "$fam" = 6 ] && dst=2001:2:0:1::2 src=2001:2::2
+	far=$dst
+	[ "$who" = client ] && far=$src
+	if [ "$hw" = off ]; then
+		"$ctl" --settings "$run/settings.conf" settings set cut_in_hardware off >/dev/null || return 1
+		wait_for 50 grep -q "cut in hardware off" "$run/flowcutd.log" || { say "setting not applied"; return 1; }
+	fi
+	udp_stream "$dst" 400M 18
+	if [ "$hw" = on ]; then
+		wait_for 60 stream_offloaded udp || { say "never offloaded"; conns; return 1; }
+	else
+		wait_for 60 bash -c "$(declare -f ex conns); L=$L lab=$lab ctl=$ctl; conns | grep -q ' FWD  [46] udp '" ||
+			{ say "never offloaded"; conns; return 1; }
+	fi
+	sleep 0.5
+	if [ "$who" = conn ]; then
+		far=$(conns | awk '/^[0-9]/ { id = $1 } / udp / && id != "" { print id; exit }')
+		[ -n "$far" ] || { say "no UDP connection in the table"; conns; return 1; }
+		out=$(ex host "$ctl" --control "$run/flowcutd.sock" cut --conn "$far") ||
+			{ say "flowcutctl cut --conn failed"; return 1; }
+		say "flowcutctl: $out"
+	else
+		ex host "$ctl" cut "$far" --for 60 >/dev/null || { say "flowcutctl cut failed"; return 1; }
+	fi
+	sleep 1
+	a0=$(rx fp0) b0=$(rx fp1) d0=$(counter FROM_WIRE_DROP_IPS_VERDICT)
+	sleep 10
+	a1=$(rx fp0) b1=$(rx fp1) d1=$(counter FROM_WIRE_DROP_IPS_VERDICT)
+	host=$(( a1 - a0 + b1 - b0 )) drop=$(( d1 - d0 ))
+	kill "$stream" 2>/dev/null; stream_end
+	say "UDP/IPv$fam 400 Mbit/s, cut of the $who ($far), Cut in hardware $hw:" \
+	    "the host took in $host frames in the 10 s from 1 s after the cut," \
+	    "the coprocessor dropped $drop (DROP_IPS_VERDICT)"
+	grep 'cut (' "$run/flowcutd.log" | while read -r line; do say "  $line"; done
+	grep -q "cut ([a-z]*) udp .* $( [ "$hw" = on ] && echo 'in hardware' || echo 'on the host')" "$run/flowcutd.log" ||
+		{ say "no cut logged"; return 1; }
+	if [ "$hw" = on ]; then
+		[ "$host" -le 10 ] && [ "$drop" -ge 10000 ]
+	else
+		[ "$host" -ge 10000 ] && [ "$drop" -eq 0 ]
+	fi
+}
+
 # A stream, offloaded: after the first frames the host's counters stop
 # climbing while the stream goes on, and the coprocessor carries the rest.
 t_stream() { # proto family
@@ -186,6 +239,10 @@ tests=(
 	"the coprocessor restarted mid-stream|t_npu_restart"
 	"flowcutd restarted: no connection outlives its state|t_flowcutd_restart"
 	"a settings file with an error is refused|t_settings_refused"
+	"a cut by hand of a 400 Mbit/s UDP flood drops it on the coprocessor (IPv4)|60|t_cut 4 on"
+	"a cut by hand of a 400 Mbit/s UDP flood drops it on the coprocessor (IPv6, the client)|60|t_cut 6 on client"
+	"a cut by hand with Cut in hardware off: the host takes the flood|60|t_cut 4 off"
+	"flowcutctl cut --conn of a 400 Mbit/s UDP flood drops it on the coprocessor|60|t_cut 4 on conn"
 )
 
 lab_suite fct
