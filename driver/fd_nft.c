@@ -249,15 +249,43 @@ elem_line(const json_t *e, char *line, size_t len)
 	return -EINVAL;
 }
 
+int
+fd_nft_set_parse(const char *text, struct fc_list *out)
+{
+	const json_t *item, *elem;
+	char line[256];
+	json_error_t jerr;
+	json_t *doc = json_loads(text, 0, &jerr);
+	size_t i, j;
+	int rc = 0, skipped = 0;
+
+	if (doc == NULL)
+		return -EINVAL;
+	json_array_foreach(json_object_get(doc, "nftables"), i, item) {
+		json_array_foreach(json_object_get(json_object_get(item, "set"), "elem"), j, elem) {
+			long bad;
+
+			if (elem_line(elem, line, sizeof(line)) != 0) {
+				skipped++;
+				continue;
+			}
+			bad = fc_list_parse(line, strlen(line), out, NULL, NULL);
+			if (bad < 0) {
+				rc = (int)bad;
+				break;
+			}
+			skipped += bad > 0;
+		}
+	}
+	json_decref(doc);
+	return rc < 0 ? rc : skipped;
+}
+
 /* One cut set's elements appended to `out`: 0, -EIO (not read), -EINVAL, -ENOMEM. */
 static int
 cut_set_read(struct fd_nft *n, const char *set, struct fc_list *out)
 {
-	char cmd[128], line[256];
-	const json_t *item, *elem;
-	json_error_t jerr;
-	json_t *doc;
-	size_t i, j;
+	char cmd[128];
 	int rc = 0;
 
 	snprintf(cmd, sizeof(cmd), "list set inet flowcut %s\n", set);
@@ -269,32 +297,13 @@ cut_set_read(struct fd_nft *n, const char *set, struct fc_list *out)
 	nft_ctx_output_set_flags(n->nft, nft_ctx_output_get_flags(n->nft) & ~NFT_CTX_OUTPUT_JSON);
 	if (rc != 0)
 		return rc;
-	doc = json_loads(nft_ctx_get_output_buffer(n->nft), 0, &jerr);
-	if (doc == NULL) {
-		fprintf(stderr, "flowcutd: nftables: set %s read back as JSON: %s\n", set, jerr.text);
-		return -EINVAL;
-	}
-	json_array_foreach(json_object_get(doc, "nftables"), i, item) {
-		json_array_foreach(json_object_get(json_object_get(item, "set"), "elem"), j, elem) {
-			long bad;
-
-			if (elem_line(elem, line, sizeof(line)) != 0) {
-				fprintf(stderr, "flowcutd: nftables: set %s: an element not an "
-					"address, prefix or range: skipped\n", set);
-				continue;
-			}
-			bad = fc_list_parse(line, strlen(line), out, NULL, NULL);
-			if (bad < 0) {
-				rc = (int)bad;
-				break;
-			}
-			if (bad > 0)
-				fprintf(stderr, "flowcutd: nftables: set %s: element %.*s not read\n",
-					set, (int)strlen(line) - 1, line);
-		}
-	}
-	json_decref(doc);
-	return rc;
+	rc = fd_nft_set_parse(nft_ctx_get_output_buffer(n->nft), out);
+	if (rc == -EINVAL)
+		fprintf(stderr, "flowcutd: nftables: set %s read back is not JSON\n", set);
+	else if (rc > 0)
+		fprintf(stderr, "flowcutd: nftables: set %s: %d elements not an address, prefix "
+			"or range: skipped\n", set, rc);
+	return rc < 0 ? rc : 0;
 }
 
 int

@@ -61,4 +61,14 @@ int fd_nft_events(struct fd_nft *n);
  */
 int fd_nft_cut_read(struct fd_nft *n, struct fc_list *out);
 
+/*
+ * fd_nft_set_parse - the elements of a set in libnftables' JSON output
+ * (`nft -j list set ...`: addresses, {"prefix": ...}, {"range": [...]},
+ * each possibly inside {"elem": {"val": ...}} with a timeout) appended to
+ * `out` (pure: fd_nft_cut_read's, and the fuzz target's).  Returns how
+ * many elements it could not read (skipped), -EINVAL (not JSON), or
+ * -ENOMEM.
+ */
+int fd_nft_set_parse(const char *text, struct fc_list *out);
+
 #endif

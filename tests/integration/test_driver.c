@@ -42,6 +42,7 @@
 #include "fd_cmds.h"
 #include "fd_ct.h"
 #include "fd_cut.h"
+#include "fd_nft.h"
 #include "fd_offload.h"
 #include "fp.h"
 #include "lk.h"
@@ -1010,6 +1011,75 @@ test_cut_conn_by_id(void **state)
 	nfct_destroy(b);
 }
 
+/* fd_nft's events until one says something (at most 1 s): its FD_NFT_* bits. */
+static int
+nft_events(struct fd_nft *n)
+{
+	for (int i = 0; i < 100; i++) {
+		int rc = fd_nft_events(n);
+
+		if (rc != 0)
+			return rc;
+		usleep(10000);
+	}
+	return 0;
+}
+
+/*
+ * By hand: an element added to flowcutd's cut4/cut6 (as `flowcutctl cut`
+ * adds it) is reported as a cut-set change and no ruleset change, the sets
+ * read back whole, and what they hold is cut; an element removed says
+ * nothing; another table is a ruleset change; the rules drop the sets'
+ * members both ways before the mark.
+ */
+static void
+test_cut_by_hand_through_the_sets(void **state)
+{
+	struct nf_conntrack *a = conn(IPPROTO_UDP, "198.18.0.10", 40000, "198.19.0.10", 5201,
+				      "198.19.0.10", 5201, BIT);
+	struct fc_list l = { 0 };
+	struct fd_nft *n;
+	uint8_t a4[4], a6[16];
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	n = fd_nft_open(BIT);
+	assert_non_null(n);
+	assert_int_equal(sh("nft list chain inet flowcut seen | grep -q 'ip saddr @cut4 drop' && "
+			    "nft list chain inet flowcut seen | grep -q 'ip6 daddr @cut6 drop'"), 0);
+	create(a);
+	turns(300);
+	assert_int_equal(conns(), 1);
+	assert_int_equal(sh("nft add element inet flowcut cut4 '{ 198.19.0.0/24 timeout 30s }'"), 0);
+	assert_int_equal(nft_events(n), FD_NFT_CUT);
+	assert_int_equal(fd_nft_cut_read(n, &l), 0);
+	inet_pton(AF_INET, "198.19.0.10", a4);
+	assert_true(fc_list_holds(&l, 4, a4));
+	inet_pton(AF_INET, "198.18.0.10", a4);
+	assert_false(fc_list_holds(&l, 4, a4));
+	assert_int_equal(fd_cut_ranges(cut, &l, FD_CUT_HAND), 1);
+	assert_int_equal(the_conn().verdict, FC_VERDICT_DROP);
+	assert_false(alive(a));
+	fc_list_free(&l);
+	assert_int_equal(sh("nft add element inet flowcut cut6 '{ 2001:2::5-2001:2::20 }'"), 0);
+	assert_int_equal(nft_events(n), FD_NFT_CUT);
+	l = (struct fc_list){ 0 };
+	assert_int_equal(fd_nft_cut_read(n, &l), 0);
+	inet_pton(AF_INET6, "2001:2::10", a6);
+	assert_true(fc_list_holds(&l, 6, a6));
+	inet_pton(AF_INET6, "2001:2::4", a6);
+	assert_false(fc_list_holds(&l, 6, a6));
+	fc_list_free(&l);
+	assert_int_equal(sh("nft delete element inet flowcut cut6 '{ 2001:2::5-2001:2::20 }'"), 0);
+	assert_int_equal(nft_events(n), 0);
+	assert_int_equal(sh("nft add table inet other"), 0);
+	assert_int_equal(nft_events(n) & FD_NFT_RULESET, FD_NFT_RULESET);
+	assert_int_equal(sh("nft delete table inet other"), 0);
+	(void)nft_events(n);
+	fd_nft_close(n);
+	nfct_destroy(a);
+}
+
 int
 main(void)
 {
@@ -1027,6 +1097,7 @@ main(void)
 		cmocka_unit_test_setup(test_cut_setting_off_reclaims, fresh),
 		cmocka_unit_test_setup(test_cut_fwd_by_action, fresh),
 		cmocka_unit_test_setup(test_cut_conn_by_id, fresh),
+		cmocka_unit_test_setup(test_cut_by_hand_through_the_sets, fresh),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
