@@ -42,6 +42,7 @@ struct off_entry {
 	uint8_t action;			/* both microflows' */
 	bool cut;			/* dropping on the coprocessor: see fd_cut.h */
 	bool in_ct;			/* in by_ct: a cut one leaves it when its state dies */
+	bool held;			/* a resync found it in the fast path */
 };
 
 struct fd_offload {
@@ -188,6 +189,26 @@ snapshot(const struct fd_offload *o, size_t *n)
 	twalk_r(o->by_fp, snapshot_one, &s);	/* by_fp: cut entries may have left by_ct */
 	*n = s.n;
 	return s.e;
+}
+
+/* Forgets every entry but the cut ones a resync found held (their mark cleared for the next). */
+static void
+forget_uncut(struct fd_offload *o)
+{
+	size_t n;
+	struct off_entry **all = snapshot(o, &n);
+
+	if (all == NULL) {
+		forget_all(o);	/* no memory: the cut ones go too (the host's rule drops) */
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (all[i]->cut && all[i]->held)
+			all[i]->held = false;
+		else
+			forget(o, all[i]);
+	}
+	free(all);
 }
 
 /* ---- conntrack ---- */
@@ -609,7 +630,10 @@ reclaim_done(void *dctx, int rc, const void *ans, uint16_t len)
 		(*failed)++;
 }
 
-/* One page of connections out, the commands in flight together: 0 or -EIO. */
+/*
+ * One page of connections out, the commands in flight together: 0 or
+ * -EIO.  A cut one stays, dropping (it is all it can do), noted held.
+ */
 static int
 reclaim_all(struct fd_offload *o, const struct fc_ans_range *a)
 {
@@ -617,6 +641,12 @@ reclaim_all(struct fd_offload *o, const struct fc_ans_range *a)
 
 	for (uint32_t i = 0; i < a->count && rc == 0; i++) {
 		struct fc_cmd_conn_id id = { .id = a->conn[i].id };
+		struct off_entry *e = find_fp(o, id.id);
+
+		if (e != NULL && e->cut && a->conn[i].state == FC_CONN_VALID) {
+			e->held = true;
+			continue;
+		}
 
 		rc = fd_cmds_post(&o->cmds, FC_CMD_CONN_RECLAIM_FP, &id, sizeof(id), reclaim_done,
 				  &failed);
@@ -653,7 +683,7 @@ fd_offload_resync(struct fd_offload *o)
 			break;
 		r.first = a.next;
 	}
-	forget_all(o);
+	forget_uncut(o);		/* but the cut ones the fast path still holds */
 	waiting_clear(o);		/* the dump below has them */
 	fd_nhop_reset(o->nhops);	/* programmed again as connections need them */
 	o->need_resync = false;

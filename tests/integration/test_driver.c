@@ -343,6 +343,7 @@ fresh(void **state)
 	family = AF_INET6;
 	nfct_query(nfct, NFCT_Q_FLUSH, &family);
 	fd_offload_settings(off, true, 30);
+	boot();			/* an empty fast path: a resync keeps cut connections */
 	fd_offload_resync(off);
 	pthread_mutex_lock(&fp_lock);
 	fp_sweep(fp, now_ns(), 0, (struct fp_event[64]){ 0 }, 64);	/* reclaimed: freed */
@@ -834,6 +835,16 @@ test_cut_range_v4_nat(void **state)
 	assert_int_equal(conn_by_cport(40000).state, FP_CONN_VALID);
 	/* a second cut finds nothing more to cut */
 	assert_int_equal(fd_cut_ranges(cut, &l, FD_CUT_HAND), 0);
+	/* a resync (lost events) keeps the cut ones, dropping; the live one comes back */
+	fd_offload_resync(off);
+	assert_int_equal(fd_offload_find_fp(off, ca.id, &oc, NULL), 0);
+	assert_true(oc.cut);
+	assert_int_equal(fd_offload_find_fp(off, cd.id, &oc, NULL), 0);
+	assert_int_equal(fd_offload_find_fp(off, cb.id, &oc, NULL), -ENOENT);	/* out... */
+	assert_int_equal(conn_by_cport(40000).verdict, FC_VERDICT_DROP);
+	assert_int_equal(conn_by_cport(40000).state, FP_CONN_VALID);
+	cb = conn_by_cport(40001);	/* ...and in again, a new id */
+	assert_int_equal(cb.state, FP_CONN_VALID);
 	/* a give-back is ignored: never revived, still known */
 	revived = stats().revived;
 	fp_event(FC_EV_GIVEN_BACK, cd.id);
