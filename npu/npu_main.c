@@ -102,6 +102,24 @@ count(struct npu_worker *w, enum fc_cnt c, uint64_t n)
 /* ---- the worker ---- */
 
 /* Sends what the burst decided; returns how many frames it handled. */
+/* A burst per port on this worker's queue; what a full queue refuses is counted and freed. */
+static void
+send_bursts(struct npu_worker *w, struct rte_mbuf *tx[FP_MAX_PORTS][FP_BURST_MAX],
+	    const uint16_t ntx[FP_MAX_PORTS])
+{
+	for (uint16_t p = 0; p < nports; p++) {
+		uint16_t sent;
+
+		if (ntx[p] == 0)
+			continue;
+		sent = rte_eth_tx_burst(p, (uint16_t)w->id, tx[p], ntx[p]);
+		if (sent < ntx[p]) {
+			count(w, FC_CNT_NPU_TX_FULL, ntx[p] - sent);
+			rte_pktmbuf_free_bulk(&tx[p][sent], ntx[p] - sent);
+		}
+	}
+}
+
 static void
 dispatch(struct npu_worker *w, uint16_t in_port, struct rte_mbuf **m, uint16_t n,
 	 const struct fp_out *out)
@@ -150,17 +168,7 @@ dispatch(struct npu_worker *w, uint16_t in_port, struct rte_mbuf **m, uint16_t n
 		lk_frame_up_kick(lk);
 	if (gave_back)
 		lk_npu_kick(lk);
-	for (uint16_t p = 0; p < nports; p++) {
-		uint16_t sent;
-
-		if (ntx[p] == 0)
-			continue;
-		sent = rte_eth_tx_burst(p, (uint16_t)w->id, tx[p], ntx[p]);
-		if (sent < ntx[p]) {
-			count(w, FC_CNT_NPU_TX_FULL, ntx[p] - sent);
-			rte_pktmbuf_free_bulk(&tx[p][sent], ntx[p] - sent);
-		}
-	}
+	send_bursts(w, tx, ntx);
 }
 
 /*
@@ -206,17 +214,7 @@ from_host(struct npu_worker *w)
 	}
 	if (got < n)
 		rte_pktmbuf_free_bulk(&m[got], n - got);
-	for (uint16_t p = 0; p < nports; p++) {
-		uint16_t sent;
-
-		if (ntx[p] == 0)
-			continue;
-		sent = rte_eth_tx_burst(p, (uint16_t)w->id, tx[p], ntx[p]);
-		if (sent < ntx[p]) {
-			count(w, FC_CNT_NPU_TX_FULL, ntx[p] - sent);
-			rte_pktmbuf_free_bulk(&tx[p][sent], ntx[p] - sent);
-		}
-	}
+	send_bursts(w, tx, ntx);
 	return done;
 }
 
