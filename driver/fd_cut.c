@@ -152,6 +152,38 @@ finish(struct fd_cut *c, const struct nf_conntrack *ct, const uint64_t *fp_id, b
 		       why ? " (not made: " : "", why ? strerror(-why) : "", why ? ")" : "");
 }
 
+static struct pending *
+pending_new(struct fd_cut *c, const struct nf_conntrack *ct, enum fd_cut_trigger t)
+{
+	struct pending *p = calloc(1, sizeof(*p));
+
+	if (p == NULL || (p->ct = nfct_clone(ct)) == NULL) {
+		free(p);
+		return NULL;
+	}
+	p->c = c;
+	p->trigger = t;
+	return p;
+}
+
+static void
+pending_free(struct pending *p)
+{
+	nfct_destroy(p->ct);
+	free(p);
+}
+
+/* A state not offloaded was made dropping (or not): killed either way. */
+static void
+made_done(void *dctx, int rc, uint64_t fp_id)
+{
+	struct pending *p = dctx;
+
+	p->fp_id = fp_id;
+	finish(p->c, p->ct, rc == 0 ? &p->fp_id : NULL, rc == 0, p->trigger, rc);
+	pending_free(p);
+}
+
 /* The coprocessor answered a drop: marked cut and killed, or back to the host. */
 static void
 drop_done(void *dctx, int rc, const void *ans, uint16_t len)
@@ -173,8 +205,7 @@ drop_done(void *dctx, int rc, const void *ans, uint16_t len)
 		(void)fd_offload_take_out(c->off, nfct_get_attr_u32(p->ct, ATTR_ID));
 		finish(c, p->ct, &p->fp_id, false, p->trigger, 0);
 	}
-	nfct_destroy(p->ct);
-	free(p);
+	pending_free(p);
 }
 
 /*
@@ -186,16 +217,12 @@ post_drop(struct fd_cut *c, const struct fd_offload_conn *oc, const struct nf_co
 	  enum fd_cut_trigger t)
 {
 	const struct fd_cmds *cmds = fd_offload_cmds(c->off);
-	struct pending *p = calloc(1, sizeof(*p));
+	struct pending *p = pending_new(c, ct, t);
 	int rc;
 
-	if (p == NULL || (p->ct = nfct_clone(ct)) == NULL) {
-		free(p);
+	if (p == NULL)
 		return -ENOMEM;
-	}
-	p->c = c;
 	p->fp_id = oc->fp_id;
-	p->trigger = t;
 	if (oc->action == FC_ACTION_IPS) {
 		struct fc_cmd_conn_verdict v = { .id = oc->fp_id, .verdict = FC_VERDICT_DROP };
 
@@ -207,10 +234,8 @@ post_drop(struct fd_cut *c, const struct fd_offload_conn *oc, const struct nf_co
 
 		rc = fd_cmds_post(cmds, FC_CMD_CONN_MODIFY_FP, &m, sizeof(m), drop_done, p);
 	}
-	if (rc != 0) {
-		nfct_destroy(p->ct);
-		free(p);
-	}
+	if (rc != 0)
+		pending_free(p);
 	return rc;
 }
 
@@ -220,7 +245,7 @@ cut_one(struct fd_cut *c, const struct nf_conntrack *ct, enum fd_cut_trigger t)
 {
 	struct fd_offload_conn oc;
 	bool offloaded = fd_offload_find_ct(c->off, nfct_get_attr_u32(ct, ATTR_ID), &oc) == 0;
-	uint64_t fp_id = 0;
+	struct pending *p;
 	int rc;
 
 	if (offloaded && oc.cut)
@@ -240,8 +265,16 @@ cut_one(struct fd_cut *c, const struct nf_conntrack *ct, enum fd_cut_trigger t)
 		return 1;
 	}
 	/* not offloaded: made dropping first, where it runs between front ports */
-	rc = fd_offload_create_cut(c->off, ct, &fp_id);
-	finish(c, ct, rc == 0 ? &fp_id : NULL, rc == 0, t, rc);
+	p = pending_new(c, ct, t);
+	if (p == NULL) {
+		finish(c, ct, NULL, false, t, -ENOMEM);
+		return 1;
+	}
+	rc = fd_offload_post_create_cut(c->off, ct, made_done, p);
+	if (rc != 0) {
+		finish(c, ct, NULL, false, t, rc);
+		pending_free(p);
+	}
 	return 1;
 }
 

@@ -15,12 +15,14 @@
  *               once answered: marked cut
  *               in the binding, state killed
  *   not         FLOW_CREATE_FP already        the state killed
- *   offloaded:  dropping (fd_offload_create_
- *               cut), then the state killed
+ *   offloaded:  dropping (fd_offload_post_
+ *               create_cut); once answered,
+ *               the state killed
  *
- * The drops are posted together through the binding's command interface
- * (fd_cmds_post: batched, never one round trip per connection), each
- * state killed in its command's completion; the cut flushes before it
+ * The drops and creations are posted together through the binding's
+ * command interface (fd_cmds_post: batched, never one round trip per
+ * connection; a new next hop is programmed once, before), each state
+ * killed in its command's completion; the cut flushes before it
  * returns, so every kill has happened or failed by then.  A drop refused
  * or unanswered falls back to the host: the connection taken out, the
  * state killed, counted on the host.  A connection cut already is skipped.

@@ -349,21 +349,21 @@ waiting_clear(struct fd_offload *o)
 }
 
 /*
- * Makes the state's connection in the fast path: 0 (its id in *fp_id), or
- * -EEXIST (in already), -EPERM (does not qualify), -ENETUNREACH (not
- * between front ports), -EAGAIN (a neighbour unresolved: it waits), or an
- * error of a command or of conntrack.  `cut`: made already dropping
- * (fd_offload_create_cut), whether it qualifies or not, and it never
- * waits.
+ * What a FLOW_CREATE_FP for the state needs, checked and built: the
+ * command in *c, its entry in *out (allocated, in no tree, no id yet).  0,
+ * or -EEXIST (in already), -EPERM (does not qualify), -ENETUNREACH (not
+ * between front ports), -EAGAIN (a neighbour unresolved: it waits, unless
+ * cut), -ENOMEM, or an error of NHOP_PROGRAM or of conntrack.  `cut`: made
+ * already dropping (fd_offload_post_create_cut), whether it qualifies or
+ * not.
  */
 static int
-make(struct fd_offload *o, const struct nf_conntrack *ct, bool cut, uint64_t *fp_id)
+prepare(struct fd_offload *o, const struct nf_conntrack *ct, bool cut,
+	struct fc_cmd_flow_create *c, struct off_entry **out)
 {
 	uint32_t ct_id = nfct_get_attr_u32(ct, ATTR_ID);
 	int family = fd_policy_family(ct);
 	uint8_t l4 = nfct_get_attr_u8(ct, ATTR_ORIG_L4PROTO);
-	struct fc_cmd_flow_create c = { .verdict = cut ? FC_VERDICT_DROP : FC_VERDICT_CUT_THRU };
-	struct fc_ans_conn_id ans;
 	struct fd_hop to_orig_src, to_reply_src;
 	uint8_t dst[2][16] = { { 0 } };
 	int pa, pb, rc;
@@ -374,6 +374,8 @@ make(struct fd_offload *o, const struct nf_conntrack *ct, bool cut, uint64_t *fp
 		return -EEXIST;
 	if (!cut && !fd_policy_qualifies(ct, o->cfg.mark_bit))
 		return -EPERM;
+	memset(c, 0, sizeof(*c));
+	c->verdict = cut ? FC_VERDICT_DROP : FC_VERDICT_CUT_THRU;
 	/* orig frames come in facing orig.src and leave towards reply.src */
 	fd_policy_route_dst(ct, FD_DIR_ORIG, dst[0]);
 	fd_policy_route_dst(ct, FD_DIR_REPLY, dst[1]);
@@ -389,11 +391,11 @@ make(struct fd_offload *o, const struct nf_conntrack *ct, bool cut, uint64_t *fp
 			wait_path(o, ct);	/* once the host has resolved it */
 		return -EAGAIN;
 	}
-	fd_policy_key(ct, FD_DIR_ORIG, (uint16_t)pa, &c.mf[0].key);
-	fd_policy_key(ct, FD_DIR_REPLY, (uint16_t)pb, &c.mf[1].key);
-	rc = fd_nhop_get(o->nhops, (unsigned int)pb, &to_reply_src, &c.mf[0].nhop);
+	fd_policy_key(ct, FD_DIR_ORIG, (uint16_t)pa, &c->mf[0].key);
+	fd_policy_key(ct, FD_DIR_REPLY, (uint16_t)pb, &c->mf[1].key);
+	rc = fd_nhop_get(o->nhops, (unsigned int)pb, &to_reply_src, &c->mf[0].nhop);
 	if (rc == 0)
-		rc = fd_nhop_get(o->nhops, (unsigned int)pa, &to_orig_src, &c.mf[1].nhop);
+		rc = fd_nhop_get(o->nhops, (unsigned int)pa, &to_orig_src, &c->mf[1].nhop);
 	if (rc != 0) {
 		if (no_answer(rc))
 			lost_track(o, "NHOP_PROGRAM", rc);	/* the next-hop table is unknown */
@@ -404,8 +406,8 @@ make(struct fd_offload *o, const struct nf_conntrack *ct, bool cut, uint64_t *fp
 	if (cut && action == FC_ACTION_FWD)
 		action = FC_ACTION_DROP;
 	for (int d = 0; d < 2; d++) {
-		c.mf[d].action = action;
-		c.mf[d].timeout_s = o->cfg.timeout_s;
+		c->mf[d].action = action;
+		c->mf[d].timeout_s = o->cfg.timeout_s;
 	}
 	if (l4 == IPPROTO_TCP && !cut) {	/* a cut one never comes back to the host */
 		int err = fd_ct_tcp_loosen(o->ct, ct);
@@ -417,59 +419,80 @@ make(struct fd_offload *o, const struct nf_conntrack *ct, bool cut, uint64_t *fp
 			return err;
 		}
 		if (nfct_attr_is_set(ct, ATTR_TCP_WSCALE_ORIG))
-			c.mf[0].wscale = nfct_get_attr_u8(ct, ATTR_TCP_WSCALE_ORIG);
+			c->mf[0].wscale = nfct_get_attr_u8(ct, ATTR_TCP_WSCALE_ORIG);
 		if (nfct_attr_is_set(ct, ATTR_TCP_WSCALE_REPL))
-			c.mf[1].wscale = nfct_get_attr_u8(ct, ATTR_TCP_WSCALE_REPL);
+			c->mf[1].wscale = nfct_get_attr_u8(ct, ATTR_TCP_WSCALE_REPL);
 	}
-	rc = call(o, FC_CMD_FLOW_CREATE_FP, &c, sizeof(c), &ans, sizeof(ans));
+	e = calloc(1, sizeof(*e));
+	if (e == NULL || (e->tuple = fd_ct_tuple(ct)) == NULL) {
+		free(e);
+		return -ENOMEM;
+	}
+	e->ct_id = ct_id;
+	e->action = action;
+	e->cut = cut;
+	e->l4proto = l4;
+	e->family = (uint8_t)family;
+	memcpy(e->dst, dst, sizeof(dst));
+	e->nhop[0] = c->mf[0].nhop;
+	e->nhop[1] = c->mf[1].nhop;
+	*out = e;
+	return 0;
+}
+
+/*
+ * FLOW_CREATE_FP answered `rc` (the id in `id`): the prepared entry goes
+ * in the table, or is freed.  0, the command's rc, or -ENOMEM (the
+ * connection could not be tracked: out again).
+ */
+static int
+enter(struct fd_offload *o, struct off_entry *e, int rc, uint64_t id)
+{
 	if (rc != 0) {
 		o->st.refused++;
 		/* no answer is not "no": it may still be made - take stock again */
 		if (no_answer(rc))
 			lost_track(o, "FLOW_CREATE_FP", rc);
+		free_entry(e);
 		return rc;
 	}
-	e = calloc(1, sizeof(*e));
-	if (e == NULL || (e->tuple = fd_ct_tuple(ct)) == NULL) {
-		free(e);
-		rc = reclaim(o, ans.id);
-		if (rc != 0)
-			lost_track(o, "CONN_RECLAIM_FP of an untracked connection", rc);
-		return -ENOMEM;
-	}
-	e->ct_id = ct_id;
-	e->fp_id = ans.id;
-	e->action = action;
-	e->cut = cut;
+	e->fp_id = id;
 	e->in_ct = true;
-	e->l4proto = l4;
-	e->family = (uint8_t)family;
-	memcpy(e->dst, dst, sizeof(dst));
-	e->nhop[0] = c.mf[0].nhop;
-	e->nhop[1] = c.mf[1].nhop;
 	if (tsearch(e, &o->by_ct, cmp_ct) == NULL || tsearch(e, &o->by_fp, cmp_fp) == NULL) {
 		/* untracked it must not live: out again, and take stock */
 		tdelete(e, &o->by_ct, cmp_ct);
-		nfct_destroy(e->tuple);
-		free(e);
-		rc = reclaim(o, ans.id);
+		free_entry(e);
+		rc = reclaim(o, id);
 		if (rc != 0)
 			lost_track(o, "CONN_RECLAIM_FP of an untracked connection", rc);
 		return -ENOMEM;
 	}
 	o->nentries++;
-	if (!cut)
+	if (!e->cut)
 		o->st.offloaded++;
-	if (fp_id)
-		*fp_id = ans.id;
 	return 0;
+}
+
+/* Makes the state's connection in the fast path, one round trip: 0 or prepare()'s errors. */
+static int
+make(struct fd_offload *o, const struct nf_conntrack *ct, bool cut)
+{
+	struct fc_cmd_flow_create c;
+	struct fc_ans_conn_id ans = { 0 };
+	struct off_entry *e;
+	int rc = prepare(o, ct, cut, &c, &e);
+
+	if (rc != 0)
+		return rc;
+	rc = call(o, FC_CMD_FLOW_CREATE_FP, &c, sizeof(c), &ans, sizeof(ans));
+	return enter(o, e, rc, ans.id);
 }
 
 /* Offloads the state if it qualifies and has a path (or waits for one). */
 static void
 offload(struct fd_offload *o, const struct nf_conntrack *ct)
 {
-	(void)make(o, ct, false, NULL);
+	(void)make(o, ct, false);
 }
 
 /* The state is gone: out of the fast path at once. */
@@ -1052,10 +1075,52 @@ fd_offload_take_out(struct fd_offload *o, uint32_t ct_id)
 	return 0;
 }
 
-int
-fd_offload_create_cut(struct fd_offload *o, const struct nf_conntrack *ct, uint64_t *fp_id)
+struct made {
+	struct fd_offload *o;
+	struct off_entry *e;
+	fd_offload_made_fn *done;
+	void *dctx;
+};
+
+static void
+made_done(void *dctx, int rc, const void *ans, uint16_t len)
 {
-	return make(o, ct, true, fp_id);
+	struct made *m = dctx;
+	struct fc_ans_conn_id a = { 0 };
+
+	if (rc == 0 && len >= sizeof(a))
+		memcpy(&a, ans, sizeof(a));
+	else if (rc == 0)
+		rc = -EBADMSG;	/* not an answer of FLOW_CREATE_FP: take stock again */
+	rc = enter(m->o, m->e, rc, a.id);
+	m->done(m->dctx, rc, a.id);
+	free(m);
+}
+
+int
+fd_offload_post_create_cut(struct fd_offload *o, const struct nf_conntrack *ct,
+			   fd_offload_made_fn *done, void *dctx)
+{
+	struct fc_cmd_flow_create c;
+	struct made *m = calloc(1, sizeof(*m));
+	int rc;
+
+	if (m == NULL)
+		return -ENOMEM;
+	rc = prepare(o, ct, true, &c, &m->e);
+	if (rc == 0) {
+		m->o = o;
+		m->done = done;
+		m->dctx = dctx;
+		rc = fd_cmds_post(&o->cmds, FC_CMD_FLOW_CREATE_FP, &c, sizeof(c), made_done, m);
+		if (rc == 0)
+			return 0;
+		if (no_answer(rc))
+			lost_track(o, "FLOW_CREATE_FP", rc);
+		free_entry(m->e);
+	}
+	free(m);
+	return rc;
 }
 
 struct fd_ct *

@@ -191,15 +191,22 @@ int fd_offload_mark_cut(struct fd_offload *o, uint64_t fp_id);
  * fast path is then taken out whole at the next turn).
  */
 int fd_offload_take_out(struct fd_offload *o, uint32_t ct_id);
+/* A posted creation's end: rc 0 and the connection's id, or an error. */
+typedef void fd_offload_made_fn(void *dctx, int rc, uint64_t fp_id);
 /*
- * fd_offload_create_cut - a state not offloaded, made in the fast path
- * already dropping: one FLOW_CREATE_FP with verdict DROP, both microflows
- * with the policy's action (DROP where that is FWD, whose verdict is never
- * consulted), entered marked cut; it need not qualify.  0 (its id in
- * *fp_id), -EEXIST (offloaded already), -ENETUNREACH (not between front
- * ports), -EAGAIN (a neighbour unresolved), or a command's error.
+ * fd_offload_post_create_cut - a state not offloaded, to be made in the
+ * fast path already dropping: one FLOW_CREATE_FP with verdict DROP, both
+ * microflows with the policy's action (DROP where that is FWD, whose
+ * verdict is never consulted), posted (fd_cmds_post: batched with the
+ * rest of a cut); once answered it is in the table marked cut and
+ * done(dctx, 0, id) runs, or done(dctx, rc, 0) with the command's error.
+ * It need not qualify.  Returns 0 (done will run), or, done never
+ * running: -EEXIST (offloaded already), -ENETUNREACH (not between front
+ * ports), -EAGAIN (a neighbour unresolved), -ENOMEM, or an error of
+ * NHOP_PROGRAM or of the post.
  */
-int fd_offload_create_cut(struct fd_offload *o, const struct nf_conntrack *ct, uint64_t *fp_id);
+int fd_offload_post_create_cut(struct fd_offload *o, const struct nf_conntrack *ct,
+			       fd_offload_made_fn *done, void *dctx);
 /* The binding's conntrack sockets and command interface, for the cut's kills and commands. */
 struct fd_ct *fd_offload_ct(struct fd_offload *o);
 const struct fd_cmds *fd_offload_cmds(const struct fd_offload *o);

@@ -105,9 +105,10 @@ serve(void *arg)
 
 /*
  * The cut's order, seen from the command interface: when the coprocessor
- * answers a drop (CONN_MODIFY_FP_VERDICT or CONN_MODIFY_FP), the fast path
- * already drops the connection and its conntrack state is still there -
- * checked in the completion, before the cut's own completion kills it.
+ * answers a drop (CONN_MODIFY_FP_VERDICT, CONN_MODIFY_FP, or a
+ * FLOW_CREATE_FP made with verdict DROP), the fast path already drops the
+ * connection and its conntrack state is still there - checked in the
+ * completion, before the cut's own completion kills it.
  */
 static struct fd_cmds real_cmds;
 static struct {
@@ -117,6 +118,7 @@ static struct {
 
 struct spy_post {
 	uint16_t op;
+	bool made_cut;		/* FLOW_CREATE_FP with verdict DROP */
 	uint64_t id;
 	fd_cmds_done_fn *done;
 	void *dctx;
@@ -151,7 +153,10 @@ spy_done(void *dctx, int rc, const void *ans, uint16_t len)
 {
 	struct spy_post *p = dctx;
 
-	if (rc == 0 && (p->op == FC_CMD_CONN_MODIFY_FP_VERDICT || p->op == FC_CMD_CONN_MODIFY_FP)) {
+	if (rc == 0 && p->made_cut && len >= sizeof(p->id))
+		memcpy(&p->id, ans, sizeof(p->id));	/* the new connection's id */
+	if (rc == 0 && (p->op == FC_CMD_CONN_MODIFY_FP_VERDICT || p->op == FC_CMD_CONN_MODIFY_FP ||
+			p->made_cut)) {
 		struct fp_conn_info ci;
 		bool dropping;
 
@@ -181,6 +186,8 @@ spy_post_fn(void *ctx, uint16_t op, const void *payload, uint16_t len, fd_cmds_d
 	*p = (struct spy_post){ .op = op, .done = done, .dctx = dctx };
 	if (len >= sizeof(uint64_t))
 		memcpy(&p->id, payload, sizeof(p->id));
+	p->made_cut = op == FC_CMD_FLOW_CREATE_FP &&
+		      ((const struct fc_cmd_flow_create *)payload)->verdict == FC_VERDICT_DROP;
 	rc = fd_cmds_post(&real_cmds, op, payload, len, spy_done, p);
 	if (rc != 0)
 		free(p);
@@ -908,7 +915,10 @@ test_cut_not_offloaded_made_dropping(void **state)
 	create(a);
 	turns(200);
 	assert_int_equal(conns(), 0);
+	spy.drops_answered = spy.wrong = 0;
 	assert_int_equal(fd_cut_ranges(cut, &l, FD_CUT_HAND), 1);
+	assert_int_equal(spy.drops_answered, 1);	/* made dropping, then killed */
+	assert_int_equal(spy.wrong, 0);
 	ci = the_conn();
 	assert_int_equal(ci.verdict, FC_VERDICT_DROP);
 	assert_int_equal(ci.mf[0].action, FC_ACTION_IPS);
