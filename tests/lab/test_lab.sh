@@ -51,7 +51,7 @@ stream_end() { wait "$stream" 2>/dev/null || true; }
 # With "conn": `flowcutctl cut --conn ID` of the flood's connection (on
 # flowcutd's control socket) instead of an address.
 t_cut() { # family on|off [client|conn]
-	local dst=198.18.1.2 src=198.18.0.2 fam=$1 hw=$2 who=${3:-server} far out a0 a1 b0 b1 d0 d1 host drop
+	local dst=198.18.1.2 src=198.18.0.2 fam=$1 hw=$2 who=${3:-server} far out a0 a1 b0 b1 d0 d1 host drop counted
 	[ "$fam" = 6 ] && dst=2001:2:0:1::2 src=2001:2::2
 	far=$dst
 	[ "$who" = client ] && far=$src
@@ -88,9 +88,17 @@ t_cut() { # family on|off [client|conn]
 	grep 'cut (' "$run/flowcutd.log" | while read -r line; do say "  $line"; done
 	grep -q "cut ([a-z]*) udp .* $( [ "$hw" = on ] && echo 'in hardware' || echo 'on the host')" "$run/flowcutd.log" ||
 		{ say "no cut logged"; return 1; }
+	# flowcutd's stats count it by trigger, where it was cut
+	sleep 1.2	# written once a second
+	counted=$(python3 -c 'import json,sys; c = json.load(open(sys.argv[1]))["cuts"][sys.argv[2]]
+print(c["in_hardware"], c["on_host"])' "$run/flowcutd.json" "$( [ "$who" = conn ] && echo conn || echo hand)") ||
+		{ say "no cuts in flowcutd's stats"; return 1; }
+	say "flowcutd's stats: cuts in hardware, on the host: $counted"
 	if [ "$hw" = on ]; then
+		[ "${counted%% *}" -ge 1 ] || { say "the cut not counted in hardware"; return 1; }
 		[ "$host" -le 10 ] && [ "$drop" -ge 10000 ]
 	else
+		[ "${counted##* }" -ge 1 ] || { say "the cut not counted on the host"; return 1; }
 		[ "$host" -ge 10000 ] && [ "$drop" -eq 0 ]
 	fi
 }
