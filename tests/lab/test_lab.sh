@@ -51,7 +51,7 @@ stream_end() { wait "$stream" 2>/dev/null || true; }
 # With "conn": `flowcutctl cut --conn ID` of the flood's connection (on
 # flowcutd's control socket) instead of an address.
 t_cut() { # family on|off [client|conn]
-	local dst=198.18.1.2 src=198.18.0.2 fam=$1 hw=$2 who=${3:-server} far out a0 a1 b0 b1 d0 d1 host drop counted
+	local dst=198.18.1.2 src=198.18.0.2 fam=$1 hw=$2 who=${3:-server} far out a0 a1 b0 b1 d0 d1 host drop counted set
 	[ "$fam" = 6 ] && dst=2001:2:0:1::2 src=2001:2::2
 	far=$dst
 	[ "$who" = client ] && far=$src
@@ -88,6 +88,15 @@ t_cut() { # family on|off [client|conn]
 	grep 'cut (' "$run/flowcutd.log" | while read -r line; do say "  $line"; done
 	grep -q "cut ([a-z]*) udp .* $( [ "$hw" = on ] && echo 'in hardware' || echo 'on the host')" "$run/flowcutd.log" ||
 		{ say "no cut logged"; return 1; }
+	if [ "$who" != conn ]; then
+		# the element is in the cut set with its timeout, and uncut takes it out
+		set=cut4; [ "$fam" = 6 ] && set=cut6
+		ex host nft list set inet flowcut "$set" | grep -q "$far timeout 1m" ||
+			{ say "$far not in $set with a timeout"; ex host nft list set inet flowcut "$set"; return 1; }
+		ex host "$ctl" uncut "$far" >/dev/null || { say "flowcutctl uncut failed"; return 1; }
+		! ex host nft list set inet flowcut "$set" | grep -q "$far" ||
+			{ say "$far still in $set after uncut"; return 1; }
+	fi
 	# flowcutd's stats count it by trigger, where it was cut
 	sleep 1.2	# written once a second
 	counted=$(python3 -c 'import json,sys; c = json.load(open(sys.argv[1]))["cuts"][sys.argv[2]]
