@@ -529,9 +529,9 @@ test_destroy_takes_out(void **state)
 	nfct_destroy(ct);
 }
 
-/* One TCP frame of the connection through the fast path's worker. */
-static uint16_t
-frame(uint16_t port, const struct fc_frame_spec *s)
+/* One TCP frame of the connection through the fast path's worker: what became of it. */
+static struct fp_out
+frame_out(uint16_t port, const struct fc_frame_spec *s)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
 	uint8_t buf[2048];
@@ -544,7 +544,13 @@ frame(uint16_t port, const struct fc_frame_spec *s)
 	assert_int_equal(fp_process_burst(worker, port, &m, 1, now_ns(), &o), 1);
 	pthread_mutex_unlock(&fp_lock);
 	rte_pktmbuf_free(m);
-	return o.dest;
+	return o;
+}
+
+static uint16_t
+frame(uint16_t port, const struct fc_frame_spec *s)
+{
+	return frame_out(port, s).dest;
 }
 
 static void
@@ -840,6 +846,22 @@ test_cut_range_v4_nat(void **state)
 	assert_int_equal(fd_offload_find_fp(off, ca.id, &oc, NULL), 0);
 	assert_true(oc.cut);
 	assert_int_equal(conn_by_cport(40000).state, FP_CONN_VALID);
+	{	/* its sender's FIN and the server's RST are dropped there, never given back */
+		struct fc_frame_spec fin = { .payload = 0, .win = 1000, .seq = 1000, .ack = 5000,
+					     .tcp_flags = FP_TCP_FIN | FP_TCP_ACK }, rst;
+
+		memcpy(fin.dmac, MAC0, 6);
+		memcpy(fin.smac, CLIENT_MAC, 6);
+		fc_key4(&fin.key, IPPROTO_TCP, "198.18.0.10", 40000, "198.19.0.10", 80);
+		rst = fin;
+		fp_key_reverse(&fin.key, &rst.key);
+		memcpy(rst.dmac, MAC1, 6);
+		memcpy(rst.smac, SERVER_MAC, 6);
+		rst.tcp_flags = FP_TCP_RST;
+		assert_int_equal(frame_out(0, &fin).reason, FC_CNT_FROM_WIRE_DROP_IPS_VERDICT);
+		assert_int_equal(frame_out(1, &rst).reason, FC_CNT_FROM_WIRE_DROP_IPS_VERDICT);
+		assert_int_equal(conn_by_cport(40000).state, FP_CONN_VALID);
+	}
 	/* a second cut finds nothing more to cut */
 	assert_int_equal(fd_cut_ranges(cut, &l, FD_CUT_HAND), 0);
 	/* a resync (lost events) keeps the cut ones, dropping; the live one comes back */
