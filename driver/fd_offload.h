@@ -161,8 +161,11 @@ void fd_offload_stats(const struct fd_offload *o, struct fd_offload_stats *out);
  * new state may take the id), a give-back is ignored (none can come: the
  * fast path drops a cut connection before any TCP rule), it is never
  * revived, refreshed, moved or offloaded again, and it is forgotten when
- * the coprocessor says it aged out or was removed.  A resync or a ruleset
- * change forgets it with the rest (the host's rule drops what still comes).
+ * the coprocessor says it aged out or was removed.  A resync keeps it
+ * while the fast path still holds it (none after a boot).  A ruleset
+ * change forgets it with the rest: the new revision stops it matching and
+ * the coprocessor removes it, so its frames reach the host again (its
+ * rule must drop them: the cut sets' does).
  */
 struct nf_conntrack;
 struct fd_ct;
