@@ -174,17 +174,10 @@ fuzz_seeds(const char *dir)
 	};
 
 	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
-		char path[4096];
-		size_t len;
-		FILE *f;
-
 		memset(buf, 0, sizeof(buf));
-		len = seed_event(buf, sizeof(buf), seeds[i].family, seeds[i].type);
-		snprintf(path, sizeof(path), "%s/seed-%zu", dir, i);
-		f = fopen(path, "w");
-		if (f == NULL || fwrite(buf, 1, len, f) != len)
+		if (fuzz_seed_put(dir, i, buf, seed_event(buf, sizeof(buf), seeds[i].family,
+							  seeds[i].type)) != 0)
 			return -1;
-		fclose(f);
 	}
 	return 0;
 }

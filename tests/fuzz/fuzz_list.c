@@ -95,15 +95,5 @@ fuzz_seeds(const char *dir)
 		"255.255.255.255\r\n0.0.0.0/0 # all\n198.18.0.300\nnot an address\n",
 	};
 
-	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
-		char path[4096];
-		FILE *f;
-
-		snprintf(path, sizeof(path), "%s/seed-%zu", dir, i);
-		f = fopen(path, "w");
-		if (f == NULL || fputs(seeds[i], f) < 0)
-			return -1;
-		fclose(f);
-	}
-	return 0;
+	return fuzz_seed_texts(dir, seeds, sizeof(seeds) / sizeof(seeds[0]));
 }

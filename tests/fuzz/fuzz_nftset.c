@@ -65,15 +65,5 @@ fuzz_seeds(const char *dir)
 		"not json",
 	};
 
-	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
-		char path[4096];
-		FILE *f;
-
-		snprintf(path, sizeof(path), "%s/seed-%zu", dir, i);
-		f = fopen(path, "w");
-		if (f == NULL || fputs(seeds[i], f) < 0)
-			return -1;
-		fclose(f);
-	}
-	return 0;
+	return fuzz_seed_texts(dir, seeds, sizeof(seeds) / sizeof(seeds[0]));
 }
