@@ -507,8 +507,16 @@ main(int argc, char **argv)
 				"resyncing\n", down == FD_CMDQ_STALLED ? "not answering" : "rebooted");
 			down = FD_CMDQ_UP;
 			programmed = false;
-			if (fd_cmdq_reset(cmdq) != 0)
-				usleep(100000);	/* still booting */
+		}
+		/*
+		 * The client takes posts again only once reset on a region that
+		 * has finished booting: until then nothing is programmed, and the
+		 * reset is tried again every turn (not once: a coprocessor still
+		 * booting refuses the first).
+		 */
+		if (fd_cmdq_state(cmdq) != FD_CMDQ_UP && fd_cmdq_reset(cmdq) != 0) {
+			usleep(100000);	/* still booting; EINTR only shortens it */
+			continue;
 		}
 		if (!programmed) {
 			programmed = program(&cmds, lk, &o) == 0;
