@@ -36,6 +36,9 @@
 #define FD_CT_DRAIN_ROUNDS 64
 /* one event datagram: a state's attributes fit many times over */
 #define FD_CT_EVBUF 16384
+/* a DELETE's tuple and zone take under 200 bytes; each queued one gets this much */
+#define FD_CT_KILL_MSG 512
+#define FD_CT_KILL_BUF (FD_CT_KILL_BATCH * FD_CT_KILL_MSG)
 
 struct fd_ct {
 	struct nfct_handle *ev;		/* events */
@@ -47,6 +50,15 @@ struct fd_ct {
 	fd_ct_event_fn *cb;
 	void *arg;
 	uint32_t timeout[256];		/* conntrack's timeout per L4 protocol, s */
+	/* kills queued (fd_ct_kill_post), sent together by fd_ct_kill_flush */
+	struct {
+		uint32_t seq;
+		fd_ct_done_fn *done;
+		void *arg;
+	} kill[FD_CT_KILL_BATCH];
+	unsigned int nkill;
+	size_t kill_len;
+	char *kill_buf;			/* FD_CT_KILL_BUF bytes */
 	/* a dump being gathered */
 	bool dump_failed;
 	struct nf_conntrack **dumped;
@@ -107,6 +119,9 @@ fd_ct_open(fd_ct_event_fn *cb, void *arg)
 		return NULL;
 	c->cb = cb;
 	c->arg = arg;
+	c->kill_buf = malloc(FD_CT_KILL_BUF);
+	if (c->kill_buf == NULL)
+		goto fail;
 	c->ev = nfct_open(CONNTRACK, NF_NETLINK_CONNTRACK_NEW | NF_NETLINK_CONNTRACK_UPDATE |
 				     NF_NETLINK_CONNTRACK_DESTROY);
 	if (c->ev == NULL)
@@ -154,6 +169,8 @@ fd_ct_close(struct fd_ct *c)
 {
 	if (c == NULL)
 		return;
+	if (c->nkill)
+		(void)fd_ct_kill_flush(c);
 	if (c->ev)
 		nfct_close(c->ev);
 	if (c->q)
@@ -161,6 +178,7 @@ fd_ct_close(struct fd_ct *c)
 	if (c->nl)
 		mnl_socket_close(c->nl);
 	free(c->dumped);
+	free(c->kill_buf);
 	free(c);
 }
 
@@ -472,4 +490,108 @@ fd_ct_kill(struct fd_ct *c, const struct nf_conntrack *tuple)
 	rc = nfct_query(c->q, NFCT_Q_DESTROY, t) == 0 ? 0 : -errno;
 	nfct_destroy(t);
 	return rc;
+}
+
+/*
+ * A queued kill, built with libmnl beside the others:
+ *
+ *   | nlmsghdr (CT_DELETE, ACK) | nfgenmsg (family) | CTA_TUPLE_ORIG {...} | [CTA_ZONE] |
+ */
+int
+fd_ct_kill_post(struct fd_ct *c, const struct nf_conntrack *tuple, fd_ct_done_fn *done,
+		void *arg)
+{
+	struct nf_conntrack *t;
+	struct nlmsghdr *nlh;
+	struct nfgenmsg *nfh;
+	int rc;
+
+	if (c->nkill == FD_CT_KILL_BATCH || FD_CT_KILL_BUF - c->kill_len < FD_CT_KILL_MSG)
+		(void)fd_ct_kill_flush(c);	/* each done has its answer, or the error */
+	t = fd_ct_tuple(tuple);
+	if (t == NULL)
+		return -ENOMEM;
+	nlh = mnl_nlmsg_put_header(c->kill_buf + c->kill_len);
+	nlh->nlmsg_type = (NFNL_SUBSYS_CTNETLINK << 8) | IPCTNL_MSG_CT_DELETE;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	nlh->nlmsg_seq = ++c->seq;
+	nfh = mnl_nlmsg_put_extra_header(nlh, sizeof(*nfh));
+	nfh->nfgen_family = nfct_get_attr_u8(t, ATTR_ORIG_L3PROTO);
+	nfh->version = NFNETLINK_V0;
+	nfh->res_id = 0;
+	rc = nfct_nlmsg_build(nlh, t);
+	nfct_destroy(t);
+	if (rc < 0 || nlh->nlmsg_len > FD_CT_KILL_MSG)
+		return -EINVAL;	/* not queued: kill_len unchanged */
+	c->kill[c->nkill].seq = nlh->nlmsg_seq;
+	c->kill[c->nkill].done = done;
+	c->kill[c->nkill].arg = arg;
+	c->nkill++;
+	c->kill_len += MNL_ALIGN(nlh->nlmsg_len);
+	return 0;
+}
+
+struct kill_answers {
+	uint32_t first;		/* the batch's first sequence number */
+	unsigned int n;
+	int rc[FD_CT_KILL_BATCH];
+	bool got[FD_CT_KILL_BATCH];
+	unsigned int answered;
+};
+
+/* One message of an answer datagram: the ack (or error) of one queued kill. */
+static int
+kill_answer(const struct nlmsghdr *nlh, void *arg)
+{
+	struct kill_answers *a = arg;
+	const struct nlmsgerr *e;
+	uint32_t i = nlh->nlmsg_seq - a->first;
+
+	if (nlh->nlmsg_type != NLMSG_ERROR || i >= a->n || a->got[i])
+		return 0;	/* not one of ours (nothing else is sent on it) */
+	if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*e)))
+		return -EBADMSG;
+	e = mnl_nlmsg_get_payload(nlh);
+	a->rc[i] = e->error <= 0 ? e->error : -EPROTO;
+	a->got[i] = true;
+	a->answered++;
+	return 0;
+}
+
+int
+fd_ct_kill_flush(struct fd_ct *c)
+{
+	struct kill_answers a = { .first = c->kill[0].seq, .n = c->nkill };
+	fd_ct_done_fn *done[FD_CT_KILL_BATCH];
+	void *arg[FD_CT_KILL_BATCH];
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	int err = 0;
+
+	if (c->nkill == 0)
+		return 0;
+	for (unsigned int i = 0; i < a.n; i++) {
+		done[i] = c->kill[i].done;
+		arg[i] = c->kill[i].arg;
+	}
+	/* taken off the queue first: a done may queue the next kills */
+	c->nkill = 0;
+	if (mnl_socket_sendto(c->nl, c->kill_buf, c->kill_len) < 0)
+		err = -errno;
+	c->kill_len = 0;
+	/* the kernel answers each message as it takes it: every ack is there now */
+	while (err == 0 && a.answered < a.n) {
+		ssize_t len = mnl_socket_recvfrom(c->nl, buf, sizeof(buf));
+		int rc;
+
+		if (len < 0) {
+			err = -errno;
+			break;
+		}
+		rc = fd_nl_walk(buf, (size_t)len, kill_answer, &a);
+		if (rc < 0)
+			err = rc;
+	}
+	for (unsigned int i = 0; i < a.n; i++)
+		done[i](arg[i], a.got[i] ? a.rc[i] : err);
+	return err ? err : (int)a.answered;
 }

@@ -113,6 +113,26 @@ int fd_ct_timeout(struct fd_ct *c, const struct nf_conntrack *tuple, uint32_t se
  */
 int fd_ct_kill(struct fd_ct *c, const struct nf_conntrack *tuple);
 
+/*
+ * Kills in batches: fd_ct_kill_post() queues a kill (IPCTNL_MSG_CT_DELETE
+ * with NLM_F_ACK); fd_ct_kill_flush() sends every queued one in one
+ * datagram, reads each answer, and then runs each `done(arg, rc)` with
+ * what fd_ct_kill() would have returned.  A post that finds the batch full
+ * (FD_CT_KILL_BATCH) flushes it first, so `done` may run inside a post.
+ * Nothing is sent until a flush: the owner flushes before it waits.
+ * fd_ct_kill_post returns 0, or -ENOMEM/-EINVAL (done will not run).
+ * fd_ct_kill_flush returns how many answered, or -errno when the datagram
+ * could not be sent or its answers read (each unanswered done gets that
+ * error).  fd_ct_close() flushes what is queued.
+ */
+#define FD_CT_KILL_BATCH 64
+
+typedef void fd_ct_done_fn(void *arg, int rc);
+
+int fd_ct_kill_post(struct fd_ct *c, const struct nf_conntrack *tuple, fd_ct_done_fn *done,
+		    void *arg);
+int fd_ct_kill_flush(struct fd_ct *c);
+
 /* fd_ct_established_timeout - conntrack's timeout of a working state of `l4proto`, s. */
 uint32_t fd_ct_established_timeout(const struct fd_ct *c, uint8_t l4proto);
 

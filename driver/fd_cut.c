@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <netinet/in.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,9 +20,14 @@
 #include "fd_ct.h"
 #include "fd_policy.h"
 
+/* room for one log line: a tuple of two IPv6 ends and the rest */
+#define FD_CUT_LINE 320
+
 struct fd_cut {
 	struct fd_offload *off;
 	struct fd_cut_stats st;
+	size_t log_len;
+	char log[64 * 1024];	/* lines kept until the batch is over (say, log_flush) */
 };
 
 /* One connection whose drop is in flight: its state is killed when it is answered. */
@@ -30,6 +36,9 @@ struct pending {
 	struct nf_conntrack *ct;	/* the whole state, owned */
 	uint64_t fp_id;
 	enum fd_cut_trigger trigger;
+	bool in_fp;		/* in the fast path (fp_id) */
+	bool hw;		/* dropping there */
+	int why;		/* why it could not be made dropping (a negative errno), or 0 */
 };
 
 const char *
@@ -118,40 +127,6 @@ tuple_format(const struct nf_conntrack *ct, char *buf, size_t len)
 		snprintf(buf, len, "%s %s -> %s", p, ss, ds);
 }
 
-/*
- * The state killed, the cut counted and logged.  `fp_id` NULL: not in the
- * fast path, and `why` (a negative errno, or 0) says why it could not be
- * made dropping (0 is a valid connection id).  A state gone already was killed by someone else: still cut.
- */
-static void
-finish(struct fd_cut *c, const struct nf_conntrack *ct, const uint64_t *fp_id, bool hw,
-       enum fd_cut_trigger t, int why)
-{
-	int rc = fd_ct_kill(fd_offload_ct(c->off), ct);
-	char tuple[160];
-
-	tuple_format(ct, tuple, sizeof(tuple));
-	if (rc != 0 && rc != -ENOENT) {
-		c->st.failed++;
-		fprintf(stderr, "flowcutd: cut (%s) %s ct %u: killing its conntrack state: %s\n",
-			fd_cut_trigger_name(t), tuple, nfct_get_attr_u32(ct, ATTR_ID),
-			strerror(-rc));
-		return;
-	}
-	if (hw)
-		c->st.in_hardware[t]++;
-	else
-		c->st.on_host[t]++;
-	if (fp_id)
-		printf("flowcutd: cut (%s) %s ct %u conn %" PRIu64 " %s\n", fd_cut_trigger_name(t),
-		       tuple, nfct_get_attr_u32(ct, ATTR_ID), *fp_id,
-		       hw ? "in hardware" : "taken out, on the host");
-	else
-		printf("flowcutd: cut (%s) %s ct %u no connection%s%s%s, on the host\n",
-		       fd_cut_trigger_name(t), tuple, nfct_get_attr_u32(ct, ATTR_ID),
-		       why ? " (not made: " : "", why ? strerror(-why) : "", why ? ")" : "");
-}
-
 static struct pending *
 pending_new(struct fd_cut *c, const struct nf_conntrack *ct, enum fd_cut_trigger t)
 {
@@ -173,6 +148,90 @@ pending_free(struct pending *p)
 	free(p);
 }
 
+/* The lines kept so far, written at once. */
+static void
+log_flush(struct fd_cut *c)
+{
+	if (c->log_len > 0 && fwrite(c->log, 1, c->log_len, stdout) != c->log_len)
+		fprintf(stderr, "flowcutd: the cut's log lines could not be written whole\n");
+	fflush(stdout);
+	c->log_len = 0;
+}
+
+/*
+ * One cut's line, kept with the others until the batch is over: one write
+ * for many lines, not one each (a change may cut 100,000).
+ */
+static void __attribute__((format(printf, 2, 3)))
+say(struct fd_cut *c, const char *fmt, ...)
+{
+	size_t room;
+	va_list ap;
+	int n;
+
+	if (sizeof(c->log) - c->log_len < FD_CUT_LINE)
+		log_flush(c);
+	room = sizeof(c->log) - c->log_len;
+	va_start(ap, fmt);
+	n = vsnprintf(c->log + c->log_len, room, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		c->log_len += (size_t)n < room ? (size_t)n : room - 1;	/* cut short, never lost whole */
+}
+
+/* conntrack answered the kill: the cut counted and logged, or its failure said. */
+static void
+killed(void *arg, int rc)
+{
+	struct pending *p = arg;
+	struct fd_cut *c = p->c;
+	enum fd_cut_trigger t = p->trigger;
+	char tuple[160];
+
+	tuple_format(p->ct, tuple, sizeof(tuple));
+	if (rc != 0 && rc != -ENOENT) {
+		c->st.failed++;
+		fprintf(stderr, "flowcutd: cut (%s) %s ct %u: killing its conntrack state: %s\n",
+			fd_cut_trigger_name(t), tuple, nfct_get_attr_u32(p->ct, ATTR_ID),
+			strerror(-rc));
+	} else {
+		/* a state gone already was killed by someone else: still cut */
+		if (p->hw)
+			c->st.in_hardware[t]++;
+		else
+			c->st.on_host[t]++;
+		if (p->in_fp)
+			say(c, "flowcutd: cut (%s) %s ct %u conn %" PRIu64 " %s\n",
+			    fd_cut_trigger_name(t), tuple, nfct_get_attr_u32(p->ct, ATTR_ID),
+			    p->fp_id, p->hw ? "in hardware" : "taken out, on the host");
+		else
+			say(c, "flowcutd: cut (%s) %s ct %u no connection%s%s%s, on the host\n",
+			    fd_cut_trigger_name(t), tuple, nfct_get_attr_u32(p->ct, ATTR_ID),
+			    p->why ? " (not made: " : "", p->why ? strerror(-p->why) : "",
+			    p->why ? ")" : "");
+	}
+	pending_free(p);
+}
+
+/*
+ * The state's kill queued, sent with its batch (fd_ct_kill_flush); once
+ * answered, the cut is counted and logged.  `in_fp`: the connection is (or
+ * was) in the fast path as p->fp_id; `why` (a negative errno, or 0) says
+ * why it could not be made dropping.  Takes p.
+ */
+static void
+kill_state(struct pending *p, bool in_fp, bool hw, int why)
+{
+	int rc;
+
+	p->in_fp = in_fp;
+	p->hw = hw;
+	p->why = why;
+	rc = fd_ct_kill_post(fd_offload_ct(p->c->off), p->ct, killed, p);
+	if (rc != 0)
+		killed(p, rc);
+}
+
 /* A state not offloaded was made dropping (or not): killed either way. */
 static void
 made_done(void *dctx, int rc, uint64_t fp_id)
@@ -180,8 +239,7 @@ made_done(void *dctx, int rc, uint64_t fp_id)
 	struct pending *p = dctx;
 
 	p->fp_id = fp_id;
-	finish(p->c, p->ct, rc == 0 ? &p->fp_id : NULL, rc == 0, p->trigger, rc);
-	pending_free(p);
+	kill_state(p, rc == 0, rc == 0, rc);
 }
 
 /* The coprocessor answered a drop: marked cut and killed, or back to the host. */
@@ -190,53 +248,40 @@ drop_done(void *dctx, int rc, const void *ans, uint16_t len)
 {
 	struct pending *p = dctx;
 	struct fd_cut *c = p->c;
+	char tuple[160];
 
 	(void)ans, (void)len;
 	if (rc == 0 && fd_offload_mark_cut(c->off, p->fp_id) == 0) {
-		finish(c, p->ct, &p->fp_id, true, p->trigger, 0);
-	} else {
-		/* refused, unanswered, or gone meanwhile: out of the fast path, killed */
-		char tuple[160];
-
-		tuple_format(p->ct, tuple, sizeof(tuple));
-		fprintf(stderr, "flowcutd: cut (%s) %s conn %" PRIu64 ": drop not answered (%s); "
-			"taken out instead\n", fd_cut_trigger_name(p->trigger), tuple, p->fp_id,
-			strerror(rc ? -rc : ENOENT));
-		(void)fd_offload_take_out(c->off, nfct_get_attr_u32(p->ct, ATTR_ID));
-		finish(c, p->ct, &p->fp_id, false, p->trigger, 0);
+		kill_state(p, true, true, 0);
+		return;
 	}
-	pending_free(p);
+	/* refused, unanswered, or gone meanwhile: out of the fast path, killed */
+	tuple_format(p->ct, tuple, sizeof(tuple));
+	fprintf(stderr, "flowcutd: cut (%s) %s conn %" PRIu64 ": drop not answered (%s); "
+		"taken out instead\n", fd_cut_trigger_name(p->trigger), tuple, p->fp_id,
+		strerror(rc ? -rc : ENOENT));
+	(void)fd_offload_take_out(c->off, nfct_get_attr_u32(p->ct, ATTR_ID));
+	kill_state(p, true, false, 0);
 }
 
 /*
  * Posts an offloaded connection's drop; its completion kills the state.
- * 0, or an error (the completion will not run; `ct` still the caller's).
+ * 0, or an error (the completion will not run; p still the caller's).
  */
 static int
-post_drop(struct fd_cut *c, const struct fd_offload_conn *oc, const struct nf_conntrack *ct,
-	  enum fd_cut_trigger t)
+post_drop(struct fd_cut *c, const struct fd_offload_conn *oc, struct pending *p)
 {
 	const struct fd_cmds *cmds = fd_offload_cmds(c->off);
-	struct pending *p = pending_new(c, ct, t);
-	int rc;
+	struct fc_cmd_conn_verdict v = { .id = oc->fp_id, .verdict = FC_VERDICT_DROP };
+	/* FWD: the verdict is never consulted; the action drops, both ways */
+	struct fc_cmd_conn_modify m = { .id = oc->fp_id, .mask = FC_MOD_ACTION,
+					.action = { FC_ACTION_DROP, FC_ACTION_DROP } };
 
-	if (p == NULL)
-		return -ENOMEM;
 	p->fp_id = oc->fp_id;
-	if (oc->action == FC_ACTION_IPS) {
-		struct fc_cmd_conn_verdict v = { .id = oc->fp_id, .verdict = FC_VERDICT_DROP };
-
-		rc = fd_cmds_post(cmds, FC_CMD_CONN_MODIFY_FP_VERDICT, &v, sizeof(v), drop_done, p);
-	} else {
-		/* FWD: the verdict is never consulted; the action drops, both ways */
-		struct fc_cmd_conn_modify m = { .id = oc->fp_id, .mask = FC_MOD_ACTION,
-						.action = { FC_ACTION_DROP, FC_ACTION_DROP } };
-
-		rc = fd_cmds_post(cmds, FC_CMD_CONN_MODIFY_FP, &m, sizeof(m), drop_done, p);
-	}
-	if (rc != 0)
-		pending_free(p);
-	return rc;
+	if (oc->action == FC_ACTION_IPS)
+		return fd_cmds_post(cmds, FC_CMD_CONN_MODIFY_FP_VERDICT, &v, sizeof(v), drop_done,
+				    p);
+	return fd_cmds_post(cmds, FC_CMD_CONN_MODIFY_FP, &m, sizeof(m), drop_done, p);
 }
 
 /* One live state to cut: 1 when it was (or is being) cut, 0 when it was cut already. */
@@ -250,32 +295,53 @@ cut_one(struct fd_cut *c, const struct nf_conntrack *ct, enum fd_cut_trigger t)
 
 	if (offloaded && oc.cut)
 		return 0;
+	p = pending_new(c, ct, t);
+	if (p == NULL) {
+		/* no memory to carry it: killed now, one round trip */
+		char tuple[160];
+
+		tuple_format(ct, tuple, sizeof(tuple));
+		if (offloaded)
+			(void)fd_offload_take_out(c->off, oc.ct_id);
+		rc = fd_ct_kill(fd_offload_ct(c->off), ct);
+		fprintf(stderr, "flowcutd: cut (%s) %s: no memory; %s\n", fd_cut_trigger_name(t),
+			tuple, rc == 0 || rc == -ENOENT ? "taken out and killed, not counted" :
+			"its state could not be killed");
+		c->st.failed += rc != 0 && rc != -ENOENT;
+		return 1;
+	}
+	p->fp_id = offloaded ? oc.fp_id : 0;
 	if (!fd_offload_cut_in_hardware(c->off)) {
 		if (offloaded && fd_offload_take_out(c->off, oc.ct_id) != 0)
 			fprintf(stderr, "flowcutd: cut (%s) conn %" PRIu64 ": not taken out; the "
 				"fast path is taken out whole\n", fd_cut_trigger_name(t), oc.fp_id);
-		finish(c, ct, offloaded ? &oc.fp_id : NULL, false, t, 0);
+		kill_state(p, offloaded, false, 0);
 		return 1;
 	}
 	if (offloaded) {
-		if (post_drop(c, &oc, ct, t) == 0)
-			return 1;
-		(void)fd_offload_take_out(c->off, oc.ct_id);	/* no drop: out, and killed */
-		finish(c, ct, &oc.fp_id, false, t, 0);
+		if (post_drop(c, &oc, p) != 0) {
+			(void)fd_offload_take_out(c->off, oc.ct_id);	/* no drop: out, and killed */
+			kill_state(p, true, false, 0);
+		}
 		return 1;
 	}
 	/* not offloaded: made dropping first, where it runs between front ports */
-	p = pending_new(c, ct, t);
-	if (p == NULL) {
-		finish(c, ct, NULL, false, t, -ENOMEM);
-		return 1;
-	}
 	rc = fd_offload_post_create_cut(c->off, ct, made_done, p);
-	if (rc != 0) {
-		finish(c, ct, NULL, false, t, rc);
-		pending_free(p);
-	}
+	if (rc != 0)
+		kill_state(p, false, false, rc);
 	return 1;
+}
+
+/*
+ * The end of a cut: every drop answered (or failed at its deadline), so
+ * every kill queued; then the kills sent and answered, the lines written.
+ */
+static void
+cut_done(struct fd_cut *c)
+{
+	(void)fd_cmds_flush(fd_offload_cmds(c->off), -1);
+	(void)fd_ct_kill_flush(fd_offload_ct(c->off));
+	log_flush(c);
 }
 
 int
@@ -289,8 +355,7 @@ fd_cut_ranges(struct fd_cut *c, const struct fc_list *l, enum fd_cut_trigger t)
 		if (far_end_in(all[i], l))
 			cut += cut_one(c, all[i], t);
 	fd_ct_dump_free(all, n);
-	/* every drop answered (or failed at its deadline), every kill done */
-	(void)fd_cmds_flush(fd_offload_cmds(c->off), -1);
+	cut_done(c);
 	if (rc != 0) {
 		fprintf(stderr, "flowcutd: cut (%s): conntrack dump incomplete; %d cut from what "
 			"it held\n", fd_cut_trigger_name(t), cut);
@@ -318,6 +383,6 @@ fd_cut_conn(struct fd_cut *c, uint64_t fp_id, enum fd_cut_trigger t)
 		return -ENOENT;	/* the state just went: its DESTROY takes it out */
 	cut_one(c, whole, t);
 	nfct_destroy(whole);
-	(void)fd_cmds_flush(fd_offload_cmds(c->off), -1);
+	cut_done(c);
 	return 0;
 }

@@ -21,14 +21,17 @@
  *
  * The drops and creations are posted together through the binding's
  * command interface (fd_cmds_post: batched, never one round trip per
- * connection; a new next hop is programmed once, before), each state
- * killed in its command's completion; the cut flushes before it
+ * connection; a new next hop is programmed once, before).  Each state's
+ * kill is queued in its command's completion, so never before its drop
+ * is answered, and sent with up to FD_CT_KILL_BATCH others in one
+ * netlink datagram (fd_ct_kill_post); the cut flushes both before it
  * returns, so every kill has happened or failed by then.  A drop refused
  * or unanswered falls back to the host: the connection taken out, the
  * state killed, counted on the host.  A connection cut already is skipped.
  *
- * Every cut is counted, by trigger, in hardware or on the host, and logged
- * on stdout in one line: trigger, tuple, connection id, where.
+ * Every cut is counted, by trigger, in hardware or on the host, once its
+ * state is killed, and logged on stdout in one line: trigger, tuple,
+ * connection id, where (the lines of one cut written together at its end).
  *
  * Main thread only (the binding's).  fd_cut_close(NULL) does nothing.
  */

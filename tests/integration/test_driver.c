@@ -1024,6 +1024,57 @@ test_cut_fwd_by_action(void **state)
 	nfct_destroy(a);
 }
 
+/* fd_ct_kill_post's done: what conntrack answered, per state. */
+static void
+kill_rec(void *arg, int rc)
+{
+	int *r = arg;
+
+	assert_int_equal(*r, 1);	/* once */
+	*r = rc;
+}
+
+/*
+ * Kills in batches (fd_ct_kill_post/_flush): 150 states, IPv4 and IPv6,
+ * more than two batches, and one state that is not there.  Each done runs
+ * once with conntrack's own answer, and every state is gone.
+ */
+static void
+test_kills_batched(void **state)
+{
+	enum { N = 150 };
+	struct nf_conntrack *ct[N + 1];
+	int rc[N + 1];
+	struct fd_ct *c = fd_offload_ct(off);
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	for (int i = 0; i <= N; i++) {
+		ct[i] = i % 2 ? conn(IPPROTO_UDP, "198.18.0.10", (uint16_t)(20000 + i), "198.19.0.10",
+				     53, "198.19.0.10", 53, 0)
+			      : conn(IPPROTO_TCP, "2001:2::10", (uint16_t)(20000 + i),
+				     "2001:2:0:1::10", 443, "2001:2:0:1::10", 443, 0);
+		if (i < N)
+			create(ct[i]);	/* the last is never made */
+		rc[i] = 1;
+	}
+	for (int i = 0; i <= N; i++)
+		assert_int_equal(fd_ct_kill_post(c, ct[i], kill_rec, &rc[i]), 0);
+	/* two full batches went out from inside the posts */
+	for (int i = 0; i < 2 * FD_CT_KILL_BATCH; i++)
+		assert_int_equal(rc[i], 0);
+	assert_int_equal(rc[2 * FD_CT_KILL_BATCH], 1);	/* queued, not sent */
+	assert_int_equal(fd_ct_kill_flush(c), N + 1 - 2 * FD_CT_KILL_BATCH);
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(rc[i], 0);
+		assert_int_not_equal(nfct_query(nfct, NFCT_Q_GET, ct[i]), 0);	/* gone */
+	}
+	assert_int_equal(rc[N], -ENOENT);
+	assert_int_equal(fd_ct_kill_flush(c), 0);	/* nothing queued */
+	for (int i = 0; i <= N; i++)
+		nfct_destroy(ct[i]);
+}
+
 /* One connection by its fast-path id; again: cut already; an unknown id: none. */
 static void
 test_cut_conn_by_id(void **state)
@@ -1140,6 +1191,7 @@ main(void)
 		cmocka_unit_test_setup(test_cut_setting_off_reclaims, fresh),
 		cmocka_unit_test_setup(test_cut_fwd_by_action, fresh),
 		cmocka_unit_test_setup(test_cut_conn_by_id, fresh),
+		cmocka_unit_test_setup(test_kills_batched, fresh),
 		cmocka_unit_test_setup(test_cut_by_hand_through_the_sets, fresh),
 	};
 
