@@ -50,7 +50,7 @@ USES_tests/lib         := fastpath dpdk
 USES_tests/unit        := fastpath link settings inspect npu driver tests/lib dpdk
 USES_tests/integration := fastpath link settings npu driver tests/lib dpdk
 USES_tests/fuzz        := fastpath link settings inspect npu driver tests/lib dpdk
-USES_bench             := fastpath link driver tests/lib dpdk
+USES_bench             := fastpath link settings driver tests/lib dpdk
 USES_tools             := fastpath tests/lib dpdk
 FOLDERS := $(sort $(patsubst USES_%,%,$(filter USES_%,$(.VARIABLES))))
 
@@ -77,7 +77,7 @@ endef
 $(call program,flowcut-npu,       npu/npu_main.c,                         npu fastpath link dpdk,    -lrte_ethdev)
 $(call program,flowcutd,          driver/flowcutd.c,                      driver link settings,      -ljansson -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables)
 $(call program,flowcutctl,        ctl/flowcutctl.c,                       link settings inspect,     -ljansson -lcrypto -lpcap -lnftables)
-$(call program,flowcut-bench,     bench/flowcut-bench.c,                  fastpath link driver tests/lib dpdk,)
+$(call program,flowcut-bench,     bench/flowcut-bench.c,                  fastpath link settings driver tests/lib dpdk, -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson)
 $(call program,flowcut-fpdemo,    tools/flowcut-fpdemo.c,                 fastpath tests/lib dpdk,   )
 $(call program,test_parse,        tests/unit/test_parse.c,                fastpath tests/lib,        -lcmocka)
 $(call program,test_fp,           tests/unit/test_fp.c,                   fastpath tests/lib dpdk,   -lcmocka)

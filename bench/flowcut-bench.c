@@ -27,8 +27,22 @@
  * commands twice, timed whole: one round trip at a time (lk_call), and
  * through the driver's command client (driver/fd_cmdq: batched, up to 64
  * in flight), with the ratio of the two rates.
+ *
+ *   flowcut-bench cut [--conns N]
+ *
+ * cut: flowcut-npu beside it holding N connections (default 100,000), made
+ * over the link by the driver's own binding (fd_offload) from N UDP states
+ * in the kernel's conntrack (a private network namespace: root only), no
+ * traffic; then one address change cuts them all through flowcutd's cut
+ * path (fd_cut_ranges, as a watched-set change runs it).  Printed: the time
+ * from the change to the first and the last DROP answered, the commands
+ * per second, and the whole cut with every conntrack state killed; beside
+ * it, in the same run, the same N drops one round trip at a time.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
 #include <libgen.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -51,10 +65,17 @@
 #include <rte_hash_crc.h>
 #include <rte_mbuf.h>
 #include <rte_prefetch.h>
+#include <libnetfilter_conntrack/libnetfilter_conntrack.h>
 
 #include "fc_eal.h"
 #include "fc_frame.h"
 #include "fd_cmdq.h"
+#include "fd_cmds.h"
+#include "fd_ct.h"
+#include "fd_cut.h"
+#include "fd_offload.h"
+#include "fc_list.h"
+#include "fc_netns.h"
 #include "fp.h"
 #include "lk.h"
 
@@ -657,8 +678,9 @@ cpu_secs(pid_t pid)
 }
 
 static pid_t
-npu_spawn(const char *link_path)
+npu_spawn(const char *link_path, unsigned int conns, unsigned int mem_mb)
 {
+	char nconns[16], mem[16];
 	char self[4096], bin[4096], prefix[64];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	pid_t pid;
@@ -668,11 +690,13 @@ npu_spawn(const char *link_path)
 	self[n] = '\0';
 	snprintf(bin, sizeof(bin), "%s/flowcut-npu", dirname(self));
 	snprintf(prefix, sizeof(prefix), "fc-bench-npu-%d", (int)getpid());
+	snprintf(nconns, sizeof(nconns), "%u", conns);
+	snprintf(mem, sizeof(mem), "%u", mem_mb);
 	pid = fork();
 	if (pid == 0) {
-		execl(bin, bin, "--no-huge", "-m", "128", "--no-pci", "--no-telemetry", "--no-shconf",
+		execl(bin, bin, "--no-huge", "-m", mem, "--no-pci", "--no-telemetry", "--no-shconf",
 		      "--file-prefix", prefix, "-l", "0,1", "--log-level=error", "--",
-		      "--link", link_path, "--conns", "1024", (char *)NULL);
+		      "--link", link_path, "--conns", nconns, (char *)NULL);
 		perror(bin);
 		_exit(127);
 	}
@@ -781,7 +805,7 @@ bench_link(unsigned int calls, unsigned int secs)
 
 	snprintf(path, sizeof(path), "/dev/shm/fc-bench-%d", (int)getpid());
 	unlink(path);
-	pid = npu_spawn(path);
+	pid = npu_spawn(path, 1024, 128);
 	if (pid < 0 || rtt == NULL) {
 		fprintf(stderr, "flowcut-bench: cannot start flowcut-npu\n");
 		goto out;
@@ -887,6 +911,287 @@ out:
 	return rc;
 }
 
+/* ---- cut ---- */
+
+#define CUT_MARK 0x40000000u	/* the offload bit the binding is told the ruleset sets */
+
+/* The drops of one cut, seen where they are posted and answered. */
+struct cut_spy {
+	struct fd_cmds real;
+	double t0;		/* the change */
+	double first, last;	/* first and last DROP answered, ns after t0 */
+	uint64_t drops, failed;
+	uint64_t *ids;		/* the connections dropped, for the one-at-a-time peer */
+	unsigned int nids, cap;
+};
+
+struct cut_post {
+	struct cut_spy *spy;
+	fd_cmds_done_fn *done;
+	void *dctx;
+};
+
+static void
+cut_spy_done(void *dctx, int rc, const void *ans, uint16_t len)
+{
+	struct cut_post *p = dctx;
+	struct cut_spy *spy = p->spy;
+	double t = mono_ns() - spy->t0;
+
+	if (rc == 0) {
+		if (spy->drops++ == 0)
+			spy->first = t;
+		spy->last = t;
+	} else {
+		spy->failed++;
+	}
+	p->done(p->dctx, rc, ans, len);
+	free(p);
+}
+
+static int
+cut_spy_post(void *ctx, uint16_t op, const void *payload, uint16_t len, fd_cmds_done_fn *done,
+	     void *dctx)
+{
+	struct cut_spy *spy = ctx;
+	struct cut_post *p;
+	uint64_t id;
+	int rc;
+
+	if (op != FC_CMD_CONN_MODIFY_FP_VERDICT && op != FC_CMD_CONN_MODIFY_FP)
+		return fd_cmds_post(&spy->real, op, payload, len, done, dctx);
+	p = malloc(sizeof(*p));
+	if (p == NULL)
+		return -ENOMEM;
+	*p = (struct cut_post){ .spy = spy, .done = done, .dctx = dctx };
+	memcpy(&id, payload, sizeof(id));	/* both start with the connection's id */
+	if (spy->nids < spy->cap)
+		spy->ids[spy->nids++] = id;
+	rc = fd_cmds_post(&spy->real, op, payload, len, cut_spy_done, p);
+	if (rc != 0)
+		free(p);
+	return rc;
+}
+
+static int
+cut_spy_call(void *ctx, uint16_t op, const void *payload, uint16_t len, void *ans, uint16_t cap)
+{
+	return fd_cmds_call(&((struct cut_spy *)ctx)->real, op, payload, len, ans, cap);
+}
+
+static int
+cut_spy_flush(void *ctx, int ms)
+{
+	return fd_cmds_flush(&((struct cut_spy *)ctx)->real, ms);
+}
+
+/* The coprocessor's ports as flowcutd's program() sets them, and the IPS switch on. */
+static int
+cut_program(const struct fd_cmds *cmds, const uint8_t mac[2][6])
+{
+	struct fc_cmd_cfg cfg = { .fw_cfg = FC_CFG_OFFLOAD | FC_CFG_IPS };
+
+	for (uint16_t p = 0; p < 2; p++) {
+		struct fc_cmd_lif l = { .id = p, .port = p, .mtu = 1500 };
+		int rc;
+
+		memcpy(l.mac, mac[p], 6);
+		rc = fd_cmds_call(cmds, FC_CMD_LIF_ADD_UPDATE, &l, sizeof(l), NULL, 0);
+		if (rc != 0)
+			return rc;
+	}
+	return fd_cmds_call(cmds, FC_CMD_FW_CFG_PARAMS_SET, &cfg, sizeof(cfg), NULL, 0);
+}
+
+/* n assured UDP states 198.18.0.10:sport -> 198.19.0.10:dport, marked for offload. */
+static int
+cut_states(unsigned int n)
+{
+	struct nfct_handle *h = nfct_open(CONNTRACK, 0);
+	struct nf_conntrack *ct = nfct_new();
+	int rc = 0;
+
+	if (h == NULL || ct == NULL) {
+		rc = -errno;
+		goto out;
+	}
+	nfct_set_attr_u8(ct, ATTR_L3PROTO, AF_INET);
+	nfct_set_attr_u8(ct, ATTR_REPL_L3PROTO, AF_INET);
+	nfct_set_attr_u32(ct, ATTR_IPV4_SRC, inet_addr("198.18.0.10"));
+	nfct_set_attr_u32(ct, ATTR_IPV4_DST, inet_addr("198.19.0.10"));
+	nfct_set_attr_u32(ct, ATTR_REPL_IPV4_SRC, inet_addr("198.19.0.10"));
+	nfct_set_attr_u32(ct, ATTR_REPL_IPV4_DST, inet_addr("198.18.0.10"));
+	nfct_set_attr_u8(ct, ATTR_L4PROTO, IPPROTO_UDP);
+	nfct_set_attr_u8(ct, ATTR_REPL_L4PROTO, IPPROTO_UDP);
+	nfct_set_attr_u32(ct, ATTR_STATUS, IPS_ASSURED | IPS_SEEN_REPLY);
+	nfct_set_attr_u32(ct, ATTR_TIMEOUT, 600);
+	nfct_set_attr_u32(ct, ATTR_MARK, CUT_MARK);
+	for (unsigned int i = 0; i < n; i++) {
+		uint16_t sport = htons((uint16_t)(1024 + i % 64000));
+		uint16_t dport = htons((uint16_t)(10000 + i / 64000));
+
+		nfct_set_attr_u16(ct, ATTR_PORT_SRC, sport);
+		nfct_set_attr_u16(ct, ATTR_PORT_DST, dport);
+		nfct_set_attr_u16(ct, ATTR_REPL_PORT_SRC, dport);
+		nfct_set_attr_u16(ct, ATTR_REPL_PORT_DST, sport);
+		if (nfct_query(h, NFCT_Q_CREATE, ct) != 0) {
+			rc = -errno;
+			fprintf(stderr, "flowcut-bench: conntrack state %u: %s\n", i, strerror(errno));
+			break;
+		}
+	}
+out:
+	if (ct)
+		nfct_destroy(ct);
+	if (h)
+		nfct_close(h);
+	return rc;
+}
+
+static unsigned int
+cut_states_left(struct fd_offload *off)
+{
+	struct nf_conntrack **all;
+	size_t n;
+
+	if (fd_ct_dump(fd_offload_ct(off), &all, &n) != 0)
+		return UINT32_MAX;
+	fd_ct_dump_free(all, n);
+	return (unsigned int)n;
+}
+
+static int
+bench_cut(unsigned int n)
+{
+	static const uint8_t mac[2][6] = { { 0x02, 0xfc, 0, 0, 0, 1 }, { 0x02, 0xfc, 0, 0, 0, 2 } };
+	struct fd_offload_cfg cfg = { .nports = 2, .mark_bit = CUT_MARK, .cut_in_hardware = true,
+				      .timeout_s = 300 };
+	struct cut_spy spy = { .cap = n };
+	struct fd_cmds cmds = { .call = cut_spy_call, .post = cut_spy_post, .flush = cut_spy_flush,
+				.ctx = &spy };
+	const char *why = fc_netns_front_ports();
+	struct fd_offload_stats os;
+	struct fd_offload *off = NULL;
+	struct fd_cut *cut = NULL;
+	struct fd_cmdq *q = NULL;
+	struct fc_list l = { 0 };
+	struct lk *lk = NULL;
+	char path[64];
+	double t, whole, one_s;
+	int rc = 1, cutn, out_fd = -1, devnull;
+	unsigned int left;
+	pid_t pid;
+
+	if (why != NULL) {
+		printf("flowcut-bench cut: skipped: %s\n", why);
+		return 0;
+	}
+	spy.ids = calloc(n, sizeof(*spy.ids));
+	snprintf(path, sizeof(path), "/dev/shm/fc-bench-cut-%d", (int)getpid());
+	unlink(path);
+	/* the table twice the connections; about 600 B each with the hash, and the pools */
+	pid = npu_spawn(path, 2 * n, 256 + (unsigned int)((uint64_t)n * 2 * 1200 >> 20));
+	if (pid < 0 || spy.ids == NULL) {
+		fprintf(stderr, "flowcut-bench: cannot start flowcut-npu\n");
+		goto out;
+	}
+	for (t = mono_ns(); lk == NULL && mono_ns() - t < 30e9; usleep(20000)) {
+		lk = lk_attach(path, 0);
+		if (lk != NULL && lk_npu_pid(lk) != (uint32_t)pid) {
+			lk_close(lk);
+			lk = NULL;
+		}
+	}
+	q = lk ? fd_cmdq_create(lk, &(struct fd_cmdq_params){ 0 }) : NULL;
+	if (q == NULL) {
+		fprintf(stderr, "flowcut-bench: flowcut-npu's link did not come up\n");
+		goto out;
+	}
+	spy.real = fd_cmds_q(q);
+	if ((rc = cut_program(&spy.real, mac)) != 0) {
+		fprintf(stderr, "flowcut-bench: programming the ports: %s\n", strerror(-rc));
+		rc = 1;
+		goto out;
+	}
+	rc = 1;
+	t = mono_ns();
+	if (cut_states(n) != 0)
+		goto out;
+	printf("flowcut-bench cut: flowcut-npu beside it, %u UDP states in conntrack (%.1f s to "
+	       "make)\n", n, (mono_ns() - t) / 1e9);
+	cfg.ifindex[0] = if_nametoindex("fp0");
+	cfg.ifindex[1] = if_nametoindex("fp1");
+	memcpy(cfg.mac, mac, sizeof(mac));
+	off = fd_offload_open(&cmds, &cfg);
+	cut = off ? fd_cut_open(off) : NULL;
+	if (cut == NULL) {
+		fprintf(stderr, "flowcut-bench: the binding: %s\n", strerror(errno));
+		goto out;
+	}
+	t = mono_ns();
+	fd_offload_resync(off);	/* offloads every state, as flowcutd at start */
+	fd_offload_stats(off, &os);
+	printf("  offloaded by the binding: %" PRIu64 " connections in %.1f s (%" PRIu64
+	       " refused)\n", os.offloaded, (mono_ns() - t) / 1e9, os.refused);
+	if (fc_list_parse("198.19.0.10\n", 12, &l, NULL, NULL) != 0) {
+		fprintf(stderr, "flowcut-bench: the list\n");
+		goto out;
+	}
+	fc_list_canon(&l);
+	/* the cut's log lines (one per connection) go where flowcutd's would, not here */
+	fflush(stdout);
+	out_fd = dup(STDOUT_FILENO);
+	devnull = open("/dev/null", O_WRONLY);
+	if (out_fd < 0 || devnull < 0 || dup2(devnull, STDOUT_FILENO) < 0) {
+		fprintf(stderr, "flowcut-bench: stdout: %s\n", strerror(errno));
+		goto out;
+	}
+	close(devnull);
+	spy.t0 = mono_ns();
+	cutn = fd_cut_ranges(cut, &l, FD_CUT_HAND);
+	whole = mono_ns() - spy.t0;
+	fflush(stdout);
+	dup2(out_fd, STDOUT_FILENO);
+	left = cut_states_left(off);
+	printf("  one change cuts %d connections (in hardware: DROP answered, then the state "
+	       "killed):\n", cutn);
+	printf("    first DROP answered %.2f ms after the change, last %.1f ms: %.0f drops per "
+	       "second (%" PRIu64 " failed)\n", spy.first / 1e6, spy.last / 1e6,
+	       spy.last > 0 ? spy.drops / (spy.last / 1e9) : 0.0, spy.failed);
+	printf("    the whole cut, every conntrack state killed (in batches of %d): %.1f ms; "
+	       "states left: %u\n", FD_CT_KILL_BATCH, whole / 1e6, left);
+	/* the peer: the same drops, one round trip at a time, same client, same run */
+	t = mono_ns();
+	for (unsigned int i = 0; i < spy.nids; i++) {
+		struct fc_cmd_conn_verdict v = { .id = spy.ids[i], .verdict = FC_VERDICT_DROP };
+
+		if (fd_cmds_call(&spy.real, FC_CMD_CONN_MODIFY_FP_VERDICT, &v, sizeof(v), NULL, 0)) {
+			fprintf(stderr, "flowcut-bench: one at a time, drop %u failed\n", i);
+			goto out;
+		}
+	}
+	one_s = (mono_ns() - t) / 1e9;
+	printf("    the same %u drops one round trip at a time: %.1f ms, %.0f per second; the cut's "
+	       "drops went %.1f x as fast\n", spy.nids, one_s * 1e3, spy.nids / one_s,
+	       spy.last > 0 ? one_s / (spy.last / 1e9) : 0.0);
+	rc = 0;
+out:
+	if (out_fd >= 0)
+		close(out_fd);
+	fc_list_free(&l);
+	fd_cut_close(cut);
+	fd_offload_close(off);
+	fd_cmdq_destroy(q);
+	lk_close(lk);
+	if (pid > 0) {
+		kill(pid, SIGTERM);
+		waitpid(pid, NULL, 0);
+	}
+	unlink(path);
+	free(spy.ids);
+	return rc;
+}
+
 static void
 usage(void)
 {
@@ -894,7 +1199,8 @@ usage(void)
 		"usage: flowcut-bench fastpath [--conns N] [--frames N] [--burst N]\n"
 		"                              [--warmup N] [--reps N] [--only hit-1k|hit-big|miss-big]\n"
 		"                              [--pass parse|floor|entry|fastpath]\n"
-		"       flowcut-bench link [--calls N] [--secs N]\n");
+		"       flowcut-bench link [--calls N] [--secs N]\n"
+		"       flowcut-bench cut [--conns N]\n");
 }
 
 int
@@ -944,6 +1250,20 @@ main(int argc, char **argv)
 				secs = v;
 		}
 		return bench_link((unsigned int)calls, (unsigned int)secs);
+	}
+	if (argc >= 2 && strcmp(argv[1], "cut") == 0) {
+		unsigned long n = 100000;
+
+		optind = 2;
+		while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+			errno = 0;
+			n = c == 'c' ? strtoul(optarg, &end, 10) : 0;
+			if (c != 'c' || errno || *end || n == 0 || n > 1000000) {
+				fprintf(stderr, "flowcut-bench cut: --conns wants 1 to 1000000\n");
+				return 2;
+			}
+		}
+		return bench_cut((unsigned int)n);
 	}
 	if (argc < 2 || strcmp(argv[1], "fastpath") != 0) {
 		usage();

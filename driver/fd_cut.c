@@ -26,6 +26,7 @@
 struct fd_cut {
 	struct fd_offload *off;
 	struct fd_cut_stats st;
+	struct pending *kills, **kills_tail;	/* drops answered, states to kill */
 	size_t log_len;
 	char log[64 * 1024];	/* lines kept until the batch is over (say, log_flush) */
 };
@@ -33,12 +34,14 @@ struct fd_cut {
 /* One connection whose drop is in flight: its state is killed when it is answered. */
 struct pending {
 	struct fd_cut *c;
-	struct nf_conntrack *ct;	/* the whole state, owned */
+	struct nf_conntrack *ct;	/* the state, or its original tuple: owned */
+	uint32_t ct_id;
 	uint64_t fp_id;
 	enum fd_cut_trigger trigger;
 	bool in_fp;		/* in the fast path (fp_id) */
 	bool hw;		/* dropping there */
 	int why;		/* why it could not be made dropping (a negative errno), or 0 */
+	struct pending *next;	/* in the cut's kills to send */
 };
 
 const char *
@@ -58,8 +61,10 @@ fd_cut_open(struct fd_offload *o)
 {
 	struct fd_cut *c = calloc(1, sizeof(*c));
 
-	if (c != NULL)
+	if (c != NULL) {
 		c->off = o;
+		c->kills_tail = &c->kills;
+	}
 	return c;
 }
 
@@ -137,7 +142,20 @@ pending_new(struct fd_cut *c, const struct nf_conntrack *ct, enum fd_cut_trigger
 		return NULL;
 	}
 	p->c = c;
+	p->ct_id = nfct_get_attr_u32(ct, ATTR_ID);
 	p->trigger = t;
+	return p;
+}
+
+/* A pending cut that takes `tuple` (a copy already its own). */
+static struct pending *
+pending_take(struct fd_cut *c, struct nf_conntrack *tuple, uint32_t ct_id, enum fd_cut_trigger t)
+{
+	struct pending *p = calloc(1, sizeof(*p));
+
+	if (p == NULL)
+		return NULL;
+	*p = (struct pending){ .c = c, .ct = tuple, .ct_id = ct_id, .trigger = t };
 	return p;
 }
 
@@ -192,8 +210,7 @@ killed(void *arg, int rc)
 	if (rc != 0 && rc != -ENOENT) {
 		c->st.failed++;
 		fprintf(stderr, "flowcutd: cut (%s) %s ct %u: killing its conntrack state: %s\n",
-			fd_cut_trigger_name(t), tuple, nfct_get_attr_u32(p->ct, ATTR_ID),
-			strerror(-rc));
+			fd_cut_trigger_name(t), tuple, p->ct_id, strerror(-rc));
 	} else {
 		/* a state gone already was killed by someone else: still cut */
 		if (p->hw)
@@ -202,34 +219,55 @@ killed(void *arg, int rc)
 			c->st.on_host[t]++;
 		if (p->in_fp)
 			say(c, "flowcutd: cut (%s) %s ct %u conn %" PRIu64 " %s\n",
-			    fd_cut_trigger_name(t), tuple, nfct_get_attr_u32(p->ct, ATTR_ID),
-			    p->fp_id, p->hw ? "in hardware" : "taken out, on the host");
+			    fd_cut_trigger_name(t), tuple, p->ct_id, p->fp_id,
+			    p->hw ? "in hardware" : "taken out, on the host");
 		else
 			say(c, "flowcutd: cut (%s) %s ct %u no connection%s%s%s, on the host\n",
-			    fd_cut_trigger_name(t), tuple, nfct_get_attr_u32(p->ct, ATTR_ID),
-			    p->why ? " (not made: " : "", p->why ? strerror(-p->why) : "",
+			    fd_cut_trigger_name(t), tuple, p->ct_id, p->why ? " (not made: " : "", p->why ? strerror(-p->why) : "",
 			    p->why ? ")" : "");
 	}
 	pending_free(p);
 }
 
 /*
- * The state's kill queued, sent with its batch (fd_ct_kill_flush); once
- * answered, the cut is counted and logged.  `in_fp`: the connection is (or
- * was) in the fast path as p->fp_id; `why` (a negative errno, or 0) says
- * why it could not be made dropping.  Takes p.
+ * The state's kill queued: sent once the cut's drops are all answered (so
+ * the coprocessor's answers never wait on conntrack's work), in batches of
+ * FD_CT_KILL_BATCH (kills_send); once answered, the cut is counted and
+ * logged.  `in_fp`: the connection is (or was) in the fast path as
+ * p->fp_id; `why` (a negative errno, or 0) says why it could not be made
+ * dropping.  Takes p.
  */
 static void
 kill_state(struct pending *p, bool in_fp, bool hw, int why)
 {
-	int rc;
+	struct fd_cut *c = p->c;
 
 	p->in_fp = in_fp;
 	p->hw = hw;
 	p->why = why;
-	rc = fd_ct_kill_post(fd_offload_ct(p->c->off), p->ct, killed, p);
-	if (rc != 0)
-		killed(p, rc);
+	p->next = NULL;
+	*c->kills_tail = p;
+	c->kills_tail = &p->next;
+}
+
+/* Every queued kill sent and answered. */
+static void
+kills_send(struct fd_cut *c)
+{
+	struct fd_ct *ct = fd_offload_ct(c->off);
+	struct pending *p = c->kills;
+
+	c->kills = NULL;
+	c->kills_tail = &c->kills;
+	while (p != NULL) {
+		struct pending *next = p->next;
+		int rc = fd_ct_kill_post(ct, p->ct, killed, p);
+
+		if (rc != 0)
+			killed(p, rc);
+		p = next;
+	}
+	(void)fd_ct_kill_flush(ct);
 }
 
 /* A state not offloaded was made dropping (or not): killed either way. */
@@ -260,7 +298,7 @@ drop_done(void *dctx, int rc, const void *ans, uint16_t len)
 	fprintf(stderr, "flowcutd: cut (%s) %s conn %" PRIu64 ": drop not answered (%s); "
 		"taken out instead\n", fd_cut_trigger_name(p->trigger), tuple, p->fp_id,
 		strerror(rc ? -rc : ENOENT));
-	(void)fd_offload_take_out(c->off, nfct_get_attr_u32(p->ct, ATTR_ID));
+	(void)fd_offload_take_out(c->off, p->ct_id);
 	kill_state(p, true, false, 0);
 }
 
@@ -284,6 +322,43 @@ post_drop(struct fd_cut *c, const struct fd_offload_conn *oc, struct pending *p)
 	return fd_cmds_post(cmds, FC_CMD_CONN_MODIFY_FP, &m, sizeof(m), drop_done, p);
 }
 
+/* No memory to carry a cut: taken out and killed now, one round trip, said. */
+static void
+cut_bare(struct fd_cut *c, const struct nf_conntrack *ct, const struct fd_offload_conn *oc,
+	 enum fd_cut_trigger t)
+{
+	char tuple[160];
+	int rc;
+
+	tuple_format(ct, tuple, sizeof(tuple));
+	if (oc)
+		(void)fd_offload_take_out(c->off, oc->ct_id);
+	rc = fd_ct_kill(fd_offload_ct(c->off), ct);
+	fprintf(stderr, "flowcutd: cut (%s) %s: no memory; %s\n", fd_cut_trigger_name(t), tuple,
+		rc == 0 || rc == -ENOENT ? "taken out and killed, not counted" :
+		"its state could not be killed");
+	c->st.failed += rc != 0 && rc != -ENOENT;
+}
+
+/* An offloaded connection not cut yet, its state in p: made dropping, or taken out.  Takes p. */
+static void
+cut_offloaded(struct fd_cut *c, const struct fd_offload_conn *oc, struct pending *p)
+{
+	p->fp_id = oc->fp_id;
+	if (!fd_offload_cut_in_hardware(c->off)) {
+		if (fd_offload_take_out(c->off, oc->ct_id) != 0)
+			fprintf(stderr, "flowcutd: cut (%s) conn %" PRIu64 ": not taken out; the "
+				"fast path is taken out whole\n", fd_cut_trigger_name(p->trigger),
+				oc->fp_id);
+		kill_state(p, true, false, 0);
+		return;
+	}
+	if (post_drop(c, oc, p) != 0) {
+		(void)fd_offload_take_out(c->off, oc->ct_id);	/* no drop: out, and killed */
+		kill_state(p, true, false, 0);
+	}
+}
+
 /* One live state to cut: 1 when it was (or is being) cut, 0 when it was cut already. */
 static int
 cut_one(struct fd_cut *c, const struct nf_conntrack *ct, enum fd_cut_trigger t)
@@ -297,32 +372,15 @@ cut_one(struct fd_cut *c, const struct nf_conntrack *ct, enum fd_cut_trigger t)
 		return 0;
 	p = pending_new(c, ct, t);
 	if (p == NULL) {
-		/* no memory to carry it: killed now, one round trip */
-		char tuple[160];
-
-		tuple_format(ct, tuple, sizeof(tuple));
-		if (offloaded)
-			(void)fd_offload_take_out(c->off, oc.ct_id);
-		rc = fd_ct_kill(fd_offload_ct(c->off), ct);
-		fprintf(stderr, "flowcutd: cut (%s) %s: no memory; %s\n", fd_cut_trigger_name(t),
-			tuple, rc == 0 || rc == -ENOENT ? "taken out and killed, not counted" :
-			"its state could not be killed");
-		c->st.failed += rc != 0 && rc != -ENOENT;
-		return 1;
-	}
-	p->fp_id = offloaded ? oc.fp_id : 0;
-	if (!fd_offload_cut_in_hardware(c->off)) {
-		if (offloaded && fd_offload_take_out(c->off, oc.ct_id) != 0)
-			fprintf(stderr, "flowcutd: cut (%s) conn %" PRIu64 ": not taken out; the "
-				"fast path is taken out whole\n", fd_cut_trigger_name(t), oc.fp_id);
-		kill_state(p, offloaded, false, 0);
+		cut_bare(c, ct, offloaded ? &oc : NULL, t);
 		return 1;
 	}
 	if (offloaded) {
-		if (post_drop(c, &oc, p) != 0) {
-			(void)fd_offload_take_out(c->off, oc.ct_id);	/* no drop: out, and killed */
-			kill_state(p, true, false, 0);
-		}
+		cut_offloaded(c, &oc, p);
+		return 1;
+	}
+	if (!fd_offload_cut_in_hardware(c->off)) {
+		kill_state(p, false, false, 0);
 		return 1;
 	}
 	/* not offloaded: made dropping first, where it runs between front ports */
@@ -333,24 +391,62 @@ cut_one(struct fd_cut *c, const struct nf_conntrack *ct, enum fd_cut_trigger t)
 }
 
 /*
- * The end of a cut: every drop answered (or failed at its deadline), so
- * every kill queued; then the kills sent and answered, the lines written.
+ * The end of a cut's phase: every drop answered (or failed at its
+ * deadline), so every kill queued; then the kills sent and answered, the
+ * lines written.
  */
 static void
 cut_done(struct fd_cut *c)
 {
 	(void)fd_cmds_flush(fd_offload_cmds(c->off), -1);
-	(void)fd_ct_kill_flush(fd_offload_ct(c->off));
+	kills_send(c);
 	log_flush(c);
 }
 
+/* fd_offload_pick's test: not cut yet, and an end in the list. */
+static bool
+ends_in(void *arg, const struct fd_offload_conn *oc)
+{
+	const struct fc_list *l = arg;
+
+	return !oc->cut && (fc_list_holds(l, oc->family, oc->ends[0]) ||
+			    fc_list_holds(l, oc->family, oc->ends[1]));
+}
+
+/*
+ * Two phases.  First the offloaded connections, found in the binding's own
+ * table, so their drops go out at once, before any conntrack dump (the
+ * first drops within milliseconds whatever conntrack holds).  Then, once
+ * those are answered and their states killed, one dump for the states
+ * not offloaded (an offloaded one still there was cut in the first, and
+ * is skipped).
+ */
 int
 fd_cut_ranges(struct fd_cut *c, const struct fc_list *l, enum fd_cut_trigger t)
 {
+	struct fd_offload_picked *pk = NULL;
+	long npk = fd_offload_pick(c->off, ends_in, (void *)l, &pk);
 	struct nf_conntrack **all;
 	size_t n;
-	int rc = fd_ct_dump(fd_offload_ct(c->off), &all, &n), cut = 0;
+	int rc, cut = 0;
 
+	for (long i = 0; i < npk; i++) {
+		struct pending *p = pending_take(c, pk[i].tuple, pk[i].oc.ct_id, t);
+
+		if (p == NULL) {
+			cut_bare(c, pk[i].tuple, &pk[i].oc, t);
+			nfct_destroy(pk[i].tuple);
+		} else {
+			cut_offloaded(c, &pk[i].oc, p);
+		}
+		cut++;
+	}
+	free(pk);
+	if (npk < 0)
+		fprintf(stderr, "flowcutd: cut (%s): no memory for the offloaded connections; "
+			"the dump finds them\n", fd_cut_trigger_name(t));
+	cut_done(c);
+	rc = fd_ct_dump(fd_offload_ct(c->off), &all, &n);
 	for (size_t i = 0; i < n; i++)
 		if (far_end_in(all[i], l))
 			cut += cut_one(c, all[i], t);

@@ -19,7 +19,9 @@
  *               create_cut); once answered,
  *               the state killed
  *
- * The drops and creations are posted together through the binding's
+ * A cut of ranges finds the offloaded connections in the binding's own
+ * table first and posts their drops at once; only then does it dump
+ * conntrack for the states not offloaded.  The drops and creations are posted together through the binding's
  * command interface (fd_cmds_post: batched, never one round trip per
  * connection; a new next hop is programmed once, before).  Each state's
  * kill is queued in its command's completion, so never before its drop

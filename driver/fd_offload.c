@@ -1018,7 +1018,57 @@ static void
 view(const struct off_entry *e, struct fd_offload_conn *out)
 {
 	*out = (struct fd_offload_conn){ .ct_id = e->ct_id, .fp_id = e->fp_id,
-					 .action = e->action, .cut = e->cut };
+					 .action = e->action, .cut = e->cut,
+					 .family = e->family };
+	memcpy(out->ends, e->dst, sizeof(out->ends));
+}
+
+struct picking {
+	fd_offload_pick_fn *pick;
+	void *arg;
+	struct fd_offload_picked *got;
+	size_t n, cap;
+	bool failed;
+};
+
+static void
+pick_one(const void *node, VISIT which, void *data)
+{
+	const struct off_entry *e = *(struct off_entry *const *)node;
+	struct picking *p = data;
+	struct fd_offload_picked *k;
+
+	if ((which != postorder && which != leaf) || p->failed || p->n == p->cap)
+		return;
+	k = &p->got[p->n];
+	view(e, &k->oc);
+	if (!p->pick(p->arg, &k->oc))
+		return;
+	k->tuple = fd_ct_tuple(e->tuple);
+	if (k->tuple == NULL)
+		p->failed = true;
+	else
+		p->n++;
+}
+
+long
+fd_offload_pick(struct fd_offload *o, fd_offload_pick_fn *pick, void *arg,
+		struct fd_offload_picked **out)
+{
+	struct picking p = { .pick = pick, .arg = arg, .cap = o->nentries };
+
+	p.got = calloc(p.cap ? p.cap : 1, sizeof(*p.got));
+	if (p.got == NULL)
+		return -ENOMEM;
+	twalk_r(o->by_ct, pick_one, &p);	/* by_ct: the live ones */
+	if (p.failed) {
+		for (size_t i = 0; i < p.n; i++)
+			nfct_destroy(p.got[i].tuple);
+		free(p.got);
+		return -ENOMEM;
+	}
+	*out = p.got;
+	return (long)p.n;
 }
 
 int

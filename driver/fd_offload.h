@@ -175,7 +175,27 @@ struct fd_offload_conn {
 	uint64_t fp_id;
 	uint8_t action;		/* both microflows': FC_ACTION_IPS, _FWD or _DROP */
 	bool cut;
+	uint8_t family;		/* 4 or 6 */
+	uint8_t ends[2][16];	/* as the wire sees them: the server (reply source, the
+				 * DNAT target) and the client (original source) */
 };
+
+/* A connection fd_offload_pick() took, with a copy of its state's original tuple. */
+struct fd_offload_picked {
+	struct fd_offload_conn oc;
+	struct nf_conntrack *tuple;	/* the caller's: nfct_destroy() it */
+};
+
+typedef bool fd_offload_pick_fn(void *arg, const struct fd_offload_conn *oc);
+
+/*
+ * fd_offload_pick - the offloaded connections whose state lives that
+ * pick() takes, from the binding's own table (no conntrack dump): their
+ * count, with the array in *out (the caller frees it and each tuple), or
+ * -ENOMEM (nothing kept).  pick() must not change the binding.
+ */
+long fd_offload_pick(struct fd_offload *o, fd_offload_pick_fn *pick, void *arg,
+		     struct fd_offload_picked **out);
 
 /* fd_offload_find_ct - the connection of a live state: 0, or -ENOENT (not offloaded). */
 int fd_offload_find_ct(struct fd_offload *o, uint32_t ct_id, struct fd_offload_conn *out);

@@ -38,6 +38,7 @@
 
 #include "fc_eal.h"
 #include "fc_frame.h"
+#include "fc_netns.h"
 #include "fd_cmdq.h"
 #include "fd_cmds.h"
 #include "fd_ct.h"
@@ -239,51 +240,13 @@ boot(void)
 }
 
 static int
-sh(const char *cmd)
-{
-	int rc = system(cmd);
-
-	if (rc != 0)
-		fprintf(stderr, "test_driver: `%s` failed (%d)\n", cmd, rc);
-	return rc;
-}
-
-/* The namespace: fp0 (198.18.0.1/24, client .10) and fp1 (198.19.0.1/24, server .10). */
-static const char *
-netns_up(void)
-{
-	if (geteuid() != 0)
-		return "not root";
-	if (unshare(CLONE_NEWNET) != 0)
-		return "no network namespace (unshare)";
-	if (sh("modprobe nf_conntrack 2>/dev/null; modprobe nf_conntrack_netlink 2>/dev/null; "
-	       "test -e /proc/sys/net/netfilter/nf_conntrack_max") != 0)
-		return "no conntrack in this kernel";
-	if (sh("ip link set lo up && "
-	       "ip link add fp0 type veth peer name c0 && ip link add fp1 type veth peer name s1 && "
-	       "for l in fp0 c0 fp1 s1; do ip link set $l up || exit 1; done && "
-	       "ip addr add 198.18.0.1/24 dev fp0 && ip addr add 198.19.0.1/24 dev fp1 && "
-	       "ip -6 addr add 2001:2::1/64 dev fp0 nodad && "
-	       "ip -6 addr add 2001:2:0:1::1/64 dev fp1 nodad && "
-	       "ip neigh replace 198.18.0.10 lladdr 02:00:00:00:00:0a dev fp0 nud permanent && "
-	       "ip neigh replace 198.19.0.10 lladdr 02:00:00:00:00:0b dev fp1 nud permanent && "
-	       "ip neigh replace 2001:2::10 lladdr 02:00:00:00:00:0a dev fp0 nud permanent && "
-	       "ip neigh replace 2001:2:0:1::10 lladdr 02:00:00:00:00:0b dev fp1 nud permanent && "
-	       "ip neigh replace 198.19.0.11 lladdr 02:00:00:00:00:0c dev fp1 nud permanent && "
-	       "ip neigh replace 2001:2:0:1::11 lladdr 02:00:00:00:00:0c dev fp1 nud permanent")
-	    != 0)
-		return "the namespace's links could not be made (ip)";
-	return NULL;
-}
-
-static int
 setup(void **state)
 {
 	struct fd_offload_cfg cfg = { .nports = 2, .mark_bit = BIT, .cut_in_hardware = true,
 				      .timeout_s = 30 };
 
 	(void)state;
-	skip_why = netns_up();
+	skip_why = fc_netns_front_ports();
 	if (skip_why)
 		return 0;
 	if (fc_eal_init("test_driver", 128) != 0) {
@@ -1139,12 +1102,12 @@ test_cut_by_hand_through_the_sets(void **state)
 	SKIP_UNLESS_READY();
 	n = fd_nft_open(BIT);
 	assert_non_null(n);
-	assert_int_equal(sh("nft list chain inet flowcut seen | grep -q 'ip saddr @cut4 drop' && "
+	assert_int_equal(fc_netns_sh("nft list chain inet flowcut seen | grep -q 'ip saddr @cut4 drop' && "
 			    "nft list chain inet flowcut seen | grep -q 'ip6 daddr @cut6 drop'"), 0);
 	create(a);
 	turns(300);
 	assert_int_equal(conns(), 1);
-	assert_int_equal(sh("nft add element inet flowcut cut4 '{ 198.19.0.0/24 timeout 30s }'"), 0);
+	assert_int_equal(fc_netns_sh("nft add element inet flowcut cut4 '{ 198.19.0.0/24 timeout 30s }'"), 0);
 	assert_int_equal(nft_events(n), FD_NFT_CUT);
 	assert_int_equal(fd_nft_cut_read(n, &l), 0);
 	inet_pton(AF_INET, "198.19.0.10", a4);
@@ -1155,7 +1118,7 @@ test_cut_by_hand_through_the_sets(void **state)
 	assert_int_equal(the_conn().verdict, FC_VERDICT_DROP);
 	assert_false(alive(a));
 	fc_list_free(&l);
-	assert_int_equal(sh("nft add element inet flowcut cut6 '{ 2001:2::5-2001:2::20 }'"), 0);
+	assert_int_equal(fc_netns_sh("nft add element inet flowcut cut6 '{ 2001:2::5-2001:2::20 }'"), 0);
 	assert_int_equal(nft_events(n), FD_NFT_CUT);
 	l = (struct fc_list){ 0 };
 	assert_int_equal(fd_nft_cut_read(n, &l), 0);
@@ -1164,11 +1127,11 @@ test_cut_by_hand_through_the_sets(void **state)
 	inet_pton(AF_INET6, "2001:2::4", a6);
 	assert_false(fc_list_holds(&l, 6, a6));
 	fc_list_free(&l);
-	assert_int_equal(sh("nft delete element inet flowcut cut6 '{ 2001:2::5-2001:2::20 }'"), 0);
+	assert_int_equal(fc_netns_sh("nft delete element inet flowcut cut6 '{ 2001:2::5-2001:2::20 }'"), 0);
 	assert_int_equal(nft_events(n), 0);
-	assert_int_equal(sh("nft add table inet other"), 0);
+	assert_int_equal(fc_netns_sh("nft add table inet other"), 0);
 	assert_int_equal(nft_events(n) & FD_NFT_RULESET, FD_NFT_RULESET);
-	assert_int_equal(sh("nft delete table inet other"), 0);
+	assert_int_equal(fc_netns_sh("nft delete table inet other"), 0);
 	(void)nft_events(n);
 	fd_nft_close(n);
 	nfct_destroy(a);
