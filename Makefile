@@ -217,6 +217,7 @@ bench: deps
 	$(MAKE) build
 	$(BUILD)/flowcut-bench fastpath
 	$(BUILD)/flowcut-bench link
+	$(BUILD)/flowcut-bench cut
 
 clean:
 	rm -rf $(BUILD)

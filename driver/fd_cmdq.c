@@ -177,6 +177,12 @@ fd_cmdq_room(const struct fd_cmdq *q)
 }
 
 unsigned int
+fd_cmdq_cap(const struct fd_cmdq *q)
+{
+	return q->cap;
+}
+
+unsigned int
 fd_cmdq_inflight(const struct fd_cmdq *q)
 {
 	return q->live;

@@ -141,6 +141,8 @@ int fd_cmdq_post(struct fd_cmdq *q, uint16_t op, const void *payload, uint16_t l
 void fd_cmdq_kick(struct fd_cmdq *q);
 
 /* fd_cmdq_room - how many posts are taken now (0 unless FD_CMDQ_UP). */
+/* fd_cmdq_cap - how many commands may be in flight at once. */
+unsigned int fd_cmdq_cap(const struct fd_cmdq *q);
 unsigned int fd_cmdq_room(const struct fd_cmdq *q);
 
 /* fd_cmdq_inflight - commands posted whose completion has not run. */

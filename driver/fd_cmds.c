@@ -66,10 +66,16 @@ q_post(void *ctx, uint16_t op, const void *payload, uint16_t len, fd_cmds_done_f
 	struct fd_cmdq *q = ctx;
 	int rc;
 
-	/* at the cap: take answers until there is room (their deadlines bound it) */
+	/*
+	 * At the cap: take answers until half the places are free (their
+	 * deadlines bound it), so the next posts go out together behind one
+	 * doorbell.  Resuming at the first free place would trade answers
+	 * with the coprocessor one by one, at one round trip's rate.
+	 */
 	while ((rc = fd_cmdq_post(q, op, payload, len, done, dctx)) == -ENOBUFS) {
-		if (fd_cmdq_poll(q) == 0)
-			fd_cmdq_wait(q, 10);
+		while (fd_cmdq_state(q) == FD_CMDQ_UP && fd_cmdq_room(q) < (fd_cmdq_cap(q) + 1) / 2)
+			if (fd_cmdq_poll(q) == 0)
+				fd_cmdq_wait(q, 10);
 	}
 	return q_rc(rc);
 }

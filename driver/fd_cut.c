@@ -298,7 +298,7 @@ drop_done(void *dctx, int rc, const void *ans, uint16_t len)
 	fprintf(stderr, "flowcutd: cut (%s) %s conn %" PRIu64 ": drop not answered (%s); "
 		"taken out instead\n", fd_cut_trigger_name(p->trigger), tuple, p->fp_id,
 		strerror(rc ? -rc : ENOENT));
-	(void)fd_offload_take_out(c->off, p->ct_id);
+	(void)fd_offload_take_out(c->off, p->ct_id, p->ct);
 	kill_state(p, true, false, 0);
 }
 
@@ -332,7 +332,7 @@ cut_bare(struct fd_cut *c, const struct nf_conntrack *ct, const struct fd_offloa
 
 	tuple_format(ct, tuple, sizeof(tuple));
 	if (oc)
-		(void)fd_offload_take_out(c->off, oc->ct_id);
+		(void)fd_offload_take_out(c->off, oc->ct_id, ct);
 	rc = fd_ct_kill(fd_offload_ct(c->off), ct);
 	fprintf(stderr, "flowcutd: cut (%s) %s: no memory; %s\n", fd_cut_trigger_name(t), tuple,
 		rc == 0 || rc == -ENOENT ? "taken out and killed, not counted" :
@@ -346,7 +346,7 @@ cut_offloaded(struct fd_cut *c, const struct fd_offload_conn *oc, struct pending
 {
 	p->fp_id = oc->fp_id;
 	if (!fd_offload_cut_in_hardware(c->off)) {
-		if (fd_offload_take_out(c->off, oc->ct_id) != 0)
+		if (fd_offload_take_out(c->off, oc->ct_id, p->ct) != 0)
 			fprintf(stderr, "flowcutd: cut (%s) conn %" PRIu64 ": not taken out; the "
 				"fast path is taken out whole\n", fd_cut_trigger_name(p->trigger),
 				oc->fp_id);
@@ -354,7 +354,7 @@ cut_offloaded(struct fd_cut *c, const struct fd_offload_conn *oc, struct pending
 		return;
 	}
 	if (post_drop(c, oc, p) != 0) {
-		(void)fd_offload_take_out(c->off, oc->ct_id);	/* no drop: out, and killed */
+		(void)fd_offload_take_out(c->off, oc->ct_id, p->ct);	/* no drop: out, and killed */
 		kill_state(p, true, false, 0);
 	}
 }
@@ -364,7 +364,7 @@ static int
 cut_one(struct fd_cut *c, const struct nf_conntrack *ct, enum fd_cut_trigger t)
 {
 	struct fd_offload_conn oc;
-	bool offloaded = fd_offload_find_ct(c->off, nfct_get_attr_u32(ct, ATTR_ID), &oc) == 0;
+	bool offloaded = fd_offload_find_ct(c->off, nfct_get_attr_u32(ct, ATTR_ID), ct, &oc) == 0;
 	struct pending *p;
 	int rc;
 
@@ -424,20 +424,29 @@ ends_in(void *arg, const struct fd_offload_conn *oc)
 int
 fd_cut_ranges(struct fd_cut *c, const struct fc_list *l, enum fd_cut_trigger t)
 {
-	struct fd_offload_picked *pk = NULL;
+	struct fd_offload_conn *pk = NULL;
 	long npk = fd_offload_pick(c->off, ends_in, (void *)l, &pk);
 	struct nf_conntrack **all;
 	size_t n;
 	int rc, cut = 0;
 
 	for (long i = 0; i < npk; i++) {
-		struct pending *p = pending_take(c, pk[i].tuple, pk[i].oc.ct_id, t);
+		struct nf_conntrack *tuple = NULL;
+		struct pending *p;
 
+		/* still there: the completions of the drops before may have taken it out */
+		if (fd_offload_find_fp(c->off, pk[i].fp_id, &pk[i], &tuple) != 0 ||
+		    pk[i].cut) {
+			if (tuple)
+				nfct_destroy(tuple);
+			continue;
+		}
+		p = pending_take(c, tuple, pk[i].ct_id, t);
 		if (p == NULL) {
-			cut_bare(c, pk[i].tuple, &pk[i].oc, t);
-			nfct_destroy(pk[i].tuple);
+			cut_bare(c, tuple, &pk[i], t);
+			nfct_destroy(tuple);
 		} else {
-			cut_offloaded(c, &pk[i].oc, p);
+			cut_offloaded(c, &pk[i], p);
 		}
 		cut++;
 	}

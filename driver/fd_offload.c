@@ -31,6 +31,7 @@
 /* One offloaded connection. */
 struct off_entry {
 	uint32_t ct_id;
+	struct fc_key orig;		/* with ct_id, the state's identity (see cmp_ct) */
 	uint64_t fp_id;
 	uint64_t last_seen;		/* the newest the coprocessor reported */
 	struct nf_conntrack *tuple;	/* the original tuple, for updates */
@@ -56,6 +57,7 @@ struct fd_offload {
 	/* states that qualified while a neighbour was unresolved, retried */
 	struct waiting {
 		uint32_t ct_id;
+		struct fc_key orig;
 		struct nf_conntrack *tuple;
 	} waiting[FD_WAITING_MAX];
 	unsigned int nwaiting;
@@ -67,12 +69,27 @@ struct fd_offload {
 	struct fd_offload_stats st;
 };
 
+/*
+ * A state is its id and its original tuple.  The id alone is not unique:
+ * the kernel hashes it to 32 bits, and among 100,000 states two share one
+ * about once (flowcut-bench cut found it: one state never offloaded, then
+ * never cut).
+ */
 static int
 cmp_ct(const void *a, const void *b)
 {
-	uint32_t x = ((const struct off_entry *)a)->ct_id, y = ((const struct off_entry *)b)->ct_id;
+	const struct off_entry *x = a, *y = b;
 
-	return x < y ? -1 : x > y;
+	if (x->ct_id != y->ct_id)
+		return x->ct_id < y->ct_id ? -1 : 1;
+	return memcmp(&x->orig, &y->orig, sizeof(x->orig));
+}
+
+/* The state's original tuple as a key (`ct` may be a tuple alone). */
+static void
+orig_of(const struct nf_conntrack *ct, struct fc_key *k)
+{
+	fd_policy_key(ct, FD_DIR_ORIG, 0, k);
 }
 
 static int
@@ -105,12 +122,21 @@ reclaim(struct fd_offload *o, uint64_t fp_id)
 
 /* ---- the table of offloaded connections ---- */
 
+/* The entry of state `ct_id` whose original tuple `ct` carries. */
 static struct off_entry *
-find_ct(struct fd_offload *o, uint32_t ct_id)
+find_ct(struct fd_offload *o, uint32_t ct_id, const struct nf_conntrack *ct)
 {
-	struct off_entry k = { .ct_id = ct_id }, **e = tfind(&k, &o->by_ct, cmp_ct);
+	struct off_entry k = { .ct_id = ct_id }, **e;
 
+	orig_of(ct, &k.orig);
+	e = tfind(&k, &o->by_ct, cmp_ct);
 	return e ? *e : NULL;
+}
+
+static struct off_entry *
+find_state(struct fd_offload *o, const struct nf_conntrack *ct)
+{
+	return find_ct(o, nfct_get_attr_u32(ct, ATTR_ID), ct);
 }
 
 static struct off_entry *
@@ -311,10 +337,13 @@ front_port(const struct fd_offload *o, struct fd_hop *hop)
  * everything not offloaded does.
  */
 static int
-waiting_find(const struct fd_offload *o, uint32_t ct_id)
+waiting_find(const struct fd_offload *o, uint32_t ct_id, const struct nf_conntrack *ct)
 {
+	struct fc_key k;
+
+	orig_of(ct, &k);
 	for (unsigned int i = 0; i < o->nwaiting; i++)
-		if (o->waiting[i].ct_id == ct_id)
+		if (o->waiting[i].ct_id == ct_id && memcmp(&o->waiting[i].orig, &k, sizeof(k)) == 0)
 			return (int)i;
 	return -1;
 }
@@ -325,7 +354,7 @@ wait_path(struct fd_offload *o, const struct nf_conntrack *ct)
 	uint32_t ct_id = nfct_get_attr_u32(ct, ATTR_ID);
 	struct nf_conntrack *t;
 
-	if (waiting_find(o, ct_id) >= 0)
+	if (waiting_find(o, ct_id, ct) >= 0)
 		return;
 	t = fd_ct_tuple(ct);
 	if (t == NULL)
@@ -337,6 +366,7 @@ wait_path(struct fd_offload *o, const struct nf_conntrack *ct)
 		o->st.waiting_dropped++;
 	}
 	o->waiting[o->nwaiting].ct_id = ct_id;
+	orig_of(ct, &o->waiting[o->nwaiting].orig);
 	o->waiting[o->nwaiting++].tuple = t;
 }
 
@@ -370,7 +400,7 @@ prepare(struct fd_offload *o, const struct nf_conntrack *ct, bool cut,
 	struct off_entry *e;
 	uint8_t action;
 
-	if (find_ct(o, ct_id) != NULL)
+	if (find_ct(o, ct_id, ct) != NULL)
 		return -EEXIST;
 	if (!cut && !fd_policy_qualifies(ct, o->cfg.mark_bit))
 		return -EPERM;
@@ -429,6 +459,7 @@ prepare(struct fd_offload *o, const struct nf_conntrack *ct, bool cut,
 		return -ENOMEM;
 	}
 	e->ct_id = ct_id;
+	orig_of(ct, &e->orig);
 	e->action = action;
 	e->cut = cut;
 	e->l4proto = l4;
@@ -495,12 +526,12 @@ offload(struct fd_offload *o, const struct nf_conntrack *ct)
 	(void)make(o, ct, false);
 }
 
-/* The state is gone: out of the fast path at once. */
+/* State `ct_id` (its original tuple in `ct`) is gone: out of the fast path at once. */
 static void
-state_gone(struct fd_offload *o, uint32_t ct_id)
+state_gone(struct fd_offload *o, uint32_t ct_id, const struct nf_conntrack *ct)
 {
-	struct off_entry *e = find_ct(o, ct_id);
-	int w = waiting_find(o, ct_id), rc;
+	struct off_entry *e = find_ct(o, ct_id, ct);
+	int w = waiting_find(o, ct_id, ct), rc;
 
 	if (w >= 0) {
 		nfct_destroy(o->waiting[w].tuple);
@@ -536,7 +567,7 @@ event_update(struct fd_offload *o, const struct nf_conntrack *ct)
 	struct nf_conntrack *whole;
 
 	if (!(nfct_get_attr_u32(ct, ATTR_MARK) & o->cfg.mark_bit) ||
-	    find_ct(o, nfct_get_attr_u32(ct, ATTR_ID)) != NULL)
+	    find_state(o, ct) != NULL)
 		return;			/* it would not qualify, or is in already */
 	whole = fd_ct_get(o->ct, ct);
 	if (whole == NULL)
@@ -558,7 +589,7 @@ on_ct_event(void *arg, enum fd_ct_event type, const struct nf_conntrack *ct, boo
 	struct fd_offload *o = arg;
 
 	if (type == FD_CT_DESTROY)
-		state_gone(o, nfct_get_attr_u32(ct, ATTR_ID));
+		state_gone(o, nfct_get_attr_u32(ct, ATTR_ID), ct);
 	else if (!own)
 		event_update(o, ct);
 }
@@ -784,7 +815,7 @@ refresh_done(void *dctx, int rc, const void *ans, uint16_t len)
 	if (rc == 0)
 		o->st.refreshed++;
 	else if (rc == -ENOENT)	/* gone without a DESTROY we saw (lost, or never sent) */
-		state_gone(o, e->ct_id);
+		state_gone(o, e->ct_id, e->tuple);
 	else			/* tried again at the next refresh */
 		fprintf(stderr, "flowcutd: conntrack state %u: refreshing its timeout: %s\n",
 			e->ct_id, strerror(-rc));
@@ -839,7 +870,7 @@ fd_offload_ruleset_changed(struct fd_offload *o)
 	 */
 	rc = fd_ct_dump(o->ct, &all, &n);
 	for (size_t i = 0; i < n; i++) {
-		struct off_entry *e = find_ct(o, nfct_get_attr_u32(all[i], ATTR_ID));
+		struct off_entry *e = find_state(o, all[i]);
 
 		if (nfct_get_attr_u32(all[i], ATTR_MARK) & o->cfg.mark_bit)
 			ct_unmark(o, all[i]);
@@ -992,7 +1023,7 @@ retry:
 		if (whole == NULL)
 			continue;		/* gone */
 		offload(o, whole);
-		if (find_ct(o, waiting[i].ct_id) == NULL)
+		if (find_ct(o, waiting[i].ct_id, whole) == NULL)
 			wait_path(o, whole);	/* no path yet, or not through the rules yet */
 		nfct_destroy(whole);
 	}
@@ -1026,9 +1057,8 @@ view(const struct off_entry *e, struct fd_offload_conn *out)
 struct picking {
 	fd_offload_pick_fn *pick;
 	void *arg;
-	struct fd_offload_picked *got;
+	struct fd_offload_conn *got;
 	size_t n, cap;
-	bool failed;
 };
 
 static void
@@ -1036,24 +1066,17 @@ pick_one(const void *node, VISIT which, void *data)
 {
 	const struct off_entry *e = *(struct off_entry *const *)node;
 	struct picking *p = data;
-	struct fd_offload_picked *k;
 
-	if ((which != postorder && which != leaf) || p->failed || p->n == p->cap)
+	if ((which != postorder && which != leaf) || p->n == p->cap)
 		return;
-	k = &p->got[p->n];
-	view(e, &k->oc);
-	if (!p->pick(p->arg, &k->oc))
-		return;
-	k->tuple = fd_ct_tuple(e->tuple);
-	if (k->tuple == NULL)
-		p->failed = true;
-	else
+	view(e, &p->got[p->n]);
+	if (p->pick(p->arg, &p->got[p->n]))
 		p->n++;
 }
 
 long
 fd_offload_pick(struct fd_offload *o, fd_offload_pick_fn *pick, void *arg,
-		struct fd_offload_picked **out)
+		struct fd_offload_conn **out)
 {
 	struct picking p = { .pick = pick, .arg = arg, .cap = o->nentries };
 
@@ -1061,20 +1084,15 @@ fd_offload_pick(struct fd_offload *o, fd_offload_pick_fn *pick, void *arg,
 	if (p.got == NULL)
 		return -ENOMEM;
 	twalk_r(o->by_ct, pick_one, &p);	/* by_ct: the live ones */
-	if (p.failed) {
-		for (size_t i = 0; i < p.n; i++)
-			nfct_destroy(p.got[i].tuple);
-		free(p.got);
-		return -ENOMEM;
-	}
 	*out = p.got;
 	return (long)p.n;
 }
 
 int
-fd_offload_find_ct(struct fd_offload *o, uint32_t ct_id, struct fd_offload_conn *out)
+fd_offload_find_ct(struct fd_offload *o, uint32_t ct_id, const struct nf_conntrack *ct,
+		   struct fd_offload_conn *out)
 {
-	const struct off_entry *e = find_ct(o, ct_id);
+	const struct off_entry *e = find_ct(o, ct_id, ct);
 
 	if (e == NULL)
 		return -ENOENT;
@@ -1108,9 +1126,9 @@ fd_offload_mark_cut(struct fd_offload *o, uint64_t fp_id)
 }
 
 int
-fd_offload_take_out(struct fd_offload *o, uint32_t ct_id)
+fd_offload_take_out(struct fd_offload *o, uint32_t ct_id, const struct nf_conntrack *ct)
 {
-	struct off_entry *e = find_ct(o, ct_id);
+	struct off_entry *e = find_ct(o, ct_id, ct);
 	int rc;
 
 	if (e == NULL)

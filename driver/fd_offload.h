@@ -180,25 +180,24 @@ struct fd_offload_conn {
 				 * DNAT target) and the client (original source) */
 };
 
-/* A connection fd_offload_pick() took, with a copy of its state's original tuple. */
-struct fd_offload_picked {
-	struct fd_offload_conn oc;
-	struct nf_conntrack *tuple;	/* the caller's: nfct_destroy() it */
-};
-
 typedef bool fd_offload_pick_fn(void *arg, const struct fd_offload_conn *oc);
 
 /*
  * fd_offload_pick - the offloaded connections whose state lives that
  * pick() takes, from the binding's own table (no conntrack dump): their
- * count, with the array in *out (the caller frees it and each tuple), or
- * -ENOMEM (nothing kept).  pick() must not change the binding.
+ * count, with their views in *out (the caller frees it), or -ENOMEM.
+ * pick() must not change the binding.
  */
 long fd_offload_pick(struct fd_offload *o, fd_offload_pick_fn *pick, void *arg,
-		     struct fd_offload_picked **out);
+		     struct fd_offload_conn **out);
 
-/* fd_offload_find_ct - the connection of a live state: 0, or -ENOENT (not offloaded). */
-int fd_offload_find_ct(struct fd_offload *o, uint32_t ct_id, struct fd_offload_conn *out);
+/*
+ * fd_offload_find_ct - the connection of live state `ct_id` whose original
+ * tuple `ct` carries (ids alone collide: see fd_offload.c): 0, or -ENOENT
+ * (not offloaded).
+ */
+int fd_offload_find_ct(struct fd_offload *o, uint32_t ct_id, const struct nf_conntrack *ct,
+		       struct fd_offload_conn *out);
 /*
  * fd_offload_find_fp - a connection by fast-path id: 0, -ENOENT, or
  * -ENOMEM.  `tuple` (may be NULL): a copy of its state's original tuple,
@@ -213,7 +212,7 @@ int fd_offload_mark_cut(struct fd_offload *o, uint64_t fp_id);
  * hardware" off): 0, -ENOENT (not offloaded), or the reclaim's error (the
  * fast path is then taken out whole at the next turn).
  */
-int fd_offload_take_out(struct fd_offload *o, uint32_t ct_id);
+int fd_offload_take_out(struct fd_offload *o, uint32_t ct_id, const struct nf_conntrack *ct);
 /* A posted creation's end: rc 0 and the connection's id, or an error. */
 typedef void fd_offload_made_fn(void *dctx, int rc, uint64_t fp_id);
 /*

@@ -90,6 +90,9 @@ check "docs/counters.md names every counter" bash -c \
 check "demo: the seed's truth table holds" "$BUILD/flowcut-fpdemo"
 check "bench fastpath runs (small)" bash -c \
 	"'$BUILD/flowcut-bench' fastpath --conns 5000 --frames 200000 | tee /dev/stderr | grep -q warning && exit 1 || exit 0"
+check "bench cut runs (small): all 2,000 cut by one change, no state left" bash -c \
+	"out=\$('$BUILD/flowcut-bench' cut --conns 2000) || exit 1; echo \"\$out\"
+	grep -q 'cuts 2000 connections' <<<\"\$out\" && grep -q 'states left: 0' <<<\"\$out\""
 
 for t in frame cmd settings rtnl list tls ct ctl nftset; do
 	fuzzer=$BUILD/fuzz/fuzz_$t
