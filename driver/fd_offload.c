@@ -659,6 +659,12 @@ fd_offload_fd(const struct fd_offload *o)
 }
 
 void
+fd_offload_skip_events(struct fd_offload *o)
+{
+	fd_ct_drain(o->ct);
+}
+
+void
 fd_offload_events(struct fd_offload *o)
 {
 	int rc = fd_ct_events(o->ct, FD_OFFLOAD_EVENTS_PER_TURN);

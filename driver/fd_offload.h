@@ -116,6 +116,8 @@ int fd_offload_fd(const struct fd_offload *o);
  * the next turn.  Lost events (ENOBUFS) are answered by a resync.
  */
 void fd_offload_events(struct fd_offload *o);
+/* fd_offload_skip_events - conntrack's queued events thrown away (a resync is coming). */
+void fd_offload_skip_events(struct fd_offload *o);
 /*
  * fd_offload_resync - the fast path is as the coprocessor says (empty after
  * its boot, or whatever a previous flowcutd left): take every connection

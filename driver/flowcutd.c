@@ -553,7 +553,15 @@ main(int argc, char **argv)
 			fprintf(stderr, "flowcutd: epoll_wait: %s\n", strerror(errno));
 		for (int i = 0; i < n; i++) {
 			if (evs[i].data.u32 == 0) {
-				fd_offload_events(off);
+				/*
+				 * Nothing is offloaded to a coprocessor whose ports
+				 * and IPS switch are not programmed: the resync that
+				 * follows its programming reads every state.
+				 */
+				if (programmed)
+					fd_offload_events(off);
+				else
+					fd_offload_skip_events(off);
 			} else if (evs[i].data.u32 == 1) {
 				rc = fd_nft_events(nft);
 				if (rc < 0 && rc != -ENOBUFS && rc != -EIO)
@@ -577,7 +585,8 @@ main(int argc, char **argv)
 		}
 		if (time(NULL) != last_stats) {
 			last_stats = time(NULL);
-			fd_offload_refresh(off);
+			if (programmed)
+				fd_offload_refresh(off);
 			if (o.stats)
 				stats_write(o.stats, relay, off, cut, o.ports);
 		}
