@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <libnetfilter_conntrack/libnetfilter_conntrack.h>
 
@@ -27,6 +28,10 @@ struct fd_cut {
 	struct fd_offload *off;
 	struct fd_cut_stats st;
 	struct pending *kills, **kills_tail;	/* drops answered, states to kill */
+	/* this cut's timing, from its start: the drops answered, first and last */
+	struct timespec t0;
+	double first_ms, last_ms;
+	unsigned int dropping, on_host;
 	size_t log_len;
 	char log[64 * 1024];	/* lines kept until the batch is over (say, log_flush) */
 };
@@ -270,6 +275,24 @@ kills_send(struct fd_cut *c)
 	(void)fd_ct_kill_flush(ct);
 }
 
+static double
+ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) * 1e3 + (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/* One more connection dropping on the coprocessor: the cut's timing. */
+static void
+now_dropping(struct fd_cut *c)
+{
+	c->last_ms = ms_since(&c->t0);
+	if (c->dropping++ == 0)
+		c->first_ms = c->last_ms;
+}
+
 /* A state not offloaded was made dropping (or not): killed either way. */
 static void
 made_done(void *dctx, int rc, uint64_t fp_id)
@@ -277,6 +300,8 @@ made_done(void *dctx, int rc, uint64_t fp_id)
 	struct pending *p = dctx;
 
 	p->fp_id = fp_id;
+	if (rc == 0)
+		now_dropping(p->c);
 	kill_state(p, rc == 0, rc == 0, rc);
 }
 
@@ -290,6 +315,7 @@ drop_done(void *dctx, int rc, const void *ans, uint16_t len)
 
 	(void)ans, (void)len;
 	if (rc == 0 && fd_offload_mark_cut(c->off, p->fp_id) == 0) {
+		now_dropping(c);
 		kill_state(p, true, true, 0);
 		return;
 	}
@@ -403,6 +429,28 @@ cut_done(struct fd_cut *c)
 	log_flush(c);
 }
 
+/* A cut starts: its clock. */
+static void
+cut_begin(struct fd_cut *c)
+{
+	clock_gettime(CLOCK_MONOTONIC, &c->t0);
+	c->dropping = 0;
+	c->first_ms = c->last_ms = 0;
+}
+
+/* A cut of ranges over: one line of its figures, after its connections' lines. */
+static void
+cut_summary(struct fd_cut *c, enum fd_cut_trigger t, int cut)
+{
+	if (cut <= 0)
+		return;
+	printf("flowcutd: cut (%s) of %d connections: %u dropping on the coprocessor, the "
+	       "first %.2f ms and the last %.2f ms after the change; every state killed at "
+	       "%.2f ms\n", fd_cut_trigger_name(t), cut, c->dropping, c->first_ms, c->last_ms,
+	       ms_since(&c->t0));
+	fflush(stdout);
+}
+
 /* fd_offload_pick's test: not cut yet, and an end in the list. */
 static bool
 ends_in(void *arg, const struct fd_offload_conn *oc)
@@ -425,10 +473,13 @@ int
 fd_cut_ranges(struct fd_cut *c, const struct fc_list *l, enum fd_cut_trigger t)
 {
 	struct fd_offload_conn *pk = NULL;
-	long npk = fd_offload_pick(c->off, ends_in, (void *)l, &pk);
 	struct nf_conntrack **all;
+	long npk;
 	size_t n;
 	int rc, cut = 0;
+
+	cut_begin(c);
+	npk = fd_offload_pick(c->off, ends_in, (void *)l, &pk);
 
 	for (long i = 0; i < npk; i++) {
 		struct nf_conntrack *tuple = NULL;
@@ -461,6 +512,7 @@ fd_cut_ranges(struct fd_cut *c, const struct fc_list *l, enum fd_cut_trigger t)
 			cut += cut_one(c, all[i], t);
 	fd_ct_dump_free(all, n);
 	cut_done(c);
+	cut_summary(c, t, cut);
 	if (rc != 0) {
 		fprintf(stderr, "flowcutd: cut (%s): conntrack dump incomplete; %d cut from what "
 			"it held\n", fd_cut_trigger_name(t), cut);
