@@ -445,8 +445,8 @@ cut_summary(struct fd_cut *c, enum fd_cut_trigger t, int cut)
 	if (cut <= 0)
 		return;
 	printf("flowcutd: cut (%s) of %d connections: %u dropping on the coprocessor, the "
-	       "first %.2f ms and the last %.2f ms after the change; every state killed at "
-	       "%.2f ms\n", fd_cut_trigger_name(t), cut, c->dropping, c->first_ms, c->last_ms,
+	       "first %.2f ms and the last %.2f ms after flowcutd read the change; every state "
+	       "killed at %.2f ms\n", fd_cut_trigger_name(t), cut, c->dropping, c->first_ms, c->last_ms,
 	       ms_since(&c->t0));
 	fflush(stdout);
 }

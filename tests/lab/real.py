@@ -18,6 +18,10 @@ test needs: plain sockets and http.client, one subcommand each.
       a connected UDP socket sending every 20 ms; prints "refused EPOCH" and
       exits 0 at the first ECONNREFUSED (an ICMP port unreachable came
       back), exits 1 if none came within SECS
+  udp-many HOST PORT N SECS EVERY
+      N connected UDP sockets (N connections), each sending one datagram
+      every EVERY s for SECS s, echoes read as they come; prints "sent S
+      echoed E" at the end
 """
 import http.client
 import os
@@ -133,9 +137,38 @@ def udp_client(host, port, secs):
     sys.exit(1)
 
 
+def udp_many(host, port, n, secs, every):
+    socks = []
+    for _ in range(int(n)):
+        s = socket.socket(family(host), socket.SOCK_DGRAM)
+        s.connect((host, int(port)))
+        s.setblocking(False)
+        socks.append(s)
+    sent = echoed = 0
+    end = time.time() + float(secs)
+    while time.time() < end:
+        t0 = time.time()
+        for s in socks:
+            try:
+                s.send(b"flowcut many %d" % sent)
+                sent += 1
+            except (BlockingIOError, ConnectionRefusedError):
+                pass
+            try:
+                while True:
+                    s.recv(2048)
+                    echoed += 1
+            except (BlockingIOError, ConnectionRefusedError):
+                pass
+        left = float(every) - (time.time() - t0)
+        if left > 0:
+            time.sleep(left)
+    print("sent %d echoed %d" % (sent, echoed), flush=True)
+
+
 def main():
     cmds = {"halfclose": halfclose, "body": body, "keepidle": keepidle,
-            "udp-echo": udp_echo, "udp-client": udp_client}
+            "udp-echo": udp_echo, "udp-client": udp_client, "udp-many": udp_many}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
         sys.exit(__doc__)
     cmds[sys.argv[1]](*sys.argv[2:])

@@ -245,6 +245,37 @@ t_settings_refused() {
 		{ say "fw_cfg $(cfg) after the save, not 0x003"; return 1; }
 }
 
+# A thousand live UDP connections (tests/lab/real.py udp-many, 5,000
+# datagrams a second in all, each echoed) offloaded, then one change of the
+# cut set cuts them all: flowcutd's line of the cut's figures (first and last
+# connection dropping, from the change), and the frames the host takes in
+# from one second after it.
+t_cut_many() {
+	local py=$top/tests/lab/real.py n=1000 line h0 h1 d0 d1 host got
+	ex server python3 "$py" udp-echo 198.18.1.2 7000 "$run/echo.pid" >/dev/null 2>&1 &
+	sleep 0.3
+	ex client timeout 60 python3 "$py" udp-many 198.18.1.2 7000 "$n" 40 0.2 >"$run/many.out" 2>&1 &
+	many_ok() { [ "$(conns | grep -c ' IPS  4 udp ')" -ge "$n" ]; }
+	wait_for 300 many_ok || { say "only $(conns | grep -c ' IPS  4 udp ') of $n offloaded"; return 1; }
+	ex host nft add element inet flowcut cut4 "{ 198.18.1.2 timeout 60s }" ||
+		{ say "nft add element failed"; return 1; }
+	wait_for 100 grep -q "cut (hand) of" "$run/flowcutd.log" || { say "no cut"; return 1; }
+	line=$(grep "cut (hand) of" "$run/flowcutd.log" | tail -1)
+	say "${line#flowcutd: }"
+	sleep 1
+	h0=$(( $(rx fp0) + $(rx fp1) )) d0=$(counter FROM_WIRE_DROP_IPS_VERDICT)
+	sleep 5
+	h1=$(( $(rx fp0) + $(rx fp1) )) d1=$(counter FROM_WIRE_DROP_IPS_VERDICT)
+	host=$(( h1 - h0 ))
+	say "the host took in $host frames in the 5 s from 1 s after the cut; the coprocessor dropped $(( d1 - d0 ))"
+	kill "$(cat "$run/echo.pid")" 2>/dev/null
+	got=$(sed -n 's/.* of \([0-9]*\) connections: \([0-9]*\) dropping.*/\1 \2/p' <<<"$line")
+	[ "${got% *}" -ge "$n" ] && [ "${got#* }" -ge "$n" ] ||
+		{ say "not every connection dropping on the coprocessor: $got"; return 1; }
+	[ "$host" -le 50 ] || { say "the host took in $host frames"; return 1; }
+	[ $(( d1 - d0 )) -ge 10000 ] || { say "the coprocessor did not drop the senders' datagrams"; return 1; }
+}
+
 tests=(
 	"TCP over IPv4 offloaded|t_stream tcp 4"
 	"UDP over IPv4 offloaded|t_stream udp 4"
@@ -260,6 +291,7 @@ tests=(
 	"a cut by hand of a 400 Mbit/s UDP flood drops it on the coprocessor (IPv6, the client)|60|t_cut 6 on client"
 	"a cut by hand with Cut in hardware off: the host takes the flood|60|t_cut 4 off"
 	"flowcutctl cut --conn of a 400 Mbit/s UDP flood drops it on the coprocessor|60|t_cut 4 on conn"
+	"one change of a cut set cuts 1,000 live UDP connections on the coprocessor|90|t_cut_many"
 )
 
 lab_suite fct
