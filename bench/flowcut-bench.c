@@ -1124,7 +1124,7 @@ bench_cut(unsigned int n)
 	cfg.ifindex[1] = if_nametoindex("fp1");
 	memcpy(cfg.mac, mac, sizeof(mac));
 	off = fd_offload_open(&cmds, &cfg);
-	cut = off ? fd_cut_open(off) : NULL;
+	cut = off ? fd_cut_open(off, NULL) : NULL;
 	if (cut == NULL) {
 		fprintf(stderr, "flowcut-bench: the binding: %s\n", strerror(errno));
 		goto out;

@@ -19,6 +19,7 @@
 
 #include "fd_cmds.h"
 #include "fd_ct.h"
+#include "fd_nft.h"
 #include "fd_policy.h"
 
 /* room for one log line: a tuple of two IPv6 ends and the rest */
@@ -26,6 +27,7 @@
 
 struct fd_cut {
 	struct fd_offload *off;
+	struct fd_nft *nft;		/* conn4/conn6 for the cuts on the host; may be NULL */
 	struct fd_cut_stats st;
 	struct pending *kills, **kills_tail;	/* drops answered, states to kill */
 	/* this cut's timing, from its start: the drops answered, first and last */
@@ -62,12 +64,13 @@ fd_cut_trigger_name(enum fd_cut_trigger t)
 }
 
 struct fd_cut *
-fd_cut_open(struct fd_offload *o)
+fd_cut_open(struct fd_offload *o, struct fd_nft *nft)
 {
 	struct fd_cut *c = calloc(1, sizeof(*c));
 
 	if (c != NULL) {
 		c->off = o;
+		c->nft = nft;
 		c->kills_tail = &c->kills;
 	}
 	return c;
@@ -255,12 +258,45 @@ kill_state(struct pending *p, bool in_fp, bool hw, int why)
 	c->kills_tail = &p->next;
 }
 
-/* Every queued kill sent and answered. */
+/*
+ * A state killed on the host whose whole tuple we hold (a TCP or UDP one
+ * not offloaded, or cut by connection): its two directions go into
+ * conn4/conn6 first, so its next frame opens no new state mid-stream.
+ * (An offloaded one found in the binding carries its original tuple only:
+ * it was cut by address, and the address rule drops what still comes.)
+ */
+static void
+block(struct fd_cut *c, const struct pending *p)
+{
+	const struct nf_conntrack *ct = p->ct;
+	struct fd_nft_conn b = { .family = (uint8_t)fd_policy_family(ct) };
+
+	if (c->nft == NULL || p->hw || !nfct_attr_is_set(ct, ATTR_REPL_PORT_SRC))
+		return;
+	b.proto = nfct_get_attr_u8(ct, ATTR_ORIG_L4PROTO);
+	if (b.proto != IPPROTO_TCP && b.proto != IPPROTO_UDP)
+		return;
+	/* as the forward hook sees them: DNAT done, SNAT not yet */
+	addr(ct, b.family, ATTR_ORIG_IPV4_SRC, ATTR_ORIG_IPV6_SRC, b.client);
+	addr(ct, b.family, ATTR_REPL_IPV4_SRC, ATTR_REPL_IPV6_SRC, b.server);
+	b.cport = ntohs(nfct_get_attr_u16(ct, ATTR_ORIG_PORT_SRC));
+	b.sport = ntohs(nfct_get_attr_u16(ct, ATTR_REPL_PORT_SRC));
+	if (fd_nft_block(c->nft, &b) != 0)
+		fprintf(stderr, "flowcutd: cut (%s) ct %u: not put in the connection drop sets\n",
+			fd_cut_trigger_name(p->trigger), p->ct_id);
+}
+
+/* Every queued kill sent and answered, the ones on the host blocked first. */
 static void
 kills_send(struct fd_cut *c)
 {
 	struct fd_ct *ct = fd_offload_ct(c->off);
 	struct pending *p = c->kills;
+
+	for (const struct pending *q = p; q != NULL; q = q->next)
+		block(c, q);
+	if (c->nft != NULL)
+		(void)fd_nft_block_flush(c->nft);	/* said if it failed */
 
 	c->kills = NULL;
 	c->kills_tail = &c->kills;

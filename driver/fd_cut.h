@@ -67,8 +67,14 @@ struct fd_cut_stats {
 
 struct fd_cut;
 
-/* fd_cut_open - a cut engine over the binding `o` (which must outlive it).  NULL, errno. */
-struct fd_cut *fd_cut_open(struct fd_offload *o);
+struct fd_nft;
+
+/*
+ * fd_cut_open - a cut engine over the binding `o`, the connections it
+ * kills on the host put in `nft`'s conn4/conn6 first (NULL: not; see
+ * fd_nft.h).  Both must outlive it.  NULL, errno.
+ */
+struct fd_cut *fd_cut_open(struct fd_offload *o, struct fd_nft *nft);
 void fd_cut_close(struct fd_cut *c);
 
 /*

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <jansson.h>
+#include <netinet/in.h>
 #include <libmnl/libmnl.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
@@ -28,6 +29,10 @@ struct fd_nft {
 	/* the transaction being read, until its NEWGEN */
 	bool other;		/* a message not about the cut sets' elements */
 	bool cut_added;		/* NEWSETELEM on cut4 or cut6 */
+	/* conn4/conn6 elements queued (fd_nft_block), as nft commands */
+	char *block;
+	size_t block_len, block_cap;
+	unsigned int nblock;
 };
 
 static int
@@ -43,12 +48,20 @@ table_install(struct fd_nft *n)
 		 "auto-merge; }\n"
 		 "add set inet flowcut " FD_NFT_CUT6 " { type ipv6_addr; flags interval, timeout; "
 		 "auto-merge; }\n"
+		 "add set inet flowcut " FD_NFT_CONN4 " { type ipv4_addr . inet_proto . inet_service . "
+		 "ipv4_addr . inet_service; flags timeout; }\n"
+		 "add set inet flowcut " FD_NFT_CONN6 " { type ipv6_addr . inet_proto . inet_service . "
+		 "ipv6_addr . inet_service; flags timeout; }\n"
 		 "add chain inet flowcut seen { type filter hook forward priority 100; policy accept; }\n"
 		 "flush chain inet flowcut seen\n"
 		 "add rule inet flowcut seen ip saddr @" FD_NFT_CUT4 " drop\n"
 		 "add rule inet flowcut seen ip daddr @" FD_NFT_CUT4 " drop\n"
 		 "add rule inet flowcut seen ip6 saddr @" FD_NFT_CUT6 " drop\n"
 		 "add rule inet flowcut seen ip6 daddr @" FD_NFT_CUT6 " drop\n"
+		 "add rule inet flowcut seen ip saddr . meta l4proto . th sport . ip daddr . "
+		 "th dport @" FD_NFT_CONN4 " drop\n"
+		 "add rule inet flowcut seen ip6 saddr . meta l4proto . th sport . ip6 daddr . "
+		 "th dport @" FD_NFT_CONN6 " drop\n"
 		 "add rule inet flowcut seen ct mark set ct mark or 0x%08x\n", n->mark_bit);
 	rc = nft_run_cmd_from_buffer(n->nft, cmd);
 	if (rc != 0)
@@ -101,6 +114,7 @@ fd_nft_close(struct fd_nft *n)
 	    nft_run_cmd_from_buffer(n->nft, "delete table inet flowcut\n") != 0)
 		fprintf(stderr, "flowcutd: nftables: deleting table inet flowcut: %s\n",
 			nft_ctx_get_error_buffer(n->nft));
+	free(n->block);
 	if (n->nft)
 		nft_ctx_free(n->nft);
 	if (n->nl)
@@ -314,5 +328,77 @@ fd_nft_cut_read(struct fd_nft *n, struct fc_list *out)
 	if (rc == 0)
 		rc = cut_set_read(n, FD_NFT_CUT6, out);
 	fc_list_canon(out);
+	return rc;
+}
+
+/* the elements of one transaction: its text stays small enough to parse at once */
+#define FD_NFT_BLOCK_BATCH 512
+
+/* One direction's element: "add element inet flowcut conn4 { A . 17 . P . B . Q timeout 120s }". */
+static int
+block_put(struct fd_nft *n, int family, uint8_t proto, const uint8_t *a, uint16_t ap,
+	  const uint8_t *b, uint16_t bp)
+{
+	char as[INET6_ADDRSTRLEN], bs[INET6_ADDRSTRLEN], line[256];
+	int af = family == 4 ? AF_INET : AF_INET6, len;
+
+	if (inet_ntop(af, a, as, sizeof(as)) == NULL || inet_ntop(af, b, bs, sizeof(bs)) == NULL)
+		return -EINVAL;
+	len = snprintf(line, sizeof(line), "add element inet flowcut %s { %s . %u . %u . %s . %u "
+		       "timeout %us }\n", family == 4 ? FD_NFT_CONN4 : FD_NFT_CONN6, as, proto, ap,
+		       bs, bp, FD_NFT_CONN_TIMEOUT_S);
+	if (len < 0 || (size_t)len >= sizeof(line))
+		return -EINVAL;
+	if (n->block_len + (size_t)len + 1 > n->block_cap) {
+		size_t cap = n->block_cap ? n->block_cap * 2 : 16384;
+		char *p = realloc(n->block, cap);
+
+		if (p == NULL)
+			return -ENOMEM;
+		n->block = p;
+		n->block_cap = cap;
+	}
+	memcpy(n->block + n->block_len, line, (size_t)len + 1);
+	n->block_len += (size_t)len;
+	return 0;
+}
+
+int
+fd_nft_block(struct fd_nft *n, const struct fd_nft_conn *c)
+{
+	size_t len = n->block_len;
+	int rc;
+
+	if ((c->proto != IPPROTO_TCP && c->proto != IPPROTO_UDP) ||
+	    (c->family != 4 && c->family != 6))
+		return -EINVAL;
+	if (n->nblock >= FD_NFT_BLOCK_BATCH)
+		(void)fd_nft_block_flush(n);	/* said if it failed */
+	rc = block_put(n, c->family, c->proto, c->client, c->cport, c->server, c->sport);
+	if (rc == 0)
+		rc = block_put(n, c->family, c->proto, c->server, c->sport, c->client, c->cport);
+	if (rc != 0) {
+		n->block_len = len;	/* both directions or neither */
+		return rc;
+	}
+	n->nblock++;
+	return 0;
+}
+
+int
+fd_nft_block_flush(struct fd_nft *n)
+{
+	int rc = 0;
+
+	if (n->block_len == 0)
+		return 0;
+	if (nft_run_cmd_from_buffer(n->nft, n->block) != 0) {
+		fprintf(stderr, "flowcutd: nftables: %u connections cut on the host not put in "
+			"%s/%s: %s", n->nblock, FD_NFT_CONN4, FD_NFT_CONN6,
+			nft_ctx_get_error_buffer(n->nft));
+		rc = -EIO;
+	}
+	n->block_len = 0;
+	n->nblock = 0;
 	return rc;
 }

@@ -20,6 +20,16 @@
  * that only adds or removes elements of the cut sets is not a ruleset
  * change.
  *
+ * (4) The connections cut on the host: `inet flowcut` conn4 and conn6,
+ * five-tuple sets (address . protocol . port . address . port, as the
+ * forward hook sees each direction) with a timeout of
+ * FD_NFT_CONN_TIMEOUT_S, whose members the chain drops.  A cut that kills
+ * a state on the host puts its two directions there first, so the
+ * sender's next segment does not open a new state mid-stream (conntrack
+ * picks up established TCP by default) where no address rule stops it (a
+ * fingerprint cut, a cut by connection).  flowcutd's own transactions are
+ * no ruleset change (NEWGEN carries its pid).
+ *
  * Main thread only.  fd_nft_close(NULL) does nothing.
  */
 #ifndef FLOWCUT_FD_NFT_H
@@ -32,6 +42,10 @@ struct fc_list;
 
 #define FD_NFT_CUT4 "cut4"
 #define FD_NFT_CUT6 "cut6"
+#define FD_NFT_CONN4 "conn4"
+#define FD_NFT_CONN6 "conn6"
+/* how long a connection cut on the host stays in conn4/conn6 */
+#define FD_NFT_CONN_TIMEOUT_S 120
 
 /* fd_nft_events' result bits */
 #define FD_NFT_RULESET 0x1	/* another process changed the ruleset (the table is back) */
@@ -70,5 +84,22 @@ int fd_nft_cut_read(struct fd_nft *n, struct fc_list *out);
  * -ENOMEM.
  */
 int fd_nft_set_parse(const char *text, struct fc_list *out);
+
+/* A TCP or UDP connection's ends as the forward hook sees its frames. */
+struct fd_nft_conn {
+	uint8_t family;			/* 4 or 6 */
+	uint8_t proto;			/* IPPROTO_TCP or IPPROTO_UDP */
+	uint8_t client[16], server[16];	/* 4 or 16 bytes by family */
+	uint16_t cport, sport;		/* host order */
+};
+
+/*
+ * fd_nft_block - both directions of `c` queued for conn4/conn6; sent by
+ * fd_nft_block_flush() in one transaction.  0, -EINVAL (not TCP or UDP,
+ * or a family not 4 or 6), or -ENOMEM.
+ */
+int fd_nft_block(struct fd_nft *n, const struct fd_nft_conn *c);
+/* fd_nft_block_flush - what is queued, sent: 0, or -EIO (said on stderr). */
+int fd_nft_block_flush(struct fd_nft *n);
 
 #endif

@@ -462,15 +462,15 @@ main(int argc, char **argv)
 	cmds = fd_cmds_q(cmdq);
 	relay = fd_relay_start(lk, taps, o.ports);
 	off = fd_offload_open(&cmds, &ocfg);
-	cut = off ? fd_cut_open(off) : NULL;
 	nft = fd_nft_open(CT_MARK_BIT);
+	cut = off && nft ? fd_cut_open(off, nft) : NULL;
 	rtw = fd_route_watch_open();
 	ctl = fd_ctl_open(o.control, on_ctl, cut);
 	epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (relay == NULL || off == NULL || cut == NULL || nft == NULL || rtw == NULL ||
+	if (relay == NULL || off == NULL || nft == NULL || cut == NULL || rtw == NULL ||
 	    ctl == NULL || epfd < 0) {
 		fprintf(stderr, "flowcutd: %s: %s\n", relay == NULL ? "relay" : off == NULL ?
-			"conntrack" : cut == NULL ? "cut" : nft == NULL ? "nftables" : rtw == NULL ?
+			"conntrack" : nft == NULL ? "nftables" : cut == NULL ? "cut" : rtw == NULL ?
 			"rtnetlink" : ctl == NULL ? "control socket" : "epoll", strerror(errno));
 		return 1;
 	}

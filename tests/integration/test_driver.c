@@ -273,7 +273,7 @@ setup(void **state)
 	memcpy(cfg.mac[1], MAC1, 6);
 	off = fd_offload_open(&cmds, &cfg);
 	assert_non_null(off);
-	cut = fd_cut_open(off);
+	cut = fd_cut_open(off, NULL);
 	assert_non_null(cut);
 	nfct = nfct_open(CONNTRACK, 0);
 	assert_non_null(nfct);
@@ -1137,6 +1137,47 @@ test_cut_by_hand_through_the_sets(void **state)
 	nfct_destroy(a);
 }
 
+/*
+ * With Cut in hardware off, a state killed on the host goes into the
+ * connection drop sets first, both directions as the forward hook sees
+ * them (the DNAT target, not the address the client asked), so its
+ * sender's next segment opens no new state; our own element adds are no
+ * ruleset change.
+ */
+static void
+test_cut_on_host_blocks_the_five_tuple(void **state)
+{
+	struct nf_conntrack *a = conn(IPPROTO_TCP, "198.18.0.10", 40001, "198.19.0.99", 8443,
+				      "198.19.0.10", 443, 0);
+	struct fc_list l = list_of("198.19.0.10");
+	struct fd_cut *c;
+	struct fd_nft *n;
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	n = fd_nft_open(BIT);
+	assert_non_null(n);
+	c = fd_cut_open(off, n);
+	assert_non_null(c);
+	assert_int_equal(fc_netns_sh("nft list chain inet flowcut seen | grep -q "
+				     "'ip saddr . meta l4proto . th sport . ip daddr . th dport @conn4 drop'"), 0);
+	fd_offload_settings(off, false, 30);
+	create(a);		/* no mark: not offloaded */
+	turns(100);
+	assert_int_equal(conns(), 0);
+	assert_int_equal(fd_cut_ranges(c, &l, FD_CUT_HAND), 1);
+	assert_false(alive(a));
+	assert_int_equal(fc_netns_sh("nft list set inet flowcut conn4 | grep -q "
+				     "'198.18.0.10 . tcp . 40001 . 198.19.0.10 . 443' && "
+				     "nft list set inet flowcut conn4 | grep -q "
+				     "'198.19.0.10 . tcp . 443 . 198.18.0.10 . 40001'"), 0);
+	assert_int_equal(nft_events(n) & FD_NFT_RULESET, 0);
+	fc_list_free(&l);
+	fd_cut_close(c);
+	fd_nft_close(n);
+	nfct_destroy(a);
+}
+
 int
 main(void)
 {
@@ -1156,6 +1197,7 @@ main(void)
 		cmocka_unit_test_setup(test_cut_conn_by_id, fresh),
 		cmocka_unit_test_setup(test_kills_batched, fresh),
 		cmocka_unit_test_setup(test_cut_by_hand_through_the_sets, fresh),
+		cmocka_unit_test_setup(test_cut_on_host_blocks_the_five_tuple, fresh),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
