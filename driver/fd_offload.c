@@ -11,6 +11,7 @@
 #include "fd_offload.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <netinet/in.h>
 #include <search.h>
 #include <stdio.h>
@@ -857,6 +858,110 @@ fd_offload_refresh(struct fd_offload *o)
 	free(ctx);
 }
 
+/* One cut connection being made again at a new revision. */
+struct remake {
+	uint64_t old_id, new_id;
+	int rc;				/* of the step in flight */
+	struct fc_conn_info info;	/* what the coprocessor held */
+};
+
+static void
+remake_read(void *dctx, int rc, const void *ans, uint16_t len)
+{
+	struct remake *r = dctx;
+
+	r->rc = rc != 0 ? rc : len < sizeof(r->info) ? -EBADMSG : 0;
+	if (r->rc == 0)
+		memcpy(&r->info, ans, sizeof(r->info));
+}
+
+static void
+remake_made(void *dctx, int rc, const void *ans, uint16_t len)
+{
+	struct remake *r = dctx;
+
+	r->rc = rc != 0 ? rc : len < sizeof(r->new_id) ? -EBADMSG : 0;
+	if (r->rc == 0)
+		memcpy(&r->new_id, ans, sizeof(r->new_id));
+}
+
+/*
+ * After a revision bump: the connections cut stay dropping.  Each cut one
+ * (of the old revision: its next frame would go to the host) is read back
+ * and made again at the new revision, dropping both ways, from what the
+ * coprocessor held (keys, next hops, timeouts); the new one takes over the
+ * old one's keys (a stale revision's keys are free to claim).  Reads, then
+ * creations, posted in batches.  The others are forgotten: their frames
+ * find the old revision and go to the host, whose new rules judge them.
+ * One that cannot be made again is forgotten too (the host's rule drops).
+ */
+static void
+keep_cut(struct fd_offload *o)
+{
+	size_t n, m = 0;
+	struct off_entry **all = snapshot(o, &n);
+	struct remake *r = all ? calloc(n ? n : 1, sizeof(*r)) : NULL;
+
+	if (r == NULL) {
+		free(all);
+		forget_all(o);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (all[i]->cut)
+			r[m++].old_id = all[i]->fp_id;
+		else
+			forget(o, all[i]);
+	}
+	free(all);	/* from here on, entries by their ids: completions may change the tree */
+	for (size_t i = 0; i < m; i++) {
+		struct fc_cmd_conn_id id = { .id = r[i].old_id };
+
+		r[i].rc = fd_cmds_post(&o->cmds, FC_CMD_CONN_READ_BY_ID, &id, sizeof(id),
+				       remake_read, &r[i]);
+	}
+	(void)fd_cmds_flush(&o->cmds, -1);
+	for (size_t i = 0; i < m; i++) {
+		struct fc_cmd_flow_create c = { .verdict = FC_VERDICT_DROP };
+
+		if (r[i].rc != 0)
+			continue;
+		for (unsigned int d = 0; d < 2; d++) {
+			c.mf[d].key = r[i].info.mf[d].key;
+			c.mf[d].nhop = r[i].info.mf[d].nhop;
+			c.mf[d].action = FC_ACTION_DROP;
+			c.mf[d].timeout_s = r[i].info.mf[d].timeout_s;
+		}
+		r[i].rc = fd_cmds_post(&o->cmds, FC_CMD_FLOW_CREATE_FP, &c, sizeof(c), remake_made,
+				       &r[i]);
+	}
+	(void)fd_cmds_flush(&o->cmds, -1);
+	for (size_t i = 0; i < m; i++) {
+		struct off_entry *e = find_fp(o, r[i].old_id);
+
+		if (e == NULL)
+			continue;
+		if (r[i].rc != 0) {
+			fprintf(stderr, "flowcutd: cut connection %" PRIu64 " not kept across the "
+				"ruleset change: %s; the host's rule drops what comes\n", r[i].old_id,
+				strerror(-r[i].rc));
+			forget(o, e);
+			continue;
+		}
+		tdelete(e, &o->by_fp, cmp_fp);
+		e->fp_id = r[i].new_id;
+		e->action = FC_ACTION_DROP;
+		if (tsearch(e, &o->by_fp, cmp_fp) == NULL) {
+			/* no memory for the node: it drops on, unknown; it ages out */
+			if (e->in_ct)
+				tdelete(e, &o->by_ct, cmp_ct);
+			free_entry(e);
+			o->nentries--;
+		}
+	}
+	free(r);
+}
+
 void
 fd_offload_ruleset_changed(struct fd_offload *o)
 {
@@ -899,7 +1004,7 @@ fd_offload_ruleset_changed(struct fd_offload *o)
 		lost_track(o, "FW_STATE_REV_SET", rc);
 		return;
 	}
-	forget_all(o);
+	keep_cut(o);
 	o->st.rev_bumps++;
 }
 

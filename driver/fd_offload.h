@@ -57,7 +57,7 @@
  * bit on every state (offloaded or not: what the old rules let through must
  * pass the new ones) and sets a firewall revision the coprocessor has not
  * had: each connection comes back to the host and is judged again by the
- * new rules.  A command that got no answer (FLOW_CREATE, a reclaim) leaves
+ * new rules (but a cut one: see below).  A command that got no answer (FLOW_CREATE, a reclaim) leaves
  * the fast path unknown: everything is taken out and offloaded again from
  * a conntrack dump, retried each second until it gets through.
  *
@@ -165,9 +165,11 @@ void fd_offload_stats(const struct fd_offload *o, struct fd_offload_stats *out);
  * revived, refreshed, moved or offloaded again, and it is forgotten when
  * the coprocessor says it aged out or was removed.  A resync keeps it
  * while the fast path still holds it (none after a boot).  A ruleset
- * change forgets it with the rest: the new revision stops it matching and
- * the coprocessor removes it, so its frames reach the host again (its
- * rule must drop them: the cut sets' does).
+ * change keeps it dropping: after the new revision is set, each cut
+ * connection is read back and made again at that revision, dropping both
+ * ways (its action DROP), under a new id; the new one takes the stale
+ * one's keys.  One that cannot be made again is forgotten, and its frames
+ * reach the host's rule.
  */
 struct nf_conntrack;
 struct fd_ct;

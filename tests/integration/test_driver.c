@@ -855,6 +855,54 @@ test_cut_range_v4_nat(void **state)
 	nfct_destroy(d);
 }
 
+/*
+ * A ruleset change after a cut: the cut connection stays dropping, made
+ * again at the new revision (its old one would send its frames to the
+ * host); the connection not cut leaves the binding, its frames to the host.
+ */
+static void
+test_cut_kept_across_ruleset_change(void **state)
+{
+	struct nf_conntrack *a = conn(IPPROTO_UDP, "2001:2::10", 40010, "2001:2:0:1::10", 53,
+				      "2001:2:0:1::10", 53, BIT);
+	struct nf_conntrack *b = conn(IPPROTO_UDP, "198.18.0.10", 40011, "198.19.0.10", 53,
+				      "198.19.0.10", 53, BIT);
+	struct fc_list l = list_of("2001:2::10\n");
+	struct fc_frame_spec f = { .payload = 100 };
+	struct fd_offload_conn oc;
+	struct fp_conn_info before, after;
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	create(a);
+	create(b);
+	turns(300);
+	assert_int_equal(conns(), 2);
+	assert_int_equal(fd_cut_ranges(cut, &l, FD_CUT_HAND), 1);
+	before = conn_by_cport(40010);
+	assert_int_equal(before.verdict, FC_VERDICT_DROP);
+	fd_offload_ruleset_changed(off);
+	after = conn_by_cport(40010);
+	assert_int_not_equal(after.id, before.id);
+	assert_int_equal(after.fw_rev, fp_fw_rev_get(fp));
+	assert_int_equal(after.verdict, FC_VERDICT_DROP);
+	assert_int_equal(after.mf[0].action, FC_ACTION_DROP);
+	assert_int_equal(after.mf[1].action, FC_ACTION_DROP);
+	assert_memory_equal(&after.mf[0].key, &before.mf[0].key, sizeof(after.mf[0].key));
+	assert_int_equal(fd_offload_find_fp(off, after.id, &oc, NULL), 0);
+	assert_true(oc.cut);
+	assert_int_equal(fd_offload_find_fp(off, before.id, &oc, NULL), -ENOENT);
+	assert_int_equal(fd_offload_find_fp(off, conn_by_cport(40011).id, &oc, NULL), -ENOENT);
+	/* the client's next datagram is dropped there, not sent to the host */
+	memcpy(f.dmac, MAC0, 6);
+	memcpy(f.smac, CLIENT_MAC, 6);
+	fc_key6(&f.key, IPPROTO_UDP, "2001:2::10", 40010, "2001:2:0:1::10", 53);
+	assert_int_equal(frame_out(0, &f).reason, FC_CNT_FROM_WIRE_DROP_MFLOW_ACTION);
+	fc_list_free(&l);
+	nfct_destroy(a);
+	nfct_destroy(b);
+}
+
 /* IPv6: a cut of the clients' prefix cuts the IPv6 connection, not the IPv4 one. */
 static void
 test_cut_range_v6(void **state)
@@ -1198,6 +1246,7 @@ main(void)
 		cmocka_unit_test_setup(test_kills_batched, fresh),
 		cmocka_unit_test_setup(test_cut_by_hand_through_the_sets, fresh),
 		cmocka_unit_test_setup(test_cut_on_host_blocks_the_five_tuple, fresh),
+		cmocka_unit_test_setup(test_cut_kept_across_ruleset_change, fresh),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
