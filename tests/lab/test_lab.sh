@@ -245,6 +245,27 @@ t_settings_refused() {
 		{ say "fw_cfg $(cfg) after the save, not 0x003"; return 1; }
 }
 
+# A cut flood, then the whole ruleset reloaded (`flush ruleset`: a new
+# revision, and flowcutd's table put back empty): the cut connection is
+# made again at the new revision and keeps dropping on the coprocessor.
+t_cut_reload() {
+	local h0 h1 d0 d1 host
+	udp_stream 198.18.1.2 400M 16
+	wait_for 60 stream_offloaded udp || { say "never offloaded"; conns; return 1; }
+	ex host "$ctl" cut 198.18.1.2 --for 60 >/dev/null || { say "flowcutctl cut failed"; return 1; }
+	wait_for 50 grep -q "cut (hand) of" "$run/flowcutd.log" || { say "no cut"; return 1; }
+	ex host nft -f "$top/lab/ruleset.nft" || return 1
+	sleep 1
+	h0=$(( $(rx fp0) + $(rx fp1) )) d0=$(counter FROM_WIRE_DROP_MFLOW_ACTION)
+	sleep 5
+	h1=$(( $(rx fp0) + $(rx fp1) )) d1=$(counter FROM_WIRE_DROP_MFLOW_ACTION)
+	host=$(( h1 - h0 ))
+	kill "$stream" 2>/dev/null; stream_end
+	say "after the reload: the host took in $host frames in 5 s, the coprocessor dropped" \
+	    "$(( d1 - d0 )) (DROP_MFLOW_ACTION: the connection made again, dropping)"
+	[ "$host" -le 10 ] && [ $(( d1 - d0 )) -ge 100000 ]
+}
+
 # A thousand live UDP connections (tests/lab/real.py udp-many, 5,000
 # datagrams a second in all, each echoed) offloaded, then one change of the
 # cut set cuts them all: flowcutd's line of the cut's figures (first and last
@@ -292,6 +313,7 @@ tests=(
 	"a cut by hand with Cut in hardware off: the host takes the flood|60|t_cut 4 off"
 	"flowcutctl cut --conn of a 400 Mbit/s UDP flood drops it on the coprocessor|60|t_cut 4 on conn"
 	"one change of a cut set cuts 1,000 live UDP connections on the coprocessor|90|t_cut_many"
+	"a cut flood stays dropped on the coprocessor across a ruleset reload|60|t_cut_reload"
 )
 
 lab_suite fct
