@@ -89,6 +89,7 @@ $(call program,test_settings,     tests/unit/test_settings.c,             settin
 $(call program,test_rtnl,         tests/unit/test_rtnl.c,                 driver tests/lib,          -lcmocka -lmnl)
 $(call program,test_cmdq,         tests/unit/test_cmdq.c,                 driver npu fastpath link tests/lib dpdk, -lcmocka -lpthread)
 $(call program,test_list,         tests/unit/test_list.c,                 settings,                  -lcmocka)
+$(call program,test_fplist,       tests/unit/test_fplist.c,               settings,                  -lcmocka)
 $(call program,test_tls,          tests/unit/test_tls.c,                  inspect tests/lib,         -lcmocka -lcrypto -lpcap)
 $(call program,test_policy,       tests/unit/test_policy.c,               driver,                    -lcmocka -lnetfilter_conntrack)
 $(call program,test_driver,       tests/integration/test_driver.c,        driver settings npu fastpath link tests/lib dpdk, -lcmocka -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson)
@@ -99,13 +100,14 @@ $(call program,fuzz_settings_replay, tests/fuzz/fuzz_settings.c tests/fuzz/repla
 $(call program,fuzz_rtnl_replay,  tests/fuzz/fuzz_rtnl.c     tests/fuzz/replay_main.c, driver tests/lib, -lmnl)
 $(call program,fuzz_ct_replay,    tests/fuzz/fuzz_ct.c       tests/fuzz/replay_main.c, driver, -lmnl -lnetfilter_conntrack -lnfnetlink)
 $(call program,fuzz_list_replay,  tests/fuzz/fuzz_list.c     tests/fuzz/replay_main.c, settings,)
+$(call program,fuzz_fplist_replay, tests/fuzz/fuzz_fplist.c  tests/fuzz/replay_main.c, settings,)
 $(call program,fuzz_tls_replay,   tests/fuzz/fuzz_tls.c      tests/fuzz/replay_main.c, inspect tests/lib, -lcrypto)
 $(call program,fuzz_ctl_replay,   tests/fuzz/fuzz_ctl.c      tests/fuzz/replay_main.c, driver,)
 $(call program,fuzz_nftset_replay, tests/fuzz/fuzz_nftset.c  tests/fuzz/replay_main.c, driver settings, -lnftables -ljansson -lmnl)
 
 # libFuzzer builds, $(BUILD)/fuzz/fuzz_<t>: fuzz_<t>_replay with the glue in
 # place of the replayer.
-FUZZ_TARGETS := frame cmd settings rtnl list tls ct ctl nftset
+FUZZ_TARGETS := frame cmd settings rtnl list tls ct ctl nftset fplist
 $(foreach t,$(FUZZ_TARGETS),$(eval $(call program_vars,fuzz_$t,$(filter-out \
 	tests/fuzz/replay_main.c,$(SRC_fuzz_$t_replay)) tests/fuzz/libfuzzer_glue.c,$(USE_fuzz_$t_replay),$(LIBS_fuzz_$t_replay),FUZZ_PROGS)))
 

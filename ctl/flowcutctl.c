@@ -432,19 +432,30 @@ cmd_settings(const char *path, int argc, char **argv)
 		}
 	}
 	if (json) {
-		json_t *lists = json_array();
+		json_t *lists = json_array(), *ports = json_array();
 
 		for (unsigned int i = 0; i < s.nlists; i++)
 			json_array_append_new(lists, json_string(s.lists[i]));
-		return print_json(json_pack("{s:b, s:b, s:i, s:o}", "offload", s.offload,
+		for (unsigned int i = 0; i < s.ntls_ports; i++)
+			json_array_append_new(ports, json_integer(s.tls_ports[i]));
+		return print_json(json_pack("{s:b, s:b, s:i, s:o, s:o, s:o}", "offload", s.offload,
 					    "cut_in_hardware", s.cut_in_hardware, "idle_timeout",
-					    s.idle_timeout, "watched_lists", lists));
+					    s.idle_timeout, "watched_lists", lists,
+					    "watched_fingerprints", s.fingerprints[0] ?
+					    json_string(s.fingerprints) : json_null(),
+					    "tls_ports", ports));
 	}
 	printf("offload          %s\n", s.offload ? "on" : "off");
 	printf("cut_in_hardware  %s\n", s.cut_in_hardware ? "on" : "off");
 	printf("idle_timeout     %u s\n", s.idle_timeout);
 	for (unsigned int i = 0; i < s.nlists; i++)
 		printf("watched_list     %s\n", s.lists[i]);
+	if (s.fingerprints[0])
+		printf("watched_fingerprints %s\n", s.fingerprints);
+	printf("tls_ports       ");
+	for (unsigned int i = 0; i < s.ntls_ports; i++)
+		printf(" %u", s.tls_ports[i]);
+	printf("\n");
 	return 0;
 }
 
