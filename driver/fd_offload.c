@@ -64,6 +64,8 @@ struct fd_offload {
 	void *by_fp;			/* tsearch root: struct off_entry by fp_id */
 	unsigned int nentries;
 	bool need_resync;		/* the fast path may hold what we do not know of */
+	uint16_t tls_ports[FD_OFFLOAD_TLS_PORTS_MAX]; /* offloaded SEND_TO_IPS (fd_policy_verdict) */
+	unsigned int ntls_ports;
 	struct fd_offload_stats st;
 };
 
@@ -375,7 +377,6 @@ prepare(struct fd_offload *o, const struct nf_conntrack *ct, bool cut,
 	if (!cut && !fd_policy_qualifies(ct, o->cfg.mark_bit))
 		return -EPERM;
 	memset(c, 0, sizeof(*c));
-	c->verdict = cut ? FC_VERDICT_DROP : FC_VERDICT_CUT_THRU;
 	/* orig frames come in facing orig.src and leave towards reply.src */
 	fd_policy_route_dst(ct, FD_DIR_ORIG, dst[0]);
 	fd_policy_route_dst(ct, FD_DIR_REPLY, dst[1]);
@@ -402,6 +403,11 @@ prepare(struct fd_offload *o, const struct nf_conntrack *ct, bool cut,
 		return rc;
 	}
 	action = fd_policy_action(ct, o->cfg.cut_in_hardware);
+	c->verdict = cut ? FC_VERDICT_DROP
+			 : fd_policy_verdict(ct, action, o->tls_ports, o->ntls_ports);
+	/* for the inspector: made CUT_THRU at once if it has passed the connection already */
+	if (c->verdict == FC_VERDICT_SEND_TO_IPS && o->cfg.inspect_verdict != NULL)
+		c->verdict = o->cfg.inspect_verdict(o->cfg.inspect_arg, ct);
 	/* made cut: IPS drops by the verdict; a FWD one (a tunnel) must drop by its action */
 	if (cut && action == FC_ACTION_FWD)
 		action = FC_ACTION_DROP;
@@ -1004,6 +1010,15 @@ fd_offload_settings(struct fd_offload *o, bool cut_in_hardware, uint16_t timeout
 {
 	o->cfg.cut_in_hardware = cut_in_hardware;
 	o->cfg.timeout_s = timeout_s;
+}
+
+void
+fd_offload_tls_ports(struct fd_offload *o, const uint16_t *ports, unsigned int n)
+{
+	if (n > FD_OFFLOAD_TLS_PORTS_MAX)
+		n = FD_OFFLOAD_TLS_PORTS_MAX;
+	memcpy(o->tls_ports, ports, n * sizeof(ports[0]));
+	o->ntls_ports = n;
 }
 
 void

@@ -75,6 +75,8 @@
 #include "fd_route.h"
 #include "lk.h"
 
+struct nf_conntrack;
+
 /* conntrack event datagrams read per fd_offload_events() call */
 #define FD_OFFLOAD_EVENTS_PER_TURN 64
 
@@ -85,6 +87,14 @@ struct fd_offload_cfg {
 	uint32_t mark_bit;			/* fd_nft's */
 	bool cut_in_hardware;			/* action IPS, else FWD */
 	uint16_t timeout_s;			/* the fast path's idle timeout */
+	/*
+	 * The inspector's word on a connection the policy hands to it
+	 * (fd_policy_verdict: SEND_TO_IPS): NULL, or FC_VERDICT_CUT_THRU when
+	 * it has passed the connection already (made so at once), else
+	 * FC_VERDICT_SEND_TO_IPS.  Called from the main thread.
+	 */
+	uint8_t (*inspect_verdict)(void *arg, const struct nf_conntrack *ct);
+	void *inspect_arg;
 };
 
 struct fd_offload_stats {
@@ -151,6 +161,14 @@ void fd_offload_rt_lost(struct fd_offload *o);
 void fd_offload_paths(struct fd_offload *o);
 /* fd_offload_settings - the action for connections offloaded from now on. */
 void fd_offload_settings(struct fd_offload *o, bool cut_in_hardware, uint16_t timeout_s);
+/*
+ * fd_offload_tls_ports - TCP to these ports (host order; n 0: none, the
+ * start) is offloaded from now on with verdict SEND_TO_IPS when its action
+ * is IPS (fd_policy_verdict), unless cfg.inspect_verdict passed it already.
+ * At most FD_OFFLOAD_TLS_PORTS_MAX; more are ignored.
+ */
+#define FD_OFFLOAD_TLS_PORTS_MAX 16
+void fd_offload_tls_ports(struct fd_offload *o, const uint16_t *ports, unsigned int n);
 void fd_offload_stats(const struct fd_offload *o, struct fd_offload_stats *out);
 
 /*
@@ -167,7 +185,6 @@ void fd_offload_stats(const struct fd_offload *o, struct fd_offload_stats *out);
  * the coprocessor removes it, so its frames reach the host again (its
  * rule must drop them: the cut sets' does).
  */
-struct nf_conntrack;
 struct fd_ct;
 
 struct fd_offload_conn {
