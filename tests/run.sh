@@ -75,6 +75,8 @@ cmocka "flowcutd binding" "$BUILD/test_driver"
 cmocka "lab" tests/lab/test_lab.sh
 # the same with real clients and servers: nginx, curl, dnsmasq, dig... (root only)
 cmocka "real clients" tests/lab/test_real.sh
+# TLS clients cut by a listed JA4 or JA3, through the inspector (root only)
+cmocka "TLS fingerprints through the inspector" tests/lab/test_tls.sh
 export FC_PROGS=$BUILD/asan
 cmocka "flowcut-npu on net_pcap[asan]" "$BUILD/test_npu"
 unset FC_PROGS
