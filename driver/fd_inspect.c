@@ -626,11 +626,12 @@ fd_inspect_frame(struct fd_inspect *in, uint16_t port, bool flagged, const uint8
 				c->start = s.seq + 1;
 			else
 				in->st.no_room++;
-		} else if (flagged && s.plen > 0 && !(s.flags & (TH_SYN | TH_RST | TH_FIN))) {
+		} else if (s.plen > 0 && !(s.flags & (TH_SYN | TH_RST | TH_FIN))) {
 			/*
-			 * Bytes of an offloaded connection whose SYN we did not
-			 * see (flowcutd started after it): read from here; what
-			 * is mid-stream is no ClientHello, and is passed.
+			 * Bytes of a connection whose SYN we did not see (flowcutd
+			 * started after it, its entry was let go, or it comes back
+			 * to the host): read from here; what is mid-stream is no
+			 * ClientHello, and is passed (CUT_THRU, or offloaded).
 			 */
 			c = conn_new(in, &s.key, C_WAIT, now);
 			if (c != NULL) {

@@ -8,7 +8,8 @@
  * path (a connection not offloaded yet: its ClientHello often comes up
  * before its offload is done).  For each connection to a TLS port it
  * puts the client's bytes back in order from the first (the SYN says
- * where the stream starts), across segments (a post-quantum ClientHello
+ * where the stream starts; without it, from the first bytes it sees),
+ * across segments (a post-quantum ClientHello
  * spans two), into fc_tls, and HOLDS the client's frames until it has
  * decided:
  *

@@ -59,6 +59,7 @@ struct fd_ips {
 		uint64_t cuts;		/* fd_cut_conn done */
 		uint64_t cut_on_host;	/* never offloaded within 2 s: state killed on the host */
 		uint64_t cut_gone;	/* the state was gone before it could be cut */
+		uint64_t offloaded;	/* passed before their offload, offloaded at the pass */
 	} st;
 };
 
@@ -372,24 +373,31 @@ apply(struct fd_ips *x, const struct fd_inspect_decision *d, uint64_t now)
 		return;
 	}
 	ct_id = nfct_get_attr_u32(ct, ATTR_ID);
-	nfct_destroy(ct);
 	if (fd_offload_find_ct(x->off, ct_id, &oc) == 0) {
 		if (d->cut)
 			cut_now(x, &oc, tuple);
 		else
 			pass(x, &oc);
-		return;
-	}
-	if (!d->cut)
-		return;		/* offloaded later: fd_inspect_verdict makes it CUT_THRU then */
-	if (x->npend == FD_IPS_PENDING) {
-		/* no room to wait: killed on the host now (its frames are dropped here) */
+	} else if (!d->cut) {
+		/*
+		 * Not offloaded yet: now, if it qualifies (CUT_THRU at once; a
+		 * FWD one waited for this), else when conntrack says it does.
+		 */
+		if (fd_offload_try(x->off, ct) == 0)
+			x->st.offloaded++;
+	} else if (x->npend == FD_IPS_PENDING || !fd_offload_cut_in_hardware(x->off)) {
+		/*
+		 * Killed on the host now: with Cut in hardware off it is never
+		 * offloaded (FWD waits for a pass); or no room to wait.  The
+		 * inspector drops its frames meanwhile.
+		 */
 		cut_on_host(x, &(struct pending){ .ct_id = ct_id, .key = d->key });
-		return;
+	} else {
+		/* offloaded in a moment, most likely (its hello came up before its offload) */
+		x->pend[x->npend++] = (struct pending){ .ct_id = ct_id, .key = d->key,
+							.deadline = now + FD_IPS_PENDING_MS };
 	}
-	/* offloaded in a moment, most likely (its hello came up before its offload) */
-	x->pend[x->npend++] = (struct pending){ .ct_id = ct_id, .key = d->key,
-						.deadline = now + FD_IPS_PENDING_MS };
+	nfct_destroy(ct);
 }
 
 static void
@@ -533,6 +541,7 @@ fd_ips_stats_json(struct fd_ips *x)
 	bad |= set(o, "cut_pending", json_integer(x->npend));
 	bad |= set(o, "cut_on_host", json_integer((json_int_t)x->st.cut_on_host));
 	bad |= set(o, "cut_gone", json_integer((json_int_t)x->st.cut_gone));
+	bad |= set(o, "offloaded_at_pass", json_integer((json_int_t)x->st.offloaded));
 	if (bad) {
 		json_decref(o);
 		return NULL;

@@ -88,10 +88,12 @@ struct fd_offload_cfg {
 	bool cut_in_hardware;			/* action IPS, else FWD */
 	uint16_t timeout_s;			/* the fast path's idle timeout */
 	/*
-	 * The inspector's word on a connection the policy hands to it
-	 * (fd_policy_verdict: SEND_TO_IPS): NULL, or FC_VERDICT_CUT_THRU when
-	 * it has passed the connection already (made so at once), else
-	 * FC_VERDICT_SEND_TO_IPS.  Called from the main thread.
+	 * The inspector's word on a connection to a TLS port
+	 * (fd_policy_inspected): NULL (none), or FC_VERDICT_CUT_THRU when it
+	 * has passed the connection already: made so at once; else
+	 * FC_VERDICT_SEND_TO_IPS: an IPS connection is made SEND_TO_IPS (its
+	 * frames come up to the inspector), a FWD one (Cut in hardware off)
+	 * is not offloaded until passed (fd_offload_try).  Main thread.
 	 */
 	uint8_t (*inspect_verdict)(void *arg, const struct nf_conntrack *ct);
 	void *inspect_arg;
@@ -159,13 +161,19 @@ void fd_offload_rt_lost(struct fd_offload *o);
  * for every neighbour that resolves (that tries the waiting ones only).
  */
 void fd_offload_paths(struct fd_offload *o);
+/*
+ * fd_offload_try - offload a state now, if it qualifies (the inspector
+ * passed it).  0, or -EEXIST (in already), -EPERM (does not qualify),
+ * -EINPROGRESS (not passed yet), -ENETUNREACH, -EAGAIN (waits for a
+ * neighbour), -ENOMEM, or a command's error.
+ */
+int fd_offload_try(struct fd_offload *o, const struct nf_conntrack *ct);
 /* fd_offload_settings - the action for connections offloaded from now on. */
 void fd_offload_settings(struct fd_offload *o, bool cut_in_hardware, uint16_t timeout_s);
 /*
  * fd_offload_tls_ports - TCP to these ports (host order; n 0: none, the
- * start) is offloaded from now on with verdict SEND_TO_IPS when its action
- * is IPS (fd_policy_verdict), unless cfg.inspect_verdict passed it already.
- * At most FD_OFFLOAD_TLS_PORTS_MAX; more are ignored.
+ * start) is the inspector's from now on: see cfg.inspect_verdict.  At
+ * most FD_OFFLOAD_TLS_PORTS_MAX; more are ignored.
  */
 #define FD_OFFLOAD_TLS_PORTS_MAX 16
 void fd_offload_tls_ports(struct fd_offload *o, const uint16_t *ports, unsigned int n);

@@ -16,8 +16,9 @@
  *  - fd_policy_route_dst: where a direction's frames are sent (its route).
  *  - fd_policy_action: IPS with "Cut in hardware", else FWD; a tunnel (ESP,
  *    UDP 4500 either end) always FWD.
- *  - fd_policy_verdict: SEND_TO_IPS (the inspector reads its ClientHello)
- *    for TCP to a TLS port with action IPS, else CUT_THRU.
+ *  - fd_policy_inspected, fd_policy_verdict: TCP to a TLS port is the
+ *    inspector's; with action IPS it is made SEND_TO_IPS (the inspector
+ *    reads its ClientHello), else CUT_THRU.
  *
  * Addresses and ports in keys are in network byte order, as conntrack
  * hands them out and the fast path parses them off the wire.
@@ -62,6 +63,14 @@ void fd_policy_route_dst(const struct nf_conntrack *ct, enum fd_dir dir, uint8_t
 
 /* fd_policy_action - FC_ACTION_IPS or FC_ACTION_FWD for both microflows. */
 uint8_t fd_policy_action(const struct nf_conntrack *ct, bool cut_in_hardware);
+
+/*
+ * fd_policy_inspected - is the state TCP to one of tls_ports[0..ntls-1]
+ * (the original tuple's destination port, host order)?  Its ClientHello is
+ * then the inspector's to read.
+ */
+bool fd_policy_inspected(const struct nf_conntrack *ct, const uint16_t *tls_ports,
+			 unsigned int ntls);
 
 /*
  * fd_policy_verdict - the verdict a connection of `action` is made with:

@@ -15,7 +15,9 @@
 #     cut in hardware (trigger tls);
 #   - a ClientHello over two TCP segments (s_client with a long ALPN
 #     list): read whole and passed, then, listed, cut with neither segment
-#     reaching the server.
+#     reaching the server;
+#   - with Cut in hardware off: curl offloaded (FWD) once passed, the
+#     listed s_client cut on the host, nothing of its hello at the server.
 #
 # Each test builds a lab of its own, is bounded in time, and tears it
 # down even when it fails (tests/lab/lib.sh).  Root only.  ONLY=pattern
@@ -220,10 +222,59 @@ t_two_segments() { # fam
 	[ $rc -eq 0 ]
 }
 
+# 3. Cut in hardware off: a connection to a TLS port is offloaded (FWD)
+# only once the inspector has passed it, so curl's download goes whole and
+# through the fast path (FROM_WIRE_TO_WIRE); the listed s_client is cut on
+# the host: nothing of its hello at the server, its state killed, its
+# retransmissions dropped by the inspector.
+t_off() { # fam
+	local fam=$1 port ja4 ja3 X0F XF X0I XI sz rc=0
+	"$ctl" --settings "$run/settings.conf" settings set cut_in_hardware off >/dev/null || return 1
+	wait_for 50 grep -q "cut in hardware off" "$run/flowcutd.log" || { say "the setting was not applied"; return 1; }
+	server_up && watch_up || return 1
+	head -c $((48 * 1048576)) /dev/urandom >"$run/www/big" || return 1
+	cap_start client c0 "$run/probe.pcap" || return 1
+	s_client "$fam" "$run/probe.out" || { say "s_client failed: $(tail -3 "$run/probe.out")"; return 1; }
+	cap_stop "$run/probe.pcap"
+	read -r port ja4 ja3 <<<"$(hello_of "$run/probe.pcap")" || { say "the probe: no hello"; return 1; }
+	say "s_client (port $port): JA4 $ja4"
+	list "$ja4" || return 1
+	X0F=$(counter FROM_WIRE_TO_WIRE) X0I=$(stat_of inspector.offloaded_at_pass)
+	"$lab" exec "$L" client curl -fsS -g --max-time 60 --cacert "$run/tls/cert.pem" \
+		-o "$run/got" "https://$(bracket "$fam" "$(addr S "$fam")")/big" 2>"$run/curl.err" ||
+		{ say "curl failed: $(cat "$run/curl.err")"; rc=1; }
+	XF=$(( $(counter FROM_WIRE_TO_WIRE) - X0F ))
+	sz=$(size "$run/www/big")
+	stat_ge inspector.offloaded_at_pass $((X0I + 1)) || true
+	XI=$(( $(stat_of inspector.offloaded_at_pass) - X0I ))
+	say "curl: $(size "$run/got") of $sz bytes; offloaded when passed: $XI; the fast path" \
+	    "forwarded $XF frames (FWD)"
+	[ "$(size "$run/got")" = "$sz" ] && [ "$(sha "$run/got")" = "$(sha "$run/www/big")" ] ||
+		{ say "received $(size "$run/got") bytes sha256 $(sha "$run/got"), sent $sz sha256 $(sha "$run/www/big")"; rc=1; }
+	[ "$XI" -ge 1 ] || { say "curl's connection was not offloaded at its pass"; rc=1; }
+	[ "$XF" -ge $(( sz / 1460 - 300 )) ] || { say "fewer than $(( sz / 1460 - 300 )) frames forwarded"; rc=1; }
+	cap_start server s0 "$run/cut.server.pcap" && cap_start client c0 "$run/cut.client.pcap" || return 1
+	if s_client "$fam" "$run/cut.out"; then say "s_client shook hands: not cut"; rc=1; fi
+	cap_stop "$run/cut.client.pcap"
+	cap_stop "$run/cut.server.pcap"
+	read -r port _ <<<"$(hello_of "$run/cut.client.pcap")"
+	say "the listed s_client (port $port): $(data_from "$run/cut.client.pcap" "$port") segments" \
+	    "with data sent, $(data_from "$run/cut.server.pcap" "$port") at the server; cut on the host:" \
+	    "$(stat_of inspector.cut_on_host), frames dropped by the inspector: $(stat_of inspector.frames_dropped)"
+	[ "$(syns_from "$run/cut.server.pcap" "$port")" -ge 1 ] || { say "the server never saw the SYN"; rc=1; }
+	[ "$(data_from "$run/cut.server.pcap" "$port")" -eq 0 ] || { say "bytes of the hello reached the server"; rc=1; }
+	[ "$(stat_of inspector.cut_on_host)" -eq 1 ] || { say "inspector.cut_on_host is not 1"; rc=1; }
+	[ "$(stat_of inspector.frames_dropped)" -ge 2 ] || { say "no retransmission dropped by the inspector"; rc=1; }
+	grep -q "cut (tls) tcp .*:$port -> .*killed on the host" "$run/flowcutd.log" ||
+		{ say "flowcutd logged no cut on the host of port $port"; rc=1; }
+	[ $rc -eq 0 ]
+}
+
 tests=(
 	"s_client's JA4 listed: curl passes whole in the fast path, s_client is cut (IPv4)|120|t_listed 4 ja4"
 	"s_client's JA3 listed: curl passes whole in the fast path, s_client is cut (IPv6)|120|t_listed 6 ja3"
 	"a ClientHello over two segments: passed whole, then listed and cut (IPv4)|90|t_two_segments 4"
+	"Cut in hardware off: curl offloaded once passed, s_client cut on the host (IPv4)|120|t_off 4"
 )
 
 lab_suite fct per-test

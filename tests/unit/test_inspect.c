@@ -9,7 +9,7 @@
  * frames are dropped); bytes that are no ClientHello; a hello too big, or
  * not whole within the deadline on a virtual clock; a client that closes
  * first; the cap on connections being read; retransmissions of held
- * bytes; IPv6 behind a VLAN tag; a connection whose SYN it never saw;
+ * bytes; IPv6 behind a VLAN tag; connections whose SYN it never saw;
  * ports other than the TLS ports; entries forgotten in time.  The
  * expected fingerprints come from fc_tls and fc_ja on the whole hello.
  */
@@ -538,10 +538,19 @@ test_v6_vlan_and_midstream(void **state)
 	assert_int_equal(nsent, 1);
 	assert_int_equal(fd_inspect_take(in, &d), 1);
 	assert_int_equal(d.why, FD_INSPECT_NOT_HELLO);
-	/* on the host path, such bytes are not read (the SYN was not seen) */
+	/* on the host path too (an entry let go, a connection back from the fast path) */
 	use4(40073, 443);
 	mk(&f[0], false, 0x10, 999999, hello, (uint32_t)hello_len);
-	assert_int_equal(give(in, &f[0], false, 4), 0);
+	assert_int_equal(give(in, &f[0], false, 4), 1);
+	assert_int_equal(fd_inspect_take(in, &d), 1);
+	assert_true(d.cut);
+	assert_int_equal(nsent, 1);
+	/* the server's bytes, or a pure ACK, of a connection it does not know: not read */
+	use4(40074, 443);
+	mk(&f[0], true, 0x18, 5000, hello, 200);
+	assert_int_equal(give(in, &f[0], false, 5), 0);
+	mk(&f[0], false, 0x10, 5000, NULL, 0);
+	assert_int_equal(give(in, &f[0], false, 5), 0);
 	assert_int_equal(fd_inspect_take(in, &d), 0);
 	fd_inspect_close(in);
 }

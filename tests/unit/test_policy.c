@@ -370,6 +370,11 @@ test_verdict(void **state)
 		if (got != verdict_rows[i].verdict)
 			fail_msg("%s: verdict %u, expected %u", verdict_rows[i].what, got,
 				 verdict_rows[i].verdict);
+		/* inspected whatever the action: what IPS would send to the inspector */
+		if (fd_policy_inspected(ct, verdict_rows[i].ports, verdict_rows[i].nports) !=
+		    (fd_policy_verdict(ct, FC_ACTION_IPS, verdict_rows[i].ports,
+				       verdict_rows[i].nports) == FC_VERDICT_SEND_TO_IPS))
+			fail_msg("%s: inspected and the IPS verdict disagree", verdict_rows[i].what);
 		nfct_destroy(ct);
 	}
 }
