@@ -59,6 +59,7 @@ for v in "" asan/ ubsan/; do
 	cmocka "list files[$tag]" "$BUILD/${v}test_list"
 	cmocka "watched fingerprints file[$tag]" "$BUILD/${v}test_fplist"
 	cmocka "tls ClientHello[$tag]" "$BUILD/${v}test_tls"
+	cmocka "QUIC Initial[$tag]" "$BUILD/${v}test_quic"
 	cmocka "offload policy[$tag]" "$BUILD/${v}test_policy"
 	cmocka "the inspector[$tag]" "$BUILD/${v}test_inspect"
 	for t in frame cmd settings rtnl list tls ct ctl nftset fplist inspect; do
