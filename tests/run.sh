@@ -62,7 +62,7 @@ for v in "" asan/ ubsan/; do
 	cmocka "QUIC Initial[$tag]" "$BUILD/${v}test_quic"
 	cmocka "offload policy[$tag]" "$BUILD/${v}test_policy"
 	cmocka "the inspector[$tag]" "$BUILD/${v}test_inspect"
-	for t in frame cmd settings rtnl list tls ct ctl nftset fplist inspect; do
+	for t in frame cmd settings rtnl list tls ct ctl nftset fplist inspect quic; do
 		check "fuzz $t: corpus and regressions replayed[$tag]" \
 			"$BUILD/${v}fuzz_${t}_replay" tests/fuzz/corpus/$t tests/fuzz/regress/$t
 	done
@@ -96,7 +96,7 @@ check "demo: the seed's truth table holds" "$BUILD/flowcut-fpdemo"
 check "bench fastpath runs (small)" bash -c \
 	"'$BUILD/flowcut-bench' fastpath --conns 5000 --frames 200000 | tee /dev/stderr | grep -q warning && exit 1 || exit 0"
 
-for t in frame cmd settings rtnl list tls ct ctl nftset fplist inspect; do
+for t in frame cmd settings rtnl list tls ct ctl nftset fplist inspect quic; do
 	fuzzer=$BUILD/fuzz/fuzz_$t
 	if [ ! -x "$fuzzer" ]; then
 		skipped "fuzz $t" "no libFuzzer build (clang missing)"
