@@ -23,6 +23,7 @@
 #include <flowcut/fc_defs.h>
 
 #include "fc_ja.h"
+#include "fc_quic.h"
 #include "fc_tls.h"
 
 #define TABLE_SIZE 4096			/* hash buckets */
@@ -57,12 +58,29 @@ be32(const uint8_t *p)
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
+/* The UDP header at f + off, l4len bytes of the IP payload: 0, or -1. */
+static int
+udp_parse(const uint8_t *f, uint32_t len, uint32_t off, uint32_t l4len, struct seg *s)
+{
+	uint32_t ulen;
+
+	if (l4len < 8 || off + l4len > len || (ulen = be16(f + off + 4)) < 8 || ulen > l4len)
+		return -1;
+	memcpy(&s->key.sport, f + off, 2);
+	memcpy(&s->key.dport, f + off + 2, 2);
+	s->key.proto = 17;
+	s->poff = off + 8;
+	s->plen = ulen - 8;
+	return 0;
+}
+
 /* The TCP header at f + off, l4len bytes of the IP payload: 0, or -1 (not a whole TCP header). */
 static int
 tcp_parse(const uint8_t *f, uint32_t len, uint32_t off, uint32_t l4len, struct seg *s)
 {
 	uint32_t doff;
 
+	s->key.proto = 6;
 	if (l4len < 20 || off + l4len > len)
 		return -1;
 	doff = (uint32_t)(f[off + 12] >> 4) * 4;
@@ -105,12 +123,12 @@ frame_parse(const uint8_t *f, uint32_t len, struct seg *s)
 		ip_len = be16(f + off + 2);
 		if (hl < 20 || ip_len < hl || off + ip_len > len)
 			return -1;
-		if ((be16(f + off + 6) & 0x3fff) != 0 || f[off + 9] != 6)
-			return -1;	/* a fragment, or not TCP */
+		if ((be16(f + off + 6) & 0x3fff) != 0 || (f[off + 9] != 6 && f[off + 9] != 17))
+			return -1;	/* a fragment, or not TCP or UDP */
 		s->key.family = 4;
 		memcpy(s->key.src, f + off + 12, 4);
 		memcpy(s->key.dst, f + off + 16, 4);
-		return tcp_parse(f, len, off + hl, ip_len - hl, s);
+		return (f[off + 9] == 17 ? udp_parse : tcp_parse)(f, len, off + hl, ip_len - hl, s);
 	}
 	if (type == 0x86dd) {
 		uint32_t end, at = off + 40;
@@ -128,12 +146,12 @@ frame_parse(const uint8_t *f, uint32_t len, struct seg *s)
 			nh = f[at];
 			at += 8 + (uint32_t)f[at + 1] * 8;
 		}
-		if (nh != 6 || at > end)
-			return -1;	/* a fragment (44), or not TCP */
+		if ((nh != 6 && nh != 17) || at > end)
+			return -1;	/* a fragment (44), or not TCP or UDP */
 		s->key.family = 6;
 		memcpy(s->key.src, f + off + 8, 16);
 		memcpy(s->key.dst, f + off + 24, 16);
-		return tcp_parse(f, len, at, end - at, s);
+		return (nh == 17 ? udp_parse : tcp_parse)(f, len, at, end - at, s);
 	}
 	return -1;
 }
@@ -169,7 +187,8 @@ struct conn {
 	uint64_t last;			/* ms: its last frame */
 	struct held *held;
 	unsigned int nheld;
-	struct fc_tls_hello *hello;	/* while READ */
+	struct fc_tls_hello *hello;	/* while READ (TCP) */
+	struct fc_quic_hello *quic;	/* while READ (UDP: QUIC) */
 };
 
 struct fd_inspect {
@@ -296,6 +315,8 @@ reading_end(struct fd_inspect *in, struct conn *c)
 	held_free(c);
 	free(c->hello);
 	c->hello = NULL;
+	free(c->quic);
+	c->quic = NULL;
 	if (c->state == C_READ)
 		in->nreading--;
 }
@@ -384,9 +405,12 @@ queue(struct fd_inspect *in, const struct conn *c, bool cut, enum fd_inspect_why
 		snprintf(d->ja4, sizeof(d->ja4), "%s", ja4);
 	if (ja3)
 		snprintf(d->ja3, sizeof(d->ja3), "%s", ja3);
-	if (c->hello != NULL && ja4 != NULL && c->hello->has_sni)
-		printable(fc_tls_bytes_ptr(c->hello, c->hello->sni), c->hello->sni.len, d->sni,
-			  sizeof(d->sni));
+	{
+		const struct fc_tls_hello *h = c->quic != NULL ? &c->quic->hello : c->hello;
+
+		if (h != NULL && ja4 != NULL && h->has_sni)
+			printable(fc_tls_bytes_ptr(h, h->sni), h->sni.len, d->sni, sizeof(d->sni));
+	}
 }
 
 /* Decided: the held frames handed on in sequence order, the connection's frames go on. */
@@ -425,9 +449,10 @@ static void
 judge(struct fd_inspect *in, struct conn *c, uint64_t now, fd_inspect_out_fn *out, void *octx)
 {
 	char ja4[FC_JA4_LEN + 1] = "", ja3[FC_JA3_MD5_LEN + 1] = "";
+	const struct fc_tls_hello *h = c->quic != NULL ? &c->quic->hello : c->hello;
 	const struct fc_fp *hit = NULL;
-	bool j4 = fc_ja4(c->hello, 't', ja4, NULL, 0) == 0;
-	bool j3 = fc_ja3(c->hello, in->ja3str, sizeof(in->ja3str), ja3) >= 0;
+	bool j4 = fc_ja4(h, c->quic != NULL ? 'q' : 't', ja4, NULL, 0) == 0;
+	bool j3 = fc_ja3(h, in->ja3str, sizeof(in->ja3str), ja3) >= 0;
 
 	in->st.hellos++;
 	if (j4)
@@ -537,11 +562,18 @@ static bool
 start_reading(struct fd_inspect *in, struct conn *c, uint64_t now, fd_inspect_out_fn *out,
 	      void *octx)
 {
-	if (in->nreading >= in->p.max_conns || (c->hello = malloc(sizeof(*c->hello))) == NULL) {
+	bool udp = c->key.proto == 17;
+
+	if (in->nreading >= in->p.max_conns ||
+	    (udp ? (void *)(c->quic = malloc(sizeof(*c->quic)))
+		 : (void *)(c->hello = malloc(sizeof(*c->hello)))) == NULL) {
 		pass(in, c, FD_INSPECT_OVER_CAP, NULL, NULL, now, out, octx);
 		return false;
 	}
-	fc_tls_init(c->hello);
+	if (udp)
+		fc_quic_init(c->quic);
+	else
+		fc_tls_init(c->hello);
 	c->state = C_READ;
 	c->since = now;
 	c->fed = 0;
@@ -593,6 +625,87 @@ client_frame(struct fd_inspect *in, struct conn *c, uint16_t port, const uint8_t
 	return taken;
 }
 
+/*
+ * A datagram from the client of a known UDP flow: while its hello is
+ * read, held in arrival order and its Initials given to fc_quic.  Returns
+ * as client_frame.
+ */
+static int
+quic_frame(struct fd_inspect *in, struct conn *c, uint16_t port, const uint8_t *f, uint32_t len,
+	   const struct seg *s, uint64_t now, fd_inspect_out_fn *out, void *octx)
+{
+	struct held *h, **pp = &c->held;
+	int rc;
+
+	c->last = now;
+	switch (c->state) {
+	case C_CUT:
+		in->st.frames[FD_INSPECT_F_DROPPED]++;
+		return 1;
+	case C_PASSED:
+		return 0;
+	case C_WAIT:
+		if (!start_reading(in, c, now, out, octx))
+			return 0;
+		break;
+	case C_READ:
+		break;
+	}
+	if (c->nheld == HELD_MAX_FRAMES || (h = malloc(sizeof(*h) + len)) == NULL) {
+		pass(in, c, FD_INSPECT_TOO_BIG, NULL, NULL, now, out, octx);
+		return 0;
+	}
+	h->off = c->nheld;	/* datagrams keep their order */
+	h->plen = s->plen;
+	h->poff = s->poff;
+	h->len = len;
+	h->port = port;
+	h->next = NULL;
+	memcpy(h->frame, f, len);
+	while (*pp != NULL)
+		pp = &(*pp)->next;
+	*pp = h;
+	c->nheld++;
+	in->st.frames[FD_INSPECT_F_HELD]++;
+	rc = fc_quic_feed(c->quic, f + s->poff, s->plen);
+	switch (rc) {
+	case -EAGAIN:
+		break;
+	case 0:
+		judge(in, c, now, out, octx);
+		break;
+	case -ENOMSG:
+		pass(in, c, FD_INSPECT_NOT_HELLO, NULL, NULL, now, out, octx);
+		break;
+	case -EMSGSIZE:
+		pass(in, c, FD_INSPECT_TOO_BIG, NULL, NULL, now, out, octx);
+		break;
+	default:
+		pass(in, c, FD_INSPECT_MALFORMED, NULL, NULL, now, out, octx);
+		break;
+	}
+	return 1;
+}
+
+/* A datagram to a TLS port of a flow not known: read when it holds a QUIC Initial, else passed. */
+static int
+quic_new(struct fd_inspect *in, const struct seg *s, uint16_t port, const uint8_t *f,
+	 uint32_t len, uint64_t now, fd_inspect_out_fn *out, void *octx)
+{
+	struct conn *c = conn_new(in, &s->key, C_WAIT, now);
+
+	if (c == NULL) {
+		in->st.no_room++;
+		return 0;
+	}
+	if (!fc_quic_is_initial(f + s->poff, s->plen)) {
+		/* not QUIC, or a flow met mid-way: not sent to the inspector for ever */
+		pass(in, c, FD_INSPECT_NOT_HELLO, NULL, NULL, now, out, octx);
+		return 0;
+	}
+	return quic_frame(in, c, port, f, len, s, now, out, octx);
+}
+
 int
 fd_inspect_frame(struct fd_inspect *in, uint16_t port, bool flagged, const uint8_t *f,
 		 uint32_t len, uint64_t now, fd_inspect_out_fn *out, void *octx)
@@ -609,7 +722,9 @@ fd_inspect_frame(struct fd_inspect *in, uint16_t port, bool flagged, const uint8
 		goto theirs;
 	pthread_mutex_lock(&in->mu);
 	c = conn_find(in, &s.key);
-	if (c != NULL) {
+	if (c != NULL && s.key.proto == 17) {
+		rc = quic_frame(in, c, port, f, len, &s, now, out, octx);
+	} else if (c != NULL) {
 		rc = client_frame(in, c, port, f, len, &s, now, out, octx);
 	} else if (key_reverse(&s.key, &rev), (c = conn_find(in, &rev)) != NULL) {
 		/* the server's: it goes on, unless the connection is cut */
@@ -618,6 +733,9 @@ fd_inspect_frame(struct fd_inspect *in, uint16_t port, bool flagged, const uint8
 			in->st.frames[FD_INSPECT_F_DROPPED]++;
 			rc = 1;
 		}
+	} else if (in->nports > 0 && tls_port(in, s.key.dport) && s.key.proto == 17) {
+		if (s.plen > 0)
+			rc = quic_new(in, &s, port, f, len, now, out, octx);
 	} else if (in->nports > 0 && tls_port(in, s.key.dport)) {
 		if ((s.flags & (TH_SYN | TH_ACK)) == TH_SYN) {
 			/* a client's SYN: its stream starts after it */
@@ -795,7 +913,7 @@ fd_inspect_key_format(const struct fd_inspect_key *k, char *buf, unsigned int le
 
 	inet_ntop(af, k->src, s, sizeof(s));
 	inet_ntop(af, k->dst, d, sizeof(d));
-	snprintf(buf, len, "tcp %s%s%s:%u -> %s%s%s:%u", o, s, e, ntohs(k->sport), o, d, e,
-		 ntohs(k->dport));
+	snprintf(buf, len, "%s %s%s%s:%u -> %s%s%s:%u", k->proto == 17 ? "udp" : "tcp", o, s, e,
+		 ntohs(k->sport), o, d, e, ntohs(k->dport));
 	return buf;
 }

@@ -28,6 +28,12 @@
  *   - more than max_conns connections are being read: the new one is
  *     not, PASS, counted.
  *
+ * QUIC (UDP to a TLS port): a flow whose first client datagram holds a
+ * QUIC Initial is read the same way, its datagrams held in their order,
+ * their Initials decrypted by fc_quic until the hello is whole, its JA4
+ * taken with 'q'; a flow to a TLS port whose first datagram is no Initial
+ * is passed (not_hello) so it is not sent to the inspector for ever.
+ *
  * A decided connection is remembered (linger_ms after its last frame) so
  * the frames still in flight meet the same fate; a connection seen by its
  * SYN waits (wait_ms) for its first bytes.  Entries are bounded (4 x
@@ -57,7 +63,8 @@ struct fd_inspect_key {
 	uint16_t sport;		/* network order */
 	uint16_t dport;		/* network order: a TLS port */
 	uint8_t family;		/* 4 or 6 */
-	uint8_t zero[3];
+	uint8_t proto;		/* 6 TCP, 17 UDP (QUIC) */
+	uint8_t zero[2];
 };
 _Static_assert(sizeof(struct fd_inspect_key) == 40, "struct fd_inspect_key has no padding");
 
@@ -171,8 +178,8 @@ uint8_t fd_inspect_verdict(struct fd_inspect *in, const struct fd_inspect_key *k
 void fd_inspect_stats(struct fd_inspect *in, struct fd_inspect_stats *out);
 
 /*
- * fd_inspect_key_format - "tcp 198.18.0.2:40000 -> 198.18.1.2:443" or with
- * [v6]; returns buf.
+ * fd_inspect_key_format - "tcp 198.18.0.2:40000 -> 198.18.1.2:443" (or udp,
+ * or with [v6]); returns buf.
  */
 char *fd_inspect_key_format(const struct fd_inspect_key *k, char *buf, unsigned int len);
 

@@ -58,7 +58,7 @@ struct fd_ips {
 		uint64_t verdict_failed; /* ... refused or unanswered (the connection stays SEND_TO_IPS) */
 		uint64_t cuts;		/* fd_cut_conn done */
 		uint64_t cut_on_host;	/* never offloaded within 2 s: state killed on the host */
-		uint64_t cut_gone;	/* the state was gone before it could be cut */
+		uint64_t cut_no_state;	/* no state to cut: gone, or never made (nothing reached the host) */
 		uint64_t offloaded;	/* passed before their offload, offloaded at the pass */
 	} st;
 };
@@ -112,6 +112,7 @@ key_of_ct(const struct nf_conntrack *ct, struct fd_inspect_key *k)
 	k->sport = fk.sport;
 	k->dport = fk.dport;
 	k->family = fk.family;
+	k->proto = fk.proto;
 }
 
 static uint8_t
@@ -264,7 +265,7 @@ state_of(struct fd_ips *x, const struct fd_inspect_key *k)
 	if (t == NULL)
 		return NULL;
 	nfct_set_attr_u8(t, ATTR_ORIG_L3PROTO, k->family == 4 ? AF_INET : AF_INET6);
-	nfct_set_attr_u8(t, ATTR_ORIG_L4PROTO, IPPROTO_TCP);
+	nfct_set_attr_u8(t, ATTR_ORIG_L4PROTO, k->proto);
 	if (k->family == 4) {
 		uint32_t a;
 
@@ -330,7 +331,7 @@ cut_on_host(struct fd_ips *x, const struct pending *p)
 
 	fd_inspect_key_format(&p->key, tuple, sizeof(tuple));
 	if (ct == NULL || nfct_get_attr_u32(ct, ATTR_ID) != p->ct_id) {
-		x->st.cut_gone++;
+		x->st.cut_no_state++;
 		printf("flowcutd: tls: %s: its state is gone; nothing to cut\n", tuple);
 		nfct_destroy(ct);
 		return;
@@ -367,8 +368,11 @@ apply(struct fd_ips *x, const struct fd_inspect_decision *d, uint64_t now)
 	ct = state_of(x, &d->key);
 	if (ct == NULL) {
 		if (d->cut) {
-			x->st.cut_gone++;
-			printf("flowcutd: tls: %s: its state is gone; nothing to cut\n", tuple);
+			/* a QUIC flow's first datagram held: the host never saw it */
+			x->st.cut_no_state++;
+			printf("flowcutd: cut (tls) %s: no conntrack state (gone, or nothing of it "
+			       "reached the host): its frames dropped by the inspector\n", tuple);
+			fflush(stdout);
 		}
 		return;
 	}
@@ -385,11 +389,13 @@ apply(struct fd_ips *x, const struct fd_inspect_decision *d, uint64_t now)
 		 */
 		if (fd_offload_try(x->off, ct) == 0)
 			x->st.offloaded++;
-	} else if (x->npend == FD_IPS_PENDING || !fd_offload_cut_in_hardware(x->off)) {
+	} else if (x->npend == FD_IPS_PENDING || !fd_offload_cut_in_hardware(x->off) ||
+		   d->key.proto == IPPROTO_UDP) {
 		/*
 		 * Killed on the host now: with Cut in hardware off it is never
-		 * offloaded (FWD waits for a pass); or no room to wait.  The
-		 * inspector drops its frames meanwhile.
+		 * offloaded (FWD waits for a pass); a QUIC flow is offloaded
+		 * only once its server has answered, which it never will; or
+		 * no room to wait.  The inspector drops its frames meanwhile.
 		 */
 		cut_on_host(x, &(struct pending){ .ct_id = ct_id, .key = d->key });
 	} else {
@@ -540,7 +546,7 @@ fd_ips_stats_json(struct fd_ips *x)
 	bad |= set(o, "cuts", json_integer((json_int_t)x->st.cuts));
 	bad |= set(o, "cut_pending", json_integer(x->npend));
 	bad |= set(o, "cut_on_host", json_integer((json_int_t)x->st.cut_on_host));
-	bad |= set(o, "cut_gone", json_integer((json_int_t)x->st.cut_gone));
+	bad |= set(o, "cut_no_state", json_integer((json_int_t)x->st.cut_no_state));
 	bad |= set(o, "offloaded_at_pass", json_integer((json_int_t)x->st.offloaded));
 	if (bad) {
 		json_decref(o);

@@ -115,9 +115,11 @@ fd_policy_action(const struct nf_conntrack *ct, bool cut_in_hardware)
 bool
 fd_policy_inspected(const struct nf_conntrack *ct, const uint16_t *tls_ports, unsigned int ntls)
 {
+	uint8_t l4 = nfct_get_attr_u8(ct, ATTR_ORIG_L4PROTO);
+
 	uint16_t dport;
 
-	if (nfct_get_attr_u8(ct, ATTR_ORIG_L4PROTO) != IPPROTO_TCP)
+	if (l4 != IPPROTO_TCP && l4 != IPPROTO_UDP)	/* TLS, and QUIC */
 		return false;
 	dport = ntohs(nfct_get_attr_u16(ct, ATTR_ORIG_PORT_DST));
 	for (unsigned int i = 0; i < ntls; i++)

@@ -12,7 +12,8 @@
  *   op & 3 == 2   the same from the server
  *   op & 3 == 3   the clock moves on: ms (2), then a tick
  *
- * bit 2 of op: flagged INSPECT.  The watched list holds the JA4 and the
+ * bit 2 of op: flagged INSPECT.  UDP to 443 (QUIC) comes as raw frames.
+ * The watched list holds the JA4 and the
  * JA3 of the JA4 specification's example hello (the seeds carry it).
  * Checks: no crash, no read past a frame (ASan); every frame handed on is
  * byte for byte one the inspector took and had not handed on yet (never
@@ -240,5 +241,25 @@ fuzz_seeds(const char *dir)
 	memset(seed + n, 0x08, 16);
 	n += 16;
 	rc |= fuzz_seed_put(dir, 3, seed, n);
+	/* a raw frame: UDP to 443 holding the start of RFC 9001 A.2's client Initial */
+	{
+		static const uint8_t initial[] = {
+			0xc0, 0x00, 0x00, 0x00, 0x01, 0x08, 0x83, 0x94, 0xc8, 0xf0, 0x3e, 0x51,
+			0x57, 0x08, 0x00, 0x00, 0x44, 0x9e, 0x7b, 0x9a, 0xec, 0x34, 0xd1, 0xb1,
+			0xc9, 0x8d, 0xd7, 0x68, 0x9f, 0xb8, 0xec, 0x11, 0xd2, 0x42, 0xb1, 0x23,
+			0xdc, 0x9b, 0xd8, 0xba, 0xb9, 0x36, 0xb4, 0x7d, 0x92, 0xec, 0x35, 0x6c,
+		};
+		struct fc_frame_spec u = { .dmac = { 2, 0xfc, 0, 0, 0, 1 }, .smac = { 2, 0, 0, 0, 0, 2 },
+					   .payload = sizeof(initial) };
+		size_t fl;
+
+		fc_key4(&u.key, IPPROTO_UDP, "198.18.0.2", 50000, "198.18.1.2", 443);
+		fl = fc_frame_build(&u, seed + 3, sizeof(seed) - 3);
+		memcpy(seed + 3 + 14 + 20 + 8, initial, sizeof(initial));
+		seed[0] = 0x04;		/* raw, flagged */
+		seed[1] = (uint8_t)(fl >> 8);
+		seed[2] = (uint8_t)fl;
+		rc |= fuzz_seed_put(dir, 4, seed, 3 + fl);
+	}
 	return rc ? -1 : 0;
 }

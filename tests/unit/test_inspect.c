@@ -10,7 +10,9 @@
  * not whole within the deadline on a virtual clock; a client that closes
  * first; the cap on connections being read; retransmissions of held
  * bytes; IPv6 behind a VLAN tag; connections whose SYN it never saw;
- * ports other than the TLS ports; entries forgotten in time.  The
+ * ports other than the TLS ports; entries forgotten in time; QUIC: the
+ * RFC 9001 A.2 client Initial in a datagram, cut when its JA4 ('q') is
+ * listed, handed on whole when not, and UDP that is no Initial passed.  The
  * expected fingerprints come from fc_tls and fc_ja on the whole hello.
  */
 #include <arpa/inet.h>
@@ -32,6 +34,7 @@
 #include "fc_frame.h"
 #include "fc_hello.h"
 #include "fc_ja.h"
+#include "fc_quic.h"
 #include "fc_tls.h"
 #include "fd_inspect.h"
 
@@ -79,7 +82,8 @@ mk(struct fr *f, bool reply, uint8_t flags, uint32_t seq, const uint8_t *p, uint
 	struct fc_frame_spec s = { .dmac = { 2, 0xfc, 0, 0, 0, 1 }, .smac = { 2, 0, 0, 0, 0, 2 },
 				   .vlan = vlan, .key = ckey, .tcp_flags = flags, .seq = seq,
 				   .ack = 5000, .win = 502, .payload = (uint16_t)n };
-	uint32_t at = 14 + (vlan ? 4 : 0) + (ckey.family == 4 ? 20 : 40) + 20;
+	uint32_t at = 14 + (vlan ? 4 : 0) + (ckey.family == 4 ? 20 : 40) +
+		      (ckey.proto == IPPROTO_UDP ? 8 : 20);
 
 	if (reply) {
 		memcpy(s.key.src, ckey.dst, 16);
@@ -96,7 +100,8 @@ mk(struct fr *f, bool reply, uint8_t flags, uint32_t seq, const uint8_t *p, uint
 static struct fd_inspect_key
 key_of(const struct fc_key *k)
 {
-	struct fd_inspect_key ik = { .sport = k->sport, .dport = k->dport, .family = k->family };
+	struct fd_inspect_key ik = { .sport = k->sport, .dport = k->dport, .family = k->family,
+				     .proto = k->proto };
 
 	memcpy(ik.src, k->src, k->family == 4 ? 4 : 16);
 	memcpy(ik.dst, k->dst, k->family == 4 ? 4 : 16);
@@ -591,6 +596,123 @@ test_off_and_garbage(void **state)
 	fd_inspect_close(NULL);
 }
 
+static const char RFC9001_CLIENT_INITIAL[] =
+	"c000000001088394c8f03e5157080000449e7b9aec34d1b1c98dd7689fb8ec11"
+	"d242b123dc9bd8bab936b47d92ec356c0bab7df5976d27cd449f63300099f399"
+	"1c260ec4c60d17b31f8429157bb35a1282a643a8d2262cad67500cadb8e7378c"
+	"8eb7539ec4d4905fed1bee1fc8aafba17c750e2c7ace01e6005f80fcb7df6212"
+	"30c83711b39343fa028cea7f7fb5ff89eac2308249a02252155e2347b63d58c5"
+	"457afd84d05dfffdb20392844ae812154682e9cf012f9021a6f0be17ddd0c208"
+	"4dce25ff9b06cde535d0f920a2db1bf362c23e596d11a4f5a6cf3948838a3aec"
+	"4e15daf8500a6ef69ec4e3feb6b1d98e610ac8b7ec3faf6ad760b7bad1db4ba3"
+	"485e8a94dc250ae3fdb41ed15fb6a8e5eba0fc3dd60bc8e30c5c4287e53805db"
+	"059ae0648db2f64264ed5e39be2e20d82df566da8dd5998ccabdae053060ae6c"
+	"7b4378e846d29f37ed7b4ea9ec5d82e7961b7f25a9323851f681d582363aa5f8"
+	"9937f5a67258bf63ad6f1a0b1d96dbd4faddfcefc5266ba6611722395c906556"
+	"be52afe3f565636ad1b17d508b73d8743eeb524be22b3dcbc2c7468d54119c74"
+	"68449a13d8e3b95811a198f3491de3e7fe942b330407abf82a4ed7c1b311663a"
+	"c69890f4157015853d91e923037c227a33cdd5ec281ca3f79c44546b9d90ca00"
+	"f064c99e3dd97911d39fe9c5d0b23a229a234cb36186c4819e8b9c5927726632"
+	"291d6a418211cc2962e20fe47feb3edf330f2c603a9d48c0fcb5699dbfe58964"
+	"25c5bac4aee82e57a85aaf4e2513e4f05796b07ba2ee47d80506f8d2c25e50fd"
+	"14de71e6c418559302f939b0e1abd576f279c4b2e0feb85c1f28ff18f58891ff"
+	"ef132eef2fa09346aee33c28eb130ff28f5b766953334113211996d20011a198"
+	"e3fc433f9f2541010ae17c1bf202580f6047472fb36857fe843b19f5984009dd"
+	"c324044e847a4f4a0ab34f719595de37252d6235365e9b84392b061085349d73"
+	"203a4a13e96f5432ec0fd4a1ee65accdd5e3904df54c1da510b0ff20dcc0c77f"
+	"cb2c0e0eb605cb0504db87632cf3d8b4dae6e705769d1de354270123cb11450e"
+	"fc60ac47683d7b8d0f811365565fd98c4c8eb936bcab8d069fc33bd801b03ade"
+	"a2e1fbc5aa463d08ca19896d2bf59a071b851e6c239052172f296bfb5e724047"
+	"90a2181014f3b94a4e97d117b438130368cc39dbb2d198065ae3986547926cd2"
+	"162f40a29f0c3c8745c0f50fba3852e566d44575c29d39a03f0cda721984b6f4"
+	"40591f355e12d439ff150aab7613499dbd49adabc8676eef023b15b65bfc5ca0"
+	"6948109f23f350db82123535eb8a7433bdabcb909271a6ecbcb58b936a88cd4e"
+	"8f2e6ff5800175f113253d8fa9ca8885c2f552e657dc603f252e1a8e308f76f0"
+	"be79e2fb8f5d5fbbe2e30ecadd220723c8c0aea8078cdfcb3868263ff8f09400"
+	"54da48781893a7e49ad5aff4af300cd804a6b6279ab3ff3afb64491c85194aab"
+	"760d58a606654f9f4400e8b38591356fbf6425aca26dc85244259ff2b19c41b9"
+	"f96f3ca9ec1dde434da7d2d392b905ddf3d1f9af93d1af5950bd493f5aa731b4"
+	"056df31bd267b6b90a079831aaf579be0a39013137aac6d404f518cfd4684064"
+	"7e78bfe706ca4cf5e9c5453e9f7cfd2b8b4c8d169a44e55c88d4a9a7f9474241"
+	"e221af44860018ab0856972e194cd934";
+
+/* QUIC: the RFC 9001 A.2 client Initial in a UDP datagram to 443: cut when its JA4 is listed, passed when not. */
+static void
+test_quic(void **state)
+{
+	static struct fc_quic_hello qh;
+	static uint8_t dgram[1200];
+	struct fd_inspect_decision d;
+	struct fd_inspect_key k;
+	struct fd_inspect *in;
+	char ja4[FC_JA4_LEN + 1], list[80];
+	struct fr f, srv;
+	unsigned int x;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(dgram); i++) {
+		assert_int_equal(sscanf(RFC9001_CLIENT_INITIAL + 2 * i, "%2x", &x), 1);
+		dgram[i] = (uint8_t)x;
+	}
+	fc_quic_init(&qh);
+	assert_int_equal(fc_quic_feed(&qh, dgram, sizeof(dgram)), 0);
+	assert_int_equal(fc_ja4(&qh.hello, 'q', ja4, NULL, 0), 0);
+	snprintf(list, sizeof(list), "%s\n", ja4);
+	in = open_with(list, 0);
+	/* listed: held, never handed on; the client's again and the server's dropped */
+	fc_key4(&ckey, IPPROTO_UDP, "198.18.0.2", 50000, "198.18.1.2", 443);
+	k = key_of(&ckey);
+	mk(&f, false, 0, 0, dgram, sizeof(dgram));
+	assert_int_equal(give(in, &f, false, 1), 1);
+	assert_int_equal(nsent, 0);
+	assert_int_equal(fd_inspect_take(in, &d), 1);
+	assert_true(d.cut);
+	assert_int_equal(d.why, FD_INSPECT_LISTED_JA4);
+	assert_int_equal(d.key.proto, IPPROTO_UDP);
+	assert_memory_equal(&d.key, &k, sizeof(k));
+	assert_string_equal(d.ja4, ja4);
+	assert_int_equal(d.ja4[0], 'q');
+	assert_string_equal(d.sni, "example.com");
+	assert_string_equal(fd_inspect_key_format(&d.key, list, sizeof(list)),
+			    "udp 198.18.0.2:50000 -> 198.18.1.2:443");
+	assert_int_equal(give(in, &f, true, 300), 1);
+	mk(&srv, true, 0, 0, dgram, 100);
+	assert_int_equal(give(in, &srv, true, 300), 1);
+	assert_int_equal(nsent, 0);
+	assert_int_equal(stats(in).frames[FD_INSPECT_F_DROPPED], 3);
+	/* another client's, not listed: handed on whole, CUT_THRU from then on */
+	fc_key4(&ckey, IPPROTO_UDP, "198.18.0.3", 50001, "198.18.1.2", 443);
+	k = key_of(&ckey);
+	{
+		struct fc_fplist none = { 0 };
+
+		fd_inspect_watch(in, &none);
+	}
+	mk(&f, false, 0, 0, dgram, sizeof(dgram));
+	assert_int_equal(give(in, &f, true, 400), 1);
+	assert_int_equal(nsent, 1);
+	assert_sent(0, &f);
+	assert_int_equal(fd_inspect_take(in, &d), 1);
+	assert_false(d.cut);
+	assert_int_equal(d.why, FD_INSPECT_NOT_LISTED);
+	assert_int_equal(fd_inspect_verdict(in, &k), FC_VERDICT_CUT_THRU);
+	assert_int_equal(give(in, &f, true, 401), 0);
+	/* UDP to 443 that is no QUIC Initial: passed at once, not read; UDP to 53: not the inspector's */
+	fc_key4(&ckey, IPPROTO_UDP, "198.18.0.4", 50002, "198.18.1.2", 443);
+	mk(&f, false, 0, 0, (const uint8_t *)"\x40short header", 13);
+	assert_int_equal(give(in, &f, true, 500), 0);
+	assert_int_equal(fd_inspect_take(in, &d), 1);
+	assert_int_equal(d.why, FD_INSPECT_NOT_HELLO);
+	assert_int_equal(give(in, &f, true, 501), 0);
+	assert_int_equal(fd_inspect_take(in, &d), 0);
+	fc_key4(&ckey, IPPROTO_UDP, "198.18.0.4", 50003, "198.18.1.2", 53);
+	mk(&f, false, 0, 0, dgram, sizeof(dgram));
+	assert_int_equal(give(in, &f, true, 502), 0);
+	assert_int_equal(fd_inspect_take(in, &d), 0);
+	assert_int_equal(stats(in).hellos, 2);
+	fd_inspect_close(in);
+}
+
 int
 main(void)
 {
@@ -605,6 +727,7 @@ main(void)
 		cmocka_unit_test(test_cap),
 		cmocka_unit_test(test_v6_vlan_and_midstream),
 		cmocka_unit_test(test_off_and_garbage),
+		cmocka_unit_test(test_quic),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
