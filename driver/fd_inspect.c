@@ -2,7 +2,7 @@
 /*
  * fd_inspect: see fd_inspect.h.
  *
- * Rooms: frame_parse() (Ethernet, one VLAN tag, IPv4/IPv6, TCP: a frame
+ * Rooms: fd_seg_parse() (Ethernet, one VLAN tag, IPv4/IPv6, TCP: a frame
  * to a segment; fuzzed with the rest by tests/fuzz/fuzz_inspect.c), the
  * table (a hash of entries, and a list of them oldest first), the reading
  * of one connection (hold, feed fc_tls in order, decide), and the
@@ -25,6 +25,7 @@
 #include "fc_ja.h"
 #include "fc_quic.h"
 #include "fc_tls.h"
+#include "fd_seg.h"
 
 #define TABLE_SIZE 4096			/* hash buckets */
 #define HELD_MAX_FRAMES 64		/* a hello in more frames than this is too big */
@@ -35,126 +36,6 @@
 #define TH_SYN 0x02
 #define TH_RST 0x04
 #define TH_ACK 0x10
-
-/* ---- a frame to a TCP segment ---- */
-
-struct seg {
-	struct fd_inspect_key key;	/* as the frame carries it: src is its sender */
-	uint32_t seq;
-	uint8_t flags;
-	uint32_t plen;			/* TCP payload bytes (from the IP length, not the frame's) */
-	uint32_t poff;			/* where they start in the frame */
-};
-
-static uint16_t
-be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t
-be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-/* The UDP header at f + off, l4len bytes of the IP payload: 0, or -1. */
-static int
-udp_parse(const uint8_t *f, uint32_t len, uint32_t off, uint32_t l4len, struct seg *s)
-{
-	uint32_t ulen;
-
-	if (l4len < 8 || off + l4len > len || (ulen = be16(f + off + 4)) < 8 || ulen > l4len)
-		return -1;
-	memcpy(&s->key.sport, f + off, 2);
-	memcpy(&s->key.dport, f + off + 2, 2);
-	s->key.proto = 17;
-	s->poff = off + 8;
-	s->plen = ulen - 8;
-	return 0;
-}
-
-/* The TCP header at f + off, l4len bytes of the IP payload: 0, or -1 (not a whole TCP header). */
-static int
-tcp_parse(const uint8_t *f, uint32_t len, uint32_t off, uint32_t l4len, struct seg *s)
-{
-	uint32_t doff;
-
-	s->key.proto = 6;
-	if (l4len < 20 || off + l4len > len)
-		return -1;
-	doff = (uint32_t)(f[off + 12] >> 4) * 4;
-	if (doff < 20 || doff > l4len)
-		return -1;
-	memcpy(&s->key.sport, f + off, 2);
-	memcpy(&s->key.dport, f + off + 2, 2);
-	s->seq = be32(f + off + 4);
-	s->flags = f[off + 13];
-	s->poff = off + doff;
-	s->plen = l4len - doff;
-	return 0;
-}
-
-/*
- * A frame as a TCP segment: 0, or -1 when it is none (not IP, not TCP, a
- * fragment, headers that do not hold).  The IP length bounds the segment:
- * an Ethernet frame's padding is not payload.
- */
-static int
-frame_parse(const uint8_t *f, uint32_t len, struct seg *s)
-{
-	uint32_t off = 14, ip_len, hl;
-	uint16_t type;
-
-	memset(s, 0, sizeof(*s));
-	if (len < 14)
-		return -1;
-	type = be16(f + 12);
-	if (type == 0x8100 || type == 0x88a8) {
-		if (len < 18)
-			return -1;
-		type = be16(f + 16);
-		off = 18;
-	}
-	if (type == 0x0800) {
-		if (len < off + 20 || (f[off] >> 4) != 4)
-			return -1;
-		hl = (uint32_t)(f[off] & 0xf) * 4;
-		ip_len = be16(f + off + 2);
-		if (hl < 20 || ip_len < hl || off + ip_len > len)
-			return -1;
-		if ((be16(f + off + 6) & 0x3fff) != 0 || (f[off + 9] != 6 && f[off + 9] != 17))
-			return -1;	/* a fragment, or not TCP or UDP */
-		s->key.family = 4;
-		memcpy(s->key.src, f + off + 12, 4);
-		memcpy(s->key.dst, f + off + 16, 4);
-		return (f[off + 9] == 17 ? udp_parse : tcp_parse)(f, len, off + hl, ip_len - hl, s);
-	}
-	if (type == 0x86dd) {
-		uint32_t end, at = off + 40;
-		uint8_t nh;
-
-		if (len < off + 40 || (f[off] >> 4) != 6)
-			return -1;
-		end = off + 40 + be16(f + off + 4);
-		if (end > len)
-			return -1;
-		nh = f[off + 6];
-		while (nh == 0 || nh == 43 || nh == 60) {	/* hop-by-hop, routing, destination */
-			if (at + 8 > end)
-				return -1;
-			nh = f[at];
-			at += 8 + (uint32_t)f[at + 1] * 8;
-		}
-		if ((nh != 6 && nh != 17) || at > end)
-			return -1;	/* a fragment (44), or not TCP or UDP */
-		s->key.family = 6;
-		memcpy(s->key.src, f + off + 8, 16);
-		memcpy(s->key.dst, f + off + 24, 16);
-		return (nh == 17 ? udp_parse : tcp_parse)(f, len, at, end - at, s);
-	}
-	return -1;
-}
 
 /* ---- the table ---- */
 
@@ -515,7 +396,7 @@ feed(struct fd_inspect *in, struct conn *c, uint64_t now, fd_inspect_out_fn *out
  */
 static int
 read_segment(struct fd_inspect *in, struct conn *c, uint16_t port, const uint8_t *f,
-	     uint32_t len, const struct seg *s, uint64_t now, fd_inspect_out_fn *out, void *octx)
+	     uint32_t len, const struct fd_seg *s, uint64_t now, fd_inspect_out_fn *out, void *octx)
 {
 	uint32_t off = s->seq - c->start;
 	struct held **pp = &c->held, *h;
@@ -584,7 +465,7 @@ start_reading(struct fd_inspect *in, struct conn *c, uint64_t now, fd_inspect_ou
 /* A frame from the client of a known connection. */
 static int
 client_frame(struct fd_inspect *in, struct conn *c, uint16_t port, const uint8_t *f,
-	     uint32_t len, const struct seg *s, uint64_t now, fd_inspect_out_fn *out, void *octx)
+	     uint32_t len, const struct fd_seg *s, uint64_t now, fd_inspect_out_fn *out, void *octx)
 {
 	int taken = 0;
 
@@ -632,7 +513,7 @@ client_frame(struct fd_inspect *in, struct conn *c, uint16_t port, const uint8_t
  */
 static int
 quic_frame(struct fd_inspect *in, struct conn *c, uint16_t port, const uint8_t *f, uint32_t len,
-	   const struct seg *s, uint64_t now, fd_inspect_out_fn *out, void *octx)
+	   const struct fd_seg *s, uint64_t now, fd_inspect_out_fn *out, void *octx)
 {
 	struct held *h, **pp = &c->held;
 	int rc;
@@ -689,7 +570,7 @@ quic_frame(struct fd_inspect *in, struct conn *c, uint16_t port, const uint8_t *
 
 /* A datagram to a TLS port of a flow not known: read when it holds a QUIC Initial, else passed. */
 static int
-quic_new(struct fd_inspect *in, const struct seg *s, uint16_t port, const uint8_t *f,
+quic_new(struct fd_inspect *in, const struct fd_seg *s, uint16_t port, const uint8_t *f,
 	 uint32_t len, uint64_t now, fd_inspect_out_fn *out, void *octx)
 {
 	struct conn *c = conn_new(in, &s->key, C_WAIT, now);
@@ -712,10 +593,10 @@ fd_inspect_frame(struct fd_inspect *in, uint16_t port, bool flagged, const uint8
 {
 	struct fd_inspect_key rev;
 	struct conn *c;
-	struct seg s;
+	struct fd_seg s;
 	int rc = 0;
 
-	if (frame_parse(f, len, &s) != 0)
+	if (fd_seg_parse(f, len, &s) != 0)
 		goto theirs;
 	if (!tls_port(in, s.key.dport) && !tls_port(in, s.key.sport) &&
 	    __atomic_load_n(&in->nentries, __ATOMIC_RELAXED) == 0)
