@@ -44,7 +44,7 @@ USES_link              :=
 USES_settings          :=
 USES_inspect           :=
 USES_npu               := fastpath link dpdk
-USES_driver            := link settings
+USES_driver            := link settings inspect
 USES_ctl               := link settings inspect
 USES_tests/lib         := fastpath dpdk
 USES_tests/unit        := fastpath link settings inspect npu driver tests/lib dpdk
@@ -75,7 +75,7 @@ endef
 
 #              name               its own sources                         links                      other libraries
 $(call program,flowcut-npu,       npu/npu_main.c,                         npu fastpath link dpdk,    -lrte_ethdev)
-$(call program,flowcutd,          driver/flowcutd.c,                      driver link settings,      -ljansson -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables)
+$(call program,flowcutd,          driver/flowcutd.c,                      driver link settings inspect, -ljansson -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -lcrypto)
 $(call program,flowcutctl,        ctl/flowcutctl.c,                       link settings inspect,     -ljansson -lcrypto -lpcap -lnftables)
 $(call program,flowcut-bench,     bench/flowcut-bench.c,                  fastpath link settings driver tests/lib dpdk, -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson)
 $(call program,flowcut-fpdemo,    tools/flowcut-fpdemo.c,                 fastpath tests/lib dpdk,   )
@@ -89,7 +89,10 @@ $(call program,test_settings,     tests/unit/test_settings.c,             settin
 $(call program,test_rtnl,         tests/unit/test_rtnl.c,                 driver tests/lib,          -lcmocka -lmnl)
 $(call program,test_cmdq,         tests/unit/test_cmdq.c,                 driver npu fastpath link tests/lib dpdk, -lcmocka -lpthread)
 $(call program,test_list,         tests/unit/test_list.c,                 settings,                  -lcmocka)
+$(call program,test_fplist,       tests/unit/test_fplist.c,               settings,                  -lcmocka)
 $(call program,test_tls,          tests/unit/test_tls.c,                  inspect tests/lib,         -lcmocka -lcrypto -lpcap)
+$(call program,test_inspect,      tests/unit/test_inspect.c,              driver settings inspect tests/lib fastpath, -lcmocka -lcrypto -lpthread)
+$(call program,test_quic,         tests/unit/test_quic.c,                 inspect,                   -lcmocka -lcrypto)
 $(call program,test_policy,       tests/unit/test_policy.c,               driver,                    -lcmocka -lnetfilter_conntrack)
 $(call program,test_driver,       tests/integration/test_driver.c,        driver settings npu fastpath link tests/lib dpdk, -lcmocka -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson)
 $(call program,test_npu,          tests/integration/test_npu.c,           fastpath link tests/lib,   -lcmocka -lpcap)
@@ -99,13 +102,16 @@ $(call program,fuzz_settings_replay, tests/fuzz/fuzz_settings.c tests/fuzz/repla
 $(call program,fuzz_rtnl_replay,  tests/fuzz/fuzz_rtnl.c     tests/fuzz/replay_main.c, driver tests/lib, -lmnl)
 $(call program,fuzz_ct_replay,    tests/fuzz/fuzz_ct.c       tests/fuzz/replay_main.c, driver, -lmnl -lnetfilter_conntrack -lnfnetlink)
 $(call program,fuzz_list_replay,  tests/fuzz/fuzz_list.c     tests/fuzz/replay_main.c, settings,)
+$(call program,fuzz_inspect_replay, tests/fuzz/fuzz_inspect.c tests/fuzz/replay_main.c, driver settings inspect tests/lib fastpath, -lcrypto -lpthread)
+$(call program,fuzz_quic_replay,  tests/fuzz/fuzz_quic.c     tests/fuzz/replay_main.c, inspect, -lcrypto)
+$(call program,fuzz_fplist_replay, tests/fuzz/fuzz_fplist.c  tests/fuzz/replay_main.c, settings,)
 $(call program,fuzz_tls_replay,   tests/fuzz/fuzz_tls.c      tests/fuzz/replay_main.c, inspect tests/lib, -lcrypto)
 $(call program,fuzz_ctl_replay,   tests/fuzz/fuzz_ctl.c      tests/fuzz/replay_main.c, driver,)
 $(call program,fuzz_nftset_replay, tests/fuzz/fuzz_nftset.c  tests/fuzz/replay_main.c, driver settings, -lnftables -ljansson -lmnl)
 
 # libFuzzer builds, $(BUILD)/fuzz/fuzz_<t>: fuzz_<t>_replay with the glue in
 # place of the replayer.
-FUZZ_TARGETS := frame cmd settings rtnl list tls ct ctl nftset
+FUZZ_TARGETS := frame cmd settings rtnl list tls ct ctl nftset fplist inspect quic
 $(foreach t,$(FUZZ_TARGETS),$(eval $(call program_vars,fuzz_$t,$(filter-out \
 	tests/fuzz/replay_main.c,$(SRC_fuzz_$t_replay)) tests/fuzz/libfuzzer_glue.c,$(USE_fuzz_$t_replay),$(LIBS_fuzz_$t_replay),FUZZ_PROGS)))
 

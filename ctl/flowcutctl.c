@@ -15,7 +15,7 @@
  *   settings                        the settings file (--settings PATH)
  *   settings set KEY VALUE          change one and save: flowcutd applies it
  *                                   at once (no link needed for these two)
- *   fingerprint FILE                each TLS ClientHello over TCP in a capture
+ *   fingerprint FILE                each TLS ClientHello over TCP or QUIC in a capture
  *                                   (pcap or pcapng): its tuple, SNI, ALPN,
  *                                   JA4, JA4_r, JA3 (no link needed)
  *   cut ADDRESS|PREFIX|RANGE [--for SECONDS]
@@ -432,19 +432,30 @@ cmd_settings(const char *path, int argc, char **argv)
 		}
 	}
 	if (json) {
-		json_t *lists = json_array();
+		json_t *lists = json_array(), *ports = json_array();
 
 		for (unsigned int i = 0; i < s.nlists; i++)
 			json_array_append_new(lists, json_string(s.lists[i]));
-		return print_json(json_pack("{s:b, s:b, s:i, s:o}", "offload", s.offload,
+		for (unsigned int i = 0; i < s.ntls_ports; i++)
+			json_array_append_new(ports, json_integer(s.tls_ports[i]));
+		return print_json(json_pack("{s:b, s:b, s:i, s:o, s:o, s:o}", "offload", s.offload,
 					    "cut_in_hardware", s.cut_in_hardware, "idle_timeout",
-					    s.idle_timeout, "watched_lists", lists));
+					    s.idle_timeout, "watched_lists", lists,
+					    "watched_fingerprints", s.fingerprints[0] ?
+					    json_string(s.fingerprints) : json_null(),
+					    "tls_ports", ports));
 	}
 	printf("offload          %s\n", s.offload ? "on" : "off");
 	printf("cut_in_hardware  %s\n", s.cut_in_hardware ? "on" : "off");
 	printf("idle_timeout     %u s\n", s.idle_timeout);
 	for (unsigned int i = 0; i < s.nlists; i++)
 		printf("watched_list     %s\n", s.lists[i]);
+	if (s.fingerprints[0])
+		printf("watched_fingerprints %s\n", s.fingerprints);
+	printf("tls_ports       ");
+	for (unsigned int i = 0; i < s.ntls_ports; i++)
+		printf(" %u", s.tls_ports[i]);
+	printf("\n");
 	return 0;
 }
 
@@ -496,15 +507,16 @@ fingerprint_one(void *arg, const struct fc_tlscap_hello *ch)
 			escaped(fc_tls_bytes_ptr(h, name), name.len, alpn + o, sizeof(alpn) - o);
 			o += strlen(alpn + o);
 		}
-		rc = fc_ja4(h, 't', ja4, ja4r, sizeof(ja4r));
+		rc = fc_ja4(h, ch->transport, ja4, ja4r, sizeof(ja4r));
 		if (rc == 0)
 			rc = fc_ja3(h, ja3, sizeof(ja3), md5) < 0 ? -EIO : 0;
 		if (rc != 0)
 			snprintf(ja3, sizeof(ja3), "fingerprint: %s", strerror(-rc));
 	}
 	if (json) {
-		json_t *o = json_pack("{s:s, s:s, s:I}", "client", cli, "server", srv, "frame",
-				      (json_int_t)ch->frame);
+		json_t *o = json_pack("{s:s, s:s, s:s, s:I}", "transport",
+				      ch->transport == 'q' ? "quic" : "tcp", "client", cli, "server",
+				      srv, "frame", (json_int_t)ch->frame);
 
 		if (rc == 0) {
 			json_object_set_new(o, "sni", h->has_sni ? json_string(sni) : json_null());
@@ -519,7 +531,8 @@ fingerprint_one(void *arg, const struct fc_tlscap_hello *ch)
 		json_array_append_new(doc, o);
 		return 0;
 	}
-	printf("%s -> %s  frame %" PRIu64 "\n", cli, srv, ch->frame);
+	printf("%s %s -> %s  frame %" PRIu64 "\n", ch->transport == 'q' ? "quic" : "tcp", cli,
+	       srv, ch->frame);
 	if (rc != 0) {
 		printf("  error     %s\n\n", ch->rc != 0 ? h->err : ja3);
 		return 0;
@@ -690,14 +703,19 @@ cmd_fingerprint(int argc, char **argv)
 		return 1;
 	}
 	if (json)
-		return print_json(json_pack("{s:s, s:o, s:{s:I, s:I, s:I, s:I}}", "file", argv[0],
-					    "hellos", doc, "skipped", "ip_fragments",
+		return print_json(json_pack("{s:s, s:o, s:{s:I, s:I, s:I, s:I, s:I}}", "file",
+					    argv[0], "hellos", doc, "skipped", "ip_fragments",
 					    (json_int_t)st.fragments, "truncated",
 					    (json_int_t)st.truncated, "other", (json_int_t)st.other,
-					    "out_of_order_dropped", (json_int_t)st.dropped));
+					    "out_of_order_dropped", (json_int_t)st.dropped,
+					    "quic_undecrypted", (json_int_t)st.quic_undecrypted));
 	json_decref(doc);
-	printf("%d ClientHello%s over TCP in %" PRIu64 " frames (QUIC not read)\n", n,
-	       n == 1 ? "" : "s", st.frames);
+	printf("%d ClientHello%s over TCP and QUIC in %" PRIu64 " frames (%" PRIu64 " QUIC "
+	       "Initial datagrams of clients)\n", n, n == 1 ? "" : "s", st.frames,
+	       st.quic_initials);
+	if (st.quic_undecrypted)
+		printf("not read: %" PRIu64 " QUIC Initials that no client key opens (a server's "
+		       "whose client the capture missed, or damaged)\n", st.quic_undecrypted);
 	if (st.fragments || st.truncated || st.dropped)
 		printf("not read: %" PRIu64 " IP fragments, %" PRIu64 " segments cut short by the "
 		       "snapshot length, %" PRIu64 " out-of-order bytes over the cap\n",

@@ -558,6 +558,15 @@ fd_cut_ranges(struct fd_cut *c, const struct fc_list *l, enum fd_cut_trigger t)
 }
 
 int
+fd_cut_state(struct fd_cut *c, const struct nf_conntrack *ct, enum fd_cut_trigger t)
+{
+	int cut = cut_one(c, ct, t);
+
+	cut_done(c);
+	return cut;
+}
+
+int
 fd_cut_conn(struct fd_cut *c, uint64_t fp_id, enum fd_cut_trigger t)
 {
 	struct fd_offload_conn oc;

@@ -48,7 +48,8 @@
 /* What asked for a cut: its enum value and its name in logs and stats. */
 #define FD_CUT_TRIGGERS(X)	\
 	X(HAND, "hand")		/* flowcutd's own cut4/cut6, flowcutctl cut ADDRESS */ \
-	X(CONN, "conn")		/* flowcutctl cut --conn ID */
+	X(CONN, "conn")		/* flowcutctl cut --conn ID */ \
+	X(TLS, "tls")		/* the inspector: a listed JA4 or JA3 (fd_ips) */
 
 enum fd_cut_trigger {
 #define FD_CUT_ENUM_(n, s) FD_CUT_##n,
@@ -83,6 +84,15 @@ void fd_cut_close(struct fd_cut *c);
  * complete (what it held was cut; the rest is not).
  */
 int fd_cut_ranges(struct fd_cut *c, const struct fc_list *l, enum fd_cut_trigger t);
+
+/*
+ * fd_cut_state - cuts one live conntrack state (whole, as GET or a dump
+ * gives it), offloaded or not, as a cut of ranges cuts each: made dropping
+ * on the coprocessor first with the setting on (created dropping if it is
+ * not offloaded), then killed; with it off, killed on the host behind
+ * conn4/conn6.  1 when cut, 0 when it was cut already.
+ */
+int fd_cut_state(struct fd_cut *c, const struct nf_conntrack *ct, enum fd_cut_trigger t);
 
 /*
  * fd_cut_conn - cuts one offloaded connection by its fast-path id.  0,

@@ -67,6 +67,8 @@ struct fd_offload {
 	void *by_fp;			/* tsearch root: struct off_entry by fp_id */
 	unsigned int nentries;
 	bool need_resync;		/* the fast path may hold what we do not know of */
+	uint16_t tls_ports[FD_OFFLOAD_TLS_PORTS_MAX]; /* offloaded SEND_TO_IPS (fd_policy_verdict) */
+	unsigned int ntls_ports;
 	struct fd_offload_stats st;
 };
 
@@ -382,8 +384,9 @@ waiting_clear(struct fd_offload *o)
 /*
  * What a FLOW_CREATE_FP for the state needs, checked and built: the
  * command in *c, its entry in *out (allocated, in no tree, no id yet).  0,
- * or -EEXIST (in already), -EPERM (does not qualify), -ENETUNREACH (not
- * between front ports), -EAGAIN (a neighbour unresolved: it waits, unless
+ * or -EEXIST (in already), -EPERM (does not qualify), -EINPROGRESS (FWD,
+ * and the inspector has not passed it yet: fd_offload_try once it has),
+ * -ENETUNREACH (not between front ports), -EAGAIN (a neighbour unresolved: it waits, unless
  * cut), -ENOMEM, or an error of NHOP_PROGRAM or of conntrack.  `cut`: made
  * already dropping (fd_offload_post_create_cut), whether it qualifies or
  * not.
@@ -399,14 +402,28 @@ prepare(struct fd_offload *o, const struct nf_conntrack *ct, bool cut,
 	uint8_t dst[2][16] = { { 0 } };
 	int pa, pb, rc;
 	struct off_entry *e;
-	uint8_t action;
+	uint8_t action, verdict;
 
 	if (find_ct(o, ct_id, ct) != NULL)
 		return -EEXIST;
 	if (!cut && !fd_policy_qualifies(ct, o->cfg.mark_bit))
 		return -EPERM;
+	action = fd_policy_action(ct, o->cfg.cut_in_hardware);
+	/*
+	 * The inspector's: an IPS connection is made SEND_TO_IPS (its frames
+	 * come up to it) unless it has passed it already (CUT_THRU at once);
+	 * a FWD one's frames would never come up, so it waits for the pass.
+	 */
+	verdict = cut ? FC_VERDICT_DROP
+		      : fd_policy_verdict(ct, action, o->tls_ports, o->ntls_ports);
+	if (!cut && o->cfg.inspect_verdict != NULL &&
+	    fd_policy_inspected(ct, o->tls_ports, o->ntls_ports)) {
+		if (o->cfg.inspect_verdict(o->cfg.inspect_arg, ct) == FC_VERDICT_CUT_THRU)
+			verdict = FC_VERDICT_CUT_THRU;
+		else if (action == FC_ACTION_FWD)
+			return -EINPROGRESS;
+	}
 	memset(c, 0, sizeof(*c));
-	c->verdict = cut ? FC_VERDICT_DROP : FC_VERDICT_CUT_THRU;
 	/* orig frames come in facing orig.src and leave towards reply.src */
 	fd_policy_route_dst(ct, FD_DIR_ORIG, dst[0]);
 	fd_policy_route_dst(ct, FD_DIR_REPLY, dst[1]);
@@ -432,7 +449,7 @@ prepare(struct fd_offload *o, const struct nf_conntrack *ct, bool cut,
 			lost_track(o, "NHOP_PROGRAM", rc);	/* the next-hop table is unknown */
 		return rc;
 	}
-	action = fd_policy_action(ct, o->cfg.cut_in_hardware);
+	c->verdict = verdict;
 	/* made cut: IPS drops by the verdict; a FWD one (a tunnel) must drop by its action */
 	if (cut && action == FC_ACTION_FWD)
 		action = FC_ACTION_DROP;
@@ -525,6 +542,12 @@ static void
 offload(struct fd_offload *o, const struct nf_conntrack *ct)
 {
 	(void)make(o, ct, false);
+}
+
+int
+fd_offload_try(struct fd_offload *o, const struct nf_conntrack *ct)
+{
+	return make(o, ct, false);
 }
 
 /* State `ct_id` (its original tuple in `ct`) is gone: out of the fast path at once. */
@@ -1146,6 +1169,15 @@ fd_offload_settings(struct fd_offload *o, bool cut_in_hardware, uint16_t timeout
 {
 	o->cfg.cut_in_hardware = cut_in_hardware;
 	o->cfg.timeout_s = timeout_s;
+}
+
+void
+fd_offload_tls_ports(struct fd_offload *o, const uint16_t *ports, unsigned int n)
+{
+	if (n > FD_OFFLOAD_TLS_PORTS_MAX)
+		n = FD_OFFLOAD_TLS_PORTS_MAX;
+	memcpy(o->tls_ports, ports, n * sizeof(ports[0]));
+	o->ntls_ports = n;
 }
 
 void

@@ -75,6 +75,8 @@
 #include "fd_route.h"
 #include "lk.h"
 
+struct nf_conntrack;
+
 /* conntrack event datagrams read per fd_offload_events() call */
 #define FD_OFFLOAD_EVENTS_PER_TURN 64
 
@@ -85,6 +87,16 @@ struct fd_offload_cfg {
 	uint32_t mark_bit;			/* fd_nft's */
 	bool cut_in_hardware;			/* action IPS, else FWD */
 	uint16_t timeout_s;			/* the fast path's idle timeout */
+	/*
+	 * The inspector's word on a connection to a TLS port
+	 * (fd_policy_inspected): NULL (none), or FC_VERDICT_CUT_THRU when it
+	 * has passed the connection already: made so at once; else
+	 * FC_VERDICT_SEND_TO_IPS: an IPS connection is made SEND_TO_IPS (its
+	 * frames come up to the inspector), a FWD one (Cut in hardware off)
+	 * is not offloaded until passed (fd_offload_try).  Main thread.
+	 */
+	uint8_t (*inspect_verdict)(void *arg, const struct nf_conntrack *ct);
+	void *inspect_arg;
 };
 
 struct fd_offload_stats {
@@ -151,8 +163,22 @@ void fd_offload_rt_lost(struct fd_offload *o);
  * for every neighbour that resolves (that tries the waiting ones only).
  */
 void fd_offload_paths(struct fd_offload *o);
+/*
+ * fd_offload_try - offload a state now, if it qualifies (the inspector
+ * passed it).  0, or -EEXIST (in already), -EPERM (does not qualify),
+ * -EINPROGRESS (not passed yet), -ENETUNREACH, -EAGAIN (waits for a
+ * neighbour), -ENOMEM, or a command's error.
+ */
+int fd_offload_try(struct fd_offload *o, const struct nf_conntrack *ct);
 /* fd_offload_settings - the action for connections offloaded from now on. */
 void fd_offload_settings(struct fd_offload *o, bool cut_in_hardware, uint16_t timeout_s);
+/*
+ * fd_offload_tls_ports - TCP to these ports (host order; n 0: none, the
+ * start) is the inspector's from now on: see cfg.inspect_verdict.  At
+ * most FD_OFFLOAD_TLS_PORTS_MAX; more are ignored.
+ */
+#define FD_OFFLOAD_TLS_PORTS_MAX 16
+void fd_offload_tls_ports(struct fd_offload *o, const uint16_t *ports, unsigned int n);
 void fd_offload_stats(const struct fd_offload *o, struct fd_offload_stats *out);
 
 /*
@@ -171,7 +197,6 @@ void fd_offload_stats(const struct fd_offload *o, struct fd_offload_stats *out);
  * one's keys.  One that cannot be made again is forgotten, and its frames
  * reach the host's rule.
  */
-struct nf_conntrack;
 struct fd_ct;
 
 struct fd_offload_conn {

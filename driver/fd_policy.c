@@ -111,3 +111,27 @@ fd_policy_action(const struct nf_conntrack *ct, bool cut_in_hardware)
 		return FC_ACTION_FWD;
 	return cut_in_hardware ? FC_ACTION_IPS : FC_ACTION_FWD;
 }
+
+bool
+fd_policy_inspected(const struct nf_conntrack *ct, const uint16_t *tls_ports, unsigned int ntls)
+{
+	uint8_t l4 = nfct_get_attr_u8(ct, ATTR_ORIG_L4PROTO);
+
+	uint16_t dport;
+
+	if (l4 != IPPROTO_TCP && l4 != IPPROTO_UDP)	/* TLS, and QUIC */
+		return false;
+	dport = ntohs(nfct_get_attr_u16(ct, ATTR_ORIG_PORT_DST));
+	for (unsigned int i = 0; i < ntls; i++)
+		if (tls_ports[i] == dport)
+			return true;
+	return false;
+}
+
+uint8_t
+fd_policy_verdict(const struct nf_conntrack *ct, uint8_t action, const uint16_t *tls_ports,
+		  unsigned int ntls)
+{
+	return action == FC_ACTION_IPS && fd_policy_inspected(ct, tls_ports, ntls)
+		? FC_VERDICT_SEND_TO_IPS : FC_VERDICT_CUT_THRU;
+}

@@ -16,6 +16,9 @@
  *  - fd_policy_route_dst: where a direction's frames are sent (its route).
  *  - fd_policy_action: IPS with "Cut in hardware", else FWD; a tunnel (ESP,
  *    UDP 4500 either end) always FWD.
+ *  - fd_policy_inspected, fd_policy_verdict: TCP or UDP to a TLS port is the
+ *    inspector's; with action IPS it is made SEND_TO_IPS (the inspector
+ *    reads its ClientHello), else CUT_THRU.
  *
  * Addresses and ports in keys are in network byte order, as conntrack
  * hands them out and the fast path parses them off the wire.
@@ -60,5 +63,25 @@ void fd_policy_route_dst(const struct nf_conntrack *ct, enum fd_dir dir, uint8_t
 
 /* fd_policy_action - FC_ACTION_IPS or FC_ACTION_FWD for both microflows. */
 uint8_t fd_policy_action(const struct nf_conntrack *ct, bool cut_in_hardware);
+
+/*
+ * fd_policy_inspected - is the state TCP or UDP (QUIC) to one of
+ * tls_ports[0..ntls-1] (the original tuple's destination port, host
+ * order)?  Its ClientHello is then the inspector's to read.
+ */
+bool fd_policy_inspected(const struct nf_conntrack *ct, const uint16_t *tls_ports,
+			 unsigned int ntls);
+
+/*
+ * fd_policy_verdict - the verdict a connection of `action` is made with:
+ * FC_VERDICT_SEND_TO_IPS when it is TCP or UDP to one of tls_ports[0..ntls-1]
+ * (the original tuple's destination port: what the client sent to, before
+ * any DNAT) and its action is IPS (only an IPS microflow's verdict is
+ * consulted), so the coprocessor hands its frames to the inspector;
+ * FC_VERDICT_CUT_THRU otherwise.  ntls 0: nothing is inspected.  Ports in
+ * host order.
+ */
+uint8_t fd_policy_verdict(const struct nf_conntrack *ct, uint8_t action, const uint16_t *tls_ports,
+			  unsigned int ntls);
 
 #endif

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <time.h>
 #include <unistd.h>
 
 #define FD_RELAY_BATCH 64	/* frames from one TAP before the next one's turn */
@@ -19,6 +20,7 @@ struct fd_relay {
 	int epfd;
 	int stop;
 	pthread_t up, down;
+	struct fd_relay_hook hook;	/* frame NULL: none */
 	struct fd_relay_stats st;
 };
 
@@ -28,36 +30,58 @@ add(uint64_t *c, uint64_t n)
 	__atomic_store_n(c, *c + n, __ATOMIC_RELAXED);
 }
 
+void
+fd_relay_to_host(struct fd_relay *r, uint16_t port, const void *buf, uint32_t len)
+{
+	if (port >= r->nports)
+		add(&r->st.up_bad_port, 1);
+	else if (write(r->taps[port], buf, len) == (ssize_t)len)
+		add(&r->st.to_host[port], 1);
+	else
+		add(&r->st.up_tap_full, 1);
+}
+
+static uint64_t
+ms_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 static void *
 up_main(void *arg)
 {
 	struct fd_relay *r = arg;
-	uint64_t boot = lk_boot_id(r->lk);
+	uint64_t boot = lk_boot_id(r->lk), ticked = 0;
 	uint8_t buf[LK_FRAME_SLOT];
 
 	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
 		uint16_t port, flags;
 		int n;
 
+		if (r->hook.tick != NULL && ms_now() - ticked >= 20) {
+			ticked = ms_now();
+			r->hook.tick(r->hook.arg, r);
+		}
 		/* a new boot: take the ring as it is laid out now (again, until ready) */
 		if (lk_boot_id(r->lk) != boot && lk_frame_up_resync(r->lk) == 0)
 			boot = lk_boot_id(r->lk);
 		n = lk_frame_up_take(r->lk, &port, &flags, buf, sizeof(buf));
 		if (n == -EAGAIN) {
-			lk_frame_up_wait(r->lk, 100);
+			lk_frame_up_wait(r->lk, r->hook.tick != NULL ? 20 : 100);
 			continue;
 		}
 		if (n < 0)
 			continue;	/* counted by the link */
-		if (flags & LK_FRAME_INSPECT) {
+		if (r->hook.frame != NULL &&
+		    r->hook.frame(r->hook.arg, r, port, flags, buf, (uint32_t)n))
+			continue;	/* the hook's */
+		if ((flags & LK_FRAME_INSPECT) && r->hook.frame == NULL)
 			add(&r->st.inspect, 1);
-		} else if (port >= r->nports) {
-			add(&r->st.up_bad_port, 1);
-		} else if (write(r->taps[port], buf, (size_t)n) == n) {
-			add(&r->st.to_host[port], 1);
-		} else {
-			add(&r->st.up_tap_full, 1);
-		}
+		else
+			fd_relay_to_host(r, port, buf, (uint32_t)n);
 	}
 	return NULL;
 }
@@ -97,7 +121,8 @@ down_main(void *arg)
 }
 
 struct fd_relay *
-fd_relay_start(struct lk *lk, const int *taps, unsigned int nports)
+fd_relay_start(struct lk *lk, const int *taps, unsigned int nports,
+	       const struct fd_relay_hook *hook)
 {
 	struct fd_relay *r;
 	int err;
@@ -111,6 +136,8 @@ fd_relay_start(struct lk *lk, const int *taps, unsigned int nports)
 		return NULL;
 	r->lk = lk;
 	r->nports = nports;
+	if (hook != NULL)
+		r->hook = *hook;
 	memcpy(r->taps, taps, nports * sizeof(int));
 	r->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (r->epfd < 0)

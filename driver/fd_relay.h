@@ -9,12 +9,18 @@
  * frame ring of the link, and resyncs it when the coprocessor reboots.
  * Every frame is counted, delivered or lost (struct fd_relay_stats).
  *
+ * A hook (the inspector's) may see every frame up first, in the "up"
+ * thread: it takes a frame (holds it, drops it, or hands it on itself with
+ * fd_relay_to_host) or leaves it to the relay.  Without a hook, frames
+ * flagged INSPECT are dropped and counted.
+ *
  * fd_relay_start() from the main thread; fd_relay_stats() from any;
  * fd_relay_stop() joins both threads.  fd_relay_stop(NULL) does nothing.
  */
 #ifndef FLOWCUT_FD_RELAY_H
 #define FLOWCUT_FD_RELAY_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "lk.h"
@@ -24,7 +30,7 @@
 struct fd_relay_stats {
 	uint64_t to_host[FD_MAX_PORTS];		/* written into the port's TAP */
 	uint64_t from_host[FD_MAX_PORTS];	/* read from the TAP, sent down */
-	uint64_t inspect;			/* for the inspector: none yet, dropped */
+	uint64_t inspect;			/* flagged INSPECT, no hook: dropped */
 	uint64_t up_bad_port;			/* tagged with a port we do not have */
 	uint64_t up_tap_full;			/* the TAP refused the write */
 	uint64_t down_ring_full;		/* the link's down ring was full */
@@ -32,8 +38,24 @@ struct fd_relay_stats {
 
 struct fd_relay;
 
-/* fd_relay_start - relay between `lk` and taps[0..nports-1].  NULL and errno. */
-struct fd_relay *fd_relay_start(struct lk *lk, const int *taps, unsigned int nports);
+/* What sees the frames up before their TAP (called in the "up" thread). */
+struct fd_relay_hook {
+	/* true: taken (held, dropped, or handed on by fd_relay_to_host); false: the relay's */
+	bool (*frame)(void *arg, struct fd_relay *r, uint16_t port, uint16_t flags,
+		      const uint8_t *buf, uint32_t len);
+	/* called every 20 ms or so while frames come, and at least every 100 ms */
+	void (*tick)(void *arg, struct fd_relay *r);
+	void *arg;
+};
+
+/*
+ * fd_relay_start - relay between `lk` and taps[0..nports-1]; `hook` (may
+ * be NULL) is copied, its arg must outlive the relay.  NULL and errno.
+ */
+struct fd_relay *fd_relay_start(struct lk *lk, const int *taps, unsigned int nports,
+				const struct fd_relay_hook *hook);
+/* fd_relay_to_host - from the hook only: a frame into `port`'s TAP, counted as the relay's. */
+void fd_relay_to_host(struct fd_relay *r, uint16_t port, const void *buf, uint32_t len);
 void fd_relay_stop(struct fd_relay *r);
 void fd_relay_stats(const struct fd_relay *r, struct fd_relay_stats *out);
 

@@ -20,7 +20,9 @@
  * ruleset changes has every connection judged again.  It cuts (fd_cut):
  * what an element added to its table's cut4/cut6 holds (`flowcutctl cut
  * ADDRESS`), and one connection asked for on its control socket
- * (fd_ctl, `flowcutctl cut --conn ID`).
+ * (fd_ctl, `flowcutctl cut --conn ID`).  Its inspector (fd_ips, fd_inspect)
+ * reads the ClientHello of TCP connections to the TLS ports and cuts those
+ * whose JA4 or JA3 the watched fingerprints file lists.
  *
  * Threads: the main thread speaks commands, takes the coprocessor's events
  * and conntrack's and nftables' over netlink; fd_relay's two threads move
@@ -47,6 +49,7 @@
 #include "fd_cmds.h"
 #include "fd_ctl.h"
 #include "fd_cut.h"
+#include "fd_ips.h"
 #include "fd_nft.h"
 #include "fd_offload.h"
 #include "fd_relay.h"
@@ -72,6 +75,7 @@ struct opts {
 };
 
 static struct fc_settings cur;		/* the settings in force */
+static struct fd_ips *ips;		/* the inspector */
 static char settings_error[512];	/* why the file was last refused, or "" */
 
 static volatile sig_atomic_t quit;
@@ -263,6 +267,7 @@ stats_write(const char *path, const struct fd_relay *r, const struct fd_offload 
 	put(doc, "cut_failed", json_integer((json_int_t)cs.failed), &bad);
 	put(doc, "rtnl_bad", json_integer((json_int_t)rtnl_bad), &bad);
 	put(doc, "events_lost", json_integer((json_int_t)events_lost), &bad);
+	put(doc, "inspector", fd_ips_stats_json(ips), &bad);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	if (bad)
 		fprintf(stderr, "flowcutd: stats: no memory for the document; %s not updated\n",
@@ -460,7 +465,13 @@ main(int argc, char **argv)
 		return 1;
 	}
 	cmds = fd_cmds_q(cmdq);
-	relay = fd_relay_start(lk, taps, o.ports);
+	ips = fd_ips_open();
+	if (ips == NULL) {
+		fprintf(stderr, "flowcutd: inspector: %s\n", strerror(errno));
+		return 1;
+	}
+	relay = fd_relay_start(lk, taps, o.ports, fd_ips_relay_hook(ips));
+	fd_ips_offload_cfg(ips, &ocfg);
 	off = fd_offload_open(&cmds, &ocfg);
 	nft = fd_nft_open(CT_MARK_BIT);
 	cut = off && nft ? fd_cut_open(off, nft) : NULL;
@@ -474,6 +485,8 @@ main(int argc, char **argv)
 			"rtnetlink" : ctl == NULL ? "control socket" : "epoll", strerror(errno));
 		return 1;
 	}
+	fd_ips_bind(ips, off, cut);
+	fd_ips_settings(ips, &cur);
 	{
 		struct epoll_event ct_ev = { .events = EPOLLIN, .data.u32 = 0 };
 		struct epoll_event nft_ev = { .events = EPOLLIN, .data.u32 = 1 };
@@ -580,9 +593,11 @@ main(int argc, char **argv)
 				   settings_load(o.settings)) {
 				/* saved: applied at once, the gate and the switch together */
 				fd_offload_settings(off, cur.cut_in_hardware, cur.idle_timeout);
+				fd_ips_settings(ips, &cur);
 				programmed = program(&cmds, lk, &o) == 0 && programmed;
 			}
 		}
+		fd_ips_turn(ips);	/* the inspector's decisions carried out */
 		if (time(NULL) != last_stats) {
 			last_stats = time(NULL);
 			if (programmed)
@@ -594,6 +609,7 @@ main(int argc, char **argv)
 	if (o.stats)
 		stats_write(o.stats, relay, off, cut, o.ports);
 	fd_relay_stop(relay);
+	fd_ips_close(ips);
 	fd_ctl_close(ctl);
 	fd_nft_close(nft);
 	fd_route_watch_close(rtw);

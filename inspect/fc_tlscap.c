@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fc_tlscap: frames to TCP segments (frame_segment), segments to ordered
- * stream bytes per flow direction (flow_segment), stream bytes to fc_tls.
+ * stream bytes per flow direction (flow_segment), stream bytes to fc_tls;
+ * UDP datagrams that start with a QUIC Initial to fc_quic, per flow.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 
 #include <pcap/pcap.h>
 
+#include "fc_quic.h"
 #include "fc_tlscap.h"
 
 #define HOLD_MAX   (64 * 1024)	/* out-of-order bytes held per flow direction */
@@ -25,7 +27,8 @@ struct key {
 	uint16_t sport;
 	uint16_t dport;
 	uint8_t family;
-	uint8_t pad[3];
+	uint8_t proto;		/* 6 TCP, 17 UDP */
+	uint8_t pad[2];
 };
 _Static_assert(sizeof(struct key) == 40, "struct key has no padding");
 
@@ -51,6 +54,7 @@ struct flow {
 	uint32_t held;		/* bytes in segs */
 	struct seg *segs;	/* out of order, sorted by off */
 	struct fc_tls_hello *hello;	/* while reading, once data came */
+	struct fc_quic_hello *quic;	/* UDP: while reading, once an Initial came */
 };
 
 struct walk {
@@ -143,27 +147,36 @@ flow_release(struct flow *f)
 	f->held = 0;
 	free(f->hello);
 	f->hello = NULL;
+	free(f->quic);
+	f->quic = NULL;
 	f->state = FLOW_DECIDED;
 }
 
 static void
 report(struct walk *w, struct flow *f, int rc)
 {
+	struct fc_tls_hello *h = f->quic != NULL ? &f->quic->hello : f->hello;
 	struct fc_tlscap_hello ch = {
 		.family = f->key.family == 4 ? AF_INET : AF_INET6,
 		.sport = f->key.sport,
 		.dport = f->key.dport,
+		.transport = f->quic != NULL ? 'q' : 't',
 		.frame = w->st.frames,
 		.ts = w->ph != NULL ? w->ph->ts : (struct timeval){ 0, 0 },
 		.rc = rc,
-		.hello = f->hello,
+		.hello = h,
 	};
 
 	memcpy(ch.src, f->key.src, sizeof(ch.src));
 	memcpy(ch.dst, f->key.dst, sizeof(ch.dst));
-	if (rc == -EAGAIN)
-		snprintf(f->hello->err, sizeof(f->hello->err),
-			 "the stream ended %u bytes into the ClientHello", f->fed);
+	if (rc == -EAGAIN && f->quic != NULL)
+		snprintf(h->err, sizeof(h->err), "the capture ended %u bytes into the ClientHello "
+			 "(%u Initials read)", f->quic->fed, f->quic->packets);
+	else if (rc == -EAGAIN)
+		snprintf(h->err, sizeof(h->err), "the stream ended %u bytes into the ClientHello",
+			 f->fed);
+	else if (f->quic != NULL && rc != 0)
+		snprintf(h->err, sizeof(h->err), "%s", f->quic->err);
 	w->reported++;
 	if (w->stop == 0)
 		w->stop = w->fn(w->arg, &ch);
@@ -266,6 +279,69 @@ tcp_segment(struct walk *w, const struct tcpseg *s)
 	}
 }
 
+/* ---- QUIC ---- */
+
+/* One UDP datagram with a QUIC Initial at its start (the caller checked). */
+static void
+quic_datagram(struct walk *w, const struct key *k, const uint8_t *d, uint32_t len)
+{
+	struct key rev = *k;
+	struct flow *f;
+	int rc;
+
+	memcpy(rev.src, k->dst, 16);
+	memcpy(rev.dst, k->src, 16);
+	rev.sport = k->dport;
+	rev.dport = k->sport;
+	if (flow_find(w, &rev, false) != NULL)
+		return;		/* the server's: its client spoke first */
+	f = flow_find(w, k, true);
+	if (f == NULL) {
+		w->stop = -ENOMEM;
+		return;
+	}
+	if (f->state != FLOW_READING)
+		return;
+	if (f->quic == NULL) {
+		f->quic = malloc(sizeof(*f->quic));
+		if (f->quic == NULL) {
+			w->stop = -ENOMEM;
+			return;
+		}
+		fc_quic_init(f->quic);
+	}
+	w->st.quic_initials++;
+	rc = fc_quic_feed(f->quic, d, len);
+	if (rc == -EAGAIN)
+		return;
+	if (rc == -EBADMSG && f->quic->packets == 0)
+		w->st.quic_undecrypted++;	/* a server's, or damaged: not a client's hello */
+	else if (rc != -ENOMSG)
+		report(w, f, rc);
+	flow_release(f);
+}
+
+static void
+udp_parse(struct walk *w, struct key *k, const uint8_t *p, uint32_t len, uint32_t caplen)
+{
+	uint32_t ulen;
+
+	if (caplen < 8 || len < 8 || (ulen = be16(p + 4)) < 8 || ulen > len) {
+		w->st.other++;
+		return;
+	}
+	if (!fc_quic_is_initial(p + 8, (caplen < ulen ? caplen : ulen) - 8))
+		return;		/* UDP, not a QUIC Initial: not ours */
+	if (caplen < ulen) {
+		w->st.truncated++;
+		return;
+	}
+	k->sport = be16(p);
+	k->dport = be16(p + 2);
+	k->proto = 17;
+	quic_datagram(w, k, p + 8, ulen - 8);
+}
+
 /* ---- frames to segments ---- */
 
 static void
@@ -294,7 +370,7 @@ tcp_parse(struct walk *w, struct tcpseg *s, const uint8_t *p, uint32_t len, uint
 static void
 ipv4_parse(struct walk *w, const uint8_t *p, uint32_t caplen)
 {
-	struct tcpseg s = { .key.family = 4 };
+	struct tcpseg s = { .key.family = 4, .key.proto = 6 };
 	uint32_t ihl, tot;
 
 	if (caplen < 20 || (p[0] >> 4) != 4 || (ihl = (uint32_t)(p[0] & 0xf) * 4) < 20 ||
@@ -306,19 +382,22 @@ ipv4_parse(struct walk *w, const uint8_t *p, uint32_t caplen)
 		w->st.fragments++;
 		return;
 	}
-	if (p[9] != 6) {
+	if (p[9] != 6 && p[9] != 17) {
 		w->st.other++;
 		return;
 	}
 	memcpy(s.key.src, p + 12, 4);
 	memcpy(s.key.dst, p + 16, 4);
-	tcp_parse(w, &s, p + ihl, tot - ihl, (caplen < tot ? caplen : tot) - ihl);
+	if (p[9] == 17)
+		udp_parse(w, &s.key, p + ihl, tot - ihl, (caplen < tot ? caplen : tot) - ihl);
+	else
+		tcp_parse(w, &s, p + ihl, tot - ihl, (caplen < tot ? caplen : tot) - ihl);
 }
 
 static void
 ipv6_parse(struct walk *w, const uint8_t *p, uint32_t caplen)
 {
-	struct tcpseg s = { .key.family = 6 };
+	struct tcpseg s = { .key.family = 6, .key.proto = 6 };
 	uint32_t off = 40, len;
 	uint8_t nh;
 
@@ -340,13 +419,16 @@ ipv6_parse(struct walk *w, const uint8_t *p, uint32_t caplen)
 		w->st.fragments++;
 		return;
 	}
-	if (nh != 6 || off > len || off > caplen) {
+	if ((nh != 6 && nh != 17) || off > len || off > caplen) {
 		w->st.other++;
 		return;
 	}
 	memcpy(s.key.src, p + 8, 16);
 	memcpy(s.key.dst, p + 24, 16);
-	tcp_parse(w, &s, p + off, len - off, (caplen < len ? caplen : len) - off);
+	if (nh == 17)
+		udp_parse(w, &s.key, p + off, len - off, (caplen < len ? caplen : len) - off);
+	else
+		tcp_parse(w, &s, p + off, len - off, (caplen < len ? caplen : len) - off);
 }
 
 static void
@@ -452,7 +534,8 @@ fc_tlscap_read(const char *path, fc_tlscap_fn *fn, void *arg, struct fc_tlscap_s
 		while (w->table[b] != NULL) {
 			struct flow *f = w->table[b];
 
-			if (f->state == FLOW_READING && f->fed > 0)
+			if (f->state == FLOW_READING &&
+			    (f->quic != NULL ? f->quic->packets > 0 : f->fed > 0))
 				report(w, f, -EAGAIN);
 			w->table[b] = f->next;
 			flow_release(f);

@@ -20,6 +20,12 @@ fc_settings_default(struct fc_settings *s)
 	s->offload = true;
 	s->cut_in_hardware = true;
 	s->idle_timeout = 60;
+	{
+		static const uint16_t tls[] = FC_SETTINGS_TLS_PORTS_DEFAULT;
+
+		memcpy(s->tls_ports, tls, sizeof(tls));
+		s->ntls_ports = sizeof(tls) / sizeof(tls[0]);
+	}
 }
 
 static int
@@ -47,22 +53,82 @@ onoff(const char *v, bool *out)
 	return 0;
 }
 
+/* watched_fingerprints: an absolute path, or "-" (by flowcutctl) for none. */
+static int
+fingerprints_set(struct fc_settings *s, const char *value, unsigned int line, char *err,
+		 size_t errlen)
+{
+	if (line == 0 && strcmp(value, "-") == 0) {
+		memset(s->fingerprints, 0, sizeof(s->fingerprints));
+		return 0;
+	}
+	if (value[0] != '/')
+		return bad(err, errlen, line, "watched_fingerprints '%s' is not an absolute path",
+			   value);
+	if (strlen(value) >= FC_SETTINGS_PATH_MAX)
+		return bad(err, errlen, line, "watched_fingerprints is longer than %s bytes", "255");
+	memset(s->fingerprints, 0, sizeof(s->fingerprints));
+	memcpy(s->fingerprints, value, strlen(value));
+	return 0;
+}
+
+/* tls_ports: 1 to 16 ports, 1 to 65535, blank-separated, none twice. */
+static int
+tls_ports_set(struct fc_settings *s, const char *value, unsigned int line, char *err,
+	      size_t errlen)
+{
+	uint16_t ports[FC_SETTINGS_MAX_TLS_PORTS] = { 0 };
+	unsigned int n = 0;
+	const char *p = value;
+
+	while (*p != '\0') {
+		char word[16];
+		size_t len = strcspn(p, " \t");
+		char *end;
+		unsigned long v;
+
+		if (len == 0) {
+			p++;
+			continue;
+		}
+		snprintf(word, sizeof(word), "%.*s", (int)(len < 15 ? len : 15), p);
+		errno = 0;
+		v = strtoul(word, &end, 10);
+		if (len > 5 || errno || *end || word[0] == '-' || word[0] == '+' || v < 1 ||
+		    v > 65535)
+			return bad(err, errlen, line, "tls_ports: '%s' is not a port (1 to 65535)",
+				   word);
+		for (unsigned int i = 0; i < n; i++)
+			if (ports[i] == v)
+				return bad(err, errlen, line, "tls_ports: %s is given twice", word);
+		if (n == FC_SETTINGS_MAX_TLS_PORTS)
+			return bad(err, errlen, line, "tls_ports: more than %s ports", "16");
+		ports[n++] = (uint16_t)v;
+		p += len;
+	}
+	if (n == 0)
+		return bad(err, errlen, line, "tls_ports: %s", "no port given");
+	memcpy(s->tls_ports, ports, sizeof(ports));
+	s->ntls_ports = n;
+	return 0;
+}
+
 /* One key on s; `seen` catches a key given twice (line > 0 only). */
 static int
 set_one(struct fc_settings *s, const char *key, const char *value, unsigned int line,
 	unsigned int *seen, char *err, size_t errlen)
 {
 	static const char *const keys[] = { "offload", "cut_in_hardware", "idle_timeout",
-					    "watched_list" };
+					    "watched_list", "watched_fingerprints", "tls_ports" };
 	unsigned int k;
 
-	for (k = 0; k < 4; k++)
+	for (k = 0; k < 6; k++)
 		if (strcmp(key, keys[k]) == 0)
 			break;
-	if (k == 4)
+	if (k == 6)
 		return bad(err, errlen, line, "unknown key '%s' (offload, cut_in_hardware, "
-			   "idle_timeout, watched_list)", key);
-	if (k < 3 && seen != NULL && (*seen & (1u << k)))
+			   "idle_timeout, watched_list, watched_fingerprints, tls_ports)", key);
+	if (k != 3 && seen != NULL && (*seen & (1u << k)))
 		return bad(err, errlen, line, "'%s' is given twice", key);
 	if (seen != NULL)
 		*seen |= 1u << k;
@@ -84,8 +150,13 @@ set_one(struct fc_settings *s, const char *key, const char *value, unsigned int 
 		s->idle_timeout = (uint16_t)v;
 		return 0;
 	}
+	case 4:
+		return fingerprints_set(s, value, line, err, errlen);
+	case 5:
+		return tls_ports_set(s, value, line, err, errlen);
 	default:
 		if (line == 0 && strcmp(value, "-") == 0) {
+			memset(s->lists, 0, sizeof(s->lists));	/* as parsed without them */
 			s->nlists = 0;
 			return 0;
 		}
@@ -218,6 +289,19 @@ fc_settings_format(const struct fc_settings *s, char *buf, size_t len)
 		n += snprintf(buf + ((size_t)n < len ? (size_t)n : len),
 			      (size_t)n < len ? len - (size_t)n : 0, "watched_list = %s\n",
 			      s->lists[i]);
+	if (s->fingerprints[0] != '\0' && n >= 0)
+		n += snprintf(buf + ((size_t)n < len ? (size_t)n : len),
+			      (size_t)n < len ? len - (size_t)n : 0,
+			      "watched_fingerprints = %s\n", s->fingerprints);
+	if (n >= 0)
+		n += snprintf(buf + ((size_t)n < len ? (size_t)n : len),
+			      (size_t)n < len ? len - (size_t)n : 0, "tls_ports =");
+	for (unsigned int i = 0; i < s->ntls_ports && n >= 0; i++)
+		n += snprintf(buf + ((size_t)n < len ? (size_t)n : len),
+			      (size_t)n < len ? len - (size_t)n : 0, " %u", s->tls_ports[i]);
+	if (n >= 0)
+		n += snprintf(buf + ((size_t)n < len ? (size_t)n : len),
+			      (size_t)n < len ? len - (size_t)n : 0, "\n");
 	return n;
 }
 

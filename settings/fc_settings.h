@@ -9,6 +9,8 @@
  *   cut_in_hardware  on|off   a cut drops the connection on the coprocessor
  *   idle_timeout     1-65535  seconds a quiet connection stays offloaded
  *   watched_list     PATH     a watched block list (repeatable)
+ *   watched_fingerprints PATH a file of JA4 and JA3 fingerprints to cut
+ *   tls_ports        PORT...  the TCP ports whose ClientHello is read (1-16 ports)
  *
  * A file that does not parse is refused whole with the line and the reason,
  * and whoever read it keeps the settings it had.  Writing is atomic (a
@@ -28,6 +30,9 @@
 
 #define FC_SETTINGS_MAX_LISTS 16
 #define FC_SETTINGS_PATH_MAX 256
+#define FC_SETTINGS_MAX_TLS_PORTS 16
+/* tls_ports when the file does not say */
+#define FC_SETTINGS_TLS_PORTS_DEFAULT { 443, 465, 853, 993, 995, 8443 }
 
 struct fc_settings {
 	bool offload;
@@ -35,6 +40,9 @@ struct fc_settings {
 	uint16_t idle_timeout;
 	unsigned int nlists;
 	char lists[FC_SETTINGS_MAX_LISTS][FC_SETTINGS_PATH_MAX];
+	char fingerprints[FC_SETTINGS_PATH_MAX];	/* watched_fingerprints; "" none */
+	unsigned int ntls_ports;
+	uint16_t tls_ports[FC_SETTINGS_MAX_TLS_PORTS];	/* in the order given; the rest 0 */
 };
 
 /* fc_settings_default - the settings of a new appliance (Cut in hardware on). */
@@ -54,7 +62,7 @@ int fc_settings_load(const char *path, struct fc_settings *s, char *err, size_t 
 /*
  * fc_settings_set - change one key on *s from text, as `key = value` on a
  * line would ("watched_list" adds a list; "-" as its value removes them
- * all).  0 or -EINVAL with err.
+ * all; "-" as watched_fingerprints' removes it).  0 or -EINVAL with err.
  */
 int fc_settings_set(struct fc_settings *s, const char *key, const char *value, char *err,
 		    size_t errlen);

@@ -57,9 +57,12 @@ for v in "" asan/ ubsan/; do
 	cmocka "settings[$tag]" "$BUILD/${v}test_settings"
 	cmocka "rtnetlink messages[$tag]" "$BUILD/${v}test_rtnl"
 	cmocka "list files[$tag]" "$BUILD/${v}test_list"
+	cmocka "watched fingerprints file[$tag]" "$BUILD/${v}test_fplist"
 	cmocka "tls ClientHello[$tag]" "$BUILD/${v}test_tls"
+	cmocka "QUIC Initial[$tag]" "$BUILD/${v}test_quic"
 	cmocka "offload policy[$tag]" "$BUILD/${v}test_policy"
-	for t in frame cmd settings rtnl list tls ct ctl nftset; do
+	cmocka "the inspector[$tag]" "$BUILD/${v}test_inspect"
+	for t in frame cmd settings rtnl list tls ct ctl nftset fplist inspect quic; do
 		check "fuzz $t: corpus and regressions replayed[$tag]" \
 			"$BUILD/${v}fuzz_${t}_replay" tests/fuzz/corpus/$t tests/fuzz/regress/$t
 	done
@@ -73,6 +76,8 @@ cmocka "flowcutd binding" "$BUILD/test_driver"
 cmocka "lab" tests/lab/test_lab.sh
 # the same with real clients and servers: nginx, curl, dnsmasq, dig... (root only)
 cmocka "real clients" tests/lab/test_real.sh
+# TLS clients cut by a listed JA4 or JA3, through the inspector (root only)
+cmocka "TLS fingerprints through the inspector" tests/lab/test_tls.sh
 export FC_PROGS=$BUILD/asan
 cmocka "flowcut-npu on net_pcap[asan]" "$BUILD/test_npu"
 unset FC_PROGS
@@ -94,7 +99,7 @@ check "bench cut runs (small): all 2,000 cut by one change, no state left" bash 
 	"out=\$('$BUILD/flowcut-bench' cut --conns 2000) || exit 1; echo \"\$out\"
 	grep -q 'cuts 2000 connections' <<<\"\$out\" && grep -q 'states left: 0' <<<\"\$out\""
 
-for t in frame cmd settings rtnl list tls ct ctl nftset; do
+for t in frame cmd settings rtnl list tls ct ctl nftset fplist inspect quic; do
 	fuzzer=$BUILD/fuzz/fuzz_$t
 	if [ ! -x "$fuzzer" ]; then
 		skipped "fuzz $t" "no libFuzzer build (clang missing)"

@@ -106,7 +106,7 @@ tshark -r "$dir/hellos.pcap" -d tcp.port==4433,tls -Y "tls.handshake.type == 1" 
 # frames of hellos that tshark put together from more than one segment
 split=$(tshark -r "$dir/hellos.pcap" -d tcp.port==4433,tls -Y "tls.handshake.type == 1 && tcp.reassembled.length" \
 	-T fields -e frame.number 2>/dev/null | wc -l)
-python3 - "$dir/ours.json" "$dir/tshark.txt" "$dir/names" "$n" "${has_ja4:-no}" "$split" <<'PY'
+python3 - "$dir/ours.json" "$dir/tshark.txt" "$dir/names" "$n" "${has_ja4:-no}" "$split" <<'PY' | tee "$dir/tap.txt"
 import json, sys
 ours_doc = json.load(open(sys.argv[1]))
 theirs = {}
@@ -142,3 +142,40 @@ if not has_ja4:
     say(True, "JA4 against tshark # SKIP this tshark has no tls.handshake.ja4 field "
         "(test_tls checks JA4 against the specification's example)")
 PY
+
+n=$(( n + $(grep -cE '^(ok|not ok) ' "$dir/tap.txt") ))
+
+# QUIC: the client Initials of RFC 9001 A.2 (version 1) and RFC 9369 A.2
+# (version 2), each a UDP datagram in a capture written here; tshark
+# decrypts them on its own, flowcutctl with fc_quic; their JA3 must agree.
+for v in 1 2; do
+	hex=tests/tls/quic-rfc9001-a2-client-initial.hex
+	[ $v = 2 ] && hex=tests/tls/quic-rfc9369-a2-client-initial.hex
+	python3 - "$dir/quic$v.pcap" "$hex" <<'PY'
+import struct, sys
+def csum(b):
+    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
+    s = (s >> 16) + (s & 0xffff)
+    return ~(s + (s >> 16)) & 0xffff
+d = bytes.fromhex(open(sys.argv[2]).read().replace("\n", ""))
+u = struct.pack("!HHHH", 50000, 443, 8 + len(d), 0) + d
+ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(u), 1, 0x4000, 64, 17, 0,
+                 bytes([198, 18, 0, 2]), bytes([198, 18, 1, 2]))
+ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
+fr = bytes.fromhex("02fc00000001020000000002" "0800") + ip + u
+with open(sys.argv[1], "wb") as f:
+    f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+    f.write(struct.pack("<IIII", 1700000000, 0, len(fr), len(fr)) + fr)
+PY
+	ours=$("$CTL" --json fingerprint "$dir/quic$v.pcap" 2>&1 | python3 -c 'import json, sys
+h = json.load(sys.stdin)["hellos"]
+print(" ".join([h[0]["transport"], h[0]["ja3"], h[0]["ja4"]]) if len(h) == 1 else "none")' 2>&1)
+	theirs=$(tshark -r "$dir/quic$v.pcap" -Y "tls.handshake.type == 1" -T fields \
+		-e quic.version -e tls.handshake.ja3 2>/dev/null)
+	read -r t ja3 ja4 <<<"$ours"
+	if [ "$t" = quic ] && [ -n "$ja3" ] && [ "$ja3" = "$(cut -f2 <<<"$theirs")" ] && [ "${ja4:0:1}" = q ]; then
+		say ok "QUIC version $(cut -f1 <<<"$theirs") (the RFC's client Initial): JA3 $ja3 agrees with tshark's; JA4 $ja4"
+	else
+		say "not ok" "QUIC version $v (the RFC's client Initial): ours '$ours', tshark's '$theirs'"
+	fi
+done

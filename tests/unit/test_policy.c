@@ -303,6 +303,91 @@ test_action(void **state)
 	}
 }
 
+/* The TLS ports as the settings have them by default, and a setting of one. */
+static const uint16_t tls_default[] = { 443, 465, 853, 993, 995, 8443 };
+static const uint16_t tls_one[] = { 8443 };
+#define TLS_DEFAULT tls_default, 6
+#define TLS_ONE tls_one, 1
+#define TLS_NONE NULL, 0
+
+static const struct {
+	const char *what;
+	struct st s;
+	uint8_t action;
+	const uint16_t *ports;
+	unsigned int nports;
+	uint8_t verdict;
+} verdict_rows[] = {
+	{ "v6 TCP to 443, IPS, no TLS ports (nothing inspected)", T6(A, EST, BIT), FC_ACTION_IPS,
+	  TLS_NONE, FC_VERDICT_CUT_THRU },
+	{ "TCP to 443, IPS, the default ports",
+	  ST(AF_INET, IPPROTO_TCP, "198.18.0.10", "198.19.0.10", 40000, 443,
+	    "198.19.0.10", "198.18.0.10", 443, 40000, A, EST, BIT), FC_ACTION_IPS, TLS_DEFAULT,
+	  FC_VERDICT_SEND_TO_IPS },
+	{ "v6 TCP to 443, IPS, the default ports", T6(A, EST, BIT), FC_ACTION_IPS, TLS_DEFAULT,
+	  FC_VERDICT_SEND_TO_IPS },
+	{ "TCP to 8443 (the last port), IPS",
+	  ST(AF_INET, IPPROTO_TCP, "198.18.0.10", "198.19.0.10", 40000, 8443,
+	    "198.19.0.10", "198.18.0.10", 8443, 40000, A, EST, BIT), FC_ACTION_IPS, TLS_DEFAULT,
+	  FC_VERDICT_SEND_TO_IPS },
+	{ "TCP to 993, IPS, the ports set to 8443 alone",
+	  ST(AF_INET, IPPROTO_TCP, "198.18.0.10", "198.19.0.10", 40000, 993,
+	    "198.19.0.10", "198.18.0.10", 993, 40000, A, EST, BIT), FC_ACTION_IPS, TLS_ONE,
+	  FC_VERDICT_CUT_THRU },
+	{ "TCP to 443, FWD (cut in hardware off: the verdict is never consulted)",
+	  T6(A, EST, BIT), FC_ACTION_FWD, TLS_DEFAULT, FC_VERDICT_CUT_THRU },
+	{ "TCP to 80, IPS", T4(A, EST, BIT), FC_ACTION_IPS, TLS_DEFAULT, FC_VERDICT_CUT_THRU },
+	{ "TCP from 443 to 40000 (a server's port is the source), IPS",
+	  ST(AF_INET, IPPROTO_TCP, "198.18.0.10", "198.19.0.10", 443, 40000,
+	    "198.19.0.10", "198.18.0.10", 40000, 443, A, EST, BIT), FC_ACTION_IPS, TLS_DEFAULT,
+	  FC_VERDICT_CUT_THRU },
+	{ "TCP DNAT 8443 to 443: the port the client sent to counts",
+	  ST(AF_INET, IPPROTO_TCP, "198.18.0.10", "198.19.0.99", 40000, 8443,
+	    "198.19.0.10", "198.18.0.10", 443, 40000, A, EST, BIT), FC_ACTION_IPS, TLS_ONE,
+	  FC_VERDICT_SEND_TO_IPS },
+	{ "TCP DNAT 443 to 8443, the ports set to 8443 alone",
+	  ST(AF_INET, IPPROTO_TCP, "198.18.0.10", "198.19.0.99", 40000, 443,
+	    "198.19.0.10", "198.18.0.10", 8443, 40000, A, EST, BIT), FC_ACTION_IPS, TLS_ONE,
+	  FC_VERDICT_CUT_THRU },
+	{ "UDP to 443 (QUIC), IPS",
+	  ST(AF_INET, IPPROTO_UDP, "198.18.0.10", "198.19.0.10", 40000, 443,
+	    "198.19.0.10", "198.18.0.10", 443, 40000, A, 0, BIT), FC_ACTION_IPS, TLS_DEFAULT,
+	  FC_VERDICT_SEND_TO_IPS },
+	{ "UDP to 443 (QUIC), FWD",
+	  ST(AF_INET, IPPROTO_UDP, "198.18.0.10", "198.19.0.10", 40000, 443,
+	    "198.19.0.10", "198.18.0.10", 443, 40000, A, 0, BIT), FC_ACTION_FWD, TLS_DEFAULT,
+	  FC_VERDICT_CUT_THRU },
+	{ "UDP to 53, IPS", U4(A, 0, BIT), FC_ACTION_IPS, TLS_DEFAULT, FC_VERDICT_CUT_THRU },
+	{ "UDP from 443 to 40000, IPS",
+	  ST(AF_INET, IPPROTO_UDP, "198.18.0.10", "198.19.0.10", 443, 40000,
+	    "198.19.0.10", "198.18.0.10", 40000, 443, A, 0, BIT), FC_ACTION_IPS, TLS_DEFAULT,
+	  FC_VERDICT_CUT_THRU },
+	{ "ICMP echo, IPS", ST(AF_INET, IPPROTO_ICMP, "198.18.0.10", "198.19.0.10", 443, 0,
+			      "198.19.0.10", "198.18.0.10", 0, 0, IPS_SEEN_REPLY, 0, BIT,
+			      .icmp_type = 8), FC_ACTION_IPS, TLS_DEFAULT, FC_VERDICT_CUT_THRU },
+};
+
+static void
+test_verdict(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(verdict_rows) / sizeof(verdict_rows[0]); i++) {
+		struct nf_conntrack *ct = build(&verdict_rows[i].s);
+		uint8_t got = fd_policy_verdict(ct, verdict_rows[i].action, verdict_rows[i].ports,
+						verdict_rows[i].nports);
+
+		if (got != verdict_rows[i].verdict)
+			fail_msg("%s: verdict %u, expected %u", verdict_rows[i].what, got,
+				 verdict_rows[i].verdict);
+		/* inspected whatever the action: what IPS would send to the inspector */
+		if (fd_policy_inspected(ct, verdict_rows[i].ports, verdict_rows[i].nports) !=
+		    (fd_policy_verdict(ct, FC_ACTION_IPS, verdict_rows[i].ports,
+				       verdict_rows[i].nports) == FC_VERDICT_SEND_TO_IPS))
+			fail_msg("%s: inspected and the IPS verdict disagree", verdict_rows[i].what);
+		nfct_destroy(ct);
+	}
+}
+
 int
 main(void)
 {
@@ -310,6 +395,7 @@ main(void)
 		cmocka_unit_test(test_qualifies),
 		cmocka_unit_test(test_keys),
 		cmocka_unit_test(test_action),
+		cmocka_unit_test(test_verdict),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

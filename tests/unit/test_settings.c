@@ -34,7 +34,20 @@ test_rows(void **state)
 		{ "idle_timeout = 65536\n", "line 1: idle_timeout '65536' is not 1 to 65535 seconds" },
 		{ "idle_timeout = -1\n", "line 1: idle_timeout '-1' is not 1 to 65535 seconds" },
 		{ "idle_timeout = 10s\n", "line 1: idle_timeout '10s' is not 1 to 65535 seconds" },
-		{ "gate = on\n", "line 1: unknown key 'gate' (offload, cut_in_hardware, idle_timeout, watched_list)" },
+		{ "gate = on\n", "line 1: unknown key 'gate' (offload, cut_in_hardware, idle_timeout, watched_list, watched_fingerprints, tls_ports)" },
+		{ "watched_fingerprints = /etc/flowcut/ja.txt\n", NULL },
+		{ "watched_fingerprints = ja.txt\n", "line 1: watched_fingerprints 'ja.txt' is not an absolute path" },
+		{ "watched_fingerprints = /a\nwatched_fingerprints = /b\n", "line 2: 'watched_fingerprints' is given twice" },
+		{ "tls_ports = 443\n", NULL },
+		{ "tls_ports =\t443   8443\t65535 1 # ports\n", NULL },
+		{ "tls_ports = 443 0\n", "line 1: tls_ports: '0' is not a port (1 to 65535)" },
+		{ "tls_ports = 65536\n", "line 1: tls_ports: '65536' is not a port (1 to 65535)" },
+		{ "tls_ports = 443,8443\n", "line 1: tls_ports: '443,8443' is not a port (1 to 65535)" },
+		{ "tls_ports = -443\n", "line 1: tls_ports: '-443' is not a port (1 to 65535)" },
+		{ "tls_ports = 000443\n", "line 1: tls_ports: '000443' is not a port (1 to 65535)" },
+		{ "tls_ports = 443 993 443\n", "line 1: tls_ports: 443 is given twice" },
+		{ "tls_ports = 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17\n", "line 1: tls_ports: more than 16 ports" },
+		{ "tls_ports = 443\ntls_ports = 993\n", "line 2: 'tls_ports' is given twice" },
 		{ "offload on\n", "line 1: 'offload on' is not key = value" },
 		{ "offload =\n", "line 1: a key and a value are needed" },
 		{ "= on\n", "line 1: a key and a value are needed" },
@@ -84,6 +97,21 @@ test_values_and_defaults(void **state)
 	assert_int_equal(s.idle_timeout, 30);
 	assert_int_equal(s.nlists, 1);
 	assert_string_equal(s.lists[0], "/etc/x");
+	/* the TLS ports by default: 443 465 853 993 995 8443; no fingerprints watched */
+	assert_int_equal(s.ntls_ports, 6);
+	assert_int_equal(s.tls_ports[0], 443);
+	assert_int_equal(s.tls_ports[5], 8443);
+	assert_string_equal(s.fingerprints, "");
+	{
+		const char *p = "tls_ports = 8443 443\nwatched_fingerprints = /etc/ja#4 # c\n";
+
+		assert_int_equal(fc_settings_parse(p, strlen(p), &s, err, sizeof(err)), 0);
+		assert_int_equal(s.ntls_ports, 2);
+		assert_int_equal(s.tls_ports[0], 8443);
+		assert_int_equal(s.tls_ports[1], 443);
+		assert_int_equal(s.tls_ports[2], 0);
+		assert_string_equal(s.fingerprints, "/etc/ja#4");
+	}
 	{
 		const char *h = "watched_list = /etc/with#hash # comment\n";
 
@@ -121,6 +149,22 @@ test_set_and_round_trip(void **state)
 	assert_memory_equal(&s, &back, sizeof(s));
 	assert_int_equal(fc_settings_set(&s, "watched_list", "-", err, sizeof(err)), 0);
 	assert_int_equal(s.nlists, 0);
+	/* watched_fingerprints and tls_ports round-trip, and "-" takes the file away */
+	assert_int_equal(fc_settings_set(&s, "watched_fingerprints", "/etc/ja.txt", err, sizeof(err)),
+			 0);
+	assert_int_equal(fc_settings_set(&s, "tls_ports", "443 993", err, sizeof(err)), 0);
+	assert_int_equal(fc_settings_set(&s, "tls_ports", "  ", err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "tls_ports: no port given");
+	n = fc_settings_format(&s, text, sizeof(text));
+	assert_non_null(strstr(text, "watched_fingerprints = /etc/ja.txt\ntls_ports = 443 993\n"));
+	assert_int_equal(fc_settings_parse(text, (size_t)n, &back, err, sizeof(err)), 0);
+	assert_memory_equal(&s, &back, sizeof(s));
+	assert_int_equal(fc_settings_set(&s, "watched_fingerprints", "-", err, sizeof(err)), 0);
+	assert_string_equal(s.fingerprints, "");
+	n = fc_settings_format(&s, text, sizeof(text));
+	assert_null(strstr(text, "watched_fingerprints"));
+	assert_int_equal(fc_settings_parse(text, (size_t)n, &back, err, sizeof(err)), 0);
+	assert_memory_equal(&s, &back, sizeof(s));
 }
 
 static void

@@ -1,0 +1,559 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* fd_ips: see fd_ips.h. */
+#include "fd_ips.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libnetfilter_conntrack/libnetfilter_conntrack.h>
+
+#include <flowcut/fc_cmd.h>
+
+#include "fc_fplist.h"
+#include "fd_cmds.h"
+#include "fd_ct.h"
+#include "fd_inspect.h"
+#include "fd_policy.h"
+#include "lk.h"
+
+#define FD_IPS_PENDING 1024		/* cuts waiting for their connection's offload */
+#define FD_IPS_PENDING_MS 2000		/* how long one waits before its state is killed on the host */
+
+/* A cut decided before its connection was offloaded. */
+struct pending {
+	uint32_t ct_id;
+	struct nf_conntrack *tuple;	/* its original tuple (the state's identity, with the id) */
+	struct fd_inspect_key key;
+	uint64_t deadline;
+};
+
+struct fd_ips {
+	struct fd_inspect *in;
+	struct fd_relay_hook hook;
+	struct fd_offload *off;
+	struct fd_cut *cut;
+	uint16_t ports[FC_SETTINGS_MAX_TLS_PORTS];	/* in force: none without a file */
+	unsigned int nports;
+	/* the watched file */
+	int ino;
+	int wd;				/* its folder's watch, or -1 */
+	char path[FC_SETTINGS_PATH_MAX];	/* "": none */
+	char name[FC_SETTINGS_PATH_MAX];	/* its name in the folder */
+	size_t nja4, nja3;		/* in force */
+	long bad;			/* bad lines of the last read */
+	char error[320];		/* why the last read failed, or "" */
+	uint64_t retried;		/* ms: the watch last tried again */
+	struct pending pend[FD_IPS_PENDING];
+	unsigned int npend;
+	struct {
+		uint64_t cut_thru;	/* verdicts set CUT_THRU, answered */
+		uint64_t verdict_failed; /* ... refused or unanswered (the connection stays SEND_TO_IPS) */
+		uint64_t cuts;		/* fd_cut_conn done */
+		uint64_t cut_not_offloaded;	/* not offloaded within 2 s: cut by fd_cut_state */
+		uint64_t cut_no_state;	/* no state to cut: gone, or never made (nothing reached the host) */
+		uint64_t offloaded;	/* passed before their offload, offloaded at the pass */
+	} st;
+};
+
+static uint64_t
+ms_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* ---- the relay's side (its "up" thread) ---- */
+
+static void
+to_host(void *octx, uint16_t port, const uint8_t *frame, uint32_t len)
+{
+	fd_relay_to_host(octx, port, frame, len);
+}
+
+static bool
+hook_frame(void *arg, struct fd_relay *r, uint16_t port, uint16_t flags, const uint8_t *buf,
+	   uint32_t len)
+{
+	struct fd_ips *x = arg;
+
+	return fd_inspect_frame(x->in, port, (flags & LK_FRAME_INSPECT) != 0, buf, len, ms_now(),
+				to_host, r) == 1;
+}
+
+static void
+hook_tick(void *arg, struct fd_relay *r)
+{
+	struct fd_ips *x = arg;
+
+	fd_inspect_tick(x->in, ms_now(), to_host, r);
+}
+
+/* ---- the offload's side ---- */
+
+static void
+key_of_ct(const struct nf_conntrack *ct, struct fd_inspect_key *k)
+{
+	struct fc_key fk;
+
+	fd_policy_key(ct, FD_DIR_ORIG, 0, &fk);
+	memset(k, 0, sizeof(*k));
+	memcpy(k->src, fk.src, fk.family == 4 ? 4 : 16);
+	memcpy(k->dst, fk.dst, fk.family == 4 ? 4 : 16);
+	k->sport = fk.sport;
+	k->dport = fk.dport;
+	k->family = fk.family;
+	k->proto = fk.proto;
+}
+
+static uint8_t
+offload_verdict(void *arg, const struct nf_conntrack *ct)
+{
+	struct fd_ips *x = arg;
+	struct fd_inspect_key k;
+
+	key_of_ct(ct, &k);
+	return fd_inspect_verdict(x->in, &k);
+}
+
+/* ---- the file ---- */
+
+static void
+on_bad(void *arg, unsigned long line, const char *what)
+{
+	const struct fd_ips *x = arg;
+
+	fprintf(stderr, "flowcutd: watched fingerprints %s line %lu: %s\n", x->path, line, what);
+}
+
+/* Reads the file: its fingerprints in force, or the last good ones kept and why said. */
+static void
+load(struct fd_ips *x)
+{
+	struct fc_fplist l = { 0 };
+	long rc = fc_fplist_load(x->path, &l, on_bad, x);
+	size_t n;
+
+	if (rc < 0) {
+		snprintf(x->error, sizeof(x->error), "%s: %s", x->path, strerror((int)-rc));
+		fprintf(stderr, "flowcutd: watched fingerprints %s; the last good (%zu) stay in "
+			"force\n", x->error, x->nja4 + x->nja3);
+		return;
+	}
+	x->error[0] = '\0';
+	x->bad = rc;
+	x->nja4 = x->nja3 = 0;
+	for (size_t i = 0; i < l.n; i++) {
+		if (l.fp[i].kind == FC_FP_JA4)
+			x->nja4++;
+		else
+			x->nja3++;
+	}
+	n = l.n;
+	fd_inspect_watch(x->in, &l);
+	printf("flowcutd: watched fingerprints %s: %zu in force (%zu JA4, %zu JA3), %ld bad "
+	       "line%s\n", x->path, n, x->nja4, x->nja3, rc, rc == 1 ? "" : "s");
+	fflush(stdout);
+}
+
+/* Watches the file's folder (a save is often a rename into it).  0, or -errno (said). */
+static int
+watch(struct fd_ips *x)
+{
+	char copy[FC_SETTINGS_PATH_MAX];
+
+	snprintf(copy, sizeof(copy), "%s", x->path);
+	snprintf(x->name, sizeof(x->name), "%s", basename(copy));
+	snprintf(copy, sizeof(copy), "%s", x->path);
+	x->wd = inotify_add_watch(x->ino, dirname(copy), IN_CLOSE_WRITE | IN_MOVED_TO |
+				  IN_MOVED_FROM | IN_DELETE);
+	if (x->wd < 0) {
+		int err = errno;
+
+		snprintf(x->error, sizeof(x->error), "%s: watching its folder: %s", x->path,
+			 strerror(err));
+		fprintf(stderr, "flowcutd: watched fingerprints %s; tried again each second\n",
+			x->error);
+		return -err;
+	}
+	return 0;
+}
+
+static void
+unwatch(struct fd_ips *x)
+{
+	if (x->wd >= 0)
+		inotify_rm_watch(x->ino, x->wd);	/* a folder gone took it with it */
+	x->wd = -1;
+}
+
+static void
+ports_apply(struct fd_ips *x)
+{
+	fd_inspect_ports(x->in, x->ports, x->nports);
+	if (x->off != NULL)
+		fd_offload_tls_ports(x->off, x->ports, x->nports);
+}
+
+void
+fd_ips_settings(struct fd_ips *x, const struct fc_settings *s)
+{
+	bool on = s->fingerprints[0] != '\0';
+
+	x->nports = on ? s->ntls_ports : 0;
+	memcpy(x->ports, s->tls_ports, sizeof(x->ports));
+	ports_apply(x);
+	if (strcmp(x->path, s->fingerprints) == 0)
+		return;
+	unwatch(x);
+	snprintf(x->path, sizeof(x->path), "%s", s->fingerprints);
+	x->error[0] = '\0';
+	if (!on) {
+		struct fc_fplist none = { 0 };
+
+		fd_inspect_watch(x->in, &none);
+		x->nja4 = x->nja3 = 0;
+		x->bad = 0;
+		printf("flowcutd: no watched fingerprints: TLS connections are not inspected\n");
+		fflush(stdout);
+		return;
+	}
+	x->retried = ms_now();
+	if (watch(x) == 0)
+		load(x);
+}
+
+/* The watch's events, if any (non-blocking): the file read again when it changed. */
+static void
+file_events(struct fd_ips *x)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	bool hit = false;
+	ssize_t n;
+
+	while ((n = read(x->ino, buf, sizeof(buf))) > 0)
+		for (char *p = buf; p < buf + n;) {
+			struct inotify_event *ev = (struct inotify_event *)p;
+
+			if (ev->wd == x->wd && ev->len && strcmp(ev->name, x->name) == 0)
+				hit = true;
+			if (ev->wd == x->wd && (ev->mask & IN_IGNORED))
+				x->wd = -1;	/* the folder went: watched again when it is back */
+			p += sizeof(*ev) + ev->len;
+		}
+	if (hit && x->path[0] != '\0')
+		load(x);
+}
+
+/* ---- the decisions ---- */
+
+/* The state of a connection, as conntrack holds it now: NULL when gone. */
+static struct nf_conntrack *
+state_of(struct fd_ips *x, const struct fd_inspect_key *k)
+{
+	struct nf_conntrack *t = nfct_new(), *ct;
+
+	if (t == NULL)
+		return NULL;
+	nfct_set_attr_u8(t, ATTR_ORIG_L3PROTO, k->family == 4 ? AF_INET : AF_INET6);
+	nfct_set_attr_u8(t, ATTR_ORIG_L4PROTO, k->proto);
+	if (k->family == 4) {
+		uint32_t a;
+
+		memcpy(&a, k->src, 4);
+		nfct_set_attr_u32(t, ATTR_ORIG_IPV4_SRC, a);
+		memcpy(&a, k->dst, 4);
+		nfct_set_attr_u32(t, ATTR_ORIG_IPV4_DST, a);
+	} else {
+		nfct_set_attr(t, ATTR_ORIG_IPV6_SRC, k->src);
+		nfct_set_attr(t, ATTR_ORIG_IPV6_DST, k->dst);
+	}
+	nfct_set_attr_u16(t, ATTR_ORIG_PORT_SRC, k->sport);
+	nfct_set_attr_u16(t, ATTR_ORIG_PORT_DST, k->dport);
+	ct = fd_ct_get(fd_offload_ct(x->off), t);
+	nfct_destroy(t);
+	return ct;
+}
+
+static void
+verdict_done(void *dctx, int rc, const void *ans, uint16_t len)
+{
+	struct fd_ips *x = dctx;
+
+	(void)ans, (void)len;
+	if (rc == 0)
+		x->st.cut_thru++;
+	else if (rc != -ENOENT)	/* gone meanwhile: nothing to set */
+		x->st.verdict_failed++;
+}
+
+/* A pass: an offloaded connection (IPS) forwarded in the fast path from now on. */
+static void
+pass(struct fd_ips *x, const struct fd_offload_conn *oc)
+{
+	struct fc_cmd_conn_verdict v = { .id = oc->fp_id, .verdict = FC_VERDICT_CUT_THRU };
+
+	if (oc->action != FC_ACTION_IPS || oc->cut)
+		return;		/* FWD: its verdict is never consulted */
+	if (fd_cmds_post(fd_offload_cmds(x->off), FC_CMD_CONN_MODIFY_FP_VERDICT, &v, sizeof(v),
+			 verdict_done, x) != 0)
+		x->st.verdict_failed++;
+}
+
+static void
+cut_now(struct fd_ips *x, const struct fd_offload_conn *oc, const char *tuple)
+{
+	int rc = fd_cut_conn(x->cut, oc->fp_id, FD_CUT_TLS);	/* it logs the cut */
+
+	if (rc == 0)
+		x->st.cuts++;
+	else if (rc != -EALREADY)
+		fprintf(stderr, "flowcutd: tls: %s conn %" PRIu64 ": not cut: %s\n", tuple,
+			oc->fp_id, strerror(-rc));
+}
+
+/*
+ * A cut whose connection was never offloaded: its state cut as any other
+ * (fd_cut_state: made dropping on the coprocessor with the setting on,
+ * else killed on the host behind the connection drop sets).
+ */
+static void
+cut_unoffloaded(struct fd_ips *x, const struct pending *p)
+{
+	struct nf_conntrack *ct = state_of(x, &p->key);
+	char tuple[128];
+	int rc;
+
+	fd_inspect_key_format(&p->key, tuple, sizeof(tuple));
+	if (ct == NULL || nfct_get_attr_u32(ct, ATTR_ID) != p->ct_id) {
+		x->st.cut_no_state++;
+		printf("flowcutd: tls: %s: its state is gone; nothing to cut\n", tuple);
+		nfct_destroy(ct);
+		return;
+	}
+	rc = fd_cut_state(x->cut, ct, FD_CUT_TLS);	/* it logs the cut */
+	nfct_destroy(ct);
+	if (rc > 0)
+		x->st.cut_not_offloaded++;
+}
+
+static void
+apply(struct fd_ips *x, const struct fd_inspect_decision *d, uint64_t now)
+{
+	struct fd_offload_conn oc;
+	struct nf_conntrack *ct, *orig = NULL;
+	char tuple[128];
+	uint32_t ct_id;
+
+	fd_inspect_key_format(&d->key, tuple, sizeof(tuple));
+	if (d->cut) {
+		printf("flowcutd: tls: %s%s%s JA4 %s JA3 %s: its %s is listed (%s line %lu)\n",
+		       tuple, d->sni[0] ? " sni " : "", d->sni, d->ja4[0] ? d->ja4 : "-",
+		       d->ja3[0] ? d->ja3 : "-", d->why == FD_INSPECT_LISTED_JA4 ? "JA4" : "JA3",
+		       x->path, d->line);
+		fflush(stdout);
+	}
+	ct = state_of(x, &d->key);
+	if (ct == NULL) {
+		if (d->cut) {
+			/* a QUIC flow's first datagram held: the host never saw it */
+			x->st.cut_no_state++;
+			printf("flowcutd: cut (tls) %s: no conntrack state (gone, or nothing of it "
+			       "reached the host): its frames dropped by the inspector\n", tuple);
+			fflush(stdout);
+		}
+		return;
+	}
+	ct_id = nfct_get_attr_u32(ct, ATTR_ID);
+	if (fd_offload_find_ct(x->off, ct_id, ct, &oc) == 0) {
+		if (d->cut)
+			cut_now(x, &oc, tuple);
+		else
+			pass(x, &oc);
+	} else if (!d->cut) {
+		/*
+		 * Not offloaded yet: now, if it qualifies (CUT_THRU at once; a
+		 * FWD one waited for this), else when conntrack says it does.
+		 */
+		if (fd_offload_try(x->off, ct) == 0)
+			x->st.offloaded++;
+	} else if (x->npend == FD_IPS_PENDING || !fd_offload_cut_in_hardware(x->off) ||
+		   d->key.proto == IPPROTO_UDP || (orig = fd_ct_tuple(ct)) == NULL) {
+		/*
+		 * Killed on the host now: with Cut in hardware off it is never
+		 * offloaded (FWD waits for a pass); a QUIC flow is offloaded
+		 * only once its server has answered, which it never will; or
+		 * no room to wait.  The inspector drops its frames meanwhile.
+		 */
+		cut_unoffloaded(x, &(struct pending){ .ct_id = ct_id, .key = d->key });
+	} else {
+		/* offloaded in a moment, most likely (its hello came up before its offload) */
+		x->pend[x->npend++] = (struct pending){ .ct_id = ct_id, .tuple = orig,
+							.key = d->key,
+							.deadline = now + FD_IPS_PENDING_MS };
+	}
+	nfct_destroy(ct);
+}
+
+static void
+pending_turn(struct fd_ips *x, uint64_t now)
+{
+	unsigned int w = 0;
+
+	for (unsigned int i = 0; i < x->npend; i++) {
+		struct pending *p = &x->pend[i];
+		struct fd_offload_conn oc;
+
+		if (fd_offload_find_ct(x->off, p->ct_id, p->tuple, &oc) == 0) {
+			char tuple[128];
+
+			cut_now(x, &oc, fd_inspect_key_format(&p->key, tuple, sizeof(tuple)));
+			nfct_destroy(p->tuple);
+		} else if (now >= p->deadline) {
+			cut_unoffloaded(x, p);
+			nfct_destroy(p->tuple);
+		} else {
+			x->pend[w++] = *p;
+		}
+	}
+	x->npend = w;
+}
+
+void
+fd_ips_turn(struct fd_ips *x)
+{
+	struct fd_inspect_decision d;
+	uint64_t now = ms_now();
+
+	if (x->off == NULL)
+		return;
+	for (int k = 0; k < 256 && fd_inspect_take(x->in, &d) == 1; k++)
+		apply(x, &d, now);
+	if (x->npend > 0)
+		pending_turn(x, now);
+	file_events(x);
+	if (x->path[0] != '\0' && x->wd < 0 && now - x->retried >= 1000) {
+		x->retried = now;
+		if (watch(x) == 0)
+			load(x);
+	}
+}
+
+/* ---- the rest ---- */
+
+struct fd_ips *
+fd_ips_open(void)
+{
+	struct fd_ips *x = calloc(1, sizeof(*x));
+
+	if (x == NULL)
+		return NULL;
+	x->wd = -1;
+	x->in = fd_inspect_open(NULL);
+	x->ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (x->in == NULL || x->ino < 0) {
+		int err = errno;
+
+		fd_inspect_close(x->in);
+		if (x->ino >= 0)
+			close(x->ino);
+		free(x);
+		errno = err;
+		return NULL;
+	}
+	x->hook = (struct fd_relay_hook){ .frame = hook_frame, .tick = hook_tick, .arg = x };
+	return x;
+}
+
+void
+fd_ips_close(struct fd_ips *x)
+{
+	if (x == NULL)
+		return;
+	close(x->ino);
+	fd_inspect_close(x->in);
+	for (unsigned int i = 0; i < x->npend; i++)
+		nfct_destroy(x->pend[i].tuple);
+	free(x);
+}
+
+const struct fd_relay_hook *
+fd_ips_relay_hook(struct fd_ips *x)
+{
+	return &x->hook;
+}
+
+void
+fd_ips_offload_cfg(struct fd_ips *x, struct fd_offload_cfg *cfg)
+{
+	cfg->inspect_verdict = offload_verdict;
+	cfg->inspect_arg = x;
+}
+
+void
+fd_ips_bind(struct fd_ips *x, struct fd_offload *off, struct fd_cut *cut)
+{
+	x->off = off;
+	x->cut = cut;
+	ports_apply(x);
+}
+
+static int
+set(json_t *o, const char *k, json_t *v)
+{
+	return json_object_set_new(o, k, v);	/* v is freed either way */
+}
+
+json_t *
+fd_ips_stats_json(struct fd_ips *x)
+{
+	struct fd_inspect_stats st;
+	json_t *o = json_object(), *ports = json_array();
+	int bad = o == NULL || ports == NULL;
+
+	fd_inspect_stats(x->in, &st);
+	for (unsigned int i = 0; i < x->nports && !bad; i++)
+		bad |= json_array_append_new(ports, json_integer(x->ports[i]));
+	if (o == NULL) {
+		json_decref(ports);
+		return NULL;
+	}
+	bad |= set(o, "tls_ports", ports);
+	bad |= set(o, "list", json_pack("{s:o, s:I, s:I, s:I, s:I, s:o}",
+				       "path", x->path[0] ? json_string(x->path) : json_null(),
+				       "fingerprints", (json_int_t)(x->nja4 + x->nja3),
+				       "ja4", (json_int_t)x->nja4, "ja3", (json_int_t)x->nja3,
+				       "bad_lines", (json_int_t)x->bad,
+				       "error", x->error[0] ? json_string(x->error) : json_null()));
+	bad |= set(o, "reading", json_integer(st.reading));
+	bad |= set(o, "entries", json_integer(st.entries));
+	bad |= set(o, "hellos", json_integer((json_int_t)st.hellos));
+	for (int w = 0; w < FD_INSPECT_NWHY; w++)
+		bad |= set(o, fd_inspect_why_name(w), json_integer((json_int_t)st.why[w]));
+	for (int f = 0; f < FD_INSPECT_NFRAME; f++)
+		bad |= set(o, fd_inspect_frame_name(f), json_integer((json_int_t)st.frames[f]));
+	bad |= set(o, "decisions_lost", json_integer((json_int_t)st.decisions_lost));
+	bad |= set(o, "no_room", json_integer((json_int_t)st.no_room));
+	bad |= set(o, "cut_thru_set", json_integer((json_int_t)x->st.cut_thru));
+	bad |= set(o, "verdict_failed", json_integer((json_int_t)x->st.verdict_failed));
+	bad |= set(o, "cuts", json_integer((json_int_t)x->st.cuts));
+	bad |= set(o, "cut_pending", json_integer(x->npend));
+	bad |= set(o, "cut_not_offloaded", json_integer((json_int_t)x->st.cut_not_offloaded));
+	bad |= set(o, "cut_no_state", json_integer((json_int_t)x->st.cut_no_state));
+	bad |= set(o, "offloaded_at_pass", json_integer((json_int_t)x->st.offloaded));
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}

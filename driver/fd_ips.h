@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fd_ips: the inspector's place in flowcutd - what binds fd_inspect (pure:
+ * frames in, frames out, decisions queued) to the rest:
+ *
+ *  - the relay's hook: every frame up goes through fd_inspect first (in
+ *    the relay's "up" thread), which hands frames on with
+ *    fd_relay_to_host, and the relay's ticks carry its deadlines;
+ *  - the offload's verdict hook: a connection to a TLS port is made
+ *    CUT_THRU at once when it was passed already, else SEND_TO_IPS (IPS;
+ *    with Cut in hardware off, FWD, it is not offloaded until passed:
+ *    its frames would never come up);
+ *  - the settings: with `watched_fingerprints` set, the file is loaded
+ *    (fc_fplist: each bad line said with its number, the good ones used)
+ *    and followed with inotify on its folder (a save by rename or in
+ *    place is read at once; a file that cannot be read keeps the last
+ *    good fingerprints, and says why), and `tls_ports` go to the
+ *    inspector and to the offload policy; without it nothing is read;
+ *  - the decisions, carried out on the main thread: a pass sets an
+ *    offloaded connection's verdict CUT_THRU (CONN_MODIFY_FP_VERDICT,
+ *    posted), or offloads one not offloaded yet (fd_offload_try); a cut
+ *    is logged (tuple, SNI, JA4, JA3, the file's line) and made with
+ *    fd_cut_conn (trigger "tls") once the connection is in the binding -
+ *    it usually is not yet when its hello comes up the host path, and is
+ *    offloaded ms later (its frames are dropped by the inspector
+ *    meanwhile); one never offloaded within 2 s (not between front
+ *    ports, a neighbour not resolved), or any with Cut in hardware off,
+ *    is cut as a state with fd_cut_state (made dropping on the
+ *    coprocessor with the setting on, else killed on the host behind the
+ *    connection drop sets), counted apart (`cut_not_offloaded`).
+ *
+ * fd_ips_open, then fd_ips_relay_hook (for fd_relay_start) and
+ * fd_ips_offload_cfg (before fd_offload_open), then fd_ips_bind.  All but
+ * the hooks from the main thread.  fd_ips_close(NULL) does nothing; close
+ * it after the relay has stopped.
+ */
+#ifndef FLOWCUT_FD_IPS_H
+#define FLOWCUT_FD_IPS_H
+
+#include <jansson.h>
+
+#include "fc_settings.h"
+#include "fd_cut.h"
+#include "fd_offload.h"
+#include "fd_relay.h"
+
+struct fd_ips;
+
+/* fd_ips_open - the inspector, reading nothing until fd_ips_settings.  NULL, errno. */
+struct fd_ips *fd_ips_open(void);
+void fd_ips_close(struct fd_ips *x);
+
+/* fd_ips_relay_hook - the hook for fd_relay_start (valid while x lives). */
+const struct fd_relay_hook *fd_ips_relay_hook(struct fd_ips *x);
+/* fd_ips_offload_cfg - sets cfg's inspect_verdict and inspect_arg. */
+void fd_ips_offload_cfg(struct fd_ips *x, struct fd_offload_cfg *cfg);
+/* fd_ips_bind - the binding and the cut the decisions are carried out with. */
+void fd_ips_bind(struct fd_ips *x, struct fd_offload *off, struct fd_cut *cut);
+
+/* fd_ips_settings - watched_fingerprints and tls_ports as in `s` (a change: the file read again). */
+void fd_ips_settings(struct fd_ips *x, const struct fc_settings *s);
+
+/*
+ * fd_ips_turn - each main-loop turn (every 5 ms at least): the decisions
+ * carried out, the cuts waiting for an offload, the file's changes (its
+ * inotify descriptor read, non-blocking).
+ */
+void fd_ips_turn(struct fd_ips *x);
+
+/* fd_ips_stats_json - the inspector's counters and the file's state, a new object (NULL: no memory). */
+json_t *fd_ips_stats_json(struct fd_ips *x);
+
+#endif
