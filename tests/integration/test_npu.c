@@ -619,6 +619,7 @@ ctl(char *out, size_t cap, const char *args)
 	char cmdline[512];
 	size_t n;
 	FILE *p;
+	int rc;
 
 	snprintf(cmdline, sizeof(cmdline), "%s/flowcutctl --link %s %s 2>&1", build, link_path,
 		 args);
@@ -626,7 +627,10 @@ ctl(char *out, size_t cap, const char *args)
 	assert_non_null(p);
 	n = fread(out, 1, cap - 1, p);
 	out[n] = '\0';
-	return WEXITSTATUS(pclose(p));
+	rc = WEXITSTATUS(pclose(p));
+	if (rc != 0)	/* what it said, for the failure that follows */
+		print_message("flowcutctl %s: exit %d: %s\n", args, rc, out);
+	return rc;
 }
 
 static void
