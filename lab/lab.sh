@@ -110,7 +110,8 @@ start() {
 	ns host ip addr replace 198.18.1.1/24 dev fp1
 	ns host ip addr replace 2001:2:0:1::1/64 dev fp1 nodad
 	# ready when this flowcutd (not an earlier one's log line) has programmed
-	for _ in $(seq 100); do
+	# (30 s: a coprocessor starting on a loaded machine may miss a deadline)
+	for _ in $(seq 300); do
 		[ "$(grep -c programmed "$run/flowcutd.log")" -gt "${before:-0}" ] &&
 			kill -0 "$(cat "$run/flowcutd.pid")" 2>/dev/null && return 0
 		sleep 0.1
