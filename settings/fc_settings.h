@@ -9,6 +9,8 @@
  *   cut_in_hardware  on|off   a cut drops the connection on the coprocessor
  *   idle_timeout     1-65535  seconds a quiet connection stays offloaded
  *   watched_list     PATH     a watched block list (repeatable)
+ *   watched_set      FAMILY TABLE SET   a set of the host's ruleset that
+ *                             blocks, followed (repeatable)
  *
  * A file that does not parse is refused whole with the line and the reason,
  * and whoever read it keeps the settings it had.  Writing is atomic (a
@@ -28,6 +30,15 @@
 
 #define FC_SETTINGS_MAX_LISTS 16
 #define FC_SETTINGS_PATH_MAX 256
+#define FC_SETTINGS_MAX_SETS 16
+#define FC_SETTINGS_NAME_MAX 64	/* a table's or a set's name, its NUL included */
+
+/* watched_set = FAMILY TABLE SET: a set of the host's own ruleset. */
+struct fc_watched_set {
+	char family[8];		/* ip, ip6, inet, arp, bridge, netdev */
+	char table[FC_SETTINGS_NAME_MAX];
+	char set[FC_SETTINGS_NAME_MAX];
+};
 
 struct fc_settings {
 	bool offload;
@@ -35,6 +46,8 @@ struct fc_settings {
 	uint16_t idle_timeout;
 	unsigned int nlists;
 	char lists[FC_SETTINGS_MAX_LISTS][FC_SETTINGS_PATH_MAX];
+	unsigned int nsets;
+	struct fc_watched_set sets[FC_SETTINGS_MAX_SETS];
 };
 
 /* fc_settings_default - the settings of a new appliance (Cut in hardware on). */
@@ -53,8 +66,8 @@ int fc_settings_load(const char *path, struct fc_settings *s, char *err, size_t 
 
 /*
  * fc_settings_set - change one key on *s from text, as `key = value` on a
- * line would ("watched_list" adds a list; "-" as its value removes them
- * all).  0 or -EINVAL with err.
+ * line would ("watched_list" and "watched_set" add one; "-" as the value
+ * removes them all).  0 or -EINVAL with err.
  */
 int fc_settings_set(struct fc_settings *s, const char *key, const char *value, char *err,
 		    size_t errlen);
