@@ -91,6 +91,7 @@ $(call program,test_cmdq,         tests/unit/test_cmdq.c,                 driver
 $(call program,test_list,         tests/unit/test_list.c,                 settings,                  -lcmocka)
 $(call program,test_tls,          tests/unit/test_tls.c,                  inspect tests/lib,         -lcmocka -lcrypto -lpcap)
 $(call program,test_policy,       tests/unit/test_policy.c,               driver,                    -lcmocka -lnetfilter_conntrack)
+$(call program,test_setelem,      tests/unit/test_setelem.c,              driver settings,           -lcmocka -lmnl)
 $(call program,test_driver,       tests/integration/test_driver.c,        driver settings npu fastpath link tests/lib dpdk, -lcmocka -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson)
 $(call program,test_npu,          tests/integration/test_npu.c,           fastpath link tests/lib,   -lcmocka -lpcap)
 $(call program,fuzz_frame_replay, tests/fuzz/fuzz_frame.c    tests/fuzz/replay_main.c, fastpath tests/lib dpdk,)

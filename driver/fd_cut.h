@@ -43,7 +43,9 @@
 /* What asked for a cut: its enum value and its name in logs and stats. */
 #define FD_CUT_TRIGGERS(X)	\
 	X(HAND, "hand")		/* flowcutd's own cut4/cut6, flowcutctl cut ADDRESS */ \
-	X(CONN, "conn")		/* flowcutctl cut --conn ID */
+	X(CONN, "conn")		/* flowcutctl cut --conn ID */ \
+	X(SET, "set")		/* a watched set of the host's ruleset (fd_watch) */ \
+	X(LIST, "list")		/* a watched list file (fd_watch) */
 
 enum fd_cut_trigger {
 #define FD_CUT_ENUM_(n, s) FD_CUT_##n,

@@ -19,8 +19,9 @@
  * (fd_offload), marks what the host's rules accept (fd_nft), and when the
  * ruleset changes has every connection judged again.  It cuts (fd_cut):
  * what an element added to its table's cut4/cut6 holds (`flowcutctl cut
- * ADDRESS`), and one connection asked for on its control socket
- * (fd_ctl, `flowcutctl cut --conn ID`).
+ * ADDRESS`), one connection asked for on its control socket
+ * (fd_ctl, `flowcutctl cut --conn ID`), and what the watched sets and
+ * list files of the settings add (fd_watch).
  *
  * Threads: the main thread speaks commands, takes the coprocessor's events
  * and conntrack's and nftables' over netlink; fd_relay's two threads move
@@ -52,6 +53,7 @@
 #include "fd_relay.h"
 #include "fd_route.h"
 #include "fd_tap.h"
+#include "fd_watch.h"
 #include "lk.h"
 
 #include <libgen.h>
@@ -379,6 +381,7 @@ main(int argc, char **argv)
 	struct fd_offload_cfg ocfg = { .mark_bit = CT_MARK_BIT };
 	struct fd_offload *off;
 	struct fd_cut *cut;
+	struct fd_watch *wat;
 	struct fd_ctl *ctl;
 	struct fd_cmds cmds;
 	struct fd_cmdq *cmdq;
@@ -464,34 +467,39 @@ main(int argc, char **argv)
 	off = fd_offload_open(&cmds, &ocfg);
 	cut = off ? fd_cut_open(off) : NULL;
 	nft = fd_nft_open(CT_MARK_BIT);
+	wat = nft && cut ? fd_watch_open(nft, cut) : NULL;
 	rtw = fd_route_watch_open();
 	ctl = fd_ctl_open(o.control, on_ctl, cut);
 	epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (relay == NULL || off == NULL || cut == NULL || nft == NULL || rtw == NULL ||
-	    ctl == NULL || epfd < 0) {
+	if (relay == NULL || off == NULL || cut == NULL || nft == NULL || wat == NULL ||
+	    rtw == NULL || ctl == NULL || epfd < 0) {
 		fprintf(stderr, "flowcutd: %s: %s\n", relay == NULL ? "relay" : off == NULL ?
-			"conntrack" : cut == NULL ? "cut" : nft == NULL ? "nftables" : rtw == NULL ?
-			"rtnetlink" : ctl == NULL ? "control socket" : "epoll", strerror(errno));
+			"conntrack" : cut == NULL ? "cut" : nft == NULL ? "nftables" : wat == NULL ?
+			"watched lists" : rtw == NULL ? "rtnetlink" : ctl == NULL ? "control socket" :
+			"epoll", strerror(errno));
 		return 1;
 	}
+	fd_watch_settings(wat, &cur);	/* the lists into their sets; cut once programmed */
 	{
 		struct epoll_event ct_ev = { .events = EPOLLIN, .data.u32 = 0 };
 		struct epoll_event nft_ev = { .events = EPOLLIN, .data.u32 = 1 };
 		struct epoll_event set_ev = { .events = EPOLLIN, .data.u32 = 2 };
 		struct epoll_event rt_ev = { .events = EPOLLIN, .data.u32 = 3 };
 		struct epoll_event ctl_ev = { .events = EPOLLIN, .data.u32 = 4 };
+		struct epoll_event wat_ev = { .events = EPOLLIN, .data.u32 = 5 };
 
 		if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd_offload_fd(off), &ct_ev) != 0 ||
 		    epoll_ctl(epfd, EPOLL_CTL_ADD, fd_nft_fd(nft), &nft_ev) != 0 ||
 		    (watch >= 0 && epoll_ctl(epfd, EPOLL_CTL_ADD, watch, &set_ev) != 0) ||
 		    epoll_ctl(epfd, EPOLL_CTL_ADD, fd_route_watch_fd(rtw), &rt_ev) != 0 ||
-		    epoll_ctl(epfd, EPOLL_CTL_ADD, fd_ctl_fd(ctl), &ctl_ev) != 0) {
+		    epoll_ctl(epfd, EPOLL_CTL_ADD, fd_ctl_fd(ctl), &ctl_ev) != 0 ||
+		    epoll_ctl(epfd, EPOLL_CTL_ADD, fd_watch_fd(wat), &wat_ev) != 0) {
 			fprintf(stderr, "flowcutd: epoll_ctl: %s\n", strerror(errno));
 			return 1;
 		}
 	}
 	while (!quit) {
-		struct epoll_event evs[5];
+		struct epoll_event evs[6];
 		struct lk_event ev;
 		int rc, n;
 
@@ -523,6 +531,7 @@ main(int argc, char **argv)
 			if (programmed) {
 				programmed_boot = lk_boot_id(lk);
 				fd_offload_resync(off);	/* the connections conntrack holds */
+				fd_watch_boot(wat);	/* what the watched sets and lists hold, cut */
 			}
 		}
 		/* a bounded batch a turn: conntrack, nftables and routes get theirs */
@@ -548,7 +557,7 @@ main(int argc, char **argv)
 		 * Level-triggered: a source with more than its batch left is
 		 * ready again at once, after every other source had its turn.
 		 */
-		n = epoll_wait(epfd, evs, 5, FD_EVENT_POLL_MS);
+		n = epoll_wait(epfd, evs, 6, FD_EVENT_POLL_MS);
 		if (n < 0 && errno != EINTR)
 			fprintf(stderr, "flowcutd: epoll_wait: %s\n", strerror(errno));
 		for (int i = 0; i < n; i++) {
@@ -564,8 +573,11 @@ main(int argc, char **argv)
 					fd_offload_ruleset_changed(off);
 				if (rc < 0 || (rc & FD_NFT_CUT))
 					cut_sets(nft, cut);
+				fd_watch_nft(wat, rc);
 			} else if (evs[i].data.u32 == 4) {
 				fd_ctl_serve(ctl);
+			} else if (evs[i].data.u32 == 5) {
+				fd_watch_files(wat);
 			} else if (evs[i].data.u32 == 3) {
 				rt_events(rtw, off);
 			} else if (settings_touched(watch, settings_name) &&
@@ -573,6 +585,7 @@ main(int argc, char **argv)
 				/* saved: applied at once, the gate and the switch together */
 				fd_offload_settings(off, cur.cut_in_hardware, cur.idle_timeout);
 				programmed = program(&cmds, lk, &o) == 0 && programmed;
+				fd_watch_settings(wat, &cur);
 			}
 		}
 		if (time(NULL) != last_stats) {
@@ -586,6 +599,7 @@ main(int argc, char **argv)
 		stats_write(o.stats, relay, off, cut, o.ports);
 	fd_relay_stop(relay);
 	fd_ctl_close(ctl);
+	fd_watch_close(wat);
 	fd_nft_close(nft);
 	fd_route_watch_close(rtw);
 	fd_cut_close(cut);

@@ -59,6 +59,7 @@ for v in "" asan/ ubsan/; do
 	cmocka "list files[$tag]" "$BUILD/${v}test_list"
 	cmocka "tls ClientHello[$tag]" "$BUILD/${v}test_tls"
 	cmocka "offload policy[$tag]" "$BUILD/${v}test_policy"
+	cmocka "nftables set elements[$tag]" "$BUILD/${v}test_setelem"
 	for t in frame cmd settings rtnl list tls ct ctl nftset; do
 		check "fuzz $t: corpus and regressions replayed[$tag]" \
 			"$BUILD/${v}fuzz_${t}_replay" tests/fuzz/corpus/$t tests/fuzz/regress/$t
