@@ -268,7 +268,8 @@ fd_setelem_ranges(struct fd_setelem_acc *acc, bool whole, struct fc_list *out)
 	int rc = 0;
 
 	memset(top, 0xff, n);
-	qsort(acc->it, acc->n, sizeof(acc->it[0]), item_cmp);
+	if (acc->n > 1)
+		qsort(acc->it, acc->n, sizeof(acc->it[0]), item_cmp);
 	for (size_t i = 0; i < acc->n && rc == 0; i++) {
 		const struct fd_setelem_item *it = &acc->it[i];
 

@@ -81,7 +81,8 @@ int fd_setelem_head(const struct nlmsghdr *nlh, uint8_t *nfproto, const char **t
  * acc->family's length).  An element it cannot read (no key, a key of
  * another length, a catch-all, an end in a set without intervals) is
  * counted in acc->bad and skipped.  0, -EINVAL (no element list: nothing
- * gathered), or -ENOMEM.
+ * gathered), or -ENOMEM.  `nlh`'s length must have been checked against
+ * its datagram (mnl_cb_run does), as for fd_setelem_head.
  */
 int fd_setelem_gather(const struct nlmsghdr *nlh, struct fd_setelem_acc *acc);
 
