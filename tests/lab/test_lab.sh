@@ -187,6 +187,109 @@ print(c["in_hardware"], c["on_host"])' "$run/flowcutd.json" "$trig") ||
 	fi
 }
 
+# A watched list of 1,000,000 lines: 999,000 IPv6 addresses (every other
+# one, so none merge) and 1,000 IPv4 prefixes with Spamhaus-style
+# comments, 3 bad lines among them.  flowcutd loads it into its list sets
+# (list6 and listnet4) and says each bad line by its number; printed: its
+# time to read the file and to apply it into the sets, beside `nft -f` of
+# the same elements into a table of the test's own (the peer).  Then one
+# line appended - the server's address - under a UDP flood: the change is
+# applied as a difference of one element and the flood is cut in hardware.
+t_list_million() {
+	local f=$run/million.txt t0 t1 p0 read_s apply_s peer a0 b0 d0 a1 b1 d1
+	python3 - "$f" <<-'EOF' || return 1
+	import sys
+	with open(sys.argv[1], "w") as f:
+	    f.write("# 1,000,000 entries: flowcut's lab\n")
+	    for i in range(999000):
+	        if i == 250000:
+	            f.write("2001:2:0:ff::zz\n")
+	        if i == 500000:
+	            f.write("198.19.0.0/33\n")
+	        v = 2 * i + 2
+	        f.write("2001:2:0:ff::%x:%x\n" % (v >> 16, v & 0xffff))
+	    for i in range(1000):
+	        if i == 500:
+	            f.write("198.19.250.9-198.19.250.1\n")
+	        f.write("198.19.%d.%d/30 ; SBL%d\n" % (192 + i * 8 // 256, i * 8 % 256, i))
+	EOF
+	say "$(wc -l <"$f") lines, $(du -m "$f" | cut -f1) MB"
+	t0=$(date +%s.%N)
+	"$ctl" --settings "$run/settings.conf" settings set watched_list "$f" >/dev/null || return 1
+	wait_for 1200 grep -q "lists: the list sets hold 1000000 ranges" "$run/flowcutd.log" ||
+		{ say "not applied within 120 s"; tail -5 "$run/flowcutd.log"; return 1; }
+	t1=$(date +%s.%N)
+	grep -q "list $f: 1000000 ranges read in .* 3 bad lines" "$run/flowcutd.log" ||
+		{ say "not 1,000,000 ranges and 3 bad lines"; grep "list $f" "$run/flowcutd.log"; return 1; }
+	for n in "250002: not an address" "500003: the prefix length is not 0 to 32" \
+		 "999504: a range whose first address is above its last"; do
+		grep -q "list $f line $n" "$run/flowcutd.log" || { say "bad line $n not said"; return 1; }
+	done
+	grep -q "list sets hold 1000000 ranges (1000000 added, 0 removed" "$run/flowcutd.log" ||
+		{ say "the sets do not hold 1,000,000 ranges"; grep "list sets hold" "$run/flowcutd.log"; return 1; }
+	[ "$(ex host nft list set inet flowcut listnet4 | grep -o '198\.19\.[0-9]*\.[0-9]*/30' | wc -l)" = 1000 ] ||
+		{ say "listnet4 does not hold the 1,000 prefixes"; return 1; }
+	read_s=$(sed -n "s|.*list $f: 1000000 ranges read in \([0-9.]*\) s.*|\1|p" "$run/flowcutd.log")
+	apply_s=$(sed -n "s|.*list sets hold 1000000 ranges .* after \([0-9.]*\) s|\1|p" "$run/flowcutd.log")
+	# the peer: the same elements through nft -f, into a table of the test's own
+	python3 - "$f" "$run/million.nft" <<-'EOF' || return 1
+	import sys
+	a, p = [], []
+	for line in open(sys.argv[1]):
+	    e = line.split(";")[0].split("#")[0].strip()
+	    if not e or "zz" in e or "/33" in e or e.startswith("198.19.250.9-"):
+	        continue
+	    (p if "/" in e else a).append(e)
+	with open(sys.argv[2], "w") as f:
+	    f.write("add table inet peer\n")
+	    f.write("add set inet peer a6 { type ipv6_addr; }\n")
+	    f.write("add set inet peer n4 { type ipv4_addr; flags interval; }\n")
+	    f.write("add element inet peer a6 { %s }\n" % ", ".join(a))
+	    f.write("add element inet peer n4 { %s }\n" % ", ".join(p))
+	EOF
+	p0=$(date +%s.%N)
+	ex host nft -f "$run/million.nft" || { say "nft -f of the peer failed"; return 1; }
+	peer=$(echo "$(date +%s.%N) - $p0" | bc | cut -c1-5)
+	ex host nft delete table inet peer
+	say "1,000,000 lines: flowcutd read them in $read_s s and put them into its sets in $apply_s s" \
+	    "($(echo "$t1 - $t0" | bc | cut -c1-5) s from the settings' save to the sets' line in its log);" \
+	    "nft -f of the same elements into a table of its own: $peer s"
+	# one line appended under a flood: a difference of one element, and the cut
+	udp_stream 198.18.1.2 100M 25
+	wait_for 60 stream_offloaded udp || { say "never offloaded"; conns; return 1; }
+	t0=$(date +%s.%N)
+	echo "198.18.1.2 ; the lab's server" >>"$f"
+	wait_for 300 grep -q "cut (list) udp" "$run/flowcutd.log" || { say "no cut within 30 s"; return 1; }
+	t1=$(date +%s.%N)
+	grep -q "list sets hold 1000001 ranges (1 added, 0 removed) after" "$run/flowcutd.log" ||
+		{ say "not applied as a difference of one"; grep "list sets hold" "$run/flowcutd.log"; return 1; }
+	say "one line appended to the 1,000,000: $(grep "list sets hold 1000001" "$run/flowcutd.log" | sed 's/.*after/applied after/')" \
+	    "(read again: $(grep "list $f: 1000001 ranges read" "$run/flowcutd.log" | sed 's/.*read in/in/; s/,.*//'));" \
+	    "its cut logged $(echo "$t1 - $t0" | bc | cut -c1-5) s after the write"
+	sleep 1
+	a0=$(rx fp0) b0=$(rx fp1) d0=$(counter FROM_WIRE_DROP_IPS_VERDICT)
+	sleep 5
+	a1=$(rx fp0) b1=$(rx fp1) d1=$(counter FROM_WIRE_DROP_IPS_VERDICT)
+	kill "$stream" 2>/dev/null; stream_end
+	say "then in 5 s the host took in $((a1 - a0 + b1 - b0)) frames, the coprocessor dropped $((d1 - d0))"
+	[ $((a1 - a0 + b1 - b0)) -le 10 ] && [ $((d1 - d0)) -ge 1000 ]
+}
+
+# A watched set that is not an address set, or is not there, is said by
+# name and not watched; flowcutd runs on.
+t_watched_set_refused() {
+	ex host nft add set inet filter ports '{ type inet_service; }' || return 1
+	"$ctl" --settings "$run/settings.conf" settings set watched_set inet filter ports >/dev/null || return 1
+	"$ctl" --settings "$run/settings.conf" settings set watched_set ip nosuch blocked >/dev/null || return 1
+	wait_for 50 grep -q "watched set inet filter ports: not watched: its type is not ipv4_addr or ipv6_addr" "$run/flowcutd.log" ||
+		{ say "the set of ports not refused by name"; tail -5 "$run/flowcutd.log"; return 1; }
+	wait_for 50 grep -q "watched set ip nosuch blocked: not watched: no such table or set" "$run/flowcutd.log" ||
+		{ say "the missing set not said"; return 1; }
+	grep "not watched" "$run/flowcutd.log" | while read -r line; do say "$line"; done
+	grep -q "watched set inet filter blocked4: followed (ipv4_addr, interval)" "$run/flowcutd.log" &&
+		kill -0 "$(cat "$run/flowcutd.pid")"
+}
+
 # A stream, offloaded: after the first frames the host's counters stop
 # climbing while the stream goes on, and the coprocessor carries the rest.
 t_stream() { # proto family
@@ -340,6 +443,8 @@ tests=(
 	"a watched set with Cut in hardware off: the host takes the flood|60|t_cut 4 off server set"
 	"a watched list: a line appended cuts a 400 Mbit/s UDP flood on the coprocessor|60|t_cut 4 on server list"
 	"fail2ban: banip of a 400 Mbit/s UDP flood's client cuts it on the coprocessor|90|t_cut 4 on client f2b"
+	"a watched set that is not an address set, or not there, is said by name|t_watched_set_refused"
+	"a watched list of 1,000,000 lines loads; one line appended cuts a flood|240|t_list_million"
 )
 
 lab_suite fct
