@@ -54,6 +54,7 @@ fuzz_seeds(const char *dir)
 		"offload = on\ncut_in_hardware = on\nidle_timeout = 60\n",
 		"# comment\noffload = off # off\n\nwatched_list = /etc/flowcut/block.txt\n",
 		"idle_timeout = 65535\r\ncut_in_hardware=off\n",
+		"watched_set = inet filter blocked4\nwatched_set =\tip6  f2b-table addr6-set-ssh\n",
 	};
 
 	return fuzz_seed_texts(dir, seeds, sizeof(seeds) / sizeof(seeds[0]));

@@ -95,7 +95,7 @@ t_cut() { # family on|off [client|server|conn] [hand|set|list|f2b]
 	[ "$fam" = 6 ] && dst=2001:2:0:1::2 src=2001:2::2
 	far=$dst
 	[ "$who" = client ] && far=$src
-	[ "$who" = conn ] && trig=conn
+	[ "$who" = conn ] && trig=conn via=conn
 	[ "$via" = set ] || [ "$via" = f2b ] && trig=set
 	[ "$via" = list ] && trig=list
 	if [ "$hw" = off ]; then
@@ -156,13 +156,11 @@ t_cut() { # family on|off [client|server|conn] [hand|set|list|f2b]
 	hand)
 		# the element is in the cut set with its timeout, and uncut takes it out
 		set=cut4; [ "$fam" = 6 ] && set=cut6
-		[ "$who" = conn ] || {
-			ex host nft list set inet flowcut "$set" | grep -q "$far timeout 1m" ||
-				{ say "$far not in $set with a timeout"; ex host nft list set inet flowcut "$set"; return 1; }
-			ex host "$ctl" uncut "$far" >/dev/null || { say "flowcutctl uncut failed"; return 1; }
-			! ex host nft list set inet flowcut "$set" | grep -q "$far" ||
-				{ say "$far still in $set after uncut"; return 1; }
-		} ;;
+		ex host nft list set inet flowcut "$set" | grep -q "$far timeout 1m" ||
+			{ say "$far not in $set with a timeout"; ex host nft list set inet flowcut "$set"; return 1; }
+		ex host "$ctl" uncut "$far" >/dev/null || { say "flowcutctl uncut failed"; return 1; }
+		! ex host nft list set inet flowcut "$set" | grep -q "$far" ||
+			{ say "$far still in $set after uncut"; return 1; } ;;
 	list)
 		ex host nft list set inet flowcut list4 | grep -q "$far" ||
 			{ say "$far not in inet flowcut list4"; return 1; }
