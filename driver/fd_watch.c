@@ -31,6 +31,17 @@ struct wset {
 	char why[160];		/* what was said of it last */
 };
 
+/* A change of the list sets being made, a transaction at a time. */
+struct job {
+	bool active;
+	bool fill;			/* the sets emptied first, then target put in */
+	struct fc_list target;		/* what they hold once it is done */
+	struct fc_list added, removed;	/* the difference from what they held */
+	size_t del_at, add_at;		/* how far it went */
+	unsigned int txns;
+	double t0;
+};
+
 struct fd_watch {
 	struct fd_nft *nft;
 	struct fd_cut *cut;
@@ -39,6 +50,8 @@ struct fd_watch {
 	unsigned int nlists;
 	struct fc_list applied;	/* what the list sets hold */
 	bool fill;		/* the list sets are to be filled whole */
+	struct job job;		/* a change under way */
+	bool again;		/* the lists changed while it was */
 	struct wset sets[FC_SETTINGS_MAX_SETS];
 	unsigned int nsets;
 	bool ready;		/* the coprocessor was programmed: cuts run */
@@ -196,53 +209,133 @@ list_read(struct wlist *wl)
 		       wl->l.n, now_s() - t0, bad, bad == 1 ? "" : "s");
 }
 
+/* The job's end: the sets hold its target; what it added is cut. */
+static void
+job_done(struct fd_watch *w)
+{
+	struct job *j = &w->job;
+
+	printf("flowcutd: lists: the list sets hold %zu ranges (%zu added, %zu removed%s) after "
+	       "%.3f s, %u transaction%s\n", j->target.n, j->added.n, j->removed.n,
+	       j->fill ? ", filled whole" : "", now_s() - j->t0, j->txns, j->txns == 1 ? "" : "s");
+	w->fill = false;
+	fc_list_free(&w->applied);
+	w->applied = j->target;
+	j->target = (struct fc_list){ 0 };
+	cut(w, &j->added, FD_CUT_LIST, "lists added");
+}
+
+static void
+job_free(struct job *j)
+{
+	fc_list_free(&j->target);
+	fc_list_free(&j->added);
+	fc_list_free(&j->removed);
+	memset(j, 0, sizeof(*j));
+}
+
+/*
+ * One transaction of the job: up to FD_WATCH_CHUNK ranges, the removals
+ * first.  1 when more is left, 0 when the job is over (done, or given up:
+ * said why).
+ */
+static int
+job_step(struct fd_watch *w)
+{
+	struct job *j = &w->job;
+	static const struct fc_list none;
+	const struct fc_list *del = j->fill ? &none : &j->removed;	/* a fill flushes */
+	const struct fc_list *add = j->fill ? &j->target : &j->added;
+	struct fc_list d = { 0 }, a = { 0 };	/* views into del and add */
+	size_t room = FD_WATCH_CHUNK;
+	int rc;
+
+	if (j->del_at < del->n) {
+		d.r = del->r + j->del_at;
+		d.n = del->n - j->del_at < room ? del->n - j->del_at : room;
+		room -= d.n;
+	}
+	if (room && j->add_at < add->n) {
+		a.r = add->r + j->add_at;
+		a.n = add->n - j->add_at < room ? add->n - j->add_at : room;
+	}
+	rc = fd_nft_lists_apply(w->nft, &d, &a, j->fill && j->txns == 0);
+	if (rc != 0 && !j->fill && j->txns == 0) {
+		/* the sets are not what was put in: put them back whole */
+		j->fill = true;
+		return job_step(w);
+	}
+	if (rc != 0) {
+		fprintf(stderr, "flowcutd: lists: the list sets' change stopped after %u "
+			"transaction%s; they are filled whole at the next change\n", j->txns,
+			j->txns == 1 ? "" : "s");
+		w->fill = true;
+		cut(w, &j->added, FD_CUT_LIST, "lists added");	/* the host's rule or not */
+		job_free(j);
+		return 0;
+	}
+	j->txns++;
+	j->del_at += d.n;
+	j->add_at += a.n;
+	if (j->add_at < add->n || j->del_at < del->n)
+		return 1;
+	job_done(w);
+	job_free(j);
+	return 0;
+}
+
 /*
  * The lists' union put into the list sets as a difference (or whole, when
- * they are new), then what was added cut.
+ * they are new), then what was added cut.  A change of more than
+ * FD_WATCH_CHUNK ranges goes on in fd_watch_work, a transaction a turn;
+ * one asked for meanwhile waits for it.
  */
 static void
 lists_apply(struct fd_watch *w)
 {
-	struct fc_list all = { 0 }, added = { 0 }, removed = { 0 };
-	double t0 = now_s();
-	bool fill = w->fill;
+	struct fc_list all = { 0 };
+	struct job *j = &w->job;
 	int rc = 0;
 
+	if (j->active) {
+		w->again = true;
+		return;
+	}
+	w->again = false;
 	for (unsigned int i = 0; i < w->nlists && rc == 0; i++)
-		for (size_t j = 0; j < w->lists[i].l.n && rc == 0; j++)
-			rc = fc_list_add(&all, &w->lists[i].l.r[j]);
+		for (size_t k = 0; k < w->lists[i].l.n && rc == 0; k++)
+			rc = fc_list_add(&all, &w->lists[i].l.r[k]);
 	fc_list_canon(&all);
+	memset(j, 0, sizeof(*j));
 	if (rc == 0)
-		rc = fc_list_diff(&w->applied, &all, &added, &removed);
+		rc = fc_list_diff(&w->applied, &all, &j->added, &j->removed);
 	if (rc != 0) {
 		fprintf(stderr, "flowcutd: lists: no memory for their union; the list sets stay\n");
-		goto out;
+		fc_list_free(&all);
+		job_free(j);
+		return;
 	}
-	if (fill || added.n || removed.n) {
-		rc = fd_nft_lists_apply(w->nft, &removed, fill ? &all : &added, fill);
-		if (rc != 0 && !fill) {
-			/* the sets are not what was put in: put them back whole */
-			fill = true;
-			rc = fd_nft_lists_apply(w->nft, NULL, &all, true);
-		}
-		if (rc != 0) {
-			w->fill = true;	/* said why; tried again at the next change */
-			goto cut_anyway;
-		}
-		printf("flowcutd: lists: the list sets hold %zu ranges (%zu added, %zu removed%s) "
-		       "after %.3f s\n", all.n, added.n, removed.n, fill ? ", filled whole" : "",
-		       now_s() - t0);
-		w->fill = false;
-		fc_list_free(&w->applied);
-		w->applied = all;
-		all = (struct fc_list){ 0 };
+	if (!w->fill && j->added.n == 0 && j->removed.n == 0) {
+		fc_list_free(&all);
+		job_free(j);
+		return;
 	}
-cut_anyway:
-	cut(w, &added, FD_CUT_LIST, "lists added");	/* cut even when the sets refused */
-out:
-	fc_list_free(&all);
-	fc_list_free(&added);
-	fc_list_free(&removed);
+	j->target = all;
+	j->fill = w->fill;
+	j->t0 = now_s();
+	j->active = true;
+	if (job_step(w) == 0 && w->again)
+		lists_apply(w);
+}
+
+int
+fd_watch_work(struct fd_watch *w)
+{
+	if (!w->job.active)
+		return 0;
+	if (job_step(w) == 0 && w->again)
+		lists_apply(w);
+	return w->job.active;
 }
 
 /* Each list's folder watched again (a save renames into it). */
@@ -330,6 +423,7 @@ fd_watch_close(struct fd_watch *w)
 	for (unsigned int i = 0; i < w->nlists; i++)
 		fc_list_free(&w->lists[i].l);
 	fc_list_free(&w->applied);
+	job_free(&w->job);
 	close(w->ino);
 	free(w);
 }
@@ -346,8 +440,10 @@ fd_watch_settings(struct fd_watch *w, const struct fc_settings *s)
 	sets_set(w, s);
 	sets_look(w, true);
 	lists_set(w, s);
-	if (fd_nft_lists_lost(w->nft))
+	if (fd_nft_lists_lost(w->nft)) {
+		job_free(&w->job);
 		w->fill = true;
+	}
 	lists_apply(w);
 }
 
@@ -386,6 +482,7 @@ fd_watch_nft(struct fd_watch *w, int nft_rc)
 	if (nft_rc < 0 || (nft_rc & FD_NFT_RULESET)) {
 		/* sets made anew, lost events: everything read again */
 		if (fd_nft_lists_lost(w->nft)) {
+			job_free(&w->job);	/* what it put in went with the sets */
 			w->fill = true;
 			lists_apply(w);
 		}

@@ -22,9 +22,14 @@
  * the host drops both ways.  The files' folders are watched (inotify, as
  * the settings file is: a save that renames into the folder is seen); a
  * change is applied as a difference (fc_list_diff: the ranges added and
- * removed, one nftables transaction, never a flush and reload), then what
- * was added is cut (trigger "list").  The sets are filled whole only when
- * they are new: at the start, and after a ruleset change took them.
+ * removed, never a flush and reload), then what was added is cut (trigger
+ * "list").  The sets are filled whole only when they are new: at the
+ * start, and after a ruleset change took them.  A change is one nftables
+ * transaction up to FD_WATCH_CHUNK ranges; a bigger one (a million-line
+ * list loaded) is made a transaction per turn of flowcutd's loop
+ * (fd_watch_work), the removals first, so the loop keeps serving conntrack
+ * and the coprocessor, and the kernel's notifications of each fit in
+ * flowcutd's event socket; what it added is cut once all of it is in.
  *
  * No cut runs before the coprocessor was programmed once (fd_watch_boot):
  * that boot cuts what the sets and the lists hold.
@@ -66,5 +71,15 @@ void fd_watch_nft(struct fd_watch *w, int nft_rc);
 
 /* fd_watch_boot - the coprocessor was programmed: what the sets and lists hold is cut. */
 void fd_watch_boot(struct fd_watch *w);
+
+/* ranges a transaction on the list sets carries at most (about 100,000 elements) */
+#define FD_WATCH_CHUNK 50000
+
+/*
+ * fd_watch_work - the next transaction of a change of the list sets
+ * larger than FD_WATCH_CHUNK ranges (call it every turn of the loop).
+ * Returns 1 while more is left, 0 when there is none.
+ */
+int fd_watch_work(struct fd_watch *w);
 
 #endif

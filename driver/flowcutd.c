@@ -588,6 +588,7 @@ main(int argc, char **argv)
 				fd_watch_settings(wat, &cur);
 			}
 		}
+		(void)fd_watch_work(wat);	/* a big list change: its next transaction */
 		if (time(NULL) != last_stats) {
 			last_stats = time(NULL);
 			fd_offload_refresh(off);

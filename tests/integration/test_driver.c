@@ -1375,6 +1375,55 @@ test_watch_lists_and_sets(void **state)
 	nfct_destroy(b);
 }
 
+/*
+ * A list bigger than one transaction: filled a transaction per turn
+ * (fd_watch_work), the loop free in between; a line appended meanwhile
+ * waits for the fill, then goes in as a difference of one.
+ */
+static void
+test_watch_big_list_in_steps(void **state)
+{
+	char dir[] = "/tmp/fc-watch-XXXXXX", path[128], cmd[512];
+	struct fc_settings s;
+	struct fd_watch *w;
+	struct fd_nft *n;
+	FILE *f;
+	int steps = 0;
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/big.txt", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	for (unsigned int i = 0; i < 2 * FD_WATCH_CHUNK + 20000; i++)
+		fprintf(f, "2001:2:0:ee::%x:%x\n", (2 * i + 2) >> 16, (2 * i + 2) & 0xffff);
+	assert_int_equal(fclose(f), 0);
+	n = fd_nft_open(BIT);
+	assert_non_null(n);
+	w = fd_watch_open(n, cut);
+	assert_non_null(w);
+	fc_settings_default(&s);
+	s.nlists = 1;
+	snprintf(s.lists[0], sizeof(s.lists[0]), "%s", path);
+	fd_watch_settings(w, &s);	/* the first transaction */
+	fd_watch_boot(w);
+	file_put(path, "198.19.0.10\n", true);
+	files_turn(w);			/* read, its change waits for the fill */
+	while (fd_watch_work(w) == 1)
+		steps++;
+	assert_int_equal(steps, 1);	/* 3 transactions: the settings', 2 turns */
+	assert_int_equal(fd_watch_work(w), 0);
+	snprintf(cmd, sizeof(cmd), "test $(nft list set inet flowcut list6 | grep -o '2001:2:0:ee::' "
+		 "| wc -l) = %u && nft list set inet flowcut list4 | grep -q 198.19.0.10",
+		 2 * FD_WATCH_CHUNK + 20000);
+	assert_int_equal(sh(cmd), 0);
+	fd_watch_close(w);
+	fd_nft_close(n);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(sh(cmd), 0);
+}
+
 int
 main(void)
 {
@@ -1396,6 +1445,7 @@ main(void)
 		cmocka_unit_test_setup(test_watched_set_additions_cut, fresh),
 		cmocka_unit_test_setup(test_list_sets, fresh),
 		cmocka_unit_test_setup(test_watch_lists_and_sets, fresh),
+		cmocka_unit_test_setup(test_watch_big_list_in_steps, fresh),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -228,7 +228,7 @@ t_list_million() {
 	[ "$(ex host nft list set inet flowcut listnet4 | grep -o '198\.19\.[0-9]*\.[0-9]*/30' | wc -l)" = 1000 ] ||
 		{ say "listnet4 does not hold the 1,000 prefixes"; return 1; }
 	read_s=$(sed -n "s|.*list $f: 1000000 ranges read in \([0-9.]*\) s.*|\1|p" "$run/flowcutd.log")
-	apply_s=$(sed -n "s|.*list sets hold 1000000 ranges .* after \([0-9.]*\) s|\1|p" "$run/flowcutd.log")
+	apply_s=$(sed -n "s|.*list sets hold 1000000 ranges .* after \([0-9.]*\) s, \([0-9]*\) trans.*|\1 s (\2 transactions)|p" "$run/flowcutd.log")
 	# the peer: the same elements through nft -f, into a table of the test's own
 	python3 - "$f" "$run/million.nft" <<-'EOF' || return 1
 	import sys
@@ -249,7 +249,7 @@ t_list_million() {
 	ex host nft -f "$run/million.nft" || { say "nft -f of the peer failed"; return 1; }
 	peer=$(echo "$(date +%s.%N) - $p0" | bc | cut -c1-5)
 	ex host nft delete table inet peer
-	say "1,000,000 lines: flowcutd read them in $read_s s and put them into its sets in $apply_s s" \
+	say "1,000,000 lines: flowcutd read them in $read_s s and put them into its sets in $apply_s" \
 	    "($(echo "$t1 - $t0" | bc | cut -c1-5) s from the settings' save to the sets' line in its log);" \
 	    "nft -f of the same elements into a table of its own: $peer s"
 	# one line appended under a flood: a difference of one element, and the cut
