@@ -145,8 +145,11 @@ sets_look(struct fd_watch *w, bool cut_all)
 		if (rc == 0)
 			ok[nok++] = ws->s;
 		for (size_t j = 0; j < l.n; j++)
-			if (fc_list_add(&all, &l.r[j]) != 0)
-				fprintf(stderr, "flowcutd: watched sets: no memory; not all cut\n");
+			if (fc_list_add(&all, &l.r[j]) != 0) {
+				fprintf(stderr, "flowcutd: watched set %s: no memory; not all of "
+					"it cut\n", ws->text);
+				break;
+			}
 		fc_list_free(&l);
 	}
 	if (fd_nft_follow(w->nft, ok, nok) != 0)

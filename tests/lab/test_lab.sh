@@ -339,7 +339,9 @@ t_conntrack_delete() {
 }
 
 # A UDP stream offloaded, then a ruleset reload that blocks the server:
-# the stream must stop (5 frames at most reach the server in 2 s).
+# the stream must stop (5 frames at most reach the server in 2 s), and
+# flowcutd, reading the watched set blocked4 whole after the change, cuts
+# it in hardware.
 reload_blocks_stream() {
 	local a b
 	udp_stream 198.18.1.2 20M 10
@@ -352,6 +354,10 @@ reload_blocks_stream() {
 	b=$(srv_rx)
 	say "after the reload the server took in $((b - a)) frames in 2 s"
 	stream_end
+	# blocked4 is watched: read whole after the ruleset change, its member cut
+	grep -q "cut (set) udp .*198.18.1.2:5202 .* in hardware" "$run/flowcutd.log" ||
+		{ say "the reload's blocked4 element not cut"; return 1; }
+	say "$(grep "watched sets hold" "$run/flowcutd.log" | tail -1)"
 	[ $((b - a)) -le 5 ]
 }
 
