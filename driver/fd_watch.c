@@ -25,7 +25,7 @@ struct wlist {
 
 /* A watched set. */
 struct wset {
-	struct fd_nft_set s;
+	struct fd_setio_set s;
 	char text[160];		/* "inet filter blocked4" */
 	int state;		/* 1 followed, a negative errno not, 0 not looked at yet */
 	char why[160];		/* what was said of it last */
@@ -123,7 +123,7 @@ set_said(struct wset *ws, int state, const char *why, size_t ranges, long bad)
 static void
 sets_look(struct fd_watch *w, bool cut_all)
 {
-	struct fd_nft_set ok[FC_SETTINGS_MAX_SETS];
+	struct fd_setio_set ok[FC_SETTINGS_MAX_SETS];
 	struct fc_list all = { 0 };
 	unsigned int nok = 0;
 
@@ -131,8 +131,8 @@ sets_look(struct fd_watch *w, bool cut_all)
 		struct wset *ws = &w->sets[i];
 		struct fc_list l = { 0 };
 		char why[160];
-		int rc = fd_nft_set_get(w->nft, &ws->s, why, sizeof(why));
-		long bad = rc == 0 ? fd_nft_set_read(w->nft, &ws->s, &l) : 0;
+		int rc = fd_setio_get(fd_nft_io(w->nft), &ws->s, why, sizeof(why));
+		long bad = rc == 0 ? fd_setio_read(fd_nft_io(w->nft), &ws->s, &l) : 0;
 
 		if (rc == 0 && bad < 0) {
 			rc = (int)bad;
@@ -170,7 +170,7 @@ sets_set(struct fd_watch *w, const struct fc_settings *s)
 	w->nsets = 0;
 	for (unsigned int i = 0; i < s->nsets; i++) {
 		struct wset *ws = &w->sets[w->nsets];
-		int f = fd_nft_family(s->sets[i].family);
+		int f = fd_setio_family(s->sets[i].family);
 
 		if (f < 0)
 			continue;	/* fc_settings allows none such */
@@ -262,7 +262,7 @@ job_step(struct fd_watch *w)
 		a.r = add->r + j->add_at;
 		a.n = add->n - j->add_at < room ? add->n - j->add_at : room;
 	}
-	rc = fd_nft_lists_apply(w->nft, &d, &a, j->fill && j->txns == 0);
+	rc = fd_setio_lists_apply(fd_nft_io(w->nft), &d, &a, j->fill && j->txns == 0);
 	if (rc != 0 && !j->fill && j->txns == 0) {
 		/* the sets are not what was put in: put them back whole */
 		j->fill = true;

@@ -5,7 +5,7 @@
  * triggers 1 and 2).
  *
  * Watched sets (`watched_set = FAMILY TABLE SET`): each is looked at
- * (fd_nft_set_get: it must exist and hold ipv4_addr or ipv6_addr; one
+ * (fd_setio_get: it must exist and hold ipv4_addr or ipv6_addr; one
  * that does not is said once, naming it, and looked at again after every
  * ruleset change) and followed (fd_nft_follow).  What another process adds
  * to one - `nft add element`, fail2ban, a bouncer - is cut (trigger
@@ -42,6 +42,7 @@
 #include "fc_settings.h"
 #include "fd_cut.h"
 #include "fd_nft.h"
+#include "fd_setio.h"
 
 struct fd_watch;
 

@@ -1150,7 +1150,7 @@ test_watched_set_additions_cut(void **state)
 {
 	struct nf_conntrack *a = conn(IPPROTO_UDP, "198.18.0.10", 40000, "198.19.0.10", 5201,
 				      "198.19.0.10", 5201, BIT);
-	struct fd_nft_set s[4] = {
+	struct fd_setio_set s[4] = {
 		{ .nfproto = NFPROTO_INET, .table = "filter", .name = "blocked4" },
 		{ .nfproto = NFPROTO_INET, .table = "filter", .name = "blocked6" },
 		{ .nfproto = NFPROTO_INET, .table = "filter", .name = "ports" },
@@ -1169,17 +1169,17 @@ test_watched_set_additions_cut(void **state)
 			    "nft add set inet filter ports '{ type inet_service; }'"), 0);
 	n = fd_nft_open(BIT);
 	assert_non_null(n);
-	assert_int_equal(fd_nft_set_get(n, &s[0], why, sizeof(why)), 0);
+	assert_int_equal(fd_setio_get(fd_nft_io(n), &s[0], why, sizeof(why)), 0);
 	assert_int_equal(s[0].family, 4);
 	assert_true(s[0].interval);
 	assert_string_equal(why, "ipv4_addr, interval");
-	assert_int_equal(fd_nft_set_get(n, &s[1], why, sizeof(why)), 0);
+	assert_int_equal(fd_setio_get(fd_nft_io(n), &s[1], why, sizeof(why)), 0);
 	assert_int_equal(s[1].family, 6);
 	assert_false(s[1].interval);
-	assert_int_equal(fd_nft_set_get(n, &s[2], why, sizeof(why)), -EMEDIUMTYPE);
+	assert_int_equal(fd_setio_get(fd_nft_io(n), &s[2], why, sizeof(why)), -EMEDIUMTYPE);
 	assert_string_equal(why, "its type is not ipv4_addr or ipv6_addr (nftables type 13, keys "
 			    "of 2 bytes)");
-	assert_int_equal(fd_nft_set_get(n, &s[3], why, sizeof(why)), -ENOENT);
+	assert_int_equal(fd_setio_get(fd_nft_io(n), &s[3], why, sizeof(why)), -ENOENT);
 	assert_string_equal(why, "no such table or set");
 	assert_int_equal(fd_nft_follow(n, s, 2), 0);
 	create(a);
@@ -1208,7 +1208,7 @@ test_watched_set_additions_cut(void **state)
 	assert_true(holds(&l, "2001:2::5"));
 	fc_list_free(&l);
 
-	assert_int_equal(fd_nft_set_read(n, &s[0], &l), 0);
+	assert_int_equal(fd_setio_read(fd_nft_io(n), &s[0], &l), 0);
 	assert_int_equal(l.n, 2);
 	assert_true(holds(&l, "10.0.0.5") && holds(&l, "198.19.0.255"));
 	fc_list_free(&l);
@@ -1243,20 +1243,20 @@ test_list_sets(void **state)
 	assert_int_equal(sh("nft list chain inet flowcut seen | grep -q 'ip daddr @list4 drop' && "
 			    "nft list chain inet flowcut seen | grep -q 'ip6 saddr @listnet6 drop'"), 0);
 	l = list_of("198.19.0.10\n198.20.0.0/16\n2001:2::/64\n2001:2:0:1::10\n");
-	assert_int_equal(fd_nft_lists_apply(n, NULL, &l, true), 0);
+	assert_int_equal(fd_setio_lists_apply(fd_nft_io(n), NULL, &l, true), 0);
 	assert_int_equal(sh("nft list set inet flowcut list4 | grep -q '198.19.0.10' && "
 			    "nft list set inet flowcut listnet4 | grep -q '198.20.0.0/16' && "
 			    "nft list set inet flowcut listnet6 | grep -q '2001:2::/64' && "
 			    "nft list set inet flowcut list6 | grep -q '2001:2:0:1::10'"), 0);
 	to = list_of("198.19.0.11\n198.20.0.0/16\n198.22.0.0-198.22.0.9\n2001:2::/64\n");
 	assert_int_equal(fc_list_diff(&l, &to, &add, &del), 0);
-	assert_int_equal(fd_nft_lists_apply(n, &del, &add, false), 0);
+	assert_int_equal(fd_setio_lists_apply(fd_nft_io(n), &del, &add, false), 0);
 	assert_int_equal(sh("nft list set inet flowcut list4 | grep -q '198.19.0.11' && "
 			    "! nft list set inet flowcut list4 | grep -q '198.19.0.10' && "
 			    "nft list set inet flowcut listnet4 | grep -q '198.22.0.0-198.22.0.9' && "
 			    "! nft list set inet flowcut list6 | grep -q '2001:2:0:1::10'"), 0);
 	/* the same difference again: what it removes is not there, nothing changes */
-	assert_int_equal(fd_nft_lists_apply(n, &del, &add, false), -ENOENT);
+	assert_int_equal(fd_setio_lists_apply(fd_nft_io(n), &del, &add, false), -ENOENT);
 	assert_int_equal(sh("nft list set inet flowcut list4 | grep -q '198.19.0.11'"), 0);
 	assert_int_equal(nft_events(n), 0);	/* its own writes: no ruleset change */
 	assert_int_equal(sh("nft flush ruleset"), 0);
