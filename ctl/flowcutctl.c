@@ -406,13 +406,25 @@ static int
 cmd_settings(const char *path, int argc, char **argv)
 {
 	struct fc_settings s;
-	char err[512];
+	char err[512], value[1024] = "";
 	int rc;
 
-	if (argc != 0 && !(argc == 3 && strcmp(argv[0], "set") == 0)) {
-		fprintf(stderr, "flowcutctl: settings [set KEY VALUE]\n");
+	if (argc != 0 && !(argc >= 3 && strcmp(argv[0], "set") == 0)) {
+		fprintf(stderr, "flowcutctl: settings [set KEY VALUE...]\n");
 		return 2;
 	}
+	/* the value's words joined: settings set watched_set inet filter blocked4 */
+	for (int i = 2; i < argc; i++) {
+		size_t used = strlen(value);
+
+		if ((size_t)snprintf(value + used, sizeof(value) - used, "%s%s", i > 2 ? " " : "",
+				     argv[i]) >= sizeof(value) - used) {
+			fprintf(stderr, "flowcutctl: settings set: the value is too long\n");
+			return 2;
+		}
+	}
+	if (argc > 3)
+		argc = 3;
 	rc = fc_settings_load(path, &s, err, sizeof(err));
 	if (rc == -ENOENT && argc == 3) {
 		fc_settings_default(&s);	/* the first save makes the file */
@@ -421,7 +433,7 @@ cmd_settings(const char *path, int argc, char **argv)
 		return 1;
 	}
 	if (argc == 3) {
-		if (fc_settings_set(&s, argv[1], argv[2], err, sizeof(err)) != 0) {
+		if (fc_settings_set(&s, argv[1], value, err, sizeof(err)) != 0) {
 			fprintf(stderr, "flowcutctl: settings set: %s\n", err);
 			return 2;
 		}
@@ -432,18 +444,23 @@ cmd_settings(const char *path, int argc, char **argv)
 		}
 	}
 	if (json) {
-		json_t *lists = json_array(), *ports = json_array();
+		json_t *lists = json_array(), *ports = json_array(), *sets = json_array();
 
 		for (unsigned int i = 0; i < s.nlists; i++)
 			json_array_append_new(lists, json_string(s.lists[i]));
+		for (unsigned int i = 0; i < s.nsets; i++)
+			json_array_append_new(sets, json_pack("{s:s, s:s, s:s}", "family",
+							      s.sets[i].family, "table",
+							      s.sets[i].table, "set",
+							      s.sets[i].set));
 		for (unsigned int i = 0; i < s.ntls_ports; i++)
 			json_array_append_new(ports, json_integer(s.tls_ports[i]));
-		return print_json(json_pack("{s:b, s:b, s:i, s:o, s:o, s:o}", "offload", s.offload,
-					    "cut_in_hardware", s.cut_in_hardware, "idle_timeout",
-					    s.idle_timeout, "watched_lists", lists,
-					    "watched_fingerprints", s.fingerprints[0] ?
-					    json_string(s.fingerprints) : json_null(),
-					    "tls_ports", ports));
+		return print_json(json_pack("{s:b, s:b, s:i, s:o, s:o, s:o, s:o}", "offload",
+					    s.offload, "cut_in_hardware", s.cut_in_hardware,
+					    "idle_timeout", s.idle_timeout, "watched_lists", lists,
+					    "watched_sets", sets, "watched_fingerprints",
+					    s.fingerprints[0] ? json_string(s.fingerprints) :
+					    json_null(), "tls_ports", ports));
 	}
 	printf("offload          %s\n", s.offload ? "on" : "off");
 	printf("cut_in_hardware  %s\n", s.cut_in_hardware ? "on" : "off");
@@ -456,6 +473,9 @@ cmd_settings(const char *path, int argc, char **argv)
 	for (unsigned int i = 0; i < s.ntls_ports; i++)
 		printf(" %u", s.tls_ports[i]);
 	printf("\n");
+	for (unsigned int i = 0; i < s.nsets; i++)
+		printf("watched_set      %s %s %s\n", s.sets[i].family, s.sets[i].table,
+		       s.sets[i].set);
 	return 0;
 }
 
@@ -733,7 +753,7 @@ usage(void)
 		"  conns\n"
 		"  conn verdict ID drop|cut-thru|send-to-ips\n"
 		"  cfg [NAME=on|off ...]\n"
-		"  [--settings PATH] settings [set KEY VALUE]\n"
+		"  [--settings PATH] settings [set KEY VALUE...]\n"
 		"  fingerprint FILE\n"
 		"  cut ADDRESS|PREFIX|RANGE [--for SECONDS] | uncut ADDRESS|PREFIX|RANGE\n"
 		"  [--control PATH] cut --conn ID\n");

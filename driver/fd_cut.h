@@ -49,7 +49,9 @@
 #define FD_CUT_TRIGGERS(X)	\
 	X(HAND, "hand")		/* flowcutd's own cut4/cut6, flowcutctl cut ADDRESS */ \
 	X(CONN, "conn")		/* flowcutctl cut --conn ID */ \
-	X(TLS, "tls")		/* the inspector: a listed JA4 or JA3 (fd_ips) */
+	X(TLS, "tls")		/* the inspector: a listed JA4 or JA3 (fd_ips) */ \
+	X(SET, "set")		/* a watched set of the host's ruleset (fd_watch) */ \
+	X(LIST, "list")		/* a watched list file (fd_watch) */
 
 enum fd_cut_trigger {
 #define FD_CUT_ENUM_(n, s) FD_CUT_##n,

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* fd_nft: see fd_nft.h.  The table through libnftables, events through libmnl. */
+/*
+ * fd_nft: see fd_nft.h.  The table through libnftables, events through
+ * libmnl (elements: fd_setelem), requests on sets through fd_setio.
+ */
 #include "fd_nft.h"
 
 #include <arpa/inet.h>
@@ -20,10 +23,24 @@
 #include <nftables/libnftables.h>
 
 #include "fc_list.h"
+#include "fd_setelem.h"
+#include "fd_setio.h"
+
+#define EVENTS_RCVBUF (16 << 20)	/* about 100,000 element notifications */
+
+static const char *const list_sets[4] = { FD_SETIO_LIST4, FD_SETIO_LIST6, FD_SETIO_LISTNET4,
+					  FD_SETIO_LISTNET6 };
+
+/* A followed set and the elements added to it in the transaction being read. */
+struct followed {
+	struct fd_setio_set s;
+	struct fd_setelem_acc acc;
+};
 
 struct fd_nft {
 	struct nft_ctx *nft;
-	struct mnl_socket *nl;
+	struct mnl_socket *nl;	/* the events */
+	struct fd_setio *io;	/* requests: sets looked up, read, the list sets written */
 	uint32_t mark_bit;
 	bool installed;		/* the table was put in at least once */
 	/* the transaction being read, until its NEWGEN */
@@ -33,15 +50,45 @@ struct fd_nft {
 	char *block;
 	size_t block_len, block_cap;
 	unsigned int nblock;
+	bool fol_touched;	/* NEWSETELEM on a followed set */
+	/* the followed sets */
+	struct followed *fol;
+	unsigned int nfol;
+	struct fc_list added;	/* committed additions, until taken */
+	bool reread;		/* some could not be read: read them whole */
+	/* the list sets' handles and their table's, to know them made anew */
+	uint64_t list_handle[5];
+	bool lists_lost;
 };
+
+/*
+ * The handles of the table and its list sets: when one changed, the sets
+ * are new and empty.  0 or -EIO.
+ */
+static int
+list_handles(struct fd_nft *n)
+{
+	uint64_t h[5];
+	int rc = fd_setio_handles(n->io, h);
+
+	if (rc != 0) {
+		fprintf(stderr, "flowcutd: nftables: table inet flowcut's list sets: %s\n",
+			strerror(-rc));
+		return -EIO;
+	}
+	if (memcmp(h, n->list_handle, sizeof(h)) != 0)
+		n->lists_lost = true;
+	memcpy(n->list_handle, h, sizeof(h));
+	return 0;
+}
 
 static int
 table_install(struct fd_nft *n)
 {
-	char cmd[1024];
+	char cmd[4096];
 	int rc;
 
-	/* the cut sets' members dropped both ways, before the mark is set */
+	/* the cut and list sets' members dropped both ways, before the mark is set */
 	snprintf(cmd, sizeof(cmd),
 		 "add table inet flowcut\n"
 		 "add set inet flowcut " FD_NFT_CUT4 " { type ipv4_addr; flags interval, timeout; "
@@ -52,6 +99,10 @@ table_install(struct fd_nft *n)
 		 "ipv4_addr . inet_service; flags timeout; }\n"
 		 "add set inet flowcut " FD_NFT_CONN6 " { type ipv6_addr . inet_proto . inet_service . "
 		 "ipv6_addr . inet_service; flags timeout; }\n"
+		 "add set inet flowcut " FD_SETIO_LIST4 " { type ipv4_addr; }\n"
+		 "add set inet flowcut " FD_SETIO_LIST6 " { type ipv6_addr; }\n"
+		 "add set inet flowcut " FD_SETIO_LISTNET4 " { type ipv4_addr; flags interval; }\n"
+		 "add set inet flowcut " FD_SETIO_LISTNET6 " { type ipv6_addr; flags interval; }\n"
 		 "add chain inet flowcut seen { type filter hook forward priority 100; policy accept; }\n"
 		 "flush chain inet flowcut seen\n"
 		 "add rule inet flowcut seen ip saddr @" FD_NFT_CUT4 " drop\n"
@@ -62,25 +113,37 @@ table_install(struct fd_nft *n)
 		 "th dport @" FD_NFT_CONN4 " drop\n"
 		 "add rule inet flowcut seen ip6 saddr . meta l4proto . th sport . ip6 daddr . "
 		 "th dport @" FD_NFT_CONN6 " drop\n"
+		 "add rule inet flowcut seen ip saddr @" FD_SETIO_LIST4 " drop\n"
+		 "add rule inet flowcut seen ip daddr @" FD_SETIO_LIST4 " drop\n"
+		 "add rule inet flowcut seen ip6 saddr @" FD_SETIO_LIST6 " drop\n"
+		 "add rule inet flowcut seen ip6 daddr @" FD_SETIO_LIST6 " drop\n"
+		 "add rule inet flowcut seen ip saddr @" FD_SETIO_LISTNET4 " drop\n"
+		 "add rule inet flowcut seen ip daddr @" FD_SETIO_LISTNET4 " drop\n"
+		 "add rule inet flowcut seen ip6 saddr @" FD_SETIO_LISTNET6 " drop\n"
+		 "add rule inet flowcut seen ip6 daddr @" FD_SETIO_LISTNET6 " drop\n"
 		 "add rule inet flowcut seen ct mark set ct mark or 0x%08x\n", n->mark_bit);
 	rc = nft_run_cmd_from_buffer(n->nft, cmd);
 	if (rc != 0)
 		fprintf(stderr, "flowcutd: nftables: installing table inet flowcut failed: %s\n",
 			nft_ctx_get_error_buffer(n->nft));
-	if (rc == 0)
-		n->installed = true;
-	return rc == 0 ? 0 : -EIO;
+	if (rc != 0)
+		return -EIO;
+	n->installed = true;
+	return list_handles(n);
 }
 
 struct fd_nft *
 fd_nft_open(uint32_t mark_bit)
 {
 	struct fd_nft *n = calloc(1, sizeof(*n));
-	int group = NFNLGRP_NFTABLES;
+	int group = NFNLGRP_NFTABLES, rcvbuf = EVENTS_RCVBUF;
 
 	if (n == NULL)
 		return NULL;
 	n->mark_bit = mark_bit;
+	n->io = fd_setio_open();
+	if (n->io == NULL)
+		goto fail;
 	n->nft = nft_ctx_new(NFT_CTX_DEFAULT);
 	if (n->nft == NULL)
 		goto fail;
@@ -90,6 +153,11 @@ fd_nft_open(uint32_t mark_bit)
 	if (n->nl == NULL || mnl_socket_bind(n->nl, 0, MNL_SOCKET_AUTOPID) < 0 ||
 	    mnl_socket_setsockopt(n->nl, NETLINK_ADD_MEMBERSHIP, &group, sizeof(group)) < 0)
 		goto fail;
+	/* room for a big change's notifications, flowcutd's own list writes among them */
+	if (setsockopt(mnl_socket_get_fd(n->nl), SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf,
+		       sizeof(rcvbuf)) != 0)
+		(void)setsockopt(mnl_socket_get_fd(n->nl), SOL_SOCKET, SO_RCVBUF, &rcvbuf,
+				 sizeof(rcvbuf));
 	/* lost events must be known, not hidden: no NETLINK_NO_ENOBUFS */
 	if (table_install(n) != 0) {
 		errno = EIO;
@@ -119,6 +187,9 @@ fd_nft_close(struct fd_nft *n)
 		nft_ctx_free(n->nft);
 	if (n->nl)
 		mnl_socket_close(n->nl);
+	fd_setio_close(n->io);
+	(void)fd_nft_follow(n, NULL, 0);
+	fc_list_free(&n->added);
 	free(n);
 }
 
@@ -146,42 +217,94 @@ gen_attr(const struct nlattr *a, void *data)
 	return MNL_CB_OK;
 }
 
-struct elems {
-	const char *table, *set;
-};
-
-static int
-elems_attr(const struct nlattr *a, void *data)
+/* One of flowcutd's own sets (cut and list sets: their elements are no ruleset change)? */
+static bool
+own_set(uint8_t nfproto, const char *table, const char *set)
 {
-	struct elems *e = data;
-	uint16_t type = mnl_attr_get_type(a);
-
-	if ((type == NFTA_SET_ELEM_LIST_TABLE || type == NFTA_SET_ELEM_LIST_SET) &&
-	    mnl_attr_validate(a, MNL_TYPE_NUL_STRING) == 0)
-		*(type == NFTA_SET_ELEM_LIST_TABLE ? &e->table : &e->set) = mnl_attr_get_str(a);
-	return MNL_CB_OK;
+	if (nfproto != NFPROTO_INET || strcmp(table, "flowcut") != 0)
+		return false;
+	for (unsigned int i = 0; i < 4; i++)
+		if (strcmp(set, list_sets[i]) == 0)
+			return true;
+	return strcmp(set, FD_NFT_CUT4) == 0 || strcmp(set, FD_NFT_CUT6) == 0;
 }
 
-/* An element message about the cut sets of table inet flowcut? */
-static bool
-cut_set_elems(const struct nlmsghdr *nlh)
+static struct followed *
+followed_find(struct fd_nft *n, uint8_t nfproto, const char *table, const char *set)
 {
-	const struct nfgenmsg *nfg = mnl_nlmsg_get_payload(nlh);
-	struct elems e = { NULL, NULL };
+	for (unsigned int i = 0; i < n->nfol; i++)
+		if (n->fol[i].s.nfproto == nfproto && strcmp(n->fol[i].s.table, table) == 0 &&
+		    strcmp(n->fol[i].s.name, set) == 0)
+			return &n->fol[i];
+	return NULL;
+}
 
-	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*nfg) || nfg->nfgen_family != NFPROTO_INET ||
-	    mnl_attr_parse(nlh, sizeof(*nfg), elems_attr, &e) < 0)
-		return false;
-	return e.table && e.set && strcmp(e.table, "flowcut") == 0 &&
-	       (strcmp(e.set, FD_NFT_CUT4) == 0 || strcmp(e.set, FD_NFT_CUT6) == 0);
+/*
+ * An element message: about flowcutd's own sets, a followed set (its
+ * additions gathered), or another set (a ruleset change).
+ */
+static void
+elems_msg(struct fd_nft *n, const struct nlmsghdr *nlh, uint8_t type)
+{
+	const char *table, *set;
+	struct followed *f;
+	uint8_t nfproto;
+
+	if (fd_setelem_head(nlh, &nfproto, &table, &set) != 0) {
+		n->other = true;
+		return;
+	}
+	if (own_set(nfproto, table, set)) {
+		if (type == NFT_MSG_NEWSETELEM &&
+		    (strcmp(set, FD_NFT_CUT4) == 0 || strcmp(set, FD_NFT_CUT6) == 0))
+			n->cut_added = true;
+	} else if ((f = followed_find(n, nfproto, table, set)) != NULL) {
+		if (type == NFT_MSG_NEWSETELEM) {
+			n->fol_touched = true;
+			if (fd_setelem_gather(nlh, &f->acc) == -ENOMEM)
+				f->acc.bad++;	/* not all of it: read whole */
+		}
+	} else {
+		n->other = true;
+	}
+}
+
+/* A transaction committed: what it added to the followed sets, paired. */
+static bool
+followed_commit(struct fd_nft *n)
+{
+	bool any = false;
+
+	for (unsigned int i = 0; i < n->nfol; i++) {
+		struct followed *f = &n->fol[i];
+		size_t before = n->added.n;
+		long bad;
+
+		if (f->acc.n == 0 && f->acc.bad == 0)
+			continue;
+		bad = fd_setelem_ranges(&f->acc, false, &n->added);
+		if (bad != 0)
+			n->reread = true;
+		any |= bad != 0 || n->added.n > before;
+	}
+	n->fol_touched = false;
+	return any;
+}
+
+static void
+followed_forget(struct fd_nft *n)
+{
+	for (unsigned int i = 0; i < n->nfol; i++)
+		n->fol[i].acc.n = n->fol[i].acc.bad = 0;
+	n->fol_touched = false;
 }
 
 /*
  * A transaction's messages, then its NEWGEN.  One that only added or
- * removed elements of the cut sets is no ruleset change (the cut follows
- * it precisely; judging every connection again would take the cut ones
- * out of the fast path with the rest); any other message from another
- * process is.
+ * removed elements of the cut sets, the list sets or the followed sets is
+ * no ruleset change (the cut follows it precisely; judging every
+ * connection again would take the cut ones out of the fast path with the
+ * rest); any other message from another process is.
  */
 static int
 gen_cb(const struct nlmsghdr *nlh, void *data)
@@ -198,11 +321,11 @@ gen_cb(const struct nlmsghdr *nlh, void *data)
 			g->result |= FD_NFT_RULESET;
 		if (g->others && g->n->cut_added)
 			g->result |= FD_NFT_CUT;
+		if (g->n->fol_touched && followed_commit(g->n))
+			g->result |= FD_NFT_WATCHED;
 		g->n->other = g->n->cut_added = false;
-	} else if ((type == NFT_MSG_NEWSETELEM || type == NFT_MSG_DELSETELEM) &&
-		   cut_set_elems(nlh)) {
-		if (type == NFT_MSG_NEWSETELEM)
-			g->n->cut_added = true;
+	} else if (type == NFT_MSG_NEWSETELEM || type == NFT_MSG_DELSETELEM) {
+		elems_msg(g->n, nlh, type);
 	} else {
 		g->n->other = true;
 	}
@@ -233,6 +356,7 @@ fd_nft_events(struct fd_nft *n)
 	}
 	if (lost) {
 		n->other = n->cut_added = false;	/* the transaction's start may be lost */
+		followed_forget(n);			/* the caller reads them whole */
 		return table_install(n) != 0 ? -EIO : -ENOBUFS;
 	}
 	if ((g.result & FD_NFT_RULESET) && table_install(n) != 0)
@@ -402,3 +526,57 @@ fd_nft_block_flush(struct fd_nft *n)
 	n->nblock = 0;
 	return rc;
 }
+int
+fd_nft_follow(struct fd_nft *n, const struct fd_setio_set *s, unsigned int count)
+{
+	struct followed *f = count ? calloc(count, sizeof(*f)) : NULL;
+
+	for (unsigned int i = 0; i < n->nfol; i++)
+		fd_setelem_acc_free(&n->fol[i].acc);
+	free(n->fol);
+	n->fol = NULL;
+	n->nfol = 0;
+	n->fol_touched = false;
+	if (count && f == NULL)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < count; i++) {
+		f[i].s = s[i];
+		f[i].acc.family = s[i].family;
+		f[i].acc.interval = s[i].interval;
+	}
+	n->fol = f;
+	n->nfol = count;
+	return 0;
+}
+
+int
+fd_nft_followed_take(struct fd_nft *n, struct fc_list *added)
+{
+	bool reread = n->reread;
+
+	n->reread = false;
+	for (size_t i = 0; i < n->added.n; i++)
+		if (fc_list_add(added, &n->added.r[i]) != 0) {
+			n->added.n = 0;
+			return -ENOMEM;
+		}
+	n->added.n = 0;
+	fc_list_canon(added);
+	return reread ? 1 : 0;
+}
+
+struct fd_setio *
+fd_nft_io(struct fd_nft *n)
+{
+	return n->io;
+}
+
+bool
+fd_nft_lists_lost(struct fd_nft *n)
+{
+	bool lost = n->lists_lost;
+
+	n->lists_lost = false;
+	return lost;
+}
+

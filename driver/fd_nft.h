@@ -20,7 +20,26 @@
  * that only adds or removes elements of the cut sets is not a ruleset
  * change.
  *
- * (4) The connections cut on the host: `inet flowcut` conn4 and conn6,
+ * (4) Watched sets of the host's own ruleset (`watched_set`, looked up
+ * and read through fd_setio) are followed (fd_nft_follow): the elements
+ * another process adds to one are read from their notifications
+ * (fd_setelem) and paired into ranges once their transaction is
+ * committed; fd_nft_followed_take hands them over.  Their element changes
+ * are no ruleset change either: a watched set is one the ruleset blocks
+ * with, and the cut follows its additions precisely.
+ *
+ * (5) The list sets (fd_setio.h: `list4`/`list6`, `listnet4`/`listnet6`),
+ * filled from the watched list files (fd_watch, through fd_setio), whose
+ * members the chain drops both ways.  A ruleset change that took them away
+ * (a `flush ruleset`) is told by fd_nft_lists_lost - the table or a set
+ * got a new handle - for the lists to be put back whole.  flowcutd's own
+ * writes are notified to it too: one transaction of more than about
+ * 100,000 elements would overflow its event socket (lost events: a
+ * resync), and the kernel takes one of a million in 21 s where twenty of
+ * 50,000 take 5 s, so fd_watch makes big changes in transactions of
+ * FD_WATCH_CHUNK ranges.
+ *
+ * (6) The connections cut on the host: `inet flowcut` conn4 and conn6,
  * five-tuple sets (address . protocol . port . address . port, as the
  * forward hook sees each direction) with a timeout of
  * FD_NFT_CONN_TIMEOUT_S, whose members the chain drops.  A cut that kills
@@ -35,10 +54,14 @@
 #ifndef FLOWCUT_FD_NFT_H
 #define FLOWCUT_FD_NFT_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct fd_nft;
 struct fc_list;
+struct fd_setio;
+struct fd_setio_set;
 
 #define FD_NFT_CUT4 "cut4"
 #define FD_NFT_CUT6 "cut6"
@@ -50,6 +73,7 @@ struct fc_list;
 /* fd_nft_events' result bits */
 #define FD_NFT_RULESET 0x1	/* another process changed the ruleset (the table is back) */
 #define FD_NFT_CUT 0x2		/* another process added elements to cut4 or cut6 */
+#define FD_NFT_WATCHED 0x4	/* elements were added to a followed set: fd_nft_followed_take */
 
 /* fd_nft_open - install the table (marking `mark_bit`), follow changes.  NULL, errno. */
 struct fd_nft *fd_nft_open(uint32_t mark_bit);
@@ -101,5 +125,27 @@ struct fd_nft_conn {
 int fd_nft_block(struct fd_nft *n, const struct fd_nft_conn *c);
 /* fd_nft_block_flush - what is queued, sent: 0, or -EIO (said on stderr). */
 int fd_nft_block_flush(struct fd_nft *n);
+/*
+ * fd_nft_follow - the sets whose added elements fd_nft_events gathers
+ * (replacing the ones before; what was gathered for them is dropped).
+ * 0 or -ENOMEM (none followed).
+ */
+int fd_nft_follow(struct fd_nft *n, const struct fd_setio_set *s, unsigned int count);
+
+/*
+ * fd_nft_followed_take - the ranges added to followed sets since the last
+ * call (canonical, appended to `added`).  Returns 0, 1 when some element
+ * could not be read or paired (read the followed sets whole), or -ENOMEM.
+ */
+int fd_nft_followed_take(struct fd_nft *n, struct fc_list *added);
+
+/* fd_nft_io - its request channel, for the watched sets and the list sets (main thread). */
+struct fd_setio *fd_nft_io(struct fd_nft *n);
+
+/*
+ * fd_nft_lists_lost - whether the list sets were made anew (empty) since
+ * the last call: at the first call, and after a ruleset change took them.
+ */
+bool fd_nft_lists_lost(struct fd_nft *n);
 
 #endif

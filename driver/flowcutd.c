@@ -19,10 +19,11 @@
  * (fd_offload), marks what the host's rules accept (fd_nft), and when the
  * ruleset changes has every connection judged again.  It cuts (fd_cut):
  * what an element added to its table's cut4/cut6 holds (`flowcutctl cut
- * ADDRESS`), and one connection asked for on its control socket
- * (fd_ctl, `flowcutctl cut --conn ID`).  Its inspector (fd_ips, fd_inspect)
- * reads the ClientHello of TCP connections to the TLS ports and cuts those
- * whose JA4 or JA3 the watched fingerprints file lists.
+ * ADDRESS`), one connection asked for on its control socket (fd_ctl,
+ * `flowcutctl cut --conn ID`), and what the watched sets and list files of
+ * the settings add (fd_watch).  Its inspector (fd_ips, fd_inspect) reads
+ * the ClientHello of TCP connections to the TLS ports and cuts those whose
+ * JA4 or JA3 the watched fingerprints file lists.
  *
  * Threads: the main thread speaks commands, takes the coprocessor's events
  * and conntrack's and nftables' over netlink; fd_relay's two threads move
@@ -55,6 +56,7 @@
 #include "fd_relay.h"
 #include "fd_route.h"
 #include "fd_tap.h"
+#include "fd_watch.h"
 #include "lk.h"
 
 #include <libgen.h>
@@ -384,6 +386,7 @@ main(int argc, char **argv)
 	struct fd_offload_cfg ocfg = { .mark_bit = CT_MARK_BIT };
 	struct fd_offload *off;
 	struct fd_cut *cut;
+	struct fd_watch *wat;
 	struct fd_ctl *ctl;
 	struct fd_cmds cmds;
 	struct fd_cmdq *cmdq;
@@ -475,36 +478,41 @@ main(int argc, char **argv)
 	off = fd_offload_open(&cmds, &ocfg);
 	nft = fd_nft_open(CT_MARK_BIT);
 	cut = off && nft ? fd_cut_open(off, nft) : NULL;
+	wat = nft && cut ? fd_watch_open(nft, cut) : NULL;
 	rtw = fd_route_watch_open();
 	ctl = fd_ctl_open(o.control, on_ctl, cut);
 	epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (relay == NULL || off == NULL || nft == NULL || cut == NULL || rtw == NULL ||
-	    ctl == NULL || epfd < 0) {
+	if (relay == NULL || off == NULL || nft == NULL || cut == NULL || wat == NULL ||
+	    rtw == NULL || ctl == NULL || epfd < 0) {
 		fprintf(stderr, "flowcutd: %s: %s\n", relay == NULL ? "relay" : off == NULL ?
-			"conntrack" : nft == NULL ? "nftables" : cut == NULL ? "cut" : rtw == NULL ?
-			"rtnetlink" : ctl == NULL ? "control socket" : "epoll", strerror(errno));
+			"conntrack" : nft == NULL ? "nftables" : cut == NULL ? "cut" : wat == NULL ?
+			"watched lists" : rtw == NULL ? "rtnetlink" : ctl == NULL ? "control socket" :
+			"epoll", strerror(errno));
 		return 1;
 	}
 	fd_ips_bind(ips, off, cut);
 	fd_ips_settings(ips, &cur);
+	fd_watch_settings(wat, &cur);	/* the lists into their sets; cut once programmed */
 	{
 		struct epoll_event ct_ev = { .events = EPOLLIN, .data.u32 = 0 };
 		struct epoll_event nft_ev = { .events = EPOLLIN, .data.u32 = 1 };
 		struct epoll_event set_ev = { .events = EPOLLIN, .data.u32 = 2 };
 		struct epoll_event rt_ev = { .events = EPOLLIN, .data.u32 = 3 };
 		struct epoll_event ctl_ev = { .events = EPOLLIN, .data.u32 = 4 };
+		struct epoll_event wat_ev = { .events = EPOLLIN, .data.u32 = 5 };
 
 		if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd_offload_fd(off), &ct_ev) != 0 ||
 		    epoll_ctl(epfd, EPOLL_CTL_ADD, fd_nft_fd(nft), &nft_ev) != 0 ||
 		    (watch >= 0 && epoll_ctl(epfd, EPOLL_CTL_ADD, watch, &set_ev) != 0) ||
 		    epoll_ctl(epfd, EPOLL_CTL_ADD, fd_route_watch_fd(rtw), &rt_ev) != 0 ||
-		    epoll_ctl(epfd, EPOLL_CTL_ADD, fd_ctl_fd(ctl), &ctl_ev) != 0) {
+		    epoll_ctl(epfd, EPOLL_CTL_ADD, fd_ctl_fd(ctl), &ctl_ev) != 0 ||
+		    epoll_ctl(epfd, EPOLL_CTL_ADD, fd_watch_fd(wat), &wat_ev) != 0) {
 			fprintf(stderr, "flowcutd: epoll_ctl: %s\n", strerror(errno));
 			return 1;
 		}
 	}
 	while (!quit) {
-		struct epoll_event evs[5];
+		struct epoll_event evs[6];
 		struct lk_event ev;
 		int rc, n;
 
@@ -536,6 +544,7 @@ main(int argc, char **argv)
 			if (programmed) {
 				programmed_boot = lk_boot_id(lk);
 				fd_offload_resync(off);	/* the connections conntrack holds */
+				fd_watch_boot(wat);	/* what the watched sets and lists hold, cut */
 			}
 		}
 		/* a bounded batch a turn: conntrack, nftables and routes get theirs */
@@ -561,7 +570,7 @@ main(int argc, char **argv)
 		 * Level-triggered: a source with more than its batch left is
 		 * ready again at once, after every other source had its turn.
 		 */
-		n = epoll_wait(epfd, evs, 5, FD_EVENT_POLL_MS);
+		n = epoll_wait(epfd, evs, 6, FD_EVENT_POLL_MS);
 		if (n < 0 && errno != EINTR)
 			fprintf(stderr, "flowcutd: epoll_wait: %s\n", strerror(errno));
 		for (int i = 0; i < n; i++) {
@@ -585,8 +594,11 @@ main(int argc, char **argv)
 					fd_offload_ruleset_changed(off);
 				if (rc < 0 || (rc & FD_NFT_CUT))
 					cut_sets(nft, cut);
+				fd_watch_nft(wat, rc);
 			} else if (evs[i].data.u32 == 4) {
 				fd_ctl_serve(ctl);
+			} else if (evs[i].data.u32 == 5) {
+				fd_watch_files(wat);
 			} else if (evs[i].data.u32 == 3) {
 				rt_events(rtw, off);
 			} else if (settings_touched(watch, settings_name) &&
@@ -595,9 +607,11 @@ main(int argc, char **argv)
 				fd_offload_settings(off, cur.cut_in_hardware, cur.idle_timeout);
 				fd_ips_settings(ips, &cur);
 				programmed = program(&cmds, lk, &o) == 0 && programmed;
+				fd_watch_settings(wat, &cur);
 			}
 		}
 		fd_ips_turn(ips);	/* the inspector's decisions carried out */
+		(void)fd_watch_work(wat);	/* a big list change: its next transaction */
 		if (time(NULL) != last_stats) {
 			last_stats = time(NULL);
 			if (programmed)
@@ -611,6 +625,7 @@ main(int argc, char **argv)
 	fd_relay_stop(relay);
 	fd_ips_close(ips);
 	fd_ctl_close(ctl);
+	fd_watch_close(wat);
 	fd_nft_close(nft);
 	fd_route_watch_close(rtw);
 	fd_cut_close(cut);

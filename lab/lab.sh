@@ -21,7 +21,8 @@
 # Only 198.18.0.0/15 and 2001:2::/48, only inside these namespaces.  Every
 # step is idempotent enough that `down` cleans up after a failed `up`.
 # Environment: BUILD (default build), FLOWCUTD_ARGS (extra flowcutd options).
-# The lab's settings file is /run/flowcut-lab/NAME/settings.conf:
+# The lab's settings file is /run/flowcut-lab/NAME/settings.conf; `up` writes
+# it watching the ruleset's sets inet filter blocked4 and blocked6:
 #   build/flowcutctl --settings /run/flowcut-lab/NAME/settings.conf settings set KEY VALUE
 # flowcutd's control socket is /run/flowcut-lab/NAME/flowcutd.sock; a cut by
 # hand runs in the host's namespace (flowcutd's nftables table is there):
@@ -73,6 +74,11 @@ up() {
 	offloads_off server s0
 	ns host sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
 	ns host nft -f "$here/ruleset.nft"
+	# flowcutd cuts what is added to the ruleset's block sets
+	for s in blocked4 blocked6; do
+		grep -qs "^watched_set = inet filter $s\$" "$run/settings.conf" ||
+			"$BUILD/flowcutctl" --settings "$run/settings.conf" settings set watched_set inet filter "$s" >/dev/null
+	done
 }
 
 # Each appends to its log, so a program started again keeps its history.

@@ -283,7 +283,7 @@ fc_list_load(const char *path, struct fc_list *out, fc_list_bad_fn *bad, void *a
 	struct stat st;
 	void *map = NULL;
 	long rc;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);	/* a FIFO must not block */
 
 	if (fd < 0)
 		return -errno;

@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,22 +114,100 @@ tls_ports_set(struct fc_settings *s, const char *value, unsigned int line, char 
 	return 0;
 }
 
+/* An nftables name as nft's scanner reads one: a letter, '_' or '.', then letters, digits, '_', '.', '-', '/'. */
+static bool
+nft_name(const char *v)
+{
+	if (!isalpha((unsigned char)v[0]) && v[0] != '_' && v[0] != '.')
+		return false;
+	for (const char *p = v + 1; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr("_.-/", *p))
+			return false;
+	return true;
+}
+
+/* watched_set = FAMILY TABLE SET, added to s. */
+static int
+set_watched_set(struct fc_settings *s, const char *value, unsigned int line, char *err,
+		size_t errlen)
+{
+	static const char *const families[] = { "ip", "ip6", "inet", "arp", "bridge", "netdev" };
+	char copy[LINE_MAX_LEN + 1], *w[4], *save = NULL;
+	struct fc_watched_set ws;
+	unsigned int n = 0, f;
+
+	snprintf(copy, sizeof(copy), "%s", value);
+	for (char *t = strtok_r(copy, " \t", &save); t && n < 4; t = strtok_r(NULL, " \t", &save))
+		w[n++] = t;
+	if (n != 3)
+		return bad(err, errlen, line, "watched_set '%s' is not FAMILY TABLE SET "
+			   "(three words, e.g. inet filter blocked4)", value);
+	for (f = 0; f < sizeof(families) / sizeof(families[0]); f++)
+		if (strcmp(w[0], families[f]) == 0)
+			break;
+	if (f == sizeof(families) / sizeof(families[0]))
+		return bad(err, errlen, line, "watched_set family '%s' is not ip, ip6, inet, arp, "
+			   "bridge or netdev", w[0]);
+	for (unsigned int i = 1; i < 3; i++) {
+		if (strlen(w[i]) >= FC_SETTINGS_NAME_MAX)
+			return bad(err, errlen, line, "watched_set name '%s' is longer than 63 "
+				   "characters", w[i]);
+		if (!nft_name(w[i]))
+			return bad(err, errlen, line, "watched_set name '%s' is not an nftables name "
+				   "(a letter, '_' or '.', then letters, digits, '_', '.', '-', '/')",
+				   w[i]);
+	}
+	memset(&ws, 0, sizeof(ws));	/* whole, so two settings compare byte for byte */
+	snprintf(ws.family, sizeof(ws.family), "%s", w[0]);
+	snprintf(ws.table, sizeof(ws.table), "%s", w[1]);
+	snprintf(ws.set, sizeof(ws.set), "%s", w[2]);
+	for (unsigned int i = 0; i < s->nsets; i++)
+		if (memcmp(&s->sets[i], &ws, sizeof(ws)) == 0)
+			return bad(err, errlen, line, "watched_set '%s' is given twice", value);
+	if (s->nsets == FC_SETTINGS_MAX_SETS)
+		return bad(err, errlen, line, "more than %s watched sets", "16");
+	s->sets[s->nsets++] = ws;
+	return 0;
+}
+
+/* watched_list = PATH, added to s. */
+static int
+set_watched_list(struct fc_settings *s, const char *value, unsigned int line, char *err,
+		 size_t errlen)
+{
+	if (value[0] != '/')
+		return bad(err, errlen, line, "watched_list '%s' is not an absolute path", value);
+	if (strlen(value) >= FC_SETTINGS_PATH_MAX)
+		return bad(err, errlen, line, "watched_list is longer than %s bytes", "255");
+	if (s->nlists == FC_SETTINGS_MAX_LISTS)
+		return bad(err, errlen, line, "more than %s watched lists", "16");
+	for (unsigned int i = 0; i < s->nlists; i++)
+		if (strcmp(s->lists[i], value) == 0)
+			return bad(err, errlen, line, "watched_list '%s' is given twice", value);
+	snprintf(s->lists[s->nlists++], FC_SETTINGS_PATH_MAX, "%s", value);
+	return 0;
+}
+
 /* One key on s; `seen` catches a key given twice (line > 0 only). */
 static int
 set_one(struct fc_settings *s, const char *key, const char *value, unsigned int line,
 	unsigned int *seen, char *err, size_t errlen)
 {
 	static const char *const keys[] = { "offload", "cut_in_hardware", "idle_timeout",
-					    "watched_list", "watched_fingerprints", "tls_ports" };
+					    "watched_list", "watched_set", "watched_fingerprints",
+					    "tls_ports" };
+	enum { NKEYS = sizeof(keys) / sizeof(keys[0]), WATCHED_LIST = 3, WATCHED_SET = 4,
+	       FINGERPRINTS = 5, TLS_PORTS = 6 };
 	unsigned int k;
 
-	for (k = 0; k < 6; k++)
+	for (k = 0; k < NKEYS; k++)
 		if (strcmp(key, keys[k]) == 0)
 			break;
-	if (k == 6)
+	if (k == NKEYS)
 		return bad(err, errlen, line, "unknown key '%s' (offload, cut_in_hardware, "
-			   "idle_timeout, watched_list, watched_fingerprints, tls_ports)", key);
-	if (k != 3 && seen != NULL && (*seen & (1u << k)))
+			   "idle_timeout, watched_list, watched_set, watched_fingerprints, "
+			   "tls_ports)", key);
+	if (k != WATCHED_LIST && k != WATCHED_SET && seen != NULL && (*seen & (1u << k)))
 		return bad(err, errlen, line, "'%s' is given twice", key);
 	if (seen != NULL)
 		*seen |= 1u << k;
@@ -150,28 +229,24 @@ set_one(struct fc_settings *s, const char *key, const char *value, unsigned int 
 		s->idle_timeout = (uint16_t)v;
 		return 0;
 	}
-	case 4:
+	case FINGERPRINTS:
 		return fingerprints_set(s, value, line, err, errlen);
-	case 5:
+	case TLS_PORTS:
 		return tls_ports_set(s, value, line, err, errlen);
 	default:
 		if (line == 0 && strcmp(value, "-") == 0) {
-			memset(s->lists, 0, sizeof(s->lists));	/* as parsed without them */
-			s->nlists = 0;
+			/* flowcutctl: none of them, as parsed without them */
+			if (k == WATCHED_LIST) {
+				memset(s->lists, 0, sizeof(s->lists));
+				s->nlists = 0;
+			} else {
+				memset(s->sets, 0, sizeof(s->sets));
+				s->nsets = 0;
+			}
 			return 0;
 		}
-		if (value[0] != '/')
-			return bad(err, errlen, line, "watched_list '%s' is not an absolute path",
-				   value);
-		if (strlen(value) >= FC_SETTINGS_PATH_MAX)
-			return bad(err, errlen, line, "watched_list is longer than %s bytes", "255");
-		if (s->nlists == FC_SETTINGS_MAX_LISTS)
-			return bad(err, errlen, line, "more than %s watched lists", "16");
-		for (unsigned int i = 0; i < s->nlists; i++)
-			if (strcmp(s->lists[i], value) == 0)
-				return bad(err, errlen, line, "watched_list '%s' is given twice", value);
-		snprintf(s->lists[s->nlists++], FC_SETTINGS_PATH_MAX, "%s", value);
-		return 0;
+		return k == WATCHED_LIST ? set_watched_list(s, value, line, err, errlen)
+					 : set_watched_set(s, value, line, err, errlen);
 	}
 }
 
@@ -302,6 +377,10 @@ fc_settings_format(const struct fc_settings *s, char *buf, size_t len)
 	if (n >= 0)
 		n += snprintf(buf + ((size_t)n < len ? (size_t)n : len),
 			      (size_t)n < len ? len - (size_t)n : 0, "\n");
+	for (unsigned int i = 0; i < s->nsets && n >= 0; i++)
+		n += snprintf(buf + ((size_t)n < len ? (size_t)n : len),
+			      (size_t)n < len ? len - (size_t)n : 0, "watched_set = %s %s %s\n",
+			      s->sets[i].family, s->sets[i].table, s->sets[i].set);
 	return n;
 }
 

@@ -11,6 +11,8 @@
  *   watched_list     PATH     a watched block list (repeatable)
  *   watched_fingerprints PATH a file of JA4 and JA3 fingerprints to cut
  *   tls_ports        PORT...  the TCP ports whose ClientHello is read (1-16 ports)
+ *   watched_set      FAMILY TABLE SET   a set of the host's ruleset that
+ *                             blocks, followed (repeatable)
  *
  * A file that does not parse is refused whole with the line and the reason,
  * and whoever read it keeps the settings it had.  Writing is atomic (a
@@ -33,6 +35,15 @@
 #define FC_SETTINGS_MAX_TLS_PORTS 16
 /* tls_ports when the file does not say */
 #define FC_SETTINGS_TLS_PORTS_DEFAULT { 443, 465, 853, 993, 995, 8443 }
+#define FC_SETTINGS_MAX_SETS 16
+#define FC_SETTINGS_NAME_MAX 64	/* a table's or a set's name, its NUL included */
+
+/* watched_set = FAMILY TABLE SET: a set of the host's own ruleset. */
+struct fc_watched_set {
+	char family[8];		/* ip, ip6, inet, arp, bridge, netdev */
+	char table[FC_SETTINGS_NAME_MAX];
+	char set[FC_SETTINGS_NAME_MAX];
+};
 
 struct fc_settings {
 	bool offload;
@@ -43,6 +54,8 @@ struct fc_settings {
 	char fingerprints[FC_SETTINGS_PATH_MAX];	/* watched_fingerprints; "" none */
 	unsigned int ntls_ports;
 	uint16_t tls_ports[FC_SETTINGS_MAX_TLS_PORTS];	/* in the order given; the rest 0 */
+	unsigned int nsets;
+	struct fc_watched_set sets[FC_SETTINGS_MAX_SETS];
 };
 
 /* fc_settings_default - the settings of a new appliance (Cut in hardware on). */
@@ -61,8 +74,9 @@ int fc_settings_load(const char *path, struct fc_settings *s, char *err, size_t 
 
 /*
  * fc_settings_set - change one key on *s from text, as `key = value` on a
- * line would ("watched_list" adds a list; "-" as its value removes them
- * all; "-" as watched_fingerprints' removes it).  0 or -EINVAL with err.
+ * line would ("watched_list" and "watched_set" add one; "-" as the value
+ * removes them all; "-" as watched_fingerprints' removes it).  0 or
+ * -EINVAL with err.
  */
 int fc_settings_set(struct fc_settings *s, const char *key, const char *value, char *err,
 		    size_t errlen);

@@ -1,17 +1,31 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Fuzz target: a set's elements read from libnftables' JSON output
- * (driver/fd_nft, fd_nft_set_parse: what flowcutd cuts by hand).  Checks:
- * no crash; every range read has a family and its first address at or
- * below its last.
+ * Fuzz target: a set's elements, as flowcutd reads them.  Each input goes
+ * to both readers:
+ *
+ * - as text, libnftables' JSON output (driver/fd_nft, fd_nft_set_parse:
+ *   what flowcutd cuts by hand);
+ * - as netlink, its first byte the set's kind (bit 0: IPv6, bit 1:
+ *   interval, bit 2: a whole set, not one transaction) and the rest a
+ *   datagram of NEWSETELEM messages (driver/fd_setelem: the watched sets'
+ *   notifications and dumps).
+ *
+ * Checks: no crash; every range read has the set's family and its first
+ * address at or below its last; and the netlink ranges, written back as
+ * elements (fd_setelem_put) and read again, are the same ranges.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <libmnl/libmnl.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_tables.h>
+
 #include "fc_list.h"
 #include "fd_nft.h"
+#include "fd_setelem.h"
 #include "fuzz.h"
 
 static void
@@ -25,6 +39,82 @@ int
 fuzz_init(void)
 {
 	return 0;
+}
+
+static void
+check_ranges(const struct fc_list *l, uint8_t family)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (l->r[i].family != family || memcmp(l->r[i].lo, l->r[i].hi, 16) > 0)
+			die("a range read of another family or upside down");
+}
+
+/*
+ * Every element message of a datagram gathered into acc.  The walk checks
+ * every length against what is left, unsigned: libmnl 1.0.4's
+ * mnl_nlmsg_ok takes a length above 2 GiB for a negative one (and
+ * NLMSG_NEXT steps past the end on a last message of unaligned length),
+ * which no socket delivers but a fuzzer does.
+ */
+static void
+gather_all(const void *buf, size_t len, struct fd_setelem_acc *acc)
+{
+	const char *p = buf;
+	size_t left = len;
+
+	while (left >= sizeof(struct nlmsghdr)) {
+		const struct nlmsghdr *nlh = (const struct nlmsghdr *)p;
+		size_t step = NLMSG_ALIGN(nlh->nlmsg_len);
+
+		if (nlh->nlmsg_len < sizeof(*nlh) || nlh->nlmsg_len > left)
+			break;
+		if (fd_setelem_gather(nlh, acc) == -ENOMEM)
+			die("out of memory");
+		if (step >= left)
+			break;
+		p += step;
+		left -= step;
+	}
+}
+
+/* The netlink reader; what it reads written back reads back the same. */
+static void
+netlink_one(const uint8_t *data, size_t size)
+{
+	struct fd_setelem_acc acc = { .family = data[0] & 1 ? 6 : 4, .interval = data[0] & 2 };
+	struct fc_list l = { 0 }, back = { 0 };
+	struct fd_setelem_batch b = { 0 };
+	void *buf = malloc(size);	/* aligned, as a datagram is */
+	size_t singles = 0;
+
+	if (buf == NULL)
+		die("out of memory");
+	memcpy(buf, data + 1, size - 1);
+	gather_all(buf, size - 1, &acc);
+	if (fd_setelem_ranges(&acc, data[0] & 4, &l) < 0)
+		die("out of memory");
+	fc_list_canon(&l);
+	check_ranges(&l, acc.family);
+	for (size_t i = 0; i < l.n; i++)
+		singles += memcmp(l.r[i].lo, l.r[i].hi, 16) == 0;
+	/* written as an interval set (a plain one takes single addresses only) */
+	acc.interval = acc.interval || singles != l.n;
+	if (fd_setelem_batch_begin(&b, 1) != 0 ||
+	    (l.n && fd_setelem_put(&b, NFT_MSG_NEWSETELEM, NFPROTO_INET, "t", "s", acc.interval,
+				   l.r, l.n) != 0) ||
+	    fd_setelem_batch_end(&b) != 0)
+		die("the ranges read could not be written");
+	gather_all(b.buf, b.len, &acc);
+	if (fd_setelem_ranges(&acc, false, &back) != 0)
+		die("what was written does not read back whole");
+	fc_list_canon(&back);
+	if (back.n != l.n || (l.n && memcmp(back.r, l.r, l.n * sizeof(l.r[0])) != 0))
+		die("what was written reads back as other ranges");
+	fc_list_free(&l);
+	fc_list_free(&back);
+	fd_setelem_acc_free(&acc);
+	fd_setelem_batch_free(&b);
+	free(buf);
 }
 
 int
@@ -46,7 +136,35 @@ fuzz_one(const uint8_t *data, size_t size)
 			die("a range read with no family or upside down");
 	fc_list_free(&l);
 	free(text);
+	if (size > 0)
+		netlink_one(data, size);
 	return 0;
+}
+
+/* A netlink seed: its kind byte, then a batch of the ranges in `text`. */
+static int
+netlink_seed(const char *dir, size_t i, uint8_t kind, const char *text)
+{
+	struct fc_list l = { 0 };
+	struct fd_setelem_batch b = { 0 };
+	uint8_t *seed;
+	int rc = -1;
+
+	if (fc_list_parse(text, strlen(text), &l, NULL, NULL) != 0)
+		return -1;
+	fc_list_canon(&l);
+	if (fd_setelem_batch_begin(&b, 7) == 0 &&
+	    fd_setelem_put(&b, NFT_MSG_NEWSETELEM, NFPROTO_INET, "filter", "blocked", kind & 2,
+			   l.r, l.n) == 0 &&
+	    fd_setelem_batch_end(&b) == 0 && (seed = malloc(b.len + 1)) != NULL) {
+		seed[0] = kind;
+		memcpy(seed + 1, b.buf, b.len);
+		rc = fuzz_seed_put(dir, i, seed, b.len + 1);
+		free(seed);
+	}
+	fd_setelem_batch_free(&b);
+	fc_list_free(&l);
+	return rc;
 }
 
 int
@@ -65,5 +183,13 @@ fuzz_seeds(const char *dir)
 		"not json",
 	};
 
-	return fuzz_seed_texts(dir, seeds, sizeof(seeds) / sizeof(seeds[0]));
+	size_t n = sizeof(seeds) / sizeof(seeds[0]);
+
+	if (fuzz_seed_texts(dir, seeds, n) != 0 ||
+	    netlink_seed(dir, n, 2, "198.18.0.0/24\n198.19.0.5-198.19.0.9\n255.255.255.0/24\n") != 0 ||
+	    netlink_seed(dir, n + 1, 0, "198.18.0.1\n198.18.0.3\n") != 0 ||
+	    netlink_seed(dir, n + 2, 3, "2001:2::/64\n2001:2:0:1::5\nffff::/16\n") != 0 ||
+	    netlink_seed(dir, n + 3, 6, "0.0.0.0/0\n") != 0)
+		return -1;
+	return 0;
 }

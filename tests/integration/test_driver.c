@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,7 +33,9 @@
 #include <libnetfilter_conntrack/libnetfilter_conntrack.h>
 #include <libnetfilter_conntrack/libnetfilter_conntrack_tcp.h>
 #include <linux/netfilter/nf_conntrack_common.h>
+#include <linux/netfilter.h>
 #include <net/if.h>
+#include <poll.h>
 #include <rte_mbuf.h>
 #include <rte_memory.h>
 
@@ -45,6 +48,7 @@
 #include "fd_cut.h"
 #include "fd_nft.h"
 #include "fd_offload.h"
+#include "fd_watch.h"
 #include "fp.h"
 #include "lk.h"
 #include "npu_cmd.h"
@@ -1226,6 +1230,304 @@ test_cut_on_host_blocks_the_five_tuple(void **state)
 	nfct_destroy(a);
 }
 
+static bool
+holds(const struct fc_list *l, const char *addr)
+{
+	uint8_t a[16] = { 0 };
+	bool v6 = strchr(addr, ':') != NULL;
+
+	assert_int_equal(inet_pton(v6 ? AF_INET6 : AF_INET, addr, a), 1);
+	return fc_list_holds(l, v6 ? 6 : 4, a);
+}
+
+/*
+ * Watched sets of the host's own ruleset: an address set is looked up
+ * (family, interval), a set of ports or none at all is refused with a
+ * reason; what another process adds to a followed set is read from its
+ * notifications - a prefix and a range in an interval set, an address in
+ * a plain IPv6 set - as no ruleset change, and cut; the set reads back
+ * whole; a removal says nothing.
+ */
+static void
+test_watched_set_additions_cut(void **state)
+{
+	struct nf_conntrack *a = conn(IPPROTO_UDP, "198.18.0.10", 40000, "198.19.0.10", 5201,
+				      "198.19.0.10", 5201, BIT);
+	struct fd_setio_set s[4] = {
+		{ .nfproto = NFPROTO_INET, .table = "filter", .name = "blocked4" },
+		{ .nfproto = NFPROTO_INET, .table = "filter", .name = "blocked6" },
+		{ .nfproto = NFPROTO_INET, .table = "filter", .name = "ports" },
+		{ .nfproto = NFPROTO_INET, .table = "filter", .name = "nosuch" },
+	};
+	struct fd_cut_stats before = cut_stats();
+	struct fc_list l = { 0 };
+	struct fd_nft *n;
+	char why[160];
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	assert_int_equal(fc_netns_sh("nft add table inet filter && "
+			    "nft add set inet filter blocked4 '{ type ipv4_addr; flags interval; }' && "
+			    "nft add set inet filter blocked6 '{ type ipv6_addr; }' && "
+			    "nft add set inet filter ports '{ type inet_service; }'"), 0);
+	n = fd_nft_open(BIT);
+	assert_non_null(n);
+	assert_int_equal(fd_setio_get(fd_nft_io(n), &s[0], why, sizeof(why)), 0);
+	assert_int_equal(s[0].family, 4);
+	assert_true(s[0].interval);
+	assert_string_equal(why, "ipv4_addr, interval");
+	assert_int_equal(fd_setio_get(fd_nft_io(n), &s[1], why, sizeof(why)), 0);
+	assert_int_equal(s[1].family, 6);
+	assert_false(s[1].interval);
+	assert_int_equal(fd_setio_get(fd_nft_io(n), &s[2], why, sizeof(why)), -EMEDIUMTYPE);
+	assert_string_equal(why, "its type is not ipv4_addr or ipv6_addr (nftables type 13, keys "
+			    "of 2 bytes)");
+	assert_int_equal(fd_setio_get(fd_nft_io(n), &s[3], why, sizeof(why)), -ENOENT);
+	assert_string_equal(why, "no such table or set");
+	assert_int_equal(fd_nft_follow(n, s, 2), 0);
+	create(a);
+	turns(300);
+	assert_int_equal(conns(), 1);
+
+	assert_int_equal(fc_netns_sh("nft add element inet filter blocked4 '{ 198.19.0.0/24, "
+			    "10.0.0.5-10.0.0.9 }'"), 0);
+	assert_int_equal(nft_events(n), FD_NFT_WATCHED);
+	assert_int_equal(fd_nft_followed_take(n, &l), 0);
+	assert_int_equal(l.n, 2);
+	assert_true(holds(&l, "198.19.0.10"));
+	assert_true(holds(&l, "10.0.0.9"));
+	assert_false(holds(&l, "10.0.0.10"));
+	assert_false(holds(&l, "198.18.0.10"));
+	assert_int_equal(fd_cut_ranges(cut, &l, FD_CUT_SET), 1);
+	assert_int_equal(the_conn().verdict, FC_VERDICT_DROP);
+	assert_false(alive(a));
+	assert_int_equal(cut_stats().in_hardware[FD_CUT_SET], before.in_hardware[FD_CUT_SET] + 1);
+	fc_list_free(&l);
+
+	assert_int_equal(fc_netns_sh("nft add element inet filter blocked6 '{ 2001:2::5 }'"), 0);
+	assert_int_equal(nft_events(n), FD_NFT_WATCHED);
+	assert_int_equal(fd_nft_followed_take(n, &l), 0);
+	assert_int_equal(l.n, 1);
+	assert_true(holds(&l, "2001:2::5"));
+	fc_list_free(&l);
+
+	assert_int_equal(fd_setio_read(fd_nft_io(n), &s[0], &l), 0);
+	assert_int_equal(l.n, 2);
+	assert_true(holds(&l, "10.0.0.5") && holds(&l, "198.19.0.255"));
+	fc_list_free(&l);
+	assert_int_equal(fc_netns_sh("nft delete element inet filter blocked4 '{ 10.0.0.5-10.0.0.9 }'"), 0);
+	assert_int_equal(nft_events(n), 0);
+	assert_int_equal(fc_netns_sh("nft add chain inet filter other"), 0);
+	assert_int_equal(nft_events(n) & FD_NFT_RULESET, FD_NFT_RULESET);
+	fd_nft_close(n);
+	assert_int_equal(fc_netns_sh("nft delete table inet filter"), 0);
+	nfct_destroy(a);
+}
+
+/*
+ * The list sets: filled whole (addresses into list4/list6, prefixes and
+ * ranges into listnet4/listnet6), dropped both ways by the chain, changed
+ * by a difference in one transaction; a difference that does not fit
+ * what they hold is refused whole; a `flush ruleset` takes them, and
+ * fd_nft_lists_lost says so once the table is back.
+ */
+static void
+test_list_sets(void **state)
+{
+	struct fc_list l, to, add = { 0 }, del = { 0 };
+	struct fd_nft *n;
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	n = fd_nft_open(BIT);
+	assert_non_null(n);
+	assert_true(fd_nft_lists_lost(n));
+	assert_false(fd_nft_lists_lost(n));
+	assert_int_equal(fc_netns_sh("nft list chain inet flowcut seen | grep -q 'ip daddr @list4 drop' && "
+			    "nft list chain inet flowcut seen | grep -q 'ip6 saddr @listnet6 drop'"), 0);
+	l = list_of("198.19.0.10\n198.20.0.0/16\n2001:2::/64\n2001:2:0:1::10\n");
+	assert_int_equal(fd_setio_lists_apply(fd_nft_io(n), NULL, &l, true), 0);
+	assert_int_equal(fc_netns_sh("nft list set inet flowcut list4 | grep -q '198.19.0.10' && "
+			    "nft list set inet flowcut listnet4 | grep -q '198.20.0.0/16' && "
+			    "nft list set inet flowcut listnet6 | grep -q '2001:2::/64' && "
+			    "nft list set inet flowcut list6 | grep -q '2001:2:0:1::10'"), 0);
+	to = list_of("198.19.0.11\n198.20.0.0/16\n198.22.0.0-198.22.0.9\n2001:2::/64\n");
+	assert_int_equal(fc_list_diff(&l, &to, &add, &del), 0);
+	assert_int_equal(fd_setio_lists_apply(fd_nft_io(n), &del, &add, false), 0);
+	assert_int_equal(fc_netns_sh("nft list set inet flowcut list4 | grep -q '198.19.0.11' && "
+			    "! nft list set inet flowcut list4 | grep -q '198.19.0.10' && "
+			    "nft list set inet flowcut listnet4 | grep -q '198.22.0.0-198.22.0.9' && "
+			    "! nft list set inet flowcut list6 | grep -q '2001:2:0:1::10'"), 0);
+	/* the same difference again: what it removes is not there, nothing changes */
+	assert_int_equal(fd_setio_lists_apply(fd_nft_io(n), &del, &add, false), -ENOENT);
+	assert_int_equal(fc_netns_sh("nft list set inet flowcut list4 | grep -q '198.19.0.11'"), 0);
+	assert_int_equal(nft_events(n), 0);	/* its own writes: no ruleset change */
+	assert_int_equal(fc_netns_sh("nft flush ruleset"), 0);
+	assert_int_equal(nft_events(n) & FD_NFT_RULESET, FD_NFT_RULESET);
+	assert_true(fd_nft_lists_lost(n));
+	assert_int_equal(fc_netns_sh("nft list set inet flowcut list4 | grep -q 'type ipv4_addr' && "
+			    "! nft list set inet flowcut list4 | grep -q '198.19.0.11'"), 0);
+	fd_nft_close(n);
+	fc_list_free(&l);
+	fc_list_free(&to);
+	fc_list_free(&add);
+	fc_list_free(&del);
+}
+
+/* fd_watch's inotify descriptor readable within 2 s, then read. */
+static void
+files_turn(struct fd_watch *w)
+{
+	struct pollfd p = { .fd = fd_watch_fd(w), .events = POLLIN };
+
+	assert_int_equal(poll(&p, 1, 2000), 1);
+	fd_watch_files(w);
+}
+
+static void
+file_put(const char *path, const char *text, bool append)
+{
+	char tmp[300];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.new", path);
+	f = fopen(append ? path : tmp, append ? "a" : "w");
+	assert_non_null(f);
+	assert_int_equal(fputs(text, f) >= 0, 1);
+	assert_int_equal(fclose(f), 0);
+	if (!append)
+		assert_int_equal(rename(tmp, path), 0);	/* a save, as an editor makes it */
+}
+
+/*
+ * fd_watch end to end: a watched list file is put into the list sets; a
+ * line appended is applied and its live connection cut (trigger "list");
+ * the file saved anew is a difference; a file that cannot be read keeps
+ * its last contents.  A watched set named in the settings is followed:
+ * `nft add element` cuts (trigger "set").
+ */
+static void
+test_watch_lists_and_sets(void **state)
+{
+	struct nf_conntrack *a = conn(IPPROTO_UDP, "198.18.0.10", 40000, "198.19.0.10", 5201,
+				      "198.19.0.10", 5201, BIT);
+	struct nf_conntrack *b = conn(IPPROTO_UDP, "198.18.0.10", 40001, "198.19.0.11", 5201,
+				      "198.19.0.11", 5201, BIT);
+	struct fd_cut_stats before = cut_stats();
+	char dir[] = "/tmp/fc-watch-XXXXXX", path[128], cmd[300];
+	struct fc_settings s;
+	struct fd_watch *w;
+	struct fd_nft *n;
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/block.txt", dir);
+	file_put(path, "# nothing yet\n198.20.0.1\n", false);
+	assert_int_equal(fc_netns_sh("nft add table inet filter && "
+			    "nft add set inet filter blocked4 '{ type ipv4_addr; flags interval; }'"), 0);
+	n = fd_nft_open(BIT);
+	assert_non_null(n);
+	w = fd_watch_open(n, cut);
+	assert_non_null(w);
+	fc_settings_default(&s);
+	s.nlists = 1;
+	snprintf(s.lists[0], sizeof(s.lists[0]), "%s", path);
+	s.nsets = 1;
+	snprintf(s.sets[0].family, sizeof(s.sets[0].family), "inet");
+	snprintf(s.sets[0].table, sizeof(s.sets[0].table), "filter");
+	snprintf(s.sets[0].set, sizeof(s.sets[0].set), "blocked4");
+	fd_watch_settings(w, &s);
+	fd_watch_boot(w);
+	assert_int_equal(fc_netns_sh("nft list set inet flowcut list4 | grep -q '198.20.0.1'"), 0);
+	create(a);
+	create(b);
+	turns(300);
+	assert_int_equal(conns(), 2);
+
+	file_put(path, "198.19.0.10\nnot an address\n", true);
+	files_turn(w);
+	assert_int_equal(conn_by_cport(40000).verdict, FC_VERDICT_DROP);
+	assert_int_equal(conn_by_cport(40001).verdict, FC_VERDICT_CUT_THRU);
+	assert_false(alive(a));
+	assert_true(alive(b));
+	assert_int_equal(cut_stats().in_hardware[FD_CUT_LIST], before.in_hardware[FD_CUT_LIST] + 1);
+	assert_int_equal(fc_netns_sh("nft list set inet flowcut list4 | grep -q '198.19.0.10'"), 0);
+
+	file_put(path, "198.21.0.0/16 ; a comment\n", false);
+	files_turn(w);
+	assert_int_equal(fc_netns_sh("nft list set inet flowcut listnet4 | grep -q '198.21.0.0/16' && "
+			    "! nft list set inet flowcut list4 | grep -q '198.19.0.10'"), 0);
+	/* not a file any more: the last good contents stay */
+	snprintf(cmd, sizeof(cmd), "mkfifo %s/fifo && mv %s/fifo %s", dir, dir, path);
+	assert_int_equal(fc_netns_sh(cmd), 0);
+	files_turn(w);
+	assert_int_equal(fc_netns_sh("nft list set inet flowcut listnet4 | grep -q '198.21.0.0/16'"), 0);
+
+	assert_int_equal(fc_netns_sh("nft add element inet filter blocked4 '{ 198.19.0.11 }'"), 0);
+	fd_watch_nft(w, nft_events(n));
+	assert_int_equal(conn_by_cport(40001).verdict, FC_VERDICT_DROP);
+	assert_false(alive(b));
+	assert_int_equal(cut_stats().in_hardware[FD_CUT_SET], before.in_hardware[FD_CUT_SET] + 1);
+	fd_watch_close(w);
+	fd_nft_close(n);
+	assert_int_equal(fc_netns_sh("nft delete table inet filter"), 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(fc_netns_sh(cmd), 0);
+	nfct_destroy(a);
+	nfct_destroy(b);
+}
+
+/*
+ * A list bigger than one transaction: filled a transaction per turn
+ * (fd_watch_work), the loop free in between; a line appended meanwhile
+ * waits for the fill, then goes in as a difference of one.
+ */
+static void
+test_watch_big_list_in_steps(void **state)
+{
+	char dir[] = "/tmp/fc-watch-XXXXXX", path[128], cmd[512];
+	struct fc_settings s;
+	struct fd_watch *w;
+	struct fd_nft *n;
+	FILE *f;
+	int steps = 0;
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/big.txt", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	for (unsigned int i = 0; i < 2 * FD_WATCH_CHUNK + 20000; i++)
+		fprintf(f, "2001:2:0:ee::%x:%x\n", (2 * i + 2) >> 16, (2 * i + 2) & 0xffff);
+	assert_int_equal(fclose(f), 0);
+	n = fd_nft_open(BIT);
+	assert_non_null(n);
+	w = fd_watch_open(n, cut);
+	assert_non_null(w);
+	fc_settings_default(&s);
+	s.nlists = 1;
+	snprintf(s.lists[0], sizeof(s.lists[0]), "%s", path);
+	fd_watch_settings(w, &s);	/* the first transaction */
+	fd_watch_boot(w);
+	file_put(path, "198.19.0.10\n", true);
+	files_turn(w);			/* read, its change waits for the fill */
+	while (fd_watch_work(w) == 1)
+		steps++;
+	assert_int_equal(steps, 1);	/* 3 transactions: the settings', 2 turns */
+	assert_int_equal(fd_watch_work(w), 0);
+	snprintf(cmd, sizeof(cmd), "test $(nft list set inet flowcut list6 | grep -o '2001:2:0:ee::' "
+		 "| wc -l) = %u && nft list set inet flowcut list4 | grep -q 198.19.0.10",
+		 2 * FD_WATCH_CHUNK + 20000);
+	assert_int_equal(fc_netns_sh(cmd), 0);
+	fd_watch_close(w);
+	fd_nft_close(n);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(fc_netns_sh(cmd), 0);
+}
+
+
 int
 main(void)
 {
@@ -1247,6 +1549,10 @@ main(void)
 		cmocka_unit_test_setup(test_cut_by_hand_through_the_sets, fresh),
 		cmocka_unit_test_setup(test_cut_on_host_blocks_the_five_tuple, fresh),
 		cmocka_unit_test_setup(test_cut_kept_across_ruleset_change, fresh),
+		cmocka_unit_test_setup(test_watched_set_additions_cut, fresh),
+		cmocka_unit_test_setup(test_list_sets, fresh),
+		cmocka_unit_test_setup(test_watch_lists_and_sets, fresh),
+		cmocka_unit_test_setup(test_watch_big_list_in_steps, fresh),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

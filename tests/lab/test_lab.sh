@@ -42,22 +42,81 @@ stream_end() { wait "$stream" 2>/dev/null || true; }
 
 # ---- the tests: each returns 0 (ok), 1 (not ok) ----
 
-# The seed's cut: a UDP flood at 400 Mbit/s offloaded, then `flowcutctl cut`
-# of one of its ends (the server, or with "client" the client).  In the ten
-# seconds from one second after the cut: with "Cut in hardware" on, the
-# host's front ports take in at most 10 frames while the coprocessor counts
-# the flood as DROP_IPS_VERDICT; off, the connection is taken out and the
-# host takes the flood in (its rule, flowcutd's cut set, drops it there).
-# With "conn": `flowcutctl cut --conn ID` of the flood's connection (on
-# flowcutd's control socket) instead of an address.
-t_cut() { # family on|off [client|conn]
-	local dst=198.18.1.2 src=198.18.0.2 fam=$1 hw=$2 who=${3:-server} far out a0 a1 b0 b1 d0 d1 host drop counted set
+# fail2ban in the host's namespace, every file of its own in $run/f2b (its
+# socket, pid, database and log: the machine's fail2ban is not touched),
+# one jail whose ban action is Debian's nftables action writing into
+# inet filter f2b-flowcut (a set flowcutd is told to watch), with a rule
+# of its own in the forward hook.
+f2b() { ex host fail2ban-client -c "$run/f2b/conf" "$@"; }
+f2b_start() {
+	rm -rf "$run/f2b"
+	mkdir -p "$run/f2b"
+	cp -r /etc/fail2ban "$run/f2b/conf"
+	rm -f "$run/f2b/conf/jail.d/"*	# Debian's: sshd, on the machine's logs
+	: >"$run/f2b/auth.log"
+	cat >"$run/f2b/conf/fail2ban.local" <<-EOF
+	[Definition]
+	logtarget = $run/f2b/fail2ban.log
+	socket = $run/f2b/fail2ban.sock
+	pidfile = $run/f2b/fail2ban.pid
+	dbfile = $run/f2b/fail2ban.sqlite3
+	EOF
+	cat >"$run/f2b/conf/jail.local" <<-EOF
+	[flowcut-lab]
+	enabled = true
+	filter = sshd
+	logpath = $run/f2b/auth.log
+	backend = polling
+	maxretry = 1000
+	bantime = 600
+	protocol = tcp,udp
+	banaction = nftables[type=allports, table=filter, table_family=inet, chain=f2b-chain, chain_hook=forward, blocktype=drop, addr_set=f2b-flowcut, actionstart_on_demand=false]
+	EOF
+	timeout 20 "$lab" exec "$L" host fail2ban-client -c "$run/f2b/conf" start >/dev/null 2>&1 &&
+		wait_for 50 f2b status flowcut-lab
+}
+f2b_stop() { timeout 20 "$lab" exec "$L" host fail2ban-client -c "$run/f2b/conf" stop >/dev/null 2>&1; }
+
+# The seed's cut: a UDP flood at 400 Mbit/s offloaded, then a cut of one of
+# its ends (the server, or with "client" the client).  In the ten seconds
+# from one second after the cut: with "Cut in hardware" on, the host's
+# front ports take in at most 10 frames while the coprocessor counts the
+# flood as DROP_IPS_VERDICT; off, the connection is taken out and the host
+# takes the flood in (its rule drops it there).  With "conn":
+# `flowcutctl cut --conn ID` of the flood's connection (on flowcutd's
+# control socket) instead of an address.  How the address is cut (VIA):
+#   hand  `flowcutctl cut ADDR --for 60` (flowcutd's cut4/cut6)
+#   set   `nft add element inet filter blocked4 { ADDR }` (a watched set)
+#   list  ADDR appended to a watched list file
+#   f2b   `fail2ban-client set flowcut-lab banip ADDR` (a real fail2ban whose
+#         nftables action writes a watched set)
+t_cut() { # family on|off [client|server|conn] [hand|set|list|f2b]
+	local dst=198.18.1.2 src=198.18.0.2 fam=$1 hw=$2 who=${3:-server} via=${4:-hand} far out a0 a1 b0 b1 d0 d1 host drop counted set trig=hand
 	[ "$fam" = 6 ] && dst=2001:2:0:1::2 src=2001:2::2
 	far=$dst
 	[ "$who" = client ] && far=$src
+	[ "$who" = conn ] && trig=conn via=conn
+	[ "$via" = set ] || [ "$via" = f2b ] && trig=set
+	[ "$via" = list ] && trig=list
 	if [ "$hw" = off ]; then
 		"$ctl" --settings "$run/settings.conf" settings set cut_in_hardware off >/dev/null || return 1
 		wait_for 50 grep -q "cut in hardware off" "$run/flowcutd.log" || { say "setting not applied"; return 1; }
+	fi
+	if [ "$via" = list ]; then
+		printf '# the lab'"'"'s block list\n198.19.255.1\n' >"$run/block.txt"
+		"$ctl" --settings "$run/settings.conf" settings set watched_list "$run/block.txt" >/dev/null || return 1
+		wait_for 50 grep -q "list $run/block.txt: 1 ranges read" "$run/flowcutd.log" ||
+			{ say "the list was not read"; return 1; }
+	fi
+	if [ "$via" = f2b ]; then
+		command -v fail2ban-client >/dev/null || { say "fail2ban-client is not installed (make deps)"; return 1; }
+		"$ctl" --settings "$run/settings.conf" settings set watched_set inet filter f2b-flowcut >/dev/null || return 1
+		wait_for 50 grep -q "watched set inet filter f2b-flowcut: not watched: no such table or set" "$run/flowcutd.log" ||
+			{ say "flowcutd did not say the set is missing"; return 1; }
+		f2b_start || { say "fail2ban did not start"; cat "$run/f2b/fail2ban.log"; return 1; }
+		wait_for 50 grep -q "watched set inet filter f2b-flowcut: followed" "$run/flowcutd.log" ||
+			{ say "flowcutd does not follow fail2ban's set"; f2b_stop; return 1; }
+		say "$(grep 'watched set inet filter f2b-flowcut' "$run/flowcutd.log" | tail -1)"
 	fi
 	udp_stream "$dst" 400M 18
 	if [ "$hw" = on ]; then
@@ -67,42 +126,56 @@ t_cut() { # family on|off [client|conn]
 			{ say "never offloaded"; conns; return 1; }
 	fi
 	sleep 0.5
-	if [ "$who" = conn ]; then
+	case "$who/$via" in
+	conn/*)
 		far=$(conns | awk '/^[0-9]/ { id = $1 } / udp / && id != "" { print id; exit }')
 		[ -n "$far" ] || { say "no UDP connection in the table"; conns; return 1; }
 		out=$(ex host "$ctl" --control "$run/flowcutd.sock" cut --conn "$far") ||
 			{ say "flowcutctl cut --conn failed"; return 1; }
-		say "flowcutctl: $out"
-	else
-		ex host "$ctl" cut "$far" --for 60 >/dev/null || { say "flowcutctl cut failed"; return 1; }
-	fi
+		say "flowcutctl: $out" ;;
+	*/hand) ex host "$ctl" cut "$far" --for 60 >/dev/null || { say "flowcutctl cut failed"; return 1; } ;;
+	*/set)
+		set=blocked4; [ "$fam" = 6 ] && set=blocked6
+		ex host nft add element inet filter "$set" "{ $far }" || { say "nft add element failed"; return 1; } ;;
+	*/list) echo "$far" >>"$run/block.txt" ;;
+	*/f2b) f2b set flowcut-lab banip "$far" >/dev/null || { say "fail2ban-client banip failed"; f2b_stop; return 1; } ;;
+	esac
 	sleep 1
 	a0=$(rx fp0) b0=$(rx fp1) d0=$(counter FROM_WIRE_DROP_IPS_VERDICT)
 	sleep 10
 	a1=$(rx fp0) b1=$(rx fp1) d1=$(counter FROM_WIRE_DROP_IPS_VERDICT)
 	host=$(( a1 - a0 + b1 - b0 )) drop=$(( d1 - d0 ))
 	kill "$stream" 2>/dev/null; stream_end
-	say "UDP/IPv$fam 400 Mbit/s, cut of the $who ($far), Cut in hardware $hw:" \
+	say "UDP/IPv$fam 400 Mbit/s, cut of the $who ($far) by $via, Cut in hardware $hw:" \
 	    "the host took in $host frames in the 10 s from 1 s after the cut," \
 	    "the coprocessor dropped $drop (DROP_IPS_VERDICT)"
 	grep 'cut (' "$run/flowcutd.log" | while read -r line; do say "  $line"; done
-	grep -q "cut ([a-z]*) udp .* $( [ "$hw" = on ] && echo 'in hardware' || echo 'on the host')" "$run/flowcutd.log" ||
-		{ say "no cut logged"; return 1; }
-	if [ "$who" != conn ]; then
+	grep -q "cut ($trig) udp .* $( [ "$hw" = on ] && echo 'in hardware' || echo 'on the host')" "$run/flowcutd.log" ||
+		{ say "no cut ($trig) logged"; [ "$via" = f2b ] && f2b_stop; return 1; }
+	case "$via" in
+	hand)
 		# the element is in the cut set with its timeout, and uncut takes it out
 		set=cut4; [ "$fam" = 6 ] && set=cut6
 		ex host nft list set inet flowcut "$set" | grep -q "$far timeout 1m" ||
 			{ say "$far not in $set with a timeout"; ex host nft list set inet flowcut "$set"; return 1; }
 		ex host "$ctl" uncut "$far" >/dev/null || { say "flowcutctl uncut failed"; return 1; }
 		! ex host nft list set inet flowcut "$set" | grep -q "$far" ||
-			{ say "$far still in $set after uncut"; return 1; }
-	fi
+			{ say "$far still in $set after uncut"; return 1; } ;;
+	list)
+		ex host nft list set inet flowcut list4 | grep -q "$far" ||
+			{ say "$far not in inet flowcut list4"; return 1; }
+		say "$(grep "list $run/block.txt: 2 ranges read" "$run/flowcutd.log")"
+		say "$(grep "lists: the list sets hold 2 ranges" "$run/flowcutd.log")" ;;
+	f2b)
+		say "$(grep 'Ban ' "$run/f2b/fail2ban.log" | tail -1)"
+		f2b_stop ;;
+	esac
 	# flowcutd's stats count it by trigger, where it was cut
 	sleep 1.2	# written once a second
 	counted=$(python3 -c 'import json,sys; c = json.load(open(sys.argv[1]))["cuts"][sys.argv[2]]
-print(c["in_hardware"], c["on_host"])' "$run/flowcutd.json" "$( [ "$who" = conn ] && echo conn || echo hand)") ||
+print(c["in_hardware"], c["on_host"])' "$run/flowcutd.json" "$trig") ||
 		{ say "no cuts in flowcutd's stats"; return 1; }
-	say "flowcutd's stats: cuts in hardware, on the host: $counted"
+	say "flowcutd's stats: cuts ($trig) in hardware, on the host: $counted"
 	if [ "$hw" = on ]; then
 		[ "${counted%% *}" -ge 1 ] || { say "the cut not counted in hardware"; return 1; }
 		[ "$host" -le 10 ] && [ "$drop" -ge 10000 ]
@@ -110,6 +183,109 @@ print(c["in_hardware"], c["on_host"])' "$run/flowcutd.json" "$( [ "$who" = conn 
 		[ "${counted##* }" -ge 1 ] || { say "the cut not counted on the host"; return 1; }
 		[ "$host" -ge 10000 ] && [ "$drop" -eq 0 ]
 	fi
+}
+
+# A watched list of 1,000,000 lines: 999,000 IPv6 addresses (every other
+# one, so none merge) and 1,000 IPv4 prefixes with Spamhaus-style
+# comments, 3 bad lines among them.  flowcutd loads it into its list sets
+# (list6 and listnet4) and says each bad line by its number; printed: its
+# time to read the file and to apply it into the sets, beside `nft -f` of
+# the same elements into a table of the test's own (the peer).  Then one
+# line appended - the server's address - under a UDP flood: the change is
+# applied as a difference of one element and the flood is cut in hardware.
+t_list_million() {
+	local f=$run/million.txt t0 t1 p0 read_s apply_s peer a0 b0 d0 a1 b1 d1
+	python3 - "$f" <<-'EOF' || return 1
+	import sys
+	with open(sys.argv[1], "w") as f:
+	    f.write("# 1,000,000 entries: flowcut's lab\n")
+	    for i in range(999000):
+	        if i == 250000:
+	            f.write("2001:2:0:ff::zz\n")
+	        if i == 500000:
+	            f.write("198.19.0.0/33\n")
+	        v = 2 * i + 2
+	        f.write("2001:2:0:ff::%x:%x\n" % (v >> 16, v & 0xffff))
+	    for i in range(1000):
+	        if i == 500:
+	            f.write("198.19.250.9-198.19.250.1\n")
+	        f.write("198.19.%d.%d/30 ; SBL%d\n" % (192 + i * 8 // 256, i * 8 % 256, i))
+	EOF
+	say "$(wc -l <"$f") lines, $(du -m "$f" | cut -f1) MB"
+	t0=$(date +%s.%N)
+	"$ctl" --settings "$run/settings.conf" settings set watched_list "$f" >/dev/null || return 1
+	wait_for 1200 grep -q "lists: the list sets hold 1000000 ranges" "$run/flowcutd.log" ||
+		{ say "not applied within 120 s"; tail -5 "$run/flowcutd.log"; return 1; }
+	t1=$(date +%s.%N)
+	grep -q "list $f: 1000000 ranges read in .* 3 bad lines" "$run/flowcutd.log" ||
+		{ say "not 1,000,000 ranges and 3 bad lines"; grep "list $f" "$run/flowcutd.log"; return 1; }
+	for n in "250002: not an address" "500003: the prefix length is not 0 to 32" \
+		 "999504: a range whose first address is above its last"; do
+		grep -q "list $f line $n" "$run/flowcutd.log" || { say "bad line $n not said"; return 1; }
+	done
+	grep -q "list sets hold 1000000 ranges (1000000 added, 0 removed" "$run/flowcutd.log" ||
+		{ say "the sets do not hold 1,000,000 ranges"; grep "list sets hold" "$run/flowcutd.log"; return 1; }
+	[ "$(ex host nft list set inet flowcut listnet4 | grep -o '198\.19\.[0-9]*\.[0-9]*/30' | wc -l)" = 1000 ] ||
+		{ say "listnet4 does not hold the 1,000 prefixes"; return 1; }
+	read_s=$(sed -n "s|.*list $f: 1000000 ranges read in \([0-9.]*\) s.*|\1|p" "$run/flowcutd.log")
+	apply_s=$(sed -n "s|.*list sets hold 1000000 ranges .* after \([0-9.]*\) s, \([0-9]*\) trans.*|\1 s (\2 transactions)|p" "$run/flowcutd.log")
+	# the peer: the same elements through nft -f, into a table of the test's own
+	python3 - "$f" "$run/million.nft" <<-'EOF' || return 1
+	import sys
+	a, p = [], []
+	for line in open(sys.argv[1]):
+	    e = line.split(";")[0].split("#")[0].strip()
+	    if not e or "zz" in e or "/33" in e or e.startswith("198.19.250.9-"):
+	        continue
+	    (p if "/" in e else a).append(e)
+	with open(sys.argv[2], "w") as f:
+	    f.write("add table inet peer\n")
+	    f.write("add set inet peer a6 { type ipv6_addr; }\n")
+	    f.write("add set inet peer n4 { type ipv4_addr; flags interval; }\n")
+	    f.write("add element inet peer a6 { %s }\n" % ", ".join(a))
+	    f.write("add element inet peer n4 { %s }\n" % ", ".join(p))
+	EOF
+	p0=$(date +%s.%N)
+	ex host nft -f "$run/million.nft" || { say "nft -f of the peer failed"; return 1; }
+	peer=$(echo "$(date +%s.%N) - $p0" | bc | cut -c1-5)
+	ex host nft delete table inet peer
+	say "1,000,000 lines: flowcutd read them in $read_s s and put them into its sets in $apply_s" \
+	    "($(echo "$t1 - $t0" | bc | cut -c1-5) s from the settings' save to the sets' line in its log);" \
+	    "nft -f of the same elements into a table of its own: $peer s"
+	# one line appended under a flood: a difference of one element, and the cut
+	udp_stream 198.18.1.2 100M 25
+	wait_for 60 stream_offloaded udp || { say "never offloaded"; conns; return 1; }
+	t0=$(date +%s.%N)
+	echo "198.18.1.2 ; the lab's server" >>"$f"
+	wait_for 300 grep -q "cut (list) udp" "$run/flowcutd.log" || { say "no cut within 30 s"; return 1; }
+	t1=$(date +%s.%N)
+	grep -q "list sets hold 1000001 ranges (1 added, 0 removed) after" "$run/flowcutd.log" ||
+		{ say "not applied as a difference of one"; grep "list sets hold" "$run/flowcutd.log"; return 1; }
+	say "one line appended to the 1,000,000: $(grep "list sets hold 1000001" "$run/flowcutd.log" | sed 's/.*after/applied after/')" \
+	    "(read again: $(grep "list $f: 1000001 ranges read" "$run/flowcutd.log" | sed 's/.*read in/in/; s/,.*//'));" \
+	    "its cut logged $(echo "$t1 - $t0" | bc | cut -c1-5) s after the write"
+	sleep 1
+	a0=$(rx fp0) b0=$(rx fp1) d0=$(counter FROM_WIRE_DROP_IPS_VERDICT)
+	sleep 5
+	a1=$(rx fp0) b1=$(rx fp1) d1=$(counter FROM_WIRE_DROP_IPS_VERDICT)
+	kill "$stream" 2>/dev/null; stream_end
+	say "then in 5 s the host took in $((a1 - a0 + b1 - b0)) frames, the coprocessor dropped $((d1 - d0))"
+	[ $((a1 - a0 + b1 - b0)) -le 10 ] && [ $((d1 - d0)) -ge 1000 ]
+}
+
+# A watched set that is not an address set, or is not there, is said by
+# name and not watched; flowcutd runs on.
+t_watched_set_refused() {
+	ex host nft add set inet filter ports '{ type inet_service; }' || return 1
+	"$ctl" --settings "$run/settings.conf" settings set watched_set inet filter ports >/dev/null || return 1
+	"$ctl" --settings "$run/settings.conf" settings set watched_set ip nosuch blocked >/dev/null || return 1
+	wait_for 50 grep -q "watched set inet filter ports: not watched: its type is not ipv4_addr or ipv6_addr" "$run/flowcutd.log" ||
+		{ say "the set of ports not refused by name"; tail -5 "$run/flowcutd.log"; return 1; }
+	wait_for 50 grep -q "watched set ip nosuch blocked: not watched: no such table or set" "$run/flowcutd.log" ||
+		{ say "the missing set not said"; return 1; }
+	grep "not watched" "$run/flowcutd.log" | while read -r line; do say "$line"; done
+	grep -q "watched set inet filter blocked4: followed (ipv4_addr, interval)" "$run/flowcutd.log" &&
+		kill -0 "$(cat "$run/flowcutd.pid")"
 }
 
 # A stream, offloaded: after the first frames the host's counters stop
@@ -163,7 +339,9 @@ t_conntrack_delete() {
 }
 
 # A UDP stream offloaded, then a ruleset reload that blocks the server:
-# the stream must stop (5 frames at most reach the server in 2 s).
+# the stream must stop (5 frames at most reach the server in 2 s), and
+# flowcutd, reading the watched set blocked4 whole after the change, cuts
+# it in hardware.
 reload_blocks_stream() {
 	local a b
 	udp_stream 198.18.1.2 20M 10
@@ -176,6 +354,10 @@ reload_blocks_stream() {
 	b=$(srv_rx)
 	say "after the reload the server took in $((b - a)) frames in 2 s"
 	stream_end
+	# blocked4 is watched: read whole after the ruleset change, its member cut
+	grep -q "cut (set) udp .*198.18.1.2:5202 .* in hardware" "$run/flowcutd.log" ||
+		{ say "the reload's blocked4 element not cut"; return 1; }
+	say "$(grep "watched sets hold" "$run/flowcutd.log" | tail -1)"
 	[ $((b - a)) -le 5 ]
 }
 
@@ -314,6 +496,13 @@ tests=(
 	"flowcutctl cut --conn of a 400 Mbit/s UDP flood drops it on the coprocessor|60|t_cut 4 on conn"
 	"one change of a cut set cuts 1,000 live UDP connections on the coprocessor|90|t_cut_many"
 	"a cut flood stays dropped on the coprocessor across a ruleset reload|60|t_cut_reload"
+	"a watched set: nft add element of a 400 Mbit/s UDP flood's server cuts it on the coprocessor (IPv4)|60|t_cut 4 on server set"
+	"a watched set: nft add element of a 400 Mbit/s UDP flood's client cuts it on the coprocessor (IPv6)|60|t_cut 6 on client set"
+	"a watched set with Cut in hardware off: the host takes the flood|60|t_cut 4 off server set"
+	"a watched list: a line appended cuts a 400 Mbit/s UDP flood on the coprocessor|60|t_cut 4 on server list"
+	"fail2ban: banip of a 400 Mbit/s UDP flood's client cuts it on the coprocessor|90|t_cut 4 on client f2b"
+	"a watched set that is not an address set, or not there, is said by name|t_watched_set_refused"
+	"a watched list of 1,000,000 lines loads; one line appended cuts a flood|240|t_list_million"
 )
 
 lab_suite fct

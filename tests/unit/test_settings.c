@@ -28,13 +28,15 @@ test_rows(void **state)
 		{ "\tidle_timeout =\t65535", NULL },
 		{ "watched_list = /etc/a\nwatched_list = /etc/b\n", NULL },
 		{ "watched_list = /etc/a#b # a comment\n", NULL },
+		{ "watched_set = inet filter blocked4\nwatched_set =\tip6  f2b-table\taddr-set-ssh\n", NULL },
+		{ "watched_set = netdev _t .s/1\n", NULL },
 		{ "offload = yes\n", "line 1: 'yes' is not on or off" },
 		{ "\n\ncut_in_hardware = 1\n", "line 3: '1' is not on or off" },
 		{ "idle_timeout = 0\n", "line 1: idle_timeout '0' is not 1 to 65535 seconds" },
 		{ "idle_timeout = 65536\n", "line 1: idle_timeout '65536' is not 1 to 65535 seconds" },
 		{ "idle_timeout = -1\n", "line 1: idle_timeout '-1' is not 1 to 65535 seconds" },
 		{ "idle_timeout = 10s\n", "line 1: idle_timeout '10s' is not 1 to 65535 seconds" },
-		{ "gate = on\n", "line 1: unknown key 'gate' (offload, cut_in_hardware, idle_timeout, watched_list, watched_fingerprints, tls_ports)" },
+		{ "gate = on\n", "line 1: unknown key 'gate' (offload, cut_in_hardware, idle_timeout, watched_list, watched_set, watched_fingerprints, tls_ports)" },
 		{ "watched_fingerprints = /etc/flowcut/ja.txt\n", NULL },
 		{ "watched_fingerprints = ja.txt\n", "line 1: watched_fingerprints 'ja.txt' is not an absolute path" },
 		{ "watched_fingerprints = /a\nwatched_fingerprints = /b\n", "line 2: 'watched_fingerprints' is given twice" },
@@ -55,6 +57,13 @@ test_rows(void **state)
 		{ "watched_list = relative/path\n", "line 1: watched_list 'relative/path' is not an absolute path" },
 		{ "watched_list = /a\nwatched_list = /a\n", "line 2: watched_list '/a' is given twice" },
 		{ "offload = on\nof\x01load = on\n", "line 2: a control or non-ASCII byte" },
+		{ "watched_set = inet filter\n", "line 1: watched_set 'inet filter' is not FAMILY TABLE SET (three words, e.g. inet filter blocked4)" },
+		{ "watched_set = inet filter a b\n", "line 1: watched_set 'inet filter a b' is not FAMILY TABLE SET (three words, e.g. inet filter blocked4)" },
+		{ "watched_set = ipv4 filter a\n", "line 1: watched_set family 'ipv4' is not ip, ip6, inet, arp, bridge or netdev" },
+		{ "watched_set = inet fil$ter a\n", "line 1: watched_set name 'fil$ter' is not an nftables name (a letter, '_' or '.', then letters, digits, '_', '.', '-', '/')" },
+		{ "watched_set = inet filter 4set\n", "line 1: watched_set name '4set' is not an nftables name (a letter, '_' or '.', then letters, digits, '_', '.', '-', '/')" },
+		{ "watched_set = inet filter a1234567890123456789012345678901234567890123456789012345678901234\n", "line 1: watched_set name 'a1234567890123456789012345678901234567890123456789012345678901234' is longer than 63 characters" },
+		{ "watched_set = inet filter b\n# again\nwatched_set = inet filter  b\n", "line 3: watched_set 'inet filter  b' is given twice" },
 	};
 
 	(void)state;
@@ -140,6 +149,17 @@ test_set_and_round_trip(void **state)
 	assert_int_equal(fc_settings_set(&s, "cut_in_hardware", "off", err, sizeof(err)), 0);
 	assert_int_equal(fc_settings_set(&s, "watched_list", "/etc/l1", err, sizeof(err)), 0);
 	assert_int_equal(fc_settings_set(&s, "watched_list", "/etc/l2", err, sizeof(err)), 0);
+	assert_int_equal(fc_settings_set(&s, "watched_set", "inet filter blocked4", err, sizeof(err)),
+			 0);
+	assert_int_equal(fc_settings_set(&s, "watched_set", "ip6 f2b-table addr-set-ssh", err,
+					 sizeof(err)), 0);
+	assert_int_equal(fc_settings_set(&s, "watched_set", "inet filter", err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "watched_set 'inet filter' is not FAMILY TABLE SET (three words, "
+			    "e.g. inet filter blocked4)");
+	assert_int_equal(s.nsets, 2);
+	assert_string_equal(s.sets[1].family, "ip6");
+	assert_string_equal(s.sets[1].table, "f2b-table");
+	assert_string_equal(s.sets[1].set, "addr-set-ssh");
 	assert_int_equal(fc_settings_set(&s, "idle_timeout", "abc", err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "idle_timeout 'abc' is not 1 to 65535 seconds");
 	assert_int_equal(s.idle_timeout, 60);
@@ -147,6 +167,7 @@ test_set_and_round_trip(void **state)
 	assert_true(n > 0 && (size_t)n < sizeof(text));
 	assert_int_equal(fc_settings_parse(text, (size_t)n, &back, err, sizeof(err)), 0);
 	assert_memory_equal(&s, &back, sizeof(s));
+	assert_non_null(strstr(text, "watched_set = inet filter blocked4\n"));
 	assert_int_equal(fc_settings_set(&s, "watched_list", "-", err, sizeof(err)), 0);
 	assert_int_equal(s.nlists, 0);
 	/* watched_fingerprints and tls_ports round-trip, and "-" takes the file away */
@@ -165,6 +186,9 @@ test_set_and_round_trip(void **state)
 	assert_null(strstr(text, "watched_fingerprints"));
 	assert_int_equal(fc_settings_parse(text, (size_t)n, &back, err, sizeof(err)), 0);
 	assert_memory_equal(&s, &back, sizeof(s));
+	assert_int_equal(s.nsets, 2);
+	assert_int_equal(fc_settings_set(&s, "watched_set", "-", err, sizeof(err)), 0);
+	assert_int_equal(s.nsets, 0);
 }
 
 static void

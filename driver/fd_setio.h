@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fd_setio: flowcutd's requests on nftables sets, over libmnl (elements
+ * on the wire: fd_setelem) - a set of the host's own ruleset looked up and
+ * read whole (the watched sets), and flowcutd's list sets written.
+ *
+ * The list sets are in flowcutd's table `inet flowcut` (fd_nft makes them
+ * and the rules that drop their members both ways): `list4`/`list6` hold
+ * single addresses (hash sets: any size), `listnet4`/`listnet6` prefixes
+ * and ranges (interval sets).  Apart because nft 1.0.6 reads every
+ * interval set's elements whole before it adds to any interval set, and
+ * the kernel's rbtree dumps in quadratic time: with a million addresses in
+ * an interval set, one `nft add element` anywhere on the host took
+ * 2 min 53 s here; in a hash set they cost it nothing.  They are written
+ * without nft's cache: one transaction of the elements removed and added
+ * (fd_setio_lists_apply).  Reading a big interval set of the host's whole
+ * (fd_setio_read) pays the kernel's quadratic dump.
+ *
+ * One request at a time, each answered before it returns (a timeout of
+ * 60 s).  Main thread only.  fd_setio_close(NULL) does nothing.
+ */
+#ifndef FLOWCUT_FD_SETIO_H
+#define FLOWCUT_FD_SETIO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct fc_list;
+struct fd_setio;
+
+#define FD_SETIO_LIST4 "list4"		/* the lists' addresses (hash) */
+#define FD_SETIO_LIST6 "list6"
+#define FD_SETIO_LISTNET4 "listnet4"	/* the lists' prefixes and ranges (interval) */
+#define FD_SETIO_LISTNET6 "listnet6"
+
+#define FD_SETIO_NAME_MAX 64	/* a set's table and set names, NUL included */
+
+/* A set of the host's own ruleset. */
+struct fd_setio_set {
+	uint8_t nfproto;		/* NFPROTO_INET, NFPROTO_IPV4, ... (fd_setio_family) */
+	char table[FD_SETIO_NAME_MAX];
+	char name[FD_SETIO_NAME_MAX];
+	/* filled by fd_setio_get */
+	uint8_t family;			/* 4 or 6: its type is ipv4_addr or ipv6_addr */
+	bool interval;			/* flags interval */
+};
+
+/* fd_setio_open - a netlink socket of its own.  NULL, errno. */
+struct fd_setio *fd_setio_open(void);
+void fd_setio_close(struct fd_setio *io);
+
+/* fd_setio_family - an nftables family's name ("inet", "ip", ...) as NFPROTO_*; -EINVAL. */
+int fd_setio_family(const char *name);
+
+/*
+ * fd_setio_get - looks the set up, fills its family and interval flag.
+ * 0; -ENOENT (no such table or set); -EMEDIUMTYPE (not an address set: a
+ * map, or a type other than ipv4_addr and ipv6_addr; `why` says which);
+ * or another -errno from netlink.  `why` (len bytes) always says what was
+ * found, for a message naming the set.
+ */
+int fd_setio_get(struct fd_setio *io, struct fd_setio_set *s, char *why, size_t len);
+
+/*
+ * fd_setio_read - what the set (fd_setio_get'ed) holds, appended to `out`
+ * as ranges and made canonical (a GETSETELEM dump, started again when the
+ * set changed under it).  Returns how many elements could not be read
+ * (said by the caller), or -errno (what was read is in `out`).
+ */
+long fd_setio_read(struct fd_setio *io, const struct fd_setio_set *s, struct fc_list *out);
+
+/*
+ * fd_setio_handles - the handles of table inet flowcut (h[4]) and of its
+ * four list sets (h[0..3], in the order list4, list6, listnet4,
+ * listnet6): a table or set made again gets a new one.  0 or -errno.
+ */
+int fd_setio_handles(struct fd_setio *io, uint64_t h[5]);
+
+/*
+ * fd_setio_lists_apply - one transaction on the list sets: `del` removed,
+ * then `add` added (each canonical; NULL: none).  With `fill` the sets
+ * are emptied first and `del` is not used.  0, or -errno with what was
+ * refused said on stderr (the transaction then changed nothing).
+ */
+int fd_setio_lists_apply(struct fd_setio *io, const struct fc_list *del,
+			 const struct fc_list *add, bool fill);
+
+#endif

@@ -1,0 +1,508 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* fd_watch: see fd_watch.h. */
+#include "fd_watch.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fc_list.h"
+
+/* A watched list file. */
+struct wlist {
+	char path[FC_SETTINGS_PATH_MAX];
+	char name[FC_SETTINGS_PATH_MAX];	/* its name in its folder */
+	int wd;					/* its folder's watch, or -1 */
+	struct fc_list l;			/* its last good contents */
+	bool dirty;				/* written since it was read */
+};
+
+/* A watched set. */
+struct wset {
+	struct fd_setio_set s;
+	char text[160];		/* "inet filter blocked4" */
+	int state;		/* 1 followed, a negative errno not, 0 not looked at yet */
+	char why[160];		/* what was said of it last */
+};
+
+/* A change of the list sets being made, a transaction at a time. */
+struct job {
+	bool active;
+	bool fill;			/* the sets emptied first, then target put in */
+	struct fc_list target;		/* what they hold once it is done */
+	struct fc_list added, removed;	/* the difference from what they held */
+	size_t del_at, add_at;		/* how far it went */
+	unsigned int txns;
+	double t0;
+};
+
+struct fd_watch {
+	struct fd_nft *nft;
+	struct fd_cut *cut;
+	int ino;
+	struct wlist lists[FC_SETTINGS_MAX_LISTS];
+	unsigned int nlists;
+	struct fc_list applied;	/* what the list sets hold */
+	bool fill;		/* the list sets are to be filled whole */
+	struct job job;		/* a change under way */
+	bool again;		/* the lists changed while it was */
+	struct wset sets[FC_SETTINGS_MAX_SETS];
+	unsigned int nsets;
+	bool ready;		/* the coprocessor was programmed: cuts run */
+};
+
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* "198.18.1.2, 2001:2::/64 and 3 more": a list's first ranges, for a log line. */
+static const char *
+first_ranges(const struct fc_list *l, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < l->n && i < 3 && used < len; i++) {
+		char r[96];
+
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "",
+					 fc_range_format(&l->r[i], r, sizeof(r)));
+	}
+	if (l->n > 3 && used < len)
+		snprintf(buf + used, len - used, " and %zu more", l->n - 3);
+	return buf;
+}
+
+/* What `l` holds cut, once the coprocessor is there; said in one line. */
+static void
+cut(struct fd_watch *w, const struct fc_list *l, enum fd_cut_trigger t, const char *what)
+{
+	char r[400];
+	int rc;
+
+	if (!w->ready || l->n == 0)
+		return;
+	rc = fd_cut_ranges(w->cut, l, t);	/* each connection counted and said */
+	if (rc >= 0)
+		printf("flowcutd: %s %s: %d connection%s cut\n", what, first_ranges(l, r, sizeof(r)),
+		       rc, rc == 1 ? "" : "s");
+}
+
+/* ---- watched sets ---- */
+
+/* Says what became of a set, once per change. */
+static void
+set_said(struct wset *ws, int state, const char *why, size_t ranges, long bad)
+{
+	if (state == ws->state && strcmp(why, ws->why) == 0)
+		return;
+	ws->state = state;
+	snprintf(ws->why, sizeof(ws->why), "%s", why);
+	if (state == 1)
+		printf("flowcutd: watched set %s: followed (%s), %zu range%s in it%s\n", ws->text,
+		       why, ranges, ranges == 1 ? "" : "s", bad ? "; some elements not read" : "");
+	else
+		fprintf(stderr, "flowcutd: watched set %s: not watched: %s\n", ws->text, why);
+}
+
+/*
+ * Every watched set looked at and read whole; the ones that can be are
+ * followed, and with `cut_all` what they hold is cut.
+ */
+static void
+sets_look(struct fd_watch *w, bool cut_all)
+{
+	struct fd_setio_set ok[FC_SETTINGS_MAX_SETS];
+	struct fc_list all = { 0 };
+	unsigned int nok = 0;
+
+	for (unsigned int i = 0; i < w->nsets; i++) {
+		struct wset *ws = &w->sets[i];
+		struct fc_list l = { 0 };
+		char why[160];
+		int rc = fd_setio_get(fd_nft_io(w->nft), &ws->s, why, sizeof(why));
+		long bad = rc == 0 ? fd_setio_read(fd_nft_io(w->nft), &ws->s, &l) : 0;
+
+		if (rc == 0 && bad < 0) {
+			rc = (int)bad;
+			snprintf(why, sizeof(why), "reading its elements: %s", strerror(-rc));
+		}
+		if (bad > 0)
+			fprintf(stderr, "flowcutd: watched set %s: %ld elements not read or not "
+				"paired: skipped\n", ws->text, bad);
+		set_said(ws, rc == 0 ? 1 : rc, why, l.n, bad);
+		if (rc == 0)
+			ok[nok++] = ws->s;
+		for (size_t j = 0; j < l.n; j++)
+			if (fc_list_add(&all, &l.r[j]) != 0) {
+				fprintf(stderr, "flowcutd: watched set %s: no memory; not all of "
+					"it cut\n", ws->text);
+				break;
+			}
+		fc_list_free(&l);
+	}
+	if (fd_nft_follow(w->nft, ok, nok) != 0)
+		fprintf(stderr, "flowcutd: watched sets: no memory; not followed\n");
+	fc_list_canon(&all);
+	if (cut_all)
+		cut(w, &all, FD_CUT_SET, "watched sets hold");
+	fc_list_free(&all);
+}
+
+static void
+sets_set(struct fd_watch *w, const struct fc_settings *s)
+{
+	struct wset old[FC_SETTINGS_MAX_SETS];
+	unsigned int nold = w->nsets;
+
+	memcpy(old, w->sets, sizeof(old));
+	w->nsets = 0;
+	for (unsigned int i = 0; i < s->nsets; i++) {
+		struct wset *ws = &w->sets[w->nsets];
+		int f = fd_setio_family(s->sets[i].family);
+
+		if (f < 0)
+			continue;	/* fc_settings allows none such */
+		memset(ws, 0, sizeof(*ws));
+		ws->s.nfproto = (uint8_t)f;
+		snprintf(ws->s.table, sizeof(ws->s.table), "%s", s->sets[i].table);
+		snprintf(ws->s.name, sizeof(ws->s.name), "%s", s->sets[i].set);
+		snprintf(ws->text, sizeof(ws->text), "%s %s %s", s->sets[i].family,
+			 s->sets[i].table, s->sets[i].set);
+		for (unsigned int j = 0; j < nold; j++)
+			if (strcmp(old[j].text, ws->text) == 0)
+				*ws = old[j];	/* what was said of it stays said */
+		w->nsets++;
+	}
+}
+
+/* ---- watched lists ---- */
+
+static void
+bad_line(void *arg, unsigned long line, const char *what)
+{
+	fprintf(stderr, "flowcutd: list %s line %lu: %s\n", (const char *)arg, line, what);
+}
+
+/* Reads a list file again: its good lines, or its last good contents kept. */
+static void
+list_read(struct wlist *wl)
+{
+	double t0 = now_s();
+	long bad = fc_list_load(wl->path, &wl->l, bad_line, wl->path);
+
+	wl->dirty = false;
+	if (bad < 0)
+		fprintf(stderr, "flowcutd: list %s: cannot be read (%s); its last good contents "
+			"stay (%zu ranges)\n", wl->path,
+			bad == -EINVAL ? "not a regular file" : strerror((int)-bad), wl->l.n);
+	else
+		printf("flowcutd: list %s: %zu ranges read in %.3f s, %ld bad line%s\n", wl->path,
+		       wl->l.n, now_s() - t0, bad, bad == 1 ? "" : "s");
+}
+
+/* The job's end: the sets hold its target; what it added is cut. */
+static void
+job_done(struct fd_watch *w)
+{
+	struct job *j = &w->job;
+
+	printf("flowcutd: lists: the list sets hold %zu ranges (%zu added, %zu removed%s) after "
+	       "%.3f s, %u transaction%s\n", j->target.n, j->added.n, j->removed.n,
+	       j->fill ? ", filled whole" : "", now_s() - j->t0, j->txns, j->txns == 1 ? "" : "s");
+	w->fill = false;
+	fc_list_free(&w->applied);
+	w->applied = j->target;
+	j->target = (struct fc_list){ 0 };
+	cut(w, &j->added, FD_CUT_LIST, "lists added");
+}
+
+static void
+job_free(struct job *j)
+{
+	fc_list_free(&j->target);
+	fc_list_free(&j->added);
+	fc_list_free(&j->removed);
+	memset(j, 0, sizeof(*j));
+}
+
+/*
+ * One transaction of the job: up to FD_WATCH_CHUNK ranges, the removals
+ * first.  1 when more is left, 0 when the job is over (done, or given up:
+ * said why).
+ */
+static int
+job_step(struct fd_watch *w)
+{
+	struct job *j = &w->job;
+	static const struct fc_list none;
+	const struct fc_list *del = j->fill ? &none : &j->removed;	/* a fill flushes */
+	const struct fc_list *add = j->fill ? &j->target : &j->added;
+	struct fc_list d = { 0 }, a = { 0 };	/* views into del and add */
+	size_t room = FD_WATCH_CHUNK;
+	int rc;
+
+	if (j->del_at < del->n) {
+		d.r = del->r + j->del_at;
+		d.n = del->n - j->del_at < room ? del->n - j->del_at : room;
+		room -= d.n;
+	}
+	if (room && j->add_at < add->n) {
+		a.r = add->r + j->add_at;
+		a.n = add->n - j->add_at < room ? add->n - j->add_at : room;
+	}
+	rc = fd_setio_lists_apply(fd_nft_io(w->nft), &d, &a, j->fill && j->txns == 0);
+	if (rc != 0 && !j->fill && j->txns == 0) {
+		/* the sets are not what was put in: put them back whole */
+		j->fill = true;
+		return job_step(w);
+	}
+	if (rc != 0) {
+		fprintf(stderr, "flowcutd: lists: the list sets' change stopped after %u "
+			"transaction%s; they are filled whole at the next change\n", j->txns,
+			j->txns == 1 ? "" : "s");
+		w->fill = true;
+		cut(w, &j->added, FD_CUT_LIST, "lists added");	/* the host's rule or not */
+		job_free(j);
+		return 0;
+	}
+	j->txns++;
+	j->del_at += d.n;
+	j->add_at += a.n;
+	if (j->add_at < add->n || j->del_at < del->n)
+		return 1;
+	job_done(w);
+	job_free(j);
+	return 0;
+}
+
+/*
+ * The lists' union put into the list sets as a difference (or whole, when
+ * they are new), then what was added cut.  A change of more than
+ * FD_WATCH_CHUNK ranges goes on in fd_watch_work, a transaction a turn;
+ * one asked for meanwhile waits for it.
+ */
+static void
+lists_apply(struct fd_watch *w)
+{
+	struct fc_list all = { 0 };
+	struct job *j = &w->job;
+	int rc = 0;
+
+	if (j->active) {
+		w->again = true;
+		return;
+	}
+	w->again = false;
+	for (unsigned int i = 0; i < w->nlists && rc == 0; i++)
+		for (size_t k = 0; k < w->lists[i].l.n && rc == 0; k++)
+			rc = fc_list_add(&all, &w->lists[i].l.r[k]);
+	fc_list_canon(&all);
+	memset(j, 0, sizeof(*j));
+	if (rc == 0)
+		rc = fc_list_diff(&w->applied, &all, &j->added, &j->removed);
+	if (rc != 0) {
+		fprintf(stderr, "flowcutd: lists: no memory for their union; the list sets stay\n");
+		fc_list_free(&all);
+		job_free(j);
+		return;
+	}
+	if (!w->fill && j->added.n == 0 && j->removed.n == 0) {
+		fc_list_free(&all);
+		job_free(j);
+		return;
+	}
+	j->target = all;
+	j->fill = w->fill;
+	j->t0 = now_s();
+	j->active = true;
+	if (job_step(w) == 0 && w->again)
+		lists_apply(w);
+}
+
+int
+fd_watch_work(struct fd_watch *w)
+{
+	if (!w->job.active)
+		return 0;
+	if (job_step(w) == 0 && w->again)
+		lists_apply(w);
+	return w->job.active;
+}
+
+/* Each list's folder watched again (a save renames into it). */
+static void
+lists_watch(struct fd_watch *w)
+{
+	for (unsigned int i = 0; i < w->nlists; i++) {
+		struct wlist *wl = &w->lists[i];
+		char copy[FC_SETTINGS_PATH_MAX];
+
+		snprintf(copy, sizeof(copy), "%s", wl->path);
+		snprintf(wl->name, sizeof(wl->name), "%s", basename(copy));
+		snprintf(copy, sizeof(copy), "%s", wl->path);
+		wl->wd = inotify_add_watch(w->ino, dirname(copy),
+					   IN_CLOSE_WRITE | IN_MOVED_TO | IN_ONLYDIR);
+		if (wl->wd < 0)
+			fprintf(stderr, "flowcutd: list %s: its folder cannot be watched (%s); "
+				"changes to it are not seen\n", wl->path, strerror(errno));
+	}
+}
+
+static void
+lists_set(struct fd_watch *w, const struct fc_settings *s)
+{
+	struct wlist *old = malloc(sizeof(w->lists));
+	unsigned int nold = w->nlists;
+
+	if (old == NULL) {
+		fprintf(stderr, "flowcutd: lists: no memory; the lists in force stay\n");
+		return;
+	}
+	memcpy(old, w->lists, sizeof(w->lists));
+	for (unsigned int i = 0; i < nold; i++)
+		if (old[i].wd >= 0)
+			(void)inotify_rm_watch(w->ino, old[i].wd);	/* one folder, once */
+	w->nlists = 0;
+	for (unsigned int i = 0; i < s->nlists; i++) {
+		struct wlist *wl = &w->lists[w->nlists++];
+		bool kept = false;
+
+		memset(wl, 0, sizeof(*wl));
+		snprintf(wl->path, sizeof(wl->path), "%s", s->lists[i]);
+		for (unsigned int j = 0; j < nold && !kept; j++)
+			if (strcmp(old[j].path, wl->path) == 0) {
+				wl->l = old[j].l;	/* moved: read again below if written */
+				old[j].l = (struct fc_list){ 0 };
+				kept = true;
+			}
+		wl->dirty = !kept;
+	}
+	for (unsigned int j = 0; j < nold; j++)
+		fc_list_free(&old[j].l);	/* a list no longer watched */
+	free(old);
+	lists_watch(w);
+	for (unsigned int i = 0; i < w->nlists; i++)
+		if (w->lists[i].dirty)
+			list_read(&w->lists[i]);
+}
+
+/* ---- the interface ---- */
+
+struct fd_watch *
+fd_watch_open(struct fd_nft *nft, struct fd_cut *cut)
+{
+	struct fd_watch *w = calloc(1, sizeof(*w));
+
+	if (w == NULL)
+		return NULL;
+	w->nft = nft;
+	w->cut = cut;
+	w->fill = true;
+	w->ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (w->ino < 0) {
+		free(w);
+		return NULL;
+	}
+	return w;
+}
+
+void
+fd_watch_close(struct fd_watch *w)
+{
+	if (w == NULL)
+		return;
+	for (unsigned int i = 0; i < w->nlists; i++)
+		fc_list_free(&w->lists[i].l);
+	fc_list_free(&w->applied);
+	job_free(&w->job);
+	close(w->ino);
+	free(w);
+}
+
+int
+fd_watch_fd(const struct fd_watch *w)
+{
+	return w->ino;
+}
+
+void
+fd_watch_settings(struct fd_watch *w, const struct fc_settings *s)
+{
+	sets_set(w, s);
+	sets_look(w, true);
+	lists_set(w, s);
+	if (fd_nft_lists_lost(w->nft)) {
+		job_free(&w->job);
+		w->fill = true;
+	}
+	lists_apply(w);
+}
+
+void
+fd_watch_files(struct fd_watch *w)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	bool any = false;
+	ssize_t n;
+
+	while ((n = read(w->ino, buf, sizeof(buf))) > 0)
+		for (char *p = buf; p < buf + n;) {
+			struct inotify_event *ev = (struct inotify_event *)p;
+
+			for (unsigned int i = 0; i < w->nlists; i++)
+				if ((ev->mask & IN_Q_OVERFLOW) ||
+				    (ev->wd == w->lists[i].wd && ev->len &&
+				     strcmp(ev->name, w->lists[i].name) == 0))
+					w->lists[i].dirty = any = true;
+			p += sizeof(*ev) + ev->len;
+		}
+	if (!any)
+		return;
+	for (unsigned int i = 0; i < w->nlists; i++)
+		if (w->lists[i].dirty)
+			list_read(&w->lists[i]);
+	lists_apply(w);
+}
+
+void
+fd_watch_nft(struct fd_watch *w, int nft_rc)
+{
+	struct fc_list added = { 0 };
+	int rc = fd_nft_followed_take(w->nft, &added);
+
+	if (nft_rc < 0 || (nft_rc & FD_NFT_RULESET)) {
+		/* sets made anew, lost events: everything read again */
+		if (fd_nft_lists_lost(w->nft)) {
+			job_free(&w->job);	/* what it put in went with the sets */
+			w->fill = true;
+			lists_apply(w);
+		}
+		sets_look(w, true);
+	} else if (nft_rc & FD_NFT_WATCHED) {
+		if (rc != 0)	/* not all of it read: the sets read whole */
+			sets_look(w, true);
+		else
+			cut(w, &added, FD_CUT_SET, "watched set added");
+	}
+	fc_list_free(&added);
+}
+
+void
+fd_watch_boot(struct fd_watch *w)
+{
+	w->ready = true;
+	sets_look(w, true);
+	cut(w, &w->applied, FD_CUT_LIST, "lists hold");
+}
