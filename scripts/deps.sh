@@ -9,7 +9,9 @@ pkgs=(make gcc clang libclang-rt-14-dev pkg-config
       nginx bind9-dnsutils dnsmasq-base netcat-openbsd openssl python3
       # inspect/ hashes with OpenSSL's libcrypto; its oracle test captures real
       # hellos and holds JA3 against tshark's (tests/tls/test_oracle.sh)
-      libssl-dev tcpdump tshark)
+      libssl-dev tcpdump tshark
+      # the lab's measurement scripts draw their plots (lab/measure.py)
+      gnuplot-nox)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -73,6 +73,8 @@ cmocka "flowcutd binding" "$BUILD/test_driver"
 cmocka "lab" tests/lab/test_lab.sh
 # the same with real clients and servers: nginx, curl, dnsmasq, dig... (root only)
 cmocka "real clients" tests/lab/test_real.sh
+# the measurement scripts, run short: lab/cut.sh, lab/verdict.sh, lab/many.sh (root only)
+cmocka "lab scripts" tests/lab/test_scripts.sh
 export FC_PROGS=$BUILD/asan
 cmocka "flowcut-npu on net_pcap[asan]" "$BUILD/test_npu"
 unset FC_PROGS
