@@ -32,7 +32,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lab/measure.sh
 . "$here/measure.sh"
 
-runs=5 secs=10 nclients=8 streams=128 settings=fwd,ips limit= json= png=
+runs=5 secs=10 nclients=8 streams=128 settings=fwd,ips limit='' json='' png=''
 usage() { sed -n '13,14p' "$0" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -117,7 +117,7 @@ run_one() { # setting run
 		[ -f "$m_tmp/srv-$p.pid" ] && kill "$(cat "$m_tmp/srv-$p.pid")" 2>/dev/null
 		rm -f "$m_tmp/srv-$p.pid"
 	done
-	eval "$(python3 "$measure" clients "$m_tmp"/cli-"$s-$k"-*.json | sed 's/^streams=/streams_done=/')"
+	eval "$(python3 "$measure" clients "$m_tmp/cli-$s-$k-"*.json | sed 's/^streams=/streams_done=/')"
 	m_window "$rec" 0 "${took%.*}"	# far_mbps: the far end's mean over the run
 	[ "$streams_done" -eq "$total" ] || bad=1
 	[ -n "$errors" ] && say "many.sh: $s run $k: $errors"
@@ -125,25 +125,28 @@ run_one() { # setting run
 		host_cpu="$flowcutd_cpu" softirq_cpu="$softirq_cpu" npu_cpu="$npu_cpu" busy_cpu="$busy_cpu" \
 		streams="$streams_done" streams_total="$total" clients_failed="$failed" \
 		offloaded=$((off1 - off0)) conns_max="$conns_max" host_frames="$host_frames" \
-		took_s="$took" conns_before="$left" load="$load" errors="$errors"
+		took_s="$took" conns_before="$left" load="$load" errors="$errors" t0="$t0"
 	echo "many.sh: $(label "$s"), run $k: $mbps Mbit/s, $streams_done of $total streams," \
 	     "$((off1 - off0)) offloaded, flowcutd $flowcutd_cpu %, $took s" >&2
 }
 label() { case "$1" in fwd) echo "FWD, the switch off" ;; ips) echo "IPS, the switch on" ;; esac; }
 
-panels=()
+panels=() series=()
+m_idle_floor 5
 echo "many.sh: $nclients clients x $streams TCP streams, $secs s, $runs runs per setting ($settings);" \
-     "load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+     "load average $(cut -d' ' -f1-3 /proc/loadavg); with no traffic, flowcutd $idle_fcd %," \
+     "flowcut-npu $idle_npu % of the machine" >&2
 for s in ${settings//,/ }; do
 	hw=off
 	[ "$s" = ips ] && hw=on
 	m_setting cut_in_hardware "$hw" || exit 1
-	first= marks=
+	first='' marks=''
 	for ((k = 1; k <= runs; k++)); do
 		run_one "$s" "$k" || { say "many.sh: $s run $k failed"; exit 1; }
 		first=${first:-$t0}
 		marks+="$(awk -v a="$t0" -v f="$first" 'BEGIN { printf "%.1f", a - f }'):run $k,"
 		python3 "$measure" series "$m_tmp/many-$s-$k.jsonl" --t0 "$first" >>"$m_tmp/many-$s.dat"
+		series+=("$s$k=$m_tmp/many-$s-$k.jsonl")
 		echo >>"$m_tmp/many-$s.dat"	# a gap between runs
 	done
 	panels+=("$(label "$s"): $runs runs of $nclients x $streams streams@$m_tmp/many-$s.dat@${marks%,}")
@@ -163,9 +166,8 @@ echo "the seed (XGS 3300): FWD 8,011 Mbit/s, 14.4 %, 640 of 1,024; IPS 7,371 Mbi
      "(over the day: 7,692 to 8,012 with FWD, 7,371 to 8,086 with IPS)"
 python3 "$measure" json "$json" --rows "$rows" --extra summary="$summ" --meta script=lab/many.sh \
 	date="$(date +%F)" machine="$(m_machine)" clients="$nclients" streams_per_client="$streams" \
-	secs="$secs" runs="$runs" \
-	--series $(for s in ${settings//,/ }; do for ((k = 1; k <= runs; k++)); do
-		echo "$s$k=$m_tmp/many-$s-$k.jsonl"; done; done)
+	secs="$secs" runs="$runs" flowcutd_idle_cpu="$idle_fcd" npu_idle_cpu="$idle_npu" \
+	--series "${series[@]}"
 python3 "$measure" plot "$png" "lab/many.sh: $nclients iperf3 clients x $streams TCP streams, $secs s a run" "${panels[@]}"
 echo "json: $json"
 echo "plot: $png"

@@ -370,6 +370,8 @@ def plot(argv):
          "set style data fsteps"]
     # one time axis for every panel, so that they compare at a glance
     xmax = max(data_max(p.split("@")[1], 0) for p in panels if p.count("@") >= 2) + 0.5
+    # the coprocessor's drops, where there are any (lab/many.sh has none)
+    drops = any(data_max(p.split("@")[1], 3) > 0 for p in panels if p.count("@") >= 2)
     for p in panels:
         parts = p.split("@")
         if len(parts) not in (3, 4):
@@ -386,12 +388,13 @@ def plot(argv):
             g.append(f"set object rect from {lo}, graph 0 to {hi}, graph 1 fc rgb '#eeeeee' fs solid noborder behind")
         for i, m in enumerate(x for x in marks.split(",") if x):
             t, _, label = m.partition(":")
-            side = "right offset -0.4,0" if float(t) > 0.7 * xmax else "left offset 0.4,0"
+            side = "right offset -0.4,0" if float(t) > 0.85 * xmax else "left offset 0.4,0"
             g.append(f"set arrow from {t}, graph 0 to {t}, graph 1 nohead lw 1.5 dt 2 lc rgb '#333333'")
             g.append(f"set label {gp_str(label)} at {t}, graph {0.94 - 0.08 * (i % 3)} {side} font ',9'")
         g.append(f"plot {gp_str(data)} using 1:2 axes x1y1 lw 2 lc rgb '#1f5fbf' title 'delivered at the far end, Mbit/s (left)', "
-                 f"'' using 1:3 axes x1y2 lw 2 lc rgb '#c03020' title 'frames to the host per s (right)', "
-                 f"'' using 1:4 axes x1y2 lw 1 lc rgb '#e89020' title 'dropped on the coprocessor per s (right)'")
+                 f"'' using 1:3 axes x1y2 lw 2 lc rgb '#c03020' title 'frames to the host per s (right)'"
+                 + (f", '' using 1:4 axes x1y2 lw 1 lc rgb '#e89020' title 'dropped on the coprocessor per s (right)'"
+                    if drops else ""))
     g.append("unset multiplot")
     r = subprocess.run(["gnuplot"], input="\n".join(g) + "\n", text=True, capture_output=True)
     if r.returncode != 0:

@@ -14,6 +14,7 @@
 #   m_record_start FILE SECS / m_record_stop   the sampler (measure.py record)
 #   m_pids                 sets fcd_pid npu_pid srv_pid (an anchor process in
 #                          the server's namespace, for its counters)
+#   m_idle_floor [S]       flowcutd's and flowcut-npu's CPU with no traffic
 #
 # Environment: BUILD (default build), OUT (where the PNG and JSON go by
 # default, default $BUILD/lab), M_KEEP=1 keeps the run's samples (its
@@ -122,6 +123,22 @@ m_pids() {
 		disown "$srv_pid"	# lab.sh down ends it
 		for _ in $(seq 50); do grep -q ' s0:' "/proc/$srv_pid/net/dev" 2>/dev/null && break; sleep 0.1; done
 	fi
+}
+
+# flowcutd's and flowcut-npu's CPU with no traffic, over $1 seconds (default
+# 5): the floor their figures under load stand on.  Sets idle_fcd idle_npu
+# (% of the machine, as measure.py counts).
+m_idle_floor() {
+	local secs=${1:-5} a b
+	m_pids
+	ticks() { awk '{ sub(/.*\) /, ""); split($0, v, " "); print v[12] + v[13] }' "/proc/$1/stat"; }
+	a="$(ticks "$fcd_pid") $(ticks "$npu_pid")"
+	sleep "$secs"
+	b="$(ticks "$fcd_pid") $(ticks "$npu_pid")"
+	# shellcheck disable=SC2034	# for the caller
+	read -r idle_fcd idle_npu < <(awk -v a="$a" -v b="$b" -v s="$secs" -v hz="$(getconf CLK_TCK)" -v n="$(nproc)" \
+		'BEGIN { split(a, x); split(b, y); d = s * hz * n / 100
+		         printf "%.2f %.2f\n", (y[1] - x[1]) / d, (y[2] - x[2]) / d }')
 }
 
 m_record_start() { # file secs

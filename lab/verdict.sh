@@ -34,7 +34,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lab/measure.sh
 . "$here/measure.sh"
 
-proto=udp rate= fam=4 rowlist=fwd:off,fwd:on,ips:off,ips:on at=10 dfor=6 length= json= png=
+proto=udp rate='' fam=4 rowlist=fwd:off,fwd:on,ips:off,ips:on at=10 dfor=6 length='' json='' png=''
 usage() { sed -n '12,14p' "$0" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -69,6 +69,8 @@ done
 dst=198.18.1.2
 [ "$fam" = 6 ] && dst=2001:2:0:1::2
 port=5202
+udp_args=()
+[ "$proto" = udp ] && udp_args=(-u -l 1000)
 what="${proto^^}${rate:+ $(sed 's/M$/ Mbit\/s/; s/G$/ Gbit\/s/' <<<"$rate")}, IPv$fam"
 
 m_init fcverdict
@@ -110,7 +112,7 @@ run_row() { # index microflows switch
 	m_record_start "$rec" $((length + 2))
 	m_at 0
 	"$lab" exec "$L" client timeout $((length + 5)) iperf3 -c "$dst" -p "$port" -t "$length" \
-		${rate:+-b "$rate"} $([ "$proto" = udp ] && echo "-u -l 1000") >"$m_tmp/iperf-$i.out" 2>&1 &
+		${rate:+-b "$rate"} "${udp_args[@]}" >"$m_tmp/iperf-$i.out" 2>&1 &
 	local client=$!
 	m_at $((at - 1))
 	read -r id act < <(stream_conn)
@@ -163,7 +165,7 @@ run_row() { # index microflows switch
 	panels+=("${mf^^} microflows, the IPS switch $sw: $during_mbps Mbit/s with the verdict DROP (grey), counted ${during_what%% *}@$m_tmp/verdict-$i.dat@$at:verdict DROP,$back:verdict CUT_THRU@$((at + 1)):$back")
 }
 
-panels=()
+panels=() series=()
 i=0
 sw0=$(ips_switch)
 echo "verdict.sh: $what through the appliance; verdict DROP at second $at, CUT_THRU at $back;" \
@@ -171,6 +173,7 @@ echo "verdict.sh: $what through the appliance; verdict DROP at second $at, CUT_T
 for r in ${rowlist//,/ }; do
 	i=$((i + 1))
 	run_row "$i" "${r%%:*}" "${r#*:}" || { say "verdict.sh: row $r failed"; exit 1; }
+	series+=("row$i=$m_tmp/verdict-$i.jsonl")
 done
 m_restore
 sleep 1.1
@@ -184,7 +187,7 @@ echo "the seed: FWD, either switch: the stream went on (5.2 Gbit/s); IPS, switch
      "FROM_WIRE_TO_WIRE_IPS_DISABLED; IPS, switch on: dropped, FROM_WIRE_DROP_IPS_VERDICT, forwarded again"
 python3 "$measure" json "$json" --rows "$rows" --meta script=lab/verdict.sh date="$(date +%F)" \
 	machine="$(m_machine)" drop_at="$at" cut_thru_at="$back" length="$length" \
-	--series $(for ((k = 1; k <= i; k++)); do echo "row$k=$m_tmp/verdict-$k.jsonl"; done)
+	--series "${series[@]}"
 python3 "$measure" plot "$png" "lab/verdict.sh: $what, the verdict DROP at second $at, CUT_THRU at $back" "${panels[@]}"
 echo "json: $json"
 echo "plot: $png"
