@@ -216,9 +216,10 @@ test: deps
 	$(MAKE) build sanitizers fuzz
 	@BUILD=$(BUILD) FUZZ_SECS=$(FUZZ_SECS) tests/run.sh
 
+# the cut of a 400 Mbit/s UDP flood, "Cut in hardware" on and then off
 demo: deps
 	$(MAKE) build
-	BUILD=$(BUILD) lab/demo.sh
+	BUILD=$(BUILD) lab/cut.sh --udp --rate 400M --hw on,off
 
 bench: deps
 	$(MAKE) build

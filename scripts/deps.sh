@@ -12,7 +12,9 @@ pkgs=(make gcc clang libclang-rt-14-dev pkg-config
       libssl-dev tcpdump tshark
       # a real fail2ban whose nftables action writes a set flowcutd watches
       # (tests/lab/test_lab.sh): installed, never started as the machine's
-      fail2ban)
+      fail2ban
+      # the lab's measurement scripts draw their plots (lab/measure.py)
+      gnuplot-nox)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

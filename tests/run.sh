@@ -79,6 +79,8 @@ cmocka "lab" tests/lab/test_lab.sh
 cmocka "real clients" tests/lab/test_real.sh
 # TLS clients cut by a listed JA4 or JA3, through the inspector (root only)
 cmocka "TLS fingerprints through the inspector" tests/lab/test_tls.sh
+# the measurement scripts, run short: lab/cut.sh, lab/verdict.sh, lab/many.sh (root only)
+cmocka "lab scripts" tests/lab/test_scripts.sh
 export FC_PROGS=$BUILD/asan
 cmocka "flowcut-npu on net_pcap[asan]" "$BUILD/test_npu"
 unset FC_PROGS

@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
-# The lab's main run (`make demo`): a TCP stream through the appliance,
-# offloaded, then the same stream forwarded by the host alone (the gate
+# Offload, in one run (`make demo` until the cut took its place): a TCP
+# stream through the appliance, offloaded, then the same stream forwarded by the host alone (the gate
 # shut), side by side in one run, with the host's and the coprocessor's
 # counters; and the delay from a connection's state to its first frame
 # forwarded in the fast path.  Builds its own lab and tears it down.
 #
-#   lab/demo.sh [SECONDS]     (default 5 per stream)
+#   lab/offload.sh [SECONDS]     (default 5 per stream)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 export BUILD=${BUILD:-$top/build}
 case "$BUILD" in /*) ;; *) BUILD=$top/$BUILD ;; esac
 secs=${1:-5}
-L=fcdemo$$
+L=fcoffload$$
 run=/run/flowcut-lab/$L
 lab=$here/lab.sh
 ctl() { "$BUILD/flowcutctl" --link "/dev/shm/$L-link" "$@"; }
@@ -21,11 +21,11 @@ counter() { ctl --json counters --all | sed -n "s/.*\"$1\": \([0-9]*\).*/\1/p"; 
 host_rx() { echo $(( $(ex host cat /sys/class/net/fp0/statistics/rx_packets) + $(ex host cat /sys/class/net/fp1/statistics/rx_packets) )); }
 
 if [ "$(id -u)" -ne 0 ]; then
-	echo "demo: the lab needs root (network namespaces)" >&2
+	echo "offload.sh: the lab needs root (network namespaces)" >&2
 	exit 1
 fi
 trap '"$lab" down "$L" >/dev/null 2>&1' EXIT
-"$lab" up "$L" && "$lab" start "$L" >/dev/null || { echo "demo: the lab did not come up" >&2; exit 1; }
+"$lab" up "$L" && "$lab" start "$L" >/dev/null || { echo "offload.sh: the lab did not come up" >&2; exit 1; }
 
 # one TCP stream; prints "Mbit/s host_frames coprocessor_frames"
 stream() {
@@ -62,7 +62,7 @@ delay() {
 	[ -n "$t_new" ] && [ -n "$t_fwd" ] && awk -v a="$t_new" -v b="$t_fwd" 'BEGIN { printf "%.1f", (b - a) * 1000 }'
 }
 
-echo "flowcut demo: a ${secs} s TCP stream, client 198.18.0.2 -> server 198.18.1.2, through the appliance"
+echo "offload.sh: a ${secs} s TCP stream, client 198.18.0.2 -> server 198.18.1.2, through the appliance"
 read -r off_mbps off_host off_np < <(stream)
 conns=$(ctl conns | tail -1)
 "$BUILD/flowcutctl" --settings "$run/settings.conf" settings set offload off >/dev/null
