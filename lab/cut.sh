@@ -46,11 +46,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lab/measure.sh
 . "$here/measure.sh"
 
-# The set whose change cuts: flowcutd's own cut sets for now.  Once flowcutd
-# follows watched sets of the operator's ruleset (settings: watched_set),
-# this becomes "inet filter blocked4" / "inet filter blocked6".
-CUT_SET4="inet flowcut cut4"
-CUT_SET6="inet flowcut cut6"
+# The set whose change cuts: the lab ruleset's own block sets, which the
+# lab's flowcutd watches (settings: watched_set, written by lab.sh up), as an
+# operator or a ban tool would add to them.  flowcutd's own cut sets
+# ("inet flowcut cut4" / "cut6", `flowcutctl cut`) work the same way.
+CUT_SET4="inet filter blocked4"
+CUT_SET6="inet filter blocked6"
 
 proto=udp rate='' fam=4 hws=on cut_at=10 window=10 length='' after=20 idle=10
 json='' png=''
