@@ -400,6 +400,35 @@ update(struct fd_ct *c, const struct nf_conntrack *t)
 }
 
 /*
+ * One ctnetlink request at buf about the state with `tuple`'s original
+ * tuple (and zone), asking for an ack: | nlmsghdr | nfgenmsg | CTA_TUPLE_ORIG
+ * {...} | [CTA_ZONE] |, built with nfct_nlmsg_build().  The message, or
+ * NULL (no memory, or a tuple it cannot build).
+ */
+static struct nlmsghdr *
+ct_request(char *buf, uint8_t msg, uint32_t seq, const struct nf_conntrack *tuple)
+{
+	struct nf_conntrack *t = fd_ct_tuple(tuple);
+	struct nlmsghdr *nlh;
+	struct nfgenmsg *nfh;
+	int rc;
+
+	if (t == NULL)
+		return NULL;
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = (NFNL_SUBSYS_CTNETLINK << 8) | msg;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	nlh->nlmsg_seq = seq;
+	nfh = mnl_nlmsg_put_extra_header(nlh, sizeof(*nfh));
+	nfh->nfgen_family = nfct_get_attr_u8(t, ATTR_ORIG_L3PROTO);
+	nfh->version = NFNETLINK_V0;
+	nfh->res_id = 0;
+	rc = nfct_nlmsg_build(nlh, t);
+	nfct_destroy(t);
+	return rc < 0 ? NULL : nlh;
+}
+
+/*
  * IPCTNL_MSG_CT_NEW without NLM_F_CREATE (an update of an existing state),
  * built with libmnl:
  *
@@ -413,26 +442,12 @@ int
 fd_ct_mark(struct fd_ct *c, const struct nf_conntrack *tuple, uint32_t mark, uint32_t mask)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nf_conntrack *t = fd_ct_tuple(tuple);
-	struct nlmsghdr *nlh;
-	struct nfgenmsg *nfh;
 	uint32_t seq = ++c->seq;
+	struct nlmsghdr *nlh = ct_request(buf, IPCTNL_MSG_CT_NEW, seq, tuple);
 	ssize_t len;
 	int rc;
 
-	if (t == NULL)
-		return -ENOMEM;
-	nlh = mnl_nlmsg_put_header(buf);
-	nlh->nlmsg_type = (NFNL_SUBSYS_CTNETLINK << 8) | IPCTNL_MSG_CT_NEW;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-	nlh->nlmsg_seq = seq;
-	nfh = mnl_nlmsg_put_extra_header(nlh, sizeof(*nfh));
-	nfh->nfgen_family = nfct_get_attr_u8(t, ATTR_ORIG_L3PROTO);
-	nfh->version = NFNETLINK_V0;
-	nfh->res_id = 0;
-	rc = nfct_nlmsg_build(nlh, t);
-	nfct_destroy(t);
-	if (rc < 0)
+	if (nlh == NULL)
 		return -EINVAL;
 	mnl_attr_put_u32(nlh, CTA_MARK, htonl(mark));
 	mnl_attr_put_u32(nlh, CTA_MARK_MASK, htonl(mask));
@@ -501,27 +516,12 @@ int
 fd_ct_kill_post(struct fd_ct *c, const struct nf_conntrack *tuple, fd_ct_done_fn *done,
 		void *arg)
 {
-	struct nf_conntrack *t;
 	struct nlmsghdr *nlh;
-	struct nfgenmsg *nfh;
-	int rc;
 
 	if (c->nkill == FD_CT_KILL_BATCH || FD_CT_KILL_BUF - c->kill_len < FD_CT_KILL_MSG)
 		(void)fd_ct_kill_flush(c);	/* each done has its answer, or the error */
-	t = fd_ct_tuple(tuple);
-	if (t == NULL)
-		return -ENOMEM;
-	nlh = mnl_nlmsg_put_header(c->kill_buf + c->kill_len);
-	nlh->nlmsg_type = (NFNL_SUBSYS_CTNETLINK << 8) | IPCTNL_MSG_CT_DELETE;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-	nlh->nlmsg_seq = ++c->seq;
-	nfh = mnl_nlmsg_put_extra_header(nlh, sizeof(*nfh));
-	nfh->nfgen_family = nfct_get_attr_u8(t, ATTR_ORIG_L3PROTO);
-	nfh->version = NFNETLINK_V0;
-	nfh->res_id = 0;
-	rc = nfct_nlmsg_build(nlh, t);
-	nfct_destroy(t);
-	if (rc < 0 || nlh->nlmsg_len > FD_CT_KILL_MSG)
+	nlh = ct_request(c->kill_buf + c->kill_len, IPCTNL_MSG_CT_DELETE, ++c->seq, tuple);
+	if (nlh == NULL || nlh->nlmsg_len > FD_CT_KILL_MSG)
 		return -EINVAL;	/* not queued: kill_len unchanged */
 	c->kill[c->nkill].seq = nlh->nlmsg_seq;
 	c->kill[c->nkill].done = done;

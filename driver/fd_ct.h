@@ -120,7 +120,8 @@ int fd_ct_kill(struct fd_ct *c, const struct nf_conntrack *tuple);
  * what fd_ct_kill() would have returned.  A post that finds the batch full
  * (FD_CT_KILL_BATCH) flushes it first, so `done` may run inside a post.
  * Nothing is sent until a flush: the owner flushes before it waits.
- * fd_ct_kill_post returns 0, or -ENOMEM/-EINVAL (done will not run).
+ * fd_ct_kill_post returns 0, or -EINVAL (no memory, or a tuple it cannot
+ * build: done will not run).
  * fd_ct_kill_flush returns how many answered, or -errno when the datagram
  * could not be sent or its answers read (each unanswered done gets that
  * error).  fd_ct_close() flushes what is queued.
