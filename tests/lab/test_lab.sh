@@ -185,6 +185,37 @@ print(c["in_hardware"], c["on_host"])' "$run/flowcutd.json" "$trig") ||
 	fi
 }
 
+# A TCP stream (iperf3) in hardware, its server added to the watched set:
+# the sender's retransmissions, FIN and RST stay on the coprocessor (dropped
+# there, none given back to the host), and the host takes in at most 10
+# frames in the ten seconds from one second after the cut.
+t_cut_tcp() { # family
+	local dst=198.18.1.2 set=blocked4 fam=$1 h0 h1 d0 d1 g0 g1 host drop
+	[ "$fam" = 6 ] && dst=2001:2:0:1::2 set=blocked6
+	ex server iperf3 -s -D -1 -p 5203 >/dev/null 2>&1
+	sleep 0.3
+	ex client timeout 30 iperf3 -c "$dst" -p 5203 -t 18 >"$run/tcp.out" 2>&1 &
+	stream=$!
+	wait_for 60 stream_offloaded tcp || { say "never offloaded"; conns; return 1; }
+	sleep 0.5
+	ex host nft add element inet filter "$set" "{ $dst }" || { say "nft add element failed"; return 1; }
+	sleep 1
+	h0=$(( $(rx fp0) + $(rx fp1) )) d0=$(counter FROM_WIRE_DROP_IPS_VERDICT)
+	g0=$(counter FROM_WIRE_TO_KN_TCP_FIN_SYN_RST)
+	sleep 10
+	h1=$(( $(rx fp0) + $(rx fp1) )) d1=$(counter FROM_WIRE_DROP_IPS_VERDICT)
+	g1=$(counter FROM_WIRE_TO_KN_TCP_FIN_SYN_RST)
+	host=$(( h1 - h0 )) drop=$(( d1 - d0 ))
+	kill "$stream" 2>/dev/null; stream_end
+	ex host nft delete element inet filter "$set" "{ $dst }" >/dev/null 2>&1
+	say "TCP/IPv$fam, its server added to the watched set: the host took in $host frames in" \
+	    "the 10 s from 1 s after the cut; the coprocessor dropped $drop" \
+	    "(DROP_IPS_VERDICT: the sender's retransmissions), gave back $(( g1 - g0 )) (TCP_FIN_SYN_RST)"
+	say "$(grep 'cut (set) tcp' "$run/flowcutd.log" | head -1)"
+	grep -q "cut (set) tcp .* in hardware" "$run/flowcutd.log" || { say "no cut (set) tcp in hardware logged"; return 1; }
+	[ "$host" -le 10 ] && [ "$drop" -ge 1 ] && [ $(( g1 - g0 )) -eq 0 ]
+}
+
 # A watched list of 1,000,000 lines: 999,000 IPv6 addresses (every other
 # one, so none merge) and 1,000 IPv4 prefixes with Spamhaus-style
 # comments, 3 bad lines among them.  flowcutd loads it into its list sets
@@ -499,6 +530,8 @@ tests=(
 	"a watched set: nft add element of a 400 Mbit/s UDP flood's server cuts it on the coprocessor (IPv4)|60|t_cut 4 on server set"
 	"a watched set: nft add element of a 400 Mbit/s UDP flood's client cuts it on the coprocessor (IPv6)|60|t_cut 6 on client set"
 	"a watched set with Cut in hardware off: the host takes the flood|60|t_cut 4 off server set"
+	"a watched set: a TCP stream's retransmissions, FIN and RST stay on the coprocessor (IPv4)|60|t_cut_tcp 4"
+	"a watched set: a TCP stream's retransmissions, FIN and RST stay on the coprocessor (IPv6)|60|t_cut_tcp 6"
 	"a watched list: a line appended cuts a 400 Mbit/s UDP flood on the coprocessor|60|t_cut 4 on server list"
 	"fail2ban: banip of a 400 Mbit/s UDP flood's client cuts it on the coprocessor|90|t_cut 4 on client f2b"
 	"a watched set that is not an address set, or not there, is said by name|t_watched_set_refused"
