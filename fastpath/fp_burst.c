@@ -114,8 +114,8 @@ pre_lookup(const struct burst *b, uint16_t port, const struct rte_mbuf *m,
  * thread may revive); only the winner marks both microflows' copies given
  * back (from VALID only: a removal's RECLAIM stays), then writes the time
  * and then the reason, which the control thread reads as "written"
- * (FC_REASON_NONE until then; fp_conn_revive waits for it).  The slot goes on this
- * worker's ring so the control thread reports it at once; a full ring
+ * (FC_REASON_NONE until then; fp_conn_revive waits for it).  The slot goes
+ * on this worker's ring so the control thread reports it at once; a full ring
  * loses nothing (the enqueue's failure is left unchecked on purpose): the
  * sweep reports every given-back connection not yet reported.
  */
@@ -269,8 +269,8 @@ decide(struct burst *b, uintptr_t data, struct rte_mbuf *m,
 					  FC_CNT_FROM_WIRE_TO_WIRE_IPS_DISABLED, dest);
 		if (verdict == FC_VERDICT_SEND_TO_IPS)
 			return FC_CNT_FROM_WIRE_TO_IPS_INSPECT;
-		return forward(b, mf, ctl, slot, dir, m, pp, FC_CNT_FROM_WIRE_TO_WIRE_VERDICT_CUT_THRU,
-			       dest);
+		return forward(b, mf, ctl, slot, dir, m, pp,
+			       FC_CNT_FROM_WIRE_TO_WIRE_VERDICT_CUT_THRU, dest);
 	default:
 		return FC_CNT_FROM_WIRE_TO_KN_AUX;
 	}

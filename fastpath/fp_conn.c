@@ -9,8 +9,9 @@
  * The keys live in the rte_hash (data word: the firewall revision, slot
  * and direction, fp_slot_data); the connection remembers their positions
  * to take them out and to read them back.  The state is the header's and
- * its copies' in the microflows, moved as fp_priv.h says.  A NATed direction's translation is worked out here, once, into
- * fp->nat[slot]: the packet path reads it from there.
+ * its copies' in the microflows, moved as fp_priv.h says.  A NATed
+ * direction's translation is worked out here, once, into fp->nat[slot]:
+ * the packet path reads it from there.
  */
 #include <errno.h>
 #include <string.h>
