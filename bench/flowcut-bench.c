@@ -218,13 +218,13 @@ frame_write(struct rte_mbuf *m, const uint8_t tmpl[FRAME_LEN], uint32_t i, bool 
  * is reading each frame's headers as far as the key (fp_parse_frame(), the
  * fast path's own parser) and one rte_hash_lookup_bulk_data() per burst
  * over a table like the fast path's.  Two more passes split the rest:
- * parsing alone, and the floor plus the two lines of a connection entry
- * the fast path touches per frame.
+ * parsing alone, and the floor plus the line of a connection entry the
+ * fast path touches per frame.
  */
 enum pass {
 	PASS_PARSE,	/* fp_parse_frame() */
 	PASS_FLOOR,	/* + rte_hash_lookup_bulk_data() */
-	PASS_ENTRY,	/* + the entry's header line read, its direction's line written */
+	PASS_ENTRY,	/* + the entry's direction's line read and written */
 	PASS_FASTPATH,	/* fp_process_burst() */
 	PASS_MAX
 };
@@ -233,18 +233,19 @@ static const char *const pass_names[PASS_MAX] = { "parse", "floor", "entry", "fa
 
 /*
  * A stand-in for the fast path's connection entry (struct fp_conn in
- * fastpath/fp.c: a header line and one line per direction), so that the
- * entry pass reads and writes the same lines decide() does.
+ * fastpath/fp_priv.h: a header line and one line per direction), so that
+ * the entry pass reads and writes the line decide() does: its direction's
+ * (the state and ctl byte read, the counters written).
  */
 struct floor_entry {
-	uint8_t state;
-	uint8_t verdict;
-	uint8_t hdr[62];
+	uint8_t hdr[RTE_CACHE_LINE_SIZE];
 	struct {
 		uint64_t last_seen;
 		uint64_t packets;
 		uint64_t bytes;
-		uint8_t rest[40];
+		uint8_t rest[38];
+		uint8_t ctl;
+		uint8_t state;
 	} mf[2];
 } __rte_cache_aligned;
 _Static_assert(sizeof(struct floor_entry) == 3 * RTE_CACHE_LINE_SIZE,
@@ -343,7 +344,6 @@ floor_burst(const struct floor *fl, enum pass pass, uint16_t port, struct rte_mb
 			if (hits & (1ull << j)) {
 				const struct floor_entry *e = &fl->entries[(uintptr_t)data[j] >> 1];
 
-				rte_prefetch0(e);
 				rte_prefetch0(&e->mf[(uintptr_t)data[j] & 1]);
 			}
 		for (unsigned int j = 0; j < nk; j++)
@@ -351,7 +351,7 @@ floor_burst(const struct floor *fl, enum pass pass, uint16_t port, struct rte_mb
 				struct floor_entry *e = &fl->entries[(uintptr_t)data[j] >> 1];
 				unsigned int dir = (uintptr_t)data[j] & 1;
 
-				if (e->state == 0 && e->verdict == 0) {
+				if (e->mf[dir].state == 0 && e->mf[dir].ctl == 0) {
 					e->mf[dir].last_seen = now;
 					e->mf[dir].packets++;
 					e->mf[dir].bytes += pp[j].l3_len;

@@ -212,7 +212,9 @@ int fp_conn_modify(struct fp *fp, fp_conn_id id, const struct fp_conn_mod *mod);
  * good).  A worker that read the connection valid before it was given
  * back may still write its direction's tracking in that burst: at worst
  * one spurious SEQ_CHK or MAX_RETRANS outcome (the frame goes to the
- * host), never a frame forwarded that should not be.
+ * host), never a frame forwarded that should not be.  A give-back a
+ * worker is still writing (its reason not yet set) is waited for: a few
+ * stores, never a lock.
  * -ENOENT; -EALREADY if it was not given back.
  */
 int fp_conn_revive(struct fp *fp, fp_conn_id id);

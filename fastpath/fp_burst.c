@@ -8,7 +8,11 @@
  * sends out (fp_from_host).  See fp.h for the contract.
  *
  * Never blocks, never takes a lock, allocates nothing; counts per burst
- * in locals and publishes once.  A connection read here was found in the
+ * in locals and publishes once.  A frame reads one line of its
+ * connection, its direction's microflow (fp_priv.h: the state, verdict
+ * and NAT bit are there, the firewall revision in the hash's data word);
+ * TCP's window check also reads the other direction's tracking, and a
+ * give-back writes the header.  A connection read here was found in the
  * hash during this burst's RCU online period: its slot is not reused
  * before the burst ends.
  */
@@ -105,11 +109,13 @@ pre_lookup(const struct burst *b, uint16_t port, const struct rte_mbuf *m,
 }
 
 /*
- * Step 6's give-back.  The compare-and-swap decides who gives back (the two
- * directions may be on two workers, the control thread may revive); only
- * the winner writes the time and then the reason, which the control thread
- * reads as "written" (FC_REASON_NONE until then).  The slot goes on this
- * worker's ring so the control thread reports it at once; a full ring
+ * Step 6's give-back.  The compare-and-swap on the header's state decides
+ * who gives back (the two directions may be on two workers, the control
+ * thread may revive); only the winner marks both microflows' copies given
+ * back (from VALID only: a removal's RECLAIM stays), then writes the time
+ * and then the reason, which the control thread reads as "written"
+ * (FC_REASON_NONE until then; fp_conn_revive waits for it).  The slot goes
+ * on this worker's ring so the control thread reports it at once; a full ring
  * loses nothing (the enqueue's failure is left unchecked on purpose): the
  * sweep reports every given-back connection not yet reported.
  */
@@ -123,6 +129,11 @@ give_back(struct burst *b, uint32_t slot, uint8_t reason)
 	if (!__atomic_compare_exchange_n(&c->state, &expected, FP_CONN_INVALID, false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 		return;
+	for (unsigned int d = 0; d < 2; d++) {
+		expected = FP_CONN_VALID;
+		__atomic_compare_exchange_n(&c->mf[d].state, &expected, FP_CONN_INVALID, false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	}
 	st64(&c->given_back_at, b->now);
 	__atomic_store_n(&c->reason, reason, __ATOMIC_RELEASE);
 	ent = (uint64_t)c->gen << 32 | slot;
@@ -135,10 +146,10 @@ give_back(struct burst *b, uint32_t slot, uint8_t reason)
  * Returns the counter of the outcome: `ok` when the frame leaves on *dest.
  */
 static __rte_always_inline enum fc_cnt
-forward(struct burst *b, const struct fp_conn *c, uint32_t slot, unsigned int dir,
-	struct rte_mbuf *m, const struct fp_parsed *pp, enum fc_cnt ok, uint16_t *dest)
+forward(struct burst *b, const struct fp_mflow *mf, uint8_t ctl, uint32_t slot,
+	unsigned int dir, struct rte_mbuf *m, const struct fp_parsed *pp, enum fc_cnt ok,
+	uint16_t *dest)
 {
-	const struct fp_mflow *mf = &c->mf[dir];
 	struct fp_nhop nh;
 	uint32_t rev, ip_diff = 0;
 	uint8_t *f, *l3;
@@ -167,7 +178,7 @@ forward(struct burst *b, const struct fp_conn *c, uint32_t slot, unsigned int di
 	} else {
 		l3[7]--;
 	}
-	if (c->nat & (1u << dir))
+	if (ctl & FP_MF_NAT)
 		fp_nat_rewrite(f, pp, &b->fp->nat[slot][dir], &ip_diff);
 	if (pp->key.family == 4)
 		fp_csum_apply(l3 + 10, ip_diff);
@@ -202,24 +213,24 @@ decide(struct burst *b, uintptr_t data, struct rte_mbuf *m,
 	struct fp_conn *c = &b->fp->conns[slot];
 	unsigned int dir = data & 1;
 	struct fp_mflow *mf = &c->mf[dir];
-	uint8_t st = __atomic_load_n(&c->state, __ATOMIC_ACQUIRE);
-	uint8_t action, verdict;
+	uint8_t st = __atomic_load_n(&mf->state, __ATOMIC_ACQUIRE);
+	uint8_t ctl = ld8(&mf->ctl);
+	uint8_t action = ctl & FP_MF_ACTION;
+	uint8_t verdict = (ctl & FP_MF_VERDICT) >> FP_MF_VERDICT_SHIFT;
 	bool ips_on = b->cfg & FC_CFG_IPS;
 
 	/* step 4 */
-	if (!ld8(&mf->active))
+	if (!(ctl & FP_MF_ACTIVE))
 		return FC_CNT_FROM_WIRE_TO_KN_MFLOW_NOT_ACTIVE;
 	if (st != FP_CONN_VALID)
 		return st == FP_CONN_RECLAIM ? FC_CNT_FROM_WIRE_TO_KN_CONN_RECLAIM_PENDING
 					     : FC_CNT_FROM_WIRE_TO_KN_CONN_INVALID;
-	if (c->fw_rev != b->rev)
+	if (fp_data_rev(data) != b->rev)
 		return FC_CNT_FROM_WIRE_TO_KN_FW_REV_MISMATCH;
 
 	st64(&mf->last_seen, b->now);
 	st64(&mf->packets, mf->packets + 1);
 	st64(&mf->bytes, mf->bytes + pp->l3_len);
-	action = ld8(&mf->action);
-	verdict = ld8(&c->verdict);
 
 	/*
 	 * step 5: a cut connection drops everything, whatever its flags, before
@@ -249,17 +260,17 @@ decide(struct burst *b, uintptr_t data, struct rte_mbuf *m,
 	/* step 7 */
 	switch (action) {
 	case FC_ACTION_FWD:
-		return forward(b, c, slot, dir, m, pp, FC_CNT_FROM_WIRE_TO_WIRE, dest);
+		return forward(b, mf, ctl, slot, dir, m, pp, FC_CNT_FROM_WIRE_TO_WIRE, dest);
 	case FC_ACTION_IPS:
 		if (!ips_on)
 			return (b->cfg & FC_CFG_DROP_IF_IPS_OFF)
 				? FC_CNT_FROM_WIRE_DROP_IPS_DISABLED
-				: forward(b, c, slot, dir, m, pp,
+				: forward(b, mf, ctl, slot, dir, m, pp,
 					  FC_CNT_FROM_WIRE_TO_WIRE_IPS_DISABLED, dest);
 		if (verdict == FC_VERDICT_SEND_TO_IPS)
 			return FC_CNT_FROM_WIRE_TO_IPS_INSPECT;
-		return forward(b, c, slot, dir, m, pp, FC_CNT_FROM_WIRE_TO_WIRE_VERDICT_CUT_THRU,
-			       dest);
+		return forward(b, mf, ctl, slot, dir, m, pp,
+			       FC_CNT_FROM_WIRE_TO_WIRE_VERDICT_CUT_THRU, dest);
 	default:
 		return FC_CNT_FROM_WIRE_TO_KN_AUX;
 	}
@@ -311,13 +322,11 @@ fp_process_burst(struct fp_worker *w, uint16_t port, struct rte_mbuf **pkts,
 	/* -EINVAL only for a NULL table or nk outside 1..64 (asserted above) */
 	if (nk > 0)
 		rte_hash_lookup_bulk_data(fp->h, keys, nk, &hits, data);
+	/* each hit's one line: its direction's microflow */
 	for (unsigned int j = 0; j < nk; j++)
-		if (hits & (1ull << j)) {
-			const struct fp_conn *c = &fp->conns[fp_data_slot((uintptr_t)data[j])];
-
-			rte_prefetch0(c);
-			rte_prefetch0(&c->mf[(uintptr_t)data[j] & 1]);
-		}
+		if (hits & (1ull << j))
+			rte_prefetch0(&fp->conns[fp_data_slot((uintptr_t)data[j])]
+					       .mf[(uintptr_t)data[j] & 1]);
 	for (unsigned int j = 0; j < nk; j++) {
 		unsigned int i = idx[j];
 		uint16_t dest = FP_DEST_HOST;

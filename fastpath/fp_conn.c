@@ -6,15 +6,18 @@
  * (unhook now, free after the workers' grace period), and read back.
  * See fp.h for the contract, fp_priv.h for the layout.
  *
- * The keys live in the rte_hash (data word: slot << 1 | direction); the
- * connection remembers their positions to take them out and to read them
- * back.  A NATed direction's translation is worked out here, once, into
- * fp->nat[slot]: the packet path reads it from there.
+ * The keys live in the rte_hash (data word: the firewall revision, slot
+ * and direction, fp_slot_data); the connection remembers their positions
+ * to take them out and to read them back.  The state is the header's and
+ * its copies' in the microflows, moved as fp_priv.h says.  A NATed
+ * direction's translation is worked out here, once, into fp->nat[slot]:
+ * the packet path reads it from there.
  */
 #include <errno.h>
 #include <string.h>
 
 #include <rte_hash.h>
+#include <rte_pause.h>
 #include <rte_rcu_qsbr.h>
 #include <rte_ring_elem.h>
 
@@ -104,7 +107,7 @@ fp_conn_free_slots(void *p, void *e, unsigned int n)
 			c->key_pos[d] = -1;
 		}
 		c->gen++;
-		__atomic_store_n(&c->state, FP_CONN_FREE, __ATOMIC_RELEASE);
+		fp_conn_state_set(c, FP_CONN_FREE);
 		/* the ring holds max_conns and a slot is in it or in use: never full */
 		rte_ring_sp_enqueue_elem(fp->free_slots, &slots[i], sizeof(uint32_t));
 	}
@@ -115,7 +118,7 @@ fp_conn_unhook(struct fp *fp, uint32_t slot)
 {
 	struct fp_conn *c = &fp->conns[slot];
 
-	__atomic_store_n(&c->state, FP_CONN_RECLAIM, __ATOMIC_RELEASE);
+	fp_conn_state_set(c, FP_CONN_RECLAIM);	/* the copies first: fp_priv.h */
 	for (unsigned int d = 0; d < 2; d++) {
 		void *key;
 
@@ -186,7 +189,6 @@ fp_conn_create(struct fp *fp, const struct fp_conn_spec *s, uint64_t now,
 		return rc;
 
 	c = &fp->conns[slot];
-	c->verdict = s->verdict;
 	c->reason = FC_REASON_NONE;
 	c->reported = 0;
 	c->fw_rev = fp_fw_rev_get(fp);
@@ -196,23 +198,22 @@ fp_conn_create(struct fp *fp, const struct fp_conn_spec *s, uint64_t now,
 		const struct fp_mflow_spec *ms = &s->mf[d];
 		struct fp_mflow *m = &c->mf[d];
 
-		memset(m, 0, sizeof(*m));
+		memset(m, 0, sizeof(*m));	/* state FREE: no key finds it yet */
 		m->last_seen = now;
 		m->nhop = ms->nhop;
 		m->nhop_rev = fp->nhops[ms->nhop].rev;	/* this thread is its only writer */
 		m->timeout_s = ms->timeout_s ? ms->timeout_s : FP_DEFAULT_TIMEOUT_S;
-		m->action = ms->action;
-		m->active = 1;
+		m->ctl = (uint8_t)(ms->action | FP_MF_ACTIVE |
+				   s->verdict << FP_MF_VERDICT_SHIFT | (nat[d] ? FP_MF_NAT : 0));
 		m->tcp.wscale = ms->tcp_wscale;
 		if (nat[d])
 			fp->nat[slot][d] = x[d];
 	}
-	c->nat = (uint8_t)(nat[0] | nat[1] << 1);
 	/* both keys in, then valid: a reader never sees half a connection match */
 	for (unsigned int d = 0; d < 2; d++) {
 		const struct fc_key *k = &s->mf[d].key;
 
-		rc = rte_hash_add_key_data(fp->h, k, fp_slot_data(slot, d));
+		rc = rte_hash_add_key_data(fp->h, k, fp_slot_data(slot, d, c->fw_rev));
 		if (rc != 0) {
 			fp_conn_unhook(fp, slot);
 			return rc == -ENOSPC ? -ENOSPC : -EINVAL;
@@ -223,7 +224,7 @@ fp_conn_create(struct fp *fp, const struct fp_conn_spec *s, uint64_t now,
 		 */
 		c->key_pos[d] = rte_hash_lookup(fp->h, k);
 	}
-	__atomic_store_n(&c->state, FP_CONN_VALID, __ATOMIC_RELEASE);
+	fp_conn_state_set(c, FP_CONN_VALID);
 	fp->nconns++;
 	*id = fp_conn_id_of(fp, slot);
 	return 0;
@@ -254,7 +255,9 @@ fp_conn_verdict_set(struct fp *fp, fp_conn_id id, uint8_t verdict)
 		return -ENOENT;
 	if (verdict >= FC_VERDICT_MAX)
 		return -EINVAL;
-	st8(&c->verdict, verdict);
+	for (unsigned int d = 0; d < 2; d++)
+		fp_mf_ctl_set(&c->mf[d], FP_MF_VERDICT,
+			      (uint8_t)(verdict << FP_MF_VERDICT_SHIFT));
 	return 0;
 }
 
@@ -274,12 +277,12 @@ fp_conn_modify(struct fp *fp, fp_conn_id id, const struct fp_conn_mod *mod)
 		struct fp_mflow *m = &c->mf[d];
 
 		if (mod->mask & FP_MOD_ACTION)
-			st8(&m->action, mod->action[d]);
+			fp_mf_ctl_set(m, FP_MF_ACTION, mod->action[d]);
 		if (mod->mask & FP_MOD_TIMEOUT)
 			__atomic_store_n(&m->timeout_s, mod->timeout_s[d] ? mod->timeout_s[d]
 					 : FP_DEFAULT_TIMEOUT_S, __ATOMIC_RELAXED);
 		if (mod->mask & FP_MOD_ACTIVE)
-			st8(&m->active, mod->active[d]);
+			fp_mf_ctl_set(m, FP_MF_ACTIVE, mod->active[d] ? FP_MF_ACTIVE : 0);
 	}
 	return 0;
 }
@@ -294,11 +297,27 @@ fp_conn_revive(struct fp *fp, fp_conn_id id)
 		return -ENOENT;
 	if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) != FP_CONN_INVALID)
 		return -EALREADY;
+	/*
+	 * The give-back's winner marks both microflows given back, then
+	 * writes its reason: wait for the reason (a few stores away, never
+	 * blocked), so that no mark of it lands after the copies below.
+	 */
+	while (__atomic_load_n(&c->reason, __ATOMIC_ACQUIRE) == FC_REASON_NONE)
+		rte_pause();
 	c->reported = 0;
 	st8(&c->reason, FC_REASON_NONE);	/* the next give-back writes its own */
 	/* workers leave a given-back connection's tracking alone (fp.h): learn anew */
 	for (unsigned int d = 0; d < 2; d++)
 		fp_tcp_reset(&c->mf[d].tcp);
+	/*
+	 * The copies first (fp_priv.h).  A worker that sees its copy valid
+	 * before the header is may count a FIN, SYN or RST to the host and
+	 * find nothing to give back: as if the frame had come before the
+	 * revive.
+	 */
+	for (unsigned int d = 0; d < 2; d++)
+		__atomic_store_n(&c->mf[d].state, FP_CONN_VALID, __ATOMIC_RELEASE);
+	/* only this thread moves a connection out of INVALID: cannot fail */
 	if (!__atomic_compare_exchange_n(&c->state, &expected, FP_CONN_VALID, false,
 					 __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 		return -EALREADY;
@@ -349,16 +368,17 @@ info_fill(const struct fp *fp, uint32_t slot, struct fp_conn_info *out)
 	fp_conn_stats(c, st);
 	out->id = fp_conn_id_of(fp, slot);
 	out->state = __atomic_load_n(&c->state, __ATOMIC_ACQUIRE);
-	out->verdict = ld8(&c->verdict);
+	out->verdict = (ld8(&c->mf[0].ctl) & FP_MF_VERDICT) >> FP_MF_VERDICT_SHIFT;
 	out->reason = ld8(&c->reason);
 	out->fw_rev = c->fw_rev;
 	for (unsigned int d = 0; d < 2; d++) {
 		const struct fp_mflow *m = &c->mf[d];
+		uint8_t ctl = ld8(&m->ctl);
 
 		fp_conn_key(fp, c->key_pos[d], &out->mf[d].key);
-		out->mf[d].action = ld8(&m->action);
-		out->mf[d].active = ld8(&m->active);
-		out->mf[d].nat = (c->nat >> d) & 1;
+		out->mf[d].action = ctl & FP_MF_ACTION;
+		out->mf[d].active = (ctl & FP_MF_ACTIVE) != 0;
+		out->mf[d].nat = (ctl & FP_MF_NAT) != 0;
 		out->mf[d].timeout_s = m->timeout_s;
 		out->mf[d].nhop = m->nhop;
 		out->mf[d].stats = st[d];

@@ -74,7 +74,25 @@ struct fp_nhop_rt {
 	struct fp_nhop nh;
 };
 
-/* One microflow, one cache line. */
+/*
+ * A microflow's `ctl` byte: what the packet path decides with, one load.
+ * Written by the control thread only (read, changed, stored whole).
+ */
+#define FP_MF_ACTION		0x03u	/* enum fc_action */
+#define FP_MF_ACTIVE		0x04u
+#define FP_MF_VERDICT_SHIFT	3	/* the connection's verdict (both directions alike) */
+#define FP_MF_VERDICT		(0x3u << FP_MF_VERDICT_SHIFT)
+#define FP_MF_NAT		0x20u	/* this direction's frames leave rewritten */
+_Static_assert(FC_ACTION_MAX - 1 <= FP_MF_ACTION, "an action fits its bits");
+_Static_assert(FC_VERDICT_MAX - 1 <= (FP_MF_VERDICT >> FP_MF_VERDICT_SHIFT),
+	       "a verdict fits its bits");
+
+/*
+ * One microflow, one cache line: a frame touches this line and no other
+ * line of its connection (a TCP frame also reads the other direction's
+ * tracking; a give-back writes the header).  `state` and the verdict in
+ * `ctl` are copies of the connection's: see struct fp_conn.
+ */
 struct fp_mflow {
 	/* written by the worker that sees this direction */
 	uint64_t last_seen;
@@ -85,23 +103,40 @@ struct fp_mflow {
 	uint32_t nhop;
 	uint32_t nhop_rev;
 	uint16_t timeout_s;
-	uint8_t action;
-	uint8_t active;
+	uint8_t ctl;		/* FP_MF_*: action, active, verdict, NAT */
+	/* the connection's state as this direction's frames read it */
+	uint8_t state;
 } __rte_cache_aligned;
 _Static_assert(sizeof(struct fp_mflow) == RTE_CACHE_LINE_SIZE, "a microflow is one line");
 
 /*
- * A connection.  Its NAT translation is not here: it would not fit the
- * header line for IPv6 (2 x 36 bytes), so it lives in fp->nat[slot], a
- * side array that only NATed connections touch (bit d of `nat` says
- * whether direction d reads fp->nat[slot][d]).
+ * A connection: a header line, read by the control thread and written on
+ * the rare paths (create, give-back, revive, removal), and one line per
+ * direction, the only one its frames read.
+ *
+ * The state lives in the header (`state`, the one compare-and-swap that
+ * decides a give-back) and as a copy in each microflow (`mf[d].state`,
+ * what the packet path reads).  The copies follow the header this way:
+ *   - the control thread writes the copies before the header: at create
+ *     and revive (copies VALID, then the header VALID: a worker that sees
+ *     its copy valid finds the header so, or about to be), and at removal
+ *     (copies RECLAIM, then the header);
+ *   - a worker gives back with the header's compare-and-swap VALID ->
+ *     INVALID; only its winner then moves both copies VALID -> INVALID
+ *     (compare-and-swap: a removal's RECLAIM stays), before it writes the
+ *     time and the reason.  fp_conn_revive waits for that reason, so no
+ *     mark of an old give-back lands on a revived connection.
+ * The verdict is kept in both microflows' `ctl` (the control thread
+ * writes both); the firewall revision, written once at create, is in the
+ * header for the control thread and in the keys' hash data words for the
+ * workers (fp_slot_data); NAT's translation is in fp->nat[slot], a side
+ * array only NATed directions (FP_MF_NAT) read: it would not fit a line
+ * for IPv6 (2 x 36 bytes).
  */
 struct fp_conn {
 	uint8_t state;		/* enum fp_conn_state; worker: VALID -> INVALID */
-	uint8_t verdict;
 	uint8_t reason;		/* the give-back's winner, after its state change; NONE before */
 	uint8_t reported;	/* control: GIVEN_BACK event sent */
-	uint8_t nat;		/* bit d: direction d's frames leave rewritten */
 	uint32_t fw_rev;
 	uint32_t gen;		/* climbs each time the slot is freed */
 	uint64_t given_back_at;	/* the give-back's winner, before its reason */
@@ -110,6 +145,15 @@ struct fp_conn {
 } __rte_cache_aligned;
 _Static_assert(sizeof(struct fp_conn) == 3 * RTE_CACHE_LINE_SIZE,
 	       "a connection is a header line and two microflow lines");
+
+/* The connection's state, as the control thread moves it: copies first. */
+static inline void
+fp_conn_state_set(struct fp_conn *c, uint8_t st)
+{
+	__atomic_store_n(&c->mf[0].state, st, __ATOMIC_RELEASE);
+	__atomic_store_n(&c->mf[1].state, st, __ATOMIC_RELEASE);
+	__atomic_store_n(&c->state, st, __ATOMIC_RELEASE);
+}
 
 struct fp_worker {
 	struct fp *fp;
@@ -169,17 +213,37 @@ st64(uint64_t *p, uint64_t v)
 	__atomic_store_n(p, v, __ATOMIC_RELAXED);
 }
 
-/* The hash's data word: slot and direction. */
+/*
+ * The hash's data word: the firewall revision the connection was made
+ * under, its slot and the key's direction (rev << 32 | slot << 1 | dir),
+ * so a frame compares the revision with no load from the connection.
+ * Slots are below 2^30 (fp_create).
+ */
+_Static_assert(sizeof(void *) == sizeof(uint64_t), "the data word holds 64 bits");
+
 static inline void *
-fp_slot_data(uint32_t slot, unsigned int dir)
+fp_slot_data(uint32_t slot, unsigned int dir, uint32_t fw_rev)
 {
-	return (void *)(((uintptr_t)slot << 1) | dir);
+	return (void *)((uintptr_t)fw_rev << 32 | (uintptr_t)slot << 1 | dir);
 }
 
 static inline uint32_t
 fp_data_slot(uintptr_t data)
 {
-	return (uint32_t)(data >> 1);
+	return (uint32_t)data >> 1;
+}
+
+static inline uint32_t
+fp_data_rev(uintptr_t data)
+{
+	return (uint32_t)(data >> 32);
+}
+
+/* A microflow's ctl byte changed in `mask` to `bits` (control thread only). */
+static inline void
+fp_mf_ctl_set(struct fp_mflow *m, uint8_t mask, uint8_t bits)
+{
+	__atomic_store_n(&m->ctl, (uint8_t)((m->ctl & ~mask) | bits), __ATOMIC_RELAXED);
 }
 
 static inline fp_conn_id
