@@ -231,8 +231,8 @@ killed(void *arg, int rc)
 			    p->hw ? "in hardware" : "taken out, on the host");
 		else
 			say(c, "flowcutd: cut (%s) %s ct %u no connection%s%s%s, on the host\n",
-			    fd_cut_trigger_name(t), tuple, p->ct_id, p->why ? " (not made: " : "", p->why ? strerror(-p->why) : "",
-			    p->why ? ")" : "");
+			    fd_cut_trigger_name(t), tuple, p->ct_id, p->why ? " (not made: " : "",
+			    p->why ? strerror(-p->why) : "", p->why ? ")" : "");
 	}
 	pending_free(p);
 }
@@ -297,7 +297,6 @@ kills_send(struct fd_cut *c)
 		block(c, q);
 	if (c->nft != NULL)
 		(void)fd_nft_block_flush(c->nft);	/* said if it failed */
-
 	c->kills = NULL;
 	c->kills_tail = &c->kills;
 	while (p != NULL) {

@@ -13,9 +13,9 @@
  * start and whenever the coprocessor boots.  The settings file
  * (fc_settings, docs/settings.md) is applied at start, at every boot, and
  * whenever it is saved (inotify); one that does not parse is refused with
- * its line and reason, and the last good settings stay in force.  Per port it counts the frames the host takes in:
- * the seed's "frames to the host" (written to --stats as JSON once a
- * second).  It binds conntrack's states to the fast path's connections
+ * its line and reason, and the last good settings stay in force.  Per
+ * port it counts the frames the host takes in: the seed's "frames to the
+ * host" (written to --stats as JSON once a second).  It binds conntrack's states to the fast path's connections
  * (fd_offload), marks what the host's rules accept (fd_nft), and when the
  * ruleset changes has every connection judged again.  It cuts (fd_cut):
  * what an element added to its table's cut4/cut6 holds (`flowcutctl cut
