@@ -104,7 +104,7 @@ $(call program,fuzz_rtnl_replay,  tests/fuzz/fuzz_rtnl.c     tests/fuzz/replay_m
 $(call program,fuzz_ct_replay,    tests/fuzz/fuzz_ct.c       tests/fuzz/replay_main.c, driver, -lmnl -lnetfilter_conntrack -lnfnetlink)
 $(call program,fuzz_list_replay,  tests/fuzz/fuzz_list.c     tests/fuzz/replay_main.c, settings,)
 $(call program,fuzz_inspect_replay, tests/fuzz/fuzz_inspect.c tests/fuzz/replay_main.c, driver settings inspect tests/lib fastpath, -lcrypto -lpthread)
-$(call program,fuzz_quic_replay,  tests/fuzz/fuzz_quic.c     tests/fuzz/replay_main.c, inspect, -lcrypto)
+$(call program,fuzz_quic_replay,  tests/fuzz/fuzz_quic.c     tests/fuzz/replay_main.c, inspect tests/lib, -lcrypto)
 $(call program,fuzz_fplist_replay, tests/fuzz/fuzz_fplist.c  tests/fuzz/replay_main.c, settings,)
 $(call program,fuzz_tls_replay,   tests/fuzz/fuzz_tls.c      tests/fuzz/replay_main.c, inspect tests/lib, -lcrypto)
 $(call program,fuzz_ctl_replay,   tests/fuzz/fuzz_ctl.c      tests/fuzz/replay_main.c, driver,)

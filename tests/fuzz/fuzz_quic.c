@@ -21,6 +21,7 @@
 
 #include "fc_ja.h"
 #include "fc_quic.h"
+#include "fc_quicvec.h"
 #include "fuzz.h"
 
 static struct fc_quic_hello q;
@@ -85,16 +86,6 @@ fuzz_one(const uint8_t *data, size_t size)
 static const char rfc_initial[] =
 	"c000000001088394c8f03e5157080000449e7b9aec34d1b1c98dd7689fb8ec11"
 	"d242b123dc9bd8bab936b47d92ec356c0bab7df5976d27cd449f63300099f399";
-/* ... and its decrypted CRYPTO frame (RFC 9001 A.2) */
-static const char rfc_crypto[] =
-	"060040f1010000ed0303ebf8fa56f12939b9584a3896472ec40bb863cfd3e868"
-	"04fe3a47f06a2b69484c00000413011302010000c000000010000e00000b6578"
-	"616d706c652e636f6dff01000100000a00080006001d00170018001000070005"
-	"04616c706e000500050100000000003300260024001d00209370b2c9caa47fba"
-	"baf4559fedba753de171fa71f50f1ce15d43e994ec74d748002b000302030400"
-	"0d0010000e0403050306030203080408050806002d00020101001c0002400100"
-	"3900320408ffffffffffffffff05048000ffff07048000ffff08011001048000"
-	"75300901100f088394c8f03e51570806048000ffff";
 
 static size_t
 seed_of(uint8_t mode, const char *hex, uint8_t *out)
@@ -122,12 +113,12 @@ fuzz_seeds(const char *dir)
 
 	n = seed_of(0, rfc_initial, s);
 	rc |= fuzz_seed_put(dir, 0, s, n);
-	n = seed_of(1, rfc_crypto, s);
+	n = seed_of(1, fc_rfc9001_crypto_frame, s);
 	rc |= fuzz_seed_put(dir, 1, s, n);
 	/* the CRYPTO frame in two payloads, the second part first, with an ACK and padding */
 	{
 		uint8_t t[1024];
-		size_t k = 0, m = seed_of(1, rfc_crypto, s) - 3;	/* the frame alone in s + 3 */
+		size_t k = 0, m = seed_of(1, fc_rfc9001_crypto_frame, s) - 3;	/* the frame alone in s + 3 */
 		const uint8_t *hello = s + 3 + 4;
 
 		t[k++] = 1;

@@ -27,16 +27,6 @@
 #include "fc_quicvec.h"
 #include "fc_tls.h"
 
-/* RFC 9001 A.2's CRYPTO frame (the protected client Initials: tests/lib/fc_quicvec) */
-static const char RFC9001_CRYPTO_FRAME[] =
-	"060040f1010000ed0303ebf8fa56f12939b9584a3896472ec40bb863cfd3e868"
-	"04fe3a47f06a2b69484c00000413011302010000c000000010000e00000b6578"
-	"616d706c652e636f6dff01000100000a00080006001d00170018001000070005"
-	"04616c706e000500050100000000003300260024001d00209370b2c9caa47fba"
-	"baf4559fedba753de171fa71f50f1ce15d43e994ec74d748002b000302030400"
-	"0d0010000e0403050306030203080408050806002d00020101001c0002400100"
-	"3900320408ffffffffffffffff05048000ffff07048000ffff08011001048000"
-	"75300901100f088394c8f03e51570806048000ffff";
 
 static const uint8_t DCID[8] = { 0x83, 0x94, 0xc8, 0xf0, 0x3e, 0x51, 0x57, 0x08 };
 
@@ -111,7 +101,7 @@ test_rfc_initials(void **state)
 	const char *const vecs[] = { fc_rfc9001_client_initial, fc_rfc9369_client_initial };
 	const uint32_t versions[] = { FC_QUIC_V1, FC_QUIC_V2 };
 	char ja4[FC_JA4_LEN + 1], want[FC_JA4_LEN + 1], b[13], c[13];
-	size_t n, fn = unhex(RFC9001_CRYPTO_FRAME, frame, sizeof(frame));
+	size_t n, fn = unhex(fc_rfc9001_crypto_frame, frame, sizeof(frame));
 
 	(void)state;
 	sha12(RFC_CIPHERS, b);
@@ -192,7 +182,7 @@ static void
 test_frames(void **state)
 {
 	uint8_t p[600];
-	size_t fn = unhex(RFC9001_CRYPTO_FRAME, frame, sizeof(frame)), k = 0;
+	size_t fn = unhex(fc_rfc9001_crypto_frame, frame, sizeof(frame)), k = 0;
 	const uint8_t *hello = frame + 4;
 
 	(void)state;
