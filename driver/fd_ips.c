@@ -323,28 +323,34 @@ cut_now(struct fd_ips *x, const struct fd_offload_conn *oc, const char *tuple)
 }
 
 /*
- * A cut whose connection was never offloaded: its state cut as any other
- * (fd_cut_state: made dropping on the coprocessor with the setting on,
- * else killed on the host behind the connection drop sets).
+ * A cut whose connection was never offloaded: its state (whole, as GET
+ * gives it) cut as any other (fd_cut_state: made dropping on the
+ * coprocessor with the setting on, else killed on the host behind the
+ * connection drop sets).
  */
 static void
-cut_unoffloaded(struct fd_ips *x, const struct pending *p)
+cut_unoffloaded(struct fd_ips *x, const struct nf_conntrack *ct)
+{
+	if (fd_cut_state(x->cut, ct, FD_CUT_TLS) > 0)	/* it logs the cut */
+		x->st.cut_not_offloaded++;
+}
+
+/* A pending cut whose time is up: its state read again, unless it went meanwhile. */
+static void
+cut_pending_now(struct fd_ips *x, const struct pending *p)
 {
 	struct nf_conntrack *ct = state_of(x, &p->key);
 	char tuple[128];
-	int rc;
 
-	fd_inspect_key_format(&p->key, tuple, sizeof(tuple));
 	if (ct == NULL || nfct_get_attr_u32(ct, ATTR_ID) != p->ct_id) {
 		x->st.cut_no_state++;
-		printf("flowcutd: tls: %s: its state is gone; nothing to cut\n", tuple);
+		printf("flowcutd: tls: %s: its state is gone; nothing to cut\n",
+		       fd_inspect_key_format(&p->key, tuple, sizeof(tuple)));
 		nfct_destroy(ct);
 		return;
 	}
-	rc = fd_cut_state(x->cut, ct, FD_CUT_TLS);	/* it logs the cut */
+	cut_unoffloaded(x, ct);
 	nfct_destroy(ct);
-	if (rc > 0)
-		x->st.cut_not_offloaded++;
 }
 
 static void
@@ -390,12 +396,12 @@ apply(struct fd_ips *x, const struct fd_inspect_decision *d, uint64_t now)
 	} else if (x->npend == FD_IPS_PENDING || !fd_offload_cut_in_hardware(x->off) ||
 		   d->key.proto == IPPROTO_UDP || (orig = fd_ct_tuple(ct)) == NULL) {
 		/*
-		 * Killed on the host now: with Cut in hardware off it is never
+		 * Cut now, not offloaded: with Cut in hardware off it is never
 		 * offloaded (FWD waits for a pass); a QUIC flow is offloaded
 		 * only once its server has answered, which it never will; or
 		 * no room to wait.  The inspector drops its frames meanwhile.
 		 */
-		cut_unoffloaded(x, &(struct pending){ .ct_id = ct_id, .key = d->key });
+		cut_unoffloaded(x, ct);
 	} else {
 		/* offloaded in a moment, most likely (its hello came up before its offload) */
 		x->pend[x->npend++] = (struct pending){ .ct_id = ct_id, .tuple = orig,
@@ -420,7 +426,7 @@ pending_turn(struct fd_ips *x, uint64_t now)
 			cut_now(x, &oc, fd_inspect_key_format(&p->key, tuple, sizeof(tuple)));
 			nfct_destroy(p->tuple);
 		} else if (now >= p->deadline) {
-			cut_unoffloaded(x, p);
+			cut_pending_now(x, p);
 			nfct_destroy(p->tuple);
 		} else {
 			x->pend[w++] = *p;
