@@ -4,7 +4,7 @@
  *
  *   flowcut-bench fastpath [--conns N] [--frames N] [--burst N] [--warmup N]
  *                          [--reps N] [--only hit-1k|hit-big|miss-big]
- *                          [--pass parse|floor|entry|fastpath]
+ *                          [--pass parse|floor|entry|fastpath] [--heap thp|dpdk]
  *
  * fastpath: a table of N connections (UDP over IPv4, action IPS, the IPS
  * switch on, verdict CUT_THRU: the path "Cut in hardware" runs), then
@@ -17,6 +17,10 @@
  * machine to machine.  Only the calls that decide a burst are timed (TSC).
  * Memory per connection is the DPDK heap the fast path takes at creation,
  * divided by N: every table is preallocated, so a full table costs no more.
+ * The tables (the fast path's and the floor's) are made where flowcut-npu
+ * makes them: without hugepages (this EAL runs --no-huge), on an anonymous
+ * heap advised for transparent huge pages (fp_heap_create, --heap thp);
+ * --heap dpdk puts them on DPDK's own heap, a memfd on 4 KiB pages.
  *
  *   flowcut-bench link [--calls N] [--secs N]
  *
@@ -95,6 +99,7 @@ struct opts {
 	unsigned int reps;		/* each pass this many times, interleaved */
 	const char *only;		/* one run */
 	const char *pass;		/* one pass */
+	const char *heap;		/* "thp" or "dpdk"; NULL: thp without hugepages */
 	struct rte_mempool *pool;
 };
 
@@ -116,10 +121,21 @@ conn_key(uint32_t i, struct fc_key *k)
 	k->dport = rte_cpu_to_be_16(80);
 }
 
+/* The socket id the tables are made on: DPDK's, or fp_heap_create()'s. */
+static int tables_socket = SOCKET_ID_ANY;
+
 static uint64_t
 heap_bytes(void)
 {
 	uint64_t sum = 0;
+
+	if (tables_socket != SOCKET_ID_ANY) {
+		struct rte_malloc_socket_stats st;
+
+		if (rte_malloc_get_socket_stats(tables_socket, &st) == 0)
+			return st.heap_allocsz_bytes;
+		return 0;
+	}
 
 	for (unsigned int s = 0; s < rte_socket_count(); s++) {
 		struct rte_malloc_socket_stats st;
@@ -147,7 +163,7 @@ table_make(uint32_t conns, uint64_t *mem)
 	static unsigned int n;
 	char name[16];
 	struct fp_params p = { .max_conns = conns, .max_nhops = 4, .max_workers = 1,
-			       .socket_id = SOCKET_ID_ANY };
+			       .socket_id = tables_socket };
 	struct fp_lif l0 = { .port = 0, .mtu = 1500 }, l1 = { .port = 1, .mtu = 1500 };
 	struct fp_nhop nh = { .port = 1, .mtu = 1500, .resolved = true,
 			      .dmac = { 0x02, 0, 0, 0, 0, 0xb2 } };
@@ -273,7 +289,7 @@ floor_make(uint32_t conns)
 		.entries = RTE_MAX(2 * conns, 16u),
 		.key_len = sizeof(struct fc_key),
 		.hash_func = rte_hash_crc,
-		.socket_id = SOCKET_ID_ANY,
+		.socket_id = tables_socket,
 		.extra_flag = RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF |
 			      RTE_HASH_EXTRA_FLAGS_EXT_TABLE,
 	};
@@ -281,7 +297,8 @@ floor_make(uint32_t conns)
 
 	snprintf(name, sizeof(name), "benchfloor%u", n++);
 	fl.h = rte_hash_create(&hp);
-	fl.entries = rte_zmalloc("benchfloor", sizeof(*fl.entries) * conns, RTE_CACHE_LINE_SIZE);
+	fl.entries = rte_zmalloc_socket("benchfloor", sizeof(*fl.entries) * conns,
+					RTE_CACHE_LINE_SIZE, tables_socket);
 	if (fl.h == NULL || fl.entries == NULL) {
 		fprintf(stderr, "flowcut-bench: floor table of %u connections: %s\n", conns,
 			rte_strerror(rte_errno));
@@ -549,6 +566,47 @@ report_steps(const char *name, const struct pass_cycles *pc)
 	       c[PASS_ENTRY] - c[PASS_FLOOR], c[PASS_FASTPATH] - c[PASS_ENTRY]);
 }
 
+/* kB of this process's memory on transparent huge pages (smaps_rollup). */
+static unsigned long
+anon_huge_kb(void)
+{
+	char line[256];
+	unsigned long kb = 0;
+	FILE *f = fopen("/proc/self/smaps_rollup", "r");
+
+	if (f == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "AnonHugePages: %lu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+/*
+ * Where the tables go: as flowcut-npu does, on fp_heap_create()'s heap
+ * when the EAL has no hugepages, unless --heap dpdk.  The heap is sized
+ * for the big run's two tables (the floor's is about the fast path's
+ * size) and the 1,000-connection pair.
+ */
+static int
+tables_heap(const struct opts *o, bool *huge)
+{
+	struct fp_params p = { .name = "bench", .max_conns = 2 * o->conns + 2000,
+			       .max_nhops = 8, .max_workers = 2 };
+	bool thp = o->heap != NULL ? strcmp(o->heap, "thp") == 0 : !rte_eal_has_hugepages();
+
+	*huge = false;
+	if (!thp)
+		return 0;
+	tables_socket = fp_heap_create("bench_tables", &p, huge);
+	if (tables_socket < 0) {
+		fprintf(stderr, "flowcut-bench: the tables' heap: %s\n", rte_strerror(rte_errno));
+		return -1;
+	}
+	return 0;
+}
+
 static int
 bench_fastpath(struct opts *o)
 {
@@ -566,6 +624,7 @@ bench_fastpath(struct opts *o)
 	struct fp *big = NULL;
 	struct floor big_fl = { NULL, NULL };
 	uint64_t big_mem = 0;
+	bool huge;
 
 	if (o->pass != NULL) {
 		unsigned int p = 0;
@@ -578,6 +637,8 @@ bench_fastpath(struct opts *o)
 			return 2;
 		}
 	}
+	if (tables_heap(o, &huge) != 0)
+		return 1;
 	o->pool = rte_pktmbuf_pool_create("bench_pool", 511, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
 					  SOCKET_ID_ANY);
 	if (o->pool == NULL) {
@@ -589,6 +650,12 @@ bench_fastpath(struct opts *o)
 	printf("%u repetitions of %" PRIu64 " timed frames per pass; medians.  "
 	       "floor: fp_parse_frame + rte_hash_lookup_bulk_data, same keys, table, order\n",
 	       o->reps, o->frames);
+	printf("tables (the fast path's and the floor's): %s\n",
+	       tables_socket == SOCKET_ID_ANY
+		       ? (rte_eal_has_hugepages() ? "DPDK's heap, on hugepages"
+						  : "DPDK's heap (--no-huge: a memfd on 4 KiB pages)")
+		       : huge ? "an anonymous heap advised for transparent huge pages (fp_heap_create)"
+			      : "an anonymous heap; the kernel refused huge pages (THP off)");
 	printf("%-8s %9s %7s %8s %8s %7s %9s %8s %8s   %s\n", "run", "conns", "Mpps", "ns/frame",
 	       "cyc/frm", "B/conn", "table MiB", "floorMpps", "cyc/frm", "fastpath (range)");
 	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
@@ -628,6 +695,8 @@ bench_fastpath(struct opts *o)
 			if (ran[i])
 				report_steps(runs[i].name, &pc[i]);
 	}
+	printf("this process's memory on transparent huge pages: %lu MiB\n",
+	       anon_huge_kb() / 1024);
 	fp_destroy(big);
 	if (big != NULL)
 		floor_free(&big_fl);
@@ -1206,7 +1275,7 @@ usage(void)
 	fprintf(stderr,
 		"usage: flowcut-bench fastpath [--conns N] [--frames N] [--burst N]\n"
 		"                              [--warmup N] [--reps N] [--only hit-1k|hit-big|miss-big]\n"
-		"                              [--pass parse|floor|entry|fastpath]\n"
+		"                              [--pass parse|floor|entry|fastpath] [--heap thp|dpdk]\n"
 		"       flowcut-bench link [--calls N] [--secs N]\n"
 		"       flowcut-bench cut [--conns N]\n");
 }
@@ -1222,6 +1291,7 @@ main(int argc, char **argv)
 		{ "warmup", required_argument, NULL, 'w' },
 		{ "reps", required_argument, NULL, 'r' },
 		{ "pass", required_argument, NULL, 'p' },
+		{ "heap", required_argument, NULL, 'H' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = { .conns = 1000000, .frames = 4000000, .warmup = UINT64_MAX,
@@ -1281,7 +1351,7 @@ main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		unsigned long long v = 0;
 
-		if (c != 'o' && c != 'p' && c != '?') {
+		if (c != 'o' && c != 'p' && c != 'H' && c != '?') {
 			errno = 0;
 			v = strtoull(optarg, &end, 10);
 			if (errno || *end || (v == 0 && c != 'w')) {
@@ -1299,8 +1369,13 @@ main(int argc, char **argv)
 		case 'w': o.warmup = v; break;
 		case 'r': o.reps = v > FP_BENCH_REPS_MAX ? 0 : (unsigned int)v; break;
 		case 'p': o.pass = optarg; break;
+		case 'H': o.heap = optarg; break;
 		default: usage(); return 2;
 		}
+	}
+	if (o.heap != NULL && strcmp(o.heap, "thp") != 0 && strcmp(o.heap, "dpdk") != 0) {
+		fprintf(stderr, "flowcut-bench: --heap thp or dpdk, not '%s'\n", o.heap);
+		return 2;
 	}
 	if (o.conns == 0 || o.burst == 0 || o.reps == 0) {
 		fprintf(stderr, "flowcut-bench: --conns at most %u, --burst at most %u, "

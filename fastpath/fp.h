@@ -72,6 +72,18 @@ struct fp_params {
  */
 struct fp *fp_create(const struct fp_params *p);
 
+/*
+ * fp_heap_create - a DPDK malloc heap named `name`, sized for the tables
+ * of p, on private anonymous memory advised for transparent huge pages:
+ * for an EAL without hugepages (--no-huge), whose own heap stays on 4 KiB
+ * pages.  Returns the heap's socket id, to put in p->socket_id before
+ * fp_create(), or -1 with rte_errno set (mmap's errno, or DPDK's: EEXIST
+ * for a name in use).  *huge says whether the kernel took the advice (THP
+ * "madvise" or "always"); if not, the heap works on small pages.  The heap
+ * lasts as long as the process.
+ */
+int fp_heap_create(const char *name, const struct fp_params *p, bool *huge);
+
 /* fp_destroy - free everything; workers must be destroyed first. */
 void fp_destroy(struct fp *fp);
 

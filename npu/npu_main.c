@@ -538,6 +538,7 @@ main(int argc, char **argv)
 			      .workers = 1, .sweep_ms = 100 };
 	struct fp_params fpp = { .name = "npu", .socket_id = (int)SOCKET_ID_ANY };
 	unsigned int lcore, i = 0;
+	bool thp = false;
 	char rundir[4096];
 	int n = rte_eal_init(argc, argv);
 
@@ -563,6 +564,16 @@ main(int argc, char **argv)
 	fpp.max_conns = o.conns;
 	fpp.max_nhops = o.nhops;
 	fpp.max_workers = o.workers;
+	/* no hugepages (--no-huge): the tables on transparent huge pages instead
+	 * of DPDK's 4 KiB ones, a TLB miss less per frame at scale (fp_heap.c) */
+	if (!rte_eal_has_hugepages()) {
+		fpp.socket_id = fp_heap_create("npu_tables", &fpp, &thp);
+		if (fpp.socket_id < 0) {
+			fprintf(stderr, "flowcut-npu: the tables' heap (%u connections): %s\n",
+				o.conns, rte_strerror(rte_errno));
+			return 1;
+		}
+	}
 	fp = fp_create(&fpp);
 	pool = rte_pktmbuf_pool_create("npu_pool", NPU_POOL_SIZE, 256, 0,
 				       RTE_MBUF_DEFAULT_BUF_SIZE, (int)rte_socket_id());
@@ -606,8 +617,11 @@ main(int argc, char **argv)
 		}
 		i++;
 	}
-	printf("flowcut-npu: %u ports, %u workers, %u connections, link %s, boot %016" PRIx64
-	       "\n", nports, nworkers, o.conns, o.link, lk_boot_id(lk));
+	printf("flowcut-npu: %u ports, %u workers, %u connections (tables on %s), link %s, "
+	       "boot %016" PRIx64 "\n", nports, nworkers, o.conns,
+	       rte_eal_has_hugepages() ? "hugepages" : thp ? "transparent huge pages"
+						       : "4 KiB pages: THP is off",
+	       o.link, lk_boot_id(lk));
 	fflush(stdout);
 
 	control_loop(&o);

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include <rte_errno.h>
+#include <rte_malloc.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
@@ -49,18 +50,23 @@ struct t {
 /* ---- fixtures ---- */
 
 static int
-setup(void **state)
+setup_on(void **state, bool own_heap)
 {
 	struct t *t = calloc(1, sizeof(*t));
 	char name[16];
 	struct fp_params p = { .max_conns = 64, .max_nhops = 16, .max_workers = 2,
 			       .socket_id = SOCKET_ID_ANY };
+	bool huge;
 	struct fp_lif l0 = { .port = 0, .mtu = 1500 }, l1 = { .port = 1, .mtu = 1500 };
 	struct fp_nhop n0 = { .port = 1, .mtu = 1500, .resolved = true };
 	struct fp_nhop n1 = { .port = 0, .mtu = 1500, .resolved = true };
 
 	snprintf(name, sizeof(name), "t%u", instance++);
 	p.name = name;
+	if (own_heap) {
+		p.socket_id = fp_heap_create(name, &p, &huge);
+		assert_true(p.socket_id >= 0);
+	}
 	t->fp = fp_create(&p);
 	assert_non_null(t->fp);
 	t->w = fp_worker_create(t->fp, 0);
@@ -79,6 +85,19 @@ setup(void **state)
 	t->now = 1000 * S;
 	*state = t;
 	return 0;
+}
+
+static int
+setup(void **state)
+{
+	return setup_on(state, false);
+}
+
+/* The same fast path with its tables on fp_heap_create()'s heap. */
+static int
+setup_heap(void **state)
+{
+	return setup_on(state, true);
 }
 
 /* The model's invariant, then the teardown. */
@@ -227,6 +246,63 @@ dest_for(enum fc_cnt c, uint16_t wire_port)
  * FWD / IPS (and DROP, AUX) x the IPS switch x the verdict, both ways.
  * The seed measured the first three blocks; the rest are the model's.
  */
+/* THP as the kernel says it: "always [madvise] never" and the like. */
+static bool
+thp_enabled(void)
+{
+	char buf[128] = "";
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+
+	if (f == NULL)
+		return false;
+	if (fgets(buf, sizeof(buf), f) == NULL)
+		buf[0] = '\0';
+	fclose(f);
+	return strstr(buf, "[never]") == NULL && buf[0] != '\0';
+}
+
+/*
+ * fp_heap_create sizes a heap for the tables of its parameters: the
+ * tables fit it at every size, also just past a power of two, where
+ * rte_hash's buckets and the rings double; a name in use is refused;
+ * the kernel's THP setting decides the pages.
+ */
+static void
+test_heap_fits(void **state)
+{
+	static const uint32_t conns[] = { 1, 4097, 131073 };
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(conns) / sizeof(conns[0]); i++) {
+		char name[16];
+		struct fp_params p = { .name = name, .max_conns = conns[i], .max_nhops = 4097,
+				       .max_workers = 4 };
+		struct rte_malloc_socket_stats st;
+		bool huge;
+		struct fp *fp;
+
+		snprintf(name, sizeof(name), "heap%u", conns[i]);
+		p.socket_id = fp_heap_create(name, &p, &huge);
+		assert_true(p.socket_id >= 0);
+		assert_int_equal(huge, thp_enabled());
+		fp = fp_create(&p);
+		assert_non_null(fp);
+		assert_int_equal(rte_malloc_get_socket_stats(p.socket_id, &st), 0);
+		assert_true(st.heap_allocsz_bytes <= st.heap_totalsz_bytes);
+		fp_destroy(fp);
+		assert_int_equal(fp_heap_create(name, &p, &huge), -1);
+		assert_int_equal(rte_errno, EEXIST);
+	}
+	{
+		struct fp_params p = { .name = "heap0", .max_conns = 0, .max_nhops = 1,
+				       .max_workers = 1 };
+		bool huge;
+
+		assert_int_equal(fp_heap_create("heap0", &p, &huge), -1);
+		assert_int_equal(rte_errno, EINVAL);
+	}
+}
+
 static void
 test_truth_table(void **state)
 {
@@ -646,6 +722,19 @@ test_forward_rewrite(void **state)
 }
 
 /* ---- TCP ---- */
+
+/* The truth table and the rewrite again, the tables on fp_heap_create()'s heap. */
+static void
+test_truth_table_on_heap(void **state)
+{
+	test_truth_table(state);
+}
+
+static void
+test_forward_rewrite_on_heap(void **state)
+{
+	test_forward_rewrite(state);
+}
 
 static void
 test_tcp_give_back_and_revive(void **state)
@@ -1427,6 +1516,9 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_truth_table, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_truth_table_on_heap, setup_heap, teardown),
+		cmocka_unit_test_setup_teardown(test_forward_rewrite_on_heap, setup_heap, teardown),
+		cmocka_unit_test(test_heap_fits),
 		cmocka_unit_test_setup_teardown(test_verdict_drop_and_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_model_steps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unparsed, setup, teardown),
