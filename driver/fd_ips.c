@@ -60,7 +60,6 @@ struct fd_ips {
 		uint64_t cuts;		/* fd_cut_conn done */
 		uint64_t cut_not_offloaded;	/* not offloaded within 2 s: cut by fd_cut_state */
 		uint64_t cut_no_state;	/* no state to cut: gone, or never made (nothing reached the host) */
-		uint64_t offloaded;	/* passed before their offload, offloaded at the pass */
 	} st;
 };
 
@@ -389,10 +388,10 @@ apply(struct fd_ips *x, const struct fd_inspect_decision *d, uint64_t now)
 	} else if (!d->cut) {
 		/*
 		 * Not offloaded yet: now, if it qualifies (CUT_THRU at once; a
-		 * FWD one waited for this), else when conntrack says it does.
+		 * FWD one waited for this), else when conntrack next says it
+		 * does; fd_offload counts either (offloaded_at_pass).
 		 */
-		if (fd_offload_try(x->off, ct) == 0)
-			x->st.offloaded++;
+		(void)fd_offload_try(x->off, ct);
 	} else if (x->npend == FD_IPS_PENDING || !fd_offload_cut_in_hardware(x->off) ||
 		   d->key.proto == IPPROTO_UDP || (orig = fd_ct_tuple(ct)) == NULL) {
 		/*
@@ -524,10 +523,13 @@ json_t *
 fd_ips_stats_json(struct fd_ips *x)
 {
 	struct fd_inspect_stats st;
+	struct fd_offload_stats os = { 0 };
 	json_t *o = json_object(), *ports = json_array();
 	int bad = o == NULL || ports == NULL;
 
 	fd_inspect_stats(x->in, &st);
+	if (x->off != NULL)
+		fd_offload_stats(x->off, &os);
 	for (unsigned int i = 0; i < x->nports && !bad; i++)
 		bad |= json_array_append_new(ports, json_integer(x->ports[i]));
 	if (o == NULL) {
@@ -556,7 +558,7 @@ fd_ips_stats_json(struct fd_ips *x)
 	bad |= set(o, "cut_pending", json_integer(x->npend));
 	bad |= set(o, "cut_not_offloaded", json_integer((json_int_t)x->st.cut_not_offloaded));
 	bad |= set(o, "cut_no_state", json_integer((json_int_t)x->st.cut_no_state));
-	bad |= set(o, "offloaded_at_pass", json_integer((json_int_t)x->st.offloaded));
+	bad |= set(o, "offloaded_at_pass", json_integer((json_int_t)os.passed));
 	if (bad) {
 		json_decref(o);
 		return NULL;

@@ -45,6 +45,7 @@ struct off_entry {
 	bool cut;			/* dropping on the coprocessor: see fd_cut.h */
 	bool in_ct;			/* in by_ct: a cut one leaves it when its state dies */
 	bool held;			/* a resync found it in the fast path */
+	bool passed;			/* made CUT_THRU: the inspector had passed it */
 };
 
 struct fd_offload {
@@ -403,6 +404,7 @@ prepare(struct fd_offload *o, const struct nf_conntrack *ct, bool cut,
 	int pa, pb, rc;
 	struct off_entry *e;
 	uint8_t action, verdict;
+	bool passed = false;
 
 	if (find_ct(o, ct_id, ct) != NULL)
 		return -EEXIST;
@@ -418,7 +420,8 @@ prepare(struct fd_offload *o, const struct nf_conntrack *ct, bool cut,
 		      : fd_policy_verdict(ct, action, o->tls_ports, o->ntls_ports);
 	if (!cut && o->cfg.inspect_verdict != NULL &&
 	    fd_policy_inspected(ct, o->tls_ports, o->ntls_ports)) {
-		if (o->cfg.inspect_verdict(o->cfg.inspect_arg, ct) == FC_VERDICT_CUT_THRU)
+		passed = o->cfg.inspect_verdict(o->cfg.inspect_arg, ct) == FC_VERDICT_CUT_THRU;
+		if (passed)
 			verdict = FC_VERDICT_CUT_THRU;
 		else if (action == FC_ACTION_FWD)
 			return -EINPROGRESS;
@@ -480,6 +483,7 @@ prepare(struct fd_offload *o, const struct nf_conntrack *ct, bool cut,
 	orig_of(ct, &e->orig);
 	e->action = action;
 	e->cut = cut;
+	e->passed = passed;
 	e->l4proto = l4;
 	e->family = (uint8_t)family;
 	memcpy(e->dst, dst, sizeof(dst));
@@ -517,8 +521,10 @@ enter(struct fd_offload *o, struct off_entry *e, int rc, uint64_t id)
 		return -ENOMEM;
 	}
 	o->nentries++;
-	if (!e->cut)
+	if (!e->cut) {
 		o->st.offloaded++;
+		o->st.passed += e->passed;
+	}
 	return 0;
 }
 

@@ -101,6 +101,7 @@ struct fd_offload_cfg {
 
 struct fd_offload_stats {
 	uint64_t offloaded;	/* FLOW_CREATE_FP answered 0 */
+	uint64_t passed;	/* of them, CUT_THRU at once: the inspector had passed them */
 	uint64_t refused;	/* FLOW_CREATE_FP answered an error */
 	uint64_t removed;	/* taken out because the state went away */
 	uint64_t refreshed;	/* conntrack timeouts refreshed */
