@@ -17,6 +17,10 @@
 #
 # V=1 prints every command.
 
+# `make` alone builds the programs (the rules below are made by $(eval),
+# whose first target would otherwise be the default)
+.DEFAULT_GOAL := all
+
 BUILD      ?= build
 CC         ?= gcc
 FUZZ_CC    ?= clang

@@ -24,6 +24,8 @@
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nfnetlink_conntrack.h>
 
+#include <flowcut/fc_cmd.h>
+
 /*
  * The per-direction TCP tracking flags of <linux/netfilter/nf_conntrack_tcp.h>
  * (uapi), which cannot be included beside libnetfilter_conntrack_tcp.h:
@@ -305,6 +307,36 @@ fd_ct_tuple(const struct nf_conntrack *ct)
 	nfct_copy(t, ct, NFCT_CP_ORIG);
 	if (nfct_attr_is_set(ct, ATTR_ZONE))
 		nfct_set_attr_u16(t, ATTR_ZONE, nfct_get_attr_u16(ct, ATTR_ZONE));
+	return t;
+}
+
+struct nf_conntrack *
+fd_ct_tuple_of_key(const struct fc_key *k)
+{
+	struct nf_conntrack *t = nfct_new();
+
+	if (t == NULL)
+		return NULL;
+	if (k->family == 4) {
+		nfct_set_attr_u8(t, ATTR_ORIG_L3PROTO, AF_INET);
+		nfct_set_attr(t, ATTR_ORIG_IPV4_SRC, k->src);
+		nfct_set_attr(t, ATTR_ORIG_IPV4_DST, k->dst);
+	} else {
+		nfct_set_attr_u8(t, ATTR_ORIG_L3PROTO, AF_INET6);
+		nfct_set_attr(t, ATTR_ORIG_IPV6_SRC, k->src);
+		nfct_set_attr(t, ATTR_ORIG_IPV6_DST, k->dst);
+	}
+	nfct_set_attr_u8(t, ATTR_ORIG_L4PROTO, k->proto);
+	if (k->proto == IPPROTO_ICMP || k->proto == IPPROTO_ICMPV6) {
+		/* the key's sport is the identifier, its dport the type (host order) */
+		nfct_set_attr_u16(t, ATTR_ICMP_ID, k->sport);
+		nfct_set_attr_u8(t, ATTR_ICMP_TYPE, (uint8_t)k->dport);
+		nfct_set_attr_u8(t, ATTR_ICMP_CODE, 0);
+	} else {
+		nfct_set_attr_u16(t, ATTR_ORIG_PORT_SRC, k->sport);
+		nfct_set_attr_u16(t, ATTR_ORIG_PORT_DST, k->dport);
+	}
+	nfct_set_attr_u16(t, ATTR_ZONE, 0);
 	return t;
 }
 

@@ -73,6 +73,13 @@ void fd_ct_drain(struct fd_ct *c);
 
 /* fd_ct_tuple - a new object with only ct's original tuple and zone; NULL: no memory. */
 struct nf_conntrack *fd_ct_tuple(const struct nf_conntrack *ct);
+/*
+ * fd_ct_tuple_of_key - the original tuple a fast-path key of the original
+ * direction stands for (addresses, protocol, ports; ICMP's identifier and
+ * type), zone 0; NULL: no memory.
+ */
+struct fc_key;
+struct nf_conntrack *fd_ct_tuple_of_key(const struct fc_key *k);
 
 /*
  * fd_ct_get - the whole state with `tuple`'s original tuple as conntrack

@@ -42,7 +42,6 @@ struct fd_nft {
 	struct mnl_socket *nl;	/* the events */
 	struct fd_setio *io;	/* requests: sets looked up, read, the list sets written */
 	uint32_t mark_bit;
-	bool installed;		/* the table was put in at least once */
 	/* the transaction being read, until its NEWGEN */
 	bool other;		/* a message not about the cut sets' elements */
 	bool cut_added;		/* NEWSETELEM on cut4 or cut6 */
@@ -128,7 +127,6 @@ table_install(struct fd_nft *n)
 			nft_ctx_get_error_buffer(n->nft));
 	if (rc != 0)
 		return -EIO;
-	n->installed = true;
 	return list_handles(n);
 }
 
@@ -178,10 +176,7 @@ fd_nft_close(struct fd_nft *n)
 {
 	if (n == NULL)
 		return;
-	if (n->installed &&
-	    nft_run_cmd_from_buffer(n->nft, "delete table inet flowcut\n") != 0)
-		fprintf(stderr, "flowcutd: nftables: deleting table inet flowcut: %s\n",
-			nft_ctx_get_error_buffer(n->nft));
+	/* the table stays: what it drops stays dropped (fd_nft.h, 7) */
 	free(n->block);
 	if (n->nft)
 		nft_ctx_free(n->nft);

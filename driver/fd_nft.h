@@ -49,6 +49,15 @@
  * fingerprint cut, a cut by connection).  flowcutd's own transactions are
  * no ruleset change (NEWGEN carries its pid).
  *
+ * (7) The table outlives flowcutd: fd_nft_close() leaves it, so what it
+ * drops (the cut sets, the connections cut on the host, the lists) stays
+ * dropped while flowcutd is down and after it starts again, as a firewall
+ * fails closed.  fd_nft_open() takes the table as it finds it: the sets
+ * are added only if missing (their elements kept, their timeouts running
+ * on), the chain's rules are put in anew, the list sets are filled whole
+ * (fd_nft_lists_lost says so at the first look).  `nft delete table inet
+ * flowcut` takes it away.
+ *
  * Main thread only.  fd_nft_close(NULL) does nothing.
  */
 #ifndef FLOWCUT_FD_NFT_H
@@ -75,8 +84,12 @@ struct fd_setio_set;
 #define FD_NFT_CUT 0x2		/* another process added elements to cut4 or cut6 */
 #define FD_NFT_WATCHED 0x4	/* elements were added to a followed set: fd_nft_followed_take */
 
-/* fd_nft_open - install the table (marking `mark_bit`), follow changes.  NULL, errno. */
+/*
+ * fd_nft_open - install the table (marking `mark_bit`), or take the one a
+ * flowcutd before left (7); follow changes.  NULL, errno.
+ */
 struct fd_nft *fd_nft_open(uint32_t mark_bit);
+/* fd_nft_close - stop following; the table stays in force (7). */
 void fd_nft_close(struct fd_nft *n);
 /* fd_nft_fd - the event socket, to poll. */
 int fd_nft_fd(const struct fd_nft *n);

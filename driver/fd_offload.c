@@ -720,9 +720,56 @@ reclaim_done(void *dctx, int rc, const void *ans, uint16_t len)
 		(*failed)++;
 }
 
+/* Both microflows drop: action DROP, or IPS with the verdict DROP (a cut's doing alone). */
+static bool
+dropping(const struct fc_conn_info *ci)
+{
+	for (int d = 0; d < 2; d++)
+		if (ci->mf[d].action != FC_ACTION_DROP &&
+		    (ci->mf[d].action != FC_ACTION_IPS || ci->verdict != FC_VERDICT_DROP))
+			return false;
+	return ci->state == FC_CONN_VALID;
+}
+
+/*
+ * A dropping connection a resync found that this binding did not make: a
+ * flowcutd before this one cut it (nothing else sets DROP), and its state
+ * was killed then.  Taken up as cut and held, it drops on (a flood's
+ * sender is still sending), is made again at each new revision, and is
+ * forgotten when it ages out, as any cut connection.  0 or -ENOMEM.
+ */
+static int
+adopt_cut(struct fd_offload *o, const struct fc_conn_info *ci)
+{
+	struct off_entry *e = calloc(1, sizeof(*e));
+
+	if (e == NULL || (e->tuple = fd_ct_tuple_of_key(&ci->mf[0].key)) == NULL) {
+		free(e);
+		return -ENOMEM;
+	}
+	e->fp_id = ci->id;
+	e->orig = ci->mf[0].key;
+	e->orig.port = 0;
+	e->l4proto = ci->mf[0].key.proto;
+	e->family = ci->mf[0].key.family;
+	e->nhop[0] = ci->mf[0].nhop;
+	e->nhop[1] = ci->mf[1].nhop;
+	e->action = ci->mf[0].action;
+	e->cut = true;
+	e->held = true;
+	if (tsearch(e, &o->by_fp, cmp_fp) == NULL) {
+		free_entry(e);
+		return -ENOMEM;
+	}
+	o->nentries++;
+	o->st.adopted++;
+	return 0;
+}
+
 /*
  * One page of connections out, the commands in flight together: 0 or
- * -EIO.  A cut one stays, dropping (it is all it can do), noted held.
+ * -EIO.  A cut one stays, dropping (it is all it can do), noted held; so
+ * does one a flowcutd before this one cut (adopt_cut).
  */
 static int
 reclaim_all(struct fd_offload *o, const struct fc_ans_range *a)
@@ -737,6 +784,8 @@ reclaim_all(struct fd_offload *o, const struct fc_ans_range *a)
 			e->held = true;
 			continue;
 		}
+		if (e == NULL && dropping(&a->conn[i]) && adopt_cut(o, &a->conn[i]) == 0)
+			continue;
 
 		rc = fd_cmds_post(&o->cmds, FC_CMD_CONN_RECLAIM_FP, &id, sizeof(id), reclaim_done,
 				  &failed);
@@ -753,6 +802,7 @@ fd_offload_resync(struct fd_offload *o)
 	struct fc_cmd_range r = { .first = 0, .max = FC_RANGE_MAX };
 
 	struct nf_conntrack **all;
+	uint64_t adopted = o->st.adopted;
 	size_t n;
 
 	o->st.resyncs++;
@@ -772,6 +822,11 @@ fd_offload_resync(struct fd_offload *o)
 		if (a.next <= r.first)
 			break;
 		r.first = a.next;
+	}
+	if (o->st.adopted > adopted) {
+		printf("flowcutd: %" PRIu64 " connections dropping in the fast path, cut before "
+		       "this flowcutd: taken up, dropping on\n", o->st.adopted - adopted);
+		fflush(stdout);
 	}
 	forget_uncut(o);		/* but the cut ones the fast path still holds */
 	waiting_clear(o);		/* the dump below has them */

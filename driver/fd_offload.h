@@ -111,6 +111,7 @@ struct fd_offload_stats {
 	uint64_t nhop_followed;	/* next hops programmed again for a neighbour's change */
 	uint64_t rerouted;	/* connections moved (or taken out) by a path change */
 	uint64_t waiting_dropped; /* states that waited for a neighbour, let go for room */
+	uint64_t adopted;	/* dropping connections a flowcutd before cut, taken up by a resync */
 };
 
 struct fd_offload;

@@ -260,6 +260,7 @@ stats_write(const char *path, const struct fd_relay *r, const struct fd_offload 
 	put(doc, "nhop_followed", json_integer((json_int_t)os.nhop_followed), &bad);
 	put(doc, "rerouted", json_integer((json_int_t)os.rerouted), &bad);
 	put(doc, "waiting_dropped", json_integer((json_int_t)os.waiting_dropped), &bad);
+	put(doc, "cut_adopted", json_integer((json_int_t)os.adopted), &bad);
 	fd_cut_stats(cut, &cs);
 	for (int t = 0; t < FD_CUT_NTRIGGERS; t++)
 		put(cuts, fd_cut_trigger_name(t),
@@ -545,6 +546,7 @@ main(int argc, char **argv)
 				programmed_boot = lk_boot_id(lk);
 				fd_offload_resync(off);	/* the connections conntrack holds */
 				fd_watch_boot(wat);	/* what the watched sets and lists hold, cut */
+				cut_sets(nft, cut);	/* and the cut sets (a flowcutd before's too) */
 			}
 		}
 		/* a bounded batch a turn: conntrack, nftables and routes get theirs */

@@ -243,11 +243,13 @@ boot(void)
 		fp_destroy(old);
 }
 
+/* the binding's settings, as flowcutd gives them */
+static struct fd_offload_cfg cfg = { .nports = 2, .mark_bit = BIT, .cut_in_hardware = true,
+				     .timeout_s = 30 };
+
 static int
 setup(void **state)
 {
-	struct fd_offload_cfg cfg = { .nports = 2, .mark_bit = BIT, .cut_in_hardware = true,
-				      .timeout_s = 30 };
 
 	(void)state;
 	skip_why = fc_netns_front_ports();
@@ -907,6 +909,75 @@ test_cut_kept_across_ruleset_change(void **state)
 	nfct_destroy(b);
 }
 
+/*
+ * A flowcutd restarted after a cut: the new binding's resync finds the
+ * connection dropping, which it did not make, and takes it up as cut
+ * instead of taking it out (its state is dead: a binding that reclaimed
+ * it would send the flood to the host); it stays dropping across the
+ * next ruleset change, made again at the new revision.  A connection
+ * that does not drop is taken out as before.
+ */
+static void
+test_cut_taken_up_by_a_new_binding(void **state)
+{
+	struct nf_conntrack *a = conn(IPPROTO_UDP, "198.18.0.10", 40020, "198.19.0.10", 53,
+				      "198.19.0.10", 53, BIT);
+	struct nf_conntrack *b = conn(IPPROTO_TCP, "198.18.0.10", 40021, "198.19.0.11", 80,
+				      "198.19.0.11", 80, BIT);
+	struct fc_list l = list_of("198.19.0.10");
+	struct fc_frame_spec f = { .payload = 100 };
+	struct fd_offload_stats st;
+	struct fd_offload_conn oc;
+	struct fp_conn_info cut_one, after;
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	create(a);
+	create(b);
+	turns(300);
+	assert_int_equal(conns(), 2);
+	assert_int_equal(fd_cut_ranges(cut, &l, FD_CUT_HAND), 1);
+	cut_one = conn_by_cport(40020);
+	assert_int_equal(cut_one.verdict, FC_VERDICT_DROP);
+	assert_false(alive(a));
+	/* flowcutd stops; b's state goes meanwhile; a new flowcutd binds */
+	fd_cut_close(cut);
+	fd_offload_close(off);
+	assert_int_equal(nfct_query(nfct, NFCT_Q_DESTROY, b), 0);
+	off = fd_offload_open(&cmds, &cfg);
+	assert_non_null(off);
+	cut = fd_cut_open(off, NULL);
+	assert_non_null(cut);
+	fd_offload_resync(off);
+	pthread_mutex_lock(&fp_lock);
+	fp_sweep(fp, now_ns(), 0, (struct fp_event[64]){ 0 }, 64);	/* reclaimed: freed */
+	pthread_mutex_unlock(&fp_lock);
+	assert_int_equal(conns(), 1);
+	assert_int_equal(the_conn().id, cut_one.id);
+	fd_offload_stats(off, &st);
+	assert_int_equal(st.adopted, 1);
+	assert_int_equal(fd_offload_find_fp(off, cut_one.id, &oc, NULL), 0);
+	assert_true(oc.cut);
+	/* a second resync keeps it, not adopted again */
+	fd_offload_resync(off);
+	fd_offload_stats(off, &st);
+	assert_int_equal(st.adopted, 1);
+	assert_int_equal(conns(), 1);
+	fd_offload_ruleset_changed(off);
+	after = the_conn();
+	assert_int_not_equal(after.id, cut_one.id);
+	assert_int_equal(after.fw_rev, fp_fw_rev_get(fp));
+	assert_int_equal(after.mf[0].action, FC_ACTION_DROP);
+	assert_int_equal(after.mf[1].action, FC_ACTION_DROP);
+	memcpy(f.dmac, MAC0, 6);
+	memcpy(f.smac, CLIENT_MAC, 6);
+	fc_key4(&f.key, IPPROTO_UDP, "198.18.0.10", 40020, "198.19.0.10", 53);
+	assert_int_equal(frame_out(0, &f).reason, FC_CNT_FROM_WIRE_DROP_MFLOW_ACTION);
+	fc_list_free(&l);
+	nfct_destroy(a);
+	nfct_destroy(b);
+}
+
 /* IPv6: a cut of the clients' prefix cuts the IPv6 connection, not the IPv4 one. */
 static void
 test_cut_range_v6(void **state)
@@ -1135,6 +1206,17 @@ nft_events(struct fd_nft *n)
 }
 
 /*
+ * fd_nft_close leaves the table in force (fd_nft.h, 7); a case takes it
+ * away after, so the next starts from none.
+ */
+static void
+nft_close(struct fd_nft *n)
+{
+	fd_nft_close(n);
+	assert_int_equal(fc_netns_sh("nft delete table inet flowcut"), 0);
+}
+
+/*
  * By hand: an element added to flowcutd's cut4/cut6 (as `flowcutctl cut`
  * adds it) is reported as a cut-set change and no ruleset change, the sets
  * read back whole, and what they hold is cut; an element removed says
@@ -1185,7 +1267,19 @@ test_cut_by_hand_through_the_sets(void **state)
 	assert_int_equal(nft_events(n) & FD_NFT_RULESET, FD_NFT_RULESET);
 	assert_int_equal(fc_netns_sh("nft delete table inet other"), 0);
 	(void)nft_events(n);
+	/* a flowcutd that stops leaves its cuts in force; the next one takes them */
 	fd_nft_close(n);
+	assert_int_equal(fc_netns_sh("nft list set inet flowcut cut4 | grep -q '198.19.0.0/24 timeout 30s'"), 0);
+	n = fd_nft_open(BIT);
+	assert_non_null(n);
+	l = (struct fc_list){ 0 };
+	assert_int_equal(fd_nft_cut_read(n, &l), 0);
+	inet_pton(AF_INET, "198.19.0.10", a4);
+	assert_true(fc_list_holds(&l, 4, a4));
+	fc_list_free(&l);
+	assert_int_equal(fc_netns_sh("test \"$(nft list chain inet flowcut seen | "
+				     "grep -c 'ip saddr @cut4 drop')\" = 1"), 0);
+	nft_close(n);
 	nfct_destroy(a);
 }
 
@@ -1226,7 +1320,7 @@ test_cut_on_host_blocks_the_five_tuple(void **state)
 	assert_int_equal(nft_events(n) & FD_NFT_RULESET, 0);
 	fc_list_free(&l);
 	fd_cut_close(c);
-	fd_nft_close(n);
+	nft_close(n);
 	nfct_destroy(a);
 }
 
@@ -1319,7 +1413,7 @@ test_watched_set_additions_cut(void **state)
 	assert_int_equal(nft_events(n), 0);
 	assert_int_equal(fc_netns_sh("nft add chain inet filter other"), 0);
 	assert_int_equal(nft_events(n) & FD_NFT_RULESET, FD_NFT_RULESET);
-	fd_nft_close(n);
+	nft_close(n);
 	assert_int_equal(fc_netns_sh("nft delete table inet filter"), 0);
 	nfct_destroy(a);
 }
@@ -1367,7 +1461,7 @@ test_list_sets(void **state)
 	assert_true(fd_nft_lists_lost(n));
 	assert_int_equal(fc_netns_sh("nft list set inet flowcut list4 | grep -q 'type ipv4_addr' && "
 			    "! nft list set inet flowcut list4 | grep -q '198.19.0.11'"), 0);
-	fd_nft_close(n);
+	nft_close(n);
 	fc_list_free(&l);
 	fc_list_free(&to);
 	fc_list_free(&add);
@@ -1470,7 +1564,7 @@ test_watch_lists_and_sets(void **state)
 	assert_false(alive(b));
 	assert_int_equal(cut_stats().in_hardware[FD_CUT_SET], before.in_hardware[FD_CUT_SET] + 1);
 	fd_watch_close(w);
-	fd_nft_close(n);
+	nft_close(n);
 	assert_int_equal(fc_netns_sh("nft delete table inet filter"), 0);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	assert_int_equal(fc_netns_sh(cmd), 0);
@@ -1522,7 +1616,7 @@ test_watch_big_list_in_steps(void **state)
 		 2 * FD_WATCH_CHUNK + 20000);
 	assert_int_equal(fc_netns_sh(cmd), 0);
 	fd_watch_close(w);
-	fd_nft_close(n);
+	nft_close(n);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	assert_int_equal(fc_netns_sh(cmd), 0);
 }
@@ -1533,6 +1627,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_offloaded_with_keys_nat_action, fresh),
+		cmocka_unit_test_setup(test_cut_taken_up_by_a_new_binding, fresh),
 		cmocka_unit_test_setup(test_not_qualifying_stays, fresh),
 		cmocka_unit_test_setup(test_destroy_takes_out, fresh),
 		cmocka_unit_test_setup(test_max_retrans_given_back_is_revived, fresh),

@@ -479,6 +479,38 @@ t_cut_reload() {
 	[ "$host" -le 10 ] && [ $(( d1 - d0 )) -ge 100000 ]
 }
 
+# A cut flood, then flowcutd stopped (SIGTERM: it exits cleanly) and
+# started again: its table, the cut set with it, outlives it, and the new
+# flowcutd takes the dropping connection up from the coprocessor instead of
+# taking it out (its state is dead): the flood stays dropped there.
+t_cut_restart() {
+	local h0 h1 d0 d1 host pid
+	udp_stream 198.18.1.2 400M 16
+	wait_for 60 stream_offloaded udp || { say "never offloaded"; conns; return 1; }
+	ex host "$ctl" cut 198.18.1.2 --for 60 >/dev/null || { say "flowcutctl cut failed"; return 1; }
+	wait_for 50 grep -q "cut (hand) of" "$run/flowcutd.log" || { say "no cut"; return 1; }
+	pid=$(cat "$run/flowcutd.pid")
+	kill -TERM "$pid"
+	wait_for 50 bash -c "! kill -0 $pid" || { say "flowcutd did not stop"; return 1; }
+	ex host nft list set inet flowcut cut4 | grep -q '198.18.1.2' ||
+		{ say "the cut set went with flowcutd"; return 1; }
+	"$lab" start-flowcutd "$L"
+	reprogrammed || { say "flowcutd did not program the coprocessor again"; return 1; }
+	wait_for 50 grep -q "taken up, dropping on" "$run/flowcutd.log" ||
+		{ say "the cut connection was not taken up"; conns; return 1; }
+	say "$(grep 'taken up' "$run/flowcutd.log" | tail -1)"
+	sleep 1
+	h0=$(( $(rx fp0) + $(rx fp1) ))
+	d0=$(( $(counter FROM_WIRE_DROP_IPS_VERDICT) + $(counter FROM_WIRE_DROP_MFLOW_ACTION) ))
+	sleep 5
+	h1=$(( $(rx fp0) + $(rx fp1) ))
+	d1=$(( $(counter FROM_WIRE_DROP_IPS_VERDICT) + $(counter FROM_WIRE_DROP_MFLOW_ACTION) ))
+	host=$(( h1 - h0 ))
+	kill "$stream" 2>/dev/null; stream_end
+	say "after the restart: the host took in $host frames in 5 s, the coprocessor dropped $(( d1 - d0 ))"
+	[ "$host" -le 10 ] && [ $(( d1 - d0 )) -ge 100000 ]
+}
+
 # A thousand live UDP connections (tests/lab/real.py udp-many, 5,000
 # datagrams a second in all, each echoed) offloaded, then one change of the
 # cut set cuts them all: flowcutd's line of the cut's figures (first and last
@@ -527,6 +559,7 @@ tests=(
 	"flowcutctl cut --conn of a 400 Mbit/s UDP flood drops it on the coprocessor|60|t_cut 4 on conn"
 	"one change of a cut set cuts 1,000 live UDP connections on the coprocessor|90|t_cut_many"
 	"a cut flood stays dropped on the coprocessor across a ruleset reload|60|t_cut_reload"
+	"a cut flood stays dropped on the coprocessor across a flowcutd restart|90|t_cut_restart"
 	"a watched set: nft add element of a 400 Mbit/s UDP flood's server cuts it on the coprocessor (IPv4)|60|t_cut 4 on server set"
 	"a watched set: nft add element of a 400 Mbit/s UDP flood's client cuts it on the coprocessor (IPv6)|60|t_cut 6 on client set"
 	"a watched set with Cut in hardware off: the host takes the flood|60|t_cut 4 off server set"
