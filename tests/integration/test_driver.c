@@ -862,6 +862,19 @@ test_cut_range_v4_nat(void **state)
 }
 
 /*
+ * A cut connection after a ruleset change: made again (a new id) at the
+ * revision now in force, dropping both ways by its action.
+ */
+static void
+check_remade_dropping(const struct fp_conn_info *after, uint64_t old_id)
+{
+	assert_int_not_equal(after->id, old_id);
+	assert_int_equal(after->fw_rev, fp_fw_rev_get(fp));
+	assert_int_equal(after->mf[0].action, FC_ACTION_DROP);
+	assert_int_equal(after->mf[1].action, FC_ACTION_DROP);
+}
+
+/*
  * A ruleset change after a cut: the cut connection stays dropping, made
  * again at the new revision (its old one would send its frames to the
  * host); the connection not cut leaves the binding, its frames to the host.
@@ -889,11 +902,8 @@ test_cut_kept_across_ruleset_change(void **state)
 	assert_int_equal(before.verdict, FC_VERDICT_DROP);
 	fd_offload_ruleset_changed(off);
 	after = conn_by_cport(40010);
-	assert_int_not_equal(after.id, before.id);
-	assert_int_equal(after.fw_rev, fp_fw_rev_get(fp));
+	check_remade_dropping(&after, before.id);
 	assert_int_equal(after.verdict, FC_VERDICT_DROP);
-	assert_int_equal(after.mf[0].action, FC_ACTION_DROP);
-	assert_int_equal(after.mf[1].action, FC_ACTION_DROP);
 	assert_memory_equal(&after.mf[0].key, &before.mf[0].key, sizeof(after.mf[0].key));
 	assert_int_equal(fd_offload_find_fp(off, after.id, &oc, NULL), 0);
 	assert_true(oc.cut);
@@ -965,10 +975,7 @@ test_cut_taken_up_by_a_new_binding(void **state)
 	assert_int_equal(conns(), 1);
 	fd_offload_ruleset_changed(off);
 	after = the_conn();
-	assert_int_not_equal(after.id, cut_one.id);
-	assert_int_equal(after.fw_rev, fp_fw_rev_get(fp));
-	assert_int_equal(after.mf[0].action, FC_ACTION_DROP);
-	assert_int_equal(after.mf[1].action, FC_ACTION_DROP);
+	check_remade_dropping(&after, cut_one.id);
 	memcpy(f.dmac, MAC0, 6);
 	memcpy(f.smac, CLIENT_MAC, 6);
 	fc_key4(&f.key, IPPROTO_UDP, "198.18.0.10", 40020, "198.19.0.10", 53);
