@@ -84,6 +84,7 @@ $(call program,flowcutctl,        ctl/flowcutctl.c,                       link s
 $(call program,flowcut-bench,     bench/flowcut-bench.c,                  fastpath link settings driver tests/lib dpdk, -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson)
 $(call program,flowcut-fpdemo,    tools/flowcut-fpdemo.c,                 fastpath tests/lib dpdk,   )
 $(call program,test_parse,        tests/unit/test_parse.c,                fastpath tests/lib,        -lcmocka)
+$(call program,test_seg,          tests/unit/test_seg.c,                  inspect tests/lib fastpath, -lcmocka)
 $(call program,test_fp,           tests/unit/test_fp.c,                   fastpath tests/lib dpdk,   -lcmocka)
 $(call program,test_fp_tcp,       tests/unit/test_fp_tcp.c,               fastpath,                  -lcmocka)
 $(call program,test_fp_nat,       tests/unit/test_fp_nat.c,               fastpath tests/lib dpdk,   -lcmocka)
@@ -113,10 +114,11 @@ $(call program,fuzz_fplist_replay, tests/fuzz/fuzz_fplist.c  tests/fuzz/replay_m
 $(call program,fuzz_tls_replay,   tests/fuzz/fuzz_tls.c      tests/fuzz/replay_main.c, inspect tests/lib, -lcrypto)
 $(call program,fuzz_ctl_replay,   tests/fuzz/fuzz_ctl.c      tests/fuzz/replay_main.c, driver,)
 $(call program,fuzz_nftset_replay, tests/fuzz/fuzz_nftset.c  tests/fuzz/replay_main.c, driver settings, -lnftables -ljansson -lmnl)
+$(call program,fuzz_seg_replay,   tests/fuzz/fuzz_seg.c      tests/fuzz/replay_main.c, inspect tests/lib fastpath,)
 
 # libFuzzer builds, $(BUILD)/fuzz/fuzz_<t>: fuzz_<t>_replay with the glue in
 # place of the replayer.
-FUZZ_TARGETS := frame cmd settings rtnl list tls ct ctl nftset fplist inspect quic
+FUZZ_TARGETS := frame cmd settings rtnl list tls ct ctl nftset fplist inspect quic seg
 $(foreach t,$(FUZZ_TARGETS),$(eval $(call program_vars,fuzz_$t,$(filter-out \
 	tests/fuzz/replay_main.c,$(SRC_fuzz_$t_replay)) tests/fuzz/libfuzzer_glue.c,$(USE_fuzz_$t_replay),$(LIBS_fuzz_$t_replay),FUZZ_PROGS)))
 

@@ -2,8 +2,9 @@
 /*
  * fd_inspect: see fd_inspect.h.
  *
- * Rooms: fd_seg_parse() (Ethernet, one VLAN tag, IPv4/IPv6, TCP: a frame
- * to a segment; fuzzed with the rest by tests/fuzz/fuzz_inspect.c), the
+ * Rooms: fd_seg_parse() (a frame to a TCP segment or UDP datagram, its
+ * headers read by inspect/fc_seg; fuzzed with the rest by
+ * tests/fuzz/fuzz_inspect.c), the
  * table (a hash of entries, and a list of them oldest first), the reading
  * of one connection (hold, feed fc_tls in order, decide), and the
  * decision queue.  Hand-written: the frames come from our own coprocessor

@@ -4,14 +4,12 @@
  * a TCP segment (its connection as the frame carries it, sequence number,
  * flags, where its payload sits) or a UDP datagram (the same, no sequence).
  *
- * Ethernet with at most one VLAN tag (802.1Q or 802.1ad), IPv4 (options
- * skipped) or IPv6 (hop-by-hop, routing and destination options headers
- * skipped).  The IP length bounds the payload: an Ethernet frame's padding
- * is not payload.  Fragments are not read.  Hand-written: these frames
- * come from our own coprocessor over the link, and all that is needed is
- * where their bytes sit; no Debian library parses a bare frame without a
- * capture or a socket around it.  Fuzzed with the inspector by
- * tests/fuzz/fuzz_inspect.c.
+ * Ethernet with at most two VLAN tags (802.1Q or 802.1ad), then what
+ * inspect/fc_seg reads (IPv4 or IPv6, TCP or UDP; the IP length bounds the
+ * payload, fragments are not read), the whole frame given.  Here only the
+ * frame's flow put as the inspector keys it (ports in network order).
+ * Fuzzed with the inspector by tests/fuzz/fuzz_inspect.c, and fc_seg by
+ * tests/fuzz/fuzz_seg.c.
  *
  * Pure: no state, any thread.
  */

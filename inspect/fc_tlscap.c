@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * fc_tlscap: frames to TCP segments (frame_segment), segments to ordered
- * stream bytes per flow direction (flow_segment), stream bytes to fc_tls;
- * UDP datagrams that start with a QUIC Initial to fc_quic, per flow.
+ * fc_tlscap: frames to TCP segments (their headers read by fc_seg),
+ * segments to ordered stream bytes per flow direction (flow_segment),
+ * stream bytes to fc_tls; UDP datagrams that start with a QUIC Initial to
+ * fc_quic, per flow.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -15,6 +16,7 @@
 #include <pcap/pcap.h>
 
 #include "fc_quic.h"
+#include "fc_seg.h"
 #include "fc_tlscap.h"
 
 #define HOLD_MAX   (64 * 1024)	/* out-of-order bytes held per flow direction */
@@ -94,12 +96,6 @@ static uint16_t
 be16(const uint8_t *p)
 {
 	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t
-be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
 /* ---- the flow table ---- */
@@ -321,125 +317,49 @@ quic_datagram(struct walk *w, const struct key *k, const uint8_t *d, uint32_t le
 	flow_release(f);
 }
 
-static void
-udp_parse(struct walk *w, struct key *k, const uint8_t *p, uint32_t len, uint32_t caplen)
-{
-	uint32_t ulen;
-
-	if (caplen < 8 || len < 8 || (ulen = be16(p + 4)) < 8 || ulen > len) {
-		w->st.other++;
-		return;
-	}
-	if (!fc_quic_is_initial(p + 8, (caplen < ulen ? caplen : ulen) - 8))
-		return;		/* UDP, not a QUIC Initial: not ours */
-	if (caplen < ulen) {
-		w->st.truncated++;
-		return;
-	}
-	k->sport = be16(p);
-	k->dport = be16(p + 2);
-	k->proto = 17;
-	quic_datagram(w, k, p + 8, ulen - 8);
-}
-
-/* ---- frames to segments ---- */
-
-static void
-tcp_parse(struct walk *w, struct tcpseg *s, const uint8_t *p, uint32_t len, uint32_t caplen)
-{
-	uint32_t doff;
-
-	if (caplen < 20 || len < 20 || (doff = (uint32_t)(p[12] >> 4) * 4) < 20 || doff > len) {
-		w->st.other++;
-		return;
-	}
-	if (caplen < len) {
-		w->st.truncated++;
-		return;
-	}
-	s->key.sport = be16(p);
-	s->key.dport = be16(p + 2);
-	s->seq = be32(p + 4);
-	s->flags = p[13];
-	s->data = p + doff;
-	s->len = len - doff;
-	w->st.segments += s->len > 0;
-	tcp_segment(w, s);
-}
-
-static void
-ipv4_parse(struct walk *w, const uint8_t *p, uint32_t caplen)
-{
-	struct tcpseg s = { .key.family = 4, .key.proto = 6 };
-	uint32_t ihl, tot;
-
-	if (caplen < 20 || (p[0] >> 4) != 4 || (ihl = (uint32_t)(p[0] & 0xf) * 4) < 20 ||
-	    (tot = be16(p + 2)) < ihl || caplen < ihl) {
-		w->st.other++;
-		return;
-	}
-	if (be16(p + 6) & 0x3fff) {	/* MF or an offset */
-		w->st.fragments++;
-		return;
-	}
-	if (p[9] != 6 && p[9] != 17) {
-		w->st.other++;
-		return;
-	}
-	memcpy(s.key.src, p + 12, 4);
-	memcpy(s.key.dst, p + 16, 4);
-	if (p[9] == 17)
-		udp_parse(w, &s.key, p + ihl, tot - ihl, (caplen < tot ? caplen : tot) - ihl);
-	else
-		tcp_parse(w, &s, p + ihl, tot - ihl, (caplen < tot ? caplen : tot) - ihl);
-}
-
-static void
-ipv6_parse(struct walk *w, const uint8_t *p, uint32_t caplen)
-{
-	struct tcpseg s = { .key.family = 6, .key.proto = 6 };
-	uint32_t off = 40, len;
-	uint8_t nh;
-
-	if (caplen < 40 || (p[0] >> 4) != 6) {
-		w->st.other++;
-		return;
-	}
-	len = 40 + be16(p + 4);
-	nh = p[6];
-	while (nh == 0 || nh == 43 || nh == 60) {	/* hop-by-hop, routing, destination */
-		if (off + 8 > caplen || off + 8 > len) {
-			w->st.other++;
-			return;
-		}
-		nh = p[off];
-		off += 8 + (uint32_t)p[off + 1] * 8;
-	}
-	if (nh == 44) {
-		w->st.fragments++;
-		return;
-	}
-	if ((nh != 6 && nh != 17) || off > len || off > caplen) {
-		w->st.other++;
-		return;
-	}
-	memcpy(s.key.src, p + 8, 16);
-	memcpy(s.key.dst, p + 24, 16);
-	if (nh == 17)
-		udp_parse(w, &s.key, p + off, len - off, (caplen < len ? caplen : len) - off);
-	else
-		tcp_parse(w, &s, p + off, len - off, (caplen < len ? caplen : len) - off);
-}
+/* ---- frames to segments (fc_seg reads the headers) ---- */
 
 static void
 ip_parse(struct walk *w, const uint8_t *p, uint32_t caplen)
 {
-	if (caplen >= 1 && (p[0] >> 4) == 4)
-		ipv4_parse(w, p, caplen);
-	else if (caplen >= 1 && (p[0] >> 4) == 6)
-		ipv6_parse(w, p, caplen);
-	else
+	struct fc_seg g;
+	struct key k = { 0 };
+
+	switch (fc_seg_ip(p, caplen, &g)) {
+	case FC_SEG_FRAGMENT:
+		w->st.fragments++;
+		return;
+	case FC_SEG_OTHER:
 		w->st.other++;
+		return;
+	case FC_SEG_OK:
+		break;
+	}
+	memcpy(k.src, g.src, sizeof(k.src));
+	memcpy(k.dst, g.dst, sizeof(k.dst));
+	k.sport = g.sport;
+	k.dport = g.dport;
+	k.family = g.family;
+	k.proto = g.proto;
+	if (g.proto == 17) {
+		if (!fc_quic_is_initial(p + g.poff, g.pcap))
+			return;		/* UDP, not a QUIC Initial: not ours */
+		if (!g.whole) {
+			w->st.truncated++;
+			return;
+		}
+		quic_datagram(w, &k, p + g.poff, g.plen);
+		return;
+	}
+	if (!g.whole) {
+		w->st.truncated++;
+		return;
+	}
+	struct tcpseg s = { .key = k, .seq = g.seq, .flags = g.flags, .data = p + g.poff,
+			    .len = g.plen };
+
+	w->st.segments += s.len > 0;
+	tcp_segment(w, &s);
 }
 
 /* The network layer of a frame by link type: its offset, or -1 if not IP. */
@@ -451,17 +371,7 @@ l3_offset(int dlt, const uint8_t *p, uint32_t caplen)
 
 	switch (dlt) {
 	case DLT_EN10MB:
-		if (caplen < 14)
-			return -1;
-		off = 14;
-		type = be16(p + 12);
-		for (int tags = 0; tags < 2 && (type == 0x8100 || type == 0x88a8); tags++) {
-			if (caplen < off + 4)
-				return -1;
-			type = be16(p + off + 2);
-			off += 4;
-		}
-		break;
+		return fc_seg_ether(p, caplen);
 	case DLT_LINUX_SLL:
 		if (caplen < 16)
 			return -1;

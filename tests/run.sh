@@ -48,6 +48,7 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 for v in "" asan/ ubsan/; do
 	tag=${v%/}; tag=${tag:-release}
 	cmocka "parse[$tag]" "$BUILD/${v}test_parse"
+	cmocka "segments for the inspector[$tag]" "$BUILD/${v}test_seg"
 	cmocka "fastpath[$tag]" "$BUILD/${v}test_fp"
 	cmocka "fastpath threads[$tag]" "$BUILD/${v}test_fp_mt"
 	cmocka "fastpath TCP tracking[$tag]" "$BUILD/${v}test_fp_tcp"
@@ -63,7 +64,7 @@ for v in "" asan/ ubsan/; do
 	cmocka "offload policy[$tag]" "$BUILD/${v}test_policy"
 	cmocka "the inspector[$tag]" "$BUILD/${v}test_inspect"
 	cmocka "nftables set elements[$tag]" "$BUILD/${v}test_setelem"
-	for t in frame cmd settings rtnl list tls ct ctl nftset fplist inspect quic; do
+	for t in frame cmd settings rtnl list tls ct ctl nftset fplist inspect quic seg; do
 		check "fuzz $t: corpus and regressions replayed[$tag]" \
 			"$BUILD/${v}fuzz_${t}_replay" tests/fuzz/corpus/$t tests/fuzz/regress/$t
 	done
@@ -102,7 +103,7 @@ check "bench cut runs (small): all 2,000 cut by one change, no state left" bash 
 	"out=\$('$BUILD/flowcut-bench' cut --conns 2000) || exit 1; echo \"\$out\"
 	grep -q 'cuts 2000 connections' <<<\"\$out\" && grep -q 'states left: 0' <<<\"\$out\""
 
-for t in frame cmd settings rtnl list tls ct ctl nftset fplist inspect quic; do
+for t in frame cmd settings rtnl list tls ct ctl nftset fplist inspect quic seg; do
 	fuzzer=$BUILD/fuzz/fuzz_$t
 	if [ ! -x "$fuzzer" ]; then
 		skipped "fuzz $t" "no libFuzzer build (clang missing)"
