@@ -7,11 +7,13 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -58,7 +60,31 @@ struct fd_nft {
 	/* the list sets' handles and their table's, to know them made anew */
 	uint64_t list_handle[5];
 	bool lists_lost;
+	/*
+	 * The cut sets as last read, to put back when the table is made anew
+	 * (fd_nft.h, 8): each element's text, its family, when it expires.
+	 */
+	struct kept_cut {
+		char elem[100];		/* "A", "A/L" or "A-B" */
+		uint8_t family;		/* 4: cut4, 6: cut6 */
+		uint64_t deadline_ms;	/* CLOCK_MONOTONIC; 0: no timeout */
+	} *kept;
+	size_t nkept;
+	bool cut_changed;	/* NEWSETELEM or DELSETELEM on a cut set, anyone's */
+	bool keep_stale;	/* so: read the cut sets into `kept` again */
 };
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void cut_keep_restore(struct fd_nft *n);
+static void cut_keep_read(struct fd_nft *n);
 
 /*
  * The handles of the table and its list sets: when one changed, the sets
@@ -75,8 +101,10 @@ list_handles(struct fd_nft *n)
 			strerror(-rc));
 		return -EIO;
 	}
-	if (memcmp(h, n->list_handle, sizeof(h)) != 0)
+	if (memcmp(h, n->list_handle, sizeof(h)) != 0) {
 		n->lists_lost = true;
+		cut_keep_restore(n);	/* the cut sets are new too */
+	}
 	memcpy(n->list_handle, h, sizeof(h));
 	return 0;
 }
@@ -161,6 +189,7 @@ fd_nft_open(uint32_t mark_bit)
 		errno = EIO;
 		goto fail;
 	}
+	cut_keep_read(n);	/* a flowcutd before may have left it, holding cuts */
 	return n;
 fail: {
 	int err = errno;
@@ -178,6 +207,7 @@ fd_nft_close(struct fd_nft *n)
 		return;
 	/* the table stays: what it drops stays dropped (fd_nft.h, 7) */
 	free(n->block);
+	free(n->kept);
 	if (n->nft)
 		nft_ctx_free(n->nft);
 	if (n->nl)
@@ -250,9 +280,11 @@ elems_msg(struct fd_nft *n, const struct nlmsghdr *nlh, uint8_t type)
 		return;
 	}
 	if (own_set(nfproto, table, set)) {
-		if (type == NFT_MSG_NEWSETELEM &&
-		    (strcmp(set, FD_NFT_CUT4) == 0 || strcmp(set, FD_NFT_CUT6) == 0))
-			n->cut_added = true;
+		if (strcmp(set, FD_NFT_CUT4) == 0 || strcmp(set, FD_NFT_CUT6) == 0) {
+			n->cut_changed = true;
+			if (type == NFT_MSG_NEWSETELEM)
+				n->cut_added = true;
+		}
 	} else if ((f = followed_find(n, nfproto, table, set)) != NULL) {
 		if (type == NFT_MSG_NEWSETELEM) {
 			n->fol_touched = true;
@@ -318,7 +350,9 @@ gen_cb(const struct nlmsghdr *nlh, void *data)
 			g->result |= FD_NFT_CUT;
 		if (g->n->fol_touched && followed_commit(g->n))
 			g->result |= FD_NFT_WATCHED;
-		g->n->other = g->n->cut_added = false;
+		if (g->n->cut_changed)
+			g->n->keep_stale = true;
+		g->n->other = g->n->cut_added = g->n->cut_changed = false;
 	} else if (type == NFT_MSG_NEWSETELEM || type == NFT_MSG_DELSETELEM) {
 		elems_msg(g->n, nlh, type);
 	} else {
@@ -350,23 +384,36 @@ fd_nft_events(struct fd_nft *n)
 		(void)mnl_cb_run(buf, (size_t)len, 0, 0, gen_cb, &g);
 	}
 	if (lost) {
-		n->other = n->cut_added = false;	/* the transaction's start may be lost */
+		/* the transaction's start may be lost */
+		n->other = n->cut_added = n->cut_changed = false;
 		followed_forget(n);			/* the caller reads them whole */
-		return table_install(n) != 0 ? -EIO : -ENOBUFS;
+		if (table_install(n) != 0)
+			return -EIO;
+		cut_keep_read(n);
+		return -ENOBUFS;
 	}
 	if ((g.result & FD_NFT_RULESET) && table_install(n) != 0)
 		return -EIO;	/* said why; a change all the same */
+	if (n->keep_stale)
+		cut_keep_read(n);
 	return g.result;
 }
 
-/* One element of libnftables' JSON as a line of list text: "A", "A/L" or "A-B". */
+/*
+ * One element of libnftables' JSON as a line of list text: "A", "A/L" or
+ * "A-B"; *expires its seconds left (0: no timeout).
+ */
 static int
-elem_line(const json_t *e, char *line, size_t len)
+elem_line(const json_t *e, char *line, size_t len, long long *expires)
 {
 	const json_t *v;
 
-	if (json_is_object(e) && (v = json_object_get(e, "elem")) != NULL)
+	*expires = 0;
+	if (json_is_object(e) && (v = json_object_get(e, "elem")) != NULL) {
+		if (json_is_integer(json_object_get(v, "expires")))
+			*expires = json_integer_value(json_object_get(v, "expires"));
 		e = json_object_get(v, "val");		/* with a timeout */
+	}
 	if (json_is_string(e))
 		return snprintf(line, len, "%s\n", json_string_value(e)) < (int)len ? 0 : -EINVAL;
 	if (json_is_object(e) && (v = json_object_get(e, "prefix")) != NULL &&
@@ -382,8 +429,16 @@ elem_line(const json_t *e, char *line, size_t len)
 	return -EINVAL;
 }
 
-int
-fd_nft_set_parse(const char *text, struct fc_list *out)
+/*
+ * Each element of a set in libnftables' JSON, read by fc_list (an
+ * address, a prefix or a range, one line): fn(arg, its ranges, its line,
+ * its seconds left).  How many could not be read, -EINVAL (not JSON), or
+ * a negative errno fn or fc_list returned.
+ */
+typedef int set_elem_fn(void *arg, struct fc_list *l, const char *line, long long expires);
+
+static int
+set_each(const char *text, set_elem_fn *fn, void *arg)
 {
 	const json_t *item, *elem;
 	char line[256];
@@ -396,13 +451,18 @@ fd_nft_set_parse(const char *text, struct fc_list *out)
 		return -EINVAL;
 	json_array_foreach(json_object_get(doc, "nftables"), i, item) {
 		json_array_foreach(json_object_get(json_object_get(item, "set"), "elem"), j, elem) {
+			struct fc_list l = { 0 };
+			long long expires;
 			long bad;
 
-			if (elem_line(elem, line, sizeof(line)) != 0) {
+			if (elem_line(elem, line, sizeof(line), &expires) != 0) {
 				skipped++;
 				continue;
 			}
-			bad = fc_list_parse(line, strlen(line), out, NULL, NULL);
+			bad = fc_list_parse(line, strlen(line), &l, NULL, NULL);
+			if (bad == 0)
+				bad = fn(arg, &l, line, expires);
+			fc_list_free(&l);
 			if (bad < 0) {
 				rc = (int)bad;
 				break;
@@ -412,6 +472,26 @@ fd_nft_set_parse(const char *text, struct fc_list *out)
 	}
 	json_decref(doc);
 	return rc < 0 ? rc : skipped;
+}
+
+static int
+append_ranges(void *arg, struct fc_list *l, const char *line, long long expires)
+{
+	(void)line;
+	(void)expires;
+	for (size_t i = 0; i < l->n; i++) {
+		int rc = fc_list_add(arg, &l->r[i]);
+
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+int
+fd_nft_set_parse(const char *text, struct fc_list *out)
+{
+	return set_each(text, append_ranges, out);
 }
 
 /* One cut set's elements appended to `out`: 0, -EIO (not read), -EINVAL, -ENOMEM. */
@@ -437,6 +517,123 @@ cut_set_read(struct fd_nft *n, const char *set, struct fc_list *out)
 		fprintf(stderr, "flowcutd: nftables: set %s: %d elements not an address, prefix "
 			"or range: skipped\n", set, rc);
 	return rc < 0 ? rc : 0;
+}
+
+/* set_each's: one cut set element kept, with its deadline. */
+struct keeping {
+	struct kept_cut *k;
+	size_t n, cap;
+	uint8_t family;
+	uint64_t now;
+};
+
+static int
+keep_one(void *arg, struct fc_list *l, const char *line, long long expires)
+{
+	struct keeping *kp = arg;
+	struct kept_cut *e;
+	size_t len = strcspn(line, "\n");
+
+	(void)l;
+	if (len >= sizeof(e->elem))
+		return 1;	/* no address, prefix or range is this long: not kept */
+	if (kp->n == kp->cap) {
+		size_t cap = kp->cap ? kp->cap * 2 : 16;
+		struct kept_cut *k = realloc(kp->k, cap * sizeof(*k));
+
+		if (k == NULL)
+			return -ENOMEM;
+		kp->k = k;
+		kp->cap = cap;
+	}
+	e = &kp->k[kp->n++];
+	memcpy(e->elem, line, len);
+	e->elem[len] = '\0';
+	e->family = kp->family;
+	/* at least one second left: "expires" is rounded down */
+	e->deadline_ms = expires > 0 ? kp->now + ((uint64_t)expires + 1) * 1000 : 0;
+	return 0;
+}
+
+/*
+ * Reads the cut sets into `kept`, what a `flush ruleset` would take: what
+ * cut4 and cut6 hold, each element with when it expires.  A set that
+ * cannot be read leaves `kept` as it was, and is read at the next change.
+ */
+static void
+cut_keep_read(struct fd_nft *n)
+{
+	static const char *const sets[2] = { FD_NFT_CUT4, FD_NFT_CUT6 };
+	struct keeping kp = { .now = now_ms() };
+	char cmd[128];
+	int rc = 0;
+
+	for (int i = 0; i < 2 && rc >= 0; i++) {
+		snprintf(cmd, sizeof(cmd), "list set inet flowcut %s\n", sets[i]);
+		nft_ctx_output_set_flags(n->nft,
+					 nft_ctx_output_get_flags(n->nft) | NFT_CTX_OUTPUT_JSON);
+		rc = nft_run_cmd_from_buffer(n->nft, cmd) != 0 ? -EIO : 0;
+		nft_ctx_output_set_flags(n->nft,
+					 nft_ctx_output_get_flags(n->nft) & ~NFT_CTX_OUTPUT_JSON);
+		kp.family = i == 0 ? 4 : 6;
+		if (rc == 0)
+			rc = set_each(nft_ctx_get_output_buffer(n->nft), keep_one, &kp);
+	}
+	if (rc < 0) {
+		fprintf(stderr, "flowcutd: nftables: the cut sets not read to be kept (%s); "
+			"read at their next change\n", strerror(-rc));
+		free(kp.k);
+		return;
+	}
+	free(n->kept);
+	n->kept = kp.k;
+	n->nkept = kp.n;
+	n->keep_stale = false;
+}
+
+/*
+ * The table was made anew (a `flush ruleset`, or `delete table inet
+ * flowcut` while flowcutd runs): the cut sets put back as they were, the
+ * elements whose timeout has not run out with what is left of it.  One
+ * transaction; said.
+ */
+static void
+cut_keep_restore(struct fd_nft *n)
+{
+	uint64_t now = now_ms();
+	char *cmd = NULL;
+	size_t len = 0, put = 0;
+	FILE *f;
+
+	if (n->nkept == 0)
+		return;
+	f = open_memstream(&cmd, &len);
+	if (f == NULL)
+		return;
+	for (size_t i = 0; i < n->nkept; i++) {
+		const struct kept_cut *e = &n->kept[i];
+
+		if (e->deadline_ms != 0 && e->deadline_ms <= now)
+			continue;	/* its time ran out meanwhile */
+		fprintf(f, "add element inet flowcut %s { %s", e->family == 4 ? FD_NFT_CUT4
+									    : FD_NFT_CUT6, e->elem);
+		if (e->deadline_ms != 0)
+			fprintf(f, " timeout %" PRIu64 "ms", e->deadline_ms - now);
+		fprintf(f, " }\n");
+		put++;
+	}
+	if (fclose(f) != 0 || cmd == NULL) {
+		free(cmd);
+		return;
+	}
+	if (put > 0 && nft_run_cmd_from_buffer(n->nft, cmd) != 0)
+		fprintf(stderr, "flowcutd: nftables: the cut sets not put back after the table "
+			"was taken: %s", nft_ctx_get_error_buffer(n->nft));
+	else if (put > 0)
+		printf("flowcutd: table inet flowcut was taken (flush ruleset?): made again, its "
+		       "cut sets put back (%zu elements)\n", put);
+	fflush(stdout);
+	free(cmd);
 }
 
 int

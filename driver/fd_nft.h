@@ -10,7 +10,7 @@
  * (NFT_MSG_NEWGEN on NFNLGRP_NFTABLES): a new generation committed by
  * anyone else means the rules changed.  The table is put back after every
  * change (a `flush ruleset` takes it away, and the cut sets' elements with
- * it).
+ * it: (8) puts those back).
  *
  * (3) The cut sets: `inet flowcut` cut4 (ipv4_addr) and cut6 (ipv6_addr),
  * interval sets with timeouts and auto-merge, whose members the chain
@@ -57,6 +57,14 @@
  * on), the chain's rules are put in anew, the list sets are filled whole
  * (fd_nft_lists_lost says so at the first look).  `nft delete table inet
  * flowcut` takes it away.
+ *
+ * (8) The cut sets outlive a `flush ruleset` too (a ruleset file loaded
+ * with `nft -f` begins with one, as Debian's /etc/nftables.conf does):
+ * what they hold is read at start and after every change of their
+ * elements by anyone (an uncut included), each element with when it
+ * expires; when the table has to be made anew, they are put back as they
+ * were, each timeout with what is left of it, in one transaction of
+ * flowcutd's own.
  *
  * Main thread only.  fd_nft_close(NULL) does nothing.
  */

@@ -1291,6 +1291,40 @@ test_cut_by_hand_through_the_sets(void **state)
 }
 
 /*
+ * A `flush ruleset` (as `nft -f` of a ruleset file that starts with one)
+ * takes flowcutd's table with the rest: it is made again and its cut sets
+ * put back as they were - an element taken out before (`flowcutctl uncut`)
+ * stays out, one with a timeout keeps what is left of it.
+ */
+static void
+test_cut_sets_put_back_after_flush(void **state)
+{
+	struct fd_nft *n;
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	n = fd_nft_open(BIT);
+	assert_non_null(n);
+	assert_int_equal(fc_netns_sh("nft add element inet flowcut cut4 "
+				     "'{ 198.19.0.0/24 timeout 30s, 198.19.1.1 }' && "
+				     "nft add element inet flowcut cut6 '{ 2001:2::5 }'"), 0);
+	assert_int_equal(nft_events(n) & FD_NFT_CUT, FD_NFT_CUT);
+	assert_int_equal(fc_netns_sh("nft delete element inet flowcut cut4 '{ 198.19.1.1 }'"), 0);
+	(void)nft_events(n);
+	assert_int_equal(fc_netns_sh("nft flush ruleset"), 0);
+	assert_int_equal(nft_events(n) & FD_NFT_RULESET, FD_NFT_RULESET);
+	assert_int_equal(fc_netns_sh("nft list set inet flowcut cut4 | "
+				     "grep -q '198.19.0.0/24 timeout [0-9]*s'"), 0);
+	assert_int_equal(fc_netns_sh("! nft list set inet flowcut cut4 | grep -q '198.19.1.1'"), 0);
+	assert_int_equal(fc_netns_sh("nft list set inet flowcut cut6 | grep -q '2001:2::5'"), 0);
+	assert_int_equal(fc_netns_sh("nft list chain inet flowcut seen | grep -q 'ip saddr @cut4 drop'"),
+			 0);
+	/* put back once: the restore is flowcutd's own change, no cut */
+	assert_int_equal(nft_events(n) & (FD_NFT_CUT | FD_NFT_RULESET), 0);
+	nft_close(n);
+}
+
+/*
  * With Cut in hardware off, a state killed on the host goes into the
  * connection drop sets first, both directions as the forward hook sees
  * them (the DNAT target, not the address the client asked), so its
@@ -1649,6 +1683,7 @@ main(void)
 		cmocka_unit_test_setup(test_cut_conn_by_id, fresh),
 		cmocka_unit_test_setup(test_kills_batched, fresh),
 		cmocka_unit_test_setup(test_cut_by_hand_through_the_sets, fresh),
+		cmocka_unit_test_setup(test_cut_sets_put_back_after_flush, fresh),
 		cmocka_unit_test_setup(test_cut_on_host_blocks_the_five_tuple, fresh),
 		cmocka_unit_test_setup(test_cut_kept_across_ruleset_change, fresh),
 		cmocka_unit_test_setup(test_watched_set_additions_cut, fresh),

@@ -459,8 +459,9 @@ t_settings_refused() {
 }
 
 # A cut flood, then the whole ruleset reloaded (`flush ruleset`: a new
-# revision, and flowcutd's table put back empty): the cut connection is
-# made again at the new revision and keeps dropping on the coprocessor.
+# revision, and flowcutd's table taken with the rest): the table is made
+# again with its cut set as it was, and the cut connection is made again
+# at the new revision and keeps dropping on the coprocessor.
 t_cut_reload() {
 	local h0 h1 d0 d1 host
 	udp_stream 198.18.1.2 400M 16
@@ -468,6 +469,11 @@ t_cut_reload() {
 	ex host "$ctl" cut 198.18.1.2 --for 60 >/dev/null || { say "flowcutctl cut failed"; return 1; }
 	wait_for 50 grep -q "cut (hand) of" "$run/flowcutd.log" || { say "no cut"; return 1; }
 	ex host nft -f "$top/lab/ruleset.nft" || return 1
+	wait_for 50 grep -q "cut sets put back" "$run/flowcutd.log" ||
+		{ say "the cut set was not put back"; return 1; }
+	say "$(grep 'cut sets put back' "$run/flowcutd.log" | tail -1)"
+	ex host nft list set inet flowcut cut4 | grep -q '198.18.1.2 timeout' ||
+		{ say "cut4 does not hold 198.18.1.2 with its timeout"; return 1; }
 	sleep 1
 	h0=$(( $(rx fp0) + $(rx fp1) )) d0=$(counter FROM_WIRE_DROP_MFLOW_ACTION)
 	sleep 5
