@@ -631,7 +631,7 @@ cut_keep_restore(struct fd_nft *n)
 			"was taken: %s", nft_ctx_get_error_buffer(n->nft));
 	else if (put > 0)
 		printf("flowcutd: table inet flowcut was taken (flush ruleset?): made again, its "
-		       "cut sets put back (%zu elements)\n", put);
+		       "cut sets put back (%zu element%s)\n", put, put == 1 ? "" : "s");
 	fflush(stdout);
 	free(cmd);
 }
