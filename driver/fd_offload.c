@@ -2,236 +2,23 @@
 /*
  * fd_offload: see fd_offload.h.
  *
- * The binding's state machine only: conntrack's I/O is fd_ct's, what
- * qualifies and what a state becomes is fd_policy's, next hops are
- * fd_nhop's, routes fd_route's, and commands go through fd_cmds.
- * Offloaded connections are kept in two hash tables of uthash (a
- * well-kept header library; libc has no hash table with deletion): by
- * state (conntrack id and original tuple) and by fast-path id.  A cut of
- * 100,000 connections looks each up twice; libc's tsearch() trees took a
- * fifth of flowcutd's time there.
+ * The binding's state machine: conntrack's events, one state offloaded,
+ * the resync, the coprocessor's events, refreshes, ruleset changes.
+ * conntrack's I/O is fd_ct's, what qualifies and what a state becomes is
+ * fd_policy's, next hops are fd_nhop's, routes fd_route's, and commands
+ * go through fd_cmds.  Its other rooms: fd_offload_table.c (the two
+ * tables of offloaded connections), fd_offload_paths.c (the host's routes
+ * and neighbours followed), fd_offload_cut.c (the table as the cut sees
+ * it; cut connections kept across revisions and taken up from a flowcutd
+ * before); fd_offload_priv.h holds what they share.
  */
-#include "fd_offload.h"
-
-#include <errno.h>
-#include <inttypes.h>
-#include <netinet/in.h>
-#include <stddef.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include <libnetfilter_conntrack/libnetfilter_conntrack.h>
-
-#include <flowcut/fc_cmd.h>
-
-#include "fd_ct.h"
-#include "fd_nhop.h"
-#include "fd_policy.h"
-#include "fd_route.h"
-
-/* an allocation that fails leaves the table as it was, says so here, and is refused */
-static bool hash_oom;
-#define HASH_NONFATAL_OOM 1
-#define uthash_nonfatal_oom(e) (hash_oom = true)
-#include <uthash.h>
-
-#define FD_WAITING_MAX 1024
-
-/* One offloaded connection. */
-struct off_entry {
-	/*
-	 * The state's identity, by_ct's key: its original tuple and its id,
-	 * adjacent (CT_KEY_LEN bytes from orig).  The id alone is not unique:
-	 * the kernel hashes it to 32 bits, and among 100,000 states two share
-	 * one about once (flowcut-bench cut found it: one state never
-	 * offloaded, then never cut).
-	 */
-	struct fc_key orig;
-	uint32_t ct_id;
-	uint64_t fp_id;			/* by_fp's key */
-	uint64_t last_seen;		/* the newest the coprocessor reported */
-	struct nf_conntrack *tuple;	/* the original tuple, for updates */
-	uint8_t l4proto;
-	uint8_t family;			/* 4 or 6 */
-	/* per microflow: where its frames go (the address routed), its next hop */
-	uint8_t dst[2][16];
-	uint32_t nhop[2];
-	uint8_t action;			/* both microflows' */
-	bool cut;			/* dropping on the coprocessor: see fd_cut.h */
-	bool in_ct;			/* in by_ct: a cut one leaves it when its state dies */
-	bool held;			/* a resync found it in the fast path */
-	bool passed;			/* made CUT_THRU: the inspector had passed it */
-	UT_hash_handle hh_ct, hh_fp;
-};
-
-#define CT_KEY_LEN (sizeof(struct fc_key) + sizeof(uint32_t))
-_Static_assert(offsetof(struct off_entry, ct_id) ==
-	       offsetof(struct off_entry, orig) + sizeof(struct fc_key),
-	       "by_ct's key is orig and ct_id, adjacent");
-
-struct fd_offload {
-	struct fd_cmds cmds;
-	struct fd_offload_cfg cfg;
-	struct fd_ct *ct;		/* conntrack's netlink */
-	struct fd_route *route;
-	struct fd_nhop *nhops;
-	bool paths_changed;		/* routes or an MTU changed since the last look */
-	bool neigh_resolved;		/* a neighbour resolved: the waiting may go */
-	/* states that qualified while a neighbour was unresolved, retried */
-	struct waiting {
-		uint32_t ct_id;
-		struct fc_key orig;
-		struct nf_conntrack *tuple;
-	} waiting[FD_WAITING_MAX];
-	unsigned int nwaiting;
-	uint16_t port_mtu[FD_MAX_PORTS]; /* the front ports' MTUs: read at open, then followed */
-	struct off_entry *by_ct;	/* by state: the live ones (uthash, hh_ct) */
-	struct off_entry *by_fp;	/* by fast-path id: every one (hh_fp) */
-	unsigned int nentries;
-	bool need_resync;		/* the fast path may hold what we do not know of */
-	uint16_t tls_ports[FD_OFFLOAD_TLS_PORTS_MAX]; /* offloaded SEND_TO_IPS (fd_policy_verdict) */
-	unsigned int ntls_ports;
-	struct fd_offload_stats st;
-};
-
-/* The state's original tuple as a key (`ct` may be a tuple alone). */
-static void
-orig_of(const struct nf_conntrack *ct, struct fc_key *k)
-{
-	fd_policy_key(ct, FD_DIR_ORIG, 0, k);
-}
-
-static int
-call(struct fd_offload *o, uint16_t op, const void *p, uint16_t len, void *ans, uint16_t cap)
-{
-	return fd_cmds_call(&o->cmds, op, p, len, ans, cap);
-}
-
-/*
- * CONN_RECLAIM_FP: the connection out of the fast path.  Its answer (the
- * final counts) must have room, or the link calls the answer too long
- * although the command took effect.
- */
-static int
-reclaim(struct fd_offload *o, uint64_t fp_id)
-{
-	struct fc_cmd_conn_id id = { .id = fp_id };
-	struct fc_ans_reclaim ans;
-
-	return call(o, FC_CMD_CONN_RECLAIM_FP, &id, sizeof(id), &ans, sizeof(ans));
-}
-
-/* ---- the table of offloaded connections ---- */
-
-/* The entry of state `ct_id` whose original tuple `ct` carries. */
-static struct off_entry *
-find_ct(struct fd_offload *o, uint32_t ct_id, const struct nf_conntrack *ct)
-{
-	struct off_entry k, *e;
-
-	memset(&k, 0, sizeof(k));
-	orig_of(ct, &k.orig);
-	k.ct_id = ct_id;
-	HASH_FIND(hh_ct, o->by_ct, &k.orig, CT_KEY_LEN, e);
-	return e;
-}
-
-static struct off_entry *
-find_state(struct fd_offload *o, const struct nf_conntrack *ct)
-{
-	return find_ct(o, nfct_get_attr_u32(ct, ATTR_ID), ct);
-}
-
-static struct off_entry *
-find_fp(struct fd_offload *o, uint64_t fp_id)
-{
-	struct off_entry *e;
-
-	HASH_FIND(hh_fp, o->by_fp, &fp_id, sizeof(fp_id), e);
-	return e;
-}
-
-static void
-forget(struct fd_offload *o, struct off_entry *e)
-{
-	if (e->in_ct)
-		HASH_DELETE(hh_ct, o->by_ct, e);
-	HASH_DELETE(hh_fp, o->by_fp, e);
-	nfct_destroy(e->tuple);
-	free(e);
-	o->nentries--;
-}
-
-static void
-free_entry(void *p)
-{
-	struct off_entry *e = p;
-
-	nfct_destroy(e->tuple);
-	free(e);
-}
-
-/* Forgets every entry (the fast path is being emptied or was). */
-static void
-forget_all(struct fd_offload *o)
-{
-	struct off_entry *e, *next;
-
-	/* every entry is in by_fp; a cut one whose state died is in by_ct no more */
-	HASH_CLEAR(hh_ct, o->by_ct);
-	HASH_ITER(hh_fp, o->by_fp, e, next) {
-		HASH_DELETE(hh_fp, o->by_fp, e);
-		free_entry(e);
-	}
-	o->nentries = 0;
-}
-
-/*
- * Every offloaded connection, in an array of its own (the caller frees
- * it): what is done to each may change the tree, which a walk forbids.
- * NULL when there is no memory.
- */
-static struct off_entry **
-snapshot(const struct fd_offload *o, size_t *n)
-{
-	struct off_entry **all = calloc(o->nentries ? o->nentries : 1, sizeof(*all)), *e, *next;
-
-	*n = 0;
-	if (all == NULL)
-		return NULL;
-	/* by_fp: cut entries may have left by_ct */
-	HASH_ITER(hh_fp, o->by_fp, e, next)
-		if (*n < o->nentries)
-			all[(*n)++] = e;
-	return all;
-}
-
-/* Forgets every entry but the cut ones a resync found held (their mark cleared for the next). */
-static void
-forget_uncut(struct fd_offload *o)
-{
-	size_t n;
-	struct off_entry **all = snapshot(o, &n);
-
-	if (all == NULL) {
-		forget_all(o);	/* no memory: the cut ones go too (the host's rule drops) */
-		return;
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (all[i]->cut && all[i]->held)
-			all[i]->held = false;
-		else
-			forget(o, all[i]);
-	}
-	free(all);
-}
+#include "fd_offload_priv.h"
 
 /* ---- conntrack ---- */
 
 /* Takes our bit off a state's mark: it must pass the rules again to come back. */
-static void
-ct_unmark(struct fd_offload *o, const struct nf_conntrack *tuple)
+void
+off_ct_unmark(struct fd_offload *o, const struct nf_conntrack *tuple)
 {
 	int rc = fd_ct_mark(o->ct, tuple, 0, o->cfg.mark_bit);
 
@@ -259,8 +46,8 @@ ct_unmark(struct fd_offload *o, const struct nf_conntrack *tuple)
  * when it leaves (the ACK seen last is stale by then): a state gone
  * (-ENOENT) has nothing to fix.
  */
-static void
-ct_tcp_fix_on_leave(struct fd_offload *o, const struct off_entry *e)
+void
+off_ct_tcp_fix_on_leave(struct fd_offload *o, const struct off_entry *e)
 {
 	int rc;
 
@@ -273,8 +60,8 @@ ct_tcp_fix_on_leave(struct fd_offload *o, const struct off_entry *e)
 }
 
 /* A command got no answer: it may still take effect. */
-static bool
-no_answer(int rc)
+bool
+off_no_answer(int rc)
 {
 	return fd_cmds_no_answer(rc);
 }
@@ -284,8 +71,8 @@ no_answer(int rc)
  * or one refused that must not be): it is taken out whole and offloaded
  * again from a conntrack dump, retried until it gets through.  Said once.
  */
-static void
-lost_track(struct fd_offload *o, const char *what, int rc)
+void
+off_lost_track(struct fd_offload *o, const char *what, int rc)
 {
 	if (!o->need_resync)
 		fprintf(stderr, "flowcutd: %s: %s; the fast path is taken out and offloaded "
@@ -295,8 +82,8 @@ lost_track(struct fd_offload *o, const char *what, int rc)
 
 /* ---- offloading one state ---- */
 
-static int
-port_of(const struct fd_offload *o, unsigned int ifindex)
+int
+off_port_of(const struct fd_offload *o, unsigned int ifindex)
 {
 	for (unsigned int p = 0; p < o->cfg.nports; p++)
 		if (o->cfg.ifindex[p] == ifindex)
@@ -308,10 +95,10 @@ port_of(const struct fd_offload *o, unsigned int ifindex)
  * The front port a next hop leaves by, or -1; a hop whose route says no
  * MTU gets the port's (followed from rtnetlink's link group).
  */
-static int
-front_port(const struct fd_offload *o, struct fd_hop *hop)
+int
+off_front_port(const struct fd_offload *o, struct fd_hop *hop)
 {
-	int p = port_of(o, hop->ifindex);
+	int p = off_port_of(o, hop->ifindex);
 
 	if (p >= 0 && hop->mtu == 0)
 		hop->mtu = o->port_mtu[p];
@@ -331,15 +118,15 @@ waiting_find(const struct fd_offload *o, uint32_t ct_id, const struct nf_conntra
 {
 	struct fc_key k;
 
-	orig_of(ct, &k);
+	off_orig_of(ct, &k);
 	for (unsigned int i = 0; i < o->nwaiting; i++)
 		if (o->waiting[i].ct_id == ct_id && memcmp(&o->waiting[i].orig, &k, sizeof(k)) == 0)
 			return (int)i;
 	return -1;
 }
 
-static void
-wait_path(struct fd_offload *o, const struct nf_conntrack *ct)
+void
+off_wait_path(struct fd_offload *o, const struct nf_conntrack *ct)
 {
 	uint32_t ct_id = nfct_get_attr_u32(ct, ATTR_ID);
 	struct nf_conntrack *t;
@@ -356,7 +143,7 @@ wait_path(struct fd_offload *o, const struct nf_conntrack *ct)
 		o->st.waiting_dropped++;
 	}
 	o->waiting[o->nwaiting].ct_id = ct_id;
-	orig_of(ct, &o->waiting[o->nwaiting].orig);
+	off_orig_of(ct, &o->waiting[o->nwaiting].orig);
 	o->waiting[o->nwaiting++].tuple = t;
 }
 
@@ -378,8 +165,8 @@ waiting_clear(struct fd_offload *o)
  * already dropping (fd_offload_post_create_cut), whether it qualifies or
  * not.
  */
-static int
-prepare(struct fd_offload *o, const struct nf_conntrack *ct, bool cut,
+int
+off_prepare(struct fd_offload *o, const struct nf_conntrack *ct, bool cut,
 	struct fc_cmd_flow_create *c, struct off_entry **out)
 {
 	uint32_t ct_id = nfct_get_attr_u32(ct, ATTR_ID);
@@ -392,7 +179,7 @@ prepare(struct fd_offload *o, const struct nf_conntrack *ct, bool cut,
 	uint8_t action, verdict;
 	bool passed = false;
 
-	if (find_ct(o, ct_id, ct) != NULL)
+	if (off_find_ct(o, ct_id, ct) != NULL)
 		return -EEXIST;
 	if (!cut && !fd_policy_qualifies(ct, o->cfg.mark_bit))
 		return -EPERM;
@@ -419,13 +206,13 @@ prepare(struct fd_offload *o, const struct nf_conntrack *ct, bool cut,
 	if (fd_route_get(o->route, family, dst[1], &to_orig_src) != 0 ||
 	    fd_route_get(o->route, family, dst[0], &to_reply_src) != 0)
 		return -ENETUNREACH;
-	pa = front_port(o, &to_orig_src);
-	pb = front_port(o, &to_reply_src);
+	pa = off_front_port(o, &to_orig_src);
+	pb = off_front_port(o, &to_reply_src);
 	if (pa < 0 || pb < 0)
 		return -ENETUNREACH;	/* not between front ports: the host's alone */
 	if (!to_orig_src.resolved || !to_reply_src.resolved) {
 		if (!cut)
-			wait_path(o, ct);	/* once the host has resolved it */
+			off_wait_path(o, ct);	/* once the host has resolved it */
 		return -EAGAIN;
 	}
 	fd_policy_key(ct, FD_DIR_ORIG, (uint16_t)pa, &c->mf[0].key);
@@ -434,8 +221,8 @@ prepare(struct fd_offload *o, const struct nf_conntrack *ct, bool cut,
 	if (rc == 0)
 		rc = fd_nhop_get(o->nhops, (unsigned int)pa, &to_orig_src, &c->mf[1].nhop);
 	if (rc != 0) {
-		if (no_answer(rc))
-			lost_track(o, "NHOP_PROGRAM", rc);	/* the next-hop table is unknown */
+		if (off_no_answer(rc))
+			off_lost_track(o, "NHOP_PROGRAM", rc);	/* the next-hop table is unknown */
 		return rc;
 	}
 	c->verdict = verdict;
@@ -466,7 +253,7 @@ prepare(struct fd_offload *o, const struct nf_conntrack *ct, bool cut,
 		return -ENOMEM;
 	}
 	e->ct_id = ct_id;
-	orig_of(ct, &e->orig);
+	off_orig_of(ct, &e->orig);
 	e->action = action;
 	e->cut = cut;
 	e->passed = passed;
@@ -484,32 +271,32 @@ prepare(struct fd_offload *o, const struct nf_conntrack *ct, bool cut,
  * in the table, or is freed.  0, the command's rc, or -ENOMEM (the
  * connection could not be tracked: out again).
  */
-static int
-enter(struct fd_offload *o, struct off_entry *e, int rc, uint64_t id)
+int
+off_enter(struct fd_offload *o, struct off_entry *e, int rc, uint64_t id)
 {
 	if (rc != 0) {
 		o->st.refused++;
 		/* no answer is not "no": it may still be made - take stock again */
-		if (no_answer(rc))
-			lost_track(o, "FLOW_CREATE_FP", rc);
-		free_entry(e);
+		if (off_no_answer(rc))
+			off_lost_track(o, "FLOW_CREATE_FP", rc);
+		off_free_entry(e);
 		return rc;
 	}
 	e->fp_id = id;
 	e->in_ct = true;
-	hash_oom = false;
+	e->oom = false;
 	HASH_ADD(hh_ct, o->by_ct, orig, CT_KEY_LEN, e);
-	if (!hash_oom) {
+	if (!e->oom) {
 		HASH_ADD(hh_fp, o->by_fp, fp_id, sizeof(e->fp_id), e);
-		if (hash_oom)
+		if (e->oom)
 			HASH_DELETE(hh_ct, o->by_ct, e);
 	}
-	if (hash_oom) {
+	if (e->oom) {
 		/* untracked it must not live: out again, and take stock */
-		free_entry(e);
-		rc = reclaim(o, id);
+		off_free_entry(e);
+		rc = off_reclaim(o, id);
 		if (rc != 0)
-			lost_track(o, "CONN_RECLAIM_FP of an untracked connection", rc);
+			off_lost_track(o, "CONN_RECLAIM_FP of an untracked connection", rc);
 		return -ENOMEM;
 	}
 	o->nentries++;
@@ -520,39 +307,39 @@ enter(struct fd_offload *o, struct off_entry *e, int rc, uint64_t id)
 	return 0;
 }
 
-/* Makes the state's connection in the fast path, one round trip: 0 or prepare()'s errors. */
-static int
-make(struct fd_offload *o, const struct nf_conntrack *ct, bool cut)
+/* Makes the state's connection in the fast path, one round trip: 0 or off_prepare()'s errors. */
+int
+off_make(struct fd_offload *o, const struct nf_conntrack *ct, bool cut)
 {
 	struct fc_cmd_flow_create c;
 	struct fc_ans_conn_id ans = { 0 };
 	struct off_entry *e;
-	int rc = prepare(o, ct, cut, &c, &e);
+	int rc = off_prepare(o, ct, cut, &c, &e);
 
 	if (rc != 0)
 		return rc;
-	rc = call(o, FC_CMD_FLOW_CREATE_FP, &c, sizeof(c), &ans, sizeof(ans));
-	return enter(o, e, rc, ans.id);
+	rc = off_call(o, FC_CMD_FLOW_CREATE_FP, &c, sizeof(c), &ans, sizeof(ans));
+	return off_enter(o, e, rc, ans.id);
 }
 
 /* Offloads the state if it qualifies and has a path (or waits for one). */
-static void
-offload(struct fd_offload *o, const struct nf_conntrack *ct)
+void
+off_offload(struct fd_offload *o, const struct nf_conntrack *ct)
 {
-	(void)make(o, ct, false);
+	(void)off_make(o, ct, false);
 }
 
 int
 fd_offload_try(struct fd_offload *o, const struct nf_conntrack *ct)
 {
-	return make(o, ct, false);
+	return off_make(o, ct, false);
 }
 
 /* State `ct_id` (its original tuple in `ct`) is gone: out of the fast path at once. */
 static void
 state_gone(struct fd_offload *o, uint32_t ct_id, const struct nf_conntrack *ct)
 {
-	struct off_entry *e = find_ct(o, ct_id, ct);
+	struct off_entry *e = off_find_ct(o, ct_id, ct);
 	int w = waiting_find(o, ct_id, ct), rc;
 
 	if (w >= 0) {
@@ -567,10 +354,10 @@ state_gone(struct fd_offload *o, uint32_t ct_id, const struct nf_conntrack *ct)
 		e->in_ct = false;	/* a new state may take the id */
 		return;
 	}
-	rc = reclaim(o, e->fp_id);
+	rc = off_reclaim(o, e->fp_id);
 	if (rc != 0 && rc != -ENOENT)	/* it may still forward: take everything out */
-		lost_track(o, "CONN_RECLAIM_FP of a state gone", rc);
-	forget(o, e);
+		off_lost_track(o, "CONN_RECLAIM_FP of a state gone", rc);
+	off_forget(o, e);
 	o->st.removed++;
 }
 
@@ -589,18 +376,18 @@ event_update(struct fd_offload *o, const struct nf_conntrack *ct)
 	struct nf_conntrack *whole;
 
 	if (!(nfct_get_attr_u32(ct, ATTR_MARK) & o->cfg.mark_bit) ||
-	    find_state(o, ct) != NULL)
+	    off_find_state(o, ct) != NULL)
 		return;			/* it would not qualify, or is in already */
 	whole = fd_ct_get(o->ct, ct);
 	if (whole == NULL)
 		return;			/* gone: its DESTROY follows */
-	offload(o, whole);
+	off_offload(o, whole);
 	nfct_destroy(whole);
 }
 
 /*
  * An update fd_ct itself made (a mark cleared, a state loosened, a timeout
- * refreshed) says nothing new, and judging it would loop: offload()
+ * refreshed) says nothing new, and judging it would loop: off_offload()
  * loosens the state before FLOW_CREATE_FP, so a create refused (the table
  * full, the coprocessor rebooting) would be tried again on the event of
  * its own update, for ever.  fd_ct flags those `own`.
@@ -617,8 +404,8 @@ on_ct_event(void *arg, enum fd_ct_event type, const struct nf_conntrack *ct, boo
 }
 
 /* The front ports' MTUs, asked of the kernel.  0, or -1 and errno. */
-static int
-port_mtus_read(struct fd_offload *o)
+int
+off_port_mtus_read(struct fd_offload *o)
 {
 	for (unsigned int p = 0; p < o->cfg.nports; p++) {
 		uint32_t mtu;
@@ -651,7 +438,7 @@ fd_offload_open(const struct fd_cmds *cmds, const struct fd_offload_cfg *cfg)
 	o->ct = fd_ct_open(on_ct_event, o);
 	o->route = fd_route_open();
 	o->nhops = fd_nhop_open(cmds, cfg->nports, cfg->mac);
-	if (o->ct == NULL || o->route == NULL || o->nhops == NULL || port_mtus_read(o) != 0) {
+	if (o->ct == NULL || o->route == NULL || o->nhops == NULL || off_port_mtus_read(o) != 0) {
 		int err = errno;
 
 		fd_offload_close(o);
@@ -666,7 +453,7 @@ fd_offload_close(struct fd_offload *o)
 {
 	if (o == NULL)
 		return;
-	forget_all(o);
+	off_forget_all(o);
 	fd_ct_close(o->ct);
 	waiting_clear(o);
 	fd_route_close(o->route);
@@ -712,54 +499,6 @@ reclaim_done(void *dctx, int rc, const void *ans, uint16_t len)
 		(*failed)++;
 }
 
-/* Both microflows drop: action DROP, or IPS with the verdict DROP (a cut's doing alone). */
-static bool
-dropping(const struct fc_conn_info *ci)
-{
-	for (int d = 0; d < 2; d++)
-		if (ci->mf[d].action != FC_ACTION_DROP &&
-		    (ci->mf[d].action != FC_ACTION_IPS || ci->verdict != FC_VERDICT_DROP))
-			return false;
-	return ci->state == FC_CONN_VALID;
-}
-
-/*
- * A dropping connection a resync found that this binding did not make: a
- * flowcutd before this one cut it (nothing else sets DROP), and its state
- * was killed then.  Taken up as cut and held, it drops on (a flood's
- * sender is still sending), is made again at each new revision, and is
- * forgotten when it ages out, as any cut connection.  0 or -ENOMEM.
- */
-static int
-adopt_cut(struct fd_offload *o, const struct fc_conn_info *ci)
-{
-	struct off_entry *e = calloc(1, sizeof(*e));
-
-	if (e == NULL || (e->tuple = fd_ct_tuple_of_key(&ci->mf[0].key)) == NULL) {
-		free(e);
-		return -ENOMEM;
-	}
-	e->fp_id = ci->id;
-	e->orig = ci->mf[0].key;
-	e->orig.port = 0;
-	e->l4proto = ci->mf[0].key.proto;
-	e->family = ci->mf[0].key.family;
-	e->nhop[0] = ci->mf[0].nhop;
-	e->nhop[1] = ci->mf[1].nhop;
-	e->action = ci->mf[0].action;
-	e->cut = true;
-	e->held = true;
-	hash_oom = false;
-	HASH_ADD(hh_fp, o->by_fp, fp_id, sizeof(e->fp_id), e);
-	if (hash_oom) {
-		free_entry(e);
-		return -ENOMEM;
-	}
-	o->nentries++;
-	o->st.adopted++;
-	return 0;
-}
-
 /*
  * One page of connections out, the commands in flight together: 0 or
  * -EIO.  A cut one stays, dropping (it is all it can do), noted held; so
@@ -772,13 +511,13 @@ reclaim_all(struct fd_offload *o, const struct fc_ans_range *a)
 
 	for (uint32_t i = 0; i < a->count && rc == 0; i++) {
 		struct fc_cmd_conn_id id = { .id = a->conn[i].id };
-		struct off_entry *e = find_fp(o, id.id);
+		struct off_entry *e = off_find_fp(o, id.id);
 
 		if (e != NULL && e->cut && a->conn[i].state == FC_CONN_VALID) {
 			e->held = true;
 			continue;
 		}
-		if (e == NULL && dropping(&a->conn[i]) && adopt_cut(o, &a->conn[i]) == 0)
+		if (e == NULL && off_dropping(&a->conn[i]) && off_adopt_cut(o, &a->conn[i]) == 0)
 			continue;
 
 		rc = fd_cmds_post(&o->cmds, FC_CMD_CONN_RECLAIM_FP, &id, sizeof(id), reclaim_done,
@@ -805,7 +544,7 @@ fd_offload_resync(struct fd_offload *o)
 	/* nothing in the fast path may outlive its state: take everything out */
 	for (;;) {
 		struct fc_ans_range a;
-		int rc = call(o, FC_CMD_CONN_READ_RANGE, &r, sizeof(r), &a, sizeof(a));
+		int rc = off_call(o, FC_CMD_CONN_READ_RANGE, &r, sizeof(r), &a, sizeof(a));
 
 		if (rc != 0 || a.count > FC_RANGE_MAX)
 			return;		/* try again later; forget nothing yet */
@@ -822,7 +561,7 @@ fd_offload_resync(struct fd_offload *o)
 		       "this flowcutd: taken up, dropping on\n", o->st.adopted - adopted);
 		fflush(stdout);
 	}
-	forget_uncut(o);		/* but the cut ones the fast path still holds */
+	off_forget_uncut(o);		/* but the cut ones the fast path still holds */
 	waiting_clear(o);		/* the dump below has them */
 	fd_nhop_reset(o->nhops);	/* programmed again as connections need them */
 	o->need_resync = false;
@@ -831,35 +570,35 @@ fd_offload_resync(struct fd_offload *o)
 		fprintf(stderr, "flowcutd: conntrack dump incomplete: %zu states offloaded from, "
 			"the rest when their next event comes\n", n);
 	for (size_t i = 0; i < n; i++)
-		offload(o, all[i]);
+		off_offload(o, all[i]);
 	fd_ct_dump_free(all, n);
 }
 
 void
 fd_offload_fp_event(struct fd_offload *o, const struct lk_event *ev)
 {
-	struct off_entry *e = find_fp(o, ev->id);
+	struct off_entry *e = off_find_fp(o, ev->id);
 
 	if (e == NULL)
 		return;
 	if (e->cut) {
 		/* never revived, never given back to the rules: its state is dead */
 		if (ev->type != FC_EV_GIVEN_BACK)
-			forget(o, e);
+			off_forget(o, e);
 		return;
 	}
 	if (ev->type == FC_EV_GIVEN_BACK && ev->reason == FC_REASON_TCP_MAX_RETRANS) {
 		/* a stalled sender, a lost segment: the host has seen it; go on */
 		struct fc_cmd_conn_id id = { .id = e->fp_id };
-		int rc = call(o, FC_CMD_CONN_REVIVE_FP, &id, sizeof(id), NULL, 0);
+		int rc = off_call(o, FC_CMD_CONN_REVIVE_FP, &id, sizeof(id), NULL, 0);
 
 		if (rc == 0) {
 			o->st.revived++;
 			return;
 		}
-		if (no_answer(rc)) {
+		if (off_no_answer(rc)) {
 			/* it may be forwarding again: it must not be forgotten */
-			lost_track(o, "CONN_REVIVE_FP", rc);
+			off_lost_track(o, "CONN_REVIVE_FP", rc);
 			return;
 		}
 	}
@@ -868,9 +607,9 @@ fd_offload_fp_event(struct fd_offload *o, const struct lk_event *ev)
 	 * again - the bit first, or the update that loosens the state would
 	 * come back as an event with the bit still set and offload it again.
 	 */
-	ct_unmark(o, e->tuple);
-	ct_tcp_fix_on_leave(o, e);
-	forget(o, e);
+	off_ct_unmark(o, e->tuple);
+	off_ct_tcp_fix_on_leave(o, e);
+	off_forget(o, e);
 }
 
 struct refresh_ctx {
@@ -884,7 +623,7 @@ refresh_done(void *dctx, int rc, const void *ans, uint16_t len)
 {
 	const struct refresh_ctx *c = dctx;
 	struct fd_offload *o = c->o;
-	struct off_entry *e = find_fp(o, c->fp_id);
+	struct off_entry *e = off_find_fp(o, c->fp_id);
 	struct fc_conn_info ci;
 	uint64_t seen;
 
@@ -916,7 +655,7 @@ fd_offload_refresh(struct fd_offload *o)
 
 	if (o->need_resync)
 		fd_offload_resync(o);	/* an earlier one did not get through */
-	all = snapshot(o, &n);
+	all = off_snapshot(o, &n);
 	ctx = calloc(n ? n : 1, sizeof(*ctx));
 	if (all == NULL || ctx == NULL) {
 		free(all);
@@ -934,112 +673,6 @@ fd_offload_refresh(struct fd_offload *o)
 	free(all);		/* the completions look their entries up again */
 	fd_cmds_flush(&o->cmds, -1);	/* each command finishes, answered or failed */
 	free(ctx);
-}
-
-/* One cut connection being made again at a new revision. */
-struct remake {
-	uint64_t old_id, new_id;
-	int rc;				/* of the step in flight */
-	struct fc_conn_info info;	/* what the coprocessor held */
-};
-
-static void
-remake_read(void *dctx, int rc, const void *ans, uint16_t len)
-{
-	struct remake *r = dctx;
-
-	r->rc = rc != 0 ? rc : len < sizeof(r->info) ? -EBADMSG : 0;
-	if (r->rc == 0)
-		memcpy(&r->info, ans, sizeof(r->info));
-}
-
-static void
-remake_made(void *dctx, int rc, const void *ans, uint16_t len)
-{
-	struct remake *r = dctx;
-
-	r->rc = rc != 0 ? rc : len < sizeof(r->new_id) ? -EBADMSG : 0;
-	if (r->rc == 0)
-		memcpy(&r->new_id, ans, sizeof(r->new_id));
-}
-
-/*
- * After a revision bump: the connections cut stay dropping.  Each cut one
- * (of the old revision: its next frame would go to the host) is read back
- * and made again at the new revision, dropping both ways, from what the
- * coprocessor held (keys, next hops, timeouts); the new one takes over the
- * old one's keys (a stale revision's keys are free to claim).  Reads, then
- * creations, posted in batches.  The others are forgotten: their frames
- * find the old revision and go to the host, whose new rules judge them.
- * One that cannot be made again is forgotten too (the host's rule drops).
- */
-static void
-keep_cut(struct fd_offload *o)
-{
-	size_t n, m = 0;
-	struct off_entry **all = snapshot(o, &n);
-	struct remake *r = all ? calloc(n ? n : 1, sizeof(*r)) : NULL;
-
-	if (r == NULL) {
-		free(all);
-		forget_all(o);
-		return;
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (all[i]->cut)
-			r[m++].old_id = all[i]->fp_id;
-		else
-			forget(o, all[i]);
-	}
-	free(all);	/* from here on, entries by their ids: completions may change the tree */
-	for (size_t i = 0; i < m; i++) {
-		struct fc_cmd_conn_id id = { .id = r[i].old_id };
-
-		r[i].rc = fd_cmds_post(&o->cmds, FC_CMD_CONN_READ_BY_ID, &id, sizeof(id),
-				       remake_read, &r[i]);
-	}
-	(void)fd_cmds_flush(&o->cmds, -1);
-	for (size_t i = 0; i < m; i++) {
-		struct fc_cmd_flow_create c = { .verdict = FC_VERDICT_DROP };
-
-		if (r[i].rc != 0)
-			continue;
-		for (unsigned int d = 0; d < 2; d++) {
-			c.mf[d].key = r[i].info.mf[d].key;
-			c.mf[d].nhop = r[i].info.mf[d].nhop;
-			c.mf[d].action = FC_ACTION_DROP;
-			c.mf[d].timeout_s = r[i].info.mf[d].timeout_s;
-		}
-		r[i].rc = fd_cmds_post(&o->cmds, FC_CMD_FLOW_CREATE_FP, &c, sizeof(c), remake_made,
-				       &r[i]);
-	}
-	(void)fd_cmds_flush(&o->cmds, -1);
-	for (size_t i = 0; i < m; i++) {
-		struct off_entry *e = find_fp(o, r[i].old_id);
-
-		if (e == NULL)
-			continue;
-		if (r[i].rc != 0) {
-			fprintf(stderr, "flowcutd: cut connection %" PRIu64 " not kept across the "
-				"ruleset change: %s; the host's rule drops what comes\n", r[i].old_id,
-				strerror(-r[i].rc));
-			forget(o, e);
-			continue;
-		}
-		HASH_DELETE(hh_fp, o->by_fp, e);
-		e->fp_id = r[i].new_id;
-		e->action = FC_ACTION_DROP;
-		hash_oom = false;
-		HASH_ADD(hh_fp, o->by_fp, fp_id, sizeof(e->fp_id), e);
-		if (hash_oom) {
-			/* no memory for its place: it drops on, unknown; a resync takes it up */
-			if (e->in_ct)
-				HASH_DELETE(hh_ct, o->by_ct, e);
-			free_entry(e);
-			o->nentries--;
-		}
-	}
-	free(r);
 }
 
 void
@@ -1061,164 +694,31 @@ fd_offload_ruleset_changed(struct fd_offload *o)
 	 */
 	rc = fd_ct_dump(o->ct, &all, &n);
 	for (size_t i = 0; i < n; i++) {
-		struct off_entry *e = find_state(o, all[i]);
+		struct off_entry *e = off_find_state(o, all[i]);
 
 		if (nfct_get_attr_u32(all[i], ATTR_MARK) & o->cfg.mark_bit)
-			ct_unmark(o, all[i]);
+			off_ct_unmark(o, all[i]);
 		if (e != NULL)
-			ct_tcp_fix_on_leave(o, e);
+			off_ct_tcp_fix_on_leave(o, e);
 	}
 	fd_ct_dump_free(all, n);
 	if (rc != 0) {
-		lost_track(o, "conntrack dump after a ruleset change", rc);
+		off_lost_track(o, "conntrack dump after a ruleset change", rc);
 		return;
 	}
-	rc = call(o, FC_CMD_FW_CFG_PARAMS_GET, NULL, 0, &cfg, sizeof(cfg));
+	rc = off_call(o, FC_CMD_FW_CFG_PARAMS_GET, NULL, 0, &cfg, sizeof(cfg));
 	if (rc != 0) {	/* no revision: take everything out instead */
-		lost_track(o, "FW_CFG_PARAMS_GET", rc);
+		off_lost_track(o, "FW_CFG_PARAMS_GET", rc);
 		return;
 	}
 	rev.rev = cfg.fw_rev + 1;
-	rc = call(o, FC_CMD_FW_STATE_REV_SET, &rev, sizeof(rev), NULL, 0);
+	rc = off_call(o, FC_CMD_FW_STATE_REV_SET, &rev, sizeof(rev), NULL, 0);
 	if (rc != 0) {
-		lost_track(o, "FW_STATE_REV_SET", rc);
+		off_lost_track(o, "FW_STATE_REV_SET", rc);
 		return;
 	}
-	keep_cut(o);
+	off_keep_cut(o);
 	o->st.rev_bumps++;
-}
-
-/* ---- following the host's routes and neighbours ---- */
-
-void
-fd_offload_rt_change(struct fd_offload *o, const struct fd_rt_change *c)
-{
-	int p = port_of(o, c->ifindex), rc;
-
-	switch (c->what) {
-	case FD_RT_NEIGH:
-		if (p < 0)
-			return;
-		rc = fd_nhop_neigh(o->nhops, (unsigned int)p, c->family, c->addr, c->mac,
-				   c->resolved);
-		if (rc > 0)
-			o->st.nhop_followed += (unsigned int)rc;
-		else if (no_answer(rc))
-			lost_track(o, "NHOP_PROGRAM for a neighbour's change", rc);
-		if (c->resolved && o->nwaiting > 0)
-			o->neigh_resolved = true;	/* a waiting state may go now */
-		break;
-	case FD_RT_ROUTE:
-		o->paths_changed = true;
-		break;
-	case FD_RT_LINK:
-		if (p >= 0 && c->mtu >= 68 && c->mtu != o->port_mtu[p]) {
-			o->port_mtu[p] = c->mtu > UINT16_MAX ? UINT16_MAX : (uint16_t)c->mtu;
-			o->paths_changed = true;
-		}
-		break;
-	}
-}
-
-void
-fd_offload_rt_lost(struct fd_offload *o)
-{
-	int rc = fd_nhop_recheck(o->nhops, o->route, o->cfg.ifindex);
-
-	(void)port_mtus_read(o);	/* one it cannot read keeps its value, and says so */
-	if (rc > 0)
-		o->st.nhop_followed += (unsigned int)rc;
-	else if (no_answer(rc))
-		lost_track(o, "NHOP_PROGRAM after lost neighbour changes", rc);
-	o->paths_changed = true;
-}
-
-/* Is an offloaded connection still routed over the next hops it was made with? */
-static bool
-still_routed(struct fd_offload *o, const struct off_entry *e)
-{
-	for (unsigned int d = 0; d < 2; d++) {
-		struct fd_hop hop;
-		uint32_t id;
-		int p;
-
-		if (fd_route_path(o->route, e->family, e->dst[d], &hop) != 0)
-			return false;
-		p = front_port(o, &hop);
-		if (p < 0 || fd_nhop_find(o->nhops, (unsigned int)p, &hop, &id) != 0 ||
-		    id != e->nhop[d])
-			return false;
-	}
-	return true;
-}
-
-/*
- * Takes a connection whose path changed out of the fast path.  It comes
- * back once the host's rules have passed it on its new path (the bit is
- * cleared: rules may name interfaces), over the new next hops; it waits
- * meanwhile, so a path that joins two front ports again brings it back.
- */
-static void
-move(struct fd_offload *o, struct off_entry *e)
-{
-	struct nf_conntrack *whole = fd_ct_get(o->ct, e->tuple);
-	int rc = reclaim(o, e->fp_id);
-
-	if (rc != 0 && rc != -ENOENT)
-		lost_track(o, "CONN_RECLAIM_FP of a connection whose path changed", rc);
-	ct_unmark(o, e->tuple);
-	ct_tcp_fix_on_leave(o, e);
-	forget(o, e);
-	o->st.rerouted++;
-	if (whole != NULL) {
-		wait_path(o, whole);
-		nfct_destroy(whole);
-	}
-}
-
-void
-fd_offload_paths(struct fd_offload *o)
-{
-	struct off_entry **all;
-	struct waiting *waiting;
-	unsigned int nwaiting;
-	size_t n;
-
-	if ((!o->paths_changed && !o->neigh_resolved) || o->need_resync)
-		return;
-	o->neigh_resolved = false;
-	if (!o->paths_changed)
-		goto retry;	/* a neighbour resolved: only the waiting may go */
-	o->paths_changed = false;
-	all = snapshot(o, &n);
-	if (all == NULL) {
-		lost_track(o, "paths", -ENOMEM);	/* cannot look: take everything out */
-		return;
-	}
-	for (size_t i = 0; i < n && !o->need_resync; i++)
-		if (!all[i]->cut && !still_routed(o, all[i]))	/* a cut one drops anywhere */
-			move(o, all[i]);
-	free(all);
-retry:
-	/* what waited for a path (it waits again while it lives and is not offloaded) */
-	nwaiting = o->nwaiting;
-	waiting = malloc(nwaiting * sizeof(*waiting) + 1);
-	if (waiting == NULL)
-		return;
-	memcpy(waiting, o->waiting, nwaiting * sizeof(*waiting));
-	o->nwaiting = 0;
-	for (unsigned int i = 0; i < nwaiting; i++) {
-		struct nf_conntrack *whole = fd_ct_get(o->ct, waiting[i].tuple);
-
-		nfct_destroy(waiting[i].tuple);
-		if (whole == NULL)
-			continue;		/* gone */
-		offload(o, whole);
-		if (find_ct(o, waiting[i].ct_id, whole) == NULL)
-			wait_path(o, whole);	/* no path yet, or not through the rules yet */
-		nfct_destroy(whole);
-	}
-	free(waiting);
 }
 
 void
@@ -1241,141 +741,6 @@ void
 fd_offload_stats(const struct fd_offload *o, struct fd_offload_stats *out)
 {
 	*out = o->st;
-}
-
-/* ---- the table, as the cut sees it ---- */
-
-static void
-view(const struct off_entry *e, struct fd_offload_conn *out)
-{
-	*out = (struct fd_offload_conn){ .ct_id = e->ct_id, .fp_id = e->fp_id,
-					 .action = e->action, .cut = e->cut,
-					 .family = e->family };
-	memcpy(out->ends, e->dst, sizeof(out->ends));
-}
-
-long
-fd_offload_pick(struct fd_offload *o, fd_offload_pick_fn *pick, void *arg,
-		struct fd_offload_conn **out)
-{
-	struct fd_offload_conn *got = calloc(o->nentries ? o->nentries : 1, sizeof(*got));
-	struct off_entry *e, *next;
-	size_t n = 0;
-
-	if (got == NULL)
-		return -ENOMEM;
-	HASH_ITER(hh_ct, o->by_ct, e, next) {	/* by_ct: the live ones */
-		if (n == o->nentries)
-			break;
-		view(e, &got[n]);
-		if (pick(arg, &got[n]))
-			n++;
-	}
-	*out = got;
-	return (long)n;
-}
-
-int
-fd_offload_find_ct(struct fd_offload *o, uint32_t ct_id, const struct nf_conntrack *ct,
-		   struct fd_offload_conn *out)
-{
-	const struct off_entry *e = find_ct(o, ct_id, ct);
-
-	if (e == NULL)
-		return -ENOENT;
-	view(e, out);
-	return 0;
-}
-
-int
-fd_offload_find_fp(struct fd_offload *o, uint64_t fp_id, struct fd_offload_conn *out,
-		   struct nf_conntrack **tuple)
-{
-	const struct off_entry *e = find_fp(o, fp_id);
-
-	if (e == NULL)
-		return -ENOENT;
-	view(e, out);
-	if (tuple && (*tuple = fd_ct_tuple(e->tuple)) == NULL)
-		return -ENOMEM;
-	return 0;
-}
-
-int
-fd_offload_mark_cut(struct fd_offload *o, uint64_t fp_id)
-{
-	struct off_entry *e = find_fp(o, fp_id);
-
-	if (e == NULL)
-		return -ENOENT;
-	e->cut = true;
-	return 0;
-}
-
-int
-fd_offload_take_out(struct fd_offload *o, uint32_t ct_id, const struct nf_conntrack *ct)
-{
-	struct off_entry *e = find_ct(o, ct_id, ct);
-	int rc;
-
-	if (e == NULL)
-		return -ENOENT;
-	rc = reclaim(o, e->fp_id);
-	if (rc != 0 && rc != -ENOENT) {
-		lost_track(o, "CONN_RECLAIM_FP of a connection cut", rc);
-		return rc;
-	}
-	forget(o, e);
-	o->st.removed++;
-	return 0;
-}
-
-struct made {
-	struct fd_offload *o;
-	struct off_entry *e;
-	fd_offload_made_fn *done;
-	void *dctx;
-};
-
-static void
-made_done(void *dctx, int rc, const void *ans, uint16_t len)
-{
-	struct made *m = dctx;
-	struct fc_ans_conn_id a = { 0 };
-
-	if (rc == 0 && len >= sizeof(a))
-		memcpy(&a, ans, sizeof(a));
-	else if (rc == 0)
-		rc = -EBADMSG;	/* not an answer of FLOW_CREATE_FP: take stock again */
-	rc = enter(m->o, m->e, rc, a.id);
-	m->done(m->dctx, rc, a.id);
-	free(m);
-}
-
-int
-fd_offload_post_create_cut(struct fd_offload *o, const struct nf_conntrack *ct,
-			   fd_offload_made_fn *done, void *dctx)
-{
-	struct fc_cmd_flow_create c;
-	struct made *m = calloc(1, sizeof(*m));
-	int rc;
-
-	if (m == NULL)
-		return -ENOMEM;
-	rc = prepare(o, ct, true, &c, &m->e);
-	if (rc == 0) {
-		m->o = o;
-		m->done = done;
-		m->dctx = dctx;
-		rc = fd_cmds_post(&o->cmds, FC_CMD_FLOW_CREATE_FP, &c, sizeof(c), made_done, m);
-		if (rc == 0)
-			return 0;
-		if (no_answer(rc))
-			lost_track(o, "FLOW_CREATE_FP", rc);
-		free_entry(m->e);
-	}
-	free(m);
-	return rc;
 }
 
 struct fd_ct *

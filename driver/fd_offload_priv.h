@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fd_offload_priv.h: what the binding's rooms share (fd_offload.c, the
+ * state machine; fd_offload_table.c, its two tables; fd_offload_paths.c,
+ * routes and neighbours followed; fd_offload_cut.c, the table as the cut
+ * sees it, and cut connections kept).  Nothing outside them includes it.
+ */
+#ifndef FLOWCUT_FD_OFFLOAD_PRIV_H
+#define FLOWCUT_FD_OFFLOAD_PRIV_H
+
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libnetfilter_conntrack/libnetfilter_conntrack.h>
+
+#include <flowcut/fc_cmd.h>
+
+#include "fd_ct.h"
+#include "fd_nhop.h"
+#include "fd_offload.h"
+#include "fd_policy.h"
+#include "fd_route.h"
+
+/* an allocation that fails leaves a table as it was and marks the entry refused (oom) */
+#define HASH_NONFATAL_OOM 1
+#define uthash_nonfatal_oom(e) ((e)->oom = true)
+#include <uthash.h>
+
+#define FD_WAITING_MAX 1024
+
+/* One offloaded connection. */
+struct off_entry {
+	/*
+	 * The state's identity, by_ct's key: its original tuple and its id,
+	 * adjacent (CT_KEY_LEN bytes from orig).  The id alone is not unique:
+	 * the kernel hashes it to 32 bits, and among 100,000 states two share
+	 * one about once (flowcut-bench cut found it: one state never
+	 * offloaded, then never cut).
+	 */
+	struct fc_key orig;
+	uint32_t ct_id;
+	uint64_t fp_id;			/* by_fp's key */
+	uint64_t last_seen;		/* the newest the coprocessor reported */
+	struct nf_conntrack *tuple;	/* the original tuple, for updates */
+	uint8_t l4proto;
+	uint8_t family;			/* 4 or 6 */
+	/* per microflow: where its frames go (the address routed), its next hop */
+	uint8_t dst[2][16];
+	uint32_t nhop[2];
+	uint8_t action;			/* both microflows' */
+	bool cut;			/* dropping on the coprocessor: see fd_cut.h */
+	bool in_ct;			/* in by_ct: a cut one leaves it when its state dies */
+	bool held;			/* a resync found it in the fast path */
+	bool passed;			/* made CUT_THRU: the inspector had passed it */
+	bool oom;			/* a table had no room for it (uthash_nonfatal_oom) */
+	UT_hash_handle hh_ct, hh_fp;
+};
+
+#define CT_KEY_LEN (sizeof(struct fc_key) + sizeof(uint32_t))
+_Static_assert(offsetof(struct off_entry, ct_id) ==
+	       offsetof(struct off_entry, orig) + sizeof(struct fc_key),
+	       "by_ct's key is orig and ct_id, adjacent");
+
+struct fd_offload {
+	struct fd_cmds cmds;
+	struct fd_offload_cfg cfg;
+	struct fd_ct *ct;		/* conntrack's netlink */
+	struct fd_route *route;
+	struct fd_nhop *nhops;
+	bool paths_changed;		/* routes or an MTU changed since the last look */
+	bool neigh_resolved;		/* a neighbour resolved: the waiting may go */
+	/* states that qualified while a neighbour was unresolved, retried */
+	struct waiting {
+		uint32_t ct_id;
+		struct fc_key orig;
+		struct nf_conntrack *tuple;
+	} waiting[FD_WAITING_MAX];
+	unsigned int nwaiting;
+	uint16_t port_mtu[FD_MAX_PORTS]; /* the front ports' MTUs: read at open, then followed */
+	struct off_entry *by_ct;	/* by state: the live ones (uthash, hh_ct) */
+	struct off_entry *by_fp;	/* by fast-path id: every one (hh_fp) */
+	unsigned int nentries;
+	bool need_resync;		/* the fast path may hold what we do not know of */
+	uint16_t tls_ports[FD_OFFLOAD_TLS_PORTS_MAX]; /* offloaded SEND_TO_IPS (fd_policy_verdict) */
+	unsigned int ntls_ports;
+	struct fd_offload_stats st;
+};
+
+/* ---- between the rooms (each defined in the file named) ---- */
+
+/* fd_offload_table.c: the two tables, and the commands' small helpers */
+void off_orig_of(const struct nf_conntrack *ct, struct fc_key *k);
+int off_call(struct fd_offload *o, uint16_t op, const void *p, uint16_t len, void *ans,
+	     uint16_t cap);
+int off_reclaim(struct fd_offload *o, uint64_t fp_id);
+struct off_entry *off_find_ct(struct fd_offload *o, uint32_t ct_id,
+			      const struct nf_conntrack *ct);
+struct off_entry *off_find_state(struct fd_offload *o, const struct nf_conntrack *ct);
+struct off_entry *off_find_fp(struct fd_offload *o, uint64_t fp_id);
+void off_forget(struct fd_offload *o, struct off_entry *e);
+void off_free_entry(void *p);
+void off_forget_all(struct fd_offload *o);
+struct off_entry **off_snapshot(const struct fd_offload *o, size_t *n);
+void off_forget_uncut(struct fd_offload *o);
+
+/* fd_offload.c: conntrack, one state offloaded, the state machine (the ports' MTUs too) */
+void off_ct_unmark(struct fd_offload *o, const struct nf_conntrack *tuple);
+void off_ct_tcp_fix_on_leave(struct fd_offload *o, const struct off_entry *e);
+bool off_no_answer(int rc);
+void off_lost_track(struct fd_offload *o, const char *what, int rc);
+int off_port_of(const struct fd_offload *o, unsigned int ifindex);
+int off_front_port(const struct fd_offload *o, struct fd_hop *hop);
+void off_wait_path(struct fd_offload *o, const struct nf_conntrack *ct);
+int off_prepare(struct fd_offload *o, const struct nf_conntrack *ct, bool cut,
+		struct fc_cmd_flow_create *c, struct off_entry **out);
+int off_enter(struct fd_offload *o, struct off_entry *e, int rc, uint64_t id);
+int off_make(struct fd_offload *o, const struct nf_conntrack *ct, bool cut);
+void off_offload(struct fd_offload *o, const struct nf_conntrack *ct);
+int off_port_mtus_read(struct fd_offload *o);
+
+/* fd_offload_cut.c: cut connections kept (across revisions, and from a flowcutd before) */
+bool off_dropping(const struct fc_conn_info *ci);
+int off_adopt_cut(struct fd_offload *o, const struct fc_conn_info *ci);
+void off_keep_cut(struct fd_offload *o);
+
+#endif

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fd_offload_table: the binding's offloaded connections, kept in two hash
+ * tables of uthash (a well-kept header library; libc has no hash table
+ * with deletion): by state (conntrack id and original tuple) and by
+ * fast-path id.  A cut of 100,000 connections looks each up twice; libc's
+ * tsearch() trees took a fifth of flowcutd's time there.  Also the small
+ * helpers every room's commands use.  See fd_offload_priv.h.
+ */
+#include "fd_offload_priv.h"
+
+/* The state's original tuple as a key (`ct` may be a tuple alone). */
+void
+off_orig_of(const struct nf_conntrack *ct, struct fc_key *k)
+{
+	fd_policy_key(ct, FD_DIR_ORIG, 0, k);
+}
+
+int
+off_call(struct fd_offload *o, uint16_t op, const void *p, uint16_t len, void *ans, uint16_t cap)
+{
+	return fd_cmds_call(&o->cmds, op, p, len, ans, cap);
+}
+
+/*
+ * CONN_RECLAIM_FP: the connection out of the fast path.  Its answer (the
+ * final counts) must have room, or the link calls the answer too long
+ * although the command took effect.
+ */
+int
+off_reclaim(struct fd_offload *o, uint64_t fp_id)
+{
+	struct fc_cmd_conn_id id = { .id = fp_id };
+	struct fc_ans_reclaim ans;
+
+	return off_call(o, FC_CMD_CONN_RECLAIM_FP, &id, sizeof(id), &ans, sizeof(ans));
+}
+
+/* ---- the table of offloaded connections ---- */
+
+/* The entry of state `ct_id` whose original tuple `ct` carries. */
+struct off_entry *
+off_find_ct(struct fd_offload *o, uint32_t ct_id, const struct nf_conntrack *ct)
+{
+	struct off_entry k, *e;
+
+	memset(&k, 0, sizeof(k));
+	off_orig_of(ct, &k.orig);
+	k.ct_id = ct_id;
+	HASH_FIND(hh_ct, o->by_ct, &k.orig, CT_KEY_LEN, e);
+	return e;
+}
+
+struct off_entry *
+off_find_state(struct fd_offload *o, const struct nf_conntrack *ct)
+{
+	return off_find_ct(o, nfct_get_attr_u32(ct, ATTR_ID), ct);
+}
+
+struct off_entry *
+off_find_fp(struct fd_offload *o, uint64_t fp_id)
+{
+	struct off_entry *e;
+
+	HASH_FIND(hh_fp, o->by_fp, &fp_id, sizeof(fp_id), e);
+	return e;
+}
+
+void
+off_forget(struct fd_offload *o, struct off_entry *e)
+{
+	if (e->in_ct)
+		HASH_DELETE(hh_ct, o->by_ct, e);
+	HASH_DELETE(hh_fp, o->by_fp, e);
+	nfct_destroy(e->tuple);
+	free(e);
+	o->nentries--;
+}
+
+void
+off_free_entry(void *p)
+{
+	struct off_entry *e = p;
+
+	nfct_destroy(e->tuple);
+	free(e);
+}
+
+/* Forgets every entry (the fast path is being emptied or was). */
+void
+off_forget_all(struct fd_offload *o)
+{
+	struct off_entry *e, *next;
+
+	/* every entry is in by_fp; a cut one whose state died is in by_ct no more */
+	HASH_CLEAR(hh_ct, o->by_ct);
+	HASH_ITER(hh_fp, o->by_fp, e, next) {
+		HASH_DELETE(hh_fp, o->by_fp, e);
+		off_free_entry(e);
+	}
+	o->nentries = 0;
+}
+
+/*
+ * Every offloaded connection, in an array of its own (the caller frees
+ * it): what is done to each may change the tree, which a walk forbids.
+ * NULL when there is no memory.
+ */
+struct off_entry **
+off_snapshot(const struct fd_offload *o, size_t *n)
+{
+	struct off_entry **all = calloc(o->nentries ? o->nentries : 1, sizeof(*all)), *e, *next;
+
+	*n = 0;
+	if (all == NULL)
+		return NULL;
+	/* by_fp: cut entries may have left by_ct */
+	HASH_ITER(hh_fp, o->by_fp, e, next)
+		if (*n < o->nentries)
+			all[(*n)++] = e;
+	return all;
+}
+
+/* Forgets every entry but the cut ones a resync found held (their mark cleared for the next). */
+void
+off_forget_uncut(struct fd_offload *o)
+{
+	size_t n;
+	struct off_entry **all = off_snapshot(o, &n);
+
+	if (all == NULL) {
+		off_forget_all(o);	/* no memory: the cut ones go too (the host's rule drops) */
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (all[i]->cut && all[i]->held)
+			all[i]->held = false;
+		else
+			off_forget(o, all[i]);
+	}
+	free(all);
+}
