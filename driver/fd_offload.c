@@ -157,7 +157,7 @@ waiting_clear(struct fd_offload *o)
 
 /*
  * What a FLOW_CREATE_FP for the state needs, checked and built: the
- * command in *c, its entry in *out (allocated, in no tree, no id yet).  0,
+ * command in *c, its entry in *out (allocated, in no table, no id yet).  0,
  * or -EEXIST (in already), -EPERM (does not qualify), -EINPROGRESS (FWD,
  * and the inspector has not passed it yet: fd_offload_try once it has),
  * -ENETUNREACH (not between front ports), -EAGAIN (a neighbour unresolved: it waits, unless

@@ -111,7 +111,7 @@ off_keep_cut(struct fd_offload *o)
 		else
 			off_forget(o, all[i]);
 	}
-	free(all);	/* from here on, entries by their ids: completions may change the tree */
+	free(all);	/* from here on, entries by their ids: completions may change the tables */
 	for (size_t i = 0; i < m; i++) {
 		struct fc_cmd_conn_id id = { .id = r[i].old_id };
 

@@ -103,7 +103,7 @@ off_forget_all(struct fd_offload *o)
 
 /*
  * Every offloaded connection, in an array of its own (the caller frees
- * it): what is done to each may change the tree, which a walk forbids.
+ * it): what is done to each may change the tables, which an iteration forbids.
  * NULL when there is no memory.
  */
 struct off_entry **
