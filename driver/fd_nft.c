@@ -494,9 +494,13 @@ fd_nft_set_parse(const char *text, struct fc_list *out)
 	return set_each(text, append_ranges, out);
 }
 
-/* One cut set's elements appended to `out`: 0, -EIO (not read), -EINVAL, -ENOMEM. */
+/*
+ * One cut set listed (libnftables' JSON) and each of its elements handed
+ * to fn (set_each): 0, -EIO (not listed), -EINVAL (not JSON), or fn's
+ * error.  What was not read is said.
+ */
 static int
-cut_set_read(struct fd_nft *n, const char *set, struct fc_list *out)
+cut_set_each(struct fd_nft *n, const char *set, set_elem_fn *fn, void *arg)
 {
 	char cmd[128];
 	int rc = 0;
@@ -510,7 +514,7 @@ cut_set_read(struct fd_nft *n, const char *set, struct fc_list *out)
 	nft_ctx_output_set_flags(n->nft, nft_ctx_output_get_flags(n->nft) & ~NFT_CTX_OUTPUT_JSON);
 	if (rc != 0)
 		return rc;
-	rc = fd_nft_set_parse(nft_ctx_get_output_buffer(n->nft), out);
+	rc = set_each(nft_ctx_get_output_buffer(n->nft), fn, arg);
 	if (rc == -EINVAL)
 		fprintf(stderr, "flowcutd: nftables: set %s read back is not JSON\n", set);
 	else if (rc > 0)
@@ -563,22 +567,12 @@ keep_one(void *arg, struct fc_list *l, const char *line, long long expires)
 static void
 cut_keep_read(struct fd_nft *n)
 {
-	static const char *const sets[2] = { FD_NFT_CUT4, FD_NFT_CUT6 };
-	struct keeping kp = { .now = now_ms() };
-	char cmd[128];
-	int rc = 0;
+	struct keeping kp = { .now = now_ms(), .family = 4 };
+	int rc = cut_set_each(n, FD_NFT_CUT4, keep_one, &kp);
 
-	for (int i = 0; i < 2 && rc >= 0; i++) {
-		snprintf(cmd, sizeof(cmd), "list set inet flowcut %s\n", sets[i]);
-		nft_ctx_output_set_flags(n->nft,
-					 nft_ctx_output_get_flags(n->nft) | NFT_CTX_OUTPUT_JSON);
-		rc = nft_run_cmd_from_buffer(n->nft, cmd) != 0 ? -EIO : 0;
-		nft_ctx_output_set_flags(n->nft,
-					 nft_ctx_output_get_flags(n->nft) & ~NFT_CTX_OUTPUT_JSON);
-		kp.family = i == 0 ? 4 : 6;
-		if (rc == 0)
-			rc = set_each(nft_ctx_get_output_buffer(n->nft), keep_one, &kp);
-	}
+	kp.family = 6;
+	if (rc == 0)
+		rc = cut_set_each(n, FD_NFT_CUT6, keep_one, &kp);
 	if (rc < 0) {
 		fprintf(stderr, "flowcutd: nftables: the cut sets not read to be kept (%s); "
 			"read at their next change\n", strerror(-rc));
@@ -608,8 +602,11 @@ cut_keep_restore(struct fd_nft *n)
 	if (n->nkept == 0)
 		return;
 	f = open_memstream(&cmd, &len);
-	if (f == NULL)
+	if (f == NULL) {
+		fprintf(stderr, "flowcutd: nftables: the cut sets not put back after the table "
+			"was taken: %s\n", strerror(errno));
 		return;
+	}
 	for (size_t i = 0; i < n->nkept; i++) {
 		const struct kept_cut *e = &n->kept[i];
 
@@ -623,6 +620,8 @@ cut_keep_restore(struct fd_nft *n)
 		put++;
 	}
 	if (fclose(f) != 0 || cmd == NULL) {
+		fprintf(stderr, "flowcutd: nftables: the cut sets not put back after the table "
+			"was taken: no memory\n");
 		free(cmd);
 		return;
 	}
@@ -639,10 +638,10 @@ cut_keep_restore(struct fd_nft *n)
 int
 fd_nft_cut_read(struct fd_nft *n, struct fc_list *out)
 {
-	int rc = cut_set_read(n, FD_NFT_CUT4, out);
+	int rc = cut_set_each(n, FD_NFT_CUT4, append_ranges, out);
 
 	if (rc == 0)
-		rc = cut_set_read(n, FD_NFT_CUT6, out);
+		rc = cut_set_each(n, FD_NFT_CUT6, append_ranges, out);
 	fc_list_canon(out);
 	return rc;
 }
