@@ -308,8 +308,8 @@ off_enter(struct fd_offload *o, struct off_entry *e, int rc, uint64_t id)
 }
 
 /* Makes the state's connection in the fast path, one round trip: 0 or off_prepare()'s errors. */
-int
-off_make(struct fd_offload *o, const struct nf_conntrack *ct, bool cut)
+static int
+make(struct fd_offload *o, const struct nf_conntrack *ct, bool cut)
 {
 	struct fc_cmd_flow_create c;
 	struct fc_ans_conn_id ans = { 0 };
@@ -326,13 +326,13 @@ off_make(struct fd_offload *o, const struct nf_conntrack *ct, bool cut)
 void
 off_offload(struct fd_offload *o, const struct nf_conntrack *ct)
 {
-	(void)off_make(o, ct, false);
+	(void)make(o, ct, false);
 }
 
 int
 fd_offload_try(struct fd_offload *o, const struct nf_conntrack *ct)
 {
-	return off_make(o, ct, false);
+	return make(o, ct, false);
 }
 
 /* State `ct_id` (its original tuple in `ct`) is gone: out of the fast path at once. */

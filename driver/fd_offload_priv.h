@@ -119,7 +119,6 @@ void off_wait_path(struct fd_offload *o, const struct nf_conntrack *ct);
 int off_prepare(struct fd_offload *o, const struct nf_conntrack *ct, bool cut,
 		struct fc_cmd_flow_create *c, struct off_entry **out);
 int off_enter(struct fd_offload *o, struct off_entry *e, int rc, uint64_t id);
-int off_make(struct fd_offload *o, const struct nf_conntrack *ct, bool cut);
 void off_offload(struct fd_offload *o, const struct nf_conntrack *ct);
 int off_port_mtus_read(struct fd_offload *o);
 
