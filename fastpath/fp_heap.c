@@ -18,8 +18,6 @@
  * this room only maps the memory, asks for huge pages and hands it over.
  */
 #include <errno.h>
-#include <stdio.h>
-#include <string.h>
 #include <sys/mman.h>
 
 #include <rte_common.h>
