@@ -4,7 +4,7 @@
  *
  *   flowcutctl [--link PATH] [--json] COMMAND
  *
- *   status                          boot id, connections, fw_cfg
+ *   status                          boot id, connections, fw_cfg, the lease
  *   counters [--all]                counters by name (non-zero unless --all),
  *                                   read from the counters window: no command
  *   counters clear                  COUNTER_CLEAR
@@ -140,6 +140,9 @@ cmd_status(void)
 {
 	struct fc_ans_cfg cfg;
 	struct fc_ans_table_stats ts;
+	struct fc_ans_lease ls;
+	static const char *const lease_state[] = { "none", "held", "lapsed" };
+	const char *lstate;
 	int rc;
 
 	rc = call(FC_CMD_FW_CFG_PARAMS_GET, NULL, 0, &cfg, sizeof(cfg));
@@ -148,20 +151,38 @@ cmd_status(void)
 	rc = call(FC_CMD_TABLE_STATS_READ, NULL, 0, &ts, sizeof(ts));
 	if (rc != 0)
 		return fail("TABLE_STATS_READ", rc);
+	rc = call(FC_CMD_HOST_LEASE_READ, NULL, 0, &ls, sizeof(ls));
+	if (rc != 0)
+		return fail("HOST_LEASE_READ", rc);
+	lstate = ls.state < 3 ? lease_state[ls.state] : "?";
 	if (json) {
 		char boot[20];
 
 		snprintf(boot, sizeof(boot), "%016" PRIx64, lk_boot_id(lk));
-		return print_json(json_pack("{s:s, s:i, s:I, s:I, s:I, s:I}", "boot_id", boot,
-					    "client", lk_client(lk), "connections",
-					    (json_int_t)ts.conns, "capacity", (json_int_t)ts.capacity,
-					    "fw_cfg", (json_int_t)cfg.fw_cfg, "fw_rev",
-					    (json_int_t)cfg.fw_rev));
+		return print_json(json_pack("{s:s, s:i, s:I, s:I, s:I, s:I, s:{s:s, s:I, s:I, s:I}}",
+					    "boot_id", boot, "client", lk_client(lk),
+					    "connections", (json_int_t)ts.conns, "capacity",
+					    (json_int_t)ts.capacity, "fw_cfg", (json_int_t)cfg.fw_cfg,
+					    "fw_rev", (json_int_t)cfg.fw_rev, "lease", "state", lstate,
+					    "ms", (json_int_t)ls.ms, "left_ms", (json_int_t)ls.left_ms,
+					    "lapses", (json_int_t)ls.lapses));
 	}
 	printf("boot id      %016" PRIx64 "\n", lk_boot_id(lk));
 	printf("connections  %u of %u\n", ts.conns, ts.capacity);
 	printf("fw_cfg       0x%03x\n", cfg.fw_cfg);
 	printf("fw_rev       %u\n", cfg.fw_rev);
+	switch (ls.state) {
+	case FC_LEASE_HELD:
+		printf("lease        held by the host: %u ms of %u left (the longest the fast path "
+		       "forwards unchecked), %u lapses since boot\n", ls.left_ms, ls.ms, ls.lapses);
+		break;
+	case FC_LEASE_LAPSED:
+		printf("lease        LAPSED (%u since boot): failing closed - cut connections drop, "
+		       "every other frame goes to the host\n", ls.lapses);
+		break;
+	default:
+		printf("lease        none since boot (the host has not taken it)\n");
+	}
 	return 0;
 }
 

@@ -685,27 +685,16 @@ fd_offload_ruleset_changed(struct fd_offload *o)
 	int rc;
 
 	/*
-	 * First every state's bit (offloaded or not: a state the old rules let
-	 * through must pass the new ones before it counts), so only the new
-	 * rules can set it again; then a revision the coprocessor has not had.
-	 * An offloaded TCP state leaves the fast path: its stale highest ACK
-	 * is forgotten.  A dump that missed states leaves bits uncleared:
-	 * everything is taken out instead, and the resync's dump judges again.
+	 * First a revision the coprocessor has not had: one command, and every
+	 * connection judged by the old rules stops forwarding, whatever the
+	 * size of the table; the cut ones are made again at the new revision,
+	 * the others forgotten (an offloaded TCP state leaves the fast path:
+	 * its stale highest ACK is forgotten).  Then every state's bit
+	 * (offloaded or not: a state the old rules let through must pass the
+	 * new ones before it counts), so only the new rules can set it again.
+	 * A dump that missed states leaves bits uncleared: everything is taken
+	 * out instead, and the resync's dump judges again.
 	 */
-	rc = fd_ct_dump(o->ct, &all, &n);
-	for (size_t i = 0; i < n; i++) {
-		struct off_entry *e = off_find_state(o, all[i]);
-
-		if (nfct_get_attr_u32(all[i], ATTR_MARK) & o->cfg.mark_bit)
-			off_ct_unmark(o, all[i]);
-		if (e != NULL)
-			off_ct_tcp_fix_on_leave(o, e);
-	}
-	fd_ct_dump_free(all, n);
-	if (rc != 0) {
-		off_lost_track(o, "conntrack dump after a ruleset change", rc);
-		return;
-	}
 	rc = off_call(o, FC_CMD_FW_CFG_PARAMS_GET, NULL, 0, &cfg, sizeof(cfg));
 	if (rc != 0) {	/* no revision: take everything out instead */
 		off_lost_track(o, "FW_CFG_PARAMS_GET", rc);
@@ -717,8 +706,15 @@ fd_offload_ruleset_changed(struct fd_offload *o)
 		off_lost_track(o, "FW_STATE_REV_SET", rc);
 		return;
 	}
-	off_keep_cut(o);
 	o->st.rev_bumps++;
+	off_keep_cut(o);
+	rc = fd_ct_dump(o->ct, &all, &n);
+	for (size_t i = 0; i < n; i++)
+		if (nfct_get_attr_u32(all[i], ATTR_MARK) & o->cfg.mark_bit)
+			off_ct_unmark(o, all[i]);
+	fd_ct_dump_free(all, n);
+	if (rc != 0)
+		off_lost_track(o, "conntrack dump after a ruleset change", rc);
 }
 
 void

@@ -146,7 +146,14 @@ void fd_offload_fp_event(struct fd_offload *o, const struct lk_event *ev);
  * without an answer leaves the fast path unknown: it is taken out whole).
  */
 void fd_offload_refresh(struct fd_offload *o);
-/* fd_offload_ruleset_changed - every connection judged again by the new rules. */
+/*
+ * fd_offload_ruleset_changed - every connection judged again by the new
+ * rules: a new firewall revision first (one command: from its answer on,
+ * nothing the old rules judged forwards, however many connections there
+ * are), the cut connections made again at it (still dropping), the others
+ * forgotten, then conntrack's mark bits cleared so only the new rules set
+ * them again.  Also what a lapsed lease (fd_lease) is answered with.
+ */
 void fd_offload_ruleset_changed(struct fd_offload *o);
 /*
  * fd_offload_rt_change - one of rtnetlink's changes (fd_route_watch_read):

@@ -84,13 +84,37 @@ remake_made(void *dctx, int rc, const void *ans, uint16_t len)
 }
 
 /*
+ * The connections not cut, forgotten after a revision bump: their TCP
+ * states' highest ACKs first (off_ct_tcp_fix_on_leave), as they come back
+ * to the host.  Without memory for the list, everything is forgotten.
+ */
+static void
+forget_uncut(struct fd_offload *o)
+{
+	size_t n;
+	struct off_entry **all = off_snapshot(o, &n);
+
+	if (all == NULL) {
+		off_forget_all(o);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!all[i]->cut) {
+			off_ct_tcp_fix_on_leave(o, all[i]);
+			off_forget(o, all[i]);
+		}
+	free(all);
+}
+
+/*
  * After a revision bump: the connections cut stay dropping.  Each cut one
  * (of the old revision: its next frame would go to the host) is read back
  * and made again at the new revision, dropping both ways, from what the
  * coprocessor held (keys, next hops, timeouts); the new one takes over the
  * old one's keys (a stale revision's keys are free to claim).  Reads, then
- * creations, posted in batches.  The others are forgotten: their frames
- * find the old revision and go to the host, whose new rules judge them.
+ * creations, posted in batches.  Then the others are forgotten: their
+ * frames find the old revision and go to the host, whose new rules judge
+ * them (done last, so the cut ones are back to dropping first).
  * One that cannot be made again is forgotten too (the host's rule drops).
  */
 void
@@ -105,12 +129,9 @@ off_keep_cut(struct fd_offload *o)
 		off_forget_all(o);
 		return;
 	}
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++)
 		if (all[i]->cut)
 			r[m++].old_id = all[i]->fp_id;
-		else
-			off_forget(o, all[i]);
-	}
 	free(all);	/* from here on, entries by their ids: completions may change the tables */
 	for (size_t i = 0; i < m; i++) {
 		struct fc_cmd_conn_id id = { .id = r[i].old_id };
@@ -160,6 +181,7 @@ off_keep_cut(struct fd_offload *o)
 		}
 	}
 	free(r);
+	forget_uncut(o);
 }
 
 /* ---- the table, as the cut sees it ---- */

@@ -3,7 +3,7 @@
  * flowcutd: the host side of the appliance (part 4 of the architecture).
  *
  *   flowcutd [--link PATH] [--ports N] [--tap PREFIX] [--settings PATH]
- *            [--stats PATH] [--control PATH]
+ *            [--stats PATH] [--control PATH] [--lease MS]
  *
  * Now: it presents each front port to the host kernel as a persistent TAP
  * (PREFIX0, PREFIX1, ...) with the port's MAC (02:fc:00:00:00:<port+1>),
@@ -23,7 +23,11 @@
  * `flowcutctl cut --conn ID`), and what the watched sets and list files of
  * the settings add (fd_watch).  Its inspector (fd_ips, fd_inspect) reads
  * the ClientHello of TCP connections to the TLS ports and cuts those whose
- * JA4 or JA3 the watched fingerprints file lists.
+ * JA4 or JA3 the watched fingerprints file lists.  It holds a lease on the
+ * coprocessor (fd_lease), renewed while its loop turns: when flowcutd is
+ * stopped, killed or stuck for longer than the lease (--lease, 3000 ms by
+ * default), the coprocessor fails closed by itself, and a clean stop
+ * releases it at once.
  *
  * Threads: the main thread speaks commands, takes the coprocessor's events
  * and conntrack's and nftables' over netlink; fd_relay's two threads move
@@ -51,6 +55,7 @@
 #include "fd_ctl.h"
 #include "fd_cut.h"
 #include "fd_ips.h"
+#include "fd_lease.h"
 #include "fd_nft.h"
 #include "fd_offload.h"
 #include "fd_relay.h"
@@ -74,6 +79,7 @@ struct opts {
 	const char *settings;
 	const char *control;
 	unsigned int ports;
+	unsigned int lease_ms;
 };
 
 static struct fc_settings cur;		/* the settings in force */
@@ -83,6 +89,31 @@ static char settings_error[512];	/* why the file was last refused, or "" */
 static volatile sig_atomic_t quit;
 static uint64_t rtnl_bad;		/* rtnetlink datagrams that did not parse */
 static uint64_t events_lost;		/* times the coprocessor said it lost events */
+static struct fd_lease lease;		/* on the coprocessor: renewed while the loop turns */
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/*
+ * The coprocessor failed closed while this flowcutd was away (stopped,
+ * stuck, or before it started): every connection is judged again under a
+ * new revision, and only then does the fast path forward again.
+ */
+static void
+lease_lapsed(struct fd_offload *off, const struct fd_cmds *cmds)
+{
+	fprintf(stderr, "flowcutd: the lease on the coprocessor had lapsed (lapse %u): "
+		"every connection judged again, then forwarding again\n", lease.last.lapses);
+	fd_offload_ruleset_changed(off);
+	if (fd_lease_reopen(&lease, cmds, now_ms()) != 0)
+		fprintf(stderr, "flowcutd: the coprocessor still fails closed; trying again\n");
+}
 
 /* rtnetlink's changes for fd_offload. */
 static void
@@ -270,6 +301,10 @@ stats_write(const char *path, const struct fd_relay *r, const struct fd_offload 
 	put(doc, "cut_failed", json_integer((json_int_t)cs.failed), &bad);
 	put(doc, "rtnl_bad", json_integer((json_int_t)rtnl_bad), &bad);
 	put(doc, "events_lost", json_integer((json_int_t)events_lost), &bad);
+	put(doc, "lease", json_pack("{s:I, s:s, s:I, s:I}", "ms", (json_int_t)lease.ms, "state",
+				    fd_lease_state_name(lease.last.state), "lapses",
+				    (json_int_t)lease.last.lapses, "lapses_found",
+				    (json_int_t)lease.lapses_found), &bad);
 	put(doc, "inspector", fd_ips_stats_json(ips), &bad);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	if (bad)
@@ -364,7 +399,7 @@ usage(void)
 {
 	fprintf(stderr,
 		"usage: flowcutd [--link PATH] [--ports N] [--tap PREFIX] [--settings PATH]\n"
-		"                [--stats PATH] [--control PATH]\n");
+		"                [--stats PATH] [--control PATH] [--lease MS]\n");
 }
 
 int
@@ -377,11 +412,13 @@ main(int argc, char **argv)
 		{ "settings", required_argument, NULL, 'S' },
 		{ "stats", required_argument, NULL, 's' },
 		{ "control", required_argument, NULL, 'c' },
+		{ "lease", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = { .link = "/dev/shm/flowcut", .tap = "fp", .ports = 2,
-			  .settings = "/etc/flowcut/settings.conf", .control = FC_CTL_PATH };
+			  .settings = "/etc/flowcut/settings.conf", .control = FC_CTL_PATH,
+			  .lease_ms = FD_LEASE_MS };
 	char settings_name[256];
 	int watch;
 	struct fd_offload_cfg ocfg = { .mark_bit = CT_MARK_BIT };
@@ -398,7 +435,7 @@ main(int argc, char **argv)
 	int taps[FD_MAX_PORTS], c;
 	struct fd_relay *relay;
 	struct lk *lk = NULL;
-	bool programmed = false;
+	bool programmed = false, judged = false;	/* judged: once, after the first programming */
 	uint64_t programmed_boot = 0;	/* the boot whose tables we filled */
 	time_t last_stats = 0;
 
@@ -419,6 +456,14 @@ main(int argc, char **argv)
 			break;
 		case 'S': o.settings = optarg; break;
 		case 'c': o.control = optarg; break;
+		case 'L':
+			o.lease_ms = (unsigned int)strtoul(optarg, &end, 10);
+			if (*end || o.lease_ms < FD_LEASE_MIN_MS || o.lease_ms > FD_LEASE_MAX_MS) {
+				fprintf(stderr, "flowcutd: --lease: '%s' is not %u to %u ms\n", optarg,
+					FD_LEASE_MIN_MS, FD_LEASE_MAX_MS);
+				return 2;
+			}
+			break;
 		default: usage(); return 2;
 		}
 	}
@@ -445,6 +490,7 @@ main(int argc, char **argv)
 		}
 		memcpy(ocfg.mac[p], mac, 6);
 	}
+	fd_lease_init(&lease, o.lease_ms);
 	fc_settings_default(&cur);
 	/* changed or not, what it leaves in `cur` is in force; a refusal is said */
 	(void)settings_load(o.settings);
@@ -541,13 +587,31 @@ main(int argc, char **argv)
 			continue;
 		}
 		if (!programmed) {
+			/* the lease first: the gate opens only with it held */
+			rc = fd_lease_renew(&lease, &cmds, now_ms(), true);
+			if (rc < 0) {
+				usleep(100000);	/* said; tried again */
+				continue;
+			}
 			programmed = program(&cmds, lk, &o) == 0;
 			if (programmed) {
 				programmed_boot = lk_boot_id(lk);
 				fd_offload_resync(off);	/* the connections conntrack holds */
 				fd_watch_boot(wat);	/* what the watched sets and lists hold, cut */
 				cut_sets(nft, cut);	/* and the cut sets (a flowcutd before's too) */
+				/*
+				 * Marks a predecessor's rules set, and rules changed while
+				 * no flowcutd ran, are not this one's to trust: everything
+				 * is judged again once, cut connections kept.
+				 */
+				if (rc == 1)
+					lease_lapsed(off, &cmds);
+				else if (!judged)
+					fd_offload_ruleset_changed(off);
+				judged = true;
 			}
+		} else if (fd_lease_renew(&lease, &cmds, now_ms(), false) == 1) {
+			lease_lapsed(off, &cmds);
 		}
 		/* a bounded batch a turn: conntrack, nftables and routes get theirs */
 		for (int k = 0; k < FD_EVENTS_PER_TURN && (rc = lk_event_take(lk, &ev)) == 0; k++) {
@@ -622,6 +686,9 @@ main(int argc, char **argv)
 				stats_write(o.stats, relay, off, cut, o.ports);
 		}
 	}
+	/* a clean stop: the coprocessor fails closed now, not a lease later */
+	if (programmed && fd_lease_release(&lease, &cmds) == 0)
+		printf("flowcutd: stopping: the lease released, the coprocessor fails closed\n");
 	if (o.stats)
 		stats_write(o.stats, relay, off, cut, o.ports);
 	fd_relay_stop(relay);

@@ -40,6 +40,7 @@
 #include <stdint.h>
 
 #include <flowcut/fc_defs.h>
+#include <flowcut/fc_cmd.h>
 
 #include "fp_parse.h"
 
@@ -101,6 +102,48 @@ uint32_t fp_cfg_get(const struct fp *fp);
  */
 void fp_fw_rev_set(struct fp *fp, uint32_t rev);
 uint32_t fp_fw_rev_get(const struct fp *fp);
+
+/* ---- the host's lease (control) ---- */
+
+/*
+ * The host's lease: flowcut's, beyond the vendor's model.  The host renews
+ * it while it is alive; when it lapses (not renewed in time, or released
+ * with ms 0) the fast path fails closed: a cut connection keeps dropping
+ * (step 5), every other frame that matched a connection goes to the host
+ * (FROM_WIRE_TO_KN_LEASE_LAPSED), where the kernel's rules judge it.
+ * After a boot there is no lease (FC_LEASE_NONE) and nothing to fail
+ * closed on; the first renewal arms it.
+ *
+ * Each lapse climbs a count.  A renewal extends a held lease whatever it
+ * acknowledges, but reopens a lapsed one only when `ack` equals the count:
+ * the host says it knows of the lapse, and has re-judged what the fast
+ * path held (flowcutd sets a new firewall revision first), so no
+ * connection forwards again on a judgement made before the lapse.
+ */
+struct fp_lease {
+	uint8_t state;		/* enum fc_lease_state (fc_cmd.h) */
+	uint32_t lapses;	/* since boot */
+	uint32_t ms;		/* the length last granted */
+	uint64_t left_ns;	/* HELD: until it lapses; else 0 */
+};
+
+/*
+ * fp_lease_renew - the host renews its lease for `ms` (1..FP_LEASE_MAX_MS)
+ * at `now`, acknowledging `ack` lapses, or releases it (ms 0: a clean stop,
+ * which lapses it at once).  Fills *out with the lease afterwards (NULL: not
+ * wanted).  0, or -EINVAL for ms over FP_LEASE_MAX_MS.
+ */
+#define FP_LEASE_MAX_MS 60000u
+int fp_lease_renew(struct fp *fp, uint64_t now, uint32_t ms, uint32_t ack,
+		   struct fp_lease *out);
+/*
+ * fp_lease_tick - lapse the lease if it expired by `now`.  The control
+ * thread calls it often (every loop; flowcut-npu at least every 50 ms).
+ * Returns true when this call lapsed it.
+ */
+bool fp_lease_tick(struct fp *fp, uint64_t now);
+/* fp_lease_get - the lease as it stands at `now` (after fp_lease_tick). */
+void fp_lease_get(const struct fp *fp, uint64_t now, struct fp_lease *out);
 
 /* ---- ports (LIFs) and next hops (control) ---- */
 

@@ -2,7 +2,8 @@
 /*
  * fp_burst: the packet path, on the workers - a burst of frames from the
  * wire decided in coprocessor-model.md's order (ports and gate, parse,
- * one bulk lookup, the connection's state, the cut, TCP, the action),
+ * one bulk lookup, the connection's state, the cut, the host's lease,
+ * TCP, the action),
  * and the frames that go to the wire rewritten in place: L2 from the next
  * hop, TTL / hop limit, NAT (fp_nat.h), checksums.  Also a frame the host
  * sends out (fp_from_host).  See fp.h for the contract.
@@ -36,6 +37,7 @@ struct burst {
 	struct fp_worker *w;
 	uint32_t cfg;
 	uint32_t rev;
+	bool closed;		/* the host's lease lapsed */
 	uint64_t now;
 	uint32_t cnt[FC_CNT_MAX];
 };
@@ -242,6 +244,13 @@ decide(struct burst *b, uintptr_t data, struct rte_mbuf *m,
 	if (action == FC_ACTION_DROP)
 		return FC_CNT_FROM_WIRE_DROP_MFLOW_ACTION;
 
+	/*
+	 * step 5b (flowcut's): the host's lease lapsed - no one checks what
+	 * the fast path holds, so what is not cut goes to the host's rules.
+	 */
+	if (b->closed)
+		return FC_CNT_FROM_WIRE_TO_KN_LEASE_LAPSED;
+
 	/* step 6 */
 	if (pp->key.proto == IPPROTO_TCP) {
 		if (pp->tcp_flags & (FP_TCP_FIN | FP_TCP_SYN | FP_TCP_RST)) {
@@ -296,6 +305,7 @@ fp_process_burst(struct fp_worker *w, uint16_t port, struct rte_mbuf **pkts,
 		.w = w,
 		.cfg = __atomic_load_n(&fp->cfg, __ATOMIC_ACQUIRE),
 		.rev = __atomic_load_n(&fp->fw_rev, __ATOMIC_ACQUIRE),
+		.closed = __atomic_load_n(&fp->closed, __ATOMIC_ACQUIRE),
 		.now = now,
 	};
 	struct fp_parsed pp[FP_BURST_MAX];

@@ -5,7 +5,8 @@
  * helpers, and the few functions one room calls in another.
  *
  * The rooms (fastpath/README.md has the picture):
- *   fp_table.c     create/destroy, fw_cfg, the firewall revision, workers
+ *   fp_table.c     create/destroy, fw_cfg, the firewall revision, the
+ *                  host's lease, workers
  *   fp_lif.c       LIFs and next hops
  *   fp_conn.c      connections: create, modify, revive, remove, read;
  *                  two-phase teardown (fp_conn_unhook, fp_conn_free_slots)
@@ -167,6 +168,9 @@ struct fp {
 	char name[FP_NAME_MAX_LEN + 1];
 	uint32_t cfg;
 	uint32_t fw_rev;
+	uint32_t closed;	/* control writes, workers read: the lease lapsed */
+	struct fp_lease lease;	/* control only; left_ns unused (expires_ns) */
+	uint64_t lease_expires_ns;
 	uint32_t max_conns;
 	uint32_t max_nhops;
 	uint32_t max_workers;

@@ -182,6 +182,61 @@ fp_fw_rev_get(const struct fp *fp)
 	return __atomic_load_n(&fp->fw_rev, __ATOMIC_ACQUIRE);
 }
 
+/* ---- the host's lease ---- */
+
+static void
+lease_close(struct fp *fp, bool closed)
+{
+	__atomic_store_n(&fp->closed, closed, __ATOMIC_RELEASE);
+}
+
+int
+fp_lease_renew(struct fp *fp, uint64_t now, uint32_t ms, uint32_t ack,
+	       struct fp_lease *out)
+{
+	struct fp_lease *l = &fp->lease;
+
+	if (ms > FP_LEASE_MAX_MS)
+		return -EINVAL;
+	fp_lease_tick(fp, now);
+	if (ms == 0) {
+		if (l->state == FC_LEASE_HELD) {
+			l->state = FC_LEASE_LAPSED;
+			l->lapses++;
+			lease_close(fp, true);
+		}
+	} else if (l->state != FC_LEASE_LAPSED || ack == l->lapses) {
+		l->state = FC_LEASE_HELD;
+		l->ms = ms;
+		fp->lease_expires_ns = now + (uint64_t)ms * 1000000ull;
+		lease_close(fp, false);
+	}
+	if (out)
+		fp_lease_get(fp, now, out);
+	return 0;
+}
+
+bool
+fp_lease_tick(struct fp *fp, uint64_t now)
+{
+	struct fp_lease *l = &fp->lease;
+
+	if (l->state != FC_LEASE_HELD || now < fp->lease_expires_ns)
+		return false;
+	l->state = FC_LEASE_LAPSED;
+	l->lapses++;
+	lease_close(fp, true);
+	return true;
+}
+
+void
+fp_lease_get(const struct fp *fp, uint64_t now, struct fp_lease *out)
+{
+	*out = fp->lease;
+	out->left_ns = out->state == FC_LEASE_HELD && now < fp->lease_expires_ns
+			       ? fp->lease_expires_ns - now : 0;
+}
+
 /* ---- workers ---- */
 
 struct fp_worker *

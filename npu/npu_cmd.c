@@ -433,6 +433,48 @@ do_counters_clear(const struct npu_cmd_env *env, const void *p, uint64_t now, vo
 	return 0;
 }
 
+static void
+lease_answer(const struct fp_lease *l, struct fc_ans_lease *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->state = l->state;
+	a->lapses = l->lapses;
+	a->ms = l->ms;
+	a->left_ms = (uint32_t)((l->left_ns + 999999) / 1000000);
+}
+
+static int
+do_lease(const struct npu_cmd_env *env, const void *p, uint64_t now, void *ans,
+	 uint16_t *alen)
+{
+	const struct fc_cmd_lease *c = p;
+	struct fp_lease l;
+	int rc;
+
+	if (env->client != 0)
+		return -EPERM;	/* the lease is flowcutd's, on slot 0 */
+	rc = fp_lease_renew(env->fp, now, c->ms, c->ack, &l);
+	if (rc != 0)
+		return rc;
+	lease_answer(&l, ans);
+	*alen = sizeof(struct fc_ans_lease);
+	return 0;
+}
+
+static int
+do_lease_read(const struct npu_cmd_env *env, const void *p, uint64_t now, void *ans,
+	      uint16_t *alen)
+{
+	struct fp_lease l;
+
+	(void)p;
+	fp_lease_tick(env->fp, now);
+	fp_lease_get(env->fp, now, &l);
+	lease_answer(&l, ans);
+	*alen = sizeof(struct fc_ans_lease);
+	return 0;
+}
+
 static const struct handler *
 handler_of(unsigned int op)
 {
@@ -458,6 +500,8 @@ handler_of(unsigned int op)
 		H(TABLE_STATS_READ, 0, do_table_stats),
 		H(COUNTER_READ, 0, do_counters),
 		H(COUNTER_CLEAR, 0, do_counters_clear),
+		H(HOST_LEASE, sizeof(struct fc_cmd_lease), do_lease),
+		H(HOST_LEASE_READ, 0, do_lease_read),
 	};
 #undef H
 	if (op >= sizeof(table) / sizeof(table[0]) || table[op].fn == NULL)

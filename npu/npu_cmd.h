@@ -31,6 +31,8 @@ struct npu_cmd_env {
 	/* starts them from zero (COUNTER_CLEAR); NULL: none */
 	void (*npu_clear)(void *arg);
 	void *arg;
+	/* the link's client slot the command came on (HOST_LEASE: 0 only) */
+	int client;
 };
 
 /*

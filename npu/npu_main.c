@@ -304,11 +304,11 @@ counters_publish(void)
 static unsigned int
 serve(void)
 {
-	const struct npu_cmd_env env = { .fp = fp, .npu_counters = npu_counters,
-					 .npu_clear = npu_clear };
 	unsigned int done = 0;
 
 	for (unsigned int c = 0; c < LK_CLIENTS; c++) {
+		const struct npu_cmd_env env = { .fp = fp, .npu_counters = npu_counters,
+						 .npu_clear = npu_clear, .client = (int)c };
 		unsigned int n = 0;
 
 		for (unsigned int taken = 0; taken < LK_CMD_SLOTS && lk_ans_room(lk, c); taken++) {
@@ -340,7 +340,11 @@ serve(void)
 	return done;
 }
 
-/* Posts n events; the room was asked first, so none is lost. */
+/*
+ * Posts n events.  One the ring has no room for is lost, counted here
+ * (NPU_EVENT_RING_FULL) and in the region, and the host hears that some
+ * were (lk_event_take's -EOVERFLOW) and reconciles with a read of the table.
+ */
 static void
 post(const struct fp_event *ev, unsigned int n)
 {
@@ -348,7 +352,7 @@ post(const struct fp_event *ev, unsigned int n)
 		struct lk_event le;
 
 		npu_cmd_event(&ev[i], &le);
-		if (lk_event_put(lk, &le) != 0)	/* the host hears of it (lk.h) */
+		if (lk_event_put(lk, &le) != 0)
 			count(&workers[0], FC_CNT_NPU_EVENT_RING_FULL, 1);
 	}
 	if (n)
@@ -357,9 +361,10 @@ post(const struct fp_event *ev, unsigned int n)
 
 /*
  * Reports what the workers gave back (at once), and sweeps part of the
- * table when `budget` is not 0.  Neither takes more events than the ring
- * has room for: the sweep stops where it is and comes back to that slot,
- * so a connection is unhooked only once its event is known to fit.
+ * table when `budget` is not 0.  Neither waits for room on the event
+ * ring: a host that does not read (stopped, stuck) must not stop aging,
+ * or connections it can no longer judge would stay in the fast path.
+ * What does not fit is lost and counted (post()).
  */
 static void
 events(uint32_t budget)
@@ -368,21 +373,29 @@ events(uint32_t budget)
 	unsigned int n;
 
 	do {
-		n = fp_given_back(fp, ev, RTE_MIN(lk_event_room(lk), RTE_DIM(ev)));
+		n = fp_given_back(fp, ev, RTE_DIM(ev));
 		post(ev, n);
 	} while (n == RTE_DIM(ev));
 	if (budget == 0)
 		return;
-	for (;;) {
-		unsigned int room = RTE_MIN(lk_event_room(lk), RTE_DIM(ev));
-
-		if (room < 2)
-			return;		/* a slot may need two; the host is behind */
-		n = fp_sweep(fp, now_ns(), budget, ev, room);
+	do {
+		n = fp_sweep(fp, now_ns(), budget, ev, RTE_DIM(ev));
 		post(ev, n);
-		if (n < room)
-			return;
-	}
+	} while (n == RTE_DIM(ev));
+}
+
+/* The host's lease: lapsed now?  Said once a lapse, on the log. */
+static void
+lease_tick(void)
+{
+	struct fp_lease l;
+
+	if (!fp_lease_tick(fp, now_ns()))
+		return;
+	fp_lease_get(fp, now_ns(), &l);
+	fprintf(stderr, "flowcut-npu: the host's lease lapsed (not renewed within %u ms, "
+		"lapse %u): failing closed - cut connections drop, every other frame goes "
+		"to the host\n", l.ms, l.lapses);
 }
 
 static bool
@@ -403,6 +416,8 @@ control_loop(const struct npu_opts *o)
 	while (!quit) {
 		uint64_t now = now_ns();
 		bool worked = serve() > 0;
+
+		lease_tick();
 
 		if (worked)
 			last_work = now;

@@ -42,7 +42,9 @@
 	X(COUNTER_READ, 44) \
 	X(COUNTER_CLEAR, 48) \
 	X(FW_CFG_PARAMS_GET, 64) \
-	X(CONN_REVIVE_FP, 65)
+	X(CONN_REVIVE_FP, 65) \
+	X(HOST_LEASE, 66) \
+	X(HOST_LEASE_READ, 67)
 
 enum fc_cmd_op {
 #define FC_CMD_ENUM_(name, num) FC_CMD_##name = num,
@@ -147,6 +149,43 @@ struct fc_cmd_cfg {
 struct fc_ans_cfg {
 	uint32_t fw_cfg;
 	uint32_t fw_rev;
+};
+
+/*
+ * HOST_LEASE (66): the host renews its lease (docs/commands.md; fastpath/fp.h
+ * says what a lapse does).  Client slot 0 only (flowcutd's): another
+ * client is answered -EPERM.
+ *
+ *   +-------------------------------+-------------------------------+
+ *   |  ms: the lease's length, 0 = release (a clean stop)           |
+ *   +-------------------------------+-------------------------------+
+ *   |  ack: the lapses the host knows of (reopens a lapsed lease)   |
+ *   +---------------------------------------------------------------+
+ *
+ * answer, and HOST_LEASE_READ (67)'s (empty command, any client):
+ *
+ *   +-------+-----------------------+-------------------------------+
+ *   | state |   zero (3 bytes)      |  lapses since boot            |
+ *   +-------+-----------------------+-------------------------------+
+ *   |  ms: the length last granted  |  left_ms: until it lapses     |
+ *   +-------------------------------+-------------------------------+
+ *   state: 0 none since boot, 1 held, 2 lapsed (failing closed)
+ */
+enum fc_lease_state {
+	FC_LEASE_NONE = 0,	/* never held since boot */
+	FC_LEASE_HELD = 1,	/* held: connections forward */
+	FC_LEASE_LAPSED = 2,	/* lapsed or released: failing closed */
+};
+struct fc_cmd_lease {
+	uint32_t ms;
+	uint32_t ack;
+};
+struct fc_ans_lease {
+	uint8_t state;
+	uint8_t zero[3];
+	uint32_t lapses;
+	uint32_t ms;
+	uint32_t left_ms;
 };
 
 /*
@@ -373,6 +412,8 @@ _Static_assert(sizeof(struct fc_cmd_hdr) == 8, "fc_cmd_hdr");
 _Static_assert(sizeof(struct fc_ans_hdr) == 16, "fc_ans_hdr");
 _Static_assert(sizeof(struct fc_key) == 48, "fc_key");
 _Static_assert(sizeof(struct fc_cmd_lif) == 16, "fc_cmd_lif");
+_Static_assert(sizeof(struct fc_cmd_lease) == 8, "fc_cmd_lease");
+_Static_assert(sizeof(struct fc_ans_lease) == 16, "fc_ans_lease");
 _Static_assert(sizeof(struct fc_cmd_nhop) == 28, "fc_cmd_nhop");
 _Static_assert(sizeof(struct fc_mflow_spec) == 56, "fc_mflow_spec");
 _Static_assert(sizeof(struct fc_cmd_flow_create) == 120, "fc_cmd_flow_create");

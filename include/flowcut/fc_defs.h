@@ -231,6 +231,8 @@ enum fc_cnt_class {
 	X(FROM_WIRE_TO_KN_FW_REV_MISMATCH, FC_CLS_HOST) \
 	/* step 5: a cut connection */ \
 	X(FROM_WIRE_DROP_IPS_VERDICT, FC_CLS_DROP) \
+	/* step 5b: the host's lease lapsed (flowcut's) */ \
+	X(FROM_WIRE_TO_KN_LEASE_LAPSED, FC_CLS_HOST) \
 	/* step 6: TCP */ \
 	X(FROM_WIRE_TO_KN_TCP_FIN_SYN_RST, FC_CLS_HOST) \
 	X(FROM_WIRE_TO_KN_TCP_SEQ_CHK_INVALID, FC_CLS_HOST) \

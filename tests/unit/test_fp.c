@@ -29,6 +29,7 @@
 #include "fp.h"
 
 #define S 1000000000ull		/* one second of virtual time */
+#define MS 1000000ull		/* one millisecond of virtual time */
 
 static struct rte_mempool *pool;
 static unsigned int instance;
@@ -454,6 +455,24 @@ static void prep_cut_rst(struct t *t, fp_conn_id id, struct fc_frame_spec *s, ui
 	assert_int_equal(fp_conn_verdict_set(t->fp, id, FC_VERDICT_DROP), 0);
 	s->tcp_flags = FP_TCP_RST;
 }
+/* The host's lease taken, then lapsed: the fast path fails closed. */
+static void
+lease_lapse(struct t *t)
+{
+	assert_int_equal(fp_lease_renew(t->fp, t->now, 1000, 0, NULL), 0);
+	assert_true(fp_lease_tick(t->fp, t->now + 1000 * MS));
+}
+static void prep_lapsed(struct t *t, fp_conn_id id, struct fc_frame_spec *s, uint16_t *port)
+{ (void)id; (void)s; (void)port; lease_lapse(t); }
+static void prep_lapsed_fin(struct t *t, fp_conn_id id, struct fc_frame_spec *s, uint16_t *port)
+{ (void)id; (void)port; lease_lapse(t); s->tcp_flags = FP_TCP_FIN | FP_TCP_ACK; }
+static void prep_lapsed_cut(struct t *t, fp_conn_id id, struct fc_frame_spec *s, uint16_t *port)
+{
+	(void)port;
+	lease_lapse(t);
+	assert_int_equal(fp_conn_verdict_set(t->fp, id, FC_VERDICT_DROP), 0);
+	s->tcp_flags = FP_TCP_RST;
+}
 static void prep_fin(struct t *t, fp_conn_id id, struct fc_frame_spec *s, uint16_t *port)
 { (void)t; (void)id; (void)port; s->tcp_flags = FP_TCP_FIN | FP_TCP_ACK; }
 static void prep_syn(struct t *t, fp_conn_id id, struct fc_frame_spec *s, uint16_t *port)
@@ -524,6 +543,11 @@ test_model_steps(void **state)
 		{ "5 cut: an RST is dropped, not given back", prep_cut_rst, FC_ACTION_IPS, IPPROTO_TCP, FC_CNT_FROM_WIRE_DROP_IPS_VERDICT },
 		{ "5 FWD cut (action DROP): a FIN is dropped", prep_cut_fwd_fin, FC_ACTION_FWD, IPPROTO_TCP, FC_CNT_FROM_WIRE_DROP_MFLOW_ACTION },
 		{ "5 action DROP from the start", prep_none, FC_ACTION_DROP, IPPROTO_UDP, FC_CNT_FROM_WIRE_DROP_MFLOW_ACTION },
+		{ "5b lease lapsed: FWD to the host", prep_lapsed, FC_ACTION_FWD, IPPROTO_UDP, FC_CNT_FROM_WIRE_TO_KN_LEASE_LAPSED },
+		{ "5b lease lapsed: IPS to the host", prep_lapsed, FC_ACTION_IPS, IPPROTO_TCP, FC_CNT_FROM_WIRE_TO_KN_LEASE_LAPSED },
+		{ "5b lease lapsed: a FIN to the host, not given back", prep_lapsed_fin, FC_ACTION_FWD, IPPROTO_TCP, FC_CNT_FROM_WIRE_TO_KN_LEASE_LAPSED },
+		{ "5b lease lapsed: a cut connection still drops", prep_lapsed_cut, FC_ACTION_IPS, IPPROTO_TCP, FC_CNT_FROM_WIRE_DROP_IPS_VERDICT },
+		{ "5b lease lapsed: action DROP still drops", prep_lapsed, FC_ACTION_DROP, IPPROTO_UDP, FC_CNT_FROM_WIRE_DROP_MFLOW_ACTION },
 		{ "6 FIN", prep_fin, FC_ACTION_IPS, IPPROTO_TCP, FC_CNT_FROM_WIRE_TO_KN_TCP_FIN_SYN_RST },
 		{ "6 SYN", prep_syn, FC_ACTION_FWD, IPPROTO_TCP, FC_CNT_FROM_WIRE_TO_KN_TCP_FIN_SYN_RST },
 		{ "6 RST", prep_rst, FC_ACTION_FWD, IPPROTO_TCP, FC_CNT_FROM_WIRE_TO_KN_TCP_FIN_SYN_RST },
@@ -554,6 +578,72 @@ test_model_steps(void **state)
 		rows[r].prep(t, id, &s, &port);
 		expect(send_frame(t, port, &s), rows[r].want, dest_for(rows[r].want, 1));
 	}
+}
+
+/*
+ * The host's lease on a virtual clock: none after boot (forwarding), held,
+ * lapsed at its end to the nanosecond (failing closed), not reopened by a
+ * renewal that does not acknowledge the lapse, reopened by one that does;
+ * a release fails closed at once; a held lease is extended whatever it
+ * acknowledges; a length over the limit refused.  Each state seen by a frame.
+ */
+static void
+test_host_lease(void **state)
+{
+	struct t *t = *state;
+	struct fc_frame_spec o = orig_frame(4, IPPROTO_UDP);
+	struct fp_lease l;
+	uint64_t t0 = t->now;
+
+	conn_make(t, 4, IPPROTO_UDP, FC_ACTION_FWD);
+	fp_lease_get(t->fp, t->now, &l);
+	assert_int_equal(l.state, FC_LEASE_NONE);
+	expect(send_frame(t, 0, &o), FC_CNT_FROM_WIRE_TO_WIRE, 1);
+	assert_false(fp_lease_tick(t->fp, t->now + 3600 * S));	/* nothing to lapse */
+
+	assert_int_equal(fp_lease_renew(t->fp, t0, 3000, 7, &l), 0);	/* ack ignored: none to know */
+	assert_int_equal(l.state, FC_LEASE_HELD);
+	assert_int_equal(l.ms, 3000);
+	assert_int_equal(l.left_ns, 3000 * MS);
+	t->now = t0 + 3000 * MS - 1;
+	assert_false(fp_lease_tick(t->fp, t->now));
+	expect(send_frame(t, 0, &o), FC_CNT_FROM_WIRE_TO_WIRE, 1);
+	t->now = t0 + 3000 * MS;
+	assert_true(fp_lease_tick(t->fp, t->now));
+	assert_false(fp_lease_tick(t->fp, t->now + S));	/* said once */
+	fp_lease_get(t->fp, t->now, &l);
+	assert_int_equal(l.state, FC_LEASE_LAPSED);
+	assert_int_equal(l.lapses, 1);
+	assert_int_equal(l.left_ns, 0);
+	expect(send_frame(t, 0, &o), FC_CNT_FROM_WIRE_TO_KN_LEASE_LAPSED, FP_DEST_HOST);
+
+	/* a renewal that does not know of the lapse: still failing closed */
+	assert_int_equal(fp_lease_renew(t->fp, t->now, 3000, 0, &l), 0);
+	assert_int_equal(l.state, FC_LEASE_LAPSED);
+	expect(send_frame(t, 0, &o), FC_CNT_FROM_WIRE_TO_KN_LEASE_LAPSED, FP_DEST_HOST);
+	/* acknowledged: forwarding again */
+	assert_int_equal(fp_lease_renew(t->fp, t->now, 3000, 1, &l), 0);
+	assert_int_equal(l.state, FC_LEASE_HELD);
+	expect(send_frame(t, 0, &o), FC_CNT_FROM_WIRE_TO_WIRE, 1);
+	/* held: any renewal extends it */
+	t->now += 2000 * MS;
+	assert_int_equal(fp_lease_renew(t->fp, t->now, 3000, 0, &l), 0);
+	t->now += 2000 * MS;
+	assert_false(fp_lease_tick(t->fp, t->now));
+	expect(send_frame(t, 0, &o), FC_CNT_FROM_WIRE_TO_WIRE, 1);
+
+	/* released (a clean stop): failing closed at once */
+	assert_int_equal(fp_lease_renew(t->fp, t->now, 0, 1, &l), 0);
+	assert_int_equal(l.state, FC_LEASE_LAPSED);
+	assert_int_equal(l.lapses, 2);
+	expect(send_frame(t, 0, &o), FC_CNT_FROM_WIRE_TO_KN_LEASE_LAPSED, FP_DEST_HOST);
+	assert_int_equal(fp_lease_renew(t->fp, t->now, 0, 2, &l), 0);	/* again: no new lapse */
+	assert_int_equal(l.lapses, 2);
+
+	assert_int_equal(fp_lease_renew(t->fp, t->now, FP_LEASE_MAX_MS + 1, 2, NULL), -EINVAL);
+	fp_lease_get(t->fp, t->now, &l);
+	assert_int_equal(l.state, FC_LEASE_LAPSED);
+	assert_int_equal(counter(t, FC_CNT_FROM_WIRE_TO_KN_LEASE_LAPSED), 3);
 }
 
 /* Non-IP, truncated and fragmented frames each have their own counter. */
@@ -1520,6 +1610,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_forward_rewrite_on_heap, setup_heap, teardown),
 		cmocka_unit_test(test_heap_fits),
 		cmocka_unit_test_setup_teardown(test_verdict_drop_and_back, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_host_lease, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_model_steps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unparsed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_forward_rewrite, setup, teardown),
