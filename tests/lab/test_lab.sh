@@ -440,6 +440,126 @@ t_flowcutd_restart() {
 	stream_end
 }
 
+# ---- the host's lease: flowcutd stopped, or stopped cleanly ----
+
+# frames the server took in: UDP to 5202, TCP to 5203 (counters of its own)
+port_counters() {
+	ex server nft -f - <<-EOF
+	table inet cnt {
+		counter p5202 {}
+		counter p5203 {}
+		chain in {
+			type filter hook input priority -10; policy accept;
+			udp dport 5202 counter name p5202
+			tcp dport 5203 counter name p5203
+		}
+	}
+	EOF
+}
+port_rx() { ex server nft list counter inet cnt "p$1" | sed -n 's/.*packets \([0-9]*\).*/\1/p'; }
+# "FAMILY PORT": a connection to PORT forwards in the fast path now, at the
+# revision in force (its orig packets climb over 0.2 s), not cut
+forwarding() {
+	local a b
+	a=$(fwd_packets "$1" "$2") || return 1
+	sleep 0.2
+	b=$(fwd_packets "$1" "$2") || return 1
+	[ "$b" -gt "$a" ]
+}
+fwd_packets() {
+	local st cs
+	st=$("$ctl" --link "/dev/shm/$L-link" --json status) || return 1
+	cs=$("$ctl" --link "/dev/shm/$L-link" --json conns) || return 1
+	python3 -c '
+import json, sys
+st, cs, fam, port = json.loads(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3], sys.argv[4]
+n = [c["dirs"][0]["packets"] for c in cs
+     if c["state"] == "valid" and c["fw_rev"] == st["fw_rev"] and c["verdict"] != "DROP"
+     and c["dirs"][0]["action"] != "DROP" and c["dirs"][0]["key"].startswith(fam + " ")
+     and (":" + port + " port ") in c["dirs"][0]["key"]]
+sys.exit(1) if not n else print(sum(n))' "$st" "$cs" "$1" "$2"
+}
+lease_state() { "$ctl" --link "/dev/shm/$L-link" --json status | sed -n 's/.*"state": "\([a-z]*\)".*/\1/p'; }
+
+# flowcutd stopped (SIGSTOP) under two live streams (UDP to 5202, TCP to
+# 5203), then a rule that forbids the UDP one added while it is stopped:
+# once the lease is over (3 s) the coprocessor fails closed on its own and
+# no frame of the forbidden stream reaches the server; SIGCONT: the allowed
+# one is back in the fast path within 1 s, the forbidden one stays stopped
+# (the host's rule drops it).  The allowed one is TCP: its ACKs make the
+# host resolve the client again (its neighbour entry failed while nothing
+# was relayed), as any two-way connection does.
+t_lease_stop() { # family
+	local dst=198.18.1.2 fam=$1 pid a0 a1 b0 b1 t0 t1 p s1 s2
+	[ "$fam" = 6 ] && dst=2001:2:0:1::2
+	port_counters || return 1
+	for p in 5202 5203; do ex server iperf3 -s -D -1 -p $p >/dev/null 2>&1; done
+	sleep 0.3
+	ex client timeout 30 iperf3 -u -c "$dst" -p 5202 -b 5M -t 22 -l 500 >"$run/udp.out" 2>&1 &
+	ex client timeout 30 iperf3 -c "$dst" -p 5203 -b 5M -t 22 >"$run/tcp.out" 2>&1 &
+	wait_for 80 forwarding "$fam" 5202 && wait_for 80 forwarding "$fam" 5203 ||
+		{ say "the streams were never offloaded"; conns; return 1; }
+	[ "$(lease_state)" = held ] || { say "lease $(lease_state), not held"; return 1; }
+	pid=$(cat "$run/flowcutd.pid")
+	kill -STOP "$pid"
+	ex host nft insert rule inet filter forward udp dport 5202 drop
+	sleep 3.2	# the lease, and a turn of the coprocessor's loop
+	s1=$(lease_state)
+	a0=$(port_rx 5202) b0=$(port_rx 5203)
+	sleep 2
+	a1=$(port_rx 5202) b1=$(port_rx 5203)
+	say "IPv$fam, flowcutd stopped: lease $s1; in the 2 s after it the server took in" \
+	    "$((a1 - a0)) frames of the forbidden stream, $((b1 - b0)) of the allowed one" \
+	    "(flowcutd relays the host path: nothing reaches it either)"
+	kill -CONT "$pid"
+	t0=$(date +%s.%N)
+	wait_for 30 forwarding "$fam" 5203 || { say "the allowed stream not back in the fast path"; conns; return 1; }
+	t1=$(date +%s.%N)
+	s2=$(lease_state)
+	a0=$(port_rx 5202)
+	sleep 1
+	a1=$(port_rx 5202)
+	say "SIGCONT: the allowed stream forwarding in the fast path again after" \
+	    "$(echo "$t1 - $t0" | bc | cut -c1-5) s (lease $s2);" \
+	    "the forbidden one: $((a1 - a0)) frames at the server in 1 s"
+	grep -q "lease on the coprocessor had lapsed" "$run/flowcutd.log" || { say "flowcutd did not see the lapse"; return 1; }
+	wait
+	[ "$s1" = lapsed ] && [ "$s2" = held ] && [ $((a1 - a0)) -eq 0 ] &&
+		[ "$(echo "$t1 - $t0 <= 1" | bc)" = 1 ]
+}
+
+# A clean stop (SIGTERM) releases the lease: the coprocessor fails closed at
+# once - a live stream's frames stop reaching the server within 0.3 s - and
+# flowcutd started again takes the lease and the stream reaches the server
+# again.
+t_lease_release() {
+	local a0 a1 b0 b1 d0 d1
+	port_counters || return 1
+	ex server iperf3 -s -D -1 -p 5202 >/dev/null 2>&1
+	sleep 0.3
+	ex client timeout 30 iperf3 -u -c 198.18.1.2 -p 5202 -b 5M -t 15 -l 500 >"$run/udp.out" 2>&1 &
+	wait_for 80 forwarding 4 5202 || { say "never offloaded"; conns; return 1; }
+	kill -TERM "$(cat "$run/flowcutd.pid")"
+	wait_for 30 bash -c "! kill -0 $(cat "$run/flowcutd.pid")"
+	sleep 0.3
+	[ "$(lease_state)" = lapsed ] || { say "lease $(lease_state) after a clean stop"; return 1; }
+	a0=$(port_rx 5202) d0=$(counter FROM_WIRE_TO_KN_LEASE_LAPSED)
+	sleep 1
+	a1=$(port_rx 5202) d1=$(counter FROM_WIRE_TO_KN_LEASE_LAPSED)
+	say "after a clean stop: $((a1 - a0)) frames at the server in 1 s," \
+	    "$((d1 - d0)) to the host (TO_KN_LEASE_LAPSED)"
+	grep -q "lease released" "$run/flowcutd.log" || { say "no release said"; return 1; }
+	"$lab" start-flowcutd "$L"
+	wait_for 50 bash -c "[ \"\$($(declare -f lease_state); L=$L ctl=$ctl; lease_state)\" = held ]" ||
+		{ say "the lease not taken again"; return 1; }
+	b0=$(port_rx 5202)
+	sleep 1
+	b1=$(port_rx 5202)
+	say "started again: the lease held, $((b1 - b0)) frames at the server in 1 s"
+	wait
+	[ $((a1 - a0)) -eq 0 ] && [ $((d1 - d0)) -gt 100 ] && [ $((b1 - b0)) -gt 100 ]
+}
+
 # A settings file with an error is refused and changes nothing.
 t_settings_refused() {
 	local before
@@ -558,6 +678,9 @@ tests=(
 	"a ruleset reload after a flowcutd restart stops a live stream|t_ruleset_reload_after_restart"
 	"the coprocessor restarted mid-stream|t_npu_restart"
 	"flowcutd restarted: no connection outlives its state|t_flowcutd_restart"
+	"flowcutd stopped: past the lease the coprocessor fails closed, a rule added meanwhile holds at once (IPv4)|60|t_lease_stop 4"
+	"flowcutd stopped: past the lease the coprocessor fails closed, a rule added meanwhile holds at once (IPv6)|60|t_lease_stop 6"
+	"flowcutd stopped cleanly: the lease released, the coprocessor fails closed at once|60|t_lease_release"
 	"a settings file with an error is refused|t_settings_refused"
 	"a cut by hand of a 400 Mbit/s UDP flood drops it on the coprocessor (IPv4)|60|t_cut 4 on"
 	"a cut by hand of a 400 Mbit/s UDP flood drops it on the coprocessor (IPv6, the client)|60|t_cut 6 on client"
