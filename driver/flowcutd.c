@@ -380,7 +380,7 @@ main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct opts o = { .link = "/dev/shm/flowcut", .tap = "fp", .ports = 2,
+	struct opts o = { .link = LK_PATH, .tap = "fp", .ports = 2,
 			  .settings = "/etc/flowcut/settings.conf", .control = FC_CTL_PATH };
 	char settings_name[256];
 	int watch;
@@ -456,7 +456,7 @@ main(int argc, char **argv)
 	while (!quit && (lk = lk_attach(o.link, 0)) == NULL) {
 		/* not there yet, booting, or a killed predecessor's slot not yet free */
 		if (errno != ENOENT && errno != EPROTO && errno != EBUSY) {
-			fprintf(stderr, "flowcutd: link %s: %s\n", o.link, strerror(errno));
+			fprintf(stderr, "flowcutd: link %s\n", lk_error());
 			return 1;
 		}
 		usleep(100000);

@@ -7,7 +7,9 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -21,13 +23,17 @@
 
 #include "lk.h"
 
-static char path[64];
+static char dir[64], path[80];	/* the link in a directory of its own, 0700 */
 
 static int
 setup(void **state)
 {
-	snprintf(path, sizeof(path), "/dev/shm/fc-test-link-%d", (int)getpid());
+	snprintf(dir, sizeof(dir), "/dev/shm/fc-test-link-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/link", dir);
 	*state = lk_create(path);
+	if (*state == NULL)
+		print_error("link %s\n", lk_error());
 	assert_non_null(*state);
 	return 0;
 }
@@ -37,6 +43,7 @@ teardown(void **state)
 {
 	lk_close(*state);
 	unlink(path);
+	rmdir(dir);
 	return 0;
 }
 
@@ -74,17 +81,20 @@ test_boot_event_and_attach(void **state)
 {
 	struct lk *npu = *state, *host = lk_attach(path, -1);
 	struct lk_event ev;
+	char none[96];
 
 	assert_non_null(host);
-	assert_int_equal(lk_client(host), 0);
+	assert_int_equal(lk_client(host), 1);	/* 0 is the driver's */
 	assert_int_equal(lk_boot_id(host), lk_boot_id(npu));
 	assert_int_equal(lk_event_take(host, &ev), 0);
 	assert_int_equal(ev.type, LK_EV_BOOT);
 	assert_int_equal(ev.boot_id, lk_boot_id(npu));
 	assert_int_equal(lk_event_take(host, &ev), -EAGAIN);
 	lk_close(host);
-	assert_null(lk_attach("/dev/shm/fc-test-link-none", -1));
+	snprintf(none, sizeof(none), "%s/none", dir);
+	assert_null(lk_attach(none, -1));
 	assert_int_equal(errno, ENOENT);
+	assert_true(strncmp(lk_error(), none, strlen(none)) == 0);
 }
 
 static void
@@ -221,36 +231,92 @@ test_reboot_and_resync(void **state)
 	lk_close(host);
 }
 
+/*
+ * Slot 0 is the driver's: the tools' lk_attach(path, -1) takes 1..3, never
+ * 0, so a flowcutctl run while flowcutd restarts cannot keep it out.  A
+ * slot given back, or whose holder died without giving it back, is free.
+ */
 static void
 test_client_slots(void **state)
 {
 	struct lk *c[LK_CLIENTS];
 	pid_t child;
-	uint32_t size;
-	uint32_t *pids;
+	int st;
 
 	(void)state;
-	for (int i = 0; i < LK_CLIENTS; i++)
+	for (int i = 1; i < LK_CLIENTS; i++) {
 		assert_non_null(c[i] = lk_attach(path, -1));
-	assert_null(lk_attach(path, -1));
+		assert_int_equal(lk_client(c[i]), i);
+	}
+	assert_null(lk_attach(path, -1));	/* slot 0 is free, and not for it */
+	assert_int_equal(errno, EBUSY);
+	assert_non_null(strstr(lk_error(), "every client slot (1 to 3) is held"));
+	assert_non_null(c[0] = lk_attach(path, 0));
+	assert_int_equal(lk_client(c[0]), 0);
+	assert_null(lk_attach(path, 0));
 	assert_int_equal(errno, EBUSY);
 	assert_null(lk_attach(path, 1));
+	assert_int_equal(errno, EBUSY);
+	assert_null(lk_attach(path, LK_CLIENTS));
+	assert_int_equal(errno, EINVAL);
 	lk_close(c[1]);
 	c[1] = lk_attach(path, 1);
 	assert_non_null(c[1]);
-	/* a slot held by a process that has exited is free */
-	child = fork();
-	if (child == 0)
-		_exit(0);
-	waitpid(child, NULL, 0);
+	/* a slot held by a process killed before it gave it back is free */
 	lk_close(c[3]);
-	pids = (uint32_t *)((uint8_t *)lk_region(c[0], &size) + 32);	/* client_pid[] */
-	pids[3] = (uint32_t)child;
+	child = fork();
+	if (child == 0) {
+		if (lk_attach(path, 3) == NULL)
+			_exit(1);
+		raise(SIGKILL);
+	}
+	assert_int_equal(waitpid(child, &st, 0), child);
+	assert_true(WIFSIGNALED(st));
 	c[3] = lk_attach(path, -1);
 	assert_non_null(c[3]);
 	assert_int_equal(lk_client(c[3]), 3);
 	for (int i = 0; i < LK_CLIENTS; i++)
 		lk_close(c[i]);
+}
+
+/*
+ * A slot's holder is not told by its pid: here the holder ran as pid 1 of
+ * a pid namespace of its own and is gone; in this namespace pid 1 is init,
+ * alive (as a pid used again would be).  The slot is free all the same.
+ */
+static void
+test_client_slot_pid_reused(void **state)
+{
+	struct lk *c;
+	pid_t child;
+	int st;
+
+	(void)state;
+	if (geteuid() != 0) {
+		print_message("skipped: a pid namespace needs root\n");
+		skip();
+	}
+	child = fork();
+	if (child == 0) {
+		pid_t init;
+
+		if (unshare(CLONE_NEWPID) != 0)
+			_exit(2);
+		init = fork();
+		if (init == 0)	/* pid 1 of the new namespace */
+			_exit(getpid() == 1 && lk_attach(path, 3) != NULL ? 0 : 1);
+		_exit(init > 0 && waitpid(init, &st, 0) == init && WIFEXITED(st) ?
+		      WEXITSTATUS(st) : 3);
+	}
+	assert_int_equal(waitpid(child, &st, 0), child);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_int_equal(kill(1, 0), 0);	/* pid 1 lives here */
+	c = lk_attach(path, 3);
+	if (c == NULL)
+		print_error("link %s\n", lk_error());
+	assert_non_null(c);
+	lk_close(c);
 }
 
 static void
@@ -294,7 +360,7 @@ test_frames_and_counters(void **state)
 static void
 test_bad_index_and_length(void **state)
 {
-	struct lk *npu = *state, *host = lk_attach(path, -1);
+	struct lk *npu = *state, *host = lk_attach(path, 0);
 	struct lk_stats st;
 	struct fc_cmd_hdr h;
 	uint8_t p[FC_CMD_MAX_PAYLOAD];
@@ -525,6 +591,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_call_counts_other_answers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reboot_and_resync, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_slots, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_client_slot_pid_reused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_frames_and_counters, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_index_and_length, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_garbage_everywhere, setup, teardown),
