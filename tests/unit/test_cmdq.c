@@ -86,7 +86,7 @@ setup(void **state)
 {
 	struct link *l = calloc(1, sizeof(*l));
 
-	snprintf(dir, sizeof(dir), "/tmp/fc-test-cmdq-XXXXXX");
+	snprintf(dir, sizeof(dir), "/dev/shm/fc-test-cmdq-XXXXXX");
 	if (mkdtemp(dir) == NULL)
 		return -1;
 	snprintf(path, sizeof(path), "%s/link", dir);

@@ -2,10 +2,16 @@
 /*
  * The link (link/lk.c): round trips, batches, full rings, reboots, client
  * slots, the counters window, and garbage - in every byte of the region,
- * and while both sides run.
+ * and while both sides run; and, as nobody against root, every way another
+ * user could lay the link out or put something at its path (issue 14).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <grp.h>
 #include <inttypes.h>
+#include <libgen.h>
+#include <pwd.h>
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -15,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -581,10 +588,334 @@ test_bad_slots_cannot_hold(void **state)
 	assert_true(worst < 0.5);
 }
 
+/* ---- trust: another user against the root sides (issue 14) ---- */
+
+#define NOBODY 65534u
+#define TARGET_TEXT "root's own file\n"
+
+/*
+ * The place each row is played in, made anew per row under a directory
+ * of its own (0755, so nobody can reach in):
+ *   root/     0700 root   - where the link belongs
+ *   shm/      1777 root   - as /dev/shm
+ *   nobody/   0700 nobody - another user's own
+ *   grp/      0770 root   - writable by its group
+ *   target    0644 root   - a file of root's a symbolic link points at
+ */
+static char base[64];
+
+static void
+at(char *out, size_t cap, const char *rel)
+{
+	snprintf(out, cap, "%s/%s", base, rel);
+}
+
+/* What the other user does first, in a child that is nobody: 0 if it could. */
+typedef int (*trust_play)(void);
+
+static int
+play_file_0666(void)	/* (a): a link file of its own, for root to take */
+{
+	char p[128];
+	int fd;
+
+	at(p, sizeof(p), "shm/link");
+	fd = open(p, O_RDWR | O_CREAT | O_EXCL, 0666);
+	return fd >= 0 && fchmod(fd, 0666) == 0 && close(fd) == 0 ? 0 : 1;
+}
+
+static int
+play_symlink(void)	/* (b): root's file at the link's path */
+{
+	char p[128], t[128];
+
+	at(p, sizeof(p), "shm/link");
+	at(t, sizeof(t), "target");
+	return symlink(t, p);
+}
+
+static int
+play_fake_npu_own(void)	/* (c): a region laid out, a coprocessor of its own */
+{
+	char p[128];
+	struct lk *lk;
+
+	at(p, sizeof(p), "nobody/link");
+	lk = lk_create(p);
+	if (lk == NULL)
+		fprintf(stderr, "as nobody: %s\n", lk_error());
+	return lk != NULL ? 0 : 1;	/* left behind as it dies: the region stays */
+}
+
+static int
+play_fake_npu_shm(void)	/* (c), the region then moved to where root looks */
+{
+	char from[128], to[128];
+
+	at(from, sizeof(from), "nobody/link");
+	at(to, sizeof(to), "shm/link");
+	return play_fake_npu_own() == 0 && rename(from, to) == 0 ? 0 : 1;
+}
+
+/* What root (this process) puts there first, for the checks one by one. */
+typedef int (*trust_make)(const char *p);
+
+static int
+make_file(const char *p, mode_t mode, uid_t uid)
+{
+	int fd = open(p, O_RDWR | O_CREAT | O_EXCL, 0600);
+	int rc = fd >= 0 && fchmod(fd, mode) == 0 && fchown(fd, uid, (gid_t)-1) == 0 ? 0 : -1;
+
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+static int
+make_0666(const char *p)
+{
+	return make_file(p, 0666, 0);
+}
+
+static int
+make_0640(const char *p)
+{
+	return make_file(p, 0640, 0);
+}
+
+static int
+make_nobodys(const char *p)
+{
+	return make_file(p, 0600, NOBODY);
+}
+
+static int
+make_hardlink(const char *p)
+{
+	char other[128];
+
+	at(other, sizeof(other), "root/other-name");
+	return make_file(other, 0600, 0) == 0 ? link(other, p) : -1;
+}
+
+static int
+make_symlink(const char *p)
+{
+	char t[128];
+
+	at(t, sizeof(t), "target");
+	return symlink(t, p);
+}
+
+static int
+make_dir(const char *p)
+{
+	return mkdir(p, 0700);
+}
+
+static int
+make_fifo(const char *p)
+{
+	return mkfifo(p, 0600);
+}
+
+/* A region root's own coprocessor laid out, as it left it (for attach rows). */
+static int
+make_region(const char *p)
+{
+	struct lk *lk = lk_create(p);
+
+	lk_close(lk);
+	return lk != NULL ? 0 : -1;
+}
+
+struct trust_row {
+	const char *name;
+	trust_play play;	/* as nobody, first (NULL: none) */
+	trust_make make;	/* as root, first (NULL: none) */
+	const char *rel;	/* the link's path under base */
+	bool attach;		/* the root side is a host (lk_attach(path, 0)), else lk_create */
+	int err;		/* 0: it must work; else the errno refused with */
+	const char *why;	/* what lk_error() says after the path */
+};
+
+static const struct trust_row trust_rows[] = {
+	{ "(a) a 0666 file of nobody's in a world-writable directory", play_file_0666, NULL,
+	  "shm/link", false, EPERM, "directory %B/shm is writable by others (mode 1777)" },
+	{ "(b) nobody's symbolic link to root's file", play_symlink, NULL, "shm/link", false,
+	  EPERM, "directory %B/shm is writable by others (mode 1777)" },
+	{ "(c) nobody's coprocessor, in its own directory, attached", play_fake_npu_own, NULL,
+	  "nobody/link", true, EPERM, "directory %B/nobody is owned by uid 65534, not 0" },
+	{ "(c) nobody's coprocessor, in a world-writable directory, attached",
+	  play_fake_npu_shm, NULL, "shm/link", true, EPERM,
+	  "directory %B/shm is writable by others (mode 1777)" },
+	{ "create: a group-writable directory", NULL, NULL, "grp/link", false, EPERM,
+	  "directory %B/grp is writable by its group (mode 0770)" },
+	{ "create: a symbolic link", NULL, make_symlink, "root/link", false, EPERM,
+	  "a symbolic link" },
+	{ "attach: a symbolic link", NULL, make_symlink, "root/link", true, EPERM,
+	  "a symbolic link" },
+	{ "create: a second hard link", NULL, make_hardlink, "root/link", false, EPERM,
+	  "2 links, not 1 (another name reaches it)" },
+	{ "attach: a second hard link", NULL, make_hardlink, "root/link", true, EPERM,
+	  "2 links, not 1 (another name reaches it)" },
+	{ "create: a directory", NULL, make_dir, "root/link", false, EPERM, "a directory" },
+	{ "create: a FIFO (never opened)", NULL, make_fifo, "root/link", false, EPERM, "a FIFO" },
+	{ "create: mode 0666", NULL, make_0666, "root/link", false, EPERM,
+	  "mode 0666, group or other may access it" },
+	{ "attach: mode 0666", NULL, make_0666, "root/link", true, EPERM,
+	  "mode 0666, group or other may access it" },
+	{ "create: mode 0640", NULL, make_0640, "root/link", false, EPERM,
+	  "mode 0640, group or other may access it" },
+	{ "create: a file of nobody's", NULL, make_nobodys, "root/link", false, EPERM,
+	  "owned by uid 65534, not 0" },
+	{ "attach: a file of nobody's", NULL, make_nobodys, "root/link", true, EPERM,
+	  "owned by uid 65534, not 0" },
+	{ "create: its directory made, 0700", NULL, NULL, "new/link", false, 0, NULL },
+	{ "create: a stale region taken over", NULL, make_region, "root/link", false, 0, NULL },
+	{ "attach: root's region", NULL, make_region, "root/link", true, 0, NULL },
+};
+
+static int
+rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st, (void)flag, (void)ftw;
+	return remove(p);
+}
+
+static int
+trust_teardown(void **state)
+{
+	(void)state;
+	if (base[0] != '\0')
+		nftw(base, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	base[0] = '\0';
+	return 0;
+}
+
+static int
+trust_setup(void **state)
+{
+	static const struct { const char *rel; mode_t mode; uid_t uid; } dirs[] = {
+		{ "root", 0700, 0 }, { "shm", 01777, 0 }, { "nobody", 0700, NOBODY },
+		{ "grp", 0770, 0 },
+	};
+	char p[128];
+
+	(void)state;
+	base[0] = '\0';
+	if (geteuid() != 0 || getpwuid(NOBODY) == NULL)
+		return 0;	/* the row skips */
+	snprintf(base, sizeof(base), "/dev/shm/fc-test-trust-XXXXXX");
+	if (mkdtemp(base) == NULL || chmod(base, 0755) != 0)
+		return -1;
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		at(p, sizeof(p), dirs[i].rel);
+		if (mkdir(p, 0700) != 0 || chmod(p, dirs[i].mode) != 0 ||
+		    chown(p, dirs[i].uid, (gid_t)-1) != 0)
+			return trust_teardown(state), -1;
+	}
+	at(p, sizeof(p), "target");
+	if (make_file(p, 0644, 0) != 0)
+		return trust_teardown(state), -1;
+	{
+		FILE *f = fopen(p, "w");
+
+		if (f == NULL || fputs(TARGET_TEXT, f) < 0 || fclose(f) != 0)
+			return trust_teardown(state), -1;
+	}
+	return 0;
+}
+
+/* Runs `play` as nobody in a child; its exit status. */
+static int
+as_nobody(trust_play play)
+{
+	pid_t child = fork();
+	int st;
+
+	if (child == 0) {
+		if (setgroups(0, NULL) != 0 || setresgid(NOBODY, NOBODY, NOBODY) != 0 ||
+		    setresuid(NOBODY, NOBODY, NOBODY) != 0)
+			_exit(100);
+		_exit(play());
+	}
+	if (child < 0 || waitpid(child, &st, 0) != child || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+/* `why` with %B as the row's base directory. */
+static void
+expand(char *out, size_t cap, const char *why)
+{
+	const char *b = strstr(why, "%B");
+
+	if (b == NULL)
+		snprintf(out, cap, "%s", why);
+	else
+		snprintf(out, cap, "%.*s%s%s", (int)(b - why), why, base, b + 2);
+}
+
+static void
+test_trust(void **state)
+{
+	const struct trust_row *row = *state;
+	char p[128], why[192], want[400], target[128], text[64] = "";
+	struct lk *lk;
+	struct stat st;
+	FILE *f;
+
+	if (base[0] == '\0') {
+		print_message("skipped: needs root and user nobody (uid %u)\n", NOBODY);
+		skip();
+	}
+	at(p, sizeof(p), row->rel);
+	if (row->play != NULL)
+		assert_int_equal(as_nobody(row->play), 0);
+	if (row->make != NULL)
+		assert_int_equal(row->make(p), 0);
+	lk = row->attach ? lk_attach(p, 0) : lk_create(p);
+	if (row->err == 0) {
+		if (lk == NULL)
+			print_error("link %s\n", lk_error());
+		assert_non_null(lk);
+		assert_string_equal(lk_error(), "");
+		assert_int_equal(stat(p, &st), 0);
+		assert_int_equal(st.st_mode & 07777, 0600);
+		assert_int_equal(stat(dirname(strcpy(want, p)), &st), 0);
+		assert_int_equal(st.st_mode & 077, 0);
+		lk_close(lk);
+		return;
+	}
+	if (lk != NULL) {
+		lk_close(lk);
+		fail_msg("%s: taken (rc 0), not refused", p);
+	}
+	assert_int_equal(errno, row->err);
+	/* the path, then the reason */
+	expand(why, sizeof(why), row->why);
+	snprintf(want, sizeof(want), "%s: %s", p, why);
+	assert_string_equal(lk_error(), want);
+	/* root's file behind a symbolic link is as it was */
+	at(target, sizeof(target), "target");
+	f = fopen(target, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(text, sizeof(text), f));
+	fclose(f);
+	assert_string_equal(text, TARGET_TEXT);
+	/* nobody's 0666 file was neither sized nor laid out */
+	if (row->play == play_file_0666) {
+		assert_int_equal(stat(p, &st), 0);
+		assert_int_equal(st.st_size, 0);
+	}
+}
+
 int
 main(void)
 {
-	const struct CMUnitTest tests[] = {
+	enum { ROWS = sizeof(trust_rows) / sizeof(trust_rows[0]) };
+	struct CMUnitTest tests[12 + ROWS] = {
 		cmocka_unit_test_setup_teardown(test_boot_event_and_attach, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batch_and_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_call_round_trip, setup, teardown),
@@ -598,6 +929,13 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_garbage_while_running, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_slots_cannot_hold, setup, teardown),
 	};
+
+	for (size_t i = 0; i < ROWS; i++)
+		tests[12 + i] = (struct CMUnitTest){ .name = trust_rows[i].name,
+						     .test_func = test_trust,
+						     .setup_func = trust_setup,
+						     .teardown_func = trust_teardown,
+						     .initial_state = (void *)&trust_rows[i] };
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
