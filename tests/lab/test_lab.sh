@@ -19,13 +19,13 @@ stream_offloaded() { # proto
 # connections in the fast path; "error" when flowcutctl could not say
 njson() {
 	local out
-	out=$("$ctl" --link "/dev/shm/$L-link" --json conns) || { echo error; return 1; }
+	out=$("$ctl" --link "/run/flowcut-lab/$L/link" --json conns) || { echo error; return 1; }
 	echo "$out" | grep -c '"id"' || true
 }
 # true when no UDP connection is in the fast path (false when flowcutctl fails)
 no_udp_conn() {
 	local out
-	out=$("$ctl" --link "/dev/shm/$L-link" conns) || return 1
+	out=$("$ctl" --link "/run/flowcut-lab/$L/link" conns) || return 1
 	! echo "$out" | grep -q ' udp '
 }
 
@@ -454,7 +454,7 @@ t_settings_refused() {
 	"$ctl" --settings "$run/settings.conf" settings set cut_in_hardware maybe 2>/dev/null && return 1
 	printf 'offload = on\n' >"$run/settings.conf"
 	"$ctl" --settings "$run/settings.conf" settings set cut_in_hardware off >/dev/null || return 1
-	wait_for 20 bash -c "[ \$($ctl --link /dev/shm/$L-link --json cfg | sed -n 's/.*\"fw_cfg\": \([0-9]*\).*/\1/p') = 3 ]" ||
+	wait_for 20 bash -c "[ \$($ctl --link /run/flowcut-lab/$L/link --json cfg | sed -n 's/.*\"fw_cfg\": \([0-9]*\).*/\1/p') = 3 ]" ||
 		{ say "fw_cfg $(cfg) after the save, not 0x003"; return 1; }
 }
 
