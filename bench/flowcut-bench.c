@@ -862,18 +862,24 @@ fail:
 static int
 bench_link(unsigned int calls, unsigned int secs)
 {
-	char path[64];
+	char dir[64] = "", path[80];
 	struct lk *lk = NULL;
 	struct fc_cmd_flow_create fc = { .verdict = FC_VERDICT_CUT_THRU };
 	struct fc_ans_conn_id cid;
 	double *rtt = calloc(calls, sizeof(double)), t0, cmds = 0, elapsed;
 	const unsigned int idle_calls = 500;
 	double idle[500];
-	pid_t pid;
+	pid_t pid = -1;
 	int rc = 1;
 
-	snprintf(path, sizeof(path), "/dev/shm/fc-bench-%d", (int)getpid());
-	unlink(path);
+	/* a 0700 directory of its own (lk_create refuses /dev/shm itself) */
+	snprintf(dir, sizeof(dir), "/dev/shm/fc-bench-XXXXXX");
+	if (mkdtemp(dir) == NULL) {
+		fprintf(stderr, "flowcut-bench: mkdtemp %s: %s\n", dir, strerror(errno));
+		dir[0] = '\0';
+		goto out;
+	}
+	snprintf(path, sizeof(path), "%s/link", dir);
 	pid = npu_spawn(path, 1024, 128);
 	if (pid < 0 || rtt == NULL) {
 		fprintf(stderr, "flowcut-bench: cannot start flowcut-npu\n");
@@ -887,7 +893,8 @@ bench_link(unsigned int calls, unsigned int secs)
 		}
 	}
 	if (lk == NULL) {
-		fprintf(stderr, "flowcut-bench: flowcut-npu's link did not come up\n");
+		fprintf(stderr, "flowcut-bench: flowcut-npu's link did not come up (link %s)\n",
+			lk_error());
 		goto out;
 	}
 	conn_key(0, (struct fc_key *)&fc.mf[0].key);
@@ -975,7 +982,10 @@ out:
 		kill(pid, SIGTERM);
 		waitpid(pid, NULL, 0);
 	}
-	unlink(path);
+	if (dir[0] != '\0') {
+		unlink(path);
+		rmdir(dir);
+	}
 	free(rtt);
 	return rc;
 }
@@ -1153,19 +1163,24 @@ bench_cut(unsigned int n)
 	struct fd_cmdq *q = NULL;
 	struct fc_list l = { 0 };
 	struct lk *lk = NULL;
-	char path[64];
+	char dir[64] = "", path[80];
 	double t, whole, one_s;
 	int rc = 1, cutn, out_fd = -1, devnull;
 	unsigned int left;
-	pid_t pid;
+	pid_t pid = -1;
 
 	if (why != NULL) {
 		printf("flowcut-bench cut: skipped: %s\n", why);
 		return 0;
 	}
 	spy.ids = calloc(n, sizeof(*spy.ids));
-	snprintf(path, sizeof(path), "/dev/shm/fc-bench-cut-%d", (int)getpid());
-	unlink(path);
+	snprintf(dir, sizeof(dir), "/dev/shm/fc-bench-cut-XXXXXX");
+	if (mkdtemp(dir) == NULL) {
+		fprintf(stderr, "flowcut-bench: mkdtemp %s: %s\n", dir, strerror(errno));
+		dir[0] = '\0';
+		goto out;
+	}
+	snprintf(path, sizeof(path), "%s/link", dir);
 	/* the table twice the connections; about 600 B each with the hash, and the pools */
 	pid = npu_spawn(path, 2 * n, 256 + (unsigned int)((uint64_t)n * 2 * 1200 >> 20));
 	if (pid < 0 || spy.ids == NULL) {
@@ -1181,7 +1196,8 @@ bench_cut(unsigned int n)
 	}
 	q = lk ? fd_cmdq_create(lk, &(struct fd_cmdq_params){ 0 }) : NULL;
 	if (q == NULL) {
-		fprintf(stderr, "flowcut-bench: flowcut-npu's link did not come up\n");
+		fprintf(stderr, "flowcut-bench: flowcut-npu's link did not come up (link %s)\n",
+			lk ? "up, the command client refused" : lk_error());
 		goto out;
 	}
 	spy.real = fd_cmds_q(q);
@@ -1264,7 +1280,10 @@ out:
 		kill(pid, SIGTERM);
 		waitpid(pid, NULL, 0);
 	}
-	unlink(path);
+	if (dir[0] != '\0') {
+		unlink(path);
+		rmdir(dir);
+	}
 	free(spy.ids);
 	return rc;
 }

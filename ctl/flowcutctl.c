@@ -791,7 +791,7 @@ main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *path = "/dev/shm/flowcut", *settings = "/etc/flowcut/settings.conf";
+	const char *path = LK_PATH, *settings = "/etc/flowcut/settings.conf";
 	const char *control = FC_CTL_PATH;
 	int c, rc;
 
@@ -817,10 +817,7 @@ main(int argc, char **argv)
 			       argv + optind + 1);
 	lk = lk_attach(path, -1);
 	if (lk == NULL) {
-		fprintf(stderr, "flowcutctl: %s: %s\n", path,
-			errno == ENOENT ? "no coprocessor (is flowcut-npu running?)" :
-			errno == EPROTO ? "not a flowcut link of this version" :
-			errno == EBUSY ? "every client slot is taken" : strerror(errno));
+		fprintf(stderr, "flowcutctl: link %s\n", lk_error());
 		return 1;
 	}
 	argv += optind;

@@ -416,7 +416,7 @@ main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct opts o = { .link = "/dev/shm/flowcut", .tap = "fp", .ports = 2,
+	struct opts o = { .link = LK_PATH, .tap = "fp", .ports = 2,
 			  .settings = "/etc/flowcut/settings.conf", .control = FC_CTL_PATH,
 			  .lease_ms = FD_LEASE_MS };
 	char settings_name[256];
@@ -499,12 +499,14 @@ main(int argc, char **argv)
 	ocfg.cut_in_hardware = cur.cut_in_hardware;
 	ocfg.timeout_s = cur.idle_timeout;
 	/* the coprocessor may not be there yet: wait for it */
-	while (!quit && (lk = lk_attach(o.link, 0)) == NULL) {
-		/* not there yet, booting, or a killed predecessor's slot not yet free */
+	for (int said = 0; !quit && (lk = lk_attach(o.link, 0)) == NULL; said = errno) {
+		/* not there yet, booting, or slot 0 held (another flowcutd: said once) */
 		if (errno != ENOENT && errno != EPROTO && errno != EBUSY) {
-			fprintf(stderr, "flowcutd: link %s: %s\n", o.link, strerror(errno));
+			fprintf(stderr, "flowcutd: link %s\n", lk_error());
 			return 1;
 		}
+		if (errno == EBUSY && said != EBUSY)
+			fprintf(stderr, "flowcutd: link %s; waiting for it\n", lk_error());
 		usleep(100000);
 	}
 	if (lk == NULL)

@@ -12,7 +12,7 @@
 #   NAME-client       NAME-npu                                    NAME-server
 #   c0 ------------- w0  [flowcut-npu, net_af_packet]  w1 ------------- s0
 #   198.18.0.2/24                                                198.18.1.2/24
-#   2001:2::2/64        link: /dev/shm/NAME-link          2001:2:0:1::2/64
+#   2001:2::2/64        link: /run/flowcut-lab/NAME/link  2001:2:0:1::2/64
 #                                 |
 #                     NAME-host: flowcutd, TAPs fp0 fp1
 #                     fp0 198.18.0.1/24 2001:2::1/64   fp1 198.18.1.1/24 2001:2:0:1::1/64
@@ -46,7 +46,7 @@ offloads_off() { # ns dev
 }
 
 up() {
-	mkdir -p "$run"
+	install -d -m 0700 "$run"	# 0700: the link lives in it
 	for r in client npu host server; do
 		ip netns add "$name-$r"
 		ns "$r" ip link set lo up
@@ -83,18 +83,18 @@ up() {
 
 # Each appends to its log, so a program started again keeps its history.
 start_npu() {
-	mkdir -p "$run"
+	install -d -m 0700 "$run"	# 0700: the link lives in it
 	ip netns exec "$name-npu" "$BUILD/flowcut-npu" --no-huge -m 256 --no-pci --no-telemetry --no-shconf \
 		--file-prefix "$name-npu" -l 0,1 --log-level=error \
 		--vdev net_af_packet0,iface=w0 --vdev net_af_packet1,iface=w1 \
-		-- --link "/dev/shm/$name-link" >>"$run/npu.log" 2>&1 &
+		-- --link "$run/link" >>"$run/npu.log" 2>&1 &
 	echo $! >"$run/npu.pid"
 }
 
 start_flowcutd() {
-	mkdir -p "$run"
+	install -d -m 0700 "$run"	# 0700: the link lives in it
 	# shellcheck disable=SC2086
-	ip netns exec "$name-host" "$BUILD/flowcutd" --link "/dev/shm/$name-link" --ports 2 \
+	ip netns exec "$name-host" "$BUILD/flowcutd" --link "$run/link" --ports 2 \
 		--stats "$run/flowcutd.json" --settings "$run/settings.conf" \
 		--control "$run/flowcutd.sock" \
 		${FLOWCUTD_ARGS:-} >>"$run/flowcutd.log" 2>&1 &
@@ -153,7 +153,7 @@ down() {
 	for r in client npu host server; do
 		ip netns del "$name-$r" 2>/dev/null || true
 	done
-	rm -rf "$run" "/dev/shm/$name-link" "/var/run/dpdk/$name-npu"
+	rm -rf "$run" "/var/run/dpdk/$name-npu"
 }
 
 case "$cmd" in

@@ -33,7 +33,7 @@ m_rec=
 
 say() { echo "$*" >&2; }
 ex() { "$lab" exec "$L" "$@"; }
-fctl() { "$ctl" --link "/dev/shm/$L-link" "$@"; }
+fctl() { "$ctl" --link "/run/flowcut-lab/$L/link" "$@"; }
 counter() { fctl --json counters --all | sed -n "s/.*\"$1\": \([0-9]*\).*/\1/p"; }
 now() { date +%s.%N; }
 num() { sed ':a; s/\B[0-9]\{3\}\>/,&/; ta' <<<"$1"; }	# 1234567 -> 1,234,567
@@ -144,7 +144,7 @@ m_idle_floor() {
 m_record_start() { # file secs
 	m_pids
 	python3 "$measure" record --out "$1" --t0 "$t0" --secs "$2" --ctl "$ctl" \
-		--link "/dev/shm/$L-link" --host-pid "$fcd_pid" --server-pid "$srv_pid" \
+		--link "/run/flowcut-lab/$L/link" --host-pid "$fcd_pid" --server-pid "$srv_pid" \
 		--flowcutd-pid "$fcd_pid" --npu-pid "$npu_pid" 2>>"$m_tmp/record.log" &
 	m_rec=$!
 }

@@ -15,7 +15,7 @@ secs=${1:-5}
 L=fcoffload$$
 run=/run/flowcut-lab/$L
 lab=$here/lab.sh
-ctl() { "$BUILD/flowcutctl" --link "/dev/shm/$L-link" "$@"; }
+ctl() { "$BUILD/flowcutctl" --link "/run/flowcut-lab/$L/link" "$@"; }
 ex() { "$lab" exec "$L" "$@"; }
 counter() { ctl --json counters --all | sed -n "s/.*\"$1\": \([0-9]*\).*/\1/p"; }
 host_rx() { echo $(( $(ex host cat /sys/class/net/fp0/statistics/rx_packets) + $(ex host cat /sys/class/net/fp1/statistics/rx_packets) )); }

@@ -6,8 +6,9 @@
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <limits.h>
-#include <signal.h>
+#include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -19,7 +20,7 @@
 #include <unistd.h>
 
 #define LK_MAGIC 0x31545543574f4c46ull	/* "FLOWCUT1" */
-#define LK_VERSION 2
+#define LK_VERSION 3
 #define LK_PAGE 4096u
 #define LK_READY 1u
 #define LK_COUNTER_TRIES 64
@@ -39,7 +40,6 @@ struct lk_shm_hdr {
 	uint64_t boot_id;
 	uint32_t state;
 	uint32_t npu_pid;
-	uint32_t client_pid[LK_CLIENTS];
 	struct lk_bell bell_npu;
 	struct lk_bell bell_client[LK_CLIENTS];
 	struct lk_bell bell_events;
@@ -94,7 +94,7 @@ struct lk {
 	struct lk_shm_counters *cnt;
 	struct ring ring[R_MAX];
 	struct lk_stats stats;
-	int lock_fd;			/* the coprocessor's: holds the region's lock */
+	int fd;			/* the region: holds the coprocessor's flock, a client's slot lock */
 	uint32_t events_lost_seen;	/* the host's: events_lost when last looked */
 	bool (*npu_busy)(void *);	/* lk_npu_wait's caller's work, while it waits */
 	void *npu_busy_arg;
@@ -294,58 +294,211 @@ ring_empty(struct lk *lk, int r)
 
 /* ---- set-up ---- */
 
+/* Why this thread's last lk_create or lk_attach failed (lk_error). */
+static _Thread_local char why[512];
+
+/* Says why (path, then what was wrong), sets errno to `err`; returns -err. */
+__attribute__((format(printf, 3, 4))) static int
+refuse(int err, const char *path, const char *fmt, ...)
+{
+	size_t n = (size_t)snprintf(why, sizeof(why), "%s: ", path);
+	va_list ap;
+
+	if (n < sizeof(why)) {
+		va_start(ap, fmt);
+		vsnprintf(why + n, sizeof(why) - n, fmt, ap);
+		va_end(ap);
+	}
+	errno = err;
+	return -err;
+}
+
+const char *
+lk_error(void)
+{
+	return why;
+}
+
+static const char *
+file_type(mode_t m)
+{
+	return S_ISLNK(m) ? "a symbolic link" : S_ISDIR(m) ? "a directory" :
+	       S_ISFIFO(m) ? "a FIFO" : S_ISSOCK(m) ? "a socket" :
+	       S_ISCHR(m) || S_ISBLK(m) ? "a device" : "not a regular file";
+}
+
+/*
+ * The directory the region lives in: owned by this side's euid and
+ * writable by nobody else, so nobody else can put a file, a link or a
+ * symbolic link at the path, or take ours away.
+ */
+static int
+dir_check(int dfd, const char *path, const char *dir)
+{
+	struct stat st;
+
+	if (fstat(dfd, &st) != 0)
+		return refuse(errno, path, "directory %s: %s", dir, strerror(errno));
+	if (st.st_uid != geteuid())
+		return refuse(EPERM, path, "directory %s is owned by uid %u, not %u", dir,
+			      (unsigned int)st.st_uid, (unsigned int)geteuid());
+	if (st.st_mode & S_IWOTH)
+		return refuse(EPERM, path, "directory %s is writable by others (mode %04o)", dir,
+			      (unsigned int)(st.st_mode & 07777));
+	if (st.st_mode & S_IWGRP)
+		return refuse(EPERM, path, "directory %s is writable by its group (mode %04o)",
+			      dir, (unsigned int)(st.st_mode & 07777));
+	return 0;
+}
+
+/*
+ * What was opened: a regular file with one link (no second name somebody
+ * else may reach it by), owned by this side's euid, no group or other bits
+ * (nobody else can have it open or mapped for writing).
+ */
+static int
+file_check(int fd, const char *path)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) != 0)
+		return refuse(errno, path, "%s", strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return refuse(EPERM, path, "%s", file_type(st.st_mode));
+	if (st.st_nlink != 1)
+		return refuse(EPERM, path, "%ju links, not 1 (another name reaches it)",
+			      (uintmax_t)st.st_nlink);
+	if (st.st_uid != geteuid())
+		return refuse(EPERM, path, "owned by uid %u, not %u", (unsigned int)st.st_uid,
+			      (unsigned int)geteuid());
+	if (st.st_mode & 077)
+		return refuse(EPERM, path, "mode %04o, group or other may access it",
+			      (unsigned int)(st.st_mode & 07777));
+	return 0;
+}
+
+/*
+ * Opens the region file `name` in the directory `dfd` (checked).  The
+ * coprocessor creates it (O_EXCL) when there is none.  An existing entry
+ * is looked at before it is opened (a FIFO or a device is never opened),
+ * opened O_NOFOLLOW (a symbolic link put there meanwhile fails), and
+ * checked again by what was opened.
+ */
+static int
+file_open(int dfd, const char *path, const char *name, bool create)
+{
+	const int flags = O_RDWR | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC;
+
+	for (int tries = 0; tries < 2; tries++) {
+		struct stat st;
+		int fd;
+
+		if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+			if (errno != ENOENT)
+				return refuse(errno, path, "%s", strerror(errno));
+			if (!create)
+				return refuse(ENOENT, path, "no such file (is flowcut-npu running?)");
+			fd = openat(dfd, name, flags | O_CREAT | O_EXCL, 0600);
+			if (fd >= 0)
+				return fd;
+			if (errno == EEXIST)
+				continue;	/* made meanwhile: look at it */
+			return refuse(errno, path, "cannot create: %s", strerror(errno));
+		}
+		if (!S_ISREG(st.st_mode))
+			return refuse(EPERM, path, "%s", file_type(st.st_mode));
+		fd = openat(dfd, name, flags);
+		if (fd < 0) {
+			if (errno == ENOENT)
+				continue;	/* gone meanwhile */
+			return refuse(errno == ELOOP ? EPERM : errno, path, "%s",
+				      errno == ELOOP ? "a symbolic link" : strerror(errno));
+		}
+		return fd;
+	}
+	return refuse(EAGAIN, path, "kept changing while it was opened");
+}
+
 static struct lk *
 lk_map(const char *path, bool create)
 {
 	struct lk *lk = calloc(1, sizeof(*lk));
 	uint32_t size = layout(NULL, NULL);
+	char dir[PATH_MAX];
+	const char *name, *slash = strrchr(path, '/');
 	struct stat st;
 	void *base;
-	int fd, err;
+	int dfd = -1, fd = -1, err;
 
-	if (lk == NULL)
+	why[0] = '\0';
+	if (lk == NULL) {
+		refuse(errno, path, "%s", strerror(errno));
 		return NULL;
-	lk->lock_fd = -1;
-	fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
-	if (fd < 0)
+	}
+	lk->fd = -1;
+	name = slash ? slash + 1 : path;
+	if (slash == NULL || slash == path)
+		strcpy(dir, slash ? "/" : ".");
+	else if ((size_t)(slash - path) < sizeof(dir))
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	else
+		name = "";
+	if (*name == '\0' || strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
+		refuse(EINVAL, path, "not a file's path");
+		goto fail;
+	}
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0 && errno == ENOENT && create && mkdir(dir, 0700) == 0)
+		dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		refuse(errno, path, "directory %s: %s", dir, strerror(errno));
+		goto fail;
+	}
+	if (dir_check(dfd, path, dir) != 0)
+		goto fail;
+	fd = file_open(dfd, path, name, create);
+	if (fd < 0 || file_check(fd, path) != 0)
 		goto fail;
 	/*
 	 * The coprocessor holds the region locked for its life (the kernel lets
 	 * go when it dies, however it dies): a second one started on the same
-	 * path while the first still runs is refused, never laid over it.
+	 * path while the first still runs is refused, never laid over it.  A
+	 * region no coprocessor holds is taken over in place: a host attached
+	 * to it sees the new boot.
 	 */
 	if (create && flock(fd, LOCK_EX | LOCK_NB) != 0) {
-		if (errno == EWOULDBLOCK)
-			errno = EBUSY;
-		goto fail_fd;
+		refuse(errno == EWOULDBLOCK ? EBUSY : errno, path, "%s",
+		       errno == EWOULDBLOCK ? "held by a running coprocessor" : strerror(errno));
+		goto fail;
 	}
-	if (create && ftruncate(fd, size) != 0)
-		goto fail_fd;
-	if (fstat(fd, &st) != 0)
-		goto fail_fd;
-	if ((uint64_t)st.st_size != size) {
-		errno = EPROTO;
-		goto fail_fd;
+	if (create && ftruncate(fd, size) != 0) {
+		refuse(errno, path, "cannot size to %u bytes: %s", size, strerror(errno));
+		goto fail;
+	}
+	if (fstat(fd, &st) != 0 || (uint64_t)st.st_size != size) {
+		refuse(EPROTO, path, "%ju bytes, not a link of version %u (%u bytes)",
+		       (uintmax_t)st.st_size, LK_VERSION, size);
+		goto fail;
 	}
 	base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (base == MAP_FAILED)
-		goto fail_fd;
-	if (create)
-		lk->lock_fd = fd;	/* the lock lives as long as this descriptor */
-	else
-		close(fd);
+	if (base == MAP_FAILED) {
+		refuse(errno, path, "mmap: %s", strerror(errno));
+		goto fail;
+	}
+	close(dfd);
+	lk->fd = fd;	/* the locks live as long as this descriptor */
 	lk->base = base;
 	lk->size = size;
 	lk->hdr = base;
 	lk->cnt = (struct lk_shm_counters *)(lk->base + LK_PAGE);
 	layout(lk, lk->base);
 	return lk;
-fail_fd:
-	err = errno;
-	close(fd);
-	errno = err;
 fail:
 	err = errno;
+	if (fd >= 0)
+		close(fd);
+	if (dfd >= 0)
+		close(dfd);
 	free(lk);
 	errno = err;
 	return NULL;
@@ -356,7 +509,6 @@ lk_create(const char *path)
 {
 	struct lk *lk = lk_map(path, true);
 	struct lk_event boot = { .type = LK_EV_BOOT };
-	uint32_t clients[LK_CLIENTS];
 	uint64_t id = 0;
 
 	if (lk == NULL)
@@ -364,10 +516,8 @@ lk_create(const char *path)
 	lk->client = -1;
 	/* not ready while laid out: an attached host sees the state drop */
 	__atomic_store_n(&lk->hdr->state, 0, __ATOMIC_RELEASE);
-	/* attached clients keep their slots across the reboot */
-	memcpy(clients, lk->hdr->client_pid, sizeof(clients));
+	/* attached clients keep their slots (their locks are not in the region) */
 	memset(lk->base + sizeof(uint64_t), 0, lk->size - sizeof(uint64_t));
-	memcpy(lk->hdr->client_pid, clients, sizeof(clients));
 	while (id == 0)
 		if (getrandom(&id, sizeof(id), 0) != sizeof(id))
 			id = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
@@ -432,42 +582,57 @@ lk_sync(struct lk *lk)
 	return 0;
 }
 
+/*
+ * A client slot is held by a lock on its byte of the region file (an open
+ * file description's lock, F_OFD_SETLK): the kernel lets go of it when the
+ * holder closes the file or dies, however it dies, and nothing in it names
+ * a process, so a pid used again, or a process in another pid namespace,
+ * cannot make a free slot look held or a held one free.  Locks of this kind
+ * and the coprocessor's flock do not meet.
+ */
 static bool
-pid_alive(uint32_t pid)
+slot_claim(int fd, int client)
 {
-	return pid != 0 && pid <= INT_MAX && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = client,
+			    .l_len = 1 };
+
+	return fcntl(fd, F_OFD_SETLK, &fl) == 0;
 }
 
 struct lk *
 lk_attach(const char *path, int client)
 {
-	struct lk *lk = lk_map(path, false);
-	uint32_t me = (uint32_t)getpid();
+	struct lk *lk;
 	int rc;
 
+	if (client >= LK_CLIENTS) {
+		refuse(EINVAL, path, "client slot %d: there are %d (0 to %d)", client, LK_CLIENTS,
+		       LK_CLIENTS - 1);
+		return NULL;
+	}
+	lk = lk_map(path, false);
 	if (lk == NULL)
 		return NULL;
 	lk->client = -1;
-	for (int c = client < 0 ? 0 : client; c < (client < 0 ? LK_CLIENTS : client + 1) &&
-	     c < LK_CLIENTS; c++) {
-		uint32_t *slot = &lk->hdr->client_pid[c];
-		uint32_t held = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-
-		if (held != 0 && pid_alive(held))
-			continue;
-		if (__atomic_compare_exchange_n(slot, &held, me, false, __ATOMIC_ACQ_REL,
-						__ATOMIC_ACQUIRE)) {
+	/* slot 0 is the driver's: a tool that takes any slot never takes it */
+	for (int c = client < 0 ? 1 : client; c < (client < 0 ? LK_CLIENTS : client + 1); c++)
+		if (slot_claim(lk->fd, c)) {
 			lk->client = c;
 			break;
 		}
-	}
 	if (lk->client < 0) {
+		if (client < 0)
+			refuse(EBUSY, path, "every client slot (1 to %d) is held", LK_CLIENTS - 1);
+		else
+			refuse(EBUSY, path, "client slot %d is held by another process", client);
 		lk_close(lk);
-		errno = client >= LK_CLIENTS ? EINVAL : EBUSY;
+		errno = EBUSY;
 		return NULL;
 	}
 	rc = lk_sync(lk);
 	if (rc != 0) {
+		refuse(-rc, path, "not a ready link of version %u (magic, state or size)",
+		       LK_VERSION);
 		lk_close(lk);
 		errno = -rc;
 		return NULL;
@@ -483,15 +648,8 @@ lk_close(struct lk *lk)
 {
 	if (lk == NULL)
 		return;
-	if (lk->client >= 0) {
-		uint32_t me = (uint32_t)getpid();
-
-		__atomic_compare_exchange_n(&lk->hdr->client_pid[lk->client], &me, 0, false,
-					    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
-	}
 	munmap(lk->base, lk->size);
-	if (lk->lock_fd >= 0)
-		close(lk->lock_fd);
+	close(lk->fd);	/* a client's slot and the coprocessor's lock go with it */
 	free(lk);
 }
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lk: the link between host and coprocessor - what PCIe is on the
- * appliance - as one shared-memory region (a file, normally in /dev/shm).
+ * appliance - as one shared-memory region (a file, normally
+ * /run/flowcut/link, in a directory only root may write).
  *
  * The region holds a versioned header (magic, layout version, size, the
  * coprocessor's boot id), a counters window the host reads without a
@@ -13,7 +14,22 @@
  * link, and every wait has a timeout, so a peer that never rings cannot
  * hang the other.
  *
- * Trust: the peer may be buggy or hostile and may write anything anywhere
+ * Who may be a peer: only a process of the same euid.  Both sides trust
+ * a byte of the region only once they have checked, by what they opened,
+ * that the file is a regular file with one link, owned by their euid,
+ * with no group or other bits, in a directory owned by their euid that
+ * neither group nor others may write (/dev/shm is refused); the file is
+ * opened O_NOFOLLOW and the coprocessor creates it O_CREAT|O_EXCL.  So
+ * another user can neither lay a region out for a root host to attach
+ * (a fake coprocessor), nor put a file, a hard link or a symbolic link
+ * where the root coprocessor creates its own.
+ *
+ * Client slots: slot 0 is the driver's (flowcutd asks for it by number);
+ * lk_attach(path, -1), the tools', takes one of 1..LK_CLIENTS-1.  A slot
+ * is held by a lock on the region file that the kernel drops when its
+ * holder dies (no pid is trusted: a pid used again cannot hold a slot).
+ *
+ * Trust between peers of the same euid: the peer may be buggy or hostile and may write anything anywhere
  * in the region at any time.  Each side keeps the ring geometry and its
  * own indices privately (fixed by the layout version, never read back),
  * reads only the peer's index from the region, and checks it, and every
@@ -43,7 +59,10 @@
 #include <flowcut/fc_cmd.h>
 #include <flowcut/fc_defs.h>
 
-#define LK_CLIENTS 4
+/* Where the coprocessor lays the link out unless told otherwise. */
+#define LK_PATH "/run/flowcut/link"
+
+#define LK_CLIENTS 4	/* slot 0 the driver's, 1..3 the tools' */
 #define LK_CMD_SLOTS 64
 #define LK_CMD_SLOT 1024	/* header (8) + command/answer header + payload */
 #define LK_EV_SLOTS 4096
@@ -91,19 +110,46 @@ _Static_assert(sizeof(struct lk_event) <= LK_EV_SLOT - 8, "lk_event fits a slot"
  * a coprocessor that is gone), lay the region out anew with a new boot id,
  * all rings empty, and post LK_EV_BOOT on the event ring.  A host attached
  * to the old contents sees the boot id change.  The region stays locked
- * (flock) until lk_close or death: NULL with errno EBUSY while another
- * coprocessor holds it.  NULL and errno on other failures.
+ * (flock) until lk_close or death.
+ *
+ * The directory of `path` is made (mode 0700; its parent must exist) when
+ * missing; it must be owned by the caller's euid and writable by neither
+ * group nor others.  The file is created O_CREAT|O_EXCL|O_NOFOLLOW, mode
+ * 0600, when missing; one that is there (a coprocessor's that is gone) is
+ * taken over only if it is a regular file with one link, owned by the
+ * euid, with no group or other bits.
+ *
+ * NULL and errno, lk_error() says why: EBUSY another coprocessor holds it;
+ * EPERM the directory or the file is not to be trusted (another owner,
+ * group or other bits, a symbolic link, a directory or other non-regular
+ * file, a second hard link); EINVAL `path` names no file; others from the
+ * system (EACCES, ENOENT for a missing parent, ENOMEM...).
  */
 struct lk *lk_create(const char *path);
 
 /*
- * lk_attach - a host side: map `path`, check it (magic, version, size),
- * and claim client slot `client` (0..LK_CLIENTS-1), or the first free one
- * when client < 0.  A slot held by a process that no longer runs is free.
- * NULL and errno: ENOENT (no coprocessor), EPROTO (not a link of this
- * version), EBUSY (no free client slot).
+ * lk_attach - a host side: open `path` O_NOFOLLOW, check its directory
+ * and the file as lk_create does (before reading a byte of it), map it,
+ * check the header (magic, version, size), and claim client slot `client`
+ * (0..LK_CLIENTS-1), or, when client < 0, the first free one of
+ * 1..LK_CLIENTS-1 (slot 0 is the driver's).  The slot is held until
+ * lk_close or death.
+ *
+ * NULL and errno, lk_error() says why: ENOENT (no coprocessor), EPROTO
+ * (not a link of this version, or one being laid out), EBUSY (the slot,
+ * or every slot 1..LK_CLIENTS-1, is held), EPERM (not to be trusted, as
+ * for lk_create), EINVAL (client >= LK_CLIENTS, or no file's path).
  */
 struct lk *lk_attach(const char *path, int client);
+
+/*
+ * lk_error - why this thread's last lk_create or lk_attach returned
+ * NULL: the path, then what was wrong, e.g. "/run/flowcut/link: owned by
+ * uid 65534, not 0" or "/dev/shm/flowcut: directory /dev/shm is writable
+ * by others (mode 1777)".  A thread-local string, valid until this
+ * thread's next lk_create or lk_attach; "" after one that succeeded.
+ */
+const char *lk_error(void);
 
 /* lk_close - unmap; a client gives its slot back. */
 void lk_close(struct lk *lk);

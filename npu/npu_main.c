@@ -492,7 +492,8 @@ usage(void)
 	fprintf(stderr,
 		"usage: flowcut-npu [EAL options] -- [--link PATH] [--conns N] [--nhops N]\n"
 		"                   [--workers N] [--sweep-ms N]\n"
-		"  --link      the link's shared memory file (default /dev/shm/flowcut)\n"
+		"  --link      the link's shared memory file (default " LK_PATH ";\n"
+		"              its directory made 0700 if missing, root's and writable by no other)\n"
 		"  --conns     connection table size (default 65536)\n"
 		"  --nhops     next-hop table size (default 4096)\n"
 		"  --workers   worker lcores (default 1; more need RSS on every port)\n"
@@ -549,7 +550,7 @@ parse_args(int argc, char **argv, struct npu_opts *o)
 int
 main(int argc, char **argv)
 {
-	struct npu_opts o = { .link = "/dev/shm/flowcut", .conns = 65536, .nhops = 4096,
+	struct npu_opts o = { .link = LK_PATH, .conns = 65536, .nhops = 4096,
 			      .workers = 1, .sweep_ms = 100 };
 	struct fp_params fpp = { .name = "npu", .socket_id = (int)SOCKET_ID_ANY };
 	unsigned int lcore, i = 0;
@@ -608,9 +609,8 @@ main(int argc, char **argv)
 	/* the link last: a host sees the boot once the ports run */
 	lk = lk_create(o.link);
 	if (lk == NULL) {
-		fprintf(stderr, "flowcut-npu: link %s: %s\n", o.link,
-			errno == EBUSY ? "another flowcut-npu holds it (it is still running)"
-				       : strerror(errno));
+		fprintf(stderr, "flowcut-npu: link %s%s\n", lk_error(),
+			errno == EBUSY ? " (another flowcut-npu, still running)" : "");
 		return 1;
 	}
 	nworkers = o.workers;

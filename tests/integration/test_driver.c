@@ -59,7 +59,7 @@ static const uint8_t CLIENT_MAC[6] = { 0x02, 0, 0, 0, 0, 0x0a };
 static const uint8_t SERVER_MAC[6] = { 0x02, 0, 0, 0, 0, 0x0b };
 
 static const char *skip_why;	/* set: every case skips */
-static char link_path[64];
+static char link_dir[64], link_path[80];	/* the link in a 0700 directory of its own */
 static struct lk *npu_lk, *host_lk;
 static struct fp *fp;
 static struct fp_worker *worker;
@@ -262,8 +262,12 @@ setup(void **state)
 	pool = rte_pktmbuf_pool_create("drvpool", 256, 0, 0, 2048, SOCKET_ID_ANY);
 	assert_non_null(pool);
 	boot();
-	snprintf(link_path, sizeof(link_path), "/dev/shm/test_driver-%d", getpid());
+	snprintf(link_dir, sizeof(link_dir), "/dev/shm/test_driver-XXXXXX");
+	assert_non_null(mkdtemp(link_dir));
+	snprintf(link_path, sizeof(link_path), "%s/link", link_dir);
 	npu_lk = lk_create(link_path);
+	if (npu_lk == NULL)
+		print_error("link %s\n", lk_error());
 	assert_non_null(npu_lk);
 	host_lk = lk_attach(link_path, 0);
 	assert_non_null(host_lk);
@@ -301,6 +305,7 @@ teardown(void **state)
 	lk_close(host_lk);
 	lk_close(npu_lk);
 	unlink(link_path);
+	rmdir(link_dir);
 	fp_worker_destroy(worker);
 	fp_destroy(fp);
 	return 0;	/* the namespace goes with the process */

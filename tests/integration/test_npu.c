@@ -157,12 +157,16 @@ static int
 group_setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/fc-test-npu-%d", (int)getpid());
-	snprintf(link_path, sizeof(link_path), "/dev/shm/fc-test-npu-%d", (int)getpid());
 	if (geteuid() != 0 || unshare(CLONE_NEWNET) != 0)
 		return 0;	/* tests skip */
+	/* 0700, root's: the link may live in it (lk_create refuses /dev/shm itself) */
+	snprintf(dir, sizeof(dir), "/dev/shm/fc-test-npu-XXXXXX");
+	if (mkdtemp(dir) == NULL) {
+		dir[0] = '\0';
+		return 0;
+	}
+	snprintf(link_path, sizeof(link_path), "%s/link", dir);
 	have_netns = true;
-	mkdir(dir, 0700);
 	if (system("ip link set lo up && "
 		   "sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 && "
 		   "ip link add w0 type veth peer name t0 && ip link add w1 type veth peer name t1 && "
@@ -191,7 +195,6 @@ group_teardown(void **state)
 
 	(void)state;
 	npu_kill();
-	unlink(link_path);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s /var/run/dpdk/fc-npu-*-%d", dir, (int)getpid());
 	if (dir[0])
 		(void)system(cmd);

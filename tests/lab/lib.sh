@@ -33,9 +33,9 @@ say() { echo "# $*"; }
 ex() { "$lab" exec "$L" "$@"; }
 rx() { ex host cat "/sys/class/net/$1/statistics/rx_packets"; }	# frames the host took in
 srv_rx() { ex server cat /sys/class/net/s0/statistics/rx_packets; }
-counter() { "$ctl" --link "/dev/shm/$L-link" --json counters --all | sed -n "s/.*\"$1\": \([0-9]*\).*/\1/p"; }
-conns() { "$ctl" --link "/dev/shm/$L-link" conns; }
-cfg() { "$ctl" --link "/dev/shm/$L-link" --json cfg | sed -n 's/.*"fw_cfg": \([0-9]*\).*/\1/p'; }
+counter() { "$ctl" --link "/run/flowcut-lab/$L/link" --json counters --all | sed -n "s/.*\"$1\": \([0-9]*\).*/\1/p"; }
+conns() { "$ctl" --link "/run/flowcut-lab/$L/link" conns; }
+cfg() { "$ctl" --link "/run/flowcut-lab/$L/link" --json cfg | sed -n 's/.*"fw_cfg": \([0-9]*\).*/\1/p'; }
 
 lab_up() { "$lab" down "$L" >/dev/null 2>&1; "$lab" up "$L" && "$lab" start "$L"; }
 lab_down() { "$lab" down "$L" >/dev/null 2>&1; }

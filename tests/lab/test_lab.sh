@@ -19,13 +19,13 @@ stream_offloaded() { # proto
 # connections in the fast path; "error" when flowcutctl could not say
 njson() {
 	local out
-	out=$("$ctl" --link "/dev/shm/$L-link" --json conns) || { echo error; return 1; }
+	out=$("$ctl" --link "/run/flowcut-lab/$L/link" --json conns) || { echo error; return 1; }
 	echo "$out" | grep -c '"id"' || true
 }
 # true when no UDP connection is in the fast path (false when flowcutctl fails)
 no_udp_conn() {
 	local out
-	out=$("$ctl" --link "/dev/shm/$L-link" conns) || return 1
+	out=$("$ctl" --link "/run/flowcut-lab/$L/link" conns) || return 1
 	! echo "$out" | grep -q ' udp '
 }
 
@@ -468,8 +468,8 @@ forwarding() {
 }
 fwd_packets() {
 	local st cs
-	st=$("$ctl" --link "/dev/shm/$L-link" --json status) || return 1
-	cs=$("$ctl" --link "/dev/shm/$L-link" --json conns) || return 1
+	st=$("$ctl" --link "/run/flowcut-lab/$L/link" --json status) || return 1
+	cs=$("$ctl" --link "/run/flowcut-lab/$L/link" --json conns) || return 1
 	python3 -c '
 import json, sys
 st, cs, fam, port = json.loads(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3], sys.argv[4]
@@ -479,7 +479,7 @@ n = [c["dirs"][0]["packets"] for c in cs
      and (":" + port + " port ") in c["dirs"][0]["key"]]
 sys.exit(1) if not n else print(sum(n))' "$st" "$cs" "$1" "$2"
 }
-lease_state() { "$ctl" --link "/dev/shm/$L-link" --json status | sed -n 's/.*"state": "\([a-z]*\)".*/\1/p'; }
+lease_state() { "$ctl" --link "/run/flowcut-lab/$L/link" --json status | sed -n 's/.*"state": "\([a-z]*\)".*/\1/p'; }
 
 # flowcutd stopped (SIGSTOP) under two live streams (UDP to 5202, TCP to
 # 5203), then a rule that forbids the UDP one added while it is stopped:
@@ -574,7 +574,7 @@ t_settings_refused() {
 	"$ctl" --settings "$run/settings.conf" settings set cut_in_hardware maybe 2>/dev/null && return 1
 	printf 'offload = on\n' >"$run/settings.conf"
 	"$ctl" --settings "$run/settings.conf" settings set cut_in_hardware off >/dev/null || return 1
-	wait_for 20 bash -c "[ \$($ctl --link /dev/shm/$L-link --json cfg | sed -n 's/.*\"fw_cfg\": \([0-9]*\).*/\1/p') = 3 ]" ||
+	wait_for 20 bash -c "[ \$($ctl --link /run/flowcut-lab/$L/link --json cfg | sed -n 's/.*\"fw_cfg\": \([0-9]*\).*/\1/p') = 3 ]" ||
 		{ say "fw_cfg $(cfg) after the save, not 0x003"; return 1; }
 }
 

@@ -125,7 +125,7 @@ curl_() { ex client curl -fsS -g --speed-limit 1000 --speed-time 15 "$@"; }
 # a failed test: what the fast path says
 lab_on_fail() {
 	echo "flowcutctl counters:"
-	"$ctl" --link "/dev/shm/$L-link" counters
+	"$ctl" --link "/run/flowcut-lab/$L/link" counters
 	echo "flowcutctl conns:"
 	conns | tail -30
 	[ -f "$run/flowcutd.json" ] && { echo "flowcutd.json:"; cat "$run/flowcutd.json"; echo; }

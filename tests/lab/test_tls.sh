@@ -41,7 +41,7 @@ lab_down() {
 }
 lab_on_fail() {
 	echo "flowcutctl counters:"
-	"$ctl" --link "/dev/shm/$L-link" counters
+	"$ctl" --link "/run/flowcut-lab/$L/link" counters
 	[ -f "$run/flowcutd.json" ] && { echo "flowcutd.json:"; cat "$run/flowcutd.json"; echo; }
 	grep -h . "$run"/*.err 2>/dev/null | tail -5
 }

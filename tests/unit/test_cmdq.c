@@ -30,7 +30,7 @@
 #include "lk.h"
 #include "npu_cmd.h"
 
-static char path[64];
+static char dir[64], path[80];	/* the link in a directory of its own, 0700 */
 static struct fp *fp;	/* the real fast path the real decoder works on */
 
 /* ---- completions and notices, recorded ---- */
@@ -86,11 +86,20 @@ setup(void **state)
 {
 	struct link *l = calloc(1, sizeof(*l));
 
-	snprintf(path, sizeof(path), "/dev/shm/fc-test-cmdq-%d", (int)getpid());
-	l->npu = lk_create(path);
-	l->host = l->npu ? lk_attach(path, -1) : NULL;
-	if (l->host == NULL)
+	snprintf(dir, sizeof(dir), "/dev/shm/fc-test-cmdq-XXXXXX");
+	if (mkdtemp(dir) == NULL)
 		return -1;
+	snprintf(path, sizeof(path), "%s/link", dir);
+	l->npu = lk_create(path);
+	l->host = l->npu ? lk_attach(path, 0) : NULL;	/* as flowcutd */
+	if (l->host == NULL) {
+		print_error("link %s\n", lk_error());
+		lk_close(l->npu);
+		unlink(path);
+		rmdir(dir);
+		free(l);
+		return -1;
+	}
 	*state = l;
 	return 0;
 }
@@ -103,6 +112,7 @@ teardown(void **state)
 	lk_close(l->host);
 	lk_close(l->npu);
 	unlink(path);
+	rmdir(dir);
 	free(l);
 	return 0;
 }

@@ -2,17 +2,26 @@
 /*
  * The link (link/lk.c): round trips, batches, full rings, reboots, client
  * slots, the counters window, and garbage - in every byte of the region,
- * and while both sides run.
+ * and while both sides run; and, as nobody against root, every way another
+ * user could lay the link out or put something at its path (issue 14).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <grp.h>
 #include <inttypes.h>
+#include <libgen.h>
+#include <pwd.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,13 +30,17 @@
 
 #include "lk.h"
 
-static char path[64];
+static char dir[64], path[80];	/* the link in a directory of its own, 0700 */
 
 static int
 setup(void **state)
 {
-	snprintf(path, sizeof(path), "/dev/shm/fc-test-link-%d", (int)getpid());
+	snprintf(dir, sizeof(dir), "/dev/shm/fc-test-link-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/link", dir);
 	*state = lk_create(path);
+	if (*state == NULL)
+		print_error("link %s\n", lk_error());
 	assert_non_null(*state);
 	return 0;
 }
@@ -37,6 +50,7 @@ teardown(void **state)
 {
 	lk_close(*state);
 	unlink(path);
+	rmdir(dir);
 	return 0;
 }
 
@@ -74,17 +88,20 @@ test_boot_event_and_attach(void **state)
 {
 	struct lk *npu = *state, *host = lk_attach(path, -1);
 	struct lk_event ev;
+	char none[96];
 
 	assert_non_null(host);
-	assert_int_equal(lk_client(host), 0);
+	assert_int_equal(lk_client(host), 1);	/* 0 is the driver's */
 	assert_int_equal(lk_boot_id(host), lk_boot_id(npu));
 	assert_int_equal(lk_event_take(host, &ev), 0);
 	assert_int_equal(ev.type, LK_EV_BOOT);
 	assert_int_equal(ev.boot_id, lk_boot_id(npu));
 	assert_int_equal(lk_event_take(host, &ev), -EAGAIN);
 	lk_close(host);
-	assert_null(lk_attach("/dev/shm/fc-test-link-none", -1));
+	snprintf(none, sizeof(none), "%s/none", dir);
+	assert_null(lk_attach(none, -1));
 	assert_int_equal(errno, ENOENT);
+	assert_true(strncmp(lk_error(), none, strlen(none)) == 0);
 }
 
 static void
@@ -221,36 +238,92 @@ test_reboot_and_resync(void **state)
 	lk_close(host);
 }
 
+/*
+ * Slot 0 is the driver's: the tools' lk_attach(path, -1) takes 1..3, never
+ * 0, so a flowcutctl run while flowcutd restarts cannot keep it out.  A
+ * slot given back, or whose holder died without giving it back, is free.
+ */
 static void
 test_client_slots(void **state)
 {
 	struct lk *c[LK_CLIENTS];
 	pid_t child;
-	uint32_t size;
-	uint32_t *pids;
+	int st;
 
 	(void)state;
-	for (int i = 0; i < LK_CLIENTS; i++)
+	for (int i = 1; i < LK_CLIENTS; i++) {
 		assert_non_null(c[i] = lk_attach(path, -1));
-	assert_null(lk_attach(path, -1));
+		assert_int_equal(lk_client(c[i]), i);
+	}
+	assert_null(lk_attach(path, -1));	/* slot 0 is free, and not for it */
+	assert_int_equal(errno, EBUSY);
+	assert_non_null(strstr(lk_error(), "every client slot (1 to 3) is held"));
+	assert_non_null(c[0] = lk_attach(path, 0));
+	assert_int_equal(lk_client(c[0]), 0);
+	assert_null(lk_attach(path, 0));
 	assert_int_equal(errno, EBUSY);
 	assert_null(lk_attach(path, 1));
+	assert_int_equal(errno, EBUSY);
+	assert_null(lk_attach(path, LK_CLIENTS));
+	assert_int_equal(errno, EINVAL);
 	lk_close(c[1]);
 	c[1] = lk_attach(path, 1);
 	assert_non_null(c[1]);
-	/* a slot held by a process that has exited is free */
-	child = fork();
-	if (child == 0)
-		_exit(0);
-	waitpid(child, NULL, 0);
+	/* a slot held by a process killed before it gave it back is free */
 	lk_close(c[3]);
-	pids = (uint32_t *)((uint8_t *)lk_region(c[0], &size) + 32);	/* client_pid[] */
-	pids[3] = (uint32_t)child;
+	child = fork();
+	if (child == 0) {
+		if (lk_attach(path, 3) == NULL)
+			_exit(1);
+		raise(SIGKILL);
+	}
+	assert_int_equal(waitpid(child, &st, 0), child);
+	assert_true(WIFSIGNALED(st));
 	c[3] = lk_attach(path, -1);
 	assert_non_null(c[3]);
 	assert_int_equal(lk_client(c[3]), 3);
 	for (int i = 0; i < LK_CLIENTS; i++)
 		lk_close(c[i]);
+}
+
+/*
+ * A slot's holder is not told by its pid: here the holder ran as pid 1 of
+ * a pid namespace of its own and is gone; in this namespace pid 1 is init,
+ * alive (as a pid used again would be).  The slot is free all the same.
+ */
+static void
+test_client_slot_pid_reused(void **state)
+{
+	struct lk *c;
+	pid_t child;
+	int st;
+
+	(void)state;
+	if (geteuid() != 0) {
+		print_message("skipped: a pid namespace needs root\n");
+		skip();
+	}
+	child = fork();
+	if (child == 0) {
+		pid_t init;
+
+		if (unshare(CLONE_NEWPID) != 0)
+			_exit(2);
+		init = fork();
+		if (init == 0)	/* pid 1 of the new namespace */
+			_exit(getpid() == 1 && lk_attach(path, 3) != NULL ? 0 : 1);
+		_exit(init > 0 && waitpid(init, &st, 0) == init && WIFEXITED(st) ?
+		      WEXITSTATUS(st) : 3);
+	}
+	assert_int_equal(waitpid(child, &st, 0), child);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_int_equal(kill(1, 0), 0);	/* pid 1 lives here */
+	c = lk_attach(path, 3);
+	if (c == NULL)
+		print_error("link %s\n", lk_error());
+	assert_non_null(c);
+	lk_close(c);
 }
 
 static void
@@ -294,7 +367,7 @@ test_frames_and_counters(void **state)
 static void
 test_bad_index_and_length(void **state)
 {
-	struct lk *npu = *state, *host = lk_attach(path, -1);
+	struct lk *npu = *state, *host = lk_attach(path, 0);
 	struct lk_stats st;
 	struct fc_cmd_hdr h;
 	uint8_t p[FC_CMD_MAX_PAYLOAD];
@@ -515,22 +588,354 @@ test_bad_slots_cannot_hold(void **state)
 	assert_true(worst < 0.5);
 }
 
+/* ---- trust: another user against the root sides (issue 14) ---- */
+
+#define NOBODY 65534u
+#define TARGET_TEXT "root's own file\n"
+
+/*
+ * The place each row is played in, made anew per row under a directory
+ * of its own (0755, so nobody can reach in):
+ *   root/     0700 root   - where the link belongs
+ *   shm/      1777 root   - as /dev/shm
+ *   nobody/   0700 nobody - another user's own
+ *   grp/      0770 root   - writable by its group
+ *   target    0644 root   - a file of root's a symbolic link points at
+ */
+static char base[64];
+
+static void
+at(char *out, size_t cap, const char *rel)
+{
+	snprintf(out, cap, "%s/%s", base, rel);
+}
+
+/* What the other user does first, in a child that is nobody: 0 if it could. */
+typedef int (*trust_play)(void);
+
+static int
+play_file_0666(void)	/* (a): a link file of its own, for root to take */
+{
+	char p[128];
+	int fd;
+
+	at(p, sizeof(p), "shm/link");
+	fd = open(p, O_RDWR | O_CREAT | O_EXCL, 0666);
+	return fd >= 0 && fchmod(fd, 0666) == 0 && close(fd) == 0 ? 0 : 1;
+}
+
+static int
+play_symlink(void)	/* (b): root's file at the link's path */
+{
+	char p[128], t[128];
+
+	at(p, sizeof(p), "shm/link");
+	at(t, sizeof(t), "target");
+	return symlink(t, p);
+}
+
+static int
+play_fake_npu_own(void)	/* (c): a region laid out, a coprocessor of its own */
+{
+	char p[128];
+	struct lk *lk;
+
+	at(p, sizeof(p), "nobody/link");
+	lk = lk_create(p);
+	if (lk == NULL)
+		fprintf(stderr, "as nobody: %s\n", lk_error());
+	return lk != NULL ? 0 : 1;	/* left behind as it dies: the region stays */
+}
+
+static int
+play_fake_npu_shm(void)	/* (c), the region then moved to where root looks */
+{
+	char from[128], to[128];
+
+	at(from, sizeof(from), "nobody/link");
+	at(to, sizeof(to), "shm/link");
+	return play_fake_npu_own() == 0 && rename(from, to) == 0 ? 0 : 1;
+}
+
+/* What root (this process) puts there first, for the checks one by one. */
+typedef int (*trust_make)(const char *p);
+
+static int
+make_file(const char *p, mode_t mode, uid_t uid)
+{
+	int fd = open(p, O_RDWR | O_CREAT | O_EXCL, 0600);
+	int rc = fd >= 0 && fchmod(fd, mode) == 0 && fchown(fd, uid, (gid_t)-1) == 0 ? 0 : -1;
+
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+static int
+make_0666(const char *p)
+{
+	return make_file(p, 0666, 0);
+}
+
+static int
+make_0640(const char *p)
+{
+	return make_file(p, 0640, 0);
+}
+
+static int
+make_nobodys(const char *p)
+{
+	return make_file(p, 0600, NOBODY);
+}
+
+static int
+make_hardlink(const char *p)
+{
+	char other[128];
+
+	at(other, sizeof(other), "root/other-name");
+	return make_file(other, 0600, 0) == 0 ? link(other, p) : -1;
+}
+
+static int
+make_symlink(const char *p)
+{
+	char t[128];
+
+	at(t, sizeof(t), "target");
+	return symlink(t, p);
+}
+
+static int
+make_dir(const char *p)
+{
+	return mkdir(p, 0700);
+}
+
+static int
+make_fifo(const char *p)
+{
+	return mkfifo(p, 0600);
+}
+
+/* A region root's own coprocessor laid out, as it left it (for attach rows). */
+static int
+make_region(const char *p)
+{
+	struct lk *lk = lk_create(p);
+
+	lk_close(lk);
+	return lk != NULL ? 0 : -1;
+}
+
+struct trust_row {
+	const char *name;
+	trust_play play;	/* as nobody, first (NULL: none) */
+	trust_make make;	/* as root, first (NULL: none) */
+	const char *rel;	/* the link's path under base */
+	bool attach;		/* the root side is a host (lk_attach(path, 0)), else lk_create */
+	int err;		/* 0: it must work; else the errno refused with */
+	const char *why;	/* what lk_error() says after the path */
+};
+
+static const struct trust_row trust_rows[] = {
+	{ "(a) a 0666 file of nobody's in a world-writable directory", play_file_0666, NULL,
+	  "shm/link", false, EPERM, "directory %B/shm is writable by others (mode 1777)" },
+	{ "(b) nobody's symbolic link to root's file", play_symlink, NULL, "shm/link", false,
+	  EPERM, "directory %B/shm is writable by others (mode 1777)" },
+	{ "(c) nobody's coprocessor, in its own directory, attached", play_fake_npu_own, NULL,
+	  "nobody/link", true, EPERM, "directory %B/nobody is owned by uid 65534, not 0" },
+	{ "(c) nobody's coprocessor, in a world-writable directory, attached",
+	  play_fake_npu_shm, NULL, "shm/link", true, EPERM,
+	  "directory %B/shm is writable by others (mode 1777)" },
+	{ "create: a group-writable directory", NULL, NULL, "grp/link", false, EPERM,
+	  "directory %B/grp is writable by its group (mode 0770)" },
+	{ "create: a symbolic link", NULL, make_symlink, "root/link", false, EPERM,
+	  "a symbolic link" },
+	{ "attach: a symbolic link", NULL, make_symlink, "root/link", true, EPERM,
+	  "a symbolic link" },
+	{ "create: a second hard link", NULL, make_hardlink, "root/link", false, EPERM,
+	  "2 links, not 1 (another name reaches it)" },
+	{ "attach: a second hard link", NULL, make_hardlink, "root/link", true, EPERM,
+	  "2 links, not 1 (another name reaches it)" },
+	{ "create: a directory", NULL, make_dir, "root/link", false, EPERM, "a directory" },
+	{ "create: a FIFO (never opened)", NULL, make_fifo, "root/link", false, EPERM, "a FIFO" },
+	{ "create: mode 0666", NULL, make_0666, "root/link", false, EPERM,
+	  "mode 0666, group or other may access it" },
+	{ "attach: mode 0666", NULL, make_0666, "root/link", true, EPERM,
+	  "mode 0666, group or other may access it" },
+	{ "create: mode 0640", NULL, make_0640, "root/link", false, EPERM,
+	  "mode 0640, group or other may access it" },
+	{ "create: a file of nobody's", NULL, make_nobodys, "root/link", false, EPERM,
+	  "owned by uid 65534, not 0" },
+	{ "attach: a file of nobody's", NULL, make_nobodys, "root/link", true, EPERM,
+	  "owned by uid 65534, not 0" },
+	{ "create: its directory made, 0700", NULL, NULL, "new/link", false, 0, NULL },
+	{ "create: a stale region taken over", NULL, make_region, "root/link", false, 0, NULL },
+	{ "attach: root's region", NULL, make_region, "root/link", true, 0, NULL },
+};
+
+static int
+rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st, (void)flag, (void)ftw;
+	return remove(p);
+}
+
+static int
+trust_teardown(void **state)
+{
+	(void)state;
+	if (base[0] != '\0')
+		nftw(base, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	base[0] = '\0';
+	return 0;
+}
+
+static int
+trust_setup(void **state)
+{
+	static const struct { const char *rel; mode_t mode; uid_t uid; } dirs[] = {
+		{ "root", 0700, 0 }, { "shm", 01777, 0 }, { "nobody", 0700, NOBODY },
+		{ "grp", 0770, 0 },
+	};
+	char p[128];
+
+	(void)state;
+	base[0] = '\0';
+	if (geteuid() != 0 || getpwuid(NOBODY) == NULL)
+		return 0;	/* the row skips */
+	snprintf(base, sizeof(base), "/dev/shm/fc-test-trust-XXXXXX");
+	if (mkdtemp(base) == NULL || chmod(base, 0755) != 0)
+		return -1;
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		at(p, sizeof(p), dirs[i].rel);
+		if (mkdir(p, 0700) != 0 || chmod(p, dirs[i].mode) != 0 ||
+		    chown(p, dirs[i].uid, (gid_t)-1) != 0)
+			return trust_teardown(state), -1;
+	}
+	at(p, sizeof(p), "target");
+	if (make_file(p, 0644, 0) != 0)
+		return trust_teardown(state), -1;
+	{
+		FILE *f = fopen(p, "w");
+
+		if (f == NULL || fputs(TARGET_TEXT, f) < 0 || fclose(f) != 0)
+			return trust_teardown(state), -1;
+	}
+	return 0;
+}
+
+/* Runs `play` as nobody in a child; its exit status. */
+static int
+as_nobody(trust_play play)
+{
+	pid_t child = fork();
+	int st;
+
+	if (child == 0) {
+		if (setgroups(0, NULL) != 0 || setresgid(NOBODY, NOBODY, NOBODY) != 0 ||
+		    setresuid(NOBODY, NOBODY, NOBODY) != 0)
+			_exit(100);
+		_exit(play());
+	}
+	if (child < 0 || waitpid(child, &st, 0) != child || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+/* `why` with %B as the row's base directory. */
+static void
+expand(char *out, size_t cap, const char *why)
+{
+	const char *b = strstr(why, "%B");
+
+	if (b == NULL)
+		snprintf(out, cap, "%s", why);
+	else
+		snprintf(out, cap, "%.*s%s%s", (int)(b - why), why, base, b + 2);
+}
+
+static void
+test_trust(void **state)
+{
+	const struct trust_row *row = *state;
+	char p[128], why[192], want[400], target[128], text[64] = "";
+	struct lk *lk;
+	struct stat st;
+	FILE *f;
+
+	if (base[0] == '\0') {
+		print_message("skipped: needs root and user nobody (uid %u)\n", NOBODY);
+		skip();
+	}
+	at(p, sizeof(p), row->rel);
+	if (row->play != NULL)
+		assert_int_equal(as_nobody(row->play), 0);
+	if (row->make != NULL)
+		assert_int_equal(row->make(p), 0);
+	lk = row->attach ? lk_attach(p, 0) : lk_create(p);
+	if (row->err == 0) {
+		if (lk == NULL)
+			print_error("link %s\n", lk_error());
+		assert_non_null(lk);
+		assert_string_equal(lk_error(), "");
+		assert_int_equal(stat(p, &st), 0);
+		assert_int_equal(st.st_mode & 07777, 0600);
+		assert_int_equal(stat(dirname(strcpy(want, p)), &st), 0);
+		assert_int_equal(st.st_mode & 077, 0);
+		lk_close(lk);
+		return;
+	}
+	if (lk != NULL) {
+		lk_close(lk);
+		fail_msg("%s: taken (rc 0), not refused", p);
+	}
+	assert_int_equal(errno, row->err);
+	/* the path, then the reason */
+	expand(why, sizeof(why), row->why);
+	snprintf(want, sizeof(want), "%s: %s", p, why);
+	assert_string_equal(lk_error(), want);
+	/* root's file behind a symbolic link is as it was */
+	at(target, sizeof(target), "target");
+	f = fopen(target, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(text, sizeof(text), f));
+	fclose(f);
+	assert_string_equal(text, TARGET_TEXT);
+	/* nobody's 0666 file was neither sized nor laid out */
+	if (row->play == play_file_0666) {
+		assert_int_equal(stat(p, &st), 0);
+		assert_int_equal(st.st_size, 0);
+	}
+}
+
 int
 main(void)
 {
-	const struct CMUnitTest tests[] = {
+	enum { ROWS = sizeof(trust_rows) / sizeof(trust_rows[0]) };
+	struct CMUnitTest tests[12 + ROWS] = {
 		cmocka_unit_test_setup_teardown(test_boot_event_and_attach, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batch_and_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_call_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_call_counts_other_answers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reboot_and_resync, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_slots, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_client_slot_pid_reused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_frames_and_counters, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_index_and_length, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_garbage_everywhere, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_garbage_while_running, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_slots_cannot_hold, setup, teardown),
 	};
+
+	for (size_t i = 0; i < ROWS; i++)
+		tests[12 + i] = (struct CMUnitTest){ .name = trust_rows[i].name,
+						     .test_func = test_trust,
+						     .setup_func = trust_setup,
+						     .teardown_func = trust_teardown,
+						     .initial_state = (void *)&trust_rows[i] };
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
