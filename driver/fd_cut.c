@@ -349,7 +349,7 @@ drop_done(void *dctx, int rc, const void *ans, uint16_t len)
 	char tuple[160];
 
 	(void)ans, (void)len;
-	if (rc == 0 && fd_offload_mark_cut(c->off, p->fp_id) == 0) {
+	if (rc == 0 && fd_offload_mark_cut(c->off, p->fp_id, (uint8_t)p->trigger) == 0) {
 		now_dropping(c);
 		kill_state(p, true, true, 0);
 		return;
@@ -445,7 +445,7 @@ cut_one(struct fd_cut *c, const struct nf_conntrack *ct, enum fd_cut_trigger t)
 		return 1;
 	}
 	/* not offloaded: made dropping first, where it runs between front ports */
-	rc = fd_offload_post_create_cut(c->off, ct, made_done, p);
+	rc = fd_offload_post_create_cut(c->off, ct, (uint8_t)t, made_done, p);
 	if (rc != 0)
 		kill_state(p, false, false, rc);
 	return 1;
@@ -586,4 +586,85 @@ fd_cut_conn(struct fd_cut *c, uint64_t fp_id, enum fd_cut_trigger t)
 	nfct_destroy(whole);
 	cut_done(c);
 	return 0;
+}
+
+/*
+ * fd_offload_pick_cut's test: cut by an address trigger (by hand, a
+ * watched set, a list; or by a flowcutd before, trigger unknown) and
+ * neither end in what is in force.  A fingerprint's cut and one by
+ * connection are released by no address's removal.
+ */
+static bool
+released_by(void *arg, const struct fd_offload_conn *oc)
+{
+	const struct fc_list *l = arg;
+
+	if (oc->cut_by != FD_CUT_HAND && oc->cut_by != FD_CUT_SET && oc->cut_by != FD_CUT_LIST &&
+	    oc->cut_by != FD_OFFLOAD_CUT_BY_UNKNOWN)
+		return false;
+	return !fc_list_holds(l, oc->family, oc->ends[0]) &&
+	       !fc_list_holds(l, oc->family, oc->ends[1]);
+}
+
+static const char *
+cut_by_name(uint8_t by)
+{
+	return by == FD_OFFLOAD_CUT_BY_UNKNOWN ? "a flowcutd before" : fd_cut_trigger_name(by);
+}
+
+long
+fd_cut_release(struct fd_cut *c, const struct fc_list *in_force)
+{
+	struct fd_offload_conn *pk = NULL;
+	struct timespec t0;
+	uint64_t *ids;
+	long npk = fd_offload_pick_cut(c->off, released_by, (void *)in_force, &pk), done;
+
+	if (npk <= 0) {
+		free(pk);
+		if (npk < 0)
+			fprintf(stderr, "flowcutd: release: no memory to look at the cut "
+				"connections; they stay dropping\n");
+		return npk;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ids = calloc((size_t)npk, sizeof(*ids));
+	if (ids == NULL) {
+		free(pk);
+		fprintf(stderr, "flowcutd: release of %ld cut connections: no memory; they stay "
+			"dropping\n", npk);
+		return -ENOMEM;
+	}
+	for (long i = 0; i < npk; i++) {
+		int af = pk[i].family == 4 ? AF_INET : AF_INET6;
+		char a[INET6_ADDRSTRLEN], b[INET6_ADDRSTRLEN];
+
+		ids[i] = pk[i].fp_id;
+		inet_ntop(af, pk[i].ends[1], a, sizeof(a));
+		inet_ntop(af, pk[i].ends[0], b, sizeof(b));
+		say(c, "flowcutd: release (cut by %s) conn %" PRIu64 " %s <-> %s: no cut in force "
+		    "holds either end; taken out, the host's rules judge it again\n",
+		    cut_by_name(pk[i].cut_by), pk[i].fp_id, a, b);
+	}
+	done = fd_offload_release(c->off, ids, (size_t)npk);
+	c->st.released += (uint64_t)done;
+	log_flush(c);
+	printf("flowcutd: release of %ld cut connections: %ld taken out of the fast path in "
+	       "%.2f ms\n", npk, done, ms_since(&t0));
+	fflush(stdout);
+	free(ids);
+	free(pk);
+	return done;
+}
+
+/* fd_cut_releasable's pick: with nothing in force, every one an address cut. */
+long
+fd_cut_releasable(struct fd_cut *c)
+{
+	static const struct fc_list none;
+	struct fd_offload_conn *pk = NULL;
+	long n = fd_offload_pick_cut(c->off, released_by, (void *)&none, &pk);
+
+	free(pk);
+	return n;
 }

@@ -66,6 +66,7 @@ struct fd_cut_stats {
 	uint64_t in_hardware[FD_CUT_NTRIGGERS];	/* dropping on the coprocessor, state killed */
 	uint64_t on_host[FD_CUT_NTRIGGERS];	/* state killed, not (or no longer) in the fast path */
 	uint64_t failed;			/* a state that could not be killed (said why) */
+	uint64_t released;			/* cut connections let go (fd_cut_release) */
 };
 
 struct fd_cut;
@@ -102,6 +103,27 @@ int fd_cut_state(struct fd_cut *c, const struct nf_conntrack *ct, enum fd_cut_tr
  * or -ENOMEM.
  */
 int fd_cut_conn(struct fd_cut *c, uint64_t fp_id, enum fd_cut_trigger t);
+
+/*
+ * fd_cut_release - the cut undone where what cut it is gone: every
+ * connection cut by hand, a watched set or a list (or by a flowcutd before
+ * this one: its trigger is unknown, so its addresses decide) with neither
+ * end in `in_force` - the union of every address cut in force now: the
+ * cut sets, the watched sets, the lists - is taken out of the fast path
+ * (fd_offload_release: its next frames go to the host, its rules judge
+ * it, a new state, offloaded again if they accept it).  One still held by
+ * any of them stays cut; one cut by a fingerprint (tls) or by connection
+ * (conn) stays cut until it ages out.  The caller must pass all that is in
+ * force (a set it could not read: do not call).  Returns how many were
+ * released, or -ENOMEM (none).  Each said in one line, and the release's
+ * figures.
+ */
+long fd_cut_release(struct fd_cut *c, const struct fc_list *in_force);
+/*
+ * fd_cut_releasable - how many connections are cut by an address (and so
+ * may be released: fd_cut_release), from the binding's table; -ENOMEM.
+ */
+long fd_cut_releasable(struct fd_cut *c);
 
 void fd_cut_stats(const struct fd_cut *c, struct fd_cut_stats *out);
 

@@ -68,9 +68,13 @@ struct fd_nft {
 		char elem[100];		/* "A", "A/L" or "A-B" */
 		uint8_t family;		/* 4: cut4, 6: cut6 */
 		uint64_t deadline_ms;	/* CLOCK_MONOTONIC; 0: no timeout */
+		uint64_t due_ms;	/* the earliest it may run out ("expires" rounds down) */
 	} *kept;
 	size_t nkept;
+	uint64_t next_due_ms;	/* the earliest due_ms kept, 0: none (fd_nft_cut_expired) */
+	uint64_t expiry_look_ms;	/* when the sets were last read for an expiry */
 	bool cut_changed;	/* NEWSETELEM or DELSETELEM on a cut set, anyone's */
+	bool removed;		/* DELSETELEM on a cut set or a followed set (FD_NFT_UNCUT) */
 	bool keep_stale;	/* so: read the cut sets into `kept` again */
 };
 
@@ -284,8 +288,12 @@ elems_msg(struct fd_nft *n, const struct nlmsghdr *nlh, uint8_t type)
 			n->cut_changed = true;
 			if (type == NFT_MSG_NEWSETELEM)
 				n->cut_added = true;
+			else
+				n->removed = true;
 		}
 	} else if ((f = followed_find(n, nfproto, table, set)) != NULL) {
+		if (type == NFT_MSG_DELSETELEM)
+			n->removed = true;
 		if (type == NFT_MSG_NEWSETELEM) {
 			n->fol_touched = true;
 			if (fd_setelem_gather(nlh, &f->acc) == -ENOMEM)
@@ -352,7 +360,9 @@ gen_cb(const struct nlmsghdr *nlh, void *data)
 			g->result |= FD_NFT_WATCHED;
 		if (g->n->cut_changed)
 			g->n->keep_stale = true;
-		g->n->other = g->n->cut_added = g->n->cut_changed = false;
+		if (g->n->removed)
+			g->result |= FD_NFT_UNCUT;
+		g->n->other = g->n->cut_added = g->n->cut_changed = g->n->removed = false;
 	} else if (type == NFT_MSG_NEWSETELEM || type == NFT_MSG_DELSETELEM) {
 		elems_msg(g->n, nlh, type);
 	} else {
@@ -385,7 +395,7 @@ fd_nft_events(struct fd_nft *n)
 	}
 	if (lost) {
 		/* the transaction's start may be lost */
-		n->other = n->cut_added = n->cut_changed = false;
+		n->other = n->cut_added = n->cut_changed = n->removed = false;
 		followed_forget(n);			/* the caller reads them whole */
 		if (table_install(n) != 0)
 			return -EIO;
@@ -401,14 +411,14 @@ fd_nft_events(struct fd_nft *n)
 
 /*
  * One element of libnftables' JSON as a line of list text: "A", "A/L" or
- * "A-B"; *expires its seconds left (0: no timeout).
+ * "A-B"; *expires its seconds left, rounded down (-1: no timeout).
  */
 static int
 elem_line(const json_t *e, char *line, size_t len, long long *expires)
 {
 	const json_t *v;
 
-	*expires = 0;
+	*expires = -1;
 	if (json_is_object(e) && (v = json_object_get(e, "elem")) != NULL) {
 		if (json_is_integer(json_object_get(v, "expires")))
 			*expires = json_integer_value(json_object_get(v, "expires"));
@@ -554,8 +564,9 @@ keep_one(void *arg, struct fc_list *l, const char *line, long long expires)
 	memcpy(e->elem, line, len);
 	e->elem[len] = '\0';
 	e->family = kp->family;
-	/* at least one second left: "expires" is rounded down */
-	e->deadline_ms = expires > 0 ? kp->now + ((uint64_t)expires + 1) * 1000 : 0;
+	/* at least one second left: "expires" is rounded down (0: under a second) */
+	e->deadline_ms = expires >= 0 ? kp->now + ((uint64_t)expires + 1) * 1000 : 0;
+	e->due_ms = expires >= 0 ? kp->now + (uint64_t)expires * 1000 : 0;
 	return 0;
 }
 
@@ -583,6 +594,49 @@ cut_keep_read(struct fd_nft *n)
 	n->kept = kp.k;
 	n->nkept = kp.n;
 	n->keep_stale = false;
+	n->next_due_ms = 0;
+	for (size_t i = 0; i < n->nkept; i++)
+		if (n->kept[i].due_ms != 0 &&
+		    (n->next_due_ms == 0 || n->kept[i].due_ms < n->next_due_ms))
+			n->next_due_ms = n->kept[i].due_ms;
+}
+
+/* Is this element (text and family) kept? */
+static bool
+kept_has(const struct fd_nft *n, const struct kept_cut *e)
+{
+	for (size_t i = 0; i < n->nkept; i++)
+		if (n->kept[i].family == e->family && strcmp(n->kept[i].elem, e->elem) == 0)
+			return true;
+	return false;
+}
+
+/* how often the cut sets are read while an element is in its last second */
+#define EXPIRY_LOOK_MS 100
+
+int
+fd_nft_cut_expired(struct fd_nft *n)
+{
+	uint64_t now = now_ms();
+	struct kept_cut *due;
+	size_t ndue = 0;
+	int gone = 0;
+
+	if (n->next_due_ms == 0 || now < n->next_due_ms ||
+	    now < n->expiry_look_ms + EXPIRY_LOOK_MS)
+		return 0;
+	n->expiry_look_ms = now;
+	due = calloc(n->nkept, sizeof(*due));
+	if (due == NULL)
+		return 1;	/* no memory to tell: say it may have, the caller reads whole */
+	for (size_t i = 0; i < n->nkept; i++)
+		if (n->kept[i].due_ms != 0 && n->kept[i].due_ms <= now)
+			due[ndue++] = n->kept[i];
+	cut_keep_read(n);	/* read anew: what ran out is not listed */
+	for (size_t i = 0; i < ndue && !gone; i++)
+		gone = !kept_has(n, &due[i]);
+	free(due);
+	return gone;
 }
 
 /*

@@ -91,6 +91,7 @@ struct fd_setio_set;
 #define FD_NFT_RULESET 0x1	/* another process changed the ruleset (the table is back) */
 #define FD_NFT_CUT 0x2		/* another process added elements to cut4 or cut6 */
 #define FD_NFT_WATCHED 0x4	/* elements were added to a followed set: fd_nft_followed_take */
+#define FD_NFT_UNCUT 0x8	/* elements were removed from cut4/cut6 or a followed set */
 
 /*
  * fd_nft_open - install the table (marking `mark_bit`), or take the one a
@@ -119,6 +120,17 @@ int fd_nft_events(struct fd_nft *n);
  * `out` either way.  An element it cannot read is said and skipped.
  */
 int fd_nft_cut_read(struct fd_nft *n, struct fc_list *out);
+
+/*
+ * fd_nft_cut_expired - whether an element of cut4 or cut6 ran out (its
+ * timeout: `flowcutctl cut --for S`, nft's `timeout`) since the last call.
+ * The kernel does not notify an expiry: the kept copy (8) knows when each
+ * element's time is up, to the second it was read with; from then on the
+ * sets are read again, every 100 ms until the element is gone.  1 when one
+ * ran out (or there was no memory to tell), else 0.  Cheap while none is
+ * due: call it every turn of the loop.
+ */
+int fd_nft_cut_expired(struct fd_nft *n);
 
 /*
  * fd_nft_set_parse - the elements of a set in libnftables' JSON output

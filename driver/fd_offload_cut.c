@@ -43,7 +43,11 @@ off_adopt_cut(struct fd_offload *o, const struct fc_conn_info *ci)
 	e->nhop[0] = ci->mf[0].nhop;
 	e->nhop[1] = ci->mf[1].nhop;
 	e->action = ci->mf[0].action;
+	/* its ends as the wire sees them, as off_prepare's: the server, the client */
+	memcpy(e->dst[0], ci->mf[1].key.src, sizeof(e->dst[0]));
+	memcpy(e->dst[1], ci->mf[0].key.src, sizeof(e->dst[1]));
 	e->cut = true;
+	e->cut_by = FD_OFFLOAD_CUT_BY_UNKNOWN;	/* no trigger known: see fd_cut_release */
 	e->held = true;
 	e->oom = false;
 	HASH_ADD(hh_fp, o->by_fp, fp_id, sizeof(e->fp_id), e);
@@ -191,7 +195,7 @@ view(const struct off_entry *e, struct fd_offload_conn *out)
 {
 	*out = (struct fd_offload_conn){ .ct_id = e->ct_id, .fp_id = e->fp_id,
 					 .action = e->action, .cut = e->cut,
-					 .family = e->family };
+					 .cut_by = e->cut_by, .family = e->family };
 	memcpy(out->ends, e->dst, sizeof(out->ends));
 }
 
@@ -208,6 +212,29 @@ fd_offload_pick(struct fd_offload *o, fd_offload_pick_fn *pick, void *arg,
 	HASH_ITER(hh_ct, o->by_ct, e, next) {	/* by_ct: the live ones */
 		if (n == o->nentries)
 			break;
+		view(e, &got[n]);
+		if (pick(arg, &got[n]))
+			n++;
+	}
+	*out = got;
+	return (long)n;
+}
+
+long
+fd_offload_pick_cut(struct fd_offload *o, fd_offload_pick_fn *pick, void *arg,
+		    struct fd_offload_conn **out)
+{
+	struct fd_offload_conn *got = calloc(o->nentries ? o->nentries : 1, sizeof(*got));
+	struct off_entry *e, *next;
+	size_t n = 0;
+
+	if (got == NULL)
+		return -ENOMEM;
+	HASH_ITER(hh_fp, o->by_fp, e, next) {	/* by_fp: a cut one's state is dead */
+		if (n == o->nentries)
+			break;
+		if (!e->cut)
+			continue;
 		view(e, &got[n]);
 		if (pick(arg, &got[n]))
 			n++;
@@ -243,14 +270,69 @@ fd_offload_find_fp(struct fd_offload *o, uint64_t fp_id, struct fd_offload_conn 
 }
 
 int
-fd_offload_mark_cut(struct fd_offload *o, uint64_t fp_id)
+fd_offload_mark_cut(struct fd_offload *o, uint64_t fp_id, uint8_t by)
 {
 	struct off_entry *e = off_find_fp(o, fp_id);
 
 	if (e == NULL)
 		return -ENOENT;
 	e->cut = true;
+	e->cut_by = by;
 	return 0;
+}
+
+/* One release in flight: its reclaim's answer. */
+struct release {
+	uint64_t fp_id;
+	int rc;
+};
+
+static void
+release_done(void *dctx, int rc, const void *ans, uint16_t len)
+{
+	(void)ans, (void)len;
+	((struct release *)dctx)->rc = rc;
+}
+
+long
+fd_offload_release(struct fd_offload *o, const uint64_t *fp_ids, size_t n)
+{
+	struct release *r = calloc(n ? n : 1, sizeof(*r));
+	long released = 0;
+	size_t m = 0;
+
+	if (r == NULL) {
+		fprintf(stderr, "flowcutd: release of %zu cut connections: no memory; they stay "
+			"dropping\n", n);
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct off_entry *e = off_find_fp(o, fp_ids[i]);
+		struct fc_cmd_conn_id id = { .id = fp_ids[i] };
+
+		if (e == NULL || !e->cut)
+			continue;
+		r[m].fp_id = fp_ids[i];
+		r[m].rc = fd_cmds_post(&o->cmds, FC_CMD_CONN_RECLAIM_FP, &id, sizeof(id),
+				       release_done, &r[m]);
+		m++;
+	}
+	(void)fd_cmds_flush(&o->cmds, -1);	/* each answered, or failed at its deadline */
+	for (size_t i = 0; i < m; i++) {
+		struct off_entry *e = off_find_fp(o, r[i].fp_id);
+
+		if (r[i].rc != 0 && r[i].rc != -ENOENT) {
+			/* still dropping, or not known: the fast path taken stock of */
+			off_lost_track(o, "CONN_RECLAIM_FP of a cut connection released", r[i].rc);
+			continue;
+		}
+		if (e != NULL)
+			off_forget(o, e);
+		o->st.removed++;
+		released++;
+	}
+	free(r);
+	return released;
 }
 
 int
@@ -294,7 +376,7 @@ made_done(void *dctx, int rc, const void *ans, uint16_t len)
 }
 
 int
-fd_offload_post_create_cut(struct fd_offload *o, const struct nf_conntrack *ct,
+fd_offload_post_create_cut(struct fd_offload *o, const struct nf_conntrack *ct, uint8_t by,
 			   fd_offload_made_fn *done, void *dctx)
 {
 	struct fc_cmd_flow_create c;
@@ -305,6 +387,7 @@ fd_offload_post_create_cut(struct fd_offload *o, const struct nf_conntrack *ct,
 		return -ENOMEM;
 	rc = off_prepare(o, ct, true, &c, &m->e);
 	if (rc == 0) {
+		m->e->cut_by = by;
 		m->o = o;
 		m->done = done;
 		m->dctx = dctx;

@@ -54,6 +54,7 @@ struct off_entry {
 	uint32_t nhop[2];
 	uint8_t action;			/* both microflows' */
 	bool cut;			/* dropping on the coprocessor: see fd_cut.h */
+	uint8_t cut_by;			/* the cut's trigger (fd_offload_conn.cut_by) */
 	bool in_ct;			/* in by_ct: a cut one leaves it when its state dies */
 	bool held;			/* a resync found it in the fast path */
 	bool passed;			/* made CUT_THRU: the inspector had passed it */

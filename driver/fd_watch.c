@@ -99,6 +99,73 @@ cut(struct fd_watch *w, const struct fc_list *l, enum fd_cut_trigger t, const ch
 		       rc, rc == 1 ? "" : "s");
 }
 
+/* ---- the cut undone ---- */
+
+/*
+ * Every watched set's elements appended to `all`: 0, or the error of one
+ * that could not be read whole (said).  A set that is not there, or not an
+ * address set, holds nothing.
+ */
+static int
+sets_in_force(struct fd_watch *w, struct fc_list *all)
+{
+	for (unsigned int i = 0; i < w->nsets; i++) {
+		struct wset *ws = &w->sets[i];
+		struct fd_setio_set s = ws->s;
+		char why[160];
+		int rc = fd_setio_get(fd_nft_io(w->nft), &s, why, sizeof(why));
+		long bad;
+
+		if (rc == -ENOENT || rc == -EMEDIUMTYPE)
+			continue;
+		bad = rc == 0 ? fd_setio_read(fd_nft_io(w->nft), &s, all) : rc;
+		if (bad != 0) {
+			fprintf(stderr, "flowcutd: release: watched set %s not read whole (%s): no "
+				"cut released\n", ws->text, bad < 0 ? strerror((int)-bad) :
+				"elements not read");
+			return bad < 0 ? (int)bad : -EIO;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Something that cut may be gone (an element removed from a watched set
+ * or a cut set, one that ran out, a list's line removed, a ruleset
+ * change): every cut in force read whole - the cut sets, the watched
+ * sets, the lists - and the cut connections none of them holds released
+ * (fd_cut_release).  Nothing is read when no connection cut by an address
+ * is left; nothing is released when something could not be read (a cut
+ * stays rather than being lifted by mistake).
+ */
+static void
+release(struct fd_watch *w, const char *what)
+{
+	struct fc_list all = { 0 };
+	int rc;
+
+	if (!w->ready || fd_cut_releasable(w->cut) <= 0)
+		return;
+	rc = fd_nft_cut_read(w->nft, &all);
+	if (rc == 0)
+		rc = sets_in_force(w, &all);
+	for (size_t i = 0; i < w->applied.n && rc == 0; i++)
+		rc = fc_list_add(&all, &w->applied.r[i]);
+	/* a change of the list sets under way: what they may hold still */
+	for (size_t i = 0; w->job.active && i < w->job.target.n && rc == 0; i++)
+		rc = fc_list_add(&all, &w->job.target.r[i]);
+	if (rc != 0) {
+		fprintf(stderr, "flowcutd: release after %s: what is cut not read whole (%s); no "
+			"cut released\n", what, strerror(-rc));
+		fc_list_free(&all);
+		return;
+	}
+	fc_list_canon(&all);
+	printf("flowcutd: release after %s: %zu ranges cut in force\n", what, all.n);
+	(void)fd_cut_release(w->cut, &all);	/* each said */
+	fc_list_free(&all);
+}
+
 /* ---- watched sets ---- */
 
 /* Says what became of a set, once per change. */
@@ -226,6 +293,8 @@ job_done(struct fd_watch *w)
 	w->applied = j->target;
 	j->target = (struct fc_list){ 0 };
 	cut(w, &j->added, FD_CUT_LIST, "lists added");
+	if (j->removed.n > 0 || j->fill)
+		release(w, "lines removed from the lists");
 }
 
 static void
@@ -448,6 +517,7 @@ fd_watch_settings(struct fd_watch *w, const struct fc_settings *s)
 		w->fill = true;
 	}
 	lists_apply(w);
+	release(w, "the settings changed");	/* a set or a list no longer watched */
 }
 
 void
@@ -490,13 +560,23 @@ fd_watch_nft(struct fd_watch *w, int nft_rc)
 			lists_apply(w);
 		}
 		sets_look(w, true);
-	} else if (nft_rc & FD_NFT_WATCHED) {
-		if (rc != 0)	/* not all of it read: the sets read whole */
+		release(w, nft_rc < 0 ? "nftables events lost" : "a ruleset change");
+	} else {
+		if ((nft_rc & FD_NFT_WATCHED) && rc != 0)	/* not all of it read: read whole */
 			sets_look(w, true);
-		else
+		else if (nft_rc & FD_NFT_WATCHED)
 			cut(w, &added, FD_CUT_SET, "watched set added");
+		if (nft_rc & FD_NFT_UNCUT)
+			release(w, "elements removed");
 	}
 	fc_list_free(&added);
+}
+
+void
+fd_watch_expiry(struct fd_watch *w)
+{
+	if (fd_nft_cut_expired(w->nft) > 0)
+		release(w, "a cut's timeout ran out");
 }
 
 void

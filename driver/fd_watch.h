@@ -34,6 +34,20 @@
  * No cut runs before the coprocessor was programmed once (fd_watch_boot):
  * that boot cuts what the sets and the lists hold.
  *
+ * Released: when something that cut may be gone - an element removed from
+ * a watched set or a cut set (`nft delete element`, `flowcutctl uncut`,
+ * FD_NFT_UNCUT), a cut set's element whose timeout ran out
+ * (fd_watch_expiry), a list's line removed, a ruleset change, lost events
+ * - every cut in force is read whole (the cut sets, the watched sets, the
+ * lists) and each connection cut by an address that none of them holds
+ * any more is taken out of the fast path (fd_cut_release): its next frames
+ * go to the host, whose rules judge it as a new connection.  One cut by a
+ * fingerprint or by connection id stays cut; one a flowcutd before cut
+ * (its trigger unknown) is released as one cut by an address, at the first
+ * such change that finds neither of its ends cut (not at the start).  A
+ * set that cannot be read releases nothing.  Nothing is read while no
+ * connection cut by an address is left.
+ *
  * Main thread only (the cut's).  fd_watch_close(NULL) does nothing.
  */
 #ifndef FLOWCUT_FD_WATCH_H
@@ -69,6 +83,13 @@ void fd_watch_files(struct fd_watch *w);
  * cuts what it holds) and puts the lists back if their sets were lost.
  */
 void fd_watch_nft(struct fd_watch *w, int nft_rc);
+
+/*
+ * fd_watch_expiry - call every turn of the loop: when an element of the
+ * cut sets ran out (fd_nft_cut_expired), the cut connections nothing in
+ * force holds any more are released (see "Released" above).
+ */
+void fd_watch_expiry(struct fd_watch *w);
 
 /* fd_watch_boot - the coprocessor was programmed: what the sets and lists hold is cut. */
 void fd_watch_boot(struct fd_watch *w);

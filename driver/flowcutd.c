@@ -299,6 +299,7 @@ stats_write(const char *path, const struct fd_relay *r, const struct fd_offload 
 			      "on_host", (json_int_t)cs.on_host[t]), &bad);
 	put(doc, "cuts", cuts, &bad);
 	put(doc, "cut_failed", json_integer((json_int_t)cs.failed), &bad);
+	put(doc, "cut_released", json_integer((json_int_t)cs.released), &bad);
 	put(doc, "rtnl_bad", json_integer((json_int_t)rtnl_bad), &bad);
 	put(doc, "events_lost", json_integer((json_int_t)events_lost), &bad);
 	put(doc, "lease", json_pack("{s:I, s:s, s:I, s:I}", "ms", (json_int_t)lease.ms, "state",
@@ -680,6 +681,7 @@ main(int argc, char **argv)
 		}
 		fd_ips_turn(ips);	/* the inspector's decisions carried out */
 		(void)fd_watch_work(wat);	/* a big list change: its next transaction */
+		fd_watch_expiry(wat);	/* a cut set's element ran out: what it cut, released */
 		if (time(NULL) != last_stats) {
 			last_stats = time(NULL);
 			if (programmed)

@@ -1231,8 +1231,8 @@ nft_close(struct fd_nft *n)
 /*
  * By hand: an element added to flowcutd's cut4/cut6 (as `flowcutctl cut`
  * adds it) is reported as a cut-set change and no ruleset change, the sets
- * read back whole, and what they hold is cut; an element removed says
- * nothing; another table is a ruleset change; the rules drop the sets'
+ * read back whole, and what they hold is cut; an element removed is
+ * FD_NFT_UNCUT alone; another table is a ruleset change; the rules drop the sets'
  * members both ways before the mark.
  */
 static void
@@ -1274,7 +1274,7 @@ test_cut_by_hand_through_the_sets(void **state)
 	assert_false(fc_list_holds(&l, 6, a6));
 	fc_list_free(&l);
 	assert_int_equal(fc_netns_sh("nft delete element inet flowcut cut6 '{ 2001:2::5-2001:2::20 }'"), 0);
-	assert_int_equal(nft_events(n), 0);
+	assert_int_equal(nft_events(n), FD_NFT_UNCUT);	/* what it cut may be released */
 	assert_int_equal(fc_netns_sh("nft add table inet other"), 0);
 	assert_int_equal(nft_events(n) & FD_NFT_RULESET, FD_NFT_RULESET);
 	assert_int_equal(fc_netns_sh("nft delete table inet other"), 0);
@@ -1386,7 +1386,7 @@ holds(const struct fc_list *l, const char *addr)
  * reason; what another process adds to a followed set is read from its
  * notifications - a prefix and a range in an interval set, an address in
  * a plain IPv6 set - as no ruleset change, and cut; the set reads back
- * whole; a removal says nothing.
+ * whole; a removal is FD_NFT_UNCUT, no ruleset change.
  */
 static void
 test_watched_set_additions_cut(void **state)
@@ -1456,7 +1456,7 @@ test_watched_set_additions_cut(void **state)
 	assert_true(holds(&l, "10.0.0.5") && holds(&l, "198.19.0.255"));
 	fc_list_free(&l);
 	assert_int_equal(fc_netns_sh("nft delete element inet filter blocked4 '{ 10.0.0.5-10.0.0.9 }'"), 0);
-	assert_int_equal(nft_events(n), 0);
+	assert_int_equal(nft_events(n), FD_NFT_UNCUT);
 	assert_int_equal(fc_netns_sh("nft add chain inet filter other"), 0);
 	assert_int_equal(nft_events(n) & FD_NFT_RULESET, FD_NFT_RULESET);
 	nft_close(n);
@@ -1618,6 +1618,187 @@ test_watch_lists_and_sets(void **state)
 	nfct_destroy(b);
 }
 
+/* A UDP datagram of the client at 198.18.0.10 (or 2001:2::10) from `cport` to `dst`:5201. */
+static struct fp_out
+datagram(uint16_t cport, const char *dst)
+{
+	struct fc_frame_spec f = { .payload = 100 };
+
+	memcpy(f.dmac, MAC0, 6);
+	memcpy(f.smac, CLIENT_MAC, 6);
+	if (strchr(dst, ':'))
+		fc_key6(&f.key, IPPROTO_UDP, "2001:2::10", cport, dst, 5201);
+	else
+		fc_key4(&f.key, IPPROTO_UDP, "198.18.0.10", cport, dst, 5201);
+	return frame_out(0, &f);
+}
+
+/* How one connection of test_uncut_releases is cut, and what must become of it. */
+struct uncut_case {
+	uint16_t cport;
+	const char *dst;	/* the far end cut */
+	const char *cut;	/* the shell command that cuts it (NULL: fd_cut_conn, by id) */
+	bool released_by_sets;	/* after the sets' elements are removed */
+	bool released_by_list;	/* after the list's line is removed too */
+	bool released_by_time;	/* after cut4's timed element ran out */
+};
+
+/*
+ * An uncut releases what it cut: connections cut through a watched set
+ * (IPv4 interval, IPv6 plain), by hand (cut4/cut6), by a list line and by
+ * id; then the elements are deleted (`nft delete element`, as `flowcutctl
+ * uncut` does for cut4/cut6): the ones nothing else holds leave the fast
+ * path and their next datagram goes to the host (where the rules judge
+ * it), the one still in the list stays dropping until its line goes, the
+ * one cut by id stays; a timed element of cut4 running out releases its
+ * connection within a second.
+ */
+static void
+test_uncut_releases(void **state)
+{
+	static const struct uncut_case cases[] = {
+		{ 40030, "198.19.0.10", "nft add element inet filter blocked4 '{ 198.19.0.10 }'",
+		  true, true, true },
+		{ 40031, "198.19.0.11", "nft add element inet filter blocked4 '{ 198.19.0.11 }'",
+		  false, true, true },	/* the list holds it too */
+		{ 40032, "2001:2:0:1::10", "nft add element inet filter blocked6 "
+		  "'{ 2001:2:0:1::10 }'", true, true, true },
+		{ 40033, "198.19.0.12", "nft add element inet flowcut cut4 '{ 198.19.0.12 }'",
+		  true, true, true },
+		{ 40034, "2001:2:0:1::11", "nft add element inet flowcut cut6 '{ 2001:2:0:1::11 }'",
+		  true, true, true },
+		{ 40035, "198.19.0.13", NULL, false, false, false },	/* by id: stays */
+		{ 40036, "198.19.0.14", "nft add element inet flowcut cut4 "
+		  "'{ 198.19.0.14 timeout 2s }'", false, false, true },
+	};
+	enum { N = sizeof(cases) / sizeof(cases[0]) };
+	char dir[] = "/tmp/fc-uncut-XXXXXX", path[128], cmd[300];
+	struct nf_conntrack *ct[N];
+	uint64_t id[N];
+	struct fc_settings s;
+	struct fd_offload_conn oc;
+	struct fd_watch *w;
+	struct fd_nft *n;
+	uint64_t released, timed_at = 0;
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/block.txt", dir);
+	file_put(path, "198.20.0.1\n", false);
+	assert_int_equal(fc_netns_sh("for a in 12 13 14; do ip neigh replace 198.19.0.$a lladdr "
+			    "02:00:00:00:00:0c dev fp1 nud permanent || exit 1; done"), 0);
+	assert_int_equal(fc_netns_sh("nft add table inet filter && "
+			    "nft add set inet filter blocked4 '{ type ipv4_addr; flags interval; }' && "
+			    "nft add set inet filter blocked6 '{ type ipv6_addr; }'"), 0);
+	n = fd_nft_open(BIT);
+	assert_non_null(n);
+	w = fd_watch_open(n, cut);
+	assert_non_null(w);
+	fc_settings_default(&s);
+	s.nlists = 1;
+	snprintf(s.lists[0], sizeof(s.lists[0]), "%s", path);
+	s.nsets = 2;
+	for (int i = 0; i < 2; i++) {
+		snprintf(s.sets[i].family, sizeof(s.sets[i].family), "inet");
+		snprintf(s.sets[i].table, sizeof(s.sets[i].table), "filter");
+		snprintf(s.sets[i].set, sizeof(s.sets[i].set), "blocked%d", i ? 6 : 4);
+	}
+	fd_watch_settings(w, &s);
+	fd_watch_boot(w);
+	for (int i = 0; i < N; i++) {
+		bool v6 = strchr(cases[i].dst, ':') != NULL;
+
+		ct[i] = conn(IPPROTO_UDP, v6 ? "2001:2::10" : "198.18.0.10", cases[i].cport,
+			     cases[i].dst, 5201, cases[i].dst, 5201, BIT);
+		create(ct[i]);
+	}
+	turns(300);
+	assert_int_equal(conns(), N);
+	/* each cut its way, as flowcutd's loop hands the events on */
+	for (int i = 0; i < N; i++) {
+		int rc;
+
+		if (cases[i].cut == NULL) {
+			assert_int_equal(fd_cut_conn(cut, conn_by_cport(cases[i].cport).id,
+						     FD_CUT_CONN), 0);
+			continue;
+		}
+		assert_int_equal(fc_netns_sh(cases[i].cut), 0);
+		if (cases[i].released_by_time && !cases[i].released_by_list)
+			timed_at = now_ns();	/* its 2 s run from here */
+		rc = nft_events(n);
+		if (rc & FD_NFT_CUT) {
+			struct fc_list l = { 0 };
+
+			assert_int_equal(fd_nft_cut_read(n, &l), 0);
+			assert_true(fd_cut_ranges(cut, &l, FD_CUT_HAND) >= 1);
+			fc_list_free(&l);
+		}
+		fd_watch_nft(w, rc);
+	}
+	file_put(path, "198.20.0.1\n198.19.0.11\n", false);
+	files_turn(w);
+	for (int i = 0; i < N; i++) {
+		id[i] = conn_by_cport(cases[i].cport).id;
+		assert_int_equal(conn_by_cport(cases[i].cport).verdict, FC_VERDICT_DROP);
+		assert_int_equal(datagram(cases[i].cport, cases[i].dst).dest, FP_DEST_DROP);
+		assert_false(alive(ct[i]));
+	}
+
+	/* the elements removed: what nothing else holds is released */
+	released = cut_stats().released;
+	assert_int_equal(fc_netns_sh("nft delete element inet filter blocked4 '{ 198.19.0.10, "
+			    "198.19.0.11 }' && nft delete element inet filter blocked6 "
+			    "'{ 2001:2:0:1::10 }' && nft delete element inet flowcut cut4 "
+			    "'{ 198.19.0.12 }' && nft delete element inet flowcut cut6 "
+			    "'{ 2001:2:0:1::11 }'"), 0);
+	for (int k = 0; k < 100 && cut_stats().released < released + 4; k++) {
+		fd_watch_nft(w, fd_nft_events(n));
+		usleep(10000);
+	}
+	for (int i = 0; i < N; i++) {
+		struct fp_out o = datagram(cases[i].cport, cases[i].dst);
+
+		if (cases[i].released_by_sets) {
+			assert_int_equal(fd_offload_find_fp(off, id[i], &oc, NULL), -ENOENT);
+			assert_int_equal(o.dest, FP_DEST_HOST);
+		} else {
+			assert_int_equal(fd_offload_find_fp(off, id[i], &oc, NULL), 0);
+			assert_true(oc.cut);
+			assert_int_equal(o.dest, FP_DEST_DROP);
+		}
+	}
+	assert_int_equal(cut_stats().released, released + 4);
+
+	/* the list's line removed: the one it held goes too */
+	file_put(path, "198.20.0.1\n", false);
+	files_turn(w);
+	for (int i = 0; i < N; i++)
+		if (cases[i].released_by_list && !cases[i].released_by_sets)
+			assert_int_equal(datagram(cases[i].cport, cases[i].dst).dest, FP_DEST_HOST);
+	assert_int_equal(cut_stats().released, released + 5);
+
+	/* the timed element runs out: within a second of it, released */
+	for (int k = 0; k < 400 && cut_stats().released < released + 6; k++) {
+		fd_watch_expiry(w);
+		usleep(10000);
+	}
+	for (int i = 0; i < N; i++) {
+		struct fp_out o = datagram(cases[i].cport, cases[i].dst);
+
+		assert_int_equal(o.dest, cases[i].released_by_time ? FP_DEST_HOST : FP_DEST_DROP);
+		nfct_destroy(ct[i]);
+	}
+	assert_int_equal(cut_stats().released, released + 6);
+	assert_true(now_ns() - timed_at < 3000000000ull);	/* 2 s, and within 1 s of them */
+	fd_watch_close(w);
+	nft_close(n);
+	assert_int_equal(fc_netns_sh("nft delete table inet filter"), 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(fc_netns_sh(cmd), 0);
+}
+
 /*
  * A list bigger than one transaction: filled a transaction per turn
  * (fd_watch_work), the loop free in between; a line appended meanwhile
@@ -1695,6 +1876,7 @@ main(void)
 		cmocka_unit_test_setup(test_list_sets, fresh),
 		cmocka_unit_test_setup(test_watch_lists_and_sets, fresh),
 		cmocka_unit_test_setup(test_watch_big_list_in_steps, fresh),
+		cmocka_unit_test_setup(test_uncut_releases, fresh),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -185,6 +185,64 @@ print(c["in_hardware"], c["on_host"])' "$run/flowcutd.json" "$trig") ||
 	fi
 }
 
+# a UDP connection in the fast path that forwards (its verdict not DROP)
+udp_forwarding() {
+	conns | awk '/^[0-9]/ { v = $2 } / udp / && v != "DROP" { f = 1 } END { exit !f }'
+}
+
+# An uncut releases what it cut: a UDP flow that never stops sending, both
+# ways, as a WireGuard peer's or a call's (tests/lab/real.py: one socket
+# sending a datagram every millisecond for 25 s, the server echoing each),
+# its server cut in hardware through VIA - set: added to the lab ruleset's
+# watched set, then `nft delete element`; hand: `flowcutctl cut`, then
+# `flowcutctl uncut`.  While cut the server takes in nothing; within 1 s
+# of the removal its datagrams reach the server again (the connection
+# taken out of the fast path, judged by the host's rules as a new one),
+# and it is offloaded again, forwarding.
+t_uncut() { # family set|hand
+	local dst=198.18.1.2 fam=$1 rc
+	[ "$fam" = 6 ] && dst=2001:2:0:1::2
+	ex server python3 "$top/tests/lab/real.py" udp-echo "$dst" 7001 "$run/echo.pid" >/dev/null 2>&1 &
+	sleep 0.3
+	ex client timeout 30 python3 "$top/tests/lab/real.py" udp-many "$dst" 7001 1 25 0.001 \
+		>"$run/flow.out" 2>&1 &
+	stream=$!
+	uncut_run "$dst" "$@"
+	rc=$?
+	kill "$(cat "$run/echo.pid")" "$stream" 2>/dev/null; stream_end
+	return $rc
+}
+uncut_run() { # server family set|hand
+	local dst=$1 fam=$2 via=$3 set=blocked4 trig=set s0 s1 t0 ms
+	[ "$fam" = 6 ] && set=blocked6
+	[ "$via" = hand ] && trig=hand
+	wait_for 60 stream_offloaded udp || { say "never offloaded"; conns; return 1; }
+	case "$via" in
+	set) ex host nft add element inet filter "$set" "{ $dst }" || { say "nft add element failed"; return 1; } ;;
+	hand) ex host "$ctl" cut "$dst" >/dev/null || { say "flowcutctl cut failed"; return 1; } ;;
+	esac
+	wait_for 30 grep -q "cut ($trig) udp .* in hardware" "$run/flowcutd.log" || { say "no cut ($trig) logged"; return 1; }
+	sleep 1
+	s0=$(srv_rx); sleep 1; s1=$(srv_rx)
+	[ $(( s1 - s0 )) -le 5 ] || { say "the server took in $(( s1 - s0 )) frames in 1 s while cut"; return 1; }
+	conns | grep -q DROP || { say "no connection dropping in the fast path"; conns; return 1; }
+	s0=$(srv_rx) t0=$(date +%s%N)
+	case "$via" in
+	set) ex host nft delete element inet filter "$set" "{ $dst }" || { say "nft delete element failed"; return 1; } ;;
+	hand) ex host "$ctl" uncut "$dst" >/dev/null || { say "flowcutctl uncut failed"; return 1; } ;;
+	esac
+	while [ $(( $(srv_rx) - s0 )) -lt 100 ]; do
+		ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+		[ "$ms" -le 1000 ] || { say "the server took in $(( $(srv_rx) - s0 )) frames in the 1 s after the uncut"; conns; return 1; }
+		sleep 0.02
+	done
+	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+	say "UDP/IPv$fam flow cut by $via: 100 datagrams reached the server again $ms ms after the uncut"
+	grep 'release' "$run/flowcutd.log" | while read -r line; do say "  $line"; done
+	wait_for 50 udp_forwarding || { say "not offloaded again after the release"; conns; return 1; }
+	say "offloaded again: $(conns | awk '/^[0-9]/ { l = $0 } / udp / { print l; exit }')"
+}
+
 # A TCP stream (iperf3) in hardware, its server added to the watched set:
 # the sender's retransmissions, FIN and RST stay on the coprocessor (dropped
 # there, none given back to the host), and the host takes in at most 10
@@ -692,6 +750,10 @@ tests=(
 	"a watched set: nft add element of a 400 Mbit/s UDP flood's server cuts it on the coprocessor (IPv4)|60|t_cut 4 on server set"
 	"a watched set: nft add element of a 400 Mbit/s UDP flood's client cuts it on the coprocessor (IPv6)|60|t_cut 6 on client set"
 	"a watched set with Cut in hardware off: the host takes the flood|60|t_cut 4 off server set"
+	"an uncut releases: nft delete element of a cut UDP flow's server forwards it again within 1 s (IPv4)|60|t_uncut 4 set"
+	"an uncut releases: nft delete element of a cut UDP flow's server forwards it again within 1 s (IPv6)|60|t_uncut 6 set"
+	"an uncut releases: flowcutctl uncut after flowcutctl cut forwards a UDP flow again within 1 s (IPv4)|60|t_uncut 4 hand"
+	"an uncut releases: flowcutctl uncut after flowcutctl cut forwards a UDP flow again within 1 s (IPv6)|60|t_uncut 6 hand"
 	"a watched set: a TCP stream's retransmissions, FIN and RST stay on the coprocessor (IPv4)|60|t_cut_tcp 4"
 	"a watched set: a TCP stream's retransmissions, FIN and RST stay on the coprocessor (IPv6)|60|t_cut_tcp 6"
 	"a watched list: a line appended cuts a 400 Mbit/s UDP flood on the coprocessor|60|t_cut 4 on server list"
