@@ -2,6 +2,7 @@
 /* fd_ctl: see fd_ctl.h. */
 #include "fd_ctl.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <libgen.h>
@@ -133,6 +134,24 @@ addr_of(const char *path, struct sockaddr_un *sa)
 	return 0;
 }
 
+/* Does the folder hold nothing but (maybe) a socket by our name? */
+static bool
+leftover(const struct fd_ctl *c)
+{
+	const char *name = strrchr(c->path, '/') ? strrchr(c->path, '/') + 1 : c->path;
+	DIR *d = opendir(c->dir);
+	struct dirent *e;
+	bool only = d != NULL;
+
+	while (only && (e = readdir(d)) != NULL)
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
+		    (strcmp(e->d_name, name) != 0 || e->d_type != DT_SOCK))
+			only = false;
+	if (d != NULL)
+		closedir(d);
+	return only;
+}
+
 /*
  * The folder: made (ours), or checked - a directory, root's, writable by
  * neither group nor others.  0, or -errno said.
@@ -159,6 +178,10 @@ dir_check(struct fd_ctl *c)
 			"not root's" : "writable by group or others",
 			(unsigned int)(st.st_mode & 07777), (unsigned int)st.st_uid);
 		return -EPERM;
+	}
+	if (((st.st_mode & 07777) == 0700 || (st.st_mode & 07777) == 0750) && leftover(c)) {
+		c->made_dir = true;	/* a flowcutd before's, left by a crash: ours again */
+		return 0;
 	}
 	if (c->acc.read_group && !(st.st_mode & 001) &&
 	    !(st.st_gid == c->acc.gid && (st.st_mode & 010)))

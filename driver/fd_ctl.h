@@ -21,8 +21,10 @@
  *     fd_ctl_open() refuses it; a missing folder is made, 0700 root:root,
  *     or 0750 root:GROUP with a read group, and flowcutd keeps that mode
  *     and group on it (fd_ctl_access) and removes it at close.  A folder
- *     it did not make (the lab's, /run) is left as it is; with a read
- *     group that cannot search it, fd_ctl_open says so.
+ *     0700 or 0750 holding nothing but a socket by the path's name (a
+ *     flowcutd before's, left by a crash) is taken as made.  Any other
+ *     folder (the lab's, /run) is left as it is; with a read group that
+ *     cannot search it, fd_ctl_open says so.
  *   - the socket: 0600 root:root, or 0660 root:GROUP with a read group;
  *     what is at the path is replaced only if it is a socket (a stale
  *     one: one flowcutd per path).

@@ -414,6 +414,26 @@ test_folder_and_modes(void **state)
 	assert_int_equal(stat(dir, &st), 0);
 	assert_int_equal(st.st_mode & 07777, 0750);
 	fd_ctl_close(c);
+	/* a crashed flowcutd's folder (0750 root:GROUP, its socket left): taken as ours */
+	{
+		pid_t pid = fork();
+		int status;
+
+		assert_true(pid >= 0);
+		if (pid == 0)	/* opens, and dies without closing */
+			_exit(fd_ctl_open(path, &grp, handler, NULL) != NULL ? 0 : 1);
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	assert_int_equal(stat(dir, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0750);
+	c = fd_ctl_open(path, &none, handler, NULL);
+	assert_non_null(c);
+	assert_int_equal(stat(dir, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0700);
+	assert_int_equal(st.st_gid, 0);
+	fd_ctl_close(c);
+	assert_int_equal(stat(dir, &st), -1);
 	/* a folder others may write: refused, and nothing made in it */
 	assert_int_equal(mkdir(dir, 0700), 0);
 	assert_int_equal(chmod(dir, 0777), 0);
