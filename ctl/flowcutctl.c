@@ -459,12 +459,14 @@ cmd_settings(const char *path, int argc, char **argv)
 							      s.sets[i].set));
 		for (unsigned int i = 0; i < s.ntls_ports; i++)
 			json_array_append_new(ports, json_integer(s.tls_ports[i]));
-		return print_json(json_pack("{s:b, s:b, s:i, s:o, s:o, s:o, s:o}", "offload",
+		return print_json(json_pack("{s:b, s:b, s:i, s:o, s:o, s:o, s:o, s:o}", "offload",
 					    s.offload, "cut_in_hardware", s.cut_in_hardware,
 					    "idle_timeout", s.idle_timeout, "watched_lists", lists,
 					    "watched_sets", sets, "watched_fingerprints",
 					    s.fingerprints[0] ? json_string(s.fingerprints) :
-					    json_null(), "tls_ports", ports));
+					    json_null(), "tls_ports", ports, "control_read_group",
+					    s.control_read_group[0] ? json_string(s.control_read_group)
+								    : json_null()));
 	}
 	printf("offload          %s\n", s.offload ? "on" : "off");
 	printf("cut_in_hardware  %s\n", s.cut_in_hardware ? "on" : "off");
@@ -480,6 +482,9 @@ cmd_settings(const char *path, int argc, char **argv)
 	for (unsigned int i = 0; i < s.nsets; i++)
 		printf("watched_set      %s %s %s\n", s.sets[i].family, s.sets[i].table,
 		       s.sets[i].set);
+	if (s.control_read_group[0])
+		printf("control_read_group %s (gid %u)\n", s.control_read_group,
+		       (unsigned int)s.control_read_gid);
 	return 0;
 }
 
