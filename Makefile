@@ -99,6 +99,7 @@ $(call program,test_tls,          tests/unit/test_tls.c,                  inspec
 $(call program,test_inspect,      tests/unit/test_inspect.c,              driver settings inspect tests/lib fastpath, -lcmocka -lcrypto -lpthread)
 $(call program,test_quic,         tests/unit/test_quic.c,                 inspect tests/lib,         -lcmocka -lcrypto)
 $(call program,test_policy,       tests/unit/test_policy.c,               driver,                    -lcmocka -lnetfilter_conntrack)
+$(call program,test_ctl,          tests/unit/test_ctl.c,                  driver,                    -lcmocka)
 $(call program,test_setelem,      tests/unit/test_setelem.c,              driver settings,           -lcmocka -lmnl)
 $(call program,test_driver,       tests/integration/test_driver.c,        driver settings npu fastpath link tests/lib dpdk, -lcmocka -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson)
 $(call program,test_npu,          tests/integration/test_npu.c,           fastpath link tests/lib,   -lcmocka -lpcap)

@@ -27,6 +27,10 @@
  *   uncut ADDRESS|PREFIX|RANGE      remove it (as it was added)
  *   cut --conn ID                   ask flowcutd (its control socket,
  *                                   --control PATH) to cut one connection
+ *                                   (root only)
+ *   daemon                          flowcutd's own state, asked on its
+ *                                   control socket (root, or a member of
+ *                                   control_read_group; no link needed)
  *
  * Human-readable by default; --json prints one JSON document (jansson).
  * Exit status: 0, 1 when the coprocessor refused or could not be reached
@@ -476,12 +480,14 @@ cmd_settings(const char *path, int argc, char **argv)
 							      s.sets[i].set));
 		for (unsigned int i = 0; i < s.ntls_ports; i++)
 			json_array_append_new(ports, json_integer(s.tls_ports[i]));
-		return print_json(json_pack("{s:b, s:b, s:i, s:o, s:o, s:o, s:o}", "offload",
+		return print_json(json_pack("{s:b, s:b, s:i, s:o, s:o, s:o, s:o, s:o}", "offload",
 					    s.offload, "cut_in_hardware", s.cut_in_hardware,
 					    "idle_timeout", s.idle_timeout, "watched_lists", lists,
 					    "watched_sets", sets, "watched_fingerprints",
 					    s.fingerprints[0] ? json_string(s.fingerprints) :
-					    json_null(), "tls_ports", ports));
+					    json_null(), "tls_ports", ports, "control_read_group",
+					    s.control_read_group[0] ? json_string(s.control_read_group)
+								    : json_null()));
 	}
 	printf("offload          %s\n", s.offload ? "on" : "off");
 	printf("cut_in_hardware  %s\n", s.cut_in_hardware ? "on" : "off");
@@ -497,6 +503,9 @@ cmd_settings(const char *path, int argc, char **argv)
 	for (unsigned int i = 0; i < s.nsets; i++)
 		printf("watched_set      %s %s %s\n", s.sets[i].family, s.sets[i].table,
 		       s.sets[i].set);
+	if (s.control_read_group[0])
+		printf("control_read_group %s (gid %u)\n", s.control_read_group,
+		       (unsigned int)s.control_read_gid);
 	return 0;
 }
 
@@ -589,13 +598,17 @@ fingerprint_one(void *arg, const struct fc_tlscap_hello *ch)
 
 /* ---- cuts by hand (flowcutd's table; its control socket) ---- */
 
-/* One request on flowcutd's control socket; its answer printed.  0, 1. */
+/*
+ * One request on flowcutd's control socket; its answer, without "ok " and
+ * the newline, in ans (cap bytes).  0; 1 said (unreachable, or flowcutd
+ * answered an error: a refusal, ...).
+ */
 static int
-ctl_request(const char *path, const char *req)
+ctl_ask(const char *path, const char *req, char *ans, size_t cap)
 {
 	struct timeval tv = { .tv_sec = 5 };
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char ans[FC_CTL_MAX + 1];
+	char buf[FC_CTL_ANS_MAX + 1];
 	ssize_t n = -1;
 	int s;
 
@@ -607,27 +620,86 @@ ctl_request(const char *path, const char *req)
 	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (s < 0 || setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) != 0 ||
 	    connect(s, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
-	    send(s, req, strlen(req), MSG_NOSIGNAL) < 0 || (n = recv(s, ans, FC_CTL_MAX, 0)) < 0) {
+	    send(s, req, strlen(req), MSG_NOSIGNAL) < 0 ||
+	    (n = recv(s, buf, FC_CTL_ANS_MAX, 0)) < 0) {
 		fprintf(stderr, "flowcutctl: flowcutd's control socket %s: %s\n", path,
 			errno == ENOENT || errno == ECONNREFUSED ? "no flowcutd listening" :
-			errno == EAGAIN ? "no answer in 5 s" : strerror(errno));
+			errno == EAGAIN ? "no answer in 5 s" :
+			errno == EACCES ? "not allowed to reach it (root, or control_read_group "
+					  "for what only reads)" : strerror(errno));
 		if (s >= 0)
 			close(s);
 		return 1;
 	}
 	close(s);
-	ans[n] = '\0';
-	ans[strcspn(ans, "\n")] = '\0';
-	if (json)
-		return print_json(json_pack("{s:b, s:s}", "ok", strncmp(ans, "ok ", 3) == 0,
-					    "answer", ans)) || strncmp(ans, "ok ", 3) != 0;
-	if (strncmp(ans, "ok ", 3) == 0) {
-		printf("%s\n", ans + 3);
-		return 0;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	if (strncmp(buf, "ok ", 3) != 0) {
+		if (json)
+			print_json(json_pack("{s:b, s:s}", "ok", 0, "answer", buf));
+		else
+			fprintf(stderr, "flowcutctl: flowcutd: %s\n",
+				strncmp(buf, "error ", 6) == 0 ? buf + 6 : buf);
+		return 1;
 	}
-	fprintf(stderr, "flowcutctl: flowcutd: %s\n",
-		strncmp(ans, "error ", 6) == 0 ? ans + 6 : ans);
-	return 1;
+	snprintf(ans, cap, "%s", buf + 3);
+	return 0;
+}
+
+/* One request whose answer is a sentence: printed.  0, 1. */
+static int
+ctl_request(const char *path, const char *req)
+{
+	char ans[FC_CTL_ANS_MAX + 1];
+
+	if (ctl_ask(path, req, ans, sizeof(ans)) != 0)
+		return 1;
+	if (json)
+		return print_json(json_pack("{s:b, s:s}", "ok", 1, "answer", ans));
+	printf("%s\n", ans);
+	return 0;
+}
+
+/* ---- flowcutd's own state (its control socket) ---- */
+
+static int
+cmd_daemon(const char *control, int argc)
+{
+	char ans[FC_CTL_ANS_MAX + 1], *boot = NULL;
+	json_int_t off = 0, hw = 0, host = 0, failed = 0;
+	int prog = 0, gate = 0, cih = 0, refused = 0;
+	json_error_t jerr;
+	json_t *doc;
+
+	if (argc != 0) {
+		fprintf(stderr, "flowcutctl: daemon takes no argument\n");
+		return 2;
+	}
+	if (ctl_ask(control, "status\n", ans, sizeof(ans)) != 0)
+		return 1;
+	doc = json_loads(ans, 0, &jerr);
+	if (doc == NULL || json_unpack_ex(doc, &jerr, 0, "{s:b, s:s, s:I, s:I, s:I, s:I, s:b, "
+					  "s:b, s:b}", "programmed", &prog, "boot_id", &boot,
+					  "offloaded", &off, "cuts_in_hardware", &hw,
+					  "cuts_on_host", &host, "cut_failed", &failed, "offload",
+					  &gate, "cut_in_hardware", &cih, "settings_refused",
+					  &refused) != 0) {
+		fprintf(stderr, "flowcutctl: flowcutd's status is not what this flowcutctl reads: "
+			"%s\n", jerr.text);
+		json_decref(doc);
+		return 1;
+	}
+	if (json)
+		return print_json(doc);
+	printf("programmed   %s\n", prog ? "yes" : "no (waiting for the coprocessor)");
+	printf("boot id      %s\n", boot);
+	printf("offloaded    %" JSON_INTEGER_FORMAT "\n", off);
+	printf("cuts         %" JSON_INTEGER_FORMAT " in hardware, %" JSON_INTEGER_FORMAT
+	       " on the host, %" JSON_INTEGER_FORMAT " failed\n", hw, host, failed);
+	printf("settings     offload %s, cut in hardware %s%s\n", gate ? "on" : "off",
+	       cih ? "on" : "off", refused ? " (the file was refused: see flowcutd's log)" : "");
+	json_decref(doc);
+	return 0;
 }
 
 /* An address, prefix or range of one line, as a canonical range.  0, or 2 (said). */
@@ -777,7 +849,8 @@ usage(void)
 		"  [--settings PATH] settings [set KEY VALUE...]\n"
 		"  fingerprint FILE\n"
 		"  cut ADDRESS|PREFIX|RANGE [--for SECONDS] | uncut ADDRESS|PREFIX|RANGE\n"
-		"  [--control PATH] cut --conn ID\n");
+		"  [--control PATH] cut --conn ID\n"
+		"  [--control PATH] daemon\n");
 }
 
 int
@@ -812,6 +885,8 @@ main(int argc, char **argv)
 		return cmd_settings(settings, argc - optind - 1, argv + optind + 1);
 	if (strcmp(argv[optind], "fingerprint") == 0)
 		return cmd_fingerprint(argc - optind - 1, argv + optind + 1);
+	if (strcmp(argv[optind], "daemon") == 0)
+		return cmd_daemon(control, argc - optind - 1);
 	if (strcmp(argv[optind], "cut") == 0 || strcmp(argv[optind], "uncut") == 0)
 		return cmd_cut(control, argv[optind][0] == 'c', argc - optind - 1,
 			       argv + optind + 1);

@@ -1,11 +1,33 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * fd_ctl: flowcutd's control socket - requests that need flowcutd itself
- * (today one: cut a fast-path connection by its id, `flowcutctl cut
- * --conn ID`).
+ * fd_ctl: flowcutd's control socket - requests that need flowcutd itself:
+ * cut a fast-path connection by its id (`cut-conn ID`, `flowcutctl cut
+ * --conn ID`), and flowcutd's own state (`status`, `flowcutctl daemon`).
  *
  * A unix socket (include/flowcut/fc_ctl.h: the protocol; default
- * FC_CTL_PATH, mode 0600: root's only).
+ * FC_CTL_PATH).  Who may ask what is decided by the peer's credentials
+ * (SO_PEERCRED, SO_PEERGROUPS, read when the request comes), not by the
+ * path alone: root (uid 0) may ask everything; the members of the read
+ * group (settings: control_read_group), by their primary or a
+ * supplementary group, may ask what only reads (status).  Anyone else is
+ * answered "error refused: uid U is not root ..." and nothing changes;
+ * each refused uid is logged once (the first FD_CTL_LOGGED_UIDS uids, then
+ * one line saying no more are), so a loop of connects floods no log.
+ *
+ * The socket file and its folder, so a read group can reach it and no one
+ * else can swap it:
+ *   - the folder (the path's dirname) must be a directory (not a symlink)
+ *     owned by root and writable by neither group nor others, or
+ *     fd_ctl_open() refuses it; a missing folder is made, 0700 root:root,
+ *     or 0750 root:GROUP with a read group, and flowcutd keeps that mode
+ *     and group on it (fd_ctl_access) and removes it at close.  A folder
+ *     0700 or 0750 holding nothing but a socket by the path's name (a
+ *     flowcutd before's, left by a crash) is taken as made.  Any other
+ *     folder (the lab's, /run) is left as it is; with a read group that
+ *     cannot search it, fd_ctl_open says so.
+ *   - the socket: 0600 root:root, or 0660 root:GROUP with a read group;
+ *     what is at the path is replaced only if it is a socket (a stale
+ *     one: one flowcutd per path).
  *
  * Why a socket and not a command file or an nftables set: the request has
  * an answer (no such connection, cut already, in hardware or not) that
@@ -15,26 +37,32 @@
  * packet's.
  *
  * The main loop polls fd_ctl_fd(); fd_ctl_serve() accepts one client,
- * reads its request with a deadline (a client that sends nothing does not
- * stall flowcutd), parses it, hands it to the handler and sends its
+ * reads its credentials and its request with a deadline (a client that
+ * sends nothing does not stall flowcutd for long), parses it, decides
+ * whether the peer may ask it, hands it to the handler and sends its
  * answer.  Main thread only.  fd_ctl_close(NULL) does nothing; it removes
- * the socket's path.
+ * the socket's path (and the folder, if fd_ctl made it).
  */
 #ifndef FLOWCUT_FD_CTL_H
 #define FLOWCUT_FD_CTL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <flowcut/fc_ctl.h>
 
+#define FD_CTL_LOGGED_UIDS 32	/* refused uids logged, one line each */
+
 enum fd_ctl_op {
-	FD_CTL_CUT_CONN,
+	FD_CTL_CUT_CONN,	/* a change: root only */
+	FD_CTL_STATUS,		/* reads only: root or the read group */
 };
 
 struct fd_ctl_req {
 	enum fd_ctl_op op;
-	uint64_t id;
+	uint64_t id;		/* FD_CTL_CUT_CONN's */
 };
 
 /*
@@ -43,16 +71,52 @@ struct fd_ctl_req {
  */
 int fd_ctl_parse(const char *buf, size_t len, struct fd_ctl_req *out, char *err, size_t errlen);
 
-/* Answers a request: writes "ok ..." or "error ..." into ans (cap bytes). */
+/* Who may ask what only reads, besides root. */
+struct fd_ctl_access {
+	bool read_group;	/* false: root only */
+	gid_t gid;
+	char name[64];		/* the group's name, for the answers and the log */
+};
+
+/* A peer as the kernel vouches for it (SO_PEERCRED, SO_PEERGROUPS). */
+struct fd_ctl_peer {
+	uid_t uid;
+	gid_t gid;		/* its effective gid */
+	size_t ngroups;
+	const gid_t *groups;	/* its supplementary groups */
+};
+
+/*
+ * fd_ctl_allowed - may this peer ask `op`?  Pure.  0, or -EACCES with why
+ * in `why` ("uid 65534 is not root and not in group NAME", ...).
+ */
+int fd_ctl_allowed(const struct fd_ctl_access *a, const struct fd_ctl_peer *p,
+		   enum fd_ctl_op op, char *why, size_t len);
+
+/* Answers an allowed request: writes "ok ..." or "error ..." into ans (cap bytes). */
 typedef void fd_ctl_handler_fn(void *arg, const struct fd_ctl_req *req, char *ans, size_t cap);
 
 struct fd_ctl;
 
-/* fd_ctl_open - listen on `path` (its folder made, a stale socket replaced).  NULL, errno. */
-struct fd_ctl *fd_ctl_open(const char *path, fd_ctl_handler_fn *h, void *arg);
+/*
+ * fd_ctl_open - listen on `path`, access as `a` says (its folder checked
+ * or made, a stale socket replaced; see above).  NULL and errno (EPERM: a
+ * folder not root's or writable by others, or a path that is not a
+ * socket), said on stderr with the path.
+ */
+struct fd_ctl *fd_ctl_open(const char *path, const struct fd_ctl_access *a,
+			   fd_ctl_handler_fn *h, void *arg);
+/*
+ * fd_ctl_access - who may read from now on (the settings changed): the
+ * socket's group and mode, and its folder's if fd_ctl made it, follow.
+ * 0, or -errno (said) with the new access in force all the same.
+ */
+int fd_ctl_access(struct fd_ctl *c, const struct fd_ctl_access *a);
 void fd_ctl_close(struct fd_ctl *c);
 int fd_ctl_fd(const struct fd_ctl *c);
 /* fd_ctl_serve - one waiting client served (none: nothing done). */
 void fd_ctl_serve(struct fd_ctl *c);
+/* fd_ctl_refused - requests refused for the peer's credentials, so far. */
+uint64_t fd_ctl_refused(const struct fd_ctl *c);
 
 #endif

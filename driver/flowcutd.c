@@ -20,7 +20,8 @@
  * ruleset changes has every connection judged again.  It cuts (fd_cut):
  * what an element added to its table's cut4/cut6 holds (`flowcutctl cut
  * ADDRESS`), one connection asked for on its control socket (fd_ctl,
- * `flowcutctl cut --conn ID`), and what the watched sets and list files of
+ * `flowcutctl cut --conn ID`, root only; `flowcutctl daemon` reads its
+ * state there, root or control_read_group), and what the watched sets and list files of
  * the settings add (fd_watch).  Its inspector (fd_ips, fd_inspect) reads
  * the ClientHello of TCP connections to the TLS ports and cuts those whose
  * JA4 or JA3 the watched fingerprints file lists.  It holds a lease on the
@@ -152,28 +153,92 @@ cut_sets(struct fd_nft *nft, struct fd_cut *cut)
 	fc_list_free(&l);
 }
 
-/* A control request: one connection cut by its fast-path id. */
+/* What the control socket's handler answers from (main's own, lent). */
+struct ctl_ctx {
+	struct fd_cut *cut;
+	const struct fd_offload *off;
+	struct lk *lk;
+	const bool *programmed;
+};
+
+/* One connection cut by its fast-path id. */
 static void
-on_ctl(void *arg, const struct fd_ctl_req *req, char *ans, size_t cap)
+ctl_cut_conn(struct fd_cut *cut, uint64_t id, char *ans, size_t cap)
 {
-	struct fd_cut *cut = arg;
 	struct fd_cut_stats before, after;
 	int rc;
 
 	fd_cut_stats(cut, &before);
-	rc = fd_cut_conn(cut, req->id, FD_CUT_CONN);
+	rc = fd_cut_conn(cut, id, FD_CUT_CONN);
 	fd_cut_stats(cut, &after);
 	if (rc == 0)
-		snprintf(ans, cap, "ok connection %" PRIu64 " cut %s\n", req->id,
+		snprintf(ans, cap, "ok connection %" PRIu64 " cut %s\n", id,
 			 after.in_hardware[FD_CUT_CONN] > before.in_hardware[FD_CUT_CONN]
 				 ? "in hardware" : "on the host (taken out of the fast path)");
 	else if (rc == -ENOENT)
 		snprintf(ans, cap, "error connection %" PRIu64 ": not an offloaded connection of "
-			 "this flowcutd\n", req->id);
+			 "this flowcutd\n", id);
 	else if (rc == -EALREADY)
-		snprintf(ans, cap, "error connection %" PRIu64 ": cut already\n", req->id);
+		snprintf(ans, cap, "error connection %" PRIu64 ": cut already\n", id);
 	else
-		snprintf(ans, cap, "error connection %" PRIu64 ": %s\n", req->id, strerror(-rc));
+		snprintf(ans, cap, "error connection %" PRIu64 ": %s\n", id, strerror(-rc));
+}
+
+/*
+ * flowcutd's own state as one JSON object on one line (what the stats file
+ * holds, the part that fits an answer): programmed or not, the
+ * coprocessor's boot id, connections offloaded, cuts, the settings.
+ */
+static void
+ctl_status(const struct ctl_ctx *x, char *ans, size_t cap)
+{
+	struct fd_offload_stats os;
+	struct fd_cut_stats cs;
+	json_int_t hw = 0, host = 0;
+	char boot[20], *text;
+	json_t *doc;
+
+	fd_offload_stats(x->off, &os);
+	fd_cut_stats(x->cut, &cs);
+	for (int t = 0; t < FD_CUT_NTRIGGERS; t++) {
+		hw += (json_int_t)cs.in_hardware[t];
+		host += (json_int_t)cs.on_host[t];
+	}
+	snprintf(boot, sizeof(boot), "%016" PRIx64, lk_boot_id(x->lk));
+	doc = json_pack("{s:b, s:s, s:I, s:I, s:I, s:I, s:b, s:b, s:b}", "programmed",
+			*x->programmed, "boot_id", boot, "offloaded", (json_int_t)os.offloaded,
+			"cuts_in_hardware", hw, "cuts_on_host", host, "cut_failed",
+			(json_int_t)cs.failed, "offload", cur.offload, "cut_in_hardware",
+			cur.cut_in_hardware, "settings_refused", settings_error[0] != '\0');
+	text = doc ? json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+	if (text == NULL || (size_t)snprintf(ans, cap, "ok %s\n", text) >= cap)
+		snprintf(ans, cap, "error status: %s\n", text ? "longer than an answer"
+								: "no memory for the document");
+	free(text);
+	json_decref(doc);
+}
+
+/* A control request the peer may ask (fd_ctl checked its credentials). */
+static void
+on_ctl(void *arg, const struct fd_ctl_req *req, char *ans, size_t cap)
+{
+	const struct ctl_ctx *x = arg;
+
+	if (req->op == FD_CTL_STATUS)
+		ctl_status(x, ans, cap);
+	else
+		ctl_cut_conn(x->cut, req->id, ans, cap);
+}
+
+/* Who may read on the control socket, as the settings say. */
+static struct fd_ctl_access
+ctl_access(const struct fc_settings *s)
+{
+	struct fd_ctl_access a = { .read_group = s->control_read_group[0] != '\0',
+				   .gid = (gid_t)s->control_read_gid };
+
+	snprintf(a.name, sizeof(a.name), "%s", s->control_read_group);
+	return a;
 }
 
 static void
@@ -427,6 +492,8 @@ main(int argc, char **argv)
 	struct fd_cut *cut;
 	struct fd_watch *wat;
 	struct fd_ctl *ctl;
+	struct fd_ctl_access acc;
+	struct ctl_ctx ctlx;
 	struct fd_cmds cmds;
 	struct fd_cmdq *cmdq;
 	enum fd_cmdq_state down = FD_CMDQ_UP;	/* set by on_down, acted on by the loop */
@@ -530,7 +597,9 @@ main(int argc, char **argv)
 	cut = off && nft ? fd_cut_open(off, nft) : NULL;
 	wat = nft && cut ? fd_watch_open(nft, cut) : NULL;
 	rtw = fd_route_watch_open();
-	ctl = fd_ctl_open(o.control, on_ctl, cut);
+	ctlx = (struct ctl_ctx){ .cut = cut, .off = off, .lk = lk, .programmed = &programmed };
+	acc = ctl_access(&cur);
+	ctl = fd_ctl_open(o.control, &acc, on_ctl, &ctlx);
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (relay == NULL || off == NULL || nft == NULL || cut == NULL || wat == NULL ||
 	    rtw == NULL || ctl == NULL || epfd < 0) {
@@ -677,6 +746,8 @@ main(int argc, char **argv)
 				fd_ips_settings(ips, &cur);
 				programmed = program(&cmds, lk, &o) == 0 && programmed;
 				fd_watch_settings(wat, &cur);
+				acc = ctl_access(&cur);
+				(void)fd_ctl_access(ctl, &acc);	/* a failure is said */
 			}
 		}
 		fd_ips_turn(ips);	/* the inspector's decisions carried out */

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,6 +189,44 @@ set_watched_list(struct fc_settings *s, const char *value, unsigned int line, ch
 	return 0;
 }
 
+/*
+ * control_read_group = NAME: a group of this machine (getgrnam_r, so an
+ * unknown one is refused here, by name), or "-" (by flowcutctl) for none.
+ */
+static int
+read_group_set(struct fc_settings *s, const char *value, unsigned int line, char *err,
+	       size_t errlen)
+{
+	struct group g, *found = NULL;
+	char buf[16384];
+	int rc;
+
+	if (line == 0 && strcmp(value, "-") == 0) {
+		memset(s->control_read_group, 0, sizeof(s->control_read_group));
+		s->control_read_gid = 0;
+		return 0;
+	}
+	if (strlen(value) >= FC_SETTINGS_NAME_MAX)
+		return bad(err, errlen, line, "control_read_group is longer than %s characters",
+			   "63");
+	for (const char *p = value; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr("_.-", *p))
+			return bad(err, errlen, line, "control_read_group '%s' is not a group name "
+				   "(letters, digits, '_', '.', '-')", value);
+	rc = getgrnam_r(value, &g, buf, sizeof(buf), &found);
+	if (rc != 0 || found == NULL) {
+		char msg[160];
+
+		snprintf(msg, sizeof(msg), "control_read_group '%s' is not a group of this machine%s%s",
+			 value, rc ? ": " : "", rc ? strerror(rc) : "");
+		return bad(err, errlen, line, "%s", msg);
+	}
+	memset(s->control_read_group, 0, sizeof(s->control_read_group));
+	memcpy(s->control_read_group, value, strlen(value));
+	s->control_read_gid = (uint32_t)g.gr_gid;
+	return 0;
+}
+
 /* One key on s; `seen` catches a key given twice (line > 0 only). */
 static int
 set_one(struct fc_settings *s, const char *key, const char *value, unsigned int line,
@@ -195,9 +234,9 @@ set_one(struct fc_settings *s, const char *key, const char *value, unsigned int 
 {
 	static const char *const keys[] = { "offload", "cut_in_hardware", "idle_timeout",
 					    "watched_list", "watched_set", "watched_fingerprints",
-					    "tls_ports" };
+					    "tls_ports", "control_read_group" };
 	enum { NKEYS = sizeof(keys) / sizeof(keys[0]), WATCHED_LIST = 3, WATCHED_SET = 4,
-	       FINGERPRINTS = 5, TLS_PORTS = 6 };
+	       FINGERPRINTS = 5, TLS_PORTS = 6, READ_GROUP = 7 };
 	unsigned int k;
 
 	for (k = 0; k < NKEYS; k++)
@@ -206,7 +245,7 @@ set_one(struct fc_settings *s, const char *key, const char *value, unsigned int 
 	if (k == NKEYS)
 		return bad(err, errlen, line, "unknown key '%s' (offload, cut_in_hardware, "
 			   "idle_timeout, watched_list, watched_set, watched_fingerprints, "
-			   "tls_ports)", key);
+			   "tls_ports, control_read_group)", key);
 	if (k != WATCHED_LIST && k != WATCHED_SET && seen != NULL && (*seen & (1u << k)))
 		return bad(err, errlen, line, "'%s' is given twice", key);
 	if (seen != NULL)
@@ -233,6 +272,8 @@ set_one(struct fc_settings *s, const char *key, const char *value, unsigned int 
 		return fingerprints_set(s, value, line, err, errlen);
 	case TLS_PORTS:
 		return tls_ports_set(s, value, line, err, errlen);
+	case READ_GROUP:
+		return read_group_set(s, value, line, err, errlen);
 	default:
 		if (line == 0 && strcmp(value, "-") == 0) {
 			/* flowcutctl: none of them, as parsed without them */
@@ -381,6 +422,10 @@ fc_settings_format(const struct fc_settings *s, char *buf, size_t len)
 		n += snprintf(buf + ((size_t)n < len ? (size_t)n : len),
 			      (size_t)n < len ? len - (size_t)n : 0, "watched_set = %s %s %s\n",
 			      s->sets[i].family, s->sets[i].table, s->sets[i].set);
+	if (s->control_read_group[0] != '\0' && n >= 0)
+		n += snprintf(buf + ((size_t)n < len ? (size_t)n : len),
+			      (size_t)n < len ? len - (size_t)n : 0, "control_read_group = %s\n",
+			      s->control_read_group);
 	return n;
 }
 

@@ -13,6 +13,9 @@
  *   tls_ports        PORT...  the TCP ports whose ClientHello is read (1-16 ports)
  *   watched_set      FAMILY TABLE SET   a set of the host's ruleset that
  *                             blocks, followed (repeatable)
+ *   control_read_group NAME   a group whose members may ask flowcutd's
+ *                             control socket what only reads (status);
+ *                             resolved with getgrnam when parsed
  *
  * A file that does not parse is refused whole with the line and the reason,
  * and whoever read it keeps the settings it had.  Writing is atomic (a
@@ -56,6 +59,8 @@ struct fc_settings {
 	uint16_t tls_ports[FC_SETTINGS_MAX_TLS_PORTS];	/* in the order given; the rest 0 */
 	unsigned int nsets;
 	struct fc_watched_set sets[FC_SETTINGS_MAX_SETS];
+	char control_read_group[FC_SETTINGS_NAME_MAX];	/* "" none (root only) */
+	uint32_t control_read_gid;	/* its gid, when named */
 };
 
 /* fc_settings_default - the settings of a new appliance (Cut in hardware on). */
@@ -75,7 +80,8 @@ int fc_settings_load(const char *path, struct fc_settings *s, char *err, size_t 
 /*
  * fc_settings_set - change one key on *s from text, as `key = value` on a
  * line would ("watched_list" and "watched_set" add one; "-" as the value
- * removes them all; "-" as watched_fingerprints' removes it).  0 or
+ * removes them all; "-" as watched_fingerprints' or control_read_group's
+ * removes it).  0 or
  * -EINVAL with err.
  */
 int fc_settings_set(struct fc_settings *s, const char *key, const char *value, char *err,

@@ -64,6 +64,7 @@ for v in "" asan/ ubsan/; do
 	cmocka "offload policy[$tag]" "$BUILD/${v}test_policy"
 	cmocka "the inspector[$tag]" "$BUILD/${v}test_inspect"
 	cmocka "nftables set elements[$tag]" "$BUILD/${v}test_setelem"
+	cmocka "control socket: requests, who may ask what, as nobody (root only)[$tag]" "$BUILD/${v}test_ctl"
 	for t in frame cmd settings rtnl list tls ct ctl nftset fplist inspect quic seg; do
 		check "fuzz $t: corpus and regressions replayed[$tag]" \
 			"$BUILD/${v}fuzz_${t}_replay" tests/fuzz/corpus/$t tests/fuzz/regress/$t

@@ -5,12 +5,21 @@
  * connection, one message each way, text:
  *
  *   request  "cut-conn ID\n"           ID decimal, a fast-path connection id
- *   answer   "ok TEXT\n" or "error TEXT\n"
+ *                                      (a change: root only)
+ *            "status\n"                flowcutd's own state (reads only: root,
+ *                                      or a member of control_read_group)
+ *   answer   "ok TEXT\n" or "error TEXT\n"; status's TEXT is one JSON object;
+ *            a peer without the right: "error refused: uid U is not root ..."
  */
 #ifndef FLOWCUT_FC_CTL_H
 #define FLOWCUT_FC_CTL_H
 
-#define FC_CTL_PATH "/run/flowcut/flowcutd.sock"
-#define FC_CTL_MAX 256		/* a request or an answer, bytes */
+/*
+ * In a folder of its own, not in /run/flowcut: that one is root's alone
+ * (0700), and a read group must be able to reach the socket.
+ */
+#define FC_CTL_PATH "/run/flowcut-ctl/flowcutd.sock"
+#define FC_CTL_MAX 256		/* a request, bytes */
+#define FC_CTL_ANS_MAX 512	/* an answer, bytes */
 
 #endif

@@ -36,7 +36,7 @@ test_rows(void **state)
 		{ "idle_timeout = 65536\n", "line 1: idle_timeout '65536' is not 1 to 65535 seconds" },
 		{ "idle_timeout = -1\n", "line 1: idle_timeout '-1' is not 1 to 65535 seconds" },
 		{ "idle_timeout = 10s\n", "line 1: idle_timeout '10s' is not 1 to 65535 seconds" },
-		{ "gate = on\n", "line 1: unknown key 'gate' (offload, cut_in_hardware, idle_timeout, watched_list, watched_set, watched_fingerprints, tls_ports)" },
+		{ "gate = on\n", "line 1: unknown key 'gate' (offload, cut_in_hardware, idle_timeout, watched_list, watched_set, watched_fingerprints, tls_ports, control_read_group)" },
 		{ "watched_fingerprints = /etc/flowcut/ja.txt\n", NULL },
 		{ "watched_fingerprints = ja.txt\n", "line 1: watched_fingerprints 'ja.txt' is not an absolute path" },
 		{ "watched_fingerprints = /a\nwatched_fingerprints = /b\n", "line 2: 'watched_fingerprints' is given twice" },
@@ -64,6 +64,12 @@ test_rows(void **state)
 		{ "watched_set = inet filter 4set\n", "line 1: watched_set name '4set' is not an nftables name (a letter, '_' or '.', then letters, digits, '_', '.', '-', '/')" },
 		{ "watched_set = inet filter a1234567890123456789012345678901234567890123456789012345678901234\n", "line 1: watched_set name 'a1234567890123456789012345678901234567890123456789012345678901234' is longer than 63 characters" },
 		{ "watched_set = inet filter b\n# again\nwatched_set = inet filter  b\n", "line 3: watched_set 'inet filter  b' is given twice" },
+		{ "control_read_group = root\n", NULL },
+		{ "control_read_group = fc-no-such-group\n", "line 1: control_read_group 'fc-no-such-group' is not a group of this machine" },
+		{ "control_read_group = a b\n", "line 1: control_read_group 'a b' is not a group name (letters, digits, '_', '.', '-')" },
+		{ "control_read_group = ../x\n", "line 1: control_read_group '../x' is not a group name (letters, digits, '_', '.', '-')" },
+		{ "control_read_group = a123456789012345678901234567890123456789012345678901234567890123\n", "line 1: control_read_group is longer than 63 characters" },
+		{ "control_read_group = root\ncontrol_read_group = root\n", "line 2: 'control_read_group' is given twice" },
 	};
 
 	(void)state;
@@ -189,6 +195,23 @@ test_set_and_round_trip(void **state)
 	assert_int_equal(s.nsets, 2);
 	assert_int_equal(fc_settings_set(&s, "watched_set", "-", err, sizeof(err)), 0);
 	assert_int_equal(s.nsets, 0);
+	/* control_read_group: resolved to its gid, written back, "-" takes it away */
+	assert_string_equal(s.control_read_group, "");
+	assert_int_equal(fc_settings_set(&s, "control_read_group", "root", err, sizeof(err)), 0);
+	assert_string_equal(s.control_read_group, "root");
+	assert_int_equal(s.control_read_gid, 0);
+	n = fc_settings_format(&s, text, sizeof(text));
+	assert_non_null(strstr(text, "control_read_group = root\n"));
+	assert_int_equal(fc_settings_parse(text, (size_t)n, &back, err, sizeof(err)), 0);
+	assert_memory_equal(&s, &back, sizeof(s));
+	assert_int_equal(fc_settings_set(&s, "control_read_group", "fc-none", err, sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err, "control_read_group 'fc-none' is not a group of this machine");
+	assert_string_equal(s.control_read_group, "root");
+	assert_int_equal(fc_settings_set(&s, "control_read_group", "-", err, sizeof(err)), 0);
+	assert_string_equal(s.control_read_group, "");
+	n = fc_settings_format(&s, text, sizeof(text));
+	assert_null(strstr(text, "control_read_group"));
 }
 
 static void
