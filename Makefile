@@ -103,6 +103,7 @@ $(call program,test_setelem,      tests/unit/test_setelem.c,              driver
 $(call program,test_rulecheck,    tests/unit/test_rulecheck.c,            driver tests/lib,          -lcmocka -ljansson -lnftables)
 $(call program,test_driver,       tests/integration/test_driver.c,        driver settings npu fastpath link tests/lib dpdk, -lcmocka -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson)
 $(call program,test_npu,          tests/integration/test_npu.c,           fastpath link tests/lib,   -lcmocka -lpcap)
+$(call program,test_rulecheck_nft, tests/integration/test_rulecheck.c,     driver settings tests/lib, -lcmocka -lmnl -lnftables -ljansson)
 $(call program,fuzz_frame_replay, tests/fuzz/fuzz_frame.c    tests/fuzz/replay_main.c, fastpath tests/lib dpdk,)
 $(call program,fuzz_cmd_replay,   tests/fuzz/fuzz_cmd.c      tests/fuzz/replay_main.c, npu fastpath link tests/lib dpdk,)
 $(call program,fuzz_settings_replay, tests/fuzz/fuzz_settings.c tests/fuzz/replay_main.c, settings,)

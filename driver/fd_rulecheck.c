@@ -769,7 +769,8 @@ fd_rulecheck_list(char **json, char *err, size_t errlen)
 		rc = -EINVAL;
 		goto out;
 	}
-	/* a verdict map's elements say where it may jump and whether it drops */
+	/* a verdict map's elements say where it may jump and whether it drops (not terse) */
+	nft_ctx_output_set_flags(nft, NFT_CTX_OUTPUT_JSON | NFT_CTX_OUTPUT_HANDLE);
 	json_array_foreach(json_object_get(doc, "nftables"), i, o) {
 		json_t *m = json_object_get(o, "map");
 		const char *type = str_of(m, "map");
