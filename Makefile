@@ -117,10 +117,11 @@ $(call program,fuzz_tls_replay,   tests/fuzz/fuzz_tls.c      tests/fuzz/replay_m
 $(call program,fuzz_ctl_replay,   tests/fuzz/fuzz_ctl.c      tests/fuzz/replay_main.c, driver,)
 $(call program,fuzz_nftset_replay, tests/fuzz/fuzz_nftset.c  tests/fuzz/replay_main.c, driver settings, -lnftables -ljansson -lmnl)
 $(call program,fuzz_seg_replay,   tests/fuzz/fuzz_seg.c      tests/fuzz/replay_main.c, inspect tests/lib fastpath,)
+$(call program,fuzz_rulecheck_replay, tests/fuzz/fuzz_rulecheck.c tests/fuzz/replay_main.c, driver, -ljansson -lnftables)
 
 # libFuzzer builds, $(BUILD)/fuzz/fuzz_<t>: fuzz_<t>_replay with the glue in
 # place of the replayer.
-FUZZ_TARGETS := frame cmd settings rtnl list tls ct ctl nftset fplist inspect quic seg
+FUZZ_TARGETS := frame cmd settings rtnl list tls ct ctl nftset fplist inspect quic seg rulecheck
 $(foreach t,$(FUZZ_TARGETS),$(eval $(call program_vars,fuzz_$t,$(filter-out \
 	tests/fuzz/replay_main.c,$(SRC_fuzz_$t_replay)) tests/fuzz/libfuzzer_glue.c,$(USE_fuzz_$t_replay),$(LIBS_fuzz_$t_replay),FUZZ_PROGS)))
 
