@@ -101,8 +101,10 @@ $(call program,test_quic,         tests/unit/test_quic.c,                 inspec
 $(call program,test_policy,       tests/unit/test_policy.c,               driver,                    -lcmocka -lnetfilter_conntrack)
 $(call program,test_ctl,          tests/unit/test_ctl.c,                  driver,                    -lcmocka)
 $(call program,test_setelem,      tests/unit/test_setelem.c,              driver settings,           -lcmocka -lmnl)
+$(call program,test_rulecheck,    tests/unit/test_rulecheck.c,            driver tests/lib,          -lcmocka -ljansson -lnftables)
 $(call program,test_driver,       tests/integration/test_driver.c,        driver settings npu fastpath link tests/lib dpdk, -lcmocka -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson)
 $(call program,test_npu,          tests/integration/test_npu.c,           fastpath link tests/lib,   -lcmocka -lpcap)
+$(call program,test_rulecheck_nft, tests/integration/test_rulecheck.c,     driver settings tests/lib, -lcmocka -lmnl -lnftables -ljansson)
 $(call program,fuzz_frame_replay, tests/fuzz/fuzz_frame.c    tests/fuzz/replay_main.c, fastpath tests/lib dpdk,)
 $(call program,fuzz_cmd_replay,   tests/fuzz/fuzz_cmd.c      tests/fuzz/replay_main.c, npu fastpath link tests/lib dpdk,)
 $(call program,fuzz_settings_replay, tests/fuzz/fuzz_settings.c tests/fuzz/replay_main.c, settings,)
@@ -116,10 +118,11 @@ $(call program,fuzz_tls_replay,   tests/fuzz/fuzz_tls.c      tests/fuzz/replay_m
 $(call program,fuzz_ctl_replay,   tests/fuzz/fuzz_ctl.c      tests/fuzz/replay_main.c, driver,)
 $(call program,fuzz_nftset_replay, tests/fuzz/fuzz_nftset.c  tests/fuzz/replay_main.c, driver settings, -lnftables -ljansson -lmnl)
 $(call program,fuzz_seg_replay,   tests/fuzz/fuzz_seg.c      tests/fuzz/replay_main.c, inspect tests/lib fastpath,)
+$(call program,fuzz_rulecheck_replay, tests/fuzz/fuzz_rulecheck.c tests/fuzz/replay_main.c, driver, -ljansson -lnftables)
 
 # libFuzzer builds, $(BUILD)/fuzz/fuzz_<t>: fuzz_<t>_replay with the glue in
 # place of the replayer.
-FUZZ_TARGETS := frame cmd settings rtnl list tls ct ctl nftset fplist inspect quic seg
+FUZZ_TARGETS := frame cmd settings rtnl list tls ct ctl nftset fplist inspect quic seg rulecheck
 $(foreach t,$(FUZZ_TARGETS),$(eval $(call program_vars,fuzz_$t,$(filter-out \
 	tests/fuzz/replay_main.c,$(SRC_fuzz_$t_replay)) tests/fuzz/libfuzzer_glue.c,$(USE_fuzz_$t_replay),$(LIBS_fuzz_$t_replay),FUZZ_PROGS)))
 

@@ -61,6 +61,7 @@
 #include "fd_offload.h"
 #include "fd_relay.h"
 #include "fd_route.h"
+#include "fd_rulecheck.h"
 #include "fd_tap.h"
 #include "fd_watch.h"
 #include "lk.h"
@@ -85,6 +86,7 @@ struct opts {
 
 static struct fc_settings cur;		/* the settings in force */
 static struct fd_ips *ips;		/* the inspector */
+static struct fd_rulecheck *rck;	/* what offloaded connections bypass in the ruleset */
 static char settings_error[512];	/* why the file was last refused, or "" */
 
 static volatile sig_atomic_t quit;
@@ -372,6 +374,7 @@ stats_write(const char *path, const struct fd_relay *r, const struct fd_offload 
 				    (json_int_t)lease.last.lapses, "lapses_found",
 				    (json_int_t)lease.lapses_found), &bad);
 	put(doc, "inspector", fd_ips_stats_json(ips), &bad);
+	put(doc, "rulecheck", fd_rulecheck_stats_json(rck), &bad);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	if (bad)
 		fprintf(stderr, "flowcutd: stats: no memory for the document; %s not updated\n",
@@ -594,6 +597,7 @@ main(int argc, char **argv)
 	fd_ips_offload_cfg(ips, &ocfg);
 	off = fd_offload_open(&cmds, &ocfg);
 	nft = fd_nft_open(CT_MARK_BIT);
+	rck = fd_rulecheck_open(CT_MARK_BIT);
 	cut = off && nft ? fd_cut_open(off, nft) : NULL;
 	wat = nft && cut ? fd_watch_open(nft, cut) : NULL;
 	rtw = fd_route_watch_open();
@@ -602,16 +606,17 @@ main(int argc, char **argv)
 	ctl = fd_ctl_open(o.control, &acc, on_ctl, &ctlx);
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (relay == NULL || off == NULL || nft == NULL || cut == NULL || wat == NULL ||
-	    rtw == NULL || ctl == NULL || epfd < 0) {
+	    rtw == NULL || ctl == NULL || rck == NULL || epfd < 0) {
 		fprintf(stderr, "flowcutd: %s: %s\n", relay == NULL ? "relay" : off == NULL ?
 			"conntrack" : nft == NULL ? "nftables" : cut == NULL ? "cut" : wat == NULL ?
 			"watched lists" : rtw == NULL ? "rtnetlink" : ctl == NULL ? "control socket" :
-			"epoll", strerror(errno));
+			rck == NULL ? "ruleset check" : "epoll", strerror(errno));
 		return 1;
 	}
 	fd_ips_bind(ips, off, cut);
 	fd_ips_settings(ips, &cur);
 	fd_watch_settings(wat, &cur);	/* the lists into their sets; cut once programmed */
+	(void)fd_rulecheck_run(rck);	/* what offloaded connections would bypass, said */
 	{
 		struct epoll_event ct_ev = { .events = EPOLLIN, .data.u32 = 0 };
 		struct epoll_event nft_ev = { .events = EPOLLIN, .data.u32 = 1 };
@@ -728,8 +733,10 @@ main(int argc, char **argv)
 					fprintf(stderr, "flowcutd: nftables events: %s\n",
 						strerror(-rc));
 				/* a change, or one we may have missed */
-				if (rc < 0 || (rc & FD_NFT_RULESET))
+				if (rc < 0 || (rc & FD_NFT_RULESET)) {
 					fd_offload_ruleset_changed(off);
+					(void)fd_rulecheck_run(rck);	/* what is new, said */
+				}
 				if (rc < 0 || (rc & FD_NFT_CUT))
 					cut_sets(nft, cut);
 				fd_watch_nft(wat, rc);
@@ -771,6 +778,7 @@ main(int argc, char **argv)
 	fd_ctl_close(ctl);
 	fd_watch_close(wat);
 	fd_nft_close(nft);
+	fd_rulecheck_close(rck);
 	fd_route_watch_close(rtw);
 	fd_cut_close(cut);
 	fd_offload_close(off);

@@ -65,7 +65,8 @@ for v in "" asan/ ubsan/; do
 	cmocka "the inspector[$tag]" "$BUILD/${v}test_inspect"
 	cmocka "nftables set elements[$tag]" "$BUILD/${v}test_setelem"
 	cmocka "control socket: requests, who may ask what, as nobody (root only)[$tag]" "$BUILD/${v}test_ctl"
-	for t in frame cmd settings rtnl list tls ct ctl nftset fplist inspect quic seg; do
+	cmocka "ruleset check: what offload bypasses[$tag]" "$BUILD/${v}test_rulecheck"
+	for t in frame cmd settings rtnl list tls ct ctl nftset fplist inspect quic seg rulecheck; do
 		check "fuzz $t: corpus and regressions replayed[$tag]" \
 			"$BUILD/${v}fuzz_${t}_replay" tests/fuzz/corpus/$t tests/fuzz/regress/$t
 	done
@@ -75,6 +76,8 @@ done
 cmocka "flowcut-npu on net_pcap" "$BUILD/test_npu"
 # the binding against the real fast path and the real conntrack, in a namespace (root only)
 cmocka "flowcutd binding" "$BUILD/test_driver"
+# the ruleset check against rulesets loaded in a namespace, listed by libnftables (root only)
+cmocka "ruleset check on the real nftables" "$BUILD/test_rulecheck_nft"
 # the appliance in the lab, with iperf3 streams (root only)
 cmocka "lab" tests/lab/test_lab.sh
 # the same with real clients and servers: nginx, curl, dnsmasq, dig... (root only)
@@ -104,7 +107,7 @@ check "bench cut runs (small): all 2,000 cut by one change, no state left" bash 
 	"out=\$('$BUILD/flowcut-bench' cut --conns 2000) || exit 1; echo \"\$out\"
 	grep -q 'cuts 2000 connections' <<<\"\$out\" && grep -q 'states left: 0' <<<\"\$out\""
 
-for t in frame cmd settings rtnl list tls ct ctl nftset fplist inspect quic seg; do
+for t in frame cmd settings rtnl list tls ct ctl nftset fplist inspect quic seg rulecheck; do
 	fuzzer=$BUILD/fuzz/fuzz_$t
 	if [ ! -x "$fuzzer" ]; then
 		skipped "fuzz $t" "no libFuzzer build (clang missing)"
@@ -115,6 +118,7 @@ for t in frame cmd settings rtnl list tls ct ctl nftset fplist inspect quic seg;
 	cp tests/fuzz/corpus/$t/* "$work/corpus/"
 	maxlen=4096
 	[ $t = tls ] && maxlen=20000	# a hello of 16 KiB in records
+	[ $t = rulecheck ] && maxlen=16384	# the fixtures' rulesets: 6 to 9 KiB
 	if "$fuzzer" -max_total_time="$FUZZ_SECS" -max_len=$maxlen -artifact_prefix="$work/art/" \
 		"$work/corpus" >"$log/fuzz-$t.out" 2>&1; then
 		ok "fuzz $t for ${FUZZ_SECS}s ($(grep -o 'Done [0-9]* runs' "$log/fuzz-$t.out"))"
