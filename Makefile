@@ -236,6 +236,7 @@ bench: deps
 	$(BUILD)/flowcut-bench fastpath
 	$(BUILD)/flowcut-bench link
 	$(BUILD)/flowcut-bench cut
+	$(BUILD)/flowcut-bench ruleset
 
 clean:
 	rm -rf $(BUILD)

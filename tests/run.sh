@@ -106,6 +106,9 @@ check "bench fastpath runs (small)" bash -c \
 check "bench cut runs (small): all 2,000 cut by one change, no state left" bash -c \
 	"out=\$('$BUILD/flowcut-bench' cut --conns 2000) || exit 1; echo \"\$out\"
 	grep -q 'cuts 2000 connections' <<<\"\$out\" && grep -q 'states left: 0' <<<\"\$out\""
+check "bench ruleset runs (small): a ruleset change answered by a new revision first" bash -c \
+	"out=\$('$BUILD/flowcut-bench' ruleset --conns 2000) || exit 1; echo \"\$out\"
+	grep -q 'one ruleset change, 2000 connections offloaded' <<<\"\$out\" && grep -q 'new revision answered' <<<\"\$out\""
 
 for t in frame cmd settings rtnl list tls ct ctl nftset fplist inspect quic seg rulecheck; do
 	fuzzer=$BUILD/fuzz/fuzz_$t
