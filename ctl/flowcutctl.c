@@ -192,6 +192,41 @@ cmd_status(void)
 
 /* ---- counters ---- */
 
+static uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The counters window as the coprocessor publishes it after this call
+ * began: it is republished every 50 ms, later when its control thread is
+ * short of CPU, and a copy read at once can miss what the last moments
+ * counted (a transfer that has just ended).  Waits for the next one, at
+ * most a second; an older one is shown with a warning.
+ */
+static int
+counters_fresh(uint64_t c[FC_CNT_MAX])
+{
+	uint64_t start = mono_ns(), when = 0;
+	int rc;
+
+	for (;;) {
+		rc = lk_counters_read(lk, c, &when);
+		if ((rc == 0 && when >= start) || mono_ns() - start > 1000000000ull)
+			break;
+		usleep(5000);
+	}
+	if (rc == 0 && when < start)
+		fprintf(stderr, "flowcutctl: the counters window was not published again within "
+			"1 s (the coprocessor's control thread is stuck or starved): these are "
+			"%.1f s old\n", (double)(mono_ns() - when) / 1e9);
+	return rc;
+}
+
 static int
 cmd_counters(int argc, char **argv)
 {
@@ -209,7 +244,7 @@ cmd_counters(int argc, char **argv)
 		fprintf(stderr, "flowcutctl: counters: unknown '%s' (--all, clear)\n", argv[0]);
 		return 2;
 	}
-	rc = lk_counters_read(lk, c, NULL);
+	rc = counters_fresh(c);
 	if (rc != 0)
 		return fail("the counters window", rc);
 	if (json) {
