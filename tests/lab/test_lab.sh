@@ -222,13 +222,14 @@ t_cut_tcp() { # family
 # number 2^30 past the stream's, outside any window: the fast path hands
 # it to the host alone (TCP_FIN_SYN_RST_OUT_OF_WINDOW 1, TCP_FIN_SYN_RST
 # unchanged) and the connection stays offloaded, the same one, forwarding
-# the stream on; the server reads every byte sent.  near: one byte behind
-# a segment just sent, inside the fast path's window (which cannot tell
-# it from a real reset): the connection is given back (TCP_FIN_SYN_RST
-# 1), the server ignores it (RFC 5961) and reads every byte through the
-# host.
+# the stream on; the server reads every byte sent, and the stream's own
+# FIN (in the window) gives the connection back at the end.  near: one
+# byte behind a segment just sent, inside the fast path's window (which
+# cannot tell it from a real reset): the connection is given back
+# (TCP_FIN_SYN_RST 1), the server ignores it (RFC 5961) and reads every
+# byte through the host.
 t_spoof_rst() { # family far|near
-	local dst=198.18.1.2 fam=$1 how=$2 py=$top/tests/lab/tcp_spoof.py srv id0 id1 w0 w1 g0 g1 c0 c1 out sent got
+	local dst=198.18.1.2 fam=$1 how=$2 py=$top/tests/lab/tcp_spoof.py srv id0 id1 w0 w1 w2 g0 g1 g2 c0 c1 out sent got
 	[ "$fam" = 6 ] && dst=2001:2:0:1::2
 	ex server timeout 30 python3 "$py" serve 5204 "$run/spoof.got" >"$run/spoof.srv" 2>&1 &
 	srv=$!
@@ -253,12 +254,17 @@ t_spoof_rst() { # family far|near
 	wait "$stream" 2>/dev/null || { say "the client failed: $(cat "$run/spoof.sent")"; return 1; }
 	wait "$srv" 2>/dev/null || { say "the server failed: $(cat "$run/spoof.srv")"; return 1; }
 	sent=$(sed -n 's/^sent //p' "$run/spoof.sent") got=$(cat "$run/spoof.got")
-	say "TCP/IPv$fam, an RST $how: OUT_OF_WINDOW +$(( w1 - w0 )), FIN_SYN_RST +$(( g1 - g0 ))," \
+	sleep 0.2	# the counters window: every 50 ms
+	w2=$(counter FROM_WIRE_TO_KN_TCP_FIN_SYN_RST_OUT_OF_WINDOW) g2=$(counter FROM_WIRE_TO_KN_TCP_FIN_SYN_RST)
+	say "TCP/IPv$fam, an RST $how: OUT_OF_WINDOW +$(( w1 - w0 )), FIN_SYN_RST +$(( g1 - g0 )), "\
 	    "connection $id0 before, '${id1:-none}' after, forwarded $(( c1 - c0 )) frames in the next" \
-	    "second; the client sent $sent bytes, the server read $got"
+	    "second; the client sent $sent bytes, the server read $got; at the stream's close" \
+	    "OUT_OF_WINDOW +$(( w2 - w1 )), FIN_SYN_RST +$(( g2 - g1 ))"
 	[ -n "$sent" ] && [ "$got" = "$sent" ] || { say "the server did not read every byte"; return 1; }
 	if [ "$how" = far ]; then
-		[ $(( w1 - w0 )) -eq 1 ] && [ "$g1" = "$g0" ] && [ "$id1" = "$id0" ] && [ $(( c1 - c0 )) -ge 50 ]
+		# and the stream's own FIN, in the window, gave it back
+		[ $(( w1 - w0 )) -eq 1 ] && [ "$g1" = "$g0" ] && [ "$id1" = "$id0" ] && [ $(( c1 - c0 )) -ge 50 ] &&
+			[ "$w2" = "$w1" ] && [ $(( g2 - g1 )) -ge 1 ]
 	else
 		[ "$w1" = "$w0" ] && [ $(( g1 - g0 )) -eq 1 ]
 	fi
