@@ -260,7 +260,7 @@ t_spoof_rst() { # family far|near
 	    "connection $id0 before, '${id1:-none}' after, forwarded $(( c1 - c0 )) frames in the next" \
 	    "second; the client sent $sent bytes, the server read $got; at the stream's close" \
 	    "OUT_OF_WINDOW +$(( w2 - w1 )), FIN_SYN_RST +$(( g2 - g1 ))"
-	[ -n "$sent" ] && [ "$got" = "$sent" ] || { say "the server did not read every byte"; return 1; }
+	if [ -z "$sent" ] || [ "$got" != "$sent" ]; then say "the server did not read every byte"; return 1; fi
 	if [ "$how" = far ]; then
 		# and the stream's own FIN, in the window, gave it back
 		[ $(( w1 - w0 )) -eq 1 ] && [ "$g1" = "$g0" ] && [ "$id1" = "$id0" ] && [ $(( c1 - c0 )) -ge 50 ] &&
