@@ -254,6 +254,9 @@ decide(struct burst *b, uintptr_t data, struct rte_mbuf *m,
 	/* step 6 */
 	if (pp->key.proto == IPPROTO_TCP) {
 		if (pp->tcp_flags & (FP_TCP_FIN | FP_TCP_SYN | FP_TCP_RST)) {
+			/* outside the window (a spoofed RST): the host judges it alone */
+			if (!fp_tcp_may_give_back(&mf->tcp, &c->mf[dir ^ 1].tcp, pp))
+				return FC_CNT_FROM_WIRE_TO_KN_TCP_FIN_SYN_RST_OUT_OF_WINDOW;
 			give_back(b, slot, FC_REASON_TCP_FIN_SYN_RST);
 			return FC_CNT_FROM_WIRE_TO_KN_TCP_FIN_SYN_RST;
 		}

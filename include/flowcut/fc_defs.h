@@ -161,8 +161,9 @@ fc_event_name(unsigned int v)
  * refused (-EINVAL), never silently trimmed.
  *
  * FINTRACK is the vendor's bit; its effect on the real chip is not known.
- * flowcut stores and reports it but gives every FIN back to the host
- * whatever its value (the model's step 6: the host must see every close).
+ * flowcut stores and reports it but hands every FIN to the host whatever
+ * its value (the model's step 6: the host must see every close), and
+ * gives the connection back with it when it is inside the window.
  */
 #define FC_CFG_OFFLOAD		0x001u	/* the gate: off, every frame to host */
 #define FC_CFG_TCP_SEQ_CHK	0x002u	/* out-of-window TCP segments to host */
@@ -235,6 +236,7 @@ enum fc_cnt_class {
 	X(FROM_WIRE_TO_KN_LEASE_LAPSED, FC_CLS_HOST) \
 	/* step 6: TCP */ \
 	X(FROM_WIRE_TO_KN_TCP_FIN_SYN_RST, FC_CLS_HOST) \
+	X(FROM_WIRE_TO_KN_TCP_FIN_SYN_RST_OUT_OF_WINDOW, FC_CLS_HOST) \
 	X(FROM_WIRE_TO_KN_TCP_SEQ_CHK_INVALID, FC_CLS_HOST) \
 	X(FROM_WIRE_TO_KN_TCP_MAX_RETRANS, FC_CLS_HOST) \
 	/* step 7: the action */ \

@@ -294,6 +294,60 @@ t_cut_tcp() { # family
 	[ "$host" -le 10 ] && [ "$drop" -ge 1 ] && [ $(( g1 - g0 )) -eq 0 ]
 }
 
+# A spoofed RST into a live offloaded TCP stream (tests/lab/tcp_spoof.py:
+# 1,000 bytes every 10 ms from client port 40204), sent from the client's
+# namespace on a raw socket with the stream's 5-tuple.  far: its sequence
+# number 2^30 past the stream's, outside any window: the fast path hands
+# it to the host alone (TCP_FIN_SYN_RST_OUT_OF_WINDOW 1, TCP_FIN_SYN_RST
+# unchanged) and the connection stays offloaded, the same one, forwarding
+# the stream on; the server reads every byte sent, and the stream's own
+# FIN (in the window) gives the connection back at the end.  near: one
+# byte behind a segment just sent, inside the fast path's window (which
+# cannot tell it from a real reset): the connection is given back
+# (TCP_FIN_SYN_RST 1), the server ignores it (RFC 5961) and reads every
+# byte through the host.
+t_spoof_rst() { # family far|near
+	local dst=198.18.1.2 fam=$1 how=$2 py=$top/tests/lab/tcp_spoof.py srv id0 id1 w0 w1 w2 g0 g1 g2 c0 c1 out sent got
+	[ "$fam" = 6 ] && dst=2001:2:0:1::2
+	ex server timeout 30 python3 "$py" serve 5204 "$run/spoof.got" >"$run/spoof.srv" 2>&1 &
+	srv=$!
+	sleep 0.3
+	ex client timeout 30 python3 "$py" send "$dst" 5204 40204 8 >"$run/spoof.sent" 2>&1 &
+	stream=$!
+	wait_for 60 stream_offloaded tcp || { say "never offloaded"; conns; return 1; }
+	sleep 0.5
+	# the stream's connection: its id, on the line before its tuples
+	conn_id() { conns | awk '/^[0-9]/ { id = $1 } /40204/ && id != "" { print id; exit }'; }
+	id0=$(conn_id)
+	[ -n "$id0" ] || { say "the stream's connection not in the table"; conns; return 1; }
+	w0=$(counter FROM_WIRE_TO_KN_TCP_FIN_SYN_RST_OUT_OF_WINDOW) g0=$(counter FROM_WIRE_TO_KN_TCP_FIN_SYN_RST)
+	out=$(ex client python3 "$py" rst c0 "$dst" 5204 40204 "$how") || { say "no RST sent: $out"; return 1; }
+	say "$out"
+	sleep 0.5
+	w1=$(counter FROM_WIRE_TO_KN_TCP_FIN_SYN_RST_OUT_OF_WINDOW) g1=$(counter FROM_WIRE_TO_KN_TCP_FIN_SYN_RST)
+	id1=$(conn_id)
+	c0=$(counter FROM_WIRE_TO_WIRE_VERDICT_CUT_THRU)
+	sleep 1
+	c1=$(counter FROM_WIRE_TO_WIRE_VERDICT_CUT_THRU)
+	wait "$stream" 2>/dev/null || { say "the client failed: $(cat "$run/spoof.sent")"; return 1; }
+	wait "$srv" 2>/dev/null || { say "the server failed: $(cat "$run/spoof.srv")"; return 1; }
+	sent=$(sed -n 's/^sent //p' "$run/spoof.sent") got=$(cat "$run/spoof.got")
+	sleep 0.2	# the counters window: every 50 ms
+	w2=$(counter FROM_WIRE_TO_KN_TCP_FIN_SYN_RST_OUT_OF_WINDOW) g2=$(counter FROM_WIRE_TO_KN_TCP_FIN_SYN_RST)
+	say "TCP/IPv$fam, an RST $how: OUT_OF_WINDOW +$(( w1 - w0 )), FIN_SYN_RST +$(( g1 - g0 )), "\
+	    "connection $id0 before, '${id1:-none}' after, forwarded $(( c1 - c0 )) frames in the next" \
+	    "second; the client sent $sent bytes, the server read $got; at the stream's close" \
+	    "OUT_OF_WINDOW +$(( w2 - w1 )), FIN_SYN_RST +$(( g2 - g1 ))"
+	if [ -z "$sent" ] || [ "$got" != "$sent" ]; then say "the server did not read every byte"; return 1; fi
+	if [ "$how" = far ]; then
+		# and the stream's own FIN, in the window, gave it back
+		[ $(( w1 - w0 )) -eq 1 ] && [ "$g1" = "$g0" ] && [ "$id1" = "$id0" ] && [ $(( c1 - c0 )) -ge 50 ] &&
+			[ "$w2" = "$w1" ] && [ $(( g2 - g1 )) -ge 1 ]
+	else
+		[ "$w1" = "$w0" ] && [ $(( g1 - g0 )) -eq 1 ]
+	fi
+}
+
 # A watched list of 1,000,000 lines: 999,000 IPv6 addresses (every other
 # one, so none merge) and 1,000 IPv4 prefixes with Spamhaus-style
 # comments, 3 bad lines among them.  flowcutd loads it into its list sets
@@ -778,6 +832,10 @@ tests=(
 	"a watched set: a TCP stream's retransmissions, FIN and RST stay on the coprocessor (IPv6)|60|t_cut_tcp 6"
 	"a watched list: a line appended cuts a 400 Mbit/s UDP flood on the coprocessor|60|t_cut 4 on server list"
 	"fail2ban: banip of a 400 Mbit/s UDP flood's client cuts it on the coprocessor|90|t_cut 4 on client f2b"
+	"a spoofed RST outside the window leaves a TCP stream in the fast path (IPv4)|t_spoof_rst 4 far"
+	"a spoofed RST outside the window leaves a TCP stream in the fast path (IPv6)|t_spoof_rst 6 far"
+	"a spoofed RST inside the window gives the stream back, the server reads it whole (IPv4)|t_spoof_rst 4 near"
+	"a spoofed RST inside the window gives the stream back, the server reads it whole (IPv6)|t_spoof_rst 6 near"
 	"a watched set that is not an address set, or not there, is said by name|t_watched_set_refused"
 	"a watched list of 1,000,000 lines loads; one line appended cuts a flood|240|t_list_million"
 )

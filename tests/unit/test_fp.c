@@ -489,6 +489,16 @@ static void prep_seq_far(struct t *t, fp_conn_id id, struct fc_frame_spec *s, ui
 	expect(send_frame(t, 1, &r), FC_CNT_FROM_WIRE_TO_WIRE, 0);
 	s->seq += 10000000;
 }
+static void prep_rst_far(struct t *t, fp_conn_id id, struct fc_frame_spec *s, uint16_t *port)
+{
+	struct fc_frame_spec r = reply_frame(4, IPPROTO_TCP);
+
+	(void)id;
+	expect(send_frame(t, *port, s), FC_CNT_FROM_WIRE_TO_WIRE, 1);	/* both ways seen */
+	expect(send_frame(t, 1, &r), FC_CNT_FROM_WIRE_TO_WIRE, 0);
+	s->seq += 10000000;
+	s->tcp_flags = FP_TCP_RST;
+}
 static void
 nhop0_program(struct t *t, bool resolved, const uint8_t *dmac, uint16_t mtu, uint16_t vlan,
 	      bool reused)
@@ -551,6 +561,7 @@ test_model_steps(void **state)
 		{ "6 FIN", prep_fin, FC_ACTION_IPS, IPPROTO_TCP, FC_CNT_FROM_WIRE_TO_KN_TCP_FIN_SYN_RST },
 		{ "6 SYN", prep_syn, FC_ACTION_FWD, IPPROTO_TCP, FC_CNT_FROM_WIRE_TO_KN_TCP_FIN_SYN_RST },
 		{ "6 RST", prep_rst, FC_ACTION_FWD, IPPROTO_TCP, FC_CNT_FROM_WIRE_TO_KN_TCP_FIN_SYN_RST },
+		{ "6 RST outside the window", prep_rst_far, FC_ACTION_FWD, IPPROTO_TCP, FC_CNT_FROM_WIRE_TO_KN_TCP_FIN_SYN_RST_OUT_OF_WINDOW },
 		{ "6 far out of window", prep_seq_far, FC_ACTION_FWD, IPPROTO_TCP, FC_CNT_FROM_WIRE_TO_KN_TCP_SEQ_CHK_INVALID },
 		{ "7 next hop unresolved", prep_nhop_unresolved, FC_ACTION_FWD, IPPROTO_UDP, FC_CNT_FROM_WIRE_TO_KN_NHOP_UNRESOLVED },
 		{ "7 next hop index reused", prep_nhop_reused, FC_ACTION_FWD, IPPROTO_UDP, FC_CNT_FROM_WIRE_TO_KN_NHOP_STALE },
@@ -1084,6 +1095,136 @@ test_tcp_seq_chk(void **state)
 			       pass ? 1 : FP_DEST_HOST);
 		}
 	}
+}
+
+/*
+ * A FIN, SYN or RST gives the connection back only inside the tracked
+ * window (coprocessor-model.md step 6): one outside it (a spoofed RST)
+ * goes to the host alone, counted TCP_FIN_SYN_RST_OUT_OF_WINDOW, and the
+ * connection forwards on, both ways, with no GIVEN_BACK event.  With no
+ * window yet (a direction not seen since the create) it gives back.  Each
+ * row in both directions, IPv4 and IPv6, TCP_SEQ_CHK off and on (it plays
+ * no part here), on a fresh fast path (teardown checks the sum).
+ */
+static void
+test_tcp_flags_window(void **state)
+{
+	static const struct {
+		const char *name;
+		uint8_t flags;
+		int64_t dseq, dack;	/* added to the next in-window segment */
+		unsigned int seen;	/* directions seen before: 2 both, 1 the sender's, 0 none */
+		bool gives_back;
+	} rows[] = {
+		{ "FIN in the window", FP_TCP_FIN | FP_TCP_ACK, 0, 0, 2, true },
+		{ "FIN after the last segment's retransmission", FP_TCP_FIN | FP_TCP_ACK, -18, 0, 2, true },
+		{ "FIN far outside", FP_TCP_FIN | FP_TCP_ACK, 0x40000000, 0, 2, false },
+		{ "FIN acking data never sent", FP_TCP_FIN | FP_TCP_ACK, 0, 100000, 2, false },
+		{ "SYN in the window", FP_TCP_SYN, 0, 0, 2, true },
+		{ "SYN far outside", FP_TCP_SYN, -0x70000000ll, 0, 2, false },
+		{ "RST at the sender's end", FP_TCP_RST, 0, 0, 2, true },
+		{ "RST|ACK at the sender's end", FP_TCP_RST | FP_TCP_ACK, 0, 0, 2, true },
+		{ "RST far outside", FP_TCP_RST, 0x40000000, 0, 2, false },
+		{ "RST far behind", FP_TCP_RST, -1000000, 0, 2, false },
+		{ "RST in the receiver's window, past the sender's end", FP_TCP_RST, 100, 0, 2, false },
+		{ "RST|ACK acking data never sent", FP_TCP_RST | FP_TCP_ACK, 0, 100000, 2, false },
+		{ "RST far outside, just offloaded: no window, gives back", FP_TCP_RST, 0x40000000, 0, 0, true },
+		{ "RST far outside, the other way not seen: gives back", FP_TCP_RST, 0x40000000, 0, 1, true },
+	};
+	struct t *t = *state;
+
+	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++)
+	for (int family = 4; family <= 6; family += 2)
+	for (unsigned int dir = 0; dir < 2; dir++)
+	for (int chk = 0; chk < 2; chk++) {
+		struct fc_frame_spec f[2], flagged;
+		struct fp_event ev[2];
+		struct fp_conn_info ci;
+		fp_conn_id id;
+		uint16_t in = (uint16_t)dir, out = (uint16_t)(dir ^ 1);
+
+		print_message("%s, IPv%d, direction %u, TCP_SEQ_CHK %s\n", rows[r].name, family,
+			      dir, chk ? "on" : "off");
+		assert_int_equal(teardown(state), 0);
+		assert_int_equal(setup(state), 0);
+		t = *state;
+		assert_int_equal(fp_cfg_set(t->fp, FC_CFG_OFFLOAD | (chk ? FC_CFG_TCP_SEQ_CHK : 0)), 0);
+		id = conn_make(t, family, IPPROTO_TCP, FC_ACTION_FWD);
+		f[0] = orig_frame(family, IPPROTO_TCP);
+		f[1] = reply_frame(family, IPPROTO_TCP);
+		f[1].ack = f[0].seq + f[0].payload;
+		f[0].ack = f[1].seq + f[1].payload;
+		/* the windows: each way 18 bytes sent, windows of 1000 */
+		if (rows[r].seen >= 1)
+			expect(send_frame(t, in, &f[dir]), FC_CNT_FROM_WIRE_TO_WIRE, out);
+		if (rows[r].seen >= 2)
+			expect(send_frame(t, out, &f[dir ^ 1]), FC_CNT_FROM_WIRE_TO_WIRE, in);
+		f[0].seq += f[0].payload;
+		f[1].seq += f[1].payload;
+
+		flagged = f[dir];
+		flagged.payload = 0;
+		flagged.tcp_flags = rows[r].flags;
+		flagged.seq = (uint32_t)(flagged.seq + rows[r].dseq);
+		flagged.ack = (uint32_t)(flagged.ack + rows[r].dack);
+		if (!(rows[r].flags & FP_TCP_ACK))
+			flagged.ack = 0;
+		expect(send_frame(t, in, &flagged),
+		       rows[r].gives_back ? FC_CNT_FROM_WIRE_TO_KN_TCP_FIN_SYN_RST
+					  : FC_CNT_FROM_WIRE_TO_KN_TCP_FIN_SYN_RST_OUT_OF_WINDOW,
+		       FP_DEST_HOST);
+		assert_int_equal(counter(t, FC_CNT_FROM_WIRE_TO_KN_TCP_FIN_SYN_RST), rows[r].gives_back);
+		assert_int_equal(counter(t, FC_CNT_FROM_WIRE_TO_KN_TCP_FIN_SYN_RST_OUT_OF_WINDOW),
+				 !rows[r].gives_back);
+		assert_int_equal(fp_given_back(t->fp, ev, 2), rows[r].gives_back);
+		assert_int_equal(fp_conn_get(t->fp, id, &ci), 0);
+		assert_int_equal(ci.state, rows[r].gives_back ? FP_CONN_INVALID : FP_CONN_VALID);
+		if (rows[r].gives_back) {
+			expect(send_frame(t, in, &f[dir]), FC_CNT_FROM_WIRE_TO_KN_CONN_INVALID, FP_DEST_HOST);
+			continue;
+		}
+		/* the connection forwards on, both ways, in the window it had */
+		for (int i = 0; i < 3; i++) {
+			expect(send_frame(t, in, &f[dir]), FC_CNT_FROM_WIRE_TO_WIRE, out);
+			f[dir].seq += f[dir].payload;
+			f[dir ^ 1].ack = f[dir].seq;
+			expect(send_frame(t, out, &f[dir ^ 1]), FC_CNT_FROM_WIRE_TO_WIRE, in);
+		}
+		assert_int_equal(counter(t, FC_CNT_FROM_WIRE_TO_KN_TCP_SEQ_CHK_INVALID), 0);
+		assert_int_equal(fp_given_back(t->fp, ev, 2), 0);
+		/* and a close in the window still gives it back */
+		flagged = f[dir];
+		flagged.payload = 0;
+		flagged.tcp_flags = FP_TCP_FIN | FP_TCP_ACK;
+		expect(send_frame(t, in, &flagged), FC_CNT_FROM_WIRE_TO_KN_TCP_FIN_SYN_RST, FP_DEST_HOST);
+		assert_int_equal(fp_given_back(t->fp, ev, 2), 1);
+		assert_int_equal(ev[0].reason, FC_REASON_TCP_FIN_SYN_RST);
+	}
+}
+
+/*
+ * The repeated-ACK rule is the real sender's: an RST outside the window
+ * in the middle of a run neither breaks nor counts in it; the tenth ACK
+ * gives back.
+ */
+static void
+test_tcp_spoof_in_dup_acks(void **state)
+{
+	struct t *t = *state;
+	struct fc_frame_spec o = orig_frame(4, IPPROTO_TCP), p = reply_frame(4, IPPROTO_TCP);
+	struct fc_frame_spec rst;
+
+	conn_make(t, 4, IPPROTO_TCP, FC_ACTION_FWD);
+	expect(send_frame(t, 0, &o), FC_CNT_FROM_WIRE_TO_WIRE, 1);
+	p.payload = 0;
+	for (int i = 1; i < FP_MAX_RETRANS; i++)
+		expect(send_frame(t, 1, &p), FC_CNT_FROM_WIRE_TO_WIRE, 0);
+	rst = p;
+	rst.tcp_flags = FP_TCP_RST;
+	rst.seq += 0x40000000;
+	expect(send_frame(t, 1, &rst), FC_CNT_FROM_WIRE_TO_KN_TCP_FIN_SYN_RST_OUT_OF_WINDOW,
+	       FP_DEST_HOST);
+	expect(send_frame(t, 1, &p), FC_CNT_FROM_WIRE_TO_KN_TCP_MAX_RETRANS, FP_DEST_HOST);
 }
 
 /* ---- time ---- */
@@ -1620,6 +1761,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_tcp_max_retrans, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tcp_dup_acks_with_sack, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tcp_seq_chk, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tcp_flags_window, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tcp_spoof_in_dup_acks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tcp_revive_learns_anew, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_aging, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sweep_no_lost_events, setup, teardown),

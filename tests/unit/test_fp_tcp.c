@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fp_tcp alone: the window check (conntrack's tcp_in_window cases for a
- * connection picked up mid-stream), the repeated-ACK count, and the
- * sequence-space comparisons, one row per case.  No fast path, no DPDK.
+ * connection picked up mid-stream), which FIN, SYN and RST may give a
+ * connection back, the repeated-ACK count, and the sequence-space
+ * comparisons, one row per case.  No fast path, no DPDK.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -176,6 +177,107 @@ test_window(void **state)
 	}
 }
 
+/*
+ * A FIN, SYN or RST may give the connection back only inside the tracked
+ * window (coprocessor-model.md step 6); with no window yet it may.  The
+ * directions as in `rows` above: the sender has sent up to 100,000, the
+ * receiver up to 50,000 with windows of at most 20,000, and allows the
+ * sender up to 110,000.  TCP_SEQ_CHK plays no part.
+ */
+static const struct {
+	const char *name;
+	struct dir snd, rcv;
+	struct seg seg;
+	uint8_t flags;		/* FP_TCP_FIN, _SYN or _RST, with ack_flag's ACK */
+	bool want;
+} gb_rows[] = {
+	{ "FIN in the window",
+	  { true, 100000, 20000, 60000, 0 }, { true, 50000, 20000, 110000, 0 },
+	  { 100000, 50000, 1000, 0, true }, FP_TCP_FIN, true },
+	{ "FIN with data, at the receiver's window edge",
+	  { true, 100000, 20000, 60000, 0 }, { true, 50000, 20000, 110000, 0 },
+	  { 110000, 50000, 1000, 10, true }, FP_TCP_FIN, true },
+	{ "FIN beyond the receiver's window",
+	  { true, 100000, 20000, 60000, 0 }, { true, 50000, 20000, 110000, 0 },
+	  { 110001, 50000, 1000, 0, true }, FP_TCP_FIN, false },
+	{ "FIN wholly before what the receiver can take",
+	  { true, 100000, 20000, 60000, 0 }, { true, 50000, 20000, 110000, 0 },
+	  { 79999, 50000, 1000, 0, true }, FP_TCP_FIN, false },
+	{ "FIN acking data never sent",
+	  { true, 100000, 20000, 60000, 0 }, { true, 50000, 20000, 110000, 0 },
+	  { 100000, 50001, 1000, 0, true }, FP_TCP_FIN, false },
+	{ "FIN acking further back than MAXACKWINCONST",
+	  { true, 100000, 20000, 60000, 0 }, { true, 70000, 20000, 110000, 0 },
+	  { 100000, 70000 - 66001, 1000, 0, true }, FP_TCP_FIN, false },
+	{ "SYN in the window",
+	  { true, 100000, 20000, 60000, 0 }, { true, 50000, 20000, 110000, 0 },
+	  { 100000, 0, 1000, 0, false }, FP_TCP_SYN, true },
+	{ "SYN half the sequence space away (a new connection's, or a guess)",
+	  { true, 100000, 20000, 60000, 0 }, { true, 50000, 20000, 110000, 0 },
+	  { 100000 + 0x7fffffffu, 0, 1000, 0, false }, FP_TCP_SYN, false },
+	{ "RST at the sender's end",
+	  { true, 100000, 20000, 60000, 0 }, { true, 50000, 20000, 110000, 0 },
+	  { 100000, 0, 0, 0, false }, FP_TCP_RST, true },
+	{ "RST|ACK at the sender's end",
+	  { true, 100000, 20000, 60000, 0 }, { true, 50000, 20000, 110000, 0 },
+	  { 100000, 50000, 0, 0, true }, FP_TCP_RST, true },
+	{ "RST a receiver's window before the sender's end",
+	  { true, 100000, 20000, 60000, 0 }, { true, 50000, 20000, 110000, 0 },
+	  { 80000, 0, 0, 0, false }, FP_TCP_RST, true },
+	{ "RST one byte before that",
+	  { true, 100000, 20000, 60000, 0 }, { true, 50000, 20000, 110000, 0 },
+	  { 79999, 0, 0, 0, false }, FP_TCP_RST, false },
+	{ "RST one byte past what the sender has sent (RFC 5961: no reset there)",
+	  { true, 100000, 20000, 60000, 0 }, { true, 50000, 20000, 110000, 0 },
+	  { 100001, 0, 0, 0, false }, FP_TCP_RST, false },
+	{ "RST at the receiver's window edge, past the sender's end",
+	  { true, 100000, 20000, 60000, 0 }, { true, 50000, 20000, 110000, 0 },
+	  { 110000, 0, 0, 0, false }, FP_TCP_RST, false },
+	{ "RST far outside",
+	  { true, 100000, 20000, 60000, 0 }, { true, 50000, 20000, 110000, 0 },
+	  { 100000 + 0x40000000u, 0, 0, 0, false }, FP_TCP_RST, false },
+	{ "RST|ACK acking data never sent",
+	  { true, 100000, 20000, 60000, 0 }, { true, 50000, 20000, 110000, 0 },
+	  { 100000, 50001, 0, 0, true }, FP_TCP_RST, false },
+	{ "RST|ACK with ack 0 (a broken stack's): the ack not checked",
+	  { true, 100000, 20000, 60000, 0 }, { true, 50000, 20000, 110000, 0 },
+	  { 100000, 0, 0, 0, true }, FP_TCP_RST, true },
+	{ "RST across the wrap",
+	  { true, 0x1000, 20000, 0x4000, 0 }, { true, 0x1000, 20000, 0x3000, 0 },
+	  { 0xfffff000u, 0x1000, 0, 0, true }, FP_TCP_RST, true },
+	{ "sender not seen yet: no window, gives back",
+	  { false, 0, 0, 0, 0 }, { true, 50000, 20000, 110000, 0 },
+	  { 900000, 1, 0, 0, false }, FP_TCP_RST, true },
+	{ "receiver not seen yet: no window, gives back",
+	  { true, 100000, 20000, 60000, 0 }, { false, 0, 0, 0, 0 },
+	  { 900000, 1, 0, 0, false }, FP_TCP_RST, true },
+	{ "neither seen (just offloaded): a FIN gives back",
+	  { false, 0, 0, 0, 0 }, { false, 0, 0, 0, 0 },
+	  { 900000, 1, 0, 0, true }, FP_TCP_FIN, true },
+};
+
+static void
+test_may_give_back(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(gb_rows) / sizeof(gb_rows[0]); i++) {
+		struct fp_tcp_dir snd, rcv, before;
+		struct fp_parsed pp = { 0 };
+
+		print_message("%s\n", gb_rows[i].name);
+		dir_set(&snd, &gb_rows[i].snd);
+		dir_set(&rcv, &gb_rows[i].rcv);
+		before = snd;
+		pp.tcp_seq = gb_rows[i].seg.seq;
+		pp.tcp_ack = gb_rows[i].seg.ack;
+		pp.tcp_win = gb_rows[i].seg.win;
+		pp.tcp_payload = gb_rows[i].seg.len;
+		pp.tcp_flags = (uint8_t)(gb_rows[i].flags | (gb_rows[i].seg.ack_flag ? FP_TCP_ACK : 0));
+		assert_int_equal(fp_tcp_may_give_back(&snd, &rcv, &pp), gb_rows[i].want);
+		assert_memory_equal(&snd, &before, sizeof(snd));	/* learns nothing */
+	}
+}
+
 /* Repeated ACKs: from step `change_at` on, one field takes another value. */
 enum field { F_NONE, F_ACK, F_END, F_WIN, F_SACK };
 
@@ -255,6 +357,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_seq_compare),
 		cmocka_unit_test(test_window),
+		cmocka_unit_test(test_may_give_back),
 		cmocka_unit_test(test_dup_ack),
 		cmocka_unit_test(test_reset),
 	};
