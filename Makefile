@@ -93,7 +93,7 @@ $(call program,test_link,         tests/unit/test_link.c,                 link, 
 $(call program,test_settings,     tests/unit/test_settings.c,             settings,                  -lcmocka)
 $(call program,test_rtnl,         tests/unit/test_rtnl.c,                 driver tests/lib,          -lcmocka -lmnl)
 $(call program,test_cmdq,         tests/unit/test_cmdq.c,                 driver npu fastpath link tests/lib dpdk, -lcmocka -lpthread)
-$(call program,test_list,         tests/unit/test_list.c,                 settings,                  -lcmocka)
+$(call program,test_list,         tests/unit/test_list.c,                 settings,                  -lcmocka -lpthread)
 $(call program,test_fplist,       tests/unit/test_fplist.c,               settings,                  -lcmocka)
 $(call program,test_tls,          tests/unit/test_tls.c,                  inspect tests/lib,         -lcmocka -lcrypto -lpcap)
 $(call program,test_inspect,      tests/unit/test_inspect.c,              driver settings inspect tests/lib fastpath, -lcmocka -lcrypto -lpthread)

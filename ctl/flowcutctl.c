@@ -515,12 +515,16 @@ cmd_settings(const char *path, int argc, char **argv)
 							      s.sets[i].set));
 		for (unsigned int i = 0; i < s.ntls_ports; i++)
 			json_array_append_new(ports, json_integer(s.tls_ports[i]));
-		return print_json(json_pack("{s:b, s:b, s:i, s:o, s:o, s:o, s:o, s:o}", "offload",
-					    s.offload, "cut_in_hardware", s.cut_in_hardware,
-					    "idle_timeout", s.idle_timeout, "watched_lists", lists,
-					    "watched_sets", sets, "watched_fingerprints",
+		return print_json(json_pack("{s:b, s:b, s:i, s:o, s:o, s:o, s:o, s:I, s:i, s:i, s:o}",
+					    "offload", s.offload, "cut_in_hardware",
+					    s.cut_in_hardware, "idle_timeout", s.idle_timeout,
+					    "watched_lists", lists, "watched_sets", sets,
+					    "watched_fingerprints",
 					    s.fingerprints[0] ? json_string(s.fingerprints) :
-					    json_null(), "tls_ports", ports, "control_read_group",
+					    json_null(), "tls_ports", ports, "list_max_bytes",
+					    (json_int_t)s.list_max_bytes, "list_min_prefix4",
+					    s.list_min_prefix4, "list_min_prefix6",
+					    s.list_min_prefix6, "control_read_group",
 					    s.control_read_group[0] ? json_string(s.control_read_group)
 								    : json_null()));
 	}
@@ -538,6 +542,9 @@ cmd_settings(const char *path, int argc, char **argv)
 	for (unsigned int i = 0; i < s.nsets; i++)
 		printf("watched_set      %s %s %s\n", s.sets[i].family, s.sets[i].table,
 		       s.sets[i].set);
+	printf("list_max_bytes   %u\n", (unsigned int)s.list_max_bytes);
+	printf("list_min_prefix4 %u\n", s.list_min_prefix4);
+	printf("list_min_prefix6 %u\n", s.list_min_prefix6);
 	if (s.control_read_group[0])
 		printf("control_read_group %s (gid %u)\n", s.control_read_group,
 		       (unsigned int)s.control_read_gid);

@@ -48,6 +48,7 @@ struct fd_ips {
 	int wd;				/* its folder's watch, or -1 */
 	char path[FC_SETTINGS_PATH_MAX];	/* "": none */
 	char name[FC_SETTINGS_PATH_MAX];	/* its name in the folder */
+	size_t max_bytes;		/* list_max_bytes */
 	size_t nja4, nja3;		/* in force */
 	long bad;			/* bad lines of the last read */
 	char error[320];		/* why the last read failed, or "" */
@@ -140,11 +141,10 @@ static void
 load(struct fd_ips *x)
 {
 	struct fc_fplist l = { 0 };
-	long rc = fc_fplist_load(x->path, &l, on_bad, x);
+	long rc = fc_fplist_load(x->path, x->max_bytes, &l, on_bad, x, x->error, sizeof(x->error));
 	size_t n;
 
-	if (rc < 0) {
-		snprintf(x->error, sizeof(x->error), "%s: %s", x->path, strerror((int)-rc));
+	if (rc < 0) {	/* x->error: "PATH: why", none of its text */
 		fprintf(stderr, "flowcutd: watched fingerprints %s; the last good (%zu) stay in "
 			"force\n", x->error, x->nja4 + x->nja3);
 		return;
@@ -212,8 +212,14 @@ fd_ips_settings(struct fd_ips *x, const struct fc_settings *s)
 	x->nports = on ? s->ntls_ports : 0;
 	memcpy(x->ports, s->tls_ports, sizeof(x->ports));
 	ports_apply(x);
-	if (strcmp(x->path, s->fingerprints) == 0)
+	if (strcmp(x->path, s->fingerprints) == 0) {
+		if (x->max_bytes != s->list_max_bytes && on) {
+			x->max_bytes = s->list_max_bytes;
+			load(x);	/* a file refused for its size may fit now */
+		}
 		return;
+	}
+	x->max_bytes = s->list_max_bytes;
 	unwatch(x);
 	snprintf(x->path, sizeof(x->path), "%s", s->fingerprints);
 	x->error[0] = '\0';

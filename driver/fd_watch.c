@@ -48,6 +48,7 @@ struct fd_watch {
 	int ino;
 	struct wlist lists[FC_SETTINGS_MAX_LISTS];
 	unsigned int nlists;
+	struct fc_list_limits lim;	/* list_max_bytes, list_min_prefix4/6 */
 	struct fc_list applied;	/* what the list sets hold */
 	bool fill;		/* the list sets are to be filled whole */
 	struct job job;		/* a change under way */
@@ -256,6 +257,7 @@ sets_set(struct fd_watch *w, const struct fc_settings *s)
 
 /* ---- watched lists ---- */
 
+/* A bad line: its number and why, never its text (fc_list tells none). */
 static void
 bad_line(void *arg, unsigned long line, const char *what)
 {
@@ -264,16 +266,16 @@ bad_line(void *arg, unsigned long line, const char *what)
 
 /* Reads a list file again: its good lines, or its last good contents kept. */
 static void
-list_read(struct wlist *wl)
+list_read(struct wlist *wl, const struct fc_list_limits *lim)
 {
 	double t0 = now_s();
-	long bad = fc_list_load(wl->path, &wl->l, bad_line, wl->path);
+	char err[FC_SETTINGS_PATH_MAX + 128];
+	long bad = fc_list_load(wl->path, lim, &wl->l, bad_line, wl->path, err, sizeof(err));
 
 	wl->dirty = false;
-	if (bad < 0)
-		fprintf(stderr, "flowcutd: list %s: cannot be read (%s); its last good contents "
-			"stay (%zu ranges)\n", wl->path,
-			bad == -EINVAL ? "not a regular file" : strerror((int)-bad), wl->l.n);
+	if (bad < 0)	/* err: "PATH: why" */
+		fprintf(stderr, "flowcutd: list %s: refused, not read (%s); its last good "
+			"contents stay (%zu ranges)\n", wl->path, err, wl->l.n);
 	else
 		printf("flowcutd: list %s: %zu ranges read in %.3f s, %ld bad line%s\n", wl->path,
 		       wl->l.n, now_s() - t0, bad, bad == 1 ? "" : "s");
@@ -434,11 +436,16 @@ lists_set(struct fd_watch *w, const struct fc_settings *s)
 {
 	struct wlist *old = malloc(sizeof(w->lists));
 	unsigned int nold = w->nlists;
+	struct fc_list_limits lim = { .max_bytes = s->list_max_bytes,
+				       .min_prefix4 = s->list_min_prefix4,
+				       .min_prefix6 = s->list_min_prefix6 };
+	bool lim_changed = memcmp(&lim, &w->lim, sizeof(lim)) != 0;
 
 	if (old == NULL) {
 		fprintf(stderr, "flowcutd: lists: no memory; the lists in force stay\n");
 		return;
 	}
+	w->lim = lim;
 	memcpy(old, w->lists, sizeof(w->lists));
 	for (unsigned int i = 0; i < nold; i++)
 		if (old[i].wd >= 0)
@@ -461,10 +468,13 @@ lists_set(struct fd_watch *w, const struct fc_settings *s)
 	for (unsigned int j = 0; j < nold; j++)
 		fc_list_free(&old[j].l);	/* a list no longer watched */
 	free(old);
+	if (lim_changed)		/* each list read again under the new limits */
+		for (unsigned int i = 0; i < w->nlists; i++)
+			w->lists[i].dirty = true;
 	lists_watch(w);
 	for (unsigned int i = 0; i < w->nlists; i++)
 		if (w->lists[i].dirty)
-			list_read(&w->lists[i]);
+			list_read(&w->lists[i], &w->lim);
 }
 
 /* ---- the interface ---- */
@@ -542,7 +552,7 @@ fd_watch_files(struct fd_watch *w)
 		return;
 	for (unsigned int i = 0; i < w->nlists; i++)
 		if (w->lists[i].dirty)
-			list_read(&w->lists[i]);
+			list_read(&w->lists[i], &w->lim);
 	lists_apply(w);
 }
 

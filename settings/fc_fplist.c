@@ -7,7 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+
+#include "fc_file.h"
 
 static bool
 all_hex(const char *s, size_t n)
@@ -125,20 +126,12 @@ canon(struct fc_fplist *l)
 	l->n = w + 1;
 }
 
+/* A bad line told: its number and why, never its text (the file may be anything). */
 static void
-tell(fc_fplist_bad_fn *bad, void *arg, unsigned long line, const char *why, const char *tok,
-     size_t n)
+tell(fc_fplist_bad_fn *bad, void *arg, unsigned long line, const char *why)
 {
-	char msg[256];
-
-	if (bad == NULL)
-		return;
-	if (tok != NULL)
-		snprintf(msg, sizeof(msg), "'%.*s%s': %s", (int)(n > 48 ? 48 : n), tok,
-			 n > 48 ? "..." : "", why);
-	else
-		snprintf(msg, sizeof(msg), "%s", why);
-	bad(arg, line, msg);
+	if (bad != NULL)
+		bad(arg, line, why);
 }
 
 /* One line (its comment cut off): 0 good or empty, 1 bad, -ENOMEM. */
@@ -156,18 +149,18 @@ line_parse(const char *s, size_t n, unsigned long line, struct fc_fplist *out,
 		return 0;
 	for (e = a; e < n && !isspace((unsigned char)s[e]); e++)
 		if (!isprint((unsigned char)s[e])) {
-			tell(bad, arg, line, "a control or non-ASCII byte", NULL, 0);
+			tell(bad, arg, line, "a control or non-ASCII byte");
 			return 1;
 		}
 	for (b = e; b < n && isspace((unsigned char)s[b]); b++)
 		;
 	if (b < n) {
-		tell(bad, arg, line, "more than one fingerprint on the line", s + a, e - a);
+		tell(bad, arg, line, "more than one fingerprint on the line");
 		return 1;
 	}
 	why = token_parse(s + a, e - a, &fp);
 	if (why != NULL) {
-		tell(bad, arg, line, why, s + a, e - a);
+		tell(bad, arg, line, why);
 		return 1;
 	}
 	fp.line = line;
@@ -191,7 +184,7 @@ fc_fplist_parse(const char *text, size_t len, struct fc_fplist *out, fc_fplist_b
 		line++;
 		pos += n + 1;
 		if (n > FC_FPLIST_MAX_LINE) {
-			tell(bad, arg, line, "longer than 1024 bytes", NULL, 0);
+			tell(bad, arg, line, "longer than 1024 bytes");
 			nbad++;
 			continue;
 		}
@@ -207,42 +200,20 @@ fc_fplist_parse(const char *text, size_t len, struct fc_fplist *out, fc_fplist_b
 }
 
 long
-fc_fplist_load(const char *path, struct fc_fplist *out, fc_fplist_bad_fn *bad, void *arg)
+fc_fplist_load(const char *path, size_t max_bytes, struct fc_fplist *out, fc_fplist_bad_fn *bad,
+	       void *arg, char *err, size_t errlen)
 {
 	struct fc_fplist l = { 0 };
-	struct stat st;
-	FILE *f = fopen(path, "re");
-	char *buf;
-	size_t n;
-	long rc;
+	char *text;
+	size_t len;
+	long rc = fc_file_read(path, max_bytes, "list_max_bytes", &text, &len, err, errlen);
 
-	if (f == NULL)
-		return -errno;
-	if (fstat(fileno(f), &st) != 0) {
-		rc = -errno;
-		fclose(f);
+	if (rc < 0)
 		return rc;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		fclose(f);
-		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;	/* not a file to read whole */
-	}
-	if ((unsigned long long)st.st_size > FC_FPLIST_MAX_BYTES) {
-		fclose(f);
-		return -EFBIG;
-	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (buf == NULL) {
-		fclose(f);
-		return -ENOMEM;
-	}
-	n = fread(buf, 1, (size_t)st.st_size + 1, f);
-	rc = ferror(f) ? -EIO : n > (size_t)st.st_size ? -EAGAIN : 0;	/* grew while read */
-	fclose(f);
-	if (rc == 0)
-		rc = fc_fplist_parse(buf, n, &l, bad, arg);
-	free(buf);
+	rc = fc_fplist_parse(text, len, &l, bad, arg);
+	free(text);
 	if (rc < 0) {
+		snprintf(err, errlen, "%s: no memory for its fingerprints", path);
 		fc_fplist_free(&l);
 		return rc;
 	}

@@ -15,7 +15,8 @@
  * '#' starts a comment anywhere on a line; blanks around a fingerprint and
  * blank lines are ignored.  Hex digits are read in either case and kept in
  * lowercase (as fc_ja writes them).  A bad line is told with its number
- * and what was wrong, and skipped; the good lines load.  A fingerprint
+ * and what was wrong (never a byte of the line: the file may be anything,
+ * /etc/shadow say), and skipped; the good lines load.  A fingerprint
  * given twice is kept once.  The list is kept sorted, for a binary search.
  *
  * Written by hand: the format is one token a line, and its errors must
@@ -30,7 +31,6 @@
 
 #define FC_FP_STR_MAX 36		/* a JA4; a JA3 is 32 */
 #define FC_FPLIST_MAX_LINE 1024		/* a longer line is a bad line */
-#define FC_FPLIST_MAX_BYTES (64u << 20)	/* a larger file is not read */
 
 enum fc_fp_kind {
 	FC_FP_JA4 = 1,
@@ -49,7 +49,7 @@ struct fc_fplist {
 	size_t cap;
 };
 
-/* Told of each bad line: its number (from 1) and what was wrong. */
+/* Told of each bad line: its number (from 1) and what was wrong (none of its text). */
 typedef void fc_fplist_bad_fn(void *arg, unsigned long line, const char *what);
 
 /*
@@ -62,12 +62,16 @@ long fc_fplist_parse(const char *text, size_t len, struct fc_fplist *out, fc_fpl
 		     void *arg);
 
 /*
- * fc_fplist_load - fc_fplist_parse a whole file into a new list.  Returns
- * the number of bad lines, or -errno when it cannot be read (-EFBIG: over
- * FC_FPLIST_MAX_BYTES); out is then untouched, so the caller keeps the
- * last good contents.
+ * fc_fplist_load - read a whole file (fc_file_read: owner, mode and
+ * folders checked on their descriptors, under `max_bytes`, the setting
+ * list_max_bytes) and fc_fplist_parse it into a new list.  Returns the
+ * number of bad lines, or fc_file_read's negative errno with `err` saying
+ * "PATH: why" (-EPERM, -ELOOP, -EISDIR, -EFBIG, -EAGAIN, -ENOENT...), or
+ * -ENOMEM; out is then untouched, so the caller keeps the last good
+ * contents.
  */
-long fc_fplist_load(const char *path, struct fc_fplist *out, fc_fplist_bad_fn *bad, void *arg);
+long fc_fplist_load(const char *path, size_t max_bytes, struct fc_fplist *out,
+		    fc_fplist_bad_fn *bad, void *arg, char *err, size_t errlen);
 
 /* fc_fplist_find - the entry equal to `fp` (as fc_ja writes it), or NULL. */
 const struct fc_fp *fc_fplist_find(const struct fc_fplist *l, const char *fp);

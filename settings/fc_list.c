@@ -6,13 +6,11 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
+
+#include "fc_file.h"
 
 static unsigned int
 alen(uint8_t family)
@@ -117,6 +115,25 @@ entry_parse(char *tok, struct fc_range *r)
 	return NULL;
 }
 
+/* Whether r holds more addresses than a prefix of length min: hi - lo >= 2^(bits - min). */
+static bool
+wider_than(const struct fc_range *r, unsigned int min)
+{
+	unsigned int n = alen(r->family), borrow = 0;
+	uint8_t d[16];
+
+	for (int i = (int)n - 1; i >= 0; i--) {
+		int v = (int)r->hi[i] - (int)r->lo[i] - (int)borrow;
+
+		borrow = v < 0;
+		d[i] = (uint8_t)(v + (borrow ? 256 : 0));
+	}
+	for (unsigned int b = 0; b < min && b < 8 * n; b++)	/* the difference's top min bits */
+		if (d[b / 8] & (0x80 >> (b % 8)))
+			return true;
+	return false;
+}
+
 static bool
 is_blank(char c)
 {
@@ -126,6 +143,13 @@ is_blank(char c)
 long
 fc_list_parse(const char *text, size_t len, struct fc_list *out, fc_list_bad_fn *bad, void *arg)
 {
+	return fc_list_parse_within(text, len, NULL, out, bad, arg);
+}
+
+long
+fc_list_parse_within(const char *text, size_t len, const struct fc_list_limits *lim,
+		     struct fc_list *out, fc_list_bad_fn *bad, void *arg)
+{
 	size_t n0 = out->n, pos = 0;
 	unsigned long line = 0;
 	long nbad = 0;
@@ -133,7 +157,7 @@ fc_list_parse(const char *text, size_t len, struct fc_list *out, fc_list_bad_fn 
 	while (pos < len) {
 		const char *s = text + pos, *nl = memchr(s, '\n', len - pos);
 		size_t ll = nl ? (size_t)(nl - s) : len - pos, a = 0, b, t;
-		char buf[FC_LIST_MAX_LINE + 1];
+		char buf[FC_LIST_MAX_LINE + 1], wide[64];
 		const char *why = NULL;
 		struct fc_range r;
 
@@ -164,6 +188,15 @@ fc_list_parse(const char *text, size_t len, struct fc_list *out, fc_list_bad_fn 
 			goto bad_line;
 		}
 		why = entry_parse(buf + a, &r);
+		if (why == NULL && lim != NULL) {
+			unsigned int min = r.family == 4 ? lim->min_prefix4 : lim->min_prefix6;
+
+			if (wider_than(&r, min)) {
+				snprintf(wide, sizeof(wide), "wider than a /%u (list_min_prefix%c)",
+					 min, r.family == 4 ? '4' : '6');
+				why = wide;
+			}
+		}
 		if (why == NULL) {
 			if (fc_list_add(out, &r) != 0) {
 				out->n = n0;
@@ -277,38 +310,20 @@ fc_list_holds(const struct fc_list *l, uint8_t family, const uint8_t *addr)
 }
 
 long
-fc_list_load(const char *path, struct fc_list *out, fc_list_bad_fn *bad, void *arg)
+fc_list_load(const char *path, const struct fc_list_limits *lim, struct fc_list *out,
+	     fc_list_bad_fn *bad, void *arg, char *err, size_t errlen)
 {
 	struct fc_list l = { 0 };
-	struct stat st;
-	void *map = NULL;
-	long rc;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);	/* a FIFO must not block */
+	char *text;
+	size_t len;
+	long rc = fc_file_read(path, lim->max_bytes, "list_max_bytes", &text, &len, err, errlen);
 
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) != 0) {
-		rc = -errno;
-		close(fd);
+	if (rc < 0)
 		return rc;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return -EINVAL;
-	}
-	if (st.st_size > 0) {
-		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (map == MAP_FAILED) {
-			rc = -errno;
-			close(fd);
-			return rc;
-		}
-	}
-	close(fd);
-	rc = fc_list_parse(map, (size_t)st.st_size, &l, bad, arg);
-	if (map)
-		munmap(map, (size_t)st.st_size);
+	rc = fc_list_parse_within(text, len, lim, &l, bad, arg);
+	free(text);
 	if (rc < 0) {
+		snprintf(err, errlen, "%s: no memory for its entries", path);
 		fc_list_free(&l);
 		return rc;
 	}

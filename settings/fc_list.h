@@ -6,7 +6,13 @@
  * a range (ADDR-ADDR), IPv4 or IPv6.  '#' and ';' start a comment, so the
  * Spamhaus DROP ("1.10.16.0/20 ; SBL256894") and FireHOL netset formats
  * load unchanged.  A bad line is reported with its number and skipped;
- * the good lines load.
+ * the good lines load.  What is said of a bad line is its number and a
+ * fixed reason, never a byte of the line: a list file may be anything.
+ *
+ * A list file can cut, so fc_list_load reads it as fc_file does (owner,
+ * mode and folders checked on their descriptors, read() under a cap) and
+ * refuses an entry wider than a minimum prefix (by default 0.0.0.0/0 and
+ * ::/0, or a range as wide: one such line would cut everything).
  *
  * A list is kept canonical: ranges sorted, overlapping and adjacent ones
  * merged, so two lists compare element by element and a change becomes a
@@ -38,23 +44,43 @@ struct fc_list {
 	size_t cap;
 };
 
-/* Told of each bad line: its number (from 1) and what was wrong. */
+/* What a list file may be (the settings list_max_bytes, list_min_prefix4/6). */
+struct fc_list_limits {
+	size_t max_bytes;		/* a larger file is refused whole */
+	unsigned int min_prefix4;	/* an IPv4 entry wider than a /min_prefix4 is a bad line (0: none) */
+	unsigned int min_prefix6;	/* ... an IPv6 one, than a /min_prefix6 */
+};
+
+/* Told of each bad line: its number (from 1) and what was wrong (none of its text). */
 typedef void fc_list_bad_fn(void *arg, unsigned long line, const char *what);
 
 /*
  * fc_list_parse - read `len` bytes of list text (no NUL needed) into `out`
- * (appended; call fc_list_canon after).  Returns the number of bad lines,
- * each told to `bad` (may be NULL), or -ENOMEM (out keeps what it had).
+ * (appended; call fc_list_canon after), no entry too wide.  Returns the
+ * number of bad lines, each told to `bad` (may be NULL), or -ENOMEM (out
+ * keeps what it had).
  */
 long fc_list_parse(const char *text, size_t len, struct fc_list *out, fc_list_bad_fn *bad,
 		   void *arg);
 
 /*
- * fc_list_load - fc_list_parse a whole file into a new canonical list.
- * Returns the number of bad lines, or -errno when it cannot be read (out
- * untouched: the caller keeps the last good contents).
+ * fc_list_parse_within - fc_list_parse, and an entry wider than lim's
+ * minimum prefix of its family is a bad line ("wider than a /1
+ * (list_min_prefix4)"), skipped and counted like any other.
  */
-long fc_list_load(const char *path, struct fc_list *out, fc_list_bad_fn *bad, void *arg);
+long fc_list_parse_within(const char *text, size_t len, const struct fc_list_limits *lim,
+			  struct fc_list *out, fc_list_bad_fn *bad, void *arg);
+
+/*
+ * fc_list_load - read a whole file (fc_file_read: checked, under
+ * lim->max_bytes) and fc_list_parse_within it into a new canonical list.
+ * Returns the number of bad lines, or fc_file_read's negative errno with
+ * `err` saying "PATH: why" (-EPERM, -ELOOP, -EFBIG, -EAGAIN, -ENOENT...),
+ * or -ENOMEM; out is then untouched: the caller keeps the last good
+ * contents.
+ */
+long fc_list_load(const char *path, const struct fc_list_limits *lim, struct fc_list *out,
+		  fc_list_bad_fn *bad, void *arg, char *err, size_t errlen);
 
 /* fc_list_canon - sort, and merge overlapping and adjacent ranges. */
 void fc_list_canon(struct fc_list *l);

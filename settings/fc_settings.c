@@ -4,14 +4,16 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <grp.h>
 #include <stdbool.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "fc_file.h"
 
 #define LINE_MAX_LEN 1024
 
@@ -22,6 +24,9 @@ fc_settings_default(struct fc_settings *s)
 	s->offload = true;
 	s->cut_in_hardware = true;
 	s->idle_timeout = 60;
+	s->list_max_bytes = FC_SETTINGS_LIST_MAX_BYTES_DEFAULT;
+	s->list_min_prefix4 = 1;
+	s->list_min_prefix6 = 1;
 	{
 		static const uint16_t tls[] = FC_SETTINGS_TLS_PORTS_DEFAULT;
 
@@ -30,16 +35,20 @@ fc_settings_default(struct fc_settings *s)
 	}
 }
 
+/*
+ * An error: "line N: what" from the file, never a byte of its text (the
+ * file may be anything a path names); "what: 'VALUE'" from flowcutctl,
+ * whose value is its caller's own argument.
+ */
 static int
-bad(char *err, size_t errlen, unsigned int line, const char *fmt, const char *a)
+bad(char *err, size_t errlen, unsigned int line, const char *what, const char *given)
 {
-	char msg[512];
-
-	snprintf(msg, sizeof(msg), fmt, a);
 	if (line)
-		snprintf(err, errlen, "line %u: %s", line, msg);
+		snprintf(err, errlen, "line %u: %s", line, what);
+	else if (given != NULL)
+		snprintf(err, errlen, "%s: '%s'", what, given);
 	else
-		snprintf(err, errlen, "%s", msg);
+		snprintf(err, errlen, "%s", what);
 	return -EINVAL;
 }
 
@@ -55,6 +64,23 @@ onoff(const char *v, bool *out)
 	return 0;
 }
 
+/* A number in decimal, digits only, min to max: 0 and *out, or -1. */
+static int
+number(const char *v, unsigned long min, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long n;
+
+	if (v[0] < '0' || v[0] > '9')
+		return -1;
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (errno || *end || n < min || n > max)
+		return -1;
+	*out = n;
+	return 0;
+}
+
 /* watched_fingerprints: an absolute path, or "-" (by flowcutctl) for none. */
 static int
 fingerprints_set(struct fc_settings *s, const char *value, unsigned int line, char *err,
@@ -65,10 +91,9 @@ fingerprints_set(struct fc_settings *s, const char *value, unsigned int line, ch
 		return 0;
 	}
 	if (value[0] != '/')
-		return bad(err, errlen, line, "watched_fingerprints '%s' is not an absolute path",
-			   value);
+		return bad(err, errlen, line, "watched_fingerprints is not an absolute path", value);
 	if (strlen(value) >= FC_SETTINGS_PATH_MAX)
-		return bad(err, errlen, line, "watched_fingerprints is longer than %s bytes", "255");
+		return bad(err, errlen, line, "watched_fingerprints is longer than 255 bytes", NULL);
 	memset(s->fingerprints, 0, sizeof(s->fingerprints));
 	memcpy(s->fingerprints, value, strlen(value));
 	return 0;
@@ -86,7 +111,6 @@ tls_ports_set(struct fc_settings *s, const char *value, unsigned int line, char 
 	while (*p != '\0') {
 		char word[16];
 		size_t len = strcspn(p, " \t");
-		char *end;
 		unsigned long v;
 
 		if (len == 0) {
@@ -94,22 +118,18 @@ tls_ports_set(struct fc_settings *s, const char *value, unsigned int line, char 
 			continue;
 		}
 		snprintf(word, sizeof(word), "%.*s", (int)(len < 15 ? len : 15), p);
-		errno = 0;
-		v = strtoul(word, &end, 10);
-		if (len > 5 || errno || *end || word[0] == '-' || word[0] == '+' || v < 1 ||
-		    v > 65535)
-			return bad(err, errlen, line, "tls_ports: '%s' is not a port (1 to 65535)",
-				   word);
+		if (len > 5 || number(word, 1, 65535, &v) != 0)
+			return bad(err, errlen, line, "tls_ports: not a port (1 to 65535)", word);
 		for (unsigned int i = 0; i < n; i++)
 			if (ports[i] == v)
-				return bad(err, errlen, line, "tls_ports: %s is given twice", word);
+				return bad(err, errlen, line, "tls_ports: a port is given twice", word);
 		if (n == FC_SETTINGS_MAX_TLS_PORTS)
-			return bad(err, errlen, line, "tls_ports: more than %s ports", "16");
+			return bad(err, errlen, line, "tls_ports: more than 16 ports", NULL);
 		ports[n++] = (uint16_t)v;
 		p += len;
 	}
 	if (n == 0)
-		return bad(err, errlen, line, "tls_ports: %s", "no port given");
+		return bad(err, errlen, line, "tls_ports: no port given", NULL);
 	memcpy(s->tls_ports, ports, sizeof(ports));
 	s->ntls_ports = n;
 	return 0;
@@ -141,20 +161,20 @@ set_watched_set(struct fc_settings *s, const char *value, unsigned int line, cha
 	for (char *t = strtok_r(copy, " \t", &save); t && n < 4; t = strtok_r(NULL, " \t", &save))
 		w[n++] = t;
 	if (n != 3)
-		return bad(err, errlen, line, "watched_set '%s' is not FAMILY TABLE SET "
-			   "(three words, e.g. inet filter blocked4)", value);
+		return bad(err, errlen, line, "watched_set is not FAMILY TABLE SET (three words, "
+			   "e.g. inet filter blocked4)", value);
 	for (f = 0; f < sizeof(families) / sizeof(families[0]); f++)
 		if (strcmp(w[0], families[f]) == 0)
 			break;
 	if (f == sizeof(families) / sizeof(families[0]))
-		return bad(err, errlen, line, "watched_set family '%s' is not ip, ip6, inet, arp, "
+		return bad(err, errlen, line, "watched_set: the family is not ip, ip6, inet, arp, "
 			   "bridge or netdev", w[0]);
 	for (unsigned int i = 1; i < 3; i++) {
 		if (strlen(w[i]) >= FC_SETTINGS_NAME_MAX)
-			return bad(err, errlen, line, "watched_set name '%s' is longer than 63 "
+			return bad(err, errlen, line, "watched_set: a name is longer than 63 "
 				   "characters", w[i]);
 		if (!nft_name(w[i]))
-			return bad(err, errlen, line, "watched_set name '%s' is not an nftables name "
+			return bad(err, errlen, line, "watched_set: a name is not an nftables name "
 				   "(a letter, '_' or '.', then letters, digits, '_', '.', '-', '/')",
 				   w[i]);
 	}
@@ -164,9 +184,9 @@ set_watched_set(struct fc_settings *s, const char *value, unsigned int line, cha
 	snprintf(ws.set, sizeof(ws.set), "%s", w[2]);
 	for (unsigned int i = 0; i < s->nsets; i++)
 		if (memcmp(&s->sets[i], &ws, sizeof(ws)) == 0)
-			return bad(err, errlen, line, "watched_set '%s' is given twice", value);
+			return bad(err, errlen, line, "watched_set is given twice", value);
 	if (s->nsets == FC_SETTINGS_MAX_SETS)
-		return bad(err, errlen, line, "more than %s watched sets", "16");
+		return bad(err, errlen, line, "more than 16 watched sets", NULL);
 	s->sets[s->nsets++] = ws;
 	return 0;
 }
@@ -177,21 +197,67 @@ set_watched_list(struct fc_settings *s, const char *value, unsigned int line, ch
 		 size_t errlen)
 {
 	if (value[0] != '/')
-		return bad(err, errlen, line, "watched_list '%s' is not an absolute path", value);
+		return bad(err, errlen, line, "watched_list is not an absolute path", value);
 	if (strlen(value) >= FC_SETTINGS_PATH_MAX)
-		return bad(err, errlen, line, "watched_list is longer than %s bytes", "255");
+		return bad(err, errlen, line, "watched_list is longer than 255 bytes", NULL);
 	if (s->nlists == FC_SETTINGS_MAX_LISTS)
-		return bad(err, errlen, line, "more than %s watched lists", "16");
+		return bad(err, errlen, line, "more than 16 watched lists", NULL);
 	for (unsigned int i = 0; i < s->nlists; i++)
 		if (strcmp(s->lists[i], value) == 0)
-			return bad(err, errlen, line, "watched_list '%s' is given twice", value);
+			return bad(err, errlen, line, "watched_list is given twice", value);
 	snprintf(s->lists[s->nlists++], FC_SETTINGS_PATH_MAX, "%s", value);
 	return 0;
 }
 
+/* The keys, in the order of their bits in `seen`. */
+enum key {
+	K_OFFLOAD, K_CUT_IN_HARDWARE, K_IDLE_TIMEOUT, K_WATCHED_LIST, K_WATCHED_SET,
+	K_FINGERPRINTS, K_TLS_PORTS, K_LIST_MAX_BYTES, K_LIST_MIN_PREFIX4, K_LIST_MIN_PREFIX6,
+	K_READ_GROUP, NKEYS
+};
+
+static const char *const key_names[NKEYS] = {
+	"offload", "cut_in_hardware", "idle_timeout", "watched_list", "watched_set",
+	"watched_fingerprints", "tls_ports", "list_max_bytes", "list_min_prefix4",
+	"list_min_prefix6", "control_read_group",
+};
+
+/* The numeric keys: their range and what a value out of it is told. */
+static const struct {
+	enum key k;
+	unsigned long min, max;
+	const char *why;
+} numeric[] = {
+	{ K_IDLE_TIMEOUT, 1, 65535, "idle_timeout is not 1 to 65535 seconds" },
+	{ K_LIST_MAX_BYTES, FC_SETTINGS_LIST_MAX_BYTES_MIN, FC_SETTINGS_LIST_MAX_BYTES_MAX,
+	  "list_max_bytes is not 1024 to 1073741824 (bytes)" },
+	{ K_LIST_MIN_PREFIX4, 0, 32, "list_min_prefix4 is not 0 to 32" },
+	{ K_LIST_MIN_PREFIX6, 0, 128, "list_min_prefix6 is not 0 to 128" },
+};
+
+static void
+numeric_put(struct fc_settings *s, enum key k, unsigned long v)
+{
+	switch (k) {
+	case K_IDLE_TIMEOUT:
+		s->idle_timeout = (uint16_t)v;
+		break;
+	case K_LIST_MAX_BYTES:
+		s->list_max_bytes = (uint32_t)v;
+		break;
+	case K_LIST_MIN_PREFIX4:
+		s->list_min_prefix4 = (uint8_t)v;
+		break;
+	default:
+		s->list_min_prefix6 = (uint8_t)v;
+		break;
+	}
+}
+
 /*
  * control_read_group = NAME: a group of this machine (getgrnam_r, so an
- * unknown one is refused here, by name), or "-" (by flowcutctl) for none.
+ * unknown one is refused here), or "-" (by flowcutctl) for none.  From the
+ * file, the error names the key, not the value (bad()).
  */
 static int
 read_group_set(struct fc_settings *s, const char *value, unsigned int line, char *err,
@@ -207,20 +273,17 @@ read_group_set(struct fc_settings *s, const char *value, unsigned int line, char
 		return 0;
 	}
 	if (strlen(value) >= FC_SETTINGS_NAME_MAX)
-		return bad(err, errlen, line, "control_read_group is longer than %s characters",
-			   "63");
+		return bad(err, errlen, line, "control_read_group is longer than 63 characters",
+			   value);
 	for (const char *p = value; *p; p++)
 		if (!isalnum((unsigned char)*p) && !strchr("_.-", *p))
-			return bad(err, errlen, line, "control_read_group '%s' is not a group name "
+			return bad(err, errlen, line, "control_read_group is not a group name "
 				   "(letters, digits, '_', '.', '-')", value);
 	rc = getgrnam_r(value, &g, buf, sizeof(buf), &found);
-	if (rc != 0 || found == NULL) {
-		char msg[160];
-
-		snprintf(msg, sizeof(msg), "control_read_group '%s' is not a group of this machine%s%s",
-			 value, rc ? ": " : "", rc ? strerror(rc) : "");
-		return bad(err, errlen, line, "%s", msg);
-	}
+	if (rc != 0 || found == NULL)
+		return bad(err, errlen, line, rc ? "control_read_group: the group database "
+			   "could not be read" : "control_read_group is not a group of this "
+			   "machine", value);
 	memset(s->control_read_group, 0, sizeof(s->control_read_group));
 	memcpy(s->control_read_group, value, strlen(value));
 	s->control_read_gid = (uint32_t)g.gr_gid;
@@ -232,52 +295,50 @@ static int
 set_one(struct fc_settings *s, const char *key, const char *value, unsigned int line,
 	unsigned int *seen, char *err, size_t errlen)
 {
-	static const char *const keys[] = { "offload", "cut_in_hardware", "idle_timeout",
-					    "watched_list", "watched_set", "watched_fingerprints",
-					    "tls_ports", "control_read_group" };
-	enum { NKEYS = sizeof(keys) / sizeof(keys[0]), WATCHED_LIST = 3, WATCHED_SET = 4,
-	       FINGERPRINTS = 5, TLS_PORTS = 6, READ_GROUP = 7 };
+	char why[128];
 	unsigned int k;
 
 	for (k = 0; k < NKEYS; k++)
-		if (strcmp(key, keys[k]) == 0)
+		if (strcmp(key, key_names[k]) == 0)
 			break;
 	if (k == NKEYS)
-		return bad(err, errlen, line, "unknown key '%s' (offload, cut_in_hardware, "
-			   "idle_timeout, watched_list, watched_set, watched_fingerprints, "
-			   "tls_ports, control_read_group)", key);
-	if (k != WATCHED_LIST && k != WATCHED_SET && seen != NULL && (*seen & (1u << k)))
-		return bad(err, errlen, line, "'%s' is given twice", key);
+		return bad(err, errlen, line, "unknown key (offload, cut_in_hardware, idle_timeout, "
+			   "watched_list, watched_set, watched_fingerprints, tls_ports, "
+			   "list_max_bytes, list_min_prefix4, list_min_prefix6, control_read_group)",
+			   key);
+	if (k != K_WATCHED_LIST && k != K_WATCHED_SET && seen != NULL && (*seen & (1u << k))) {
+		snprintf(why, sizeof(why), "'%s' is given twice", key_names[k]);
+		return bad(err, errlen, line, why, NULL);
+	}
 	if (seen != NULL)
 		*seen |= 1u << k;
-	switch (k) {
-	case 0:
-	case 1:
-		if (onoff(value, k == 0 ? &s->offload : &s->cut_in_hardware) != 0)
-			return bad(err, errlen, line, "'%s' is not on or off", value);
-		return 0;
-	case 2: {
-		char *end;
-		unsigned long v;
+	for (size_t i = 0; i < sizeof(numeric) / sizeof(numeric[0]); i++)
+		if (numeric[i].k == k) {
+			unsigned long v;
 
-		errno = 0;
-		v = strtoul(value, &end, 10);
-		if (errno || *end || end == value || value[0] == '-' || v < 1 || v > 65535)
-			return bad(err, errlen, line, "idle_timeout '%s' is not 1 to 65535 seconds",
-				   value);
-		s->idle_timeout = (uint16_t)v;
+			if (number(value, numeric[i].min, numeric[i].max, &v) != 0)
+				return bad(err, errlen, line, numeric[i].why, value);
+			numeric_put(s, (enum key)k, v);
+			return 0;
+		}
+	switch (k) {
+	case K_OFFLOAD:
+	case K_CUT_IN_HARDWARE:
+		if (onoff(value, k == K_OFFLOAD ? &s->offload : &s->cut_in_hardware) != 0) {
+			snprintf(why, sizeof(why), "%s is not on or off", key_names[k]);
+			return bad(err, errlen, line, why, value);
+		}
 		return 0;
-	}
-	case FINGERPRINTS:
+	case K_FINGERPRINTS:
 		return fingerprints_set(s, value, line, err, errlen);
-	case TLS_PORTS:
+	case K_TLS_PORTS:
 		return tls_ports_set(s, value, line, err, errlen);
-	case READ_GROUP:
+	case K_READ_GROUP:
 		return read_group_set(s, value, line, err, errlen);
 	default:
 		if (line == 0 && strcmp(value, "-") == 0) {
 			/* flowcutctl: none of them, as parsed without them */
-			if (k == WATCHED_LIST) {
+			if (k == K_WATCHED_LIST) {
 				memset(s->lists, 0, sizeof(s->lists));
 				s->nlists = 0;
 			} else {
@@ -286,8 +347,8 @@ set_one(struct fc_settings *s, const char *key, const char *value, unsigned int 
 			}
 			return 0;
 		}
-		return k == WATCHED_LIST ? set_watched_list(s, value, line, err, errlen)
-					 : set_watched_set(s, value, line, err, errlen);
+		return k == K_WATCHED_LIST ? set_watched_list(s, value, line, err, errlen)
+					   : set_watched_set(s, value, line, err, errlen);
 	}
 }
 
@@ -321,10 +382,10 @@ fc_settings_parse(const char *text, size_t len, struct fc_settings *out, char *e
 		line++;
 		while (pos < len && text[pos] != '\n') {
 			if (n == LINE_MAX_LEN)
-				return bad(err, errlen, line, "longer than %s bytes", "1024");
+				return bad(err, errlen, line, "longer than 1024 bytes", NULL);
 			if (text[pos] == '\0' || (!isprint((unsigned char)text[pos]) &&
 						  text[pos] != '\t' && text[pos] != '\r'))
-				return bad(err, errlen, line, "%s", "a control or non-ASCII byte");
+				return bad(err, errlen, line, "a control or non-ASCII byte", NULL);
 			buf[n++] = text[pos++];
 		}
 		pos++;	/* the newline */
@@ -340,12 +401,12 @@ fc_settings_parse(const char *text, size_t len, struct fc_settings *out, char *e
 			continue;
 		eq = strchr(key, '=');
 		if (eq == NULL)
-			return bad(err, errlen, line, "'%s' is not key = value", key);
+			return bad(err, errlen, line, "not key = value", NULL);
 		*eq = '\0';
 		value = trim(eq + 1);
 		key = trim(key);
 		if (*key == '\0' || *value == '\0')
-			return bad(err, errlen, line, "%s", "a key and a value are needed");
+			return bad(err, errlen, line, "a key and a value are needed", NULL);
 		rc = set_one(&s, key, value, line, &seen, err, errlen);
 		if (rc != 0)
 			return rc;
@@ -357,25 +418,15 @@ fc_settings_parse(const char *text, size_t len, struct fc_settings *out, char *e
 int
 fc_settings_load(const char *path, struct fc_settings *s, char *err, size_t errlen)
 {
-	char buf[64 * 1024];
-	size_t n;
-	FILE *f = fopen(path, "r");
-	int rc;
+	char *text;
+	size_t len;
+	int rc = fc_file_read(path, FC_SETTINGS_MAX_BYTES, NULL, &text, &len, err, errlen);
 
-	if (f == NULL) {
-		rc = -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	if (rc != 0)
 		return rc;
-	}
-	n = fread(buf, 1, sizeof(buf), f);
-	if (ferror(f) || (n == sizeof(buf) && fgetc(f) != EOF)) {
-		fclose(f);
-		snprintf(err, errlen, "%s: %s", path, n == sizeof(buf) ? "larger than 64 KiB"
-						   : "read error");
-		return -EINVAL;
-	}
-	fclose(f);
-	return fc_settings_parse(buf, n, s, err, errlen);
+	rc = fc_settings_parse(text, len, s, err, errlen);
+	free(text);
+	return rc;
 }
 
 int
@@ -397,9 +448,13 @@ fc_settings_format(const struct fc_settings *s, char *buf, size_t len)
 			 "# flowcut settings (docs/settings.md); written by flowcutctl\n"
 			 "offload = %s\n"
 			 "cut_in_hardware = %s\n"
-			 "idle_timeout = %u\n",
+			 "idle_timeout = %u\n"
+			 "list_max_bytes = %u\n"
+			 "list_min_prefix4 = %u\n"
+			 "list_min_prefix6 = %u\n",
 			 s->offload ? "on" : "off", s->cut_in_hardware ? "on" : "off",
-			 s->idle_timeout);
+			 s->idle_timeout, (unsigned int)s->list_max_bytes, s->list_min_prefix4,
+			 s->list_min_prefix6);
 
 	for (unsigned int i = 0; i < s->nlists && n >= 0; i++)
 		n += snprintf(buf + ((size_t)n < len ? (size_t)n : len),

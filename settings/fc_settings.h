@@ -13,12 +13,20 @@
  *   tls_ports        PORT...  the TCP ports whose ClientHello is read (1-16 ports)
  *   watched_set      FAMILY TABLE SET   a set of the host's ruleset that
  *                             blocks, followed (repeatable)
+ *   list_max_bytes   1024-1073741824  the largest watched list or
+ *                             fingerprints file read (64 MiB)
+ *   list_min_prefix4 0-32     a watched list's IPv4 entry wider than a /N
+ *                             is a bad line (1: only 0.0.0.0/0 refused)
+ *   list_min_prefix6 0-128    the same for IPv6 (1: only ::/0 refused)
  *   control_read_group NAME   a group whose members may ask flowcutd's
  *                             control socket what only reads (status);
  *                             resolved with getgrnam when parsed
  *
- * A file that does not parse is refused whole with the line and the reason,
- * and whoever read it keeps the settings it had.  Writing is atomic (a
+ * A file that does not parse is refused whole with the line and the reason
+ * (never a byte of the line's text), and whoever read it keeps the
+ * settings it had.  It is read as fc_file reads a file that can cut: a
+ * file or folder anyone but root (or the reader's euid) could write is
+ * refused.  Writing is atomic (a
  * temporary file in the same folder, fsync, rename), so a reader sees the
  * old file or the new, never half of one.  Hand-written: the format is a
  * dozen lines of key = value, and the errors must name the line, which no
@@ -40,6 +48,11 @@
 #define FC_SETTINGS_TLS_PORTS_DEFAULT { 443, 465, 853, 993, 995, 8443 }
 #define FC_SETTINGS_MAX_SETS 16
 #define FC_SETTINGS_NAME_MAX 64	/* a table's or a set's name, its NUL included */
+#define FC_SETTINGS_MAX_BYTES (64u << 10)	/* a larger settings file is refused */
+/* list_max_bytes: 64 MiB by default (a million-line list of IPv6 /64s with comments is 34 MB) */
+#define FC_SETTINGS_LIST_MAX_BYTES_DEFAULT (64u << 20)
+#define FC_SETTINGS_LIST_MAX_BYTES_MIN 1024u
+#define FC_SETTINGS_LIST_MAX_BYTES_MAX (1u << 30)
 
 /* watched_set = FAMILY TABLE SET: a set of the host's own ruleset. */
 struct fc_watched_set {
@@ -59,6 +72,9 @@ struct fc_settings {
 	uint16_t tls_ports[FC_SETTINGS_MAX_TLS_PORTS];	/* in the order given; the rest 0 */
 	unsigned int nsets;
 	struct fc_watched_set sets[FC_SETTINGS_MAX_SETS];
+	uint32_t list_max_bytes;	/* the largest watched list or fingerprints file read */
+	uint8_t list_min_prefix4;	/* a list entry wider than a /N is a bad line (0: none) */
+	uint8_t list_min_prefix6;
 	char control_read_group[FC_SETTINGS_NAME_MAX];	/* "" none (root only) */
 	uint32_t control_read_gid;	/* its gid, when named */
 };
@@ -74,7 +90,11 @@ void fc_settings_default(struct fc_settings *s);
 int fc_settings_parse(const char *text, size_t len, struct fc_settings *s, char *err,
 		      size_t errlen);
 
-/* fc_settings_load - read and parse a file: 0, -EINVAL (see err), or -errno. */
+/*
+ * fc_settings_load - read (fc_file_read: checked, FC_SETTINGS_MAX_BYTES at
+ * most) and parse a file: 0, -EINVAL (see err), or fc_file_read's
+ * negative errno with err saying "PATH: why" (-ENOENT: none).
+ */
 int fc_settings_load(const char *path, struct fc_settings *s, char *err, size_t errlen);
 
 /*

@@ -4,7 +4,8 @@
  * crash; every bad line is told with a line that exists; the canonical
  * form is sorted and disjoint and holds both ends of every entry read;
  * each canonical range, written and read again, is itself; a list differs
- * from itself in nothing.
+ * from itself in nothing; read with a minimum prefix (from the first
+ * byte), no entry is wider and each entry refused is one line more told.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -37,6 +38,41 @@ fuzz_init(void)
 	return 0;
 }
 
+/* hi - lo + 1 > 2^(bits - min), in 128-bit arithmetic (fc_list works byte by byte) */
+static int
+wider(const struct fc_range *r, unsigned int min)
+{
+	unsigned int n = r->family == 4 ? 4 : 16, bits = 8 * n;
+	unsigned __int128 lo = 0, hi = 0, d;
+
+	for (unsigned int i = 0; i < n; i++) {
+		lo = lo << 8 | r->lo[i];
+		hi = hi << 8 | r->hi[i];
+	}
+	d = hi - lo;
+	if (min == 0)
+		return 0;
+	return bits - min == 128 ? 0 : d >= ((unsigned __int128)1 << (bits - min));
+}
+
+/* The same text under a minimum prefix: fewer entries, each refused one bad line more. */
+static void
+within(const uint8_t *data, size_t size, const struct fc_list *raw, long nbad)
+{
+	struct fc_list_limits lim = { 1u << 20, size ? data[0] % 33 : 1, size ? data[0] % 129 : 1 };
+	struct fc_list l = { 0 };
+	long n = fc_list_parse_within((const char *)data, size, &lim, &l, on_bad, NULL);
+
+	if (n < 0)
+		die("out of memory");
+	for (size_t i = 0; i < l.n; i++)
+		if (wider(&l.r[i], l.r[i].family == 4 ? lim.min_prefix4 : lim.min_prefix6))
+			die("an entry wider than the minimum prefix read");
+	if (n < nbad || l.n + (size_t)(n - nbad) != raw->n)
+		die("an entry refused for its width not told as one bad line");
+	fc_list_free(&l);
+}
+
 int
 fuzz_one(const uint8_t *data, size_t size)
 {
@@ -49,6 +85,7 @@ fuzz_one(const uint8_t *data, size_t size)
 	nbad = fc_list_parse((const char *)data, size, &raw, on_bad, NULL);
 	if (nbad < 0)
 		die("out of memory");
+	within(data, size, &raw, nbad);
 	for (size_t i = 0; i < raw.n; i++) {
 		if (raw.r[i].family != 4 && raw.r[i].family != 6)
 			die("an entry of no family");

@@ -57,6 +57,7 @@ fuzz_seeds(const char *dir)
 		"watched_fingerprints = /etc/flowcut/ja.txt\ntls_ports = 443 8443 # TLS\n",
 		"watched_set = inet filter blocked4\nwatched_set =\tip6  f2b-table addr6-set-ssh\n",
 		"control_read_group = root\n",
+		"list_max_bytes = 67108864\nlist_min_prefix4 = 1\nlist_min_prefix6 = 128\n",
 	};
 
 	return fuzz_seed_texts(dir, seeds, sizeof(seeds) / sizeof(seeds[0]));

@@ -698,7 +698,7 @@ t_settings_refused() {
 	before=$(cfg)
 	printf 'offload = on\ncut_in_hardware = maybe\n' >"$run/settings.conf.new"
 	mv "$run/settings.conf.new" "$run/settings.conf"
-	wait_for 20 grep -q "settings refused.*line 2: 'maybe' is not on or off" "$run/flowcutd.log" ||
+	wait_for 20 grep -q "settings refused.*line 2: cut_in_hardware is not on or off" "$run/flowcutd.log" ||
 		{ say "no refusal naming the line"; return 1; }
 	say "$(grep 'settings refused' "$run/flowcutd.log" | tail -1)"
 	[ "$(cfg)" = "$before" ] || return 1

@@ -12,13 +12,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <arpa/inet.h>
+#include <pthread.h>
 #include <cmocka.h>
 
 #include "fc_list.h"
+#include "trust_rows.h"
+
+/* The settings' defaults: 64 MiB, only 0.0.0.0/0 and ::/0 (and ranges as wide) refused. */
+static const struct fc_list_limits dflt = { .max_bytes = 64u << 20, .min_prefix4 = 1,
+					     .min_prefix6 = 1 };
 
 struct bads {
 	unsigned int n;
@@ -241,33 +249,280 @@ test_holds(void **state)
 static void
 test_load(void **state)
 {
-	char path[] = "/tmp/fc_list_XXXXXX";
-	int fd = mkstemp(path);
+	char dir[] = "/tmp/fc_list_XXXXXX", path[64], err[256];
 	FILE *f;
 	struct fc_list l = { 0 };
 	struct timespec t0, t1;
 	long rc;
 
 	(void)state;
-	assert_true(fd >= 0);
-	f = fdopen(fd, "w");
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/list", dir);
+	f = fopen(path, "w");
 	assert_non_null(f);
 	for (unsigned int i = 0; i < 1000000; i++)	/* 10.0.0.0 up, every other address */
 		fprintf(f, "10.%u.%u.%u ; entry %u\n", (2 * i) >> 16 & 0xff, (2 * i) >> 8 & 0xff,
 			(2 * i) & 0xff, i);
 	fclose(f);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	rc = fc_list_load(path, &l, NULL, NULL);
+	rc = fc_list_load(path, &dflt, &l, NULL, NULL, err, sizeof(err));
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	unlink(path);
 	assert_int_equal(rc, 0);
 	assert_int_equal(l.n, 1000000);
 	print_message("# 1,000,000 lines loaded in %.2f s\n",
 		      (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
-	unlink(path);
-	assert_int_equal(fc_list_load(path, &l, NULL, NULL), -ENOENT);
+	assert_int_equal(fc_list_load(path, &dflt, &l, NULL, NULL, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, path));
 	assert_int_equal(l.n, 1000000);			/* kept */
-	assert_int_equal(fc_list_load("/tmp", &l, NULL, NULL), -EINVAL);
+	snprintf(path, sizeof(path), "%s/sub", dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	rc = fc_list_load(path, &dflt, &l, NULL, NULL, err, sizeof(err));
+	rmdir(path);
+	rmdir(dir);
+	assert_int_equal(rc, -EISDIR);
+	assert_int_equal(l.n, 1000000);			/* kept */
 	fc_list_free(&l);
+}
+
+static long
+trust_load(const char *path, char *err, size_t errlen)
+{
+	struct fc_list l = { 0 };
+	long rc = fc_list_load(path, &dflt, &l, NULL, NULL, err, errlen);
+
+	if (rc >= 0 && l.n != 2)
+		fail_msg("%s: %zu ranges read, not 2", path, l.n);
+	fc_list_free(&l);
+	return rc;
+}
+
+/* A file anyone but root could have written (or swapped) is refused, saying whose path and why. */
+static void
+test_trust(void **state)
+{
+	(void)state;
+	if (trust_rows_run(trust_load, "198.18.0.1\n2001:2::/64\n") > 0)
+		print_message("# the rows that chown were skipped: not root\n");
+}
+
+/* A file over list_max_bytes is refused whole, with the reason; one at the cap reads. */
+static void
+test_cap(void **state)
+{
+	char dir[] = "/tmp/fc_list_XXXXXX", path[64], err[256], want[256];
+	struct fc_list_limits lim = dflt;
+	struct fc_list l = { 0 };
+	long over, at;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/list", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	for (unsigned int i = 0; i < 200; i++)	/* 200 lines of 16 bytes: 3,200 bytes */
+		fprintf(f, "198.18.%u.%u ;x\n", i / 100, i % 100 + 100);
+	fclose(f);
+	lim.max_bytes = 3199;
+	over = fc_list_load(path, &lim, &l, NULL, NULL, err, sizeof(err));
+	lim.max_bytes = 3200;
+	at = fc_list_load(path, &lim, &l, NULL, NULL, want, sizeof(want));
+	unlink(path);
+	rmdir(dir);
+	print_message("# %s\n", err);
+	assert_int_equal(over, -EFBIG);
+	snprintf(want, sizeof(want), "%s: 3200 bytes, more than list_max_bytes = 3199", path);
+	assert_string_equal(err, want);
+	assert_int_equal(at, 0);
+	assert_int_equal(l.n, 2);	/* 198.18.0.100-199 and 198.18.1.100-199 */
+	fc_list_free(&l);
+}
+
+/* An entry wider than the minimum prefix is a bad line by its number; the rest loads. */
+static void
+test_min_prefix(void **state)
+{
+	static const struct {
+		unsigned int min4, min6;
+		const char *line;
+		const char *why;	/* NULL: loads */
+	} rows[] = {
+		{ 1, 1, "0.0.0.0/0", "wider than a /1 (list_min_prefix4)" },
+		{ 1, 1, "198.18.0.1/0", "wider than a /1 (list_min_prefix4)" },
+		{ 1, 1, "0.0.0.0-255.255.255.255", "wider than a /1 (list_min_prefix4)" },
+		{ 1, 1, "0.0.0.0-128.0.0.0", "wider than a /1 (list_min_prefix4)" },
+		{ 1, 1, "0.0.0.0-127.255.255.255", NULL },
+		{ 1, 1, "0.0.0.1-128.0.0.0", NULL },	/* 2^31 addresses, not aligned */
+		{ 1, 1, "0.0.0.0/1", NULL },
+		{ 1, 1, "224.0.0.0/3", NULL },		/* FireHOL level 1's multicast */
+		{ 1, 1, "::/0", "wider than a /1 (list_min_prefix6)" },
+		{ 1, 1, "::-ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "wider than a /1 (list_min_prefix6)" },
+		{ 1, 1, "::/1", NULL },
+		{ 1, 1, "8000::/1", NULL },
+		{ 8, 1, "10.0.0.0/7", "wider than a /8 (list_min_prefix4)" },
+		{ 8, 1, "10.0.0.0/8", NULL },
+		{ 8, 1, "10.0.0.0-11.0.0.0", "wider than a /8 (list_min_prefix4)" },
+		{ 8, 1, "10.0.0.1-11.0.0.0", NULL },
+		{ 8, 1, "::/0", "wider than a /1 (list_min_prefix6)" },
+		{ 0, 0, "0.0.0.0/0", NULL },
+		{ 0, 0, "::/0", NULL },
+		{ 32, 128, "198.18.0.0/31", "wider than a /32 (list_min_prefix4)" },
+		{ 32, 128, "198.18.0.1", NULL },
+		{ 32, 128, "2001:2::/127", "wider than a /128 (list_min_prefix6)" },
+		{ 32, 128, "2001:2::1", NULL },
+		{ 1, 48, "2001:2::/47", "wider than a /48 (list_min_prefix6)" },
+		{ 1, 48, "2001:2::/48", NULL },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct fc_list_limits lim = { 1 << 20, rows[i].min4, rows[i].min6 };
+		char text[128];
+		struct fc_list l = { 0 };
+		struct bads b = { 0 };
+		long nbad;
+
+		/* the row's line second, between two good ones */
+		snprintf(text, sizeof(text), "198.19.0.1\n%s\n2001:2:ffff::1\n", rows[i].line);
+		nbad = fc_list_parse_within(text, strlen(text), &lim, &l, on_bad, &b);
+		print_message("row %zu: /%u /%u %s: %s\n", i, rows[i].min4, rows[i].min6,
+			      rows[i].line, rows[i].why ? rows[i].why : "loads");
+		if (rows[i].why == NULL) {
+			if (nbad != 0)
+				fail_msg("row %zu: refused: %s", i, b.what[0]);
+			assert_int_equal(l.n, 3);
+		} else {
+			assert_int_equal(nbad, 1);
+			assert_int_equal(b.line[0], 2);
+			assert_string_equal(b.what[0], rows[i].why);
+			assert_int_equal(l.n, 2);
+		}
+		fc_list_free(&l);
+		/* fc_list_parse (the cut sets, flowcutctl cut) has no minimum */
+		assert_int_equal(fc_list_parse(text, strlen(text), &l, NULL, NULL), 0);
+		fc_list_free(&l);
+	}
+}
+
+/* A file's lines are never told back: a secret-looking bad line gives its number and a reason only. */
+static void
+test_no_echo(void **state)
+{
+	static const char text[] =
+		"root:$y$j9T$S3CR3Tsalt$S3CR3Thash:19000:0:99999:7:::\n"
+		"S3CR3T\n"
+		"S3CR3T/24\n"
+		"198.18.0.1 S3CR3T\n"
+		"198.18.0.1-S3CR3T\n"
+		"S3CR3T-S3CR3T\n"
+		"0.0.0.0/0 ; S3CR3T\n";
+	char dir[] = "/tmp/fc_list_XXXXXX", path[64], err[256] = "";
+	struct fc_list l = { 0 };
+	struct bads b = { 0 };
+	FILE *f;
+	long rc;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/list", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	rc = fc_list_load(path, &dflt, &l, on_bad, &b, err, sizeof(err));
+	unlink(path);
+	rmdir(dir);
+	assert_int_equal(rc, 7);
+	assert_int_equal(b.n, 7);
+	for (unsigned int i = 0; i < b.n; i++) {
+		print_message("# line %lu: %s\n", b.line[i], b.what[i]);
+		assert_int_equal(b.line[i], i + 1);
+		assert_null(strstr(b.what[i], "S3CR3T"));
+	}
+	fc_list_free(&l);
+}
+
+/* The file truncated and written again, in place, while it is read many times: never a crash. */
+struct rewriter {
+	const char *path;
+	const char *text;
+	size_t len;
+	volatile int stop;
+	unsigned long rounds;
+};
+
+static void *
+rewrite(void *arg)
+{
+	struct rewriter *w = arg;
+
+	while (!w->stop) {	/* as `curl -o` does: truncated, then written in pieces */
+		int fd = open(w->path, O_WRONLY | O_TRUNC);
+
+		if (fd < 0)
+			break;
+		for (size_t o = 0; o < w->len && !w->stop; o += 4096)
+			if (write(fd, w->text + o, w->len - o < 4096 ? w->len - o : 4096) < 0)
+				break;
+		close(fd);
+		w->rounds++;
+		usleep(2000);	/* a moment whole, to be read whole */
+	}
+	return NULL;
+}
+
+static void
+test_truncated_while_read(void **state)
+{
+	char dir[] = "/tmp/fc_list_XXXXXX", path[64], err[256];
+	struct rewriter w = { 0 };
+	struct timespec t0, t;
+	unsigned long loads = 0, whole = 0, changed = 0;
+	size_t cap = 100000 * 16;
+	char *text = malloc(cap);
+	pthread_t th;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(text);
+	for (unsigned int i = 0; i < 100000; i++)
+		w.len += (size_t)snprintf(text + w.len, cap - w.len, "10.%u.%u.%u\n", i >> 16 & 0xff,
+					  i >> 8 & 0xff, i & 0xff);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/list", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fwrite(text, 1, w.len, f);
+	fclose(f);
+	w.path = path;
+	w.text = text;
+	assert_int_equal(pthread_create(&th, NULL, rewrite, &w), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {	/* 300 loads, or 10 s */
+		struct fc_list l = { 0 };
+		long rc = fc_list_load(path, &dflt, &l, NULL, NULL, err, sizeof(err));
+
+		if (rc < 0 && rc != -EAGAIN) {
+			w.stop = 1;
+			pthread_join(th, NULL);
+			fail_msg("load %lu: %ld %s", loads, rc, err);
+		}
+		/* what was read is a whole file or a part the writer had written, no more */
+		assert_true(rc < 0 || (rc <= 1 && l.n <= 1));
+		whole += rc >= 0 && l.n == 1 && l.r[0].hi[3] == 0x9f;
+		changed += rc == -EAGAIN;
+		fc_list_free(&l);
+		loads++;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (loads < 300 && t.tv_sec - t0.tv_sec < 10);
+	w.stop = 1;
+	pthread_join(th, NULL);
+	unlink(path);
+	rmdir(dir);
+	free(text);
+	print_message("# %lu loads against %lu rewrites: %lu whole, %lu refused as changed\n", loads,
+		      w.rounds, whole, changed);
 }
 
 int
@@ -281,6 +536,11 @@ main(void)
 		cmocka_unit_test(test_diff),
 		cmocka_unit_test(test_holds),
 		cmocka_unit_test(test_load),
+		cmocka_unit_test(test_trust),
+		cmocka_unit_test(test_cap),
+		cmocka_unit_test(test_min_prefix),
+		cmocka_unit_test(test_no_echo),
+		cmocka_unit_test(test_truncated_while_read),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "fc_settings.h"
+#include "trust_rows.h"
 
 static void
 test_rows(void **state)
@@ -30,44 +31,62 @@ test_rows(void **state)
 		{ "watched_list = /etc/a#b # a comment\n", NULL },
 		{ "watched_set = inet filter blocked4\nwatched_set =\tip6  f2b-table\taddr-set-ssh\n", NULL },
 		{ "watched_set = netdev _t .s/1\n", NULL },
-		{ "offload = yes\n", "line 1: 'yes' is not on or off" },
-		{ "\n\ncut_in_hardware = 1\n", "line 3: '1' is not on or off" },
-		{ "idle_timeout = 0\n", "line 1: idle_timeout '0' is not 1 to 65535 seconds" },
-		{ "idle_timeout = 65536\n", "line 1: idle_timeout '65536' is not 1 to 65535 seconds" },
-		{ "idle_timeout = -1\n", "line 1: idle_timeout '-1' is not 1 to 65535 seconds" },
-		{ "idle_timeout = 10s\n", "line 1: idle_timeout '10s' is not 1 to 65535 seconds" },
-		{ "gate = on\n", "line 1: unknown key 'gate' (offload, cut_in_hardware, idle_timeout, watched_list, watched_set, watched_fingerprints, tls_ports, control_read_group)" },
+		{ "offload = yes\n", "line 1: offload is not on or off" },
+		{ "\n\ncut_in_hardware = 1\n", "line 3: cut_in_hardware is not on or off" },
+		{ "idle_timeout = 0\n", "line 1: idle_timeout is not 1 to 65535 seconds" },
+		{ "idle_timeout = 65536\n", "line 1: idle_timeout is not 1 to 65535 seconds" },
+		{ "idle_timeout = -1\n", "line 1: idle_timeout is not 1 to 65535 seconds" },
+		{ "idle_timeout = 10s\n", "line 1: idle_timeout is not 1 to 65535 seconds" },
+		{ "gate = on\n", "line 1: unknown key (offload, cut_in_hardware, idle_timeout, watched_list, watched_set, watched_fingerprints, tls_ports, list_max_bytes, list_min_prefix4, list_min_prefix6, control_read_group)" },
 		{ "watched_fingerprints = /etc/flowcut/ja.txt\n", NULL },
-		{ "watched_fingerprints = ja.txt\n", "line 1: watched_fingerprints 'ja.txt' is not an absolute path" },
+		{ "watched_fingerprints = ja.txt\n", "line 1: watched_fingerprints is not an absolute path" },
 		{ "watched_fingerprints = /a\nwatched_fingerprints = /b\n", "line 2: 'watched_fingerprints' is given twice" },
 		{ "tls_ports = 443\n", NULL },
 		{ "tls_ports =\t443   8443\t65535 1 # ports\n", NULL },
-		{ "tls_ports = 443 0\n", "line 1: tls_ports: '0' is not a port (1 to 65535)" },
-		{ "tls_ports = 65536\n", "line 1: tls_ports: '65536' is not a port (1 to 65535)" },
-		{ "tls_ports = 443,8443\n", "line 1: tls_ports: '443,8443' is not a port (1 to 65535)" },
-		{ "tls_ports = -443\n", "line 1: tls_ports: '-443' is not a port (1 to 65535)" },
-		{ "tls_ports = 000443\n", "line 1: tls_ports: '000443' is not a port (1 to 65535)" },
-		{ "tls_ports = 443 993 443\n", "line 1: tls_ports: 443 is given twice" },
+		{ "tls_ports = 443 0\n", "line 1: tls_ports: not a port (1 to 65535)" },
+		{ "tls_ports = 65536\n", "line 1: tls_ports: not a port (1 to 65535)" },
+		{ "tls_ports = 443,8443\n", "line 1: tls_ports: not a port (1 to 65535)" },
+		{ "tls_ports = -443\n", "line 1: tls_ports: not a port (1 to 65535)" },
+		{ "tls_ports = 000443\n", "line 1: tls_ports: not a port (1 to 65535)" },
+		{ "tls_ports = 443 993 443\n", "line 1: tls_ports: a port is given twice" },
 		{ "tls_ports = 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17\n", "line 1: tls_ports: more than 16 ports" },
 		{ "tls_ports = 443\ntls_ports = 993\n", "line 2: 'tls_ports' is given twice" },
-		{ "offload on\n", "line 1: 'offload on' is not key = value" },
+		{ "offload on\n", "line 1: not key = value" },
 		{ "offload =\n", "line 1: a key and a value are needed" },
 		{ "= on\n", "line 1: a key and a value are needed" },
 		{ "offload = on\noffload = off\n", "line 2: 'offload' is given twice" },
-		{ "watched_list = relative/path\n", "line 1: watched_list 'relative/path' is not an absolute path" },
-		{ "watched_list = /a\nwatched_list = /a\n", "line 2: watched_list '/a' is given twice" },
+		{ "watched_list = relative/path\n", "line 1: watched_list is not an absolute path" },
+		{ "watched_list = /a\nwatched_list = /a\n", "line 2: watched_list is given twice" },
 		{ "offload = on\nof\x01load = on\n", "line 2: a control or non-ASCII byte" },
-		{ "watched_set = inet filter\n", "line 1: watched_set 'inet filter' is not FAMILY TABLE SET (three words, e.g. inet filter blocked4)" },
-		{ "watched_set = inet filter a b\n", "line 1: watched_set 'inet filter a b' is not FAMILY TABLE SET (three words, e.g. inet filter blocked4)" },
-		{ "watched_set = ipv4 filter a\n", "line 1: watched_set family 'ipv4' is not ip, ip6, inet, arp, bridge or netdev" },
-		{ "watched_set = inet fil$ter a\n", "line 1: watched_set name 'fil$ter' is not an nftables name (a letter, '_' or '.', then letters, digits, '_', '.', '-', '/')" },
-		{ "watched_set = inet filter 4set\n", "line 1: watched_set name '4set' is not an nftables name (a letter, '_' or '.', then letters, digits, '_', '.', '-', '/')" },
-		{ "watched_set = inet filter a1234567890123456789012345678901234567890123456789012345678901234\n", "line 1: watched_set name 'a1234567890123456789012345678901234567890123456789012345678901234' is longer than 63 characters" },
-		{ "watched_set = inet filter b\n# again\nwatched_set = inet filter  b\n", "line 3: watched_set 'inet filter  b' is given twice" },
+		{ "watched_set = inet filter\n", "line 1: watched_set is not FAMILY TABLE SET (three words, e.g. inet filter blocked4)" },
+		{ "watched_set = inet filter a b\n", "line 1: watched_set is not FAMILY TABLE SET (three words, e.g. inet filter blocked4)" },
+		{ "watched_set = ipv4 filter a\n", "line 1: watched_set: the family is not ip, ip6, inet, arp, bridge or netdev" },
+		{ "watched_set = inet fil$ter a\n", "line 1: watched_set: a name is not an nftables name (a letter, '_' or '.', then letters, digits, '_', '.', '-', '/')" },
+		{ "watched_set = inet filter 4set\n", "line 1: watched_set: a name is not an nftables name (a letter, '_' or '.', then letters, digits, '_', '.', '-', '/')" },
+		{ "watched_set = inet filter a1234567890123456789012345678901234567890123456789012345678901234\n", "line 1: watched_set: a name is longer than 63 characters" },
+		{ "watched_set = inet filter b\n# again\nwatched_set = inet filter  b\n", "line 3: watched_set is given twice" },
+		{ "list_max_bytes = 1024\nlist_min_prefix4 = 0\nlist_min_prefix6 = 128\n", NULL },
+		{ "list_max_bytes = 1073741824\nlist_min_prefix4 = 32\nlist_min_prefix6 = 0\n", NULL },
+		{ "list_max_bytes = 1023\n", "line 1: list_max_bytes is not 1024 to 1073741824 (bytes)" },
+		{ "list_max_bytes = 1073741825\n", "line 1: list_max_bytes is not 1024 to 1073741824 (bytes)" },
+		{ "list_max_bytes = 64M\n", "line 1: list_max_bytes is not 1024 to 1073741824 (bytes)" },
+		{ "list_max_bytes = -1\n", "line 1: list_max_bytes is not 1024 to 1073741824 (bytes)" },
+		{ "list_min_prefix4 = 33\n", "line 1: list_min_prefix4 is not 0 to 32" },
+		{ "list_min_prefix4 = /8\n", "line 1: list_min_prefix4 is not 0 to 32" },
+		{ "list_min_prefix6 = 129\n", "line 1: list_min_prefix6 is not 0 to 128" },
+		{ "list_min_prefix6 = 1\nlist_min_prefix6 = 2\n", "line 2: 'list_min_prefix6' is given twice" },
+		/* a file's text is never told back: only the line and the key */
+		{ "offload = S3CR3T\n", "line 1: offload is not on or off" },
+		{ "root:$y$j9T$S3CR3T:19000:0:99999:7:::\n", "line 1: not key = value" },
+		{ "S3CR3T = on\n", "line 1: unknown key (offload, cut_in_hardware, idle_timeout, watched_list, watched_set, watched_fingerprints, tls_ports, list_max_bytes, list_min_prefix4, list_min_prefix6, control_read_group)" },
+		{ "watched_list = S3CR3T\n", "line 1: watched_list is not an absolute path" },
+		{ "watched_set = inet S3CR3T$ x\n", "line 1: watched_set: a name is not an nftables name (a letter, '_' or '.', then letters, digits, '_', '.', '-', '/')" },
+		{ "tls_ports = S3CR3T\n", "line 1: tls_ports: not a port (1 to 65535)" },
+		{ "idle_timeout = S3CR3T\n", "line 1: idle_timeout is not 1 to 65535 seconds" },
 		{ "control_read_group = root\n", NULL },
-		{ "control_read_group = fc-no-such-group\n", "line 1: control_read_group 'fc-no-such-group' is not a group of this machine" },
-		{ "control_read_group = a b\n", "line 1: control_read_group 'a b' is not a group name (letters, digits, '_', '.', '-')" },
-		{ "control_read_group = ../x\n", "line 1: control_read_group '../x' is not a group name (letters, digits, '_', '.', '-')" },
+		{ "control_read_group = fc-no-such-group\n", "line 1: control_read_group is not a group of this machine" },
+		{ "control_read_group = a b\n", "line 1: control_read_group is not a group name (letters, digits, '_', '.', '-')" },
+		{ "control_read_group = ../x\n", "line 1: control_read_group is not a group name (letters, digits, '_', '.', '-')" },
 		{ "control_read_group = a123456789012345678901234567890123456789012345678901234567890123\n", "line 1: control_read_group is longer than 63 characters" },
 		{ "control_read_group = root\ncontrol_read_group = root\n", "line 2: 'control_read_group' is given twice" },
 	};
@@ -106,6 +125,9 @@ test_values_and_defaults(void **state)
 	assert_true(s.offload);
 	assert_true(s.cut_in_hardware);	/* on by default, as the seed's page says */
 	assert_int_equal(s.idle_timeout, 60);
+	assert_int_equal(s.list_max_bytes, 64u << 20);	/* a million-line list fits */
+	assert_int_equal(s.list_min_prefix4, 1);	/* only 0.0.0.0/0 refused */
+	assert_int_equal(s.list_min_prefix6, 1);
 	assert_int_equal(fc_settings_parse(t, strlen(t), &s, err, sizeof(err)), 0);
 	assert_false(s.offload);
 	assert_true(s.cut_in_hardware);	/* not given: the default */
@@ -160,16 +182,21 @@ test_set_and_round_trip(void **state)
 	assert_int_equal(fc_settings_set(&s, "watched_set", "ip6 f2b-table addr-set-ssh", err,
 					 sizeof(err)), 0);
 	assert_int_equal(fc_settings_set(&s, "watched_set", "inet filter", err, sizeof(err)), -EINVAL);
-	assert_string_equal(err, "watched_set 'inet filter' is not FAMILY TABLE SET (three words, "
-			    "e.g. inet filter blocked4)");
+	assert_string_equal(err, "watched_set is not FAMILY TABLE SET (three words, "
+			    "e.g. inet filter blocked4): 'inet filter'");	/* flowcutctl's own value */
 	assert_int_equal(s.nsets, 2);
 	assert_string_equal(s.sets[1].family, "ip6");
 	assert_string_equal(s.sets[1].table, "f2b-table");
 	assert_string_equal(s.sets[1].set, "addr-set-ssh");
 	assert_int_equal(fc_settings_set(&s, "idle_timeout", "abc", err, sizeof(err)), -EINVAL);
-	assert_string_equal(err, "idle_timeout 'abc' is not 1 to 65535 seconds");
+	assert_string_equal(err, "idle_timeout is not 1 to 65535 seconds: 'abc'");
 	assert_int_equal(s.idle_timeout, 60);
+	assert_int_equal(fc_settings_set(&s, "list_max_bytes", "1048576", err, sizeof(err)), 0);
+	assert_int_equal(fc_settings_set(&s, "list_min_prefix4", "8", err, sizeof(err)), 0);
+	assert_int_equal(fc_settings_set(&s, "list_min_prefix6", "32", err, sizeof(err)), 0);
 	n = fc_settings_format(&s, text, sizeof(text));
+	assert_non_null(strstr(text, "list_max_bytes = 1048576\nlist_min_prefix4 = 8\n"
+				     "list_min_prefix6 = 32\n"));
 	assert_true(n > 0 && (size_t)n < sizeof(text));
 	assert_int_equal(fc_settings_parse(text, (size_t)n, &back, err, sizeof(err)), 0);
 	assert_memory_equal(&s, &back, sizeof(s));
@@ -206,7 +233,7 @@ test_set_and_round_trip(void **state)
 	assert_memory_equal(&s, &back, sizeof(s));
 	assert_int_equal(fc_settings_set(&s, "control_read_group", "fc-none", err, sizeof(err)),
 			 -EINVAL);
-	assert_string_equal(err, "control_read_group 'fc-none' is not a group of this machine");
+	assert_string_equal(err, "control_read_group is not a group of this machine: 'fc-none'");
 	assert_string_equal(s.control_read_group, "root");
 	assert_int_equal(fc_settings_set(&s, "control_read_group", "-", err, sizeof(err)), 0);
 	assert_string_equal(s.control_read_group, "");
@@ -243,6 +270,26 @@ test_save_atomic(void **state)
 	rmdir(dir);
 }
 
+static long
+trust_load(const char *path, char *err, size_t errlen)
+{
+	struct fc_settings s;
+	int rc = fc_settings_load(path, &s, err, errlen);
+
+	if (rc == 0 && s.offload)
+		fail_msg("%s: read, but not as written", path);
+	return rc;
+}
+
+/* A settings file anyone but root could have written (or swapped) is refused, saying whose path and why. */
+static void
+test_trust(void **state)
+{
+	(void)state;
+	if (trust_rows_run(trust_load, "offload = off\n") > 0)
+		print_message("# the rows that chown were skipped: not root\n");
+}
+
 int
 main(void)
 {
@@ -251,6 +298,7 @@ main(void)
 		cmocka_unit_test(test_values_and_defaults),
 		cmocka_unit_test(test_set_and_round_trip),
 		cmocka_unit_test(test_save_atomic),
+		cmocka_unit_test(test_trust),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fc_file: reading a file whose contents can cut (a watched list, the
+ * watched fingerprints, the settings) as if an attacker may have written
+ * it.
+ *
+ * Trusted only when no one but root (or the reader's own euid) could have
+ * written it or swapped it, as sshd's StrictModes asks of authorized_keys:
+ *
+ *   the file     a regular file (not a symbolic link, FIFO, device or
+ *                folder), owned by root or the euid, not writable by its
+ *                group or others
+ *   its folder   owned by root or the euid, not writable by group or
+ *                others (sticky or not: whoever may write in it may put a
+ *                file of that name there before it is made)
+ *   the folders  each owned by root or the euid, not writable by group or
+ *   above        others unless sticky and owned by root (/tmp, /dev/shm:
+ *                others may add entries but not rename or remove the
+ *                folder below, which is what the check relies on)
+ *
+ * The folder part of the path is resolved (realpath: /var/run -> /run),
+ * then walked again from / one component at a time with O_NOFOLLOW, each
+ * checked on its own descriptor (fstat), and the file opened from its
+ * folder's descriptor with O_NOFOLLOW and checked on its own: a swap
+ * between the check and the read meets a descriptor already checked.
+ *
+ * The file is then read with read() into memory of its size (never
+ * mapped: a file truncated under a mapping kills the reader with SIGBUS),
+ * under a cap; a file that changed while it was read (its size or times
+ * not the same after as before, or fewer bytes than it said) is refused,
+ * to be read again at its next change.
+ *
+ * No error ever holds a byte of the file: only its path and why.
+ * No state; any thread.
+ */
+#ifndef FLOWCUT_FC_FILE_H
+#define FLOWCUT_FC_FILE_H
+
+#include <stddef.h>
+
+/*
+ * fc_file_read - check `path` as above and read it whole.  `cap` is the
+ * largest size read; `cap_key` names the setting it comes from in the
+ * error (NULL: none).  Returns 0 with *text (malloc'ed, NUL-terminated,
+ * the caller frees it) and *len, or a negative errno with `err` saying
+ * "PATH: why" (*text NULL):
+ *   -ENOENT, -EACCES, ...   it (or a folder on its path) cannot be opened
+ *   -ELOOP     it is a symbolic link
+ *   -EISDIR    it is a folder;  -EINVAL: not a regular file otherwise
+ *   -EPERM     it or a folder on its path is owned by another user or
+ *              writable by group or others (err names which)
+ *   -EFBIG     larger than `cap`
+ *   -EAGAIN    changed while it was read
+ *   -ENOMEM
+ */
+int fc_file_read(const char *path, size_t cap, const char *cap_key, char **text, size_t *len,
+		 char *err, size_t errlen);
+
+#endif
