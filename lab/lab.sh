@@ -20,7 +20,10 @@
 #
 # Only 198.18.0.0/15 and 2001:2::/48, only inside these namespaces.  Every
 # step is idempotent enough that `down` cleans up after a failed `up`.
-# Environment: BUILD (default build), FLOWCUTD_ARGS (extra flowcutd options).
+# Environment: BUILD (default build), FLOWCUTD_ARGS (extra flowcutd options),
+# FLOWCUT_NPU_WRAP and FLOWCUTD_WRAP (a command put in front of flowcut-npu,
+# of flowcutd: e.g. "setpriv --bounding-set=... --" to run each with its
+# systemd unit's capabilities; default none).
 # The lab's settings file is /run/flowcut-lab/NAME/settings.conf; `up` writes
 # it watching the ruleset's sets inet filter blocked4 and blocked6:
 #   build/flowcutctl --settings /run/flowcut-lab/NAME/settings.conf settings set KEY VALUE
@@ -84,7 +87,8 @@ up() {
 # Each appends to its log, so a program started again keeps its history.
 start_npu() {
 	install -d -m 0700 "$run"	# 0700: the link lives in it
-	ip netns exec "$name-npu" "$BUILD/flowcut-npu" --no-huge -m 256 --no-pci --no-telemetry --no-shconf \
+	# shellcheck disable=SC2086
+	ip netns exec "$name-npu" ${FLOWCUT_NPU_WRAP:-} "$BUILD/flowcut-npu" --no-huge -m 256 --no-pci --no-telemetry --no-shconf \
 		--file-prefix "$name-npu" -l 0,1 --log-level=error \
 		--vdev net_af_packet0,iface=w0 --vdev net_af_packet1,iface=w1 \
 		-- --link "$run/link" >>"$run/npu.log" 2>&1 &
@@ -94,7 +98,7 @@ start_npu() {
 start_flowcutd() {
 	install -d -m 0700 "$run"	# 0700: the link lives in it
 	# shellcheck disable=SC2086
-	ip netns exec "$name-host" "$BUILD/flowcutd" --link "$run/link" --ports 2 \
+	ip netns exec "$name-host" ${FLOWCUTD_WRAP:-} "$BUILD/flowcutd" --link "$run/link" --ports 2 \
 		--stats "$run/flowcutd.json" --settings "$run/settings.conf" \
 		--control "$run/flowcutd.sock" \
 		${FLOWCUTD_ARGS:-} >>"$run/flowcutd.log" 2>&1 &

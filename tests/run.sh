@@ -92,6 +92,9 @@ unset FC_PROGS
 # JA3 against tshark on hellos of real clients, in a namespace of its own (root only)
 cmocka "tls fingerprints vs tshark" tests/tls/test_oracle.sh
 
+# deploy/'s units: verify, exposure at most MEDIUM, restarts that never stop
+cmocka "systemd units" tests/deploy/test_units.sh
+
 check "every #include follows an arrow of the Makefile's table (make check-arrows)" make -s --no-print-directory check-arrows
 check "check-arrows and the compiler refuse an include across a missing arrow" scripts/check-arrows.sh --self-test
 check "flowcutd and flowcutctl link no DPDK" bash -c \

@@ -476,6 +476,43 @@ t_stream() { # proto family
 	[ $((b - a)) -le 20 ] && [ $((d - c)) -ge 1000 ]
 }
 
+# A unit's capabilities (CapabilityBoundingSet= of deploy/UNIT), as names:
+# "cap_net_admin,cap_net_raw" (sorted, capsh's spelling)
+unit_caps() { # unit
+	sed -n 's/^CapabilityBoundingSet=//p' "$top/deploy/$1" | tr ' ' '\n' | tr 'A-Z' 'a-z' |
+		sed '/^$/d' | sort | paste -sd,
+}
+# the capabilities a process may have, and whether it may gain any by exec
+proc_caps() { # pid
+	local bnd
+	bnd=$(sed -n 's/^CapBnd:\t//p' "/proc/$1/status")
+	echo "$(capsh --decode="$bnd" | sed 's/^[^=]*=//' | tr ',' '\n' | sort | paste -sd,)" \
+		"nnp=$(sed -n 's/^NoNewPrivs:\t//p' "/proc/$1/status")"
+}
+
+# Both programs started again with only their systemd units' capabilities
+# (deploy/*.service's CapabilityBoundingSet, no new privileges: setpriv,
+# as systemd would; this machine has no systemd to start the units): the
+# streams are offloaded both families and a cut drops a flood on the
+# coprocessor.  The units' other restrictions need systemd
+# (tests/deploy/test_units.sh checks them as systemd reads them).
+t_units_caps() {
+	local npu fd want got
+	npu=$(unit_caps flowcut-npu.service) fd=$(unit_caps flowcutd.service)
+	[ -n "$npu" ] && [ -n "$fd" ] || { say "a unit names no CapabilityBoundingSet"; return 1; }
+	"$lab" stop "$L"
+	# setpriv's spelling: -all,+net_admin,+net_raw
+	export FLOWCUT_NPU_WRAP="setpriv --no-new-privs --inh-caps=-all --ambient-caps=-all --bounding-set=-all$(sed 's/cap_/+/g; s/^/,/' <<<"$npu") --"
+	export FLOWCUTD_WRAP="setpriv --no-new-privs --inh-caps=-all --ambient-caps=-all --bounding-set=-all$(sed 's/cap_/+/g; s/^/,/' <<<"$fd") --"
+	"$lab" start "$L" >/dev/null || { say "the lab did not start under the units' capabilities"; return 1; }
+	for p in npu:"$npu" flowcutd:"$fd"; do
+		want="${p#*:} nnp=1" got=$(proc_caps "$(cat "$run/${p%%:*}.pid")")
+		[ "$got" = "$want" ] || { say "${p%%:*}: $got, not $want"; return 1; }
+		say "${p%%:*}: $got"
+	done
+	t_stream tcp 4 && t_stream udp 6 && t_cut 6 on client
+}
+
 # conntrack -D on a live offloaded stream: the next frames reach the host.
 # The delay is read from conntrack's own event timestamps: the state's
 # DESTROY, then the NEW that the next frame reaching the host makes.
@@ -814,6 +851,7 @@ tests=(
 	"flowcutd stopped: past the lease the coprocessor fails closed, a rule added meanwhile holds at once (IPv6)|60|t_lease_stop 6"
 	"flowcutd stopped cleanly: the lease released, the coprocessor fails closed at once|60|t_lease_release"
 	"a settings file with an error is refused|t_settings_refused"
+	"flowcut-npu and flowcutd with only their systemd units' capabilities: streams offloaded, a flood cut|120|t_units_caps"
 	"a cut by hand of a 400 Mbit/s UDP flood drops it on the coprocessor (IPv4)|60|t_cut 4 on"
 	"a cut by hand of a 400 Mbit/s UDP flood drops it on the coprocessor (IPv6, the client)|60|t_cut 6 on client"
 	"a cut by hand with Cut in hardware off: the host takes the flood|60|t_cut 4 off"

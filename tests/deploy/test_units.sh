@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The systemd units of deploy/: they load cleanly (systemd-analyze verify,
+# on copies whose ExecStart names the built programs, so it runs from a
+# checkout; any warning fails), each is sandboxed to at most MEDIUM
+# exposure (systemd-analyze security --offline=yes), and what the units
+# must keep holds: restarts never stop (StartLimitIntervalSec=0 in [Unit],
+# Restart=always) and /run/flowcut is root's only and outlives either unit
+# (RuntimeDirectory=flowcut, mode 0700, preserved, in both).
+#
+# Output: one "ok - NAME", "not ok - NAME" or "ok - NAME # SKIP why" line
+# per test (tests/run.sh counts them).  BUILD names the build folder;
+# UNITS the folder of units (default deploy/).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+BUILD=${BUILD:-$top/build}
+case "$BUILD" in /*) ;; *) BUILD=$top/$BUILD ;; esac
+UNITS=${UNITS:-$top/deploy}
+units=(flowcut-npu.service flowcutd.service)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# the value of KEY in [SECTION] of a unit file (the last one set)
+key() { # file section key
+	awk -v s="[$2]" -v k="$3" '
+		/^\[/ { in_s = ($0 == s); next }
+		in_s && index($0, k "=") == 1 { v = substr($0, length(k) + 2) }
+		END { print v }' "$1"
+}
+
+result() { # name ok? [why...]
+	local name=$1 rc=$2
+	shift 2
+	if [ "$rc" -eq 0 ]; then echo "ok - $name"; return; fi
+	echo "not ok - $name"
+	printf '%s\n' "$@" | sed '/^$/d; s/^/# /'
+}
+
+for u in "${units[@]}"; do
+	[ -f "$UNITS/$u" ] || { result "$u: present in $UNITS" 1 "no such file"; continue; }
+	sed "s#/usr/local/sbin/#$BUILD/#g" "$UNITS/$u" >"$work/$u"
+done
+
+if ! command -v systemd-analyze >/dev/null 2>&1; then
+	for u in "${units[@]}"; do
+		echo "ok - $u: systemd-analyze verify # SKIP systemd-analyze is not installed"
+		echo "ok - $u: exposure at most MEDIUM # SKIP systemd-analyze is not installed"
+	done
+else
+	for u in "${units[@]}"; do
+		[ -f "$work/$u" ] || continue
+		out=$(systemd-analyze verify --man=no "$work/$u" 2>&1)
+		rc=$?
+		[ $rc -eq 0 ] && [ -z "$out" ]
+		result "$u: systemd-analyze verify says nothing" $? "exit $rc" "$out"
+		out=$(systemd-analyze security --offline=yes --no-pager "$work/$u" 2>&1)
+		overall=$(grep 'Overall exposure level' <<<"$out" | sed 's/.*: //' | awk '{ print $1, $2 }')
+		case "$overall" in
+		*" SAFE"* | *" OK"* | *" MEDIUM"*) rc=0 ;;
+		*) rc=1 ;;
+		esac
+		result "$u: exposure at most MEDIUM (${overall:-none said})" $rc \
+			"the heaviest exposures:" "$(grep '✗' <<<"$out" | awk '{ print $NF "\t" $0 }' |
+				sort -rn | cut -f2- | head -8)"
+	done
+fi
+
+for u in "${units[@]}"; do
+	f=$work/$u
+	[ -f "$f" ] || continue
+	why=()
+	[ "$(key "$f" Unit StartLimitIntervalSec)" = 0 ] || why+=("no StartLimitIntervalSec=0 in [Unit]")
+	[ "$(key "$f" Service Restart)" = always ] || why+=("Restart= is not always")
+	grep -qw flowcut <<<"$(key "$f" Service RuntimeDirectory)" || why+=("no RuntimeDirectory=flowcut")
+	[ "$(key "$f" Service RuntimeDirectoryMode)" = 0700 ] || why+=("RuntimeDirectoryMode= is not 0700")
+	[ "$(key "$f" Service RuntimeDirectoryPreserve)" = yes ] || why+=("RuntimeDirectoryPreserve= is not yes")
+	[ -z "$(key "$f" Service User)" ] || why+=("User= set: /run/flowcut is root's (0700)")
+	result "$u: restarts never stop, /run/flowcut root's and kept" ${#why[@]} "${why[@]}"
+done
