@@ -199,10 +199,29 @@ spy_post_fn(void *ctx, uint16_t op, const void *payload, uint16_t len, fd_cmds_d
 	return rc;
 }
 
+/*
+ * A ruleset change's order, seen from the command interface: when the new
+ * revision is sent, nothing per state has been done yet (the state's mark
+ * bit is still set): the revision is the change's first step, whatever
+ * the table's size.  Armed with the state and a conntrack handle.
+ */
+static struct {
+	struct fd_ct *c;
+	const struct nf_conntrack *state;
+	bool seen;
+	uint32_t mark;		/* the state's mark when FW_STATE_REV_SET was sent */
+} rev_probe;
+
+static uint32_t mark_now(struct fd_ct *c, const struct nf_conntrack *ct);
+
 static int
 spy_call(void *ctx, uint16_t op, const void *payload, uint16_t len, void *ans, uint16_t cap)
 {
 	(void)ctx;
+	if (op == FC_CMD_FW_STATE_REV_SET && rev_probe.state != NULL && !rev_probe.seen) {
+		rev_probe.mark = mark_now(rev_probe.c, rev_probe.state);
+		rev_probe.seen = true;
+	}
 	return fd_cmds_call(&real_cmds, op, payload, len, ans, cap);
 }
 
@@ -637,7 +656,14 @@ test_ruleset_change_takes_out_and_clears_marks(void **state)
 	turns(200);
 	assert_int_equal(conns(), 1);
 	rev = the_conn().fw_rev;
+	rev_probe.c = c;
+	rev_probe.state = a;
+	rev_probe.seen = false;
 	fd_offload_ruleset_changed(off);
+	rev_probe.state = NULL;
+	/* the revision first: sent while the marks were all still set */
+	assert_true(rev_probe.seen);
+	assert_int_equal(rev_probe.mark, BIT | 0x5);
 	assert_int_equal(stats().rev_bumps, before.rev_bumps + 1);
 	pthread_mutex_lock(&fp_lock);
 	assert_int_equal(fp_fw_rev_get(fp), rev + 1);	/* the connection no longer matches */
