@@ -699,6 +699,60 @@ test_flowcutctl(void **state)
 	assert_int_equal(ctl(out, sizeof(out), "status"), 1);	/* nobody there */
 }
 
+/*
+ * Aging never waits for the host: nobody takes the events here, and six
+ * rounds of 1,000 connections with a 1 s timeout age out one after the
+ * other, though the event ring (4,096) is full after four.  What did not
+ * fit is counted, never a reason to keep a connection nobody can judge.
+ */
+static void
+test_aging_without_a_reader(void **state)
+{
+	struct fc_ans_table_stats ts;
+	struct lk *lk;
+
+	if (!have_netns)
+		skip();
+	*state = lk = npu_start("age");
+	program_ports(lk);
+	for (unsigned int round = 0; round < 6; round++) {
+		double t0;
+
+		for (unsigned int i = 0; i < 1000; i++) {
+			struct fc_cmd_flow_create c = { .verdict = FC_VERDICT_CUT_THRU };
+			struct fc_ans_conn_id a;
+			struct fc_key k, r;
+
+			fc_key4(&k, IPPROTO_UDP, "198.18.0.10", (uint16_t)(1024 + i), "198.19.0.10",
+				(uint16_t)(6000 + round));
+			fp_key_reverse(&k, &r);
+			r.port = 1;
+			c.mf[0].key = k;
+			c.mf[1].key = r;
+			c.mf[1].nhop = 1;
+			c.mf[0].action = c.mf[1].action = FC_ACTION_IPS;
+			c.mf[0].timeout_s = c.mf[1].timeout_s = 1;
+			if (cmd(lk, FC_CMD_FLOW_CREATE_FP, &c, sizeof(c), &a, sizeof(a)) != 0)
+				fail_msg("round %u: connection %u not made (the table full of "
+					 "connections that did not age out?)", round, i);
+		}
+		t0 = now_s();
+		do {
+			assert_int_equal(cmd(lk, FC_CMD_TABLE_STATS_READ, NULL, 0, &ts, sizeof(ts)), 0);
+			if (ts.conns == 0)
+				break;
+			usleep(50000);
+		} while (now_s() - t0 < 5);
+		if (ts.conns != 0)
+			fail_msg("round %u: %u connections still in the table 5 s after their 1 s "
+				 "timeout, the event ring unread", round, ts.conns);
+		print_message("round %u: aged out in %.2f s\n", round, now_s() - t0);
+	}
+	assert_true(counter(lk, FC_CNT_NPU_EVENT_RING_FULL) > 0);
+	print_message("events lost for want of room, counted: %" PRIu64 "\n",
+		      counter(lk, FC_CNT_NPU_EVENT_RING_FULL));
+}
+
 int
 main(void)
 {
@@ -708,6 +762,7 @@ main(void)
 		cmocka_unit_test_teardown(test_flowcutctl, test_teardown),
 		cmocka_unit_test_teardown(test_answers_never_lost, test_teardown),
 		cmocka_unit_test_teardown(test_garbage_while_running, test_teardown),
+		cmocka_unit_test_teardown(test_aging_without_a_reader, test_teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
