@@ -83,6 +83,7 @@ $(call program,flowcutd,          driver/flowcutd.c,                      driver
 $(call program,flowcutctl,        ctl/flowcutctl.c,                       link settings inspect,     -ljansson -lcrypto -lpcap -lnftables)
 $(call program,flowcut-bench,     bench/flowcut-bench.c,                  fastpath link settings driver tests/lib dpdk, -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson)
 $(call program,flowcut-fpdemo,    tools/flowcut-fpdemo.c,                 fastpath tests/lib dpdk,   )
+$(call program,flowcut-ctfill,    tools/flowcut-ctfill.c,                 ,                          -lnetfilter_conntrack -lnfnetlink)
 $(call program,test_parse,        tests/unit/test_parse.c,                fastpath tests/lib,        -lcmocka)
 $(call program,test_seg,          tests/unit/test_seg.c,                  inspect tests/lib fastpath, -lcmocka)
 $(call program,test_fp,           tests/unit/test_fp.c,                   fastpath tests/lib dpdk,   -lcmocka)

@@ -27,10 +27,12 @@
 # The lab's settings file is /run/flowcut-lab/NAME/settings.conf; `up` writes
 # it watching the ruleset's sets inet filter blocked4 and blocked6:
 #   build/flowcutctl --settings /run/flowcut-lab/NAME/settings.conf settings set KEY VALUE
-# flowcutd's control socket is /run/flowcut-lab/NAME/flowcutd.sock; a cut by
-# hand runs in the host's namespace (flowcutd's nftables table is there):
+# flowcutd's control socket is /run/flowcut-lab/NAME-ctl/flowcutd.sock, in a
+# folder of its own that flowcutd makes (0700, or 0750 for the settings'
+# control_read_group: the lab's folder NAME holds the link and stays 0700);
+# a cut by hand runs in the host's namespace (flowcutd's nftables table is there):
 #   lab/lab.sh exec NAME host build/flowcutctl cut 198.18.1.2 [--for SECONDS]
-#   lab/lab.sh exec NAME host build/flowcutctl --control /run/flowcut-lab/NAME/flowcutd.sock cut --conn ID
+#   lab/lab.sh exec NAME host build/flowcutctl --control /run/flowcut-lab/NAME-ctl/flowcutd.sock cut --conn ID
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -100,7 +102,7 @@ start_flowcutd() {
 	# shellcheck disable=SC2086
 	ip netns exec "$name-host" ${FLOWCUTD_WRAP:-} "$BUILD/flowcutd" --link "$run/link" --ports 2 \
 		--stats "$run/flowcutd.json" --settings "$run/settings.conf" \
-		--control "$run/flowcutd.sock" \
+		--control "$run-ctl/flowcutd.sock" \
 		${FLOWCUTD_ARGS:-} >>"$run/flowcutd.log" 2>&1 &
 	echo $! >"$run/flowcutd.pid"
 }
@@ -157,7 +159,7 @@ down() {
 	for r in client npu host server; do
 		ip netns del "$name-$r" 2>/dev/null || true
 	done
-	rm -rf "$run" "/var/run/dpdk/$name-npu"
+	rm -rf "$run" "$run-ctl" "/var/run/dpdk/$name-npu"
 }
 
 case "$cmd" in

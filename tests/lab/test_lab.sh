@@ -32,7 +32,7 @@ no_udp_conn() {
 # a UDP stream in the background: dst rate seconds
 # flowcutctl as nobody (nogroup, no other group) on flowcutd's control socket
 ctl_as_nobody() {
-	ex host setpriv --reuid=nobody --regid=nogroup --clear-groups "$ctl" --control "$run/flowcutd.sock" "$@"
+	ex host setpriv --reuid=nobody --regid=nogroup --clear-groups "$ctl" --control "$run-ctl/flowcutd.sock" "$@"
 }
 
 udp_stream() {
@@ -139,14 +139,14 @@ t_cut() { # family on|off [client|server|conn] [hand|set|list|f2b]
 			{ say "nobody read flowcutd's state with no control_read_group"; return 1; }
 		"$ctl" --settings "$run/settings.conf" settings set control_read_group nogroup >/dev/null ||
 			return 1
-		wait_for 50 bash -c "[ \"\$(stat -c %G '$run/flowcutd.sock')\" = nogroup ]" ||
-			{ say "the socket not given to nogroup"; ls -l "$run/flowcutd.sock"; return 1; }
+		wait_for 50 bash -c "[ \"\$(stat -c %G '$run-ctl/flowcutd.sock')\" = nogroup ]" ||
+			{ say "the socket not given to nogroup"; ls -l "$run-ctl/flowcutd.sock"; return 1; }
 		out=$(ctl_as_nobody daemon) || { say "nobody, in nogroup, cannot read flowcutd's state"; return 1; }
 		grep -q '^programmed   yes' <<<"$out" || { say "flowcutctl daemon: $out"; return 1; }
 		out=$(ctl_as_nobody cut --conn "$far" 2>&1) && { say "nobody cut a connection"; return 1; }
 		say "nobody: $out"
 		grep -q 'refused: uid 65534 is not root' <<<"$out" || return 1
-		out=$(ex host "$ctl" --control "$run/flowcutd.sock" cut --conn "$far") ||
+		out=$(ex host "$ctl" --control "$run-ctl/flowcutd.sock" cut --conn "$far") ||
 			{ say "flowcutctl cut --conn failed"; return 1; }
 		say "flowcutctl: $out"
 		out=$(ctl_as_nobody --json daemon) || return 1
