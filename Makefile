@@ -238,6 +238,7 @@ bench: deps
 	$(BUILD)/flowcut-bench link
 	$(BUILD)/flowcut-bench cut
 	$(BUILD)/flowcut-bench ruleset
+	lab/reload.sh
 
 clean:
 	rm -rf $(BUILD)
