@@ -199,9 +199,14 @@ view(const struct off_entry *e, struct fd_offload_conn *out)
 	memcpy(out->ends, e->dst, sizeof(out->ends));
 }
 
-long
-fd_offload_pick(struct fd_offload *o, fd_offload_pick_fn *pick, void *arg,
-		struct fd_offload_conn **out)
+/*
+ * The entries `pick` takes, viewed: the live ones (in_ct) or the cut ones
+ * (live or not: a cut one's state is dead once killed).  by_fp holds them
+ * all, by_ct only the live.
+ */
+static long
+pick_among(struct fd_offload *o, bool cut, fd_offload_pick_fn *pick, void *arg,
+	   struct fd_offload_conn **out)
 {
 	struct fd_offload_conn *got = calloc(o->nentries ? o->nentries : 1, sizeof(*got));
 	struct off_entry *e, *next;
@@ -209,9 +214,11 @@ fd_offload_pick(struct fd_offload *o, fd_offload_pick_fn *pick, void *arg,
 
 	if (got == NULL)
 		return -ENOMEM;
-	HASH_ITER(hh_ct, o->by_ct, e, next) {	/* by_ct: the live ones */
+	HASH_ITER(hh_fp, o->by_fp, e, next) {
 		if (n == o->nentries)
 			break;
+		if (cut ? !e->cut : !e->in_ct)
+			continue;
 		view(e, &got[n]);
 		if (pick(arg, &got[n]))
 			n++;
@@ -221,26 +228,17 @@ fd_offload_pick(struct fd_offload *o, fd_offload_pick_fn *pick, void *arg,
 }
 
 long
+fd_offload_pick(struct fd_offload *o, fd_offload_pick_fn *pick, void *arg,
+		struct fd_offload_conn **out)
+{
+	return pick_among(o, false, pick, arg, out);
+}
+
+long
 fd_offload_pick_cut(struct fd_offload *o, fd_offload_pick_fn *pick, void *arg,
 		    struct fd_offload_conn **out)
 {
-	struct fd_offload_conn *got = calloc(o->nentries ? o->nentries : 1, sizeof(*got));
-	struct off_entry *e, *next;
-	size_t n = 0;
-
-	if (got == NULL)
-		return -ENOMEM;
-	HASH_ITER(hh_fp, o->by_fp, e, next) {	/* by_fp: a cut one's state is dead */
-		if (n == o->nentries)
-			break;
-		if (!e->cut)
-			continue;
-		view(e, &got[n]);
-		if (pick(arg, &got[n]))
-			n++;
-	}
-	*out = got;
-	return (long)n;
+	return pick_among(o, true, pick, arg, out);
 }
 
 int
