@@ -14,7 +14,7 @@ fd_lease_init(struct fd_lease *l, uint32_t ms)
 }
 
 static int
-send(struct fd_lease *l, const struct fd_cmds *c, uint32_t ms, uint32_t ack)
+lease_send(struct fd_lease *l, const struct fd_cmds *c, uint32_t ms, uint32_t ack)
 {
 	struct fc_cmd_lease cmd = { .ms = ms, .ack = ack };
 	struct fc_ans_lease ans;
@@ -32,7 +32,7 @@ fd_lease_renew(struct fd_lease *l, const struct fd_cmds *c, uint64_t now_ms, boo
 
 	if (!force && now_ms < l->next_ms)
 		return 0;
-	rc = send(l, c, l->ms, l->last.lapses);
+	rc = lease_send(l, c, l->ms, l->last.lapses);
 	if (rc != 0) {
 		fprintf(stderr, "flowcutd: HOST_LEASE %u ms: %s\n", l->ms, strerror(-rc));
 		return rc;
@@ -47,7 +47,7 @@ fd_lease_renew(struct fd_lease *l, const struct fd_cmds *c, uint64_t now_ms, boo
 int
 fd_lease_reopen(struct fd_lease *l, const struct fd_cmds *c, uint64_t now_ms)
 {
-	int rc = send(l, c, l->ms, l->last.lapses);
+	int rc = lease_send(l, c, l->ms, l->last.lapses);
 
 	if (rc != 0) {
 		fprintf(stderr, "flowcutd: HOST_LEASE %u ms, lapse %u acknowledged: %s\n", l->ms,
@@ -61,7 +61,7 @@ fd_lease_reopen(struct fd_lease *l, const struct fd_cmds *c, uint64_t now_ms)
 int
 fd_lease_release(struct fd_lease *l, const struct fd_cmds *c)
 {
-	int rc = send(l, c, 0, l->last.lapses);
+	int rc = lease_send(l, c, 0, l->last.lapses);
 
 	if (rc != 0)
 		fprintf(stderr, "flowcutd: HOST_LEASE release: %s; the coprocessor fails closed "
