@@ -34,9 +34,17 @@ fd_lease_renew(struct fd_lease *l, const struct fd_cmds *c, uint64_t now_ms, boo
 		return 0;
 	rc = lease_send(l, c, l->ms, l->last.lapses);
 	if (rc != 0) {
-		fprintf(stderr, "flowcutd: HOST_LEASE %u ms: %s\n", l->ms, strerror(-rc));
+		/* said once a streak; tried again soon, not every turn */
+		if (!l->failing)
+			fprintf(stderr, "flowcutd: HOST_LEASE %u ms: %s; trying again\n", l->ms,
+				strerror(-rc));
+		l->failing = true;
+		l->next_ms = now_ms + FD_LEASE_RETRY_MS;
 		return rc;
 	}
+	if (l->failing)
+		fprintf(stderr, "flowcutd: HOST_LEASE %u ms: renewed again\n", l->ms);
+	l->failing = false;
 	l->next_ms = now_ms + l->ms / 6;
 	if (l->last.state != FC_LEASE_LAPSED)
 		return 0;

@@ -29,12 +29,14 @@
 #define FD_LEASE_MS 3000u	/* the default: see docs/settings.md */
 #define FD_LEASE_MIN_MS 300u
 #define FD_LEASE_MAX_MS 60000u
+#define FD_LEASE_RETRY_MS 100u	/* a renewal that failed is tried again this soon */
 
 struct fd_lease {
 	uint32_t ms;			/* the lease's length */
 	uint64_t next_ms;		/* the next renewal is due (monotonic ms) */
 	struct fc_ans_lease last;	/* the coprocessor's last answer */
 	uint64_t lapses_found;		/* lapses this flowcutd answered */
+	bool failing;			/* the last renewal failed (said once) */
 };
 
 /* fd_lease_init - a lease of `ms` (FD_LEASE_MIN_MS..FD_LEASE_MAX_MS), not yet taken. */
@@ -45,8 +47,8 @@ void fd_lease_init(struct fd_lease *l, uint32_t ms);
  * 0: held (or not due); 1: the coprocessor is failing closed (its lease
  * lapsed, or a predecessor released it): judge every connection again,
  * then fd_lease_reopen(); a negative errno: the command failed (no answer,
- * or the coprocessor refused: -EPERM off client slot 0), tried again at
- * the next turn.
+ * or the coprocessor refused: -EPERM off client slot 0), said once a
+ * streak and tried again FD_LEASE_RETRY_MS later.
  */
 int fd_lease_renew(struct fd_lease *l, const struct fd_cmds *c, uint64_t now_ms, bool force);
 
