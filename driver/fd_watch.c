@@ -648,7 +648,7 @@ sets_expiry(struct fd_watch *w)
 	if (due == NULL || !w->ready || now < w->expiry_look_ms + EXPIRY_LOOK_MS)
 		return;
 	w->expiry_look_ms = now;
-	if (fd_cut_releasable(w->cut) <= 0) {
+	if (fd_cut_releasable(w->cut) == 0) {	/* -ENOMEM: release says */
 		for (unsigned int i = 0; i < w->nsets; i++)
 			w->sets[i].due_ms = 0;
 		return;
