@@ -62,7 +62,8 @@ struct fd_watch {
 	bool again;		/* the lists changed while it was */
 	struct wset sets[FC_SETTINGS_MAX_SETS];
 	unsigned int nsets;
-	uint64_t expiry_look_ms;	/* when the sets were last read for an expiry */
+	uint64_t expiry_look_ms;	/* when the sets' last read for an expiry ended */
+	uint64_t expiry_read_ms;	/* ... and how long it took */
 	bool ready;		/* the coprocessor was programmed: cuts run */
 };
 
@@ -627,7 +628,10 @@ fd_watch_nft(struct fd_watch *w, int nft_rc)
 /*
  * A watched set's element whose time is up: the kernel takes it without
  * a word, so the set is read again then, with everything else in force
- * (release: a deletion's check), at most every EXPIRY_LOOK_MS.  That read
+ * (release: a deletion's check), EXPIRY_LOOK_MS after the last such read
+ * ended at the soonest, or as long as that read took when it took longer
+ * (a watched set of a million elements is read whole in about 14 s: the
+ * loop is not given to expiries more than half of its time).  That read
  * gives each set its next due time - a later one when the element was
  * refreshed meanwhile (`update @set` from the packet path: still there,
  * nothing released), the same one while the kernel still lists it.
@@ -645,16 +649,20 @@ sets_expiry(struct fd_watch *w)
 	for (unsigned int i = 0; i < w->nsets && due == NULL; i++)
 		if (w->sets[i].due_ms != 0 && w->sets[i].due_ms <= now)
 			due = &w->sets[i];
-	if (due == NULL || !w->ready || now < w->expiry_look_ms + EXPIRY_LOOK_MS)
+	if (due == NULL || !w->ready ||
+	    now < w->expiry_look_ms + (w->expiry_read_ms > EXPIRY_LOOK_MS ? w->expiry_read_ms
+									  : EXPIRY_LOOK_MS))
 		return;
-	w->expiry_look_ms = now;
 	if (fd_cut_releasable(w->cut) == 0) {	/* -ENOMEM: release says */
 		for (unsigned int i = 0; i < w->nsets; i++)
 			w->sets[i].due_ms = 0;
+		w->expiry_look_ms = now;
 		return;
 	}
 	snprintf(what, sizeof(what), "an element of watched set %s ran out", due->text);
 	release(w, what);	/* each set read whole: its next due time */
+	w->expiry_look_ms = now_ms();
+	w->expiry_read_ms = w->expiry_look_ms - now;
 }
 
 void
