@@ -37,6 +37,7 @@ static const char *const list_sets[4] = { FD_SETIO_LIST4, FD_SETIO_LIST6, FD_SET
 struct followed {
 	struct fd_setio_set s;
 	struct fd_setelem_acc acc;
+	uint64_t due_ms;	/* the soonest expiry added (CLOCK_MONOTONIC), until taken; 0 none */
 };
 
 struct fd_nft {
@@ -317,6 +318,12 @@ followed_commit(struct fd_nft *n)
 
 		if (f->acc.n == 0 && f->acc.bad == 0)
 			continue;
+		if (f->acc.expiring) {	/* as of now: the kernel said it at the commit */
+			uint64_t due = now_ms() + f->acc.expires_ms;
+
+			if (f->due_ms == 0 || due < f->due_ms)
+				f->due_ms = due;
+		}
 		bad = fd_setelem_ranges(&f->acc, false, &n->added);
 		if (bad != 0)
 			n->reread = true;
@@ -329,8 +336,10 @@ followed_commit(struct fd_nft *n)
 static void
 followed_forget(struct fd_nft *n)
 {
-	for (unsigned int i = 0; i < n->nfol; i++)
+	for (unsigned int i = 0; i < n->nfol; i++) {
 		n->fol[i].acc.n = n->fol[i].acc.bad = 0;
+		n->fol[i].acc.expiring = false;
+	}
 	n->fol_touched = false;
 }
 
@@ -808,6 +817,19 @@ fd_nft_followed_take(struct fd_nft *n, struct fc_list *added)
 	n->added.n = 0;
 	fc_list_canon(added);
 	return reread ? 1 : 0;
+}
+
+uint64_t
+fd_nft_followed_due(struct fd_nft *n, const struct fd_setio_set *s)
+{
+	struct followed *f = followed_find(n, s->nfproto, s->table, s->name);
+	uint64_t due;
+
+	if (f == NULL)
+		return 0;
+	due = f->due_ms;
+	f->due_ms = 0;
+	return due;
 }
 
 struct fd_setio *

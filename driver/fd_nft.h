@@ -24,7 +24,8 @@
  * and read through fd_setio) are followed (fd_nft_follow): the elements
  * another process adds to one are read from their notifications
  * (fd_setelem) and paired into ranges once their transaction is
- * committed; fd_nft_followed_take hands them over.  Their element changes
+ * committed; fd_nft_followed_take hands them over (and
+ * fd_nft_followed_due when the first of them runs out).  Their element changes
  * are no ruleset change either: a watched set is one the ruleset blocks
  * with, and the cut follows its additions precisely.
  *
@@ -171,6 +172,15 @@ int fd_nft_follow(struct fd_nft *n, const struct fd_setio_set *s, unsigned int c
  * could not be read or paired (read the followed sets whole), or -ENOMEM.
  */
 int fd_nft_followed_take(struct fd_nft *n, struct fc_list *added);
+
+/*
+ * fd_nft_followed_due - when the first of the elements added to followed
+ * set `s` since the last call runs out, as their notifications said
+ * (NFTA_SET_ELEM_EXPIRATION, in CLOCK_MONOTONIC ms; the kernel notifies no
+ * expiry: fd_watch reads the set again then).  0: none added had a
+ * timeout, or `s` is not followed.
+ */
+uint64_t fd_nft_followed_due(struct fd_nft *n, const struct fd_setio_set *s);
 
 /* fd_nft_io - its request channel, for the watched sets and the list sets (main thread). */
 struct fd_setio *fd_nft_io(struct fd_nft *n);

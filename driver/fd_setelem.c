@@ -3,6 +3,7 @@
 #include "fd_setelem.h"
 
 #include <arpa/inet.h>
+#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,7 +88,8 @@ fd_setelem_head(const struct nlmsghdr *nlh, uint8_t *nfproto, const char **table
 
 /* One element's attributes. */
 struct elem {
-	const struct nlattr *key, *key_end, *flags, *udata;
+	const struct nlattr *key, *key_end, *flags, *udata, *expiration;
+	bool bad_expiration;	/* there, but not a u64 */
 };
 
 static int
@@ -110,6 +112,12 @@ elem_attr(const struct nlattr *a, void *data)
 		break;
 	case NFTA_SET_ELEM_USERDATA:
 		e->udata = a;
+		break;
+	case NFTA_SET_ELEM_EXPIRATION:
+		if (mnl_attr_validate(a, MNL_TYPE_U64) == 0)
+			e->expiration = a;
+		else
+			e->bad_expiration = true;
 		break;
 	}
 	return MNL_CB_OK;
@@ -154,18 +162,28 @@ udata_open(const struct nlattr *udata)
 	return false;
 }
 
-/* One element as an item: 0, or -EINVAL (it cannot be read). */
+/*
+ * One element as an item, and its expiration (ms left; -1: none): 0, or
+ * -EINVAL (it cannot be read).
+ */
 static int
-item_read(const struct nlattr *le, const struct fd_setelem_acc *acc, struct fd_setelem_item *it)
+item_read(const struct nlattr *le, const struct fd_setelem_acc *acc, struct fd_setelem_item *it,
+	  int64_t *expires_ms)
 {
-	struct elem e = { NULL, NULL, NULL, NULL };
+	struct elem e = { 0 };
 	unsigned int n = alen(acc->family);
 	uint32_t flags;
 
 	if (mnl_attr_get_type(le) != NFTA_LIST_ELEM ||
 	    mnl_attr_validate(le, MNL_TYPE_NESTED) != 0 ||
-	    mnl_attr_parse_nested(le, elem_attr, &e) < 0 || e.key == NULL)
+	    mnl_attr_parse_nested(le, elem_attr, &e) < 0 || e.key == NULL || e.bad_expiration)
 		return -EINVAL;
+	*expires_ms = -1;
+	if (e.expiration) {
+		uint64_t ms = be64toh(mnl_attr_get_u64(e.expiration));
+
+		*expires_ms = ms > INT64_MAX ? INT64_MAX : (int64_t)ms;
+	}
 	flags = e.flags ? ntohl(mnl_attr_get_u32(e.flags)) : 0;
 	if ((flags & NFT_SET_ELEM_CATCHALL) || key_value(e.key, n, it->key) != 0)
 		return -EINVAL;
@@ -210,11 +228,18 @@ fd_setelem_gather(const struct nlmsghdr *nlh, struct fd_setelem_acc *acc)
 		return -EINVAL;
 	mnl_attr_for_each_nested(le, h.elems) {
 		struct fd_setelem_item it;
+		int64_t ms;
 
-		if (item_read(le, acc, &it) != 0)
+		if (item_read(le, acc, &it, &ms) != 0) {
 			acc->bad++;
-		else if (acc_push(acc, &it) != 0)
+			continue;
+		}
+		if (acc_push(acc, &it) != 0)
 			return -ENOMEM;
+		if (ms >= 0 && (!acc->expiring || (uint64_t)ms < acc->expires_ms)) {
+			acc->expiring = true;
+			acc->expires_ms = (uint64_t)ms;
+		}
 	}
 	return 0;
 }
@@ -306,6 +331,8 @@ fd_setelem_ranges(struct fd_setelem_acc *acc, bool whole, struct fc_list *out)
 	}
 	acc->n = 0;
 	acc->bad = 0;
+	acc->expiring = false;
+	acc->expires_ms = 0;
 	return rc != 0 ? rc : bad;
 }
 
@@ -316,6 +343,8 @@ fd_setelem_acc_free(struct fd_setelem_acc *acc)
 	acc->it = NULL;
 	acc->n = acc->cap = 0;
 	acc->bad = 0;
+	acc->expiring = false;
+	acc->expires_ms = 0;
 }
 
 /* ---- writing ---- */

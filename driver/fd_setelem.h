@@ -15,6 +15,8 @@
  *       NFTA_SET_ELEM_KEY_END  { NFTA_DATA_VALUE }   (pipapo: the last address)
  *       NFTA_SET_ELEM_FLAGS    be32: NFT_SET_ELEM_INTERVAL_END, _CATCHALL
  *       NFTA_SET_ELEM_USERDATA TLVs; nft's type 1 (u32 flags) bit 0: open
+ *       NFTA_SET_ELEM_EXPIRATION be64: ms left before it runs out (a set
+ *                              with timeouts; the kernel tells no expiry)
  *     NFTA_LIST_ELEM ...
  *
  * An interval set (NFT_SET_INTERVAL, the kernel's rbtree) holds a range as
@@ -66,6 +68,14 @@ struct fd_setelem_acc {
 	struct fd_setelem_item *it;
 	size_t n, cap;
 	unsigned long bad;	/* elements that could not be read */
+	/*
+	 * The soonest an element gathered runs out: the least
+	 * NFTA_SET_ELEM_EXPIRATION (ms left when its message was made), for
+	 * the set as a whole, not per element (a million of them need no
+	 * more to know when to read the set again).
+	 */
+	bool expiring;		/* some element gathered has one */
+	uint64_t expires_ms;	/* ... the least of them */
 };
 
 /*
@@ -78,9 +88,11 @@ int fd_setelem_head(const struct nlmsghdr *nlh, uint8_t *nfproto, const char **t
 
 /*
  * fd_setelem_gather - the message's elements appended to `acc` (keys of
- * acc->family's length).  An element it cannot read (no key, a key of
- * another length, a catch-all, an end in a set without intervals) is
- * counted in acc->bad and skipped.  0, -EINVAL (no element list: nothing
+ * acc->family's length), the soonest expiration among them kept in
+ * acc->expiring and acc->expires_ms.  An element it cannot read (no key,
+ * a key of another length, a catch-all, an end in a set without
+ * intervals, an expiration that is not a u64) is counted in acc->bad and
+ * skipped.  0, -EINVAL (no element list: nothing
  * gathered), or -ENOMEM.  `nlh`'s length must have been checked against
  * its datagram (mnl_cb_run does), as for fd_setelem_head.
  */
@@ -88,7 +100,8 @@ int fd_setelem_gather(const struct nlmsghdr *nlh, struct fd_setelem_acc *acc);
 
 /*
  * fd_setelem_ranges - what acc holds as address ranges, appended to `out`
- * (not canonical); acc is emptied (its family and interval kept).
+ * (not canonical); acc is emptied (its family and interval kept, its
+ * expiry cleared: take it before).
  * `whole`: acc holds a whole set (a dump), so a start with no end above it
  * runs to the last address; otherwise (one transaction's notifications)
  * such a start, or an end whose start is not there, cannot be placed.

@@ -212,11 +212,15 @@ dump_cb(const struct nlmsghdr *nlh, void *data)
 }
 
 long
-fd_setio_read(struct fd_setio *n, const struct fd_setio_set *s, struct fc_list *out)
+fd_setio_read(struct fd_setio *n, const struct fd_setio_set *s, struct fc_list *out,
+	      int64_t *expires_ms)
 {
 	struct fd_setelem_acc acc = { .family = s->family, .interval = s->interval };
 	long bad;
 	int rc;
+
+	if (expires_ms)
+		*expires_ms = -1;
 
 	/* a dump the set changed under is started again */
 	for (int tries = 0; tries < 3; tries++) {
@@ -225,10 +229,13 @@ fd_setio_read(struct fd_setio *n, const struct fd_setio_set *s, struct fc_list *
 		mnl_attr_put_strz(nlh, NFTA_SET_ELEM_LIST_TABLE, s->table);
 		mnl_attr_put_strz(nlh, NFTA_SET_ELEM_LIST_SET, s->name);
 		acc.n = acc.bad = 0;
+		acc.expiring = false;
 		rc = rq_run(n, dump_cb, &acc);
 		if (rc != -EINTR)
 			break;
 	}
+	if (rc == 0 && expires_ms && acc.expiring)
+		*expires_ms = acc.expires_ms > INT64_MAX ? INT64_MAX : (int64_t)acc.expires_ms;
 	bad = rc == 0 ? fd_setelem_ranges(&acc, true, out) : rc;
 	fd_setelem_acc_free(&acc);
 	fc_list_canon(out);

@@ -65,10 +65,15 @@ int fd_setio_get(struct fd_setio *io, struct fd_setio_set *s, char *why, size_t 
 /*
  * fd_setio_read - what the set (fd_setio_get'ed) holds, appended to `out`
  * as ranges and made canonical (a GETSETELEM dump, started again when the
- * set changed under it).  Returns how many elements could not be read
- * (said by the caller), or -errno (what was read is in `out`).
+ * set changed under it), and in *expires_ms (NULL: not asked) how many ms
+ * are left before the first of its elements runs out (their least
+ * NFTA_SET_ELEM_EXPIRATION; -1: none has a timeout), the one thing kept
+ * of a set's timeouts.  Returns how many elements could not be read
+ * (said by the caller), or -errno (what was read is in `out`;
+ * *expires_ms is -1).
  */
-long fd_setio_read(struct fd_setio *io, const struct fd_setio_set *s, struct fc_list *out);
+long fd_setio_read(struct fd_setio *io, const struct fd_setio_set *s, struct fc_list *out,
+		   int64_t *expires_ms);
 
 /*
  * fd_setio_handles - the handles of table inet flowcut (h[4]) and of its

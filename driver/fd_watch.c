@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <libgen.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,12 @@ struct wset {
 	char text[160];		/* "inet filter blocked4" */
 	int state;		/* 1 followed, a negative errno not, 0 not looked at yet */
 	char why[160];		/* what was said of it last */
+	/*
+	 * When the first of its elements runs out (CLOCK_MONOTONIC ms; 0:
+	 * none known): from its last whole read, or sooner from an addition's
+	 * notification.  The kernel tells no expiry: it is read again then.
+	 */
+	uint64_t due_ms;
 };
 
 /* A change of the list sets being made, a transaction at a time. */
@@ -55,8 +62,13 @@ struct fd_watch {
 	bool again;		/* the lists changed while it was */
 	struct wset sets[FC_SETTINGS_MAX_SETS];
 	unsigned int nsets;
+	uint64_t expiry_look_ms;	/* when the sets' last read for an expiry ended */
+	uint64_t expiry_read_ms;	/* ... and how long it took */
 	bool ready;		/* the coprocessor was programmed: cuts run */
 };
+
+/* how often the watched sets are read while one is due (an element still listed) */
+#define EXPIRY_LOOK_MS 100
 
 static double
 now_s(void)
@@ -65,6 +77,22 @@ now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* A set read whole: its due time is the soonest expiry the read found. */
+static void
+due_read(struct wset *ws, int64_t expires_ms)
+{
+	ws->due_ms = expires_ms >= 0 ? now_ms() + (uint64_t)expires_ms : 0;
 }
 
 /* "198.18.1.2, 2001:2::/64 and 3 more": a list's first ranges, for a log line. */
@@ -115,11 +143,16 @@ sets_in_force(struct fd_watch *w, struct fc_list *all)
 		struct fd_setio_set s = ws->s;
 		char why[160];
 		int rc = fd_setio_get(fd_nft_io(w->nft), &s, why, sizeof(why));
+		int64_t expires = -1;
 		long bad;
 
-		if (rc == -ENOENT || rc == -EMEDIUMTYPE)
+		if (rc == -ENOENT || rc == -EMEDIUMTYPE) {
+			ws->due_ms = 0;		/* nothing in it runs out */
 			continue;
-		bad = rc == 0 ? fd_setio_read(fd_nft_io(w->nft), &s, all) : rc;
+		}
+		bad = rc == 0 ? fd_setio_read(fd_nft_io(w->nft), &s, all, &expires) : rc;
+		if (bad >= 0)
+			due_read(ws, expires);	/* an error: read again at the next look */
 		if (bad != 0) {
 			fprintf(stderr, "flowcutd: release: watched set %s not read whole (%s): no "
 				"cut released\n", ws->text, bad < 0 ? strerror((int)-bad) :
@@ -200,8 +233,11 @@ sets_look(struct fd_watch *w, bool cut_all)
 		struct fc_list l = { 0 };
 		char why[160];
 		int rc = fd_setio_get(fd_nft_io(w->nft), &ws->s, why, sizeof(why));
-		long bad = rc == 0 ? fd_setio_read(fd_nft_io(w->nft), &ws->s, &l) : 0;
+		int64_t expires = -1;
+		long bad = rc == 0 ? fd_setio_read(fd_nft_io(w->nft), &ws->s, &l, &expires) : 0;
 
+		if (rc != 0 || bad >= 0)
+			due_read(ws, expires);	/* none when it is not there */
 		if (rc == 0 && bad < 0) {
 			rc = (int)bad;
 			snprintf(why, sizeof(why), "reading its elements: %s", strerror(-rc));
@@ -562,6 +598,13 @@ fd_watch_nft(struct fd_watch *w, int nft_rc)
 	struct fc_list added = { 0 };
 	int rc = fd_nft_followed_take(w->nft, &added);
 
+	for (unsigned int i = 0; i < w->nsets; i++) {	/* what was added runs out then */
+		uint64_t due = fd_nft_followed_due(w->nft, &w->sets[i].s);
+
+		if (due != 0 && (w->sets[i].due_ms == 0 || due < w->sets[i].due_ms))
+			w->sets[i].due_ms = due;
+	}
+
 	if (nft_rc < 0 || (nft_rc & FD_NFT_RULESET)) {
 		/* sets made anew, lost events: everything read again */
 		if (fd_nft_lists_lost(w->nft)) {
@@ -582,11 +625,52 @@ fd_watch_nft(struct fd_watch *w, int nft_rc)
 	fc_list_free(&added);
 }
 
+/*
+ * A watched set's element whose time is up: the kernel takes it without
+ * a word, so the set is read again then, with everything else in force
+ * (release: a deletion's check), EXPIRY_LOOK_MS after the last such read
+ * ended at the soonest, or as long as that read took when it took longer
+ * (a watched set of a million elements is read whole in about 14 s: the
+ * loop is not given to expiries more than half of its time).  That read
+ * gives each set its next due time - a later one when the element was
+ * refreshed meanwhile (`update @set` from the packet path: still there,
+ * nothing released), the same one while the kernel still lists it.
+ * With no connection cut by an address, nothing an expiry could release:
+ * the due times are dropped, and the next cut through a set brings its own
+ * (a whole read, or the notification of what it added).
+ */
+static void
+sets_expiry(struct fd_watch *w)
+{
+	uint64_t now = now_ms();
+	const struct wset *due = NULL;
+	char what[200];
+
+	for (unsigned int i = 0; i < w->nsets && due == NULL; i++)
+		if (w->sets[i].due_ms != 0 && w->sets[i].due_ms <= now)
+			due = &w->sets[i];
+	if (due == NULL || !w->ready ||
+	    now < w->expiry_look_ms + (w->expiry_read_ms > EXPIRY_LOOK_MS ? w->expiry_read_ms
+									  : EXPIRY_LOOK_MS))
+		return;
+	if (fd_cut_releasable(w->cut) == 0) {	/* -ENOMEM: release says */
+		for (unsigned int i = 0; i < w->nsets; i++)
+			w->sets[i].due_ms = 0;
+		w->expiry_look_ms = now;
+		return;
+	}
+	snprintf(what, sizeof(what), "an element of watched set %s ran out", due->text);
+	release(w, what);	/* each set read whole: its next due time */
+	w->expiry_look_ms = now_ms();
+	w->expiry_read_ms = w->expiry_look_ms - now;
+}
+
 void
 fd_watch_expiry(struct fd_watch *w)
 {
 	if (fd_nft_cut_expired(w->nft) > 0)
 		release(w, "a cut's timeout ran out");
+	sets_expiry(w);
 }
 
 void

@@ -36,8 +36,8 @@
  *
  * Released: when something that cut may be gone - an element removed from
  * a watched set or a cut set (`nft delete element`, `flowcutctl uncut`,
- * FD_NFT_UNCUT), a cut set's element whose timeout ran out
- * (fd_watch_expiry), a list's line removed, a ruleset change, lost events
+ * FD_NFT_UNCUT), a cut set's or a watched set's element whose timeout ran
+ * out (fd_watch_expiry), a list's line removed, a ruleset change, lost events
  * - every cut in force is read whole (the cut sets, the watched sets, the
  * lists) and each connection cut by an address that none of them holds
  * any more is taken out of the fast path (fd_cut_release): its next frames
@@ -47,6 +47,15 @@
  * such change that finds neither of its ends cut (not at the start).  A
  * set that cannot be read releases nothing.  Nothing is read while no
  * connection cut by an address is left.
+ *
+ * Expiries: the kernel notifies none.  Each watched set keeps one due
+ * time, when its first element runs out (the least expiry of its last
+ * whole read, or sooner from an addition's notification: fd_setio_read,
+ * fd_nft_followed_due; nothing per element).  Once one is due, everything
+ * in force is read again as for a removal, at most every 100 ms, and that
+ * read gives each set its next due time (a later one when the element was
+ * refreshed: `update @set` from the packet path; it is still there and
+ * releases nothing).
  *
  * Main thread only (the cut's).  fd_watch_close(NULL) does nothing.
  */
@@ -86,8 +95,9 @@ void fd_watch_nft(struct fd_watch *w, int nft_rc);
 
 /*
  * fd_watch_expiry - call every turn of the loop: when an element of the
- * cut sets ran out (fd_nft_cut_expired), the cut connections nothing in
- * force holds any more are released (see "Released" above).
+ * cut sets ran out (fd_nft_cut_expired), or a watched set is due (see
+ * "Expiries" above), the cut connections nothing in force holds any more
+ * are released (see "Released" above).  Cheap while none is due.
  */
 void fd_watch_expiry(struct fd_watch *w);
 

@@ -759,7 +759,7 @@ main(int argc, char **argv)
 		}
 		fd_ips_turn(ips);	/* the inspector's decisions carried out */
 		(void)fd_watch_work(wat);	/* a big list change: its next transaction */
-		fd_watch_expiry(wat);	/* a cut set's element ran out: what it cut, released */
+		fd_watch_expiry(wat);	/* a cut or watched set's element ran out: what it alone cut, released */
 		if (time(NULL) != last_stats) {
 			last_stats = time(NULL);
 			if (programmed)

@@ -14,6 +14,8 @@
  * address at or below its last; and the netlink ranges, written back as
  * elements (fd_setelem_put) and read again, are the same ranges.
  */
+#include <arpa/inet.h>
+#include <endian.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +24,7 @@
 #include <libmnl/libmnl.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
+#include <linux/netfilter/nfnetlink.h>
 
 #include "fc_list.h"
 #include "fd_nft.h"
@@ -167,6 +170,45 @@ netlink_seed(const char *dir, size_t i, uint8_t kind, const char *text)
 	return rc;
 }
 
+/*
+ * A netlink seed of a set with timeouts, as the kernel notifies one
+ * (kind: plain IPv4, one transaction): an element with its timeout and
+ * expiration, one whose expiration is 4 bytes (not read), one without.
+ */
+static int
+expiry_seed(const char *dir, size_t i)
+{
+	static const uint8_t keys[3][4] = { { 198, 18, 0, 1 }, { 198, 18, 0, 2 }, { 198, 18, 0, 3 } };
+	uint8_t seed[1 + 512] __attribute__((aligned(4))) = { 0 };
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(seed + 4);	/* aligned: the kind byte before */
+	struct nfgenmsg *nfg;
+	struct nlattr *list;
+
+	nlh->nlmsg_type = (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_NEWSETELEM;
+	nfg = mnl_nlmsg_put_extra_header(nlh, sizeof(*nfg));
+	nfg->nfgen_family = NFPROTO_INET;
+	mnl_attr_put_strz(nlh, NFTA_SET_ELEM_LIST_TABLE, "filter");
+	mnl_attr_put_strz(nlh, NFTA_SET_ELEM_LIST_SET, "bans");
+	list = mnl_attr_nest_start(nlh, NFTA_SET_ELEM_LIST_ELEMENTS);
+	for (int k = 0; k < 3; k++) {
+		struct nlattr *le = mnl_attr_nest_start(nlh, NFTA_LIST_ELEM);
+		struct nlattr *key = mnl_attr_nest_start(nlh, NFTA_SET_ELEM_KEY);
+
+		mnl_attr_put(nlh, NFTA_DATA_VALUE, 4, keys[k]);
+		mnl_attr_nest_end(nlh, key);
+		if (k == 0) {
+			mnl_attr_put_u64(nlh, NFTA_SET_ELEM_TIMEOUT, htobe64(14400000));
+			mnl_attr_put_u64(nlh, NFTA_SET_ELEM_EXPIRATION, htobe64(14399996));
+		} else if (k == 1) {
+			mnl_attr_put_u32(nlh, NFTA_SET_ELEM_EXPIRATION, htonl(5000));
+		}
+		mnl_attr_nest_end(nlh, le);
+	}
+	mnl_attr_nest_end(nlh, list);
+	seed[3] = 0;	/* the kind: IPv4, plain, one transaction */
+	return fuzz_seed_put(dir, i, seed + 3, 1 + nlh->nlmsg_len);
+}
+
 int
 fuzz_seeds(const char *dir)
 {
@@ -189,7 +231,7 @@ fuzz_seeds(const char *dir)
 	    netlink_seed(dir, n, 2, "198.18.0.0/24\n198.19.0.5-198.19.0.9\n255.255.255.0/24\n") != 0 ||
 	    netlink_seed(dir, n + 1, 0, "198.18.0.1\n198.18.0.3\n") != 0 ||
 	    netlink_seed(dir, n + 2, 3, "2001:2::/64\n2001:2:0:1::5\nffff::/16\n") != 0 ||
-	    netlink_seed(dir, n + 3, 6, "0.0.0.0/0\n") != 0)
+	    netlink_seed(dir, n + 3, 6, "0.0.0.0/0\n") != 0 || expiry_seed(dir, n + 4) != 0)
 		return -1;
 	return 0;
 }

@@ -15,6 +15,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <sched.h>
@@ -1477,7 +1478,7 @@ test_watched_set_additions_cut(void **state)
 	assert_true(holds(&l, "2001:2::5"));
 	fc_list_free(&l);
 
-	assert_int_equal(fd_setio_read(fd_nft_io(n), &s[0], &l), 0);
+	assert_int_equal(fd_setio_read(fd_nft_io(n), &s[0], &l, NULL), 0);
 	assert_int_equal(l.n, 2);
 	assert_true(holds(&l, "10.0.0.5") && holds(&l, "198.19.0.255"));
 	fc_list_free(&l);
@@ -1825,6 +1826,143 @@ test_uncut_releases(void **state)
 	assert_int_equal(fc_netns_sh(cmd), 0);
 }
 
+/* How one connection of test_uncut_on_expiry is cut, and what must become of it. */
+struct expiry_case {
+	uint16_t cport;
+	const char *dst;	/* the far end cut */
+	const char *cut;	/* the shell command that cuts it (a timed element first) */
+	bool stays;		/* another watched set holds it without a timeout */
+	const char *refresh;	/* a command run 500 ms after, that gives its element longer */
+	unsigned int ms;	/* its element's time from the cut (or the refresh) */
+};
+
+/*
+ * An element of a watched set runs out (`flags timeout`, `timeout 2s`:
+ * CrowdSec's bans, fail2ban's bantime) - the kernel says nothing - and
+ * within a second of it the connections it alone cut are released, as
+ * for a deletion (IPv4 in an interval set, IPv6 in a plain one), not
+ * before: out of the binding, their next datagram to the host.  One also
+ * in a watched set without timeouts stays cut; one whose element was
+ * refreshed (added again with a longer timeout: the set read again at
+ * the first time finds it still there) is released at the new time.
+ */
+static void
+test_uncut_on_expiry(void **state)
+{
+	static const struct expiry_case cases[] = {
+		{ 40040, "198.19.0.20", "nft add element inet filter timed4 '{ 198.19.0.20 timeout 2s }'",
+		  false, NULL, 2000 },
+		{ 40041, "2001:2:0:1::20", "nft add element inet filter timed6 "
+		  "'{ 2001:2:0:1::20 timeout 2s }'", false, NULL, 2000 },
+		{ 40042, "198.19.0.21", "nft add element inet filter timed4 '{ 198.19.0.21 timeout 2s }' && "
+		  "nft add element inet filter keep4 '{ 198.19.0.21 }'", true, NULL, 2000 },
+		{ 40043, "2001:2:0:1::21", "nft add element inet filter timed6 "
+		  "'{ 2001:2:0:1::21 timeout 2s }' && nft add element inet filter keep6 "
+		  "'{ 2001:2:0:1::21 }'", true, NULL, 2000 },
+		{ 40044, "198.19.0.22", "nft add element inet filter timed4 '{ 198.19.0.22 timeout 2s }'",
+		  false, "nft add element inet filter timed4 '{ 198.19.0.22 timeout 3s }'", 3000 },
+		{ 40045, "2001:2:0:1::22", "nft add element inet filter timed6 "
+		  "'{ 2001:2:0:1::22 timeout 2s }'", false,
+		  "nft add element inet filter timed6 '{ 2001:2:0:1::22 timeout 3s }'", 3000 },
+	};
+	enum { N = sizeof(cases) / sizeof(cases[0]) };
+	static const char *const sets[4] = { "timed4", "timed6", "keep4", "keep6" };
+	struct nf_conntrack *ct[N];
+	uint64_t id[N], from[N], gone[N] = { 0 }, released;
+	bool refreshed[N] = { false };
+	struct fd_offload_conn oc;
+	struct fc_settings s;
+	struct fd_watch *w;
+	struct fd_nft *n;
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	assert_int_equal(fc_netns_sh("for a in 20 21 22; do ip neigh replace 198.19.0.$a lladdr "
+			    "02:00:00:00:00:0c dev fp1 nud permanent && ip -6 neigh replace "
+			    "2001:2:0:1::$a lladdr 02:00:00:00:00:0c dev fp1 nud permanent || exit 1; "
+			    "done"), 0);
+	assert_int_equal(fc_netns_sh("nft add table inet filter && "
+			    "nft add set inet filter timed4 '{ type ipv4_addr; flags interval, timeout; }' && "
+			    "nft add set inet filter timed6 '{ type ipv6_addr; flags timeout; }' && "
+			    "nft add set inet filter keep4 '{ type ipv4_addr; flags interval; }' && "
+			    "nft add set inet filter keep6 '{ type ipv6_addr; }'"), 0);
+	n = fd_nft_open(BIT);
+	assert_non_null(n);
+	w = fd_watch_open(n, cut);
+	assert_non_null(w);
+	fc_settings_default(&s);
+	s.nsets = 4;
+	for (int i = 0; i < 4; i++) {
+		snprintf(s.sets[i].family, sizeof(s.sets[i].family), "inet");
+		snprintf(s.sets[i].table, sizeof(s.sets[i].table), "filter");
+		snprintf(s.sets[i].set, sizeof(s.sets[i].set), "%s", sets[i]);
+	}
+	fd_watch_settings(w, &s);
+	fd_watch_boot(w);
+	for (int i = 0; i < N; i++) {
+		bool v6 = strchr(cases[i].dst, ':') != NULL;
+
+		ct[i] = conn(IPPROTO_UDP, v6 ? "2001:2::10" : "198.18.0.10", cases[i].cport,
+			     cases[i].dst, 5201, cases[i].dst, 5201, BIT);
+		create(ct[i]);
+	}
+	turns(300);
+	assert_int_equal(conns(), N);
+	released = cut_stats().released;
+	for (int i = 0; i < N; i++) {
+		from[i] = now_ns();	/* its timeout runs from a little after */
+		assert_int_equal(fc_netns_sh(cases[i].cut), 0);
+		fd_watch_nft(w, nft_events(n));	/* as flowcutd's loop hands them on */
+		id[i] = conn_by_cport(cases[i].cport).id;
+		assert_int_equal(conn_by_cport(cases[i].cport).verdict, FC_VERDICT_DROP);
+		assert_int_equal(datagram(cases[i].cport, cases[i].dst).dest, FP_DEST_DROP);
+	}
+
+	/* flowcutd's loop for 5 s: nftables' events, then the expiries, each turn */
+	for (uint64_t t0 = now_ns(); now_ns() - t0 < 5000000000ull;) {
+		for (int i = 0; i < N; i++) {
+			if (cases[i].refresh && !refreshed[i] && now_ns() - from[i] >= 500000000ull) {
+				from[i] = now_ns();	/* its new time runs from here */
+				assert_int_equal(fc_netns_sh(cases[i].refresh), 0);
+				refreshed[i] = true;
+			}
+			if (gone[i] == 0 && fd_offload_find_fp(off, id[i], &oc, NULL) == -ENOENT)
+				gone[i] = now_ns();
+		}
+		fd_watch_nft(w, fd_nft_events(n));
+		fd_watch_expiry(w);
+		usleep(5000);
+	}
+	for (int i = 0; i < N; i++) {
+		struct fp_out o = datagram(cases[i].cport, cases[i].dst);
+
+		if (cases[i].stays) {
+			print_message("%s: still cut\n", cases[i].dst);
+			assert_int_equal(gone[i], 0);
+			assert_int_equal(fd_offload_find_fp(off, id[i], &oc, NULL), 0);
+			assert_true(oc.cut);
+			assert_int_equal(o.dest, FP_DEST_DROP);
+		} else {
+			uint64_t after_ms = gone[i] ? (gone[i] - from[i]) / 1000000 : 0;
+
+			if (gone[i])
+				print_message("%s: released %" PRIu64 " ms after its element's %u "
+					      "ms\n", cases[i].dst, after_ms, cases[i].ms);
+			else
+				print_message("%s: not released\n", cases[i].dst);
+			assert_true(gone[i] != 0);
+			assert_true(after_ms >= cases[i].ms);	/* not before its time */
+			assert_true(after_ms < cases[i].ms + 1000);	/* within 1 s of it */
+			assert_int_equal(o.dest, FP_DEST_HOST);
+		}
+		nfct_destroy(ct[i]);
+	}
+	assert_int_equal(cut_stats().released, released + 4);
+	fd_watch_close(w);
+	nft_close(n);
+	assert_int_equal(fc_netns_sh("nft delete table inet filter"), 0);
+}
+
 /*
  * A list bigger than one transaction: filled a transaction per turn
  * (fd_watch_work), the loop free in between; a line appended meanwhile
@@ -1903,6 +2041,7 @@ main(void)
 		cmocka_unit_test_setup(test_watch_lists_and_sets, fresh),
 		cmocka_unit_test_setup(test_watch_big_list_in_steps, fresh),
 		cmocka_unit_test_setup(test_uncut_releases, fresh),
+		cmocka_unit_test_setup(test_uncut_on_expiry, fresh),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -263,6 +263,60 @@ uncut_run() { # server family set|hand
 	say "offloaded again: $(conns | awk '/^[0-9]/ { l = $0 } / udp / { print l; exit }')"
 }
 
+# An uncut by time: a ban that runs out releases what it cut.  A table as a
+# CrowdSec bouncer makes one (`ip crowdsec`, set crowdsec-blacklists with
+# `flags timeout`, dropped in the forward hook; `ip6 crowdsec6` for IPv6),
+# watched by flowcutd; the UDP flow of t_uncut, its server banned with
+# `timeout 3s`.  The kernel says nothing when the element goes: within 1 s
+# of its end the server takes the flow's datagrams in again (released,
+# judged by the host's rules as a new connection), not before, and it is
+# offloaded again, forwarding.
+t_uncut_expiry() { # family
+	local dst=198.18.1.2 fam=$1 tbl="ip crowdsec" set=crowdsec-blacklists key="ip saddr" rc
+	[ "$fam" = 6 ] && dst=2001:2:0:1::2 tbl="ip6 crowdsec6" set=crowdsec6-blacklists key="ip6 saddr"
+	# shellcheck disable=SC2086
+	ex host nft "add table $tbl; add set $tbl $set { type ipv${fam}_addr; flags timeout; }; " \
+		"add chain $tbl forward { type filter hook forward priority -10; policy accept; }; " \
+		"add rule $tbl forward $key @$set drop; add rule $tbl forward ${key/saddr/daddr} @$set drop" ||
+		{ say "the bouncer's table not made"; return 1; }
+	# shellcheck disable=SC2086
+	"$ctl" --settings "$run/settings.conf" settings set watched_set $tbl "$set" >/dev/null || return 1
+	wait_for 50 grep -q "watched set $tbl $set: followed" "$run/flowcutd.log" ||
+		{ say "flowcutd does not follow $tbl $set"; return 1; }
+	ex server python3 "$top/tests/lab/real.py" udp-echo "$dst" 7001 "$run/echo.pid" >/dev/null 2>&1 &
+	sleep 0.3
+	ex client timeout 30 python3 "$top/tests/lab/real.py" udp-many "$dst" 7001 1 25 0.001 \
+		>"$run/flow.out" 2>&1 &
+	stream=$!
+	uncut_expiry_run "$dst" "$fam" "$tbl" "$set"
+	rc=$?
+	kill "$(cat "$run/echo.pid")" "$stream" 2>/dev/null; stream_end
+	return $rc
+}
+uncut_expiry_run() { # server family table set
+	local dst=$1 fam=$2 tbl=$3 set=$4 s0 s1 t0 ms
+	wait_for 60 stream_offloaded udp || { say "never offloaded"; conns; return 1; }
+	t0=$(date +%s%N)
+	# shellcheck disable=SC2086
+	ex host nft add element $tbl "$set" "{ $dst timeout 3s }" || { say "nft add element failed"; return 1; }
+	wait_for 30 grep -q "cut (set) udp .* in hardware" "$run/flowcutd.log" || { say "no cut (set) logged"; return 1; }
+	sleep 1
+	s0=$(srv_rx); sleep 1; s1=$(srv_rx)
+	[ $(( s1 - s0 )) -le 5 ] || { say "the server took in $(( s1 - s0 )) frames in 1 s while cut"; return 1; }
+	conns | grep -q DROP || { say "no connection dropping in the fast path"; conns; return 1; }
+	while [ $(( $(srv_rx) - s1 )) -lt 100 ]; do
+		ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+		[ "$ms" -le 4000 ] || { say "the server took in $(( $(srv_rx) - s1 )) frames in the 1 s after the ban ran out"; conns; return 1; }
+		sleep 0.02
+	done
+	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+	say "UDP/IPv$fam flow, its server banned for 3 s in $tbl $set: 100 datagrams reached the server again $ms ms after the ban"
+	grep 'release' "$run/flowcutd.log" | while read -r line; do say "  $line"; done
+	[ "$ms" -ge 3000 ] || { say "released before the ban ran out"; return 1; }
+	wait_for 50 udp_forwarding || { say "not offloaded again after the release"; conns; return 1; }
+	say "offloaded again: $(conns | awk '/^[0-9]/ { l = $0 } / udp / { print l; exit }')"
+}
+
 # A TCP stream (iperf3) in hardware, its server added to the watched set:
 # the sender's retransmissions, FIN and RST stay on the coprocessor (dropped
 # there, none given back to the host), and the host takes in at most 10
@@ -866,6 +920,8 @@ tests=(
 	"an uncut releases: nft delete element of a cut UDP flow's server forwards it again within 1 s (IPv6)|60|t_uncut 6 set"
 	"an uncut releases: flowcutctl uncut after flowcutctl cut forwards a UDP flow again within 1 s (IPv4)|60|t_uncut 4 hand"
 	"an uncut releases: flowcutctl uncut after flowcutctl cut forwards a UDP flow again within 1 s (IPv6)|60|t_uncut 6 hand"
+	"an uncut releases: a watched set's ban that runs out (timeout 3s) forwards a UDP flow again within 1 s of it (IPv4)|60|t_uncut_expiry 4"
+	"an uncut releases: a watched set's ban that runs out (timeout 3s) forwards a UDP flow again within 1 s of it (IPv6)|60|t_uncut_expiry 6"
 	"a watched set: a TCP stream's retransmissions, FIN and RST stay on the coprocessor (IPv4)|60|t_cut_tcp 4"
 	"a watched set: a TCP stream's retransmissions, FIN and RST stay on the coprocessor (IPv6)|60|t_cut_tcp 6"
 	"a watched list: a line appended cuts a 400 Mbit/s UDP flood on the coprocessor|60|t_cut 4 on server list"

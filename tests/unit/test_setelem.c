@@ -7,6 +7,7 @@
  * read or placed is counted, never guessed.
  */
 #include <arpa/inet.h>
+#include <endian.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -190,6 +191,7 @@ struct el {
 	bool open;		/* nft's open mark */
 	const char *key_end;	/* NFTA_SET_ELEM_KEY_END, or NULL */
 	int key_len;		/* 0: the address's own */
+	long long expiration;	/* NFTA_SET_ELEM_EXPIRATION, ms; 0: none; -1: 4 bytes, not a u64 */
 };
 
 static void
@@ -226,6 +228,10 @@ notification(char *buf, const struct el *e)
 		mnl_attr_put_u32(nlh, NFTA_SET_ELEM_FLAGS, htonl(e->flags));
 	if (e->open)
 		mnl_attr_put(nlh, NFTA_SET_ELEM_USERDATA, 6, "\x01\x04\x01\x00\x00\x00");
+	if (e->expiration > 0)	/* as the kernel puts it: be64, after its timeout */
+		mnl_attr_put_u64(nlh, NFTA_SET_ELEM_EXPIRATION, htobe64((uint64_t)e->expiration));
+	else if (e->expiration < 0)
+		mnl_attr_put_u32(nlh, NFTA_SET_ELEM_EXPIRATION, 0);
 	mnl_attr_nest_end(nlh, le);
 	mnl_attr_nest_end(nlh, list);
 	return nlh;
@@ -248,49 +254,64 @@ test_notifications(void **state)
 		struct el e[6];
 		const char *want;	/* ranges, one space after each */
 		long bad;
+		long long expires;	/* the soonest expiration gathered, ms; 0: none */
 	} rows[] = {
 		{ "an address into an empty interval set (nft's end at 0 first)", true, false,
-		  { { "0.0.0.0", END, false, NULL, 0 }, { "198.18.1.2", NOFLAGS, false, NULL, 0 },
-		    { "198.18.1.3", END, false, NULL, 0 } }, "198.18.1.2 ", 0 },
+		  { { "0.0.0.0", END, false, NULL, 0, 0 }, { "198.18.1.2", NOFLAGS, false, NULL, 0, 0 },
+		    { "198.18.1.3", END, false, NULL, 0, 0 } }, "198.18.1.2 ", 0, 0 },
 		{ "a prefix and a range, their ends after", true, false,
-		  { { "10.0.0.5", NOFLAGS, false, NULL, 0 }, { "10.0.0.10", END, false, NULL, 0 },
-		    { "198.19.0.0", NOFLAGS, false, NULL, 0 }, { "198.19.1.0", END, false, NULL, 0 } },
-		  "10.0.0.5-10.0.0.9 198.19.0.0/24 ", 0 },
+		  { { "10.0.0.5", NOFLAGS, false, NULL, 0, 0 }, { "10.0.0.10", END, false, NULL, 0, 0 },
+		    { "198.19.0.0", NOFLAGS, false, NULL, 0, 0 }, { "198.19.1.0", END, false, NULL, 0, 0 } },
+		  "10.0.0.5-10.0.0.9 198.19.0.0/24 ", 0, 0 },
 		{ "ends before their starts", true, false,
-		  { { "198.19.1.0", END, false, NULL, 0 }, { "10.0.0.10", END, false, NULL, 0 },
-		    { "198.19.0.0", 0, false, NULL, 0 }, { "10.0.0.5", 0, false, NULL, 0 } },
-		  "10.0.0.5-10.0.0.9 198.19.0.0/24 ", 0 },
+		  { { "198.19.1.0", END, false, NULL, 0, 0 }, { "10.0.0.10", END, false, NULL, 0, 0 },
+		    { "198.19.0.0", 0, false, NULL, 0, 0 }, { "10.0.0.5", 0, false, NULL, 0, 0 } },
+		  "10.0.0.5-10.0.0.9 198.19.0.0/24 ", 0, 0 },
 		{ "adjacent ranges: an end and a start at one address", true, false,
-		  { { "10.0.0.0", 0, false, NULL, 0 }, { "10.0.0.4", 0, false, NULL, 0 },
-		    { "10.0.0.4", END, false, NULL, 0 }, { "10.0.0.8", END, false, NULL, 0 } },
-		  "10.0.0.0/29 ", 0 },
+		  { { "10.0.0.0", 0, false, NULL, 0, 0 }, { "10.0.0.4", 0, false, NULL, 0, 0 },
+		    { "10.0.0.4", END, false, NULL, 0, 0 }, { "10.0.0.8", END, false, NULL, 0, 0 } },
+		  "10.0.0.0/29 ", 0, 0 },
 		{ "a range to the last address: open, no end", true, false,
-		  { { "255.255.255.0", NOFLAGS, true, NULL, 0 } }, "255.255.255.0/24 ", 0 },
+		  { { "255.255.255.0", NOFLAGS, true, NULL, 0, 0 } }, "255.255.255.0/24 ", 0, 0 },
 		{ "a start with no end and no open mark cannot be placed", true, false,
-		  { { "198.18.1.2", NOFLAGS, false, NULL, 0 } }, "", 1 },
+		  { { "198.18.1.2", NOFLAGS, false, NULL, 0, 0 } }, "", 1, 0 },
 		{ "... in a whole set it runs to the last address", true, true,
-		  { { "255.255.0.0", NOFLAGS, false, NULL, 0 } }, "255.255.0.0/16 ", 0 },
+		  { { "255.255.0.0", NOFLAGS, false, NULL, 0, 0 } }, "255.255.0.0/16 ", 0, 0 },
 		{ "an end whose start is not there cannot be placed", true, false,
-		  { { "198.18.1.9", END, false, NULL, 0 } }, "", 1 },
+		  { { "198.18.1.9", END, false, NULL, 0, 0 } }, "", 1, 0 },
 		{ "two starts, then one end: the first cannot be placed", true, false,
-		  { { "10.0.0.1", 0, false, NULL, 0 }, { "10.0.0.3", 0, false, NULL, 0 },
-		    { "10.0.0.5", END, false, NULL, 0 } }, "10.0.0.3-10.0.0.4 ", 1 },
+		  { { "10.0.0.1", 0, false, NULL, 0, 0 }, { "10.0.0.3", 0, false, NULL, 0, 0 },
+		    { "10.0.0.5", END, false, NULL, 0, 0 } }, "10.0.0.3-10.0.0.4 ", 1, 0 },
 		{ "a range with its last address (pipapo's KEY_END)", true, false,
-		  { { "198.18.0.10", NOFLAGS, false, "198.18.0.20", 0 } }, "198.18.0.10-198.18.0.20 ", 0 },
+		  { { "198.18.0.10", NOFLAGS, false, "198.18.0.20", 0, 0 } }, "198.18.0.10-198.18.0.20 ", 0, 0 },
 		{ "KEY_END below the key", true, false,
-		  { { "198.18.0.10", NOFLAGS, false, "198.18.0.2", 0 } }, "", 1 },
+		  { { "198.18.0.10", NOFLAGS, false, "198.18.0.2", 0, 0 } }, "", 1, 0 },
 		{ "a plain set: each element an address", false, false,
-		  { { "198.18.0.2", NOFLAGS, false, NULL, 0 }, { "198.18.0.9", 0, false, NULL, 0 } },
-		  "198.18.0.2 198.18.0.9 ", 0 },
+		  { { "198.18.0.2", NOFLAGS, false, NULL, 0, 0 }, { "198.18.0.9", 0, false, NULL, 0, 0 } },
+		  "198.18.0.2 198.18.0.9 ", 0, 0 },
 		{ "an end in a plain set", false, false,
-		  { { "198.18.0.2", END, false, NULL, 0 } }, "", 1 },
+		  { { "198.18.0.2", END, false, NULL, 0, 0 } }, "", 1, 0 },
 		{ "a catch-all element", false, false,
-		  { { "198.18.0.2", NFT_SET_ELEM_CATCHALL, false, NULL, 0 } }, "", 1 },
+		  { { "198.18.0.2", NFT_SET_ELEM_CATCHALL, false, NULL, 0, 0 } }, "", 1, 0 },
 		{ "a key of 16 bytes in an IPv4 set", false, false,
-		  { { "198.18.0.2", NOFLAGS, false, NULL, 16 } }, "", 1 },
+		  { { "198.18.0.2", NOFLAGS, false, NULL, 16, 0 } }, "", 1, 0 },
 		{ "a key of 2 bytes", false, false,
-		  { { "198.18.0.2", NOFLAGS, false, NULL, 2 } }, "", 1 },
-		{ "no key", false, false, { { NULL, NOFLAGS, false, NULL, 0 } }, "", 1 },
+		  { { "198.18.0.2", NOFLAGS, false, NULL, 2, 0 } }, "", 1, 0 },
+		{ "no key", false, false, { { NULL, NOFLAGS, false, NULL, 0, 0 } }, "", 1, 0 },
+		/* sets with timeouts: the soonest expiration of all, for the set (none kept per element) */
+		{ "a plain set with timeouts (a bouncer's bans): the soonest kept", false, false,
+		  { { "198.18.0.2", NOFLAGS, false, NULL, 0, 14400000 },
+		    { "198.18.0.9", NOFLAGS, false, NULL, 0, 1500 },
+		    { "198.18.0.5", NOFLAGS, false, NULL, 0, 0 } },
+		  "198.18.0.2 198.18.0.5 198.18.0.9 ", 0, 1500 },
+		{ "an interval set with timeouts: a start and its end, each with one", true, false,
+		  { { "0.0.0.0", END, false, NULL, 0, 0 }, { "198.18.1.2", NOFLAGS, false, NULL, 0, 2000 },
+		    { "198.18.1.3", END, false, NULL, 0, 1999 } }, "198.18.1.2 ", 0, 1999 },
+		{ "an expiration of 4 bytes: the element not read", false, false,
+		  { { "198.18.0.2", NOFLAGS, false, NULL, 0, -1 },
+		    { "198.18.0.3", NOFLAGS, false, NULL, 0, 3000 } }, "198.18.0.3 ", 1, 3000 },
+		{ "... the only one: no expiry", false, false,
+		  { { "198.18.0.2", NOFLAGS, false, NULL, 0, -1 } }, "", 1, 0 },
 	};
 
 	(void)state;
@@ -309,11 +330,15 @@ test_notifications(void **state)
 			assert_string_equal(set, "blocked4");
 			assert_int_equal(fd_setelem_gather(nlh, &acc), 0);
 		}
+		assert_int_equal(acc.expiring, rows[i].expires != 0);
+		if (rows[i].expires)
+			assert_int_equal(acc.expires_ms, rows[i].expires);
 		assert_int_equal(fd_setelem_ranges(&acc, rows[i].whole, &out), rows[i].bad);
 		fc_list_canon(&out);
 		list_text(&out, got, sizeof(got));
 		assert_string_equal(got, rows[i].want);
 		assert_int_equal(acc.n, 0);
+		assert_false(acc.expiring);	/* emptied with the rest */
 		fc_list_free(&out);
 		fd_setelem_acc_free(&acc);
 	}
