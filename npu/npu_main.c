@@ -49,6 +49,8 @@
 #define NPU_IDLE_SPIN_NS 200000ull	/* keep polling this long after work */
 #define NPU_IDLE_SLEEP_MAX_US 1000	/* the longest a worker sleeps idle */
 #define NPU_PUBLISH_NS 50000000ull	/* counters window refresh */
+#define NPU_SLOW_NS 250000000ull	/* a control turn, or a wake-up, this late is said */
+#define NPU_SLOW_SAY_NS 10000000000ull	/* ... at most this often */
 
 struct npu_opts {
 	const char *link;
@@ -405,6 +407,23 @@ given_back_pending(void *unused)
 	return fp_given_back_pending(fp);
 }
 
+/*
+ * A turn of the control loop that took long (commands, events or the
+ * counters window): said, at most every NPU_SLOW_SAY_NS, with where the
+ * time went - everything the host waits for waited that long.
+ */
+static void
+slow_turn(uint64_t t0, uint64_t t_cmds, uint64_t t_events, uint64_t t_end, uint64_t *said)
+{
+	if (t_end - t0 <= NPU_SLOW_NS || t_end - *said <= NPU_SLOW_SAY_NS)
+		return;
+	*said = t_end;
+	fprintf(stderr, "flowcut-npu: a turn of the control loop took %" PRIu64 " ms (commands %"
+		PRIu64 ", events %" PRIu64 ", counters window %" PRIu64 ")\n",
+		(t_end - t0) / 1000000, (t_cmds - t0) / 1000000, (t_events - t_cmds) / 1000000,
+		(t_end - t_events) / 1000000);
+}
+
 static void
 control_loop(const struct npu_opts *o)
 {
@@ -413,9 +432,12 @@ control_loop(const struct npu_opts *o)
 	/* the whole table in ten sweeps */
 	uint32_t budget = fp_conn_capacity(fp) / 10 + 1;
 
+	uint64_t said = 0;	/* when a slow turn was last said */
+
 	while (!quit) {
 		uint64_t now = now_ns();
 		bool worked = serve() > 0;
+		uint64_t t_cmds = now_ns(), t_events;
 
 		lease_tick();
 
@@ -428,10 +450,12 @@ control_loop(const struct npu_opts *o)
 		} else {
 			events(0);
 		}
+		t_events = now_ns();
 		if (now >= next_publish) {
 			counters_publish();
 			next_publish = now + NPU_PUBLISH_NS;
 		}
+		slow_turn(now, t_cmds, t_events, now_ns(), &said);
 		if (worked)
 			continue;
 		if (now - last_work < NPU_IDLE_SPIN_NS) {
@@ -442,8 +466,17 @@ control_loop(const struct npu_opts *o)
 		{
 			uint64_t next = next_sweep < next_publish ? next_sweep : next_publish;
 			int ms = next > now ? (int)((next - now) / 1000000ull) + 1 : 0;
+			uint64_t t0 = now_ns(), late;
 
 			lk_npu_wait(lk, ms, given_back_pending, NULL);
+			late = now_ns() - t0;
+			late = late > (uint64_t)ms * 1000000ull ? late - (uint64_t)ms * 1000000ull : 0;
+			if (late > NPU_SLOW_NS && now_ns() - said > NPU_SLOW_SAY_NS) {
+				said = now_ns();
+				fprintf(stderr, "flowcut-npu: the control thread woke %" PRIu64 " ms late "
+					"(short of CPU): commands, events and the counters window "
+					"waited\n", late / 1000000);
+			}
 		}
 	}
 }

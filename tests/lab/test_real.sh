@@ -129,6 +129,7 @@ lab_on_fail() {
 	echo "flowcutctl conns:"
 	conns | tail -30
 	[ -f "$run/flowcutd.json" ] && { echo "flowcutd.json:"; cat "$run/flowcutd.json"; echo; }
+	[ -f "$run/npu.log" ] && { echo "npu.log:"; tail -20 "$run/npu.log"; }
 }
 
 # nginx in the server namespace: every file in $run/nginx, content in
