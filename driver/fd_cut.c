@@ -590,17 +590,19 @@ fd_cut_conn(struct fd_cut *c, uint64_t fp_id, enum fd_cut_trigger t)
 
 /*
  * fd_offload_pick_cut's test: cut by an address trigger (by hand, a
- * watched set, a list; or by a flowcutd before, trigger unknown) and
- * neither end in what is in force.  A fingerprint's cut and one by
- * connection are released by no address's removal.
+ * watched set, a list) and neither end in what is in force.  A
+ * fingerprint's cut and one by connection are released by no address's
+ * removal, and neither is one a flowcutd before cut (trigger unknown): it
+ * may have been either, and only the coprocessor holds it (no host rule
+ * would drop what a release gives back, nor the inspector see a second
+ * ClientHello); it drops until its sender stops, and ages out.
  */
 static bool
 released_by(void *arg, const struct fd_offload_conn *oc)
 {
 	const struct fc_list *l = arg;
 
-	if (oc->cut_by != FD_CUT_HAND && oc->cut_by != FD_CUT_SET && oc->cut_by != FD_CUT_LIST &&
-	    oc->cut_by != FD_OFFLOAD_CUT_BY_UNKNOWN)
+	if (oc->cut_by != FD_CUT_HAND && oc->cut_by != FD_CUT_SET && oc->cut_by != FD_CUT_LIST)
 		return false;
 	return !fc_list_holds(l, oc->family, oc->ends[0]) &&
 	       !fc_list_holds(l, oc->family, oc->ends[1]);

@@ -32,7 +32,7 @@ fd_lease_renew(struct fd_lease *l, const struct fd_cmds *c, uint64_t now_ms, boo
 
 	if (!force && now_ms < l->next_ms)
 		return 0;
-	rc = lease_send(l, c, l->ms, l->last.lapses);
+	rc = lease_send(l, c, l->ms, l->acked);
 	if (rc != 0) {
 		/* said once a streak; tried again soon, not every turn */
 		if (!l->failing)
@@ -55,7 +55,15 @@ fd_lease_renew(struct fd_lease *l, const struct fd_cmds *c, uint64_t now_ms, boo
 int
 fd_lease_reopen(struct fd_lease *l, const struct fd_cmds *c, uint64_t now_ms)
 {
-	int rc = lease_send(l, c, l->ms, l->last.lapses);
+	int rc;
+
+	/*
+	 * The lapses the last answer told of, now judged again; a renewal
+	 * acknowledges only these, so a lapse after them (one during the
+	 * re-judging) is never reopened unjudged.
+	 */
+	l->acked = l->last.lapses;
+	rc = lease_send(l, c, l->ms, l->acked);
 
 	if (rc != 0) {
 		fprintf(stderr, "flowcutd: HOST_LEASE %u ms, lapse %u acknowledged: %s\n", l->ms,
@@ -69,7 +77,7 @@ fd_lease_reopen(struct fd_lease *l, const struct fd_cmds *c, uint64_t now_ms)
 int
 fd_lease_release(struct fd_lease *l, const struct fd_cmds *c)
 {
-	int rc = lease_send(l, c, 0, l->last.lapses);
+	int rc = lease_send(l, c, 0, l->acked);
 
 	if (rc != 0)
 		fprintf(stderr, "flowcutd: HOST_LEASE release: %s; the coprocessor fails closed "

@@ -36,6 +36,7 @@ struct fd_lease {
 	uint64_t next_ms;		/* the next renewal is due (monotonic ms) */
 	struct fc_ans_lease last;	/* the coprocessor's last answer */
 	uint64_t lapses_found;		/* lapses this flowcutd answered */
+	uint32_t acked;			/* the lapses acknowledged: only after a re-judging */
 	bool failing;			/* the last renewal failed (said once) */
 };
 

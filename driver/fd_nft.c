@@ -28,6 +28,9 @@
 #include "fd_setelem.h"
 #include "fd_setio.h"
 
+/* the longest element timeout kept as is (nftables' own bound is about 49 days) */
+#define FD_NFT_EXPIRES_MAX_S (10ll * 365 * 24 * 3600)
+
 #define EVENTS_RCVBUF (16 << 20)	/* about 100,000 element notifications */
 
 static const char *const list_sets[4] = { FD_SETIO_LIST4, FD_SETIO_LIST6, FD_SETIO_LISTNET4,
@@ -574,6 +577,8 @@ keep_one(void *arg, struct fc_list *l, const char *line, long long expires)
 	e->elem[len] = '\0';
 	e->family = kp->family;
 	/* at least one second left: "expires" is rounded down (0: under a second) */
+	if (expires > FD_NFT_EXPIRES_MAX_S)
+		expires = FD_NFT_EXPIRES_MAX_S;	/* a bound: no wrap into the past */
 	e->deadline_ms = expires >= 0 ? kp->now + ((uint64_t)expires + 1) * 1000 : 0;
 	e->due_ms = expires >= 0 ? kp->now + (uint64_t)expires * 1000 : 0;
 	return 0;

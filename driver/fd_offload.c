@@ -537,6 +537,7 @@ fd_offload_resync(struct fd_offload *o)
 	struct nf_conntrack **all;
 	uint64_t adopted = o->st.adopted;
 	size_t n;
+	int rc;
 
 	o->st.resyncs++;
 	o->need_resync = true;	/* until it got through */
@@ -544,7 +545,7 @@ fd_offload_resync(struct fd_offload *o)
 	/* nothing in the fast path may outlive its state: take everything out */
 	for (;;) {
 		struct fc_ans_range a;
-		int rc = off_call(o, FC_CMD_CONN_READ_RANGE, &r, sizeof(r), &a, sizeof(a));
+		rc = off_call(o, FC_CMD_CONN_READ_RANGE, &r, sizeof(r), &a, sizeof(a));
 
 		if (rc != 0 || a.count > FC_RANGE_MAX)
 			return;		/* try again later; forget nothing yet */
@@ -565,12 +566,24 @@ fd_offload_resync(struct fd_offload *o)
 	waiting_clear(o);		/* the dump below has them */
 	fd_nhop_reset(o->nhops);	/* programmed again as connections need them */
 	o->need_resync = false;
-	/* then what conntrack holds */
-	if (fd_ct_dump(o->ct, &all, &n) != 0)
-		fprintf(stderr, "flowcutd: conntrack dump incomplete: %zu states offloaded from, "
-			"the rest when their next event comes\n", n);
-	for (size_t i = 0; i < n; i++)
-		off_offload(o, all[i]);
+	/*
+	 * then what conntrack holds; after a ruleset change that did not
+	 * finish (marks_stale), its bits are the old rules', not a judgement:
+	 * cleared, and nothing offloaded until the new rules set them again
+	 */
+	rc = fd_ct_dump(o->ct, &all, &n);
+	if (rc != 0)
+		fprintf(stderr, "flowcutd: conntrack dump incomplete: %zu states %s, the rest when "
+			"their next event comes\n", n, o->marks_stale ? "with their bits cleared"
+							   : "offloaded from");
+	for (size_t i = 0; i < n; i++) {
+		if (!o->marks_stale)
+			off_offload(o, all[i]);
+		else if (nfct_get_attr_u32(all[i], ATTR_MARK) & o->cfg.mark_bit)
+			off_ct_unmark(o, all[i]);
+	}
+	if (rc == 0)
+		o->marks_stale = false;
 	fd_ct_dump_free(all, n);
 }
 
@@ -675,7 +688,7 @@ fd_offload_refresh(struct fd_offload *o)
 	free(ctx);
 }
 
-void
+int
 fd_offload_ruleset_changed(struct fd_offload *o)
 {
 	struct nf_conntrack **all;
@@ -693,18 +706,22 @@ fd_offload_ruleset_changed(struct fd_offload *o)
 	 * (offloaded or not: a state the old rules let through must pass the
 	 * new ones before it counts), so only the new rules can set it again.
 	 * A dump that missed states leaves bits uncleared: everything is taken
-	 * out instead, and the resync's dump judges again.
+	 * out instead, and the resync clears the bits of what its dump finds
+	 * before it offloads anything (marks_stale), so nothing is offloaded
+	 * again on a bit the old rules set.
 	 */
 	rc = off_call(o, FC_CMD_FW_CFG_PARAMS_GET, NULL, 0, &cfg, sizeof(cfg));
 	if (rc != 0) {	/* no revision: take everything out instead */
+		o->marks_stale = true;
 		off_lost_track(o, "FW_CFG_PARAMS_GET", rc);
-		return;
+		return rc;
 	}
 	rev.rev = cfg.fw_rev + 1;
 	rc = off_call(o, FC_CMD_FW_STATE_REV_SET, &rev, sizeof(rev), NULL, 0);
 	if (rc != 0) {
+		o->marks_stale = true;
 		off_lost_track(o, "FW_STATE_REV_SET", rc);
-		return;
+		return rc;
 	}
 	o->st.rev_bumps++;
 	off_keep_cut(o);
@@ -713,8 +730,12 @@ fd_offload_ruleset_changed(struct fd_offload *o)
 		if (nfct_get_attr_u32(all[i], ATTR_MARK) & o->cfg.mark_bit)
 			off_ct_unmark(o, all[i]);
 	fd_ct_dump_free(all, n);
-	if (rc != 0)
+	if (rc != 0) {
+		o->marks_stale = true;
 		off_lost_track(o, "conntrack dump after a ruleset change", rc);
+		return rc;
+	}
+	return 0;
 }
 
 void

@@ -153,8 +153,11 @@ void fd_offload_refresh(struct fd_offload *o);
  * are), the cut connections made again at it (still dropping), the others
  * forgotten, then conntrack's mark bits cleared so only the new rules set
  * them again.  Also what a lapsed lease (fd_lease) is answered with.
+ * 0, or the error of the step that failed (a command without an answer,
+ * the conntrack dump): then everything is taken out and a resync clears
+ * the bits before it offloads anything; a lapsed lease is not reopened.
  */
-void fd_offload_ruleset_changed(struct fd_offload *o);
+int fd_offload_ruleset_changed(struct fd_offload *o);
 /*
  * fd_offload_rt_change - one of rtnetlink's changes (fd_route_watch_read):
  * a neighbour's is followed at once; a route's or a front port's MTU is

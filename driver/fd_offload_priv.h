@@ -87,6 +87,7 @@ struct fd_offload {
 	struct off_entry *by_fp;	/* by fast-path id: every one (hh_fp) */
 	unsigned int nentries;
 	bool need_resync;		/* the fast path may hold what we do not know of */
+	bool marks_stale;		/* a ruleset change left the old rules' bits: clear them */
 	uint16_t tls_ports[FD_OFFLOAD_TLS_PORTS_MAX]; /* offloaded SEND_TO_IPS (fd_policy_verdict) */
 	unsigned int ntls_ports;
 	struct fd_offload_stats st;

@@ -113,7 +113,12 @@ lease_lapsed(struct fd_offload *off, const struct fd_cmds *cmds)
 {
 	fprintf(stderr, "flowcutd: the lease on the coprocessor had lapsed (lapse %u): "
 		"every connection judged again, then forwarding again\n", lease.last.lapses);
-	fd_offload_ruleset_changed(off);
+	if (fd_offload_ruleset_changed(off) != 0) {
+		/* not judged: it stays closed; the next renewal finds it lapsed again */
+		fprintf(stderr, "flowcutd: judging every connection again failed; the coprocessor "
+			"fails closed on\n");
+		return;
+	}
 	if (fd_lease_reopen(&lease, cmds, now_ms()) != 0)
 		fprintf(stderr, "flowcutd: the coprocessor still fails closed; trying again\n");
 }
@@ -684,7 +689,7 @@ main(int argc, char **argv)
 				if (rc == 1)
 					lease_lapsed(off, &cmds);
 				else if (!judged)
-					fd_offload_ruleset_changed(off);
+					(void)fd_offload_ruleset_changed(off);	/* said */
 				judged = true;
 			}
 		} else if (fd_lease_renew(&lease, &cmds, now_ms(), false) == 1) {
@@ -734,7 +739,7 @@ main(int argc, char **argv)
 						strerror(-rc));
 				/* a change, or one we may have missed */
 				if (rc < 0 || (rc & FD_NFT_RULESET)) {
-					fd_offload_ruleset_changed(off);
+					(void)fd_offload_ruleset_changed(off);	/* said */
 					(void)fd_rulecheck_run(rck);	/* what is new, said */
 				}
 				if (rc < 0 || (rc & FD_NFT_CUT))

@@ -220,14 +220,20 @@ decide(struct burst *b, uintptr_t data, struct rte_mbuf *m,
 	uint8_t action = ctl & FP_MF_ACTION;
 	uint8_t verdict = (ctl & FP_MF_VERDICT) >> FP_MF_VERDICT_SHIFT;
 	bool ips_on = b->cfg & FC_CFG_IPS;
+	bool cut = (action == FC_ACTION_IPS && ips_on && verdict == FC_VERDICT_DROP) ||
+		   action == FC_ACTION_DROP;
 
-	/* step 4 */
+	/*
+	 * step 4.  A cut connection drops at any revision (flowcut's): from a
+	 * new revision until the host has made its cut ones again at it, their
+	 * frames stay here - dropping is safe whatever the rules say now.
+	 */
 	if (!(ctl & FP_MF_ACTIVE))
 		return FC_CNT_FROM_WIRE_TO_KN_MFLOW_NOT_ACTIVE;
 	if (st != FP_CONN_VALID)
 		return st == FP_CONN_RECLAIM ? FC_CNT_FROM_WIRE_TO_KN_CONN_RECLAIM_PENDING
 					     : FC_CNT_FROM_WIRE_TO_KN_CONN_INVALID;
-	if (fp_data_rev(data) != b->rev)
+	if (fp_data_rev(data) != b->rev && !cut)
 		return FC_CNT_FROM_WIRE_TO_KN_FW_REV_MISMATCH;
 
 	st64(&mf->last_seen, b->now);
@@ -239,10 +245,9 @@ decide(struct burst *b, uintptr_t data, struct rte_mbuf *m,
 	 * any TCP rule: never given back, its sender's retransmissions, FINs
 	 * and RSTs stay here.  Cut as IPS (the verdict) or as FWD (the action).
 	 */
-	if (action == FC_ACTION_IPS && ips_on && verdict == FC_VERDICT_DROP)
-		return FC_CNT_FROM_WIRE_DROP_IPS_VERDICT;
-	if (action == FC_ACTION_DROP)
-		return FC_CNT_FROM_WIRE_DROP_MFLOW_ACTION;
+	if (cut)
+		return action == FC_ACTION_DROP ? FC_CNT_FROM_WIRE_DROP_MFLOW_ACTION
+						: FC_CNT_FROM_WIRE_DROP_IPS_VERDICT;
 
 	/*
 	 * step 5b (flowcut's): the host's lease lapsed - no one checks what
@@ -303,14 +308,7 @@ fp_process_burst(struct fp_worker *w, uint16_t port, struct rte_mbuf **pkts,
 		 uint16_t n, uint64_t now, struct fp_out *out)
 {
 	struct fp *fp = w->fp;
-	struct burst b = {
-		.fp = fp,
-		.w = w,
-		.cfg = __atomic_load_n(&fp->cfg, __ATOMIC_ACQUIRE),
-		.rev = __atomic_load_n(&fp->fw_rev, __ATOMIC_ACQUIRE),
-		.closed = __atomic_load_n(&fp->closed, __ATOMIC_ACQUIRE),
-		.now = now,
-	};
+	struct burst b = { .fp = fp, .w = w, .now = now };
 	struct fp_parsed pp[FP_BURST_MAX];
 	const void *keys[FP_BURST_MAX];
 	void *data[FP_BURST_MAX];
@@ -318,6 +316,14 @@ fp_process_burst(struct fp_worker *w, uint16_t port, struct rte_mbuf **pkts,
 	uint64_t hits = 0;
 	unsigned int nk = 0;
 
+	/*
+	 * The lease first, then the revision: the host reopens a lapsed lease
+	 * only after its new revision (both stores release), so a burst that
+	 * sees it reopened sees that revision too, never the old one.
+	 */
+	b.closed = __atomic_load_n(&fp->closed, __ATOMIC_ACQUIRE);
+	b.rev = __atomic_load_n(&fp->fw_rev, __ATOMIC_ACQUIRE);
+	b.cfg = __atomic_load_n(&fp->cfg, __ATOMIC_ACQUIRE);
 	if (n > FP_BURST_MAX)
 		n = FP_BURST_MAX;
 	rte_rcu_qsbr_thread_online(fp->qsbr, w->id);

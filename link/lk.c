@@ -475,7 +475,11 @@ lk_map(const char *path, bool create)
 		refuse(errno, path, "cannot size to %u bytes: %s", size, strerror(errno));
 		goto fail;
 	}
-	if (fstat(fd, &st) != 0 || (uint64_t)st.st_size != size) {
+	if (fstat(fd, &st) != 0) {
+		refuse(errno, path, "fstat: %s", strerror(errno));
+		goto fail;
+	}
+	if ((uint64_t)st.st_size != size) {
 		refuse(EPROTO, path, "%ju bytes, not a link of version %u (%u bytes)",
 		       (uintmax_t)st.st_size, LK_VERSION, size);
 		goto fail;

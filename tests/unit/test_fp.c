@@ -432,6 +432,13 @@ static void prep_given_back(struct t *t, fp_conn_id id, struct fc_frame_spec *s,
 }
 static void prep_rev_bump(struct t *t, fp_conn_id id, struct fc_frame_spec *s, uint16_t *port)
 { (void)id; (void)s; (void)port; fp_fw_rev_set(t->fp, fp_fw_rev_get(t->fp) + 1); }
+/* a cut connection, then a new revision: it drops on until made again at it */
+static void prep_cut_rev_bump(struct t *t, fp_conn_id id, struct fc_frame_spec *s, uint16_t *port)
+{
+	(void)s; (void)port;
+	assert_int_equal(fp_conn_verdict_set(t->fp, id, FC_VERDICT_DROP), 0);
+	fp_fw_rev_set(t->fp, fp_fw_rev_get(t->fp) + 1);
+}
 static void prep_cut_fin(struct t *t, fp_conn_id id, struct fc_frame_spec *s, uint16_t *port)
 {
 	(void)port;
@@ -549,6 +556,8 @@ test_model_steps(void **state)
 		{ "4 microflow not active", prep_inactive, FC_ACTION_FWD, IPPROTO_UDP, FC_CNT_FROM_WIRE_TO_KN_MFLOW_NOT_ACTIVE },
 		{ "4 connection given back", prep_given_back, FC_ACTION_FWD, IPPROTO_TCP, FC_CNT_FROM_WIRE_TO_KN_CONN_INVALID },
 		{ "4 older firewall revision", prep_rev_bump, FC_ACTION_IPS, IPPROTO_UDP, FC_CNT_FROM_WIRE_TO_KN_FW_REV_MISMATCH },
+		{ "4 older revision, cut (verdict DROP): still dropped", prep_cut_rev_bump, FC_ACTION_IPS, IPPROTO_UDP, FC_CNT_FROM_WIRE_DROP_IPS_VERDICT },
+		{ "4 older revision, cut (action DROP): still dropped", prep_rev_bump, FC_ACTION_DROP, IPPROTO_UDP, FC_CNT_FROM_WIRE_DROP_MFLOW_ACTION },
 		{ "5 cut: a FIN is dropped, not given back", prep_cut_fin, FC_ACTION_IPS, IPPROTO_TCP, FC_CNT_FROM_WIRE_DROP_IPS_VERDICT },
 		{ "5 cut: an RST is dropped, not given back", prep_cut_rst, FC_ACTION_IPS, IPPROTO_TCP, FC_CNT_FROM_WIRE_DROP_IPS_VERDICT },
 		{ "5 FWD cut (action DROP): a FIN is dropped", prep_cut_fwd_fin, FC_ACTION_FWD, IPPROTO_TCP, FC_CNT_FROM_WIRE_DROP_MFLOW_ACTION },
