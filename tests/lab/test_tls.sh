@@ -187,6 +187,7 @@ t_listed() { # fam ja4|ja3
 	XD=$(( $(drop_ips) - X0D ))
 	cap_stop "$run/cut.client.pcap"
 	cap_stop "$run/cut.server.pcap"
+	stat_ge cuts.tls.in_hardware 1 || true	# the stats file is written once a second
 	say "the listed s_client: the coprocessor dropped $XD of its frames (DROP_IPS_VERDICT)," \
 	    "flowcutd cut $(stat_of cuts.tls.in_hardware) in hardware, the inspector dropped" \
 	    "$(stat_of inspector.frames_dropped) frames"
@@ -211,6 +212,8 @@ t_two_segments() { # fam
 	cap_stop "$run/big.pcap"
 	read -r port ja4 ja3 <<<"$(hello_of "$run/big.pcap")" || { say "no hello captured"; return 1; }
 	segs=$(data_from "$run/big.pcap" "$port")
+	# flowcutd's stats file is written once a second: wait for the one after the hello
+	stat_ge inspector.frames_held $((held0 + 2)) || true
 	say "s_client with a 1,600-byte ALPN list (port $port): JA4 $ja4, its first $segs segments with" \
 	    "data; the inspector held $(( $(stat_of inspector.frames_held) - held0 )) frames and passed it"
 	grep -q "^New, TLS" "$run/big.out" || { say "no handshake: $(tail -3 "$run/big.out")"; rc=1; }
@@ -276,6 +279,7 @@ t_off() { # fam
 	cap_stop "$run/cut.client.pcap"
 	cap_stop "$run/cut.server.pcap"
 	read -r port _ <<<"$(hello_of "$run/cut.client.pcap")"
+	stat_ge inspector.cut_not_offloaded 1 && stat_ge inspector.frames_dropped 2 || true
 	say "the listed s_client (port $port): $(data_from "$run/cut.client.pcap" "$port") segments" \
 	    "with data sent, $(data_from "$run/cut.server.pcap" "$port") at the server; cut on the host:" \
 	    "$(stat_of inspector.cut_not_offloaded), frames dropped by the inspector: $(stat_of inspector.frames_dropped)"
