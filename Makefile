@@ -39,6 +39,11 @@ SAN_ASAN    := -O1 -fno-omit-frame-pointer -fsanitize=address
 SAN_UBSAN   := -O1 -fsanitize=undefined -fno-sanitize-recover=undefined
 
 # ---- the house: which folder may use which ----------------------------------
+# driver/'s rooms, one job each (driver/README.md); flowcutd.c, on top, is
+# driver/ itself.
+DRIVER := driver/base driver/cmd driver/port driver/path driver/ct driver/nft \
+          driver/control driver/offload driver/cut driver/ips
+
 # A folder's sources may #include (and its programs link) their own folder,
 # include/flowcut/ (everyone's), and the folders on its line; "dpdk" is DPDK
 # (its headers and -lrte_*).  Arrows go one way: nothing uses npu/, driver/,
@@ -48,19 +53,29 @@ USES_link              :=
 USES_settings          :=
 USES_inspect           :=
 USES_npu               := fastpath link dpdk
-USES_driver            := link settings inspect
+USES_driver/base       :=
+USES_driver/cmd        := link
+USES_driver/port       := link
+USES_driver/path       := driver/base driver/cmd driver/port link
+USES_driver/ct         := driver/base
+USES_driver/nft        := settings
+USES_driver/control    :=
+USES_driver/offload    := driver/base driver/cmd driver/port driver/path driver/ct link
+USES_driver/cut        := driver/offload driver/nft driver/ct driver/path driver/port driver/cmd driver/base settings link
+USES_driver/ips        := driver/cut driver/offload driver/nft driver/ct driver/path driver/port driver/cmd driver/base settings inspect link
+USES_driver            := $(DRIVER) link settings inspect
 USES_ctl               := link settings inspect
 USES_tests/lib         := fastpath dpdk
-USES_tests/unit        := fastpath link settings inspect npu driver tests/lib dpdk
-USES_tests/integration := fastpath link settings npu driver tests/lib dpdk
-USES_tests/fuzz        := fastpath link settings inspect npu driver tests/lib dpdk
-USES_bench             := fastpath link settings driver tests/lib dpdk
+USES_tests/unit        := fastpath link settings inspect npu $(DRIVER) tests/lib dpdk
+USES_tests/integration := fastpath link settings npu $(DRIVER) tests/lib dpdk
+USES_tests/fuzz        := fastpath link settings inspect npu $(DRIVER) tests/lib dpdk
+USES_bench             := fastpath link settings $(DRIVER) tests/lib dpdk
 USES_tools             := fastpath tests/lib dpdk
 FOLDERS := $(sort $(patsubst USES_%,%,$(filter USES_%,$(.VARIABLES))))
 
 # The folders built as libraries: each takes every .c in it that no program
-# below names as its own (npu/npu_main.c, driver/flowcutd.c).
-LIBRARIES := fastpath link settings inspect npu driver tests/lib
+# below names as its own (npu/npu_main.c).
+LIBRARIES := fastpath link settings inspect npu $(DRIVER) tests/lib
 
 # ---- the programs -----------------------------------------------------------
 # $(call program,NAME, ITS OWN SOURCES, LIBRARIES IT LINKS, OTHER -l FLAGS)
@@ -79,9 +94,9 @@ endef
 
 #              name               its own sources                         links                      other libraries
 $(call program,flowcut-npu,       npu/npu_main.c,                         npu fastpath link dpdk,    -lrte_ethdev)
-$(call program,flowcutd,          driver/flowcutd.c,                      driver link settings inspect, -ljansson -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -lcrypto)
+$(call program,flowcutd,          driver/flowcutd.c,                      $(DRIVER) link settings inspect, -ljansson -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -lcrypto)
 $(call program,flowcutctl,        ctl/flowcutctl.c,                       link settings inspect,     -ljansson -lcrypto -lpcap -lnftables)
-$(call program,flowcut-bench,     bench/flowcut-bench.c,                  fastpath link settings driver tests/lib dpdk, -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson)
+$(call program,flowcut-bench,     bench/flowcut-bench.c,                  fastpath link settings driver/cut driver/offload driver/nft driver/ct driver/path driver/port driver/cmd driver/base tests/lib dpdk, -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson)
 $(call program,flowcut-fpdemo,    tools/flowcut-fpdemo.c,                 fastpath tests/lib dpdk,   )
 $(call program,flowcut-ctfill,    tools/flowcut-ctfill.c,                 ,                          -lnetfilter_conntrack -lnfnetlink)
 $(call program,test_parse,        tests/unit/test_parse.c,                fastpath tests/lib,        -lcmocka)
@@ -92,34 +107,34 @@ $(call program,test_fp_nat,       tests/unit/test_fp_nat.c,               fastpa
 $(call program,test_fp_mt,        tests/unit/test_fp_mt.c,                fastpath tests/lib dpdk,   -lcmocka -lpthread)
 $(call program,test_link,         tests/unit/test_link.c,                 link,                      -lcmocka -lpthread)
 $(call program,test_settings,     tests/unit/test_settings.c,             settings,                  -lcmocka)
-$(call program,test_rtnl,         tests/unit/test_rtnl.c,                 driver tests/lib,          -lcmocka -lmnl)
-$(call program,test_cmdq,         tests/unit/test_cmdq.c,                 driver npu fastpath link tests/lib dpdk, -lcmocka -lpthread)
+$(call program,test_rtnl,         tests/unit/test_rtnl.c,                 driver/path driver/port driver/cmd driver/base tests/lib,          -lcmocka -lmnl)
+$(call program,test_cmdq,         tests/unit/test_cmdq.c,                 driver/cmd npu fastpath link tests/lib dpdk, -lcmocka -lpthread)
 $(call program,test_list,         tests/unit/test_list.c,                 settings,                  -lcmocka -lpthread)
 $(call program,test_fplist,       tests/unit/test_fplist.c,               settings,                  -lcmocka)
 $(call program,test_tls,          tests/unit/test_tls.c,                  inspect tests/lib,         -lcmocka -lcrypto -lpcap)
-$(call program,test_inspect,      tests/unit/test_inspect.c,              driver settings inspect tests/lib fastpath, -lcmocka -lcrypto -lpthread)
+$(call program,test_inspect,      tests/unit/test_inspect.c,              driver/ips settings inspect tests/lib fastpath, -lcmocka -lcrypto -lpthread)
 $(call program,test_quic,         tests/unit/test_quic.c,                 inspect tests/lib,         -lcmocka -lcrypto)
-$(call program,test_policy,       tests/unit/test_policy.c,               driver,                    -lcmocka -lnetfilter_conntrack)
-$(call program,test_ctl,          tests/unit/test_ctl.c,                  driver,                    -lcmocka)
-$(call program,test_setelem,      tests/unit/test_setelem.c,              driver settings,           -lcmocka -lmnl)
-$(call program,test_rulecheck,    tests/unit/test_rulecheck.c,            driver tests/lib,          -lcmocka -ljansson -lnftables)
-$(call program,test_driver,       tests/integration/test_driver.c,        driver settings npu fastpath link tests/lib dpdk, -lcmocka -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson)
+$(call program,test_policy,       tests/unit/test_policy.c,               driver/ct,                    -lcmocka -lnetfilter_conntrack)
+$(call program,test_ctl,          tests/unit/test_ctl.c,                  driver/control,                    -lcmocka)
+$(call program,test_setelem,      tests/unit/test_setelem.c,              driver/nft settings,           -lcmocka -lmnl)
+$(call program,test_rulecheck,    tests/unit/test_rulecheck.c,            driver/nft tests/lib,          -lcmocka -ljansson -lnftables)
+$(call program,test_driver,       tests/integration/test_driver.c,        driver/cut driver/offload driver/nft driver/ct driver/path driver/port driver/cmd driver/base settings npu fastpath link tests/lib dpdk, -lcmocka -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson)
 $(call program,test_npu,          tests/integration/test_npu.c,           fastpath link tests/lib,   -lcmocka -lpcap)
-$(call program,test_rulecheck_nft, tests/integration/test_rulecheck.c,     driver settings tests/lib, -lcmocka -lmnl -lnftables -ljansson)
+$(call program,test_rulecheck_nft, tests/integration/test_rulecheck.c,     driver/nft settings tests/lib, -lcmocka -lmnl -lnftables -ljansson)
 $(call program,fuzz_frame_replay, tests/fuzz/fuzz_frame.c    tests/fuzz/replay_main.c, fastpath tests/lib dpdk,)
 $(call program,fuzz_cmd_replay,   tests/fuzz/fuzz_cmd.c      tests/fuzz/replay_main.c, npu fastpath link tests/lib dpdk,)
 $(call program,fuzz_settings_replay, tests/fuzz/fuzz_settings.c tests/fuzz/replay_main.c, settings,)
-$(call program,fuzz_rtnl_replay,  tests/fuzz/fuzz_rtnl.c     tests/fuzz/replay_main.c, driver tests/lib, -lmnl)
-$(call program,fuzz_ct_replay,    tests/fuzz/fuzz_ct.c       tests/fuzz/replay_main.c, driver, -lmnl -lnetfilter_conntrack -lnfnetlink)
+$(call program,fuzz_rtnl_replay,  tests/fuzz/fuzz_rtnl.c     tests/fuzz/replay_main.c, driver/path driver/port driver/cmd driver/base tests/lib, -lmnl)
+$(call program,fuzz_ct_replay,    tests/fuzz/fuzz_ct.c       tests/fuzz/replay_main.c, driver/ct driver/base, -lmnl -lnetfilter_conntrack -lnfnetlink)
 $(call program,fuzz_list_replay,  tests/fuzz/fuzz_list.c     tests/fuzz/replay_main.c, settings,)
-$(call program,fuzz_inspect_replay, tests/fuzz/fuzz_inspect.c tests/fuzz/replay_main.c, driver settings inspect tests/lib fastpath, -lcrypto -lpthread)
+$(call program,fuzz_inspect_replay, tests/fuzz/fuzz_inspect.c tests/fuzz/replay_main.c, driver/ips settings inspect tests/lib fastpath, -lcrypto -lpthread)
 $(call program,fuzz_quic_replay,  tests/fuzz/fuzz_quic.c     tests/fuzz/replay_main.c, inspect tests/lib, -lcrypto)
 $(call program,fuzz_fplist_replay, tests/fuzz/fuzz_fplist.c  tests/fuzz/replay_main.c, settings,)
 $(call program,fuzz_tls_replay,   tests/fuzz/fuzz_tls.c      tests/fuzz/replay_main.c, inspect tests/lib, -lcrypto)
-$(call program,fuzz_ctl_replay,   tests/fuzz/fuzz_ctl.c      tests/fuzz/replay_main.c, driver,)
-$(call program,fuzz_nftset_replay, tests/fuzz/fuzz_nftset.c  tests/fuzz/replay_main.c, driver settings, -lnftables -ljansson -lmnl)
+$(call program,fuzz_ctl_replay,   tests/fuzz/fuzz_ctl.c      tests/fuzz/replay_main.c, driver/control,)
+$(call program,fuzz_nftset_replay, tests/fuzz/fuzz_nftset.c  tests/fuzz/replay_main.c, driver/nft settings, -lnftables -ljansson -lmnl)
 $(call program,fuzz_seg_replay,   tests/fuzz/fuzz_seg.c      tests/fuzz/replay_main.c, inspect tests/lib fastpath,)
-$(call program,fuzz_rulecheck_replay, tests/fuzz/fuzz_rulecheck.c tests/fuzz/replay_main.c, driver, -ljansson -lnftables)
+$(call program,fuzz_rulecheck_replay, tests/fuzz/fuzz_rulecheck.c tests/fuzz/replay_main.c, driver/nft, -ljansson -lnftables)
 
 # libFuzzer builds, $(BUILD)/fuzz/fuzz_<t>: fuzz_<t>_replay with the glue in
 # place of the replayer.

@@ -3,7 +3,7 @@
  * fc_seg: an IP packet's TCP segment or UDP datagram, as a reader of
  * ClientHellos needs it - its flow (addresses, ports), a segment's
  * sequence number and flags, and where its payload sits - for the two
- * that read them: flowcutd's inspector (driver/fd_seg, frames the
+ * that read them: flowcutd's inspector (driver/ips/fd_seg, frames the
  * coprocessor hands up) and fc_tlscap (frames of a capture file, which
  * may be cut short by the snapshot length).
  *

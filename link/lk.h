@@ -212,7 +212,7 @@ void lk_ans_wait(struct lk *lk, int timeout_ms);
  * For one-shot use (flowcutctl): answers to other tags met on the way (an
  * earlier call's that timed out) are consumed and counted in
  * lk_stats.unexpected_tag.  A client with many commands in flight uses
- * driver/fd_cmdq.h instead, and never lk_call on the same struct lk.
+ * driver/cmd/fd_cmdq.h instead, and never lk_call on the same struct lk.
  */
 int lk_call(struct lk *lk, uint16_t op, const void *payload, uint16_t len, void *ans,
 	    uint16_t ans_cap, uint16_t *ans_len, int timeout_ms);

@@ -27,15 +27,26 @@ self_test() {
 		echo "self-test: the unchanged tree is refused:"; echo "$out"; return 1
 	fi
 	# driver/ including the fast path: refused, naming the file and the arrow
-	sed -i '0,/#include "fd_tap.h"/s//&\n#include "fp.h"/' "$tmp/driver/fd_tap.c"
+	sed -i '0,/#include "fd_tap.h"/s//&\n#include "fp.h"/' "$tmp/driver/port/fd_tap.c"
 	out=$("$tmp/scripts/check-arrows.sh" "$tmp" 2>&1)
-	if [ $? -ne 1 ] || ! grep -q '^driver/fd_tap.c:4: .*fastpath/fp.h.*driver -> fastpath' <<<"$out"; then
-		echo "self-test: driver/fd_tap.c including fp.h not refused as driver -> fastpath:"; echo "$out"; rc=1
+	if [ $? -ne 1 ] || ! grep -q '^driver/port/fd_tap.c:4: .*fastpath/fp.h.*driver/port -> fastpath' <<<"$out"; then
+		echo "self-test: driver/port/fd_tap.c including fp.h not refused as driver -> fastpath:"; echo "$out"; rc=1
 	fi
 	# and the compiler refuses it too: fp.h is not on driver/'s include path
-	out=$(make -s -C "$tmp" BUILD="$tmp/build" "$tmp/build/obj/release/driver/fd_tap.o" 2>&1)
+	out=$(make -s -C "$tmp" BUILD="$tmp/build" "$tmp/build/obj/release/driver/port/fd_tap.o" 2>&1)
 	if [ $? -eq 0 ] || ! grep -q 'fp.h: No such file' <<<"$out"; then
-		echo "self-test: the compiler did not refuse fp.h in driver/fd_tap.c:"; echo "$out"; rc=1
+		echo "self-test: the compiler did not refuse fp.h in driver/port/fd_tap.c:"; echo "$out"; rc=1
+	fi
+	# a room of the driver including one above it (ct/ -> offload/): refused
+	# by the check and by the compiler, as between top-level folders
+	sed -i '0,/#include "fd_ct.h"/s//&\n#include "fd_offload.h"/' "$tmp/driver/ct/fd_ct.c"
+	out=$("$tmp/scripts/check-arrows.sh" "$tmp" 2>&1)
+	if [ $? -ne 1 ] || ! grep -q '^driver/ct/fd_ct.c:[0-9]*: .*driver/offload/fd_offload.h.*driver/ct -> driver/offload' <<<"$out"; then
+		echo "self-test: driver/ct/fd_ct.c including fd_offload.h not refused as driver/ct -> driver/offload:"; echo "$out"; rc=1
+	fi
+	out=$(make -s -C "$tmp" BUILD="$tmp/build" "$tmp/build/obj/release/driver/ct/fd_ct.o" 2>&1)
+	if [ $? -eq 0 ] || ! grep -q 'fd_offload.h: No such file' <<<"$out"; then
+		echo "self-test: the compiler did not refuse fd_offload.h in driver/ct/fd_ct.c:"; echo "$out"; rc=1
 	fi
 	# link/ including DPDK: refused
 	sed -i '0,/#include "lk.h"/s//&\n#include <rte_mbuf.h>/' "$tmp/link/lk.c"
@@ -43,7 +54,7 @@ self_test() {
 	if [ $? -ne 1 ] || ! grep -q '^link/lk.c:4: .*rte_mbuf.h.*link -> dpdk' <<<"$out"; then
 		echo "self-test: link/lk.c including rte_mbuf.h not refused as link -> dpdk:"; echo "$out"; rc=1
 	fi
-	[ $rc -eq 0 ] && echo "self-test: crossing includes refused (driver -> fastpath, link -> dpdk)"
+	[ $rc -eq 0 ] && echo "self-test: crossing includes refused (driver/port -> fastpath, driver/ct -> driver/offload, link -> dpdk)"
 	return $rc
 }
 

@@ -5,7 +5,7 @@ set -euo pipefail
 pkgs=(make gcc clang libclang-rt-14-dev pkg-config
       dpdk-dev libdpdk-dev libcmocka-dev libpcap-dev libjansson-dev valgrind bc iproute2 ethtool iputils-ping nftables conntrack iperf3 curl
       libmnl-dev libnetfilter-conntrack-dev libnftables-dev
-      # flowcutd's tables of offloaded connections (driver/fd_offload.c)
+      # flowcutd's tables of offloaded connections (driver/offload/fd_offload.c)
       uthash-dev
       # the lab's real clients and servers (tests/lab/test_real.sh)
       nginx bind9-dnsutils dnsmasq-base netcat-openbsd openssl python3

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * flowcutd's control socket, as flowcutd (driver/fd_ctl) and flowcutctl
+ * flowcutd's control socket, as flowcutd (driver/control/fd_ctl) and flowcutctl
  * both speak it: a unix SOCK_SEQPACKET socket, one request per
  * connection, one message each way, text:
  *

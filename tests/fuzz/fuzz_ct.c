@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Fuzz target: conntrack's event datagrams as flowcutd reads them
- * (driver/fd_ct: fd_ct_parse, libnetfilter_conntrack's nfct_nlmsg_parse
+ * (driver/ct/fd_ct: fd_ct_parse, libnetfilter_conntrack's nfct_nlmsg_parse
  * under it) and the offload policy on whatever state they make
- * (driver/fd_policy).  Checks: no crash or overread (ASan); a result in
+ * (driver/ct/fd_policy).  Checks: no crash or overread (ASan); a result in
  * range; a state that qualifies yields keys of its own family, both ways,
  * and an action the fast path knows.
  *

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Fuzz target: flowcutd's control requests (driver/fd_ctl, what a client
+ * Fuzz target: flowcutd's control requests (driver/control/fd_ctl, what a client
  * of its socket sends).  Checks: no crash; a refusal says why; an accepted
  * request, written back as "cut-conn ID\n" or "status\n", reads back as
  * the same.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Fuzz target: the inspector (driver/fd_inspect) - its frame parser, its
+ * Fuzz target: the inspector (driver/ips/fd_inspect) - its frame parser, its
  * reassembly and holding, its decisions - over a sequence of steps read
  * from the input:
  *

@@ -3,11 +3,11 @@
  * Fuzz target: a set's elements, as flowcutd reads them.  Each input goes
  * to both readers:
  *
- * - as text, libnftables' JSON output (driver/fd_nft, fd_nft_set_parse:
+ * - as text, libnftables' JSON output (driver/nft/fd_nft, fd_nft_set_parse:
  *   what flowcutd cuts by hand);
  * - as netlink, its first byte the set's kind (bit 0: IPv6, bit 1:
  *   interval, bit 2: a whole set, not one transaction) and the rest a
- *   datagram of NEWSETELEM messages (driver/fd_setelem: the watched sets'
+ *   datagram of NEWSETELEM messages (driver/nft/fd_setelem: the watched sets'
  *   notifications and dumps).
  *
  * Checks: no crash; every range read has the set's family and its first

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Fuzz target: the ruleset's JSON as flowcutd's ruleset check walks it
- * (driver/fd_rulecheck, fd_rulecheck_parse), with flowcut's mark bit and
+ * (driver/nft/fd_rulecheck, fd_rulecheck_parse), with flowcut's mark bit and
  * with every bit.  Checks: no crash; 0, -EINVAL with a reason, or -ENOMEM;
  * every finding of a known kind, its names NUL-terminated, none twice;
  * the same input checked again finds the same.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fc_rulecases: the rulesets of tests/rulecheck/ (NAME.nft, each loaded
- * with flowcut.nft; lab: lab/ruleset.nft) and what driver/fd_rulecheck
+ * with flowcut.nft; lab: lab/ruleset.nft) and what driver/nft/fd_rulecheck
  * must find in each, for the unit test (their committed `nft -j list
  * ruleset`, NAME.json) and the root test (loaded into a namespace, listed
  * through libnftables).  Handles are the kernel's for that load into a

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The command client (driver/fd_cmdq.c) over a real link region.
+ * The command client (driver/cmd/fd_cmdq.c) over a real link region.
  *
  * Against the real coprocessor side - npu/npu_cmd.c on a real fast path,
  * served from a thread as flowcut-npu's control thread serves it: batches
