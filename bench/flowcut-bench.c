@@ -1144,12 +1144,12 @@ out:
 }
 
 static unsigned int
-cut_states_left(struct fd_offload *off)
+cut_states_left(struct fd_ct *ct)
 {
 	struct nf_conntrack **all;
 	size_t n;
 
-	if (fd_ct_dump(fd_offload_ct(off), &all, &n) != 0)
+	if (fd_ct_dump(ct, &all, &n) != 0)
 		return UINT32_MAX;
 	/* a state the cut missed is a bug: the first few shown whole */
 	for (size_t i = 0; i < n && i < 5; i++) {
@@ -1174,6 +1174,11 @@ bench_cut(unsigned int n, bool ruleset)
 				.ctx = &spy };
 	const char *why = fc_netns_front_ports();
 	struct fd_offload_stats os;
+	struct fd_ct *ct = NULL;
+	struct fd_ct_io ctio;
+	struct fd_route *route = NULL;
+	struct fd_route_io rtio;
+	struct fd_nhop *nhops = NULL;
 	struct fd_offload *off = NULL;
 	struct fd_cut *cut = NULL;
 	struct fd_cmdq *q = NULL;
@@ -1231,8 +1236,16 @@ bench_cut(unsigned int n, bool ruleset)
 	cfg.ifindex[0] = if_nametoindex("fp0");
 	cfg.ifindex[1] = if_nametoindex("fp1");
 	memcpy(cfg.mac, mac, sizeof(mac));
-	off = fd_offload_open(&cmds, &cfg);
-	cut = off ? fd_cut_open(off, NULL) : NULL;
+	/* as flowcutd: the binding's parts opened here, handed in */
+	ct = fd_ct_open();
+	route = fd_route_open();
+	nhops = fd_nhop_open(&cmds, cfg.nports, cfg.mac);
+	ctio = fd_ct_io_of(ct);
+	rtio = fd_route_io_of(route);
+	off = ct && route && nhops ? fd_offload_open(&cmds, &ctio, &rtio, nhops, &cfg) : NULL;
+	cut = off ? fd_cut_open(&(struct fd_cut_parts){ .off = off, .ct = ctio, .cmds = cmds,
+							.cut_in_hardware = cfg.cut_in_hardware })
+		  : NULL;
 	if (cut == NULL) {
 		fprintf(stderr, "flowcut-bench: the binding: %s\n", strerror(errno));
 		goto out;
@@ -1276,7 +1289,7 @@ bench_cut(unsigned int n, bool ruleset)
 	whole = mono_ns() - spy.t0;
 	fflush(stdout);
 	dup2(out_fd, STDOUT_FILENO);
-	left = cut_states_left(off);
+	left = cut_states_left(ct);
 	printf("  one change cuts %d connections (in hardware: DROP answered, then the state "
 	       "killed):\n", cutn);
 	printf("    first DROP answered %.2f ms after the change, last %.1f ms: %.0f drops per "
@@ -1305,6 +1318,9 @@ out:
 	fc_list_free(&l);
 	fd_cut_close(cut);
 	fd_offload_close(off);
+	fd_nhop_close(nhops);
+	fd_route_close(route);
+	fd_ct_close(ct);
 	fd_cmdq_destroy(q);
 	lk_close(lk);
 	if (pid > 0) {

@@ -53,11 +53,13 @@
 #include "fc_settings.h"
 #include "fd_cmdq.h"
 #include "fd_cmds.h"
+#include "fd_ct.h"
 #include "fd_ctl.h"
 #include "fd_cut.h"
 #include "fd_ips.h"
 #include "fd_lease.h"
 #include "fd_nft.h"
+#include "fd_nhop.h"
 #include "fd_offload.h"
 #include "fd_relay.h"
 #include "fd_route.h"
@@ -496,6 +498,11 @@ main(int argc, char **argv)
 	char settings_name[256];
 	int watch;
 	struct fd_offload_cfg ocfg = { .mark_bit = CT_MARK_BIT };
+	struct fd_ct *ct;
+	struct fd_ct_io ctio;
+	struct fd_route *route;
+	struct fd_route_io rtio;
+	struct fd_nhop *nhops;
 	struct fd_offload *off;
 	struct fd_cut *cut;
 	struct fd_watch *wat;
@@ -600,10 +607,19 @@ main(int argc, char **argv)
 	}
 	relay = fd_relay_start(lk, taps, o.ports, fd_ips_relay_hook(ips));
 	fd_ips_offload_cfg(ips, &ocfg);
-	off = fd_offload_open(&cmds, &ocfg);
+	/* the binding's parts, opened here and handed in (fd_offload.h) */
+	ct = fd_ct_open();
+	route = fd_route_open();
+	nhops = fd_nhop_open(&cmds, ocfg.nports, ocfg.mac);
+	ctio = fd_ct_io_of(ct);
+	rtio = fd_route_io_of(route);
+	off = ct && route && nhops ? fd_offload_open(&cmds, &ctio, &rtio, nhops, &ocfg) : NULL;
 	nft = fd_nft_open(CT_MARK_BIT);
 	rck = fd_rulecheck_open(CT_MARK_BIT);
-	cut = off && nft ? fd_cut_open(off, nft) : NULL;
+	cut = off && nft ? fd_cut_open(&(struct fd_cut_parts){ .off = off, .ct = ctio, .cmds = cmds,
+							       .nft = nft,
+							       .cut_in_hardware = cur.cut_in_hardware })
+			 : NULL;
 	wat = nft && cut ? fd_watch_open(nft, cut) : NULL;
 	rtw = fd_route_watch_open();
 	ctlx = (struct ctl_ctx){ .cut = cut, .off = off, .lk = lk, .programmed = &programmed };
@@ -612,13 +628,14 @@ main(int argc, char **argv)
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (relay == NULL || off == NULL || nft == NULL || cut == NULL || wat == NULL ||
 	    rtw == NULL || ctl == NULL || rck == NULL || epfd < 0) {
-		fprintf(stderr, "flowcutd: %s: %s\n", relay == NULL ? "relay" : off == NULL ?
-			"conntrack" : nft == NULL ? "nftables" : cut == NULL ? "cut" : wat == NULL ?
+		fprintf(stderr, "flowcutd: %s: %s\n", relay == NULL ? "relay" : ct == NULL ?
+			"conntrack" : route == NULL ? "routes" : nhops == NULL ? "next hops" :
+			off == NULL ? "binding" : nft == NULL ? "nftables" : cut == NULL ? "cut" : wat == NULL ?
 			"watched lists" : rtw == NULL ? "rtnetlink" : ctl == NULL ? "control socket" :
 			rck == NULL ? "ruleset check" : "epoll", strerror(errno));
 		return 1;
 	}
-	fd_ips_bind(ips, off, cut);
+	fd_ips_bind(ips, off, &ctio, &cmds, cut);
 	fd_ips_settings(ips, &cur);
 	fd_watch_settings(wat, &cur);	/* the lists into their sets; cut once programmed */
 	(void)fd_rulecheck_run(rck);	/* what offloaded connections would bypass, said */
@@ -630,7 +647,7 @@ main(int argc, char **argv)
 		struct epoll_event ctl_ev = { .events = EPOLLIN, .data.u32 = 4 };
 		struct epoll_event wat_ev = { .events = EPOLLIN, .data.u32 = 5 };
 
-		if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd_offload_fd(off), &ct_ev) != 0 ||
+		if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd_ct_fd(ct), &ct_ev) != 0 ||
 		    epoll_ctl(epfd, EPOLL_CTL_ADD, fd_nft_fd(nft), &nft_ev) != 0 ||
 		    (watch >= 0 && epoll_ctl(epfd, EPOLL_CTL_ADD, watch, &set_ev) != 0) ||
 		    epoll_ctl(epfd, EPOLL_CTL_ADD, fd_route_watch_fd(rtw), &rt_ev) != 0 ||
@@ -755,6 +772,7 @@ main(int argc, char **argv)
 				   settings_load(o.settings)) {
 				/* saved: applied at once, the gate and the switch together */
 				fd_offload_settings(off, cur.cut_in_hardware, cur.idle_timeout);
+				fd_cut_settings(cut, cur.cut_in_hardware);
 				fd_ips_settings(ips, &cur);
 				programmed = program(&cmds, lk, &o) == 0 && programmed;
 				fd_watch_settings(wat, &cur);
@@ -787,6 +805,9 @@ main(int argc, char **argv)
 	fd_route_watch_close(rtw);
 	fd_cut_close(cut);
 	fd_offload_close(off);
+	fd_nhop_close(nhops);
+	fd_route_close(route);
+	fd_ct_close(ct);
 	fd_cmdq_destroy(cmdq);	/* after the binding: it fails what is left in flight */
 	close(epfd);	/* nothing was written through it: no error to lose */
 	lk_close(lk);

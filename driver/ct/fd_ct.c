@@ -49,8 +49,6 @@ struct fd_ct {
 	uint64_t not_kernel;		/* event datagrams from another sender: dropped */
 	uint32_t q_portid, nl_portid;	/* events they cause carry these */
 	uint32_t seq;
-	fd_ct_event_fn *cb;
-	void *arg;
 	uint32_t timeout[256];		/* conntrack's timeout per L4 protocol, s */
 	/* kills queued (fd_ct_kill_post), sent together by fd_ct_kill_flush */
 	struct {
@@ -111,7 +109,7 @@ events_for_every_state(void)
 }
 
 struct fd_ct *
-fd_ct_open(fd_ct_event_fn *cb, void *arg)
+fd_ct_open(void)
 {
 	struct fd_ct *c = calloc(1, sizeof(*c));
 	const char *what = "conntrack event socket";
@@ -119,8 +117,6 @@ fd_ct_open(fd_ct_event_fn *cb, void *arg)
 
 	if (c == NULL)
 		return NULL;
-	c->cb = cb;
-	c->arg = arg;
 	c->kill_buf = malloc(FD_CT_KILL_BUF);
 	if (c->kill_buf == NULL)
 		goto fail;
@@ -240,7 +236,7 @@ fd_ct_parse(const void *buf, size_t len, const uint32_t own[2], fd_ct_event_fn *
 }
 
 int
-fd_ct_events(struct fd_ct *c, unsigned int max)
+fd_ct_events(struct fd_ct *c, unsigned int max, fd_ct_event_fn *cb, void *arg)
 {
 	static char buf[FD_CT_EVBUF] __attribute__((aligned(NLMSG_ALIGNTO)));
 	unsigned int n;
@@ -268,7 +264,7 @@ fd_ct_events(struct fd_ct *c, unsigned int max)
 			continue;
 		}
 		rc = fd_ct_parse(buf, (size_t)len, (const uint32_t[2]){ c->q_portid, c->nl_portid },
-				 c->cb, c->arg);
+				 cb, arg);
 		if (rc == -ENOMEM)
 			return -ENOBUFS;	/* an event not kept: as good as lost */
 		if (rc < 0)	/* the kernel's datagram did not hold together: said, skipped */
@@ -626,4 +622,83 @@ fd_ct_kill_flush(struct fd_ct *c)
 	for (unsigned int i = 0; i < a.n; i++)
 		done[i](arg[i], a.got[i] ? a.rc[i] : err);
 	return err ? err : (int)a.answered;
+}
+
+/* ---- the I/O as a function table (fd_ct_io_of) ---- */
+
+static int
+io_events(void *ctx, unsigned int max, fd_ct_event_fn *cb, void *arg)
+{
+	return fd_ct_events(ctx, max, cb, arg);
+}
+
+static void
+io_drain(void *ctx)
+{
+	fd_ct_drain(ctx);
+}
+
+static struct nf_conntrack *
+io_get(void *ctx, const struct nf_conntrack *tuple)
+{
+	return fd_ct_get(ctx, tuple);
+}
+
+static int
+io_dump(void *ctx, struct nf_conntrack ***out, size_t *n)
+{
+	return fd_ct_dump(ctx, out, n);
+}
+
+static int
+io_mark(void *ctx, const struct nf_conntrack *tuple, uint32_t mark, uint32_t mask)
+{
+	return fd_ct_mark(ctx, tuple, mark, mask);
+}
+
+static int
+io_tcp_loosen(void *ctx, const struct nf_conntrack *tuple)
+{
+	return fd_ct_tcp_loosen(ctx, tuple);
+}
+
+static int
+io_timeout(void *ctx, const struct nf_conntrack *tuple, uint32_t secs)
+{
+	return fd_ct_timeout(ctx, tuple, secs);
+}
+
+static int
+io_kill(void *ctx, const struct nf_conntrack *tuple)
+{
+	return fd_ct_kill(ctx, tuple);
+}
+
+static int
+io_kill_post(void *ctx, const struct nf_conntrack *tuple, fd_ct_done_fn *done, void *arg)
+{
+	return fd_ct_kill_post(ctx, tuple, done, arg);
+}
+
+static int
+io_kill_flush(void *ctx)
+{
+	return fd_ct_kill_flush(ctx);
+}
+
+static uint32_t
+io_established_timeout(void *ctx, uint8_t l4proto)
+{
+	return fd_ct_established_timeout(ctx, l4proto);
+}
+
+struct fd_ct_io
+fd_ct_io_of(struct fd_ct *c)
+{
+	return (struct fd_ct_io){
+		.events = io_events, .drain = io_drain, .get = io_get, .dump = io_dump,
+		.mark = io_mark, .tcp_loosen = io_tcp_loosen, .timeout = io_timeout,
+		.kill = io_kill, .kill_post = io_kill_post, .kill_flush = io_kill_flush,
+		.established_timeout = io_established_timeout, .ctx = c,
+	};
 }

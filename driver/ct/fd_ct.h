@@ -40,8 +40,8 @@ enum fd_ct_event {
 typedef void fd_ct_event_fn(void *arg, enum fd_ct_event type, const struct nf_conntrack *ct,
 			    bool own);
 
-/* fd_ct_open - conntrack's sockets; events go to cb(arg, ...).  NULL and errno. */
-struct fd_ct *fd_ct_open(fd_ct_event_fn *cb, void *arg);
+/* fd_ct_open - conntrack's sockets (events are handed on by fd_ct_events).  NULL and errno. */
+struct fd_ct *fd_ct_open(void);
 /*
  * fd_ct_parse - the conntrack event messages of one datagram (pure: what
  * fd_ct_events reads, and the fuzz target's): cb once per NEW/DELETE
@@ -58,11 +58,12 @@ int fd_ct_fd(const struct fd_ct *c);
 
 /*
  * fd_ct_events - reads at most `max` event datagrams and hands their
- * events on.  Returns how many datagrams it read (fewer than max: the
- * socket is empty), -ENOBUFS when the kernel dropped events (the caller
- * reconciles), or another negative errno from recv().
+ * events to cb(arg, ...), as fd_ct_parse does.  Returns how many
+ * datagrams it read (fewer than max: the socket is empty), -ENOBUFS when
+ * the kernel dropped events (the caller reconciles), or another negative
+ * errno from recv().
  */
-int fd_ct_events(struct fd_ct *c, unsigned int max);
+int fd_ct_events(struct fd_ct *c, unsigned int max, fd_ct_event_fn *cb, void *arg);
 
 /*
  * fd_ct_drain - throws away every event queued now, unread: before a
@@ -143,5 +144,32 @@ int fd_ct_kill_flush(struct fd_ct *c);
 
 /* fd_ct_established_timeout - conntrack's timeout of a working state of `l4proto`, s. */
 uint32_t fd_ct_established_timeout(const struct fd_ct *c, uint8_t l4proto);
+
+/*
+ * struct fd_ct_io - conntrack's I/O as its users (the binding, the cut,
+ * the inspector) call it: one function a call above, each returning what
+ * that call returns, on `ctx`.  A function table, as struct fd_cmds is,
+ * so a test stands in for conntrack without root (tests/unit/test_offload.c).
+ * fd_ct_io_of - the real one, on an open struct fd_ct (which must outlive
+ * it).  The pure helpers (fd_ct_tuple, fd_ct_tuple_of_key, fd_ct_dump_free)
+ * are called directly.
+ */
+struct fd_ct_io {
+	int (*events)(void *ctx, unsigned int max, fd_ct_event_fn *cb, void *arg);
+	void (*drain)(void *ctx);
+	struct nf_conntrack *(*get)(void *ctx, const struct nf_conntrack *tuple);
+	int (*dump)(void *ctx, struct nf_conntrack ***out, size_t *n);
+	int (*mark)(void *ctx, const struct nf_conntrack *tuple, uint32_t mark, uint32_t mask);
+	int (*tcp_loosen)(void *ctx, const struct nf_conntrack *tuple);
+	int (*timeout)(void *ctx, const struct nf_conntrack *tuple, uint32_t secs);
+	int (*kill)(void *ctx, const struct nf_conntrack *tuple);
+	int (*kill_post)(void *ctx, const struct nf_conntrack *tuple, fd_ct_done_fn *done,
+			 void *arg);
+	int (*kill_flush)(void *ctx);
+	uint32_t (*established_timeout)(void *ctx, uint8_t l4proto);
+	void *ctx;
+};
+
+struct fd_ct_io fd_ct_io_of(struct fd_ct *c);
 
 #endif

@@ -20,6 +20,7 @@
 #include "fd_cmds.h"
 #include "fd_ct.h"
 #include "fd_nft.h"
+#include "fd_offload_cut.h"
 #include "fd_policy.h"
 
 /* room for one log line: a tuple of two IPv6 ends and the rest */
@@ -27,6 +28,9 @@
 
 struct fd_cut {
 	struct fd_offload *off;
+	struct fd_ct_io ct;		/* the kills, the dump, the gets */
+	struct fd_cmds cmds;		/* the drops */
+	bool cut_in_hardware;		/* dropping on the coprocessor, else on the host */
 	struct fd_nft *nft;		/* conn4/conn6 for the cuts on the host; may be NULL */
 	struct fd_cut_stats st;
 	struct pending *kills, **kills_tail;	/* drops answered, states to kill */
@@ -64,16 +68,25 @@ fd_cut_trigger_name(enum fd_cut_trigger t)
 }
 
 struct fd_cut *
-fd_cut_open(struct fd_offload *o, struct fd_nft *nft)
+fd_cut_open(const struct fd_cut_parts *parts)
 {
 	struct fd_cut *c = calloc(1, sizeof(*c));
 
 	if (c != NULL) {
-		c->off = o;
-		c->nft = nft;
+		c->off = parts->off;
+		c->ct = parts->ct;
+		c->cmds = parts->cmds;
+		c->cut_in_hardware = parts->cut_in_hardware;
+		c->nft = parts->nft;
 		c->kills_tail = &c->kills;
 	}
 	return c;
+}
+
+void
+fd_cut_settings(struct fd_cut *c, bool cut_in_hardware)
+{
+	c->cut_in_hardware = cut_in_hardware;
 }
 
 void
@@ -290,7 +303,6 @@ block(struct fd_cut *c, const struct pending *p)
 static void
 kills_send(struct fd_cut *c)
 {
-	struct fd_ct *ct = fd_offload_ct(c->off);
 	struct pending *p = c->kills;
 
 	for (const struct pending *q = p; q != NULL; q = q->next)
@@ -301,13 +313,13 @@ kills_send(struct fd_cut *c)
 	c->kills_tail = &c->kills;
 	while (p != NULL) {
 		struct pending *next = p->next;
-		int rc = fd_ct_kill_post(ct, p->ct, killed, p);
+		int rc = c->ct.kill_post(c->ct.ctx, p->ct, killed, p);
 
 		if (rc != 0)
 			killed(p, rc);
 		p = next;
 	}
-	(void)fd_ct_kill_flush(ct);
+	(void)c->ct.kill_flush(c->ct.ctx);
 }
 
 static double
@@ -370,7 +382,7 @@ drop_done(void *dctx, int rc, const void *ans, uint16_t len)
 static int
 post_drop(struct fd_cut *c, const struct fd_offload_conn *oc, struct pending *p)
 {
-	const struct fd_cmds *cmds = fd_offload_cmds(c->off);
+	const struct fd_cmds *cmds = &c->cmds;
 	struct fc_cmd_conn_verdict v = { .id = oc->fp_id, .verdict = FC_VERDICT_DROP };
 	/* FWD: the verdict is never consulted; the action drops, both ways */
 	struct fc_cmd_conn_modify m = { .id = oc->fp_id, .mask = FC_MOD_ACTION,
@@ -394,7 +406,7 @@ cut_bare(struct fd_cut *c, const struct nf_conntrack *ct, const struct fd_offloa
 	tuple_format(ct, tuple, sizeof(tuple));
 	if (oc)
 		(void)fd_offload_take_out(c->off, oc->ct_id, ct);
-	rc = fd_ct_kill(fd_offload_ct(c->off), ct);
+	rc = c->ct.kill(c->ct.ctx, ct);
 	fprintf(stderr, "flowcutd: cut (%s) %s: no memory; %s\n", fd_cut_trigger_name(t), tuple,
 		rc == 0 || rc == -ENOENT ? "taken out and killed, not counted" :
 		"its state could not be killed");
@@ -406,7 +418,7 @@ static void
 cut_offloaded(struct fd_cut *c, const struct fd_offload_conn *oc, struct pending *p)
 {
 	p->fp_id = oc->fp_id;
-	if (!fd_offload_cut_in_hardware(c->off)) {
+	if (!c->cut_in_hardware) {
 		if (fd_offload_take_out(c->off, oc->ct_id, p->ct) != 0)
 			fprintf(stderr, "flowcutd: cut (%s) conn %" PRIu64 ": not taken out; the "
 				"fast path is taken out whole\n", fd_cut_trigger_name(p->trigger),
@@ -440,7 +452,7 @@ cut_one(struct fd_cut *c, const struct nf_conntrack *ct, enum fd_cut_trigger t)
 		cut_offloaded(c, &oc, p);
 		return 1;
 	}
-	if (!fd_offload_cut_in_hardware(c->off)) {
+	if (!c->cut_in_hardware) {
 		kill_state(p, false, false, 0);
 		return 1;
 	}
@@ -459,7 +471,7 @@ cut_one(struct fd_cut *c, const struct nf_conntrack *ct, enum fd_cut_trigger t)
 static void
 cut_done(struct fd_cut *c)
 {
-	(void)fd_cmds_flush(fd_offload_cmds(c->off), -1);
+	(void)fd_cmds_flush(&c->cmds, -1);
 	kills_send(c);
 	log_flush(c);
 }
@@ -541,7 +553,7 @@ fd_cut_ranges(struct fd_cut *c, const struct fc_list *l, enum fd_cut_trigger t)
 		fprintf(stderr, "flowcutd: cut (%s): no memory for the offloaded connections; "
 			"the dump finds them\n", fd_cut_trigger_name(t));
 	cut_done(c);
-	rc = fd_ct_dump(fd_offload_ct(c->off), &all, &n);
+	rc = c->ct.dump(c->ct.ctx, &all, &n);
 	for (size_t i = 0; i < n; i++)
 		if (far_end_in(all[i], l))
 			cut += cut_one(c, all[i], t);
@@ -578,7 +590,7 @@ fd_cut_conn(struct fd_cut *c, uint64_t fp_id, enum fd_cut_trigger t)
 		nfct_destroy(tuple);
 		return -EALREADY;
 	}
-	whole = fd_ct_get(fd_offload_ct(c->off), tuple);
+	whole = c->ct.get(c->ct.ctx, tuple);
 	nfct_destroy(tuple);
 	if (whole == NULL)
 		return -ENOENT;	/* the state just went: its DESTROY takes it out */

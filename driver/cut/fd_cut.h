@@ -40,10 +40,13 @@
 #ifndef FLOWCUT_FD_CUT_H
 #define FLOWCUT_FD_CUT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "fc_list.h"
-#include "fd_offload.h"
+#include "fd_cmds.h"
+#include "fd_ct.h"
+#include "fd_offload_cut.h"
 
 /* What asked for a cut: its enum value and its name in logs and stats. */
 #define FD_CUT_TRIGGERS(X)	\
@@ -73,13 +76,27 @@ struct fd_cut;
 
 struct fd_nft;
 
+/* What a cut engine is handed; the caller opened each and owns it. */
+struct fd_cut_parts {
+	struct fd_offload *off;		/* the binding's table (fd_offload_cut.h) */
+	struct fd_ct_io ct;		/* conntrack: the kills, the dump (the binding's) */
+	struct fd_cmds cmds;		/* the drops (the binding's commands) */
+	struct fd_nft *nft;		/* conn4/conn6 for the kills on the host (NULL: not; fd_nft.h) */
+	bool cut_in_hardware;		/* the setting at open: fd_cut_settings follows it */
+};
+
 /*
- * fd_cut_open - a cut engine over the binding `o`, the connections it
- * kills on the host put in `nft`'s conn4/conn6 first (NULL: not; see
- * fd_nft.h).  Both must outlive it.  NULL, errno.
+ * fd_cut_open - a cut engine over `parts` (copied; the binding, the
+ * contexts of ct and cmds, and nft must outlive it).  NULL, errno.
  */
-struct fd_cut *fd_cut_open(struct fd_offload *o, struct fd_nft *nft);
+struct fd_cut *fd_cut_open(const struct fd_cut_parts *parts);
 void fd_cut_close(struct fd_cut *c);
+/*
+ * fd_cut_settings - "Cut in hardware" for the cuts from now on (dropping
+ * on the coprocessor first, else killed on the host); the caller sets it
+ * with the binding's (fd_offload_settings).
+ */
+void fd_cut_settings(struct fd_cut *c, bool cut_in_hardware);
 
 /*
  * fd_cut_ranges - cuts every live state with a far end in `l`.  Returns

@@ -40,6 +40,9 @@ struct fd_ips {
 	struct fd_inspect *in;
 	struct fd_relay_hook hook;
 	struct fd_offload *off;
+	struct fd_ct_io ct;		/* the binding's conntrack */
+	struct fd_cmds cmds;		/* the binding's commands */
+	bool cut_in_hardware;		/* the setting in force (fd_ips_settings) */
 	struct fd_cut *cut;
 	uint16_t ports[FC_SETTINGS_MAX_TLS_PORTS];	/* in force: none without a file */
 	unsigned int nports;
@@ -209,6 +212,7 @@ fd_ips_settings(struct fd_ips *x, const struct fc_settings *s)
 {
 	bool on = s->fingerprints[0] != '\0';
 
+	x->cut_in_hardware = s->cut_in_hardware;
 	x->nports = on ? s->ntls_ports : 0;
 	memcpy(x->ports, s->tls_ports, sizeof(x->ports));
 	ports_apply(x);
@@ -285,7 +289,7 @@ state_of(struct fd_ips *x, const struct fd_inspect_key *k)
 	}
 	nfct_set_attr_u16(t, ATTR_ORIG_PORT_SRC, k->sport);
 	nfct_set_attr_u16(t, ATTR_ORIG_PORT_DST, k->dport);
-	ct = fd_ct_get(fd_offload_ct(x->off), t);
+	ct = x->ct.get(x->ct.ctx, t);
 	nfct_destroy(t);
 	return ct;
 }
@@ -310,7 +314,7 @@ pass(struct fd_ips *x, const struct fd_offload_conn *oc)
 
 	if (oc->action != FC_ACTION_IPS || oc->cut)
 		return;		/* FWD: its verdict is never consulted */
-	if (fd_cmds_post(fd_offload_cmds(x->off), FC_CMD_CONN_MODIFY_FP_VERDICT, &v, sizeof(v),
+	if (fd_cmds_post(&x->cmds, FC_CMD_CONN_MODIFY_FP_VERDICT, &v, sizeof(v),
 			 verdict_done, x) != 0)
 		x->st.verdict_failed++;
 }
@@ -398,7 +402,7 @@ apply(struct fd_ips *x, const struct fd_inspect_decision *d, uint64_t now)
 		 * does; fd_offload counts either (offloaded_at_pass).
 		 */
 		(void)fd_offload_try(x->off, ct);
-	} else if (x->npend == FD_IPS_PENDING || !fd_offload_cut_in_hardware(x->off) ||
+	} else if (x->npend == FD_IPS_PENDING || !x->cut_in_hardware ||
 		   d->key.proto == IPPROTO_UDP || (orig = fd_ct_tuple(ct)) == NULL) {
 		/*
 		 * Cut now, not offloaded: with Cut in hardware off it is never
@@ -512,9 +516,12 @@ fd_ips_offload_cfg(struct fd_ips *x, struct fd_offload_cfg *cfg)
 }
 
 void
-fd_ips_bind(struct fd_ips *x, struct fd_offload *off, struct fd_cut *cut)
+fd_ips_bind(struct fd_ips *x, struct fd_offload *off, const struct fd_ct_io *ct,
+	    const struct fd_cmds *cmds, struct fd_cut *cut)
 {
 	x->off = off;
+	x->ct = *ct;
+	x->cmds = *cmds;
 	x->cut = cut;
 	ports_apply(x);
 }

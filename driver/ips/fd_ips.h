@@ -54,10 +54,18 @@ void fd_ips_close(struct fd_ips *x);
 const struct fd_relay_hook *fd_ips_relay_hook(struct fd_ips *x);
 /* fd_ips_offload_cfg - sets cfg's inspect_verdict and inspect_arg. */
 void fd_ips_offload_cfg(struct fd_ips *x, struct fd_offload_cfg *cfg);
-/* fd_ips_bind - the binding and the cut the decisions are carried out with. */
-void fd_ips_bind(struct fd_ips *x, struct fd_offload *off, struct fd_cut *cut);
+/*
+ * fd_ips_bind - the binding, its conntrack and commands (copied; the
+ * binding's own, which must outlive x) and the cut the decisions are
+ * carried out with.
+ */
+void fd_ips_bind(struct fd_ips *x, struct fd_offload *off, const struct fd_ct_io *ct,
+		 const struct fd_cmds *cmds, struct fd_cut *cut);
 
-/* fd_ips_settings - watched_fingerprints and tls_ports as in `s` (a change: the file read again). */
+/*
+ * fd_ips_settings - watched_fingerprints, tls_ports and Cut in hardware as
+ * in `s` (a change: the file read again).
+ */
 void fd_ips_settings(struct fd_ips *x, const struct fc_settings *s);
 
 /*

@@ -9,8 +9,8 @@
  * go through fd_cmds.  Its other rooms: fd_offload_table.c (the two
  * tables of offloaded connections), fd_offload_paths.c (the host's routes
  * and neighbours followed), fd_offload_cut.c (the table as the cut sees
- * it; cut connections kept across revisions and taken up from a flowcutd
- * before); fd_offload_priv.h holds what they share.
+ * it), fd_offload_kept.c (cut connections kept across revisions and taken
+ * up from a flowcutd before); fd_offload_priv.h holds what they share.
  */
 #include "fd_offload_priv.h"
 
@@ -20,7 +20,7 @@
 void
 off_ct_unmark(struct fd_offload *o, const struct nf_conntrack *tuple)
 {
-	int rc = fd_ct_mark(o->ct, tuple, 0, o->cfg.mark_bit);
+	int rc = o->ct.mark(o->ct.ctx, tuple, 0, o->cfg.mark_bit);
 
 	if (rc != 0 && rc != -ENOENT)	/* gone: nothing to unmark */
 		fprintf(stderr, "flowcutd: conntrack state %u: clearing mark bit 0x%08x: %s\n",
@@ -53,7 +53,7 @@ off_ct_tcp_fix_on_leave(struct fd_offload *o, const struct off_entry *e)
 
 	if (e->l4proto != IPPROTO_TCP)
 		return;
-	rc = fd_ct_tcp_loosen(o->ct, e->tuple);
+	rc = o->ct.tcp_loosen(o->ct.ctx, e->tuple);
 	if (rc != 0 && rc != -ENOENT)
 		fprintf(stderr, "flowcutd: conntrack state %u: forgetting its highest ACK: %s\n",
 			e->ct_id, strerror(-rc));
@@ -203,8 +203,8 @@ off_prepare(struct fd_offload *o, const struct nf_conntrack *ct, bool cut,
 	/* orig frames come in facing orig.src and leave towards reply.src */
 	fd_policy_route_dst(ct, FD_DIR_ORIG, dst[0]);
 	fd_policy_route_dst(ct, FD_DIR_REPLY, dst[1]);
-	if (fd_route_get(o->route, family, dst[1], &to_orig_src) != 0 ||
-	    fd_route_get(o->route, family, dst[0], &to_reply_src) != 0)
+	if (o->route.get(o->route.ctx, family, dst[1], &to_orig_src) != 0 ||
+	    o->route.get(o->route.ctx, family, dst[0], &to_reply_src) != 0)
 		return -ENETUNREACH;
 	pa = off_front_port(o, &to_orig_src);
 	pb = off_front_port(o, &to_reply_src);
@@ -234,7 +234,7 @@ off_prepare(struct fd_offload *o, const struct nf_conntrack *ct, bool cut,
 		c->mf[d].timeout_s = o->cfg.timeout_s;
 	}
 	if (l4 == IPPROTO_TCP && !cut) {	/* a cut one never comes back to the host */
-		int err = fd_ct_tcp_loosen(o->ct, ct);
+		int err = o->ct.tcp_loosen(o->ct.ctx, ct);
 
 		if (err != 0) {
 			/* strict and offloaded, it would be dropped when it comes back */
@@ -283,15 +283,7 @@ off_enter(struct fd_offload *o, struct off_entry *e, int rc, uint64_t id)
 		return rc;
 	}
 	e->fp_id = id;
-	e->in_ct = true;
-	e->oom = false;
-	HASH_ADD(hh_ct, o->by_ct, orig, CT_KEY_LEN, e);
-	if (!e->oom) {
-		HASH_ADD(hh_fp, o->by_fp, fp_id, sizeof(e->fp_id), e);
-		if (e->oom)
-			HASH_DELETE(hh_ct, o->by_ct, e);
-	}
-	if (e->oom) {
+	if (off_index(o, e, true) != 0) {
 		/* untracked it must not live: out again, and take stock */
 		off_free_entry(e);
 		rc = off_reclaim(o, id);
@@ -378,7 +370,7 @@ event_update(struct fd_offload *o, const struct nf_conntrack *ct)
 	if (!(nfct_get_attr_u32(ct, ATTR_MARK) & o->cfg.mark_bit) ||
 	    off_find_state(o, ct) != NULL)
 		return;			/* it would not qualify, or is in already */
-	whole = fd_ct_get(o->ct, ct);
+	whole = o->ct.get(o->ct.ctx, ct);
 	if (whole == NULL)
 		return;			/* gone: its DESTROY follows */
 	off_offload(o, whole);
@@ -409,7 +401,7 @@ off_port_mtus_read(struct fd_offload *o)
 {
 	for (unsigned int p = 0; p < o->cfg.nports; p++) {
 		uint32_t mtu;
-		int rc = fd_route_link_mtu(o->route, o->cfg.ifindex[p], &mtu);
+		int rc = o->route.link_mtu(o->route.ctx, o->cfg.ifindex[p], &mtu);
 
 		if (rc == 0 && mtu < 68)
 			rc = -EINVAL;
@@ -427,18 +419,20 @@ off_port_mtus_read(struct fd_offload *o)
 /* ---- the interface ---- */
 
 struct fd_offload *
-fd_offload_open(const struct fd_cmds *cmds, const struct fd_offload_cfg *cfg)
+fd_offload_open(const struct fd_cmds *cmds, const struct fd_ct_io *ct,
+		const struct fd_route_io *route, struct fd_nhop *nhops,
+		const struct fd_offload_cfg *cfg)
 {
 	struct fd_offload *o = calloc(1, sizeof(*o));
 
 	if (o == NULL)
 		return NULL;
 	o->cmds = *cmds;
+	o->ct = *ct;
+	o->route = *route;
+	o->nhops = nhops;
 	o->cfg = *cfg;
-	o->ct = fd_ct_open(on_ct_event, o);
-	o->route = fd_route_open();
-	o->nhops = fd_nhop_open(cmds, cfg->nports, cfg->mac);
-	if (o->ct == NULL || o->route == NULL || o->nhops == NULL || off_port_mtus_read(o) != 0) {
+	if (off_port_mtus_read(o) != 0) {
 		int err = errno;
 
 		fd_offload_close(o);
@@ -454,29 +448,20 @@ fd_offload_close(struct fd_offload *o)
 	if (o == NULL)
 		return;
 	off_forget_all(o);
-	fd_ct_close(o->ct);
 	waiting_clear(o);
-	fd_route_close(o->route);
-	fd_nhop_close(o->nhops);
 	free(o);
-}
-
-int
-fd_offload_fd(const struct fd_offload *o)
-{
-	return fd_ct_fd(o->ct);
 }
 
 void
 fd_offload_skip_events(struct fd_offload *o)
 {
-	fd_ct_drain(o->ct);
+	o->ct.drain(o->ct.ctx);
 }
 
 void
 fd_offload_events(struct fd_offload *o)
 {
-	int rc = fd_ct_events(o->ct, FD_OFFLOAD_EVENTS_PER_TURN);
+	int rc = o->ct.events(o->ct.ctx, FD_OFFLOAD_EVENTS_PER_TURN, on_ct_event, o);
 
 	if (rc == -ENOBUFS) {
 		/* events were lost: the two tables may disagree, so reconcile */
@@ -541,7 +526,7 @@ fd_offload_resync(struct fd_offload *o)
 
 	o->st.resyncs++;
 	o->need_resync = true;	/* until it got through */
-	fd_ct_drain(o->ct);	/* older than the dump below */
+	o->ct.drain(o->ct.ctx);	/* older than the dump below */
 	/* nothing in the fast path may outlive its state: take everything out */
 	for (;;) {
 		struct fc_ans_range a;
@@ -571,7 +556,7 @@ fd_offload_resync(struct fd_offload *o)
 	 * finish (marks_stale), its bits are the old rules', not a judgement:
 	 * cleared, and nothing offloaded until the new rules set them again
 	 */
-	rc = fd_ct_dump(o->ct, &all, &n);
+	rc = o->ct.dump(o->ct.ctx, &all, &n);
 	if (rc != 0)
 		fprintf(stderr, "flowcutd: conntrack dump incomplete: %zu states %s, the rest when "
 			"their next event comes\n", n, o->marks_stale ? "with their bits cleared"
@@ -648,7 +633,8 @@ refresh_done(void *dctx, int rc, const void *ans, uint16_t len)
 	if (seen <= e->last_seen)
 		return;
 	e->last_seen = seen;
-	rc = fd_ct_timeout(o->ct, e->tuple, fd_ct_established_timeout(o->ct, e->l4proto));
+	rc = o->ct.timeout(o->ct.ctx, e->tuple,
+			   o->ct.established_timeout(o->ct.ctx, e->l4proto));
 	if (rc == 0)
 		o->st.refreshed++;
 	else if (rc == -ENOENT)	/* gone without a DESTROY we saw (lost, or never sent) */
@@ -688,6 +674,29 @@ fd_offload_refresh(struct fd_offload *o)
 	free(ctx);
 }
 
+/*
+ * The connections not cut, forgotten after a revision bump: their TCP
+ * states' highest ACKs first (off_ct_tcp_fix_on_leave), as they come back
+ * to the host.  Without memory for the list, everything is forgotten.
+ */
+static void
+forget_uncut(struct fd_offload *o)
+{
+	size_t n;
+	struct off_entry **all = off_snapshot(o, &n);
+
+	if (all == NULL) {
+		off_forget_all(o);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!all[i]->cut) {
+			off_ct_tcp_fix_on_leave(o, all[i]);
+			off_forget(o, all[i]);
+		}
+	free(all);
+}
+
 int
 fd_offload_ruleset_changed(struct fd_offload *o)
 {
@@ -725,7 +734,8 @@ fd_offload_ruleset_changed(struct fd_offload *o)
 	}
 	o->st.rev_bumps++;
 	off_keep_cut(o);
-	rc = fd_ct_dump(o->ct, &all, &n);
+	forget_uncut(o);
+	rc = o->ct.dump(o->ct.ctx, &all, &n);
 	for (size_t i = 0; i < n; i++)
 		if (nfct_get_attr_u32(all[i], ATTR_MARK) & o->cfg.mark_bit)
 			off_ct_unmark(o, all[i]);
@@ -760,20 +770,3 @@ fd_offload_stats(const struct fd_offload *o, struct fd_offload_stats *out)
 	*out = o->st;
 }
 
-struct fd_ct *
-fd_offload_ct(struct fd_offload *o)
-{
-	return o->ct;
-}
-
-const struct fd_cmds *
-fd_offload_cmds(const struct fd_offload *o)
-{
-	return &o->cmds;
-}
-
-bool
-fd_offload_cut_in_hardware(const struct fd_offload *o)
-{
-	return o->cfg.cut_in_hardware;
-}

@@ -42,7 +42,7 @@ fd_offload_rt_change(struct fd_offload *o, const struct fd_rt_change *c)
 void
 fd_offload_rt_lost(struct fd_offload *o)
 {
-	int rc = fd_nhop_recheck(o->nhops, o->route, o->cfg.ifindex);
+	int rc = fd_nhop_recheck(o->nhops, &o->route, o->cfg.ifindex);
 
 	(void)off_port_mtus_read(o);	/* one it cannot read keeps its value, and says so */
 	if (rc > 0)
@@ -61,7 +61,7 @@ still_routed(struct fd_offload *o, const struct off_entry *e)
 		uint32_t id;
 		int p;
 
-		if (fd_route_path(o->route, e->family, e->dst[d], &hop) != 0)
+		if (o->route.path(o->route.ctx, e->family, e->dst[d], &hop) != 0)
 			return false;
 		p = off_front_port(o, &hop);
 		if (p < 0 || fd_nhop_find(o->nhops, (unsigned int)p, &hop, &id) != 0 ||
@@ -80,7 +80,7 @@ still_routed(struct fd_offload *o, const struct off_entry *e)
 static void
 move(struct fd_offload *o, struct off_entry *e)
 {
-	struct nf_conntrack *whole = fd_ct_get(o->ct, e->tuple);
+	struct nf_conntrack *whole = o->ct.get(o->ct.ctx, e->tuple);
 	int rc = off_reclaim(o, e->fp_id);
 
 	if (rc != 0 && rc != -ENOENT)
@@ -127,7 +127,7 @@ retry:
 	memcpy(waiting, o->waiting, nwaiting * sizeof(*waiting));
 	o->nwaiting = 0;
 	for (unsigned int i = 0; i < nwaiting; i++) {
-		struct nf_conntrack *whole = fd_ct_get(o->ct, waiting[i].tuple);
+		struct nf_conntrack *whole = o->ct.get(o->ct.ctx, waiting[i].tuple);
 
 		nfct_destroy(waiting[i].tuple);
 		if (whole == NULL)

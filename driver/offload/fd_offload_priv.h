@@ -3,7 +3,10 @@
  * fd_offload_priv.h: what the binding's rooms share (fd_offload.c, the
  * state machine; fd_offload_table.c, its two tables; fd_offload_paths.c,
  * routes and neighbours followed; fd_offload_cut.c, the table as the cut
- * sees it, and cut connections kept).  Nothing outside them includes it.
+ * sees it; fd_offload_kept.c, cut connections kept, the state machine's
+ * alone).  Nothing outside them includes it.  Calls go one way:
+ * fd_offload_cut.c and fd_offload_paths.c -> fd_offload.c ->
+ * fd_offload_kept.c -> fd_offload_table.c.
  */
 #ifndef FLOWCUT_FD_OFFLOAD_PRIV_H
 #define FLOWCUT_FD_OFFLOAD_PRIV_H
@@ -23,6 +26,7 @@
 #include "fd_ct.h"
 #include "fd_nhop.h"
 #include "fd_offload.h"
+#include "fd_offload_cut.h"
 #include "fd_policy.h"
 #include "fd_route.h"
 
@@ -70,9 +74,9 @@ _Static_assert(offsetof(struct off_entry, ct_id) ==
 struct fd_offload {
 	struct fd_cmds cmds;
 	struct fd_offload_cfg cfg;
-	struct fd_ct *ct;		/* conntrack's netlink */
-	struct fd_route *route;
-	struct fd_nhop *nhops;
+	struct fd_ct_io ct;		/* conntrack's I/O (the caller's) */
+	struct fd_route_io route;	/* the host's routes (the caller's) */
+	struct fd_nhop *nhops;		/* the caller's */
 	bool paths_changed;		/* routes or an MTU changed since the last look */
 	bool neigh_resolved;		/* a neighbour resolved: the waiting may go */
 	/* states that qualified while a neighbour was unresolved, retried */
@@ -104,6 +108,7 @@ struct off_entry *off_find_ct(struct fd_offload *o, uint32_t ct_id,
 			      const struct nf_conntrack *ct);
 struct off_entry *off_find_state(struct fd_offload *o, const struct nf_conntrack *ct);
 struct off_entry *off_find_fp(struct fd_offload *o, uint64_t fp_id);
+int off_index(struct fd_offload *o, struct off_entry *e, bool by_ct);
 void off_forget(struct fd_offload *o, struct off_entry *e);
 void off_free_entry(void *p);
 void off_forget_all(struct fd_offload *o);
@@ -124,7 +129,7 @@ int off_enter(struct fd_offload *o, struct off_entry *e, int rc, uint64_t id);
 void off_offload(struct fd_offload *o, const struct nf_conntrack *ct);
 int off_port_mtus_read(struct fd_offload *o);
 
-/* fd_offload_cut.c: cut connections kept (across revisions, and from a flowcutd before) */
+/* fd_offload_kept.c: cut connections kept (across revisions, and from a flowcutd before) */
 bool off_dropping(const struct fc_conn_info *ci);
 int off_adopt_cut(struct fd_offload *o, const struct fc_conn_info *ci);
 void off_keep_cut(struct fd_offload *o);

@@ -66,14 +66,41 @@ off_find_fp(struct fd_offload *o, uint64_t fp_id)
 	return e;
 }
 
+/*
+ * Puts an entry in by_fp, and in by_ct too when `by_ct` (in_ct set): all
+ * or nothing.  0, or -ENOMEM (a table had no room: the entry is in
+ * neither of those it was to join).  nentries is the caller's.
+ */
+int
+off_index(struct fd_offload *o, struct off_entry *e, bool by_ct)
+{
+	e->oom = false;
+	if (by_ct) {
+		e->in_ct = true;
+		HASH_ADD(hh_ct, o->by_ct, orig, CT_KEY_LEN, e);
+		if (e->oom) {
+			e->in_ct = false;
+			return -ENOMEM;
+		}
+	}
+	HASH_ADD(hh_fp, o->by_fp, fp_id, sizeof(e->fp_id), e);
+	if (e->oom) {
+		if (by_ct) {
+			HASH_DELETE(hh_ct, o->by_ct, e);
+			e->in_ct = false;
+		}
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 void
 off_forget(struct fd_offload *o, struct off_entry *e)
 {
 	if (e->in_ct)
 		HASH_DELETE(hh_ct, o->by_ct, e);
 	HASH_DELETE(hh_fp, o->by_fp, e);
-	nfct_destroy(e->tuple);
-	free(e);
+	off_free_entry(e);
 	o->nentries--;
 }
 

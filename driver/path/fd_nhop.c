@@ -152,7 +152,7 @@ fd_nhop_neigh(struct fd_nhop *t, unsigned int port, int family, const uint8_t *a
 }
 
 int
-fd_nhop_recheck(struct fd_nhop *t, struct fd_route *r, const unsigned int *ifindex)
+fd_nhop_recheck(struct fd_nhop *t, const struct fd_route_io *r, const unsigned int *ifindex)
 {
 	int done = 0;
 
@@ -162,7 +162,7 @@ fd_nhop_recheck(struct fd_nhop *t, struct fd_route *r, const unsigned int *ifind
 		bool resolved;
 		int rc;
 
-		rc = fd_route_neigh_get(r, ifindex[n.port], n.family, n.nbr, mac, &resolved);
+		rc = r->neigh_get(r->ctx, ifindex[n.port], n.family, n.nbr, mac, &resolved);
 		if (rc == 0)
 			rc = fd_nhop_neigh(t, n.port, n.family, n.nbr, mac, resolved);
 		if (rc < 0)

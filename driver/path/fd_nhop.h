@@ -78,7 +78,7 @@ int fd_nhop_neigh(struct fd_nhop *t, unsigned int port, int family, const uint8_
  * (after rtnetlink's changes were lost) and follows what changed.  The
  * port's interface comes from ifindex[port].  Returns as fd_nhop_neigh().
  */
-int fd_nhop_recheck(struct fd_nhop *t, struct fd_route *r, const unsigned int *ifindex);
+int fd_nhop_recheck(struct fd_nhop *t, const struct fd_route_io *r, const unsigned int *ifindex);
 
 /* fd_nhop_reset - forget every next hop (the coprocessor's table was emptied or is unknown). */
 void fd_nhop_reset(struct fd_nhop *t);

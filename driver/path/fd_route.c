@@ -51,6 +51,38 @@ fd_route_open(void)
 	return r;
 }
 
+static int
+io_get(void *ctx, int family, const uint8_t *dst, struct fd_hop *out)
+{
+	return fd_route_get(ctx, family, dst, out);
+}
+
+static int
+io_path(void *ctx, int family, const uint8_t *dst, struct fd_hop *out)
+{
+	return fd_route_path(ctx, family, dst, out);
+}
+
+static int
+io_link_mtu(void *ctx, unsigned int ifindex, uint32_t *mtu)
+{
+	return fd_route_link_mtu(ctx, ifindex, mtu);
+}
+
+static int
+io_neigh_get(void *ctx, unsigned int ifindex, int family, const uint8_t *addr, uint8_t mac[6],
+	     bool *resolved)
+{
+	return fd_route_neigh_get(ctx, ifindex, family, addr, mac, resolved);
+}
+
+struct fd_route_io
+fd_route_io_of(struct fd_route *r)
+{
+	return (struct fd_route_io){ .get = io_get, .path = io_path, .link_mtu = io_link_mtu,
+				     .neigh_get = io_neigh_get, .ctx = r };
+}
+
 void
 fd_route_close(struct fd_route *r)
 {

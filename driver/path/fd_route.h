@@ -69,6 +69,25 @@ int fd_route_link_mtu(struct fd_route *r, unsigned int ifindex, uint32_t *mtu);
 int fd_route_neigh_get(struct fd_route *r, unsigned int ifindex, int family,
 		       const uint8_t *addr, uint8_t mac[6], bool *resolved);
 
+/*
+ * struct fd_route_io - the questions above as their users (the binding,
+ * fd_nhop_recheck) ask them: one function a question, each returning what
+ * it returns, on `ctx`.  A function table, as struct fd_cmds is, so a test
+ * stands in for the host's routes without root (tests/unit/test_offload.c).
+ * fd_route_io_of - the real one, on an open struct fd_route (which must
+ * outlive it).
+ */
+struct fd_route_io {
+	int (*get)(void *ctx, int family, const uint8_t *dst, struct fd_hop *out);
+	int (*path)(void *ctx, int family, const uint8_t *dst, struct fd_hop *out);
+	int (*link_mtu)(void *ctx, unsigned int ifindex, uint32_t *mtu);
+	int (*neigh_get)(void *ctx, unsigned int ifindex, int family, const uint8_t *addr,
+			 uint8_t mac[6], bool *resolved);
+	void *ctx;
+};
+
+struct fd_route_io fd_route_io_of(struct fd_route *r);
+
 /* ---- changes ---- */
 
 enum fd_rt_what {

@@ -73,6 +73,12 @@ static struct fd_cmds cmds;
 static struct fd_cmdq *cmdq;
 static struct fd_offload *off;
 static struct fd_cut *cut;
+/* the binding's parts, opened by the test as flowcutd opens them */
+static struct fd_ct *ct_socks;
+static struct fd_route *route;
+static struct fd_nhop *nhops;
+static struct fd_ct_io ctio;
+static struct fd_route_io rtio;
 static struct nfct_handle *nfct;	/* the test's own conntrack handle */
 static unsigned int boots;
 
@@ -268,6 +274,43 @@ boot(void)
 static struct fd_offload_cfg cfg = { .nports = 2, .mark_bit = BIT, .cut_in_hardware = true,
 				     .timeout_s = 30 };
 
+/* As flowcutd: conntrack, routes and next hops opened, the binding and the cut over them. */
+static void
+bind_open(void)
+{
+	ct_socks = fd_ct_open();
+	route = fd_route_open();
+	assert_non_null(ct_socks);
+	assert_non_null(route);
+	nhops = fd_nhop_open(&cmds, cfg.nports, cfg.mac);
+	assert_non_null(nhops);
+	ctio = fd_ct_io_of(ct_socks);
+	rtio = fd_route_io_of(route);
+	off = fd_offload_open(&cmds, &ctio, &rtio, nhops, &cfg);
+	assert_non_null(off);
+	cut = fd_cut_open(&(struct fd_cut_parts){ .off = off, .ct = ctio, .cmds = cmds,
+						  .cut_in_hardware = cfg.cut_in_hardware });
+	assert_non_null(cut);
+}
+
+static void
+bind_close(void)
+{
+	fd_cut_close(cut);
+	fd_offload_close(off);
+	fd_nhop_close(nhops);
+	fd_route_close(route);
+	fd_ct_close(ct_socks);
+}
+
+/* The settings flowcutd applies: the binding's and the cut's together. */
+static void
+settings(bool cut_in_hardware, uint16_t timeout_s)
+{
+	fd_offload_settings(off, cut_in_hardware, timeout_s);
+	fd_cut_settings(cut, cut_in_hardware);
+}
+
 static int
 setup(void **state)
 {
@@ -302,10 +345,7 @@ setup(void **state)
 	cfg.ifindex[1] = if_nametoindex("fp1");
 	memcpy(cfg.mac[0], MAC0, 6);
 	memcpy(cfg.mac[1], MAC1, 6);
-	off = fd_offload_open(&cmds, &cfg);
-	assert_non_null(off);
-	cut = fd_cut_open(off, NULL);
-	assert_non_null(cut);
+	bind_open();
 	nfct = nfct_open(CONNTRACK, 0);
 	assert_non_null(nfct);
 	return 0;
@@ -317,8 +357,7 @@ teardown(void **state)
 	(void)state;
 	if (skip_why)
 		return 0;
-	fd_cut_close(cut);
-	fd_offload_close(off);
+	bind_close();
 	fd_cmdq_destroy(cmdq);
 	nfct_close(nfct);
 	stop = 1;
@@ -344,7 +383,7 @@ fresh(void **state)
 	nfct_query(nfct, NFCT_Q_FLUSH, &family);
 	family = AF_INET6;
 	nfct_query(nfct, NFCT_Q_FLUSH, &family);
-	fd_offload_settings(off, true, 30);
+	settings(true, 30);
 	boot();			/* an empty fast path: a resync keeps cut connections */
 	fd_offload_resync(off);
 	pthread_mutex_lock(&fp_lock);
@@ -607,12 +646,6 @@ mark_now(struct fd_ct *c, const struct nf_conntrack *ct)
 	return m;
 }
 
-static void
-ignore_event(void *arg, enum fd_ct_event type, const struct nf_conntrack *ct, bool own)
-{
-	(void)arg, (void)type, (void)ct, (void)own;
-}
-
 /* fd_ct_mark against the real conntrack: only the masked bits change. */
 static void
 test_masked_mark(void **state)
@@ -622,7 +655,7 @@ test_masked_mark(void **state)
 
 	(void)state;
 	SKIP_UNLESS_READY();
-	c = fd_ct_open(ignore_event, NULL);
+	c = fd_ct_open();
 	assert_non_null(c);
 	create(ct);
 	assert_int_equal(fd_ct_mark(c, ct, BIT, BIT), 0);
@@ -649,7 +682,7 @@ test_ruleset_change_takes_out_and_clears_marks(void **state)
 	(void)state;
 	SKIP_UNLESS_READY();
 	before = stats();
-	c = fd_ct_open(ignore_event, NULL);
+	c = fd_ct_open();
 	assert_non_null(c);
 	nfct_set_attr_u16(b, ATTR_PORT_SRC, htons(40001));	/* another connection */
 	nfct_set_attr_u16(b, ATTR_REPL_PORT_DST, htons(40001));
@@ -984,13 +1017,9 @@ test_cut_taken_up_by_a_new_binding(void **state)
 	assert_int_equal(cut_one.verdict, FC_VERDICT_DROP);
 	assert_false(alive(a));
 	/* flowcutd stops; b's state goes meanwhile; a new flowcutd binds */
-	fd_cut_close(cut);
-	fd_offload_close(off);
+	bind_close();
 	assert_int_equal(nfct_query(nfct, NFCT_Q_DESTROY, b), 0);
-	off = fd_offload_open(&cmds, &cfg);
-	assert_non_null(off);
-	cut = fd_cut_open(off, NULL);
-	assert_non_null(cut);
+	bind_open();
 	fd_offload_resync(off);
 	pthread_mutex_lock(&fp_lock);
 	fp_sweep(fp, now_ns(), 0, (struct fp_event[64]){ 0 }, 64);	/* reclaimed: freed */
@@ -1138,7 +1167,7 @@ test_cut_setting_off_reclaims(void **state)
 
 	(void)state;
 	SKIP_UNLESS_READY();
-	fd_offload_settings(off, false, 30);
+	settings(false, 30);
 	create(a);
 	create(n);
 	turns(300);
@@ -1175,11 +1204,11 @@ test_cut_fwd_by_action(void **state)
 
 	(void)state;
 	SKIP_UNLESS_READY();
-	fd_offload_settings(off, false, 30);
+	settings(false, 30);
 	create(a);
 	turns(300);
 	assert_int_equal(the_conn().mf[0].action, FC_ACTION_FWD);
-	fd_offload_settings(off, true, 30);
+	settings(true, 30);
 	spy.drops_answered = spy.wrong = 0;
 	assert_int_equal(fd_cut_ranges(cut, &l, FD_CUT_HAND), 1);
 	assert_int_equal(spy.drops_answered, 1);
@@ -1213,7 +1242,7 @@ test_kills_batched(void **state)
 	enum { N = 150 };
 	struct nf_conntrack *ct[N + 1];
 	int rc[N + 1];
-	struct fd_ct *c = fd_offload_ct(off);
+	struct fd_ct *c = ct_socks;
 
 	(void)state;
 	SKIP_UNLESS_READY();
@@ -1419,11 +1448,13 @@ test_cut_on_host_blocks_the_five_tuple(void **state)
 	SKIP_UNLESS_READY();
 	n = fd_nft_open(BIT);
 	assert_non_null(n);
-	c = fd_cut_open(off, n);
+	c = fd_cut_open(&(struct fd_cut_parts){ .off = off, .ct = ctio, .cmds = cmds, .nft = n,
+						.cut_in_hardware = true });
 	assert_non_null(c);
 	assert_int_equal(fc_netns_sh("nft list chain inet flowcut seen | grep -q "
 				     "'ip saddr . meta l4proto . th sport . ip daddr . th dport @conn4 drop'"), 0);
-	fd_offload_settings(off, false, 30);
+	settings(false, 30);
+	fd_cut_settings(c, false);
 	create(a);		/* no mark: not offloaded */
 	turns(100);
 	assert_int_equal(conns(), 0);

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fd_offload_cut: the binding's table, as the cut (fd_cut) and the
+ * inspector (fd_ips) see it - views, picks, marks, states taken out,
+ * connections made already dropping.  Same thread and life as the binding
+ * (fd_offload.h), whose commands these post.
+ *
+ * A connection cut in hardware stays in the table marked cut: its state's
+ * DESTROY does not take it out (it leaves the lookup by conntrack id, so a
+ * new state may take the id), a give-back is ignored (none can come: the
+ * fast path drops a cut connection before any TCP rule), it is never
+ * revived, refreshed, moved or offloaded again, and it is forgotten when
+ * the coprocessor says it aged out or was removed.  A resync keeps it
+ * while the fast path still holds it (none after a boot).  A ruleset
+ * change keeps it dropping: after the new revision is set, each cut
+ * connection is read back and made again at that revision, dropping both
+ * ways (its action DROP), under a new id; the new one takes the stale
+ * one's keys.  One that cannot be made again is forgotten, and its frames
+ * reach the host's rule.  A cut connection is let go when what cut it is
+ * gone (fd_offload_release: taken out, judged by the host's rules again).
+ */
+#ifndef FLOWCUT_FD_OFFLOAD_CUT_H
+#define FLOWCUT_FD_OFFLOAD_CUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct fd_offload;
+struct nf_conntrack;
+
+/* cut_by of a connection a flowcutd before this one cut (taken up by a resync) */
+#define FD_OFFLOAD_CUT_BY_UNKNOWN 0xff
+
+struct fd_offload_conn {
+	uint32_t ct_id;
+	uint64_t fp_id;
+	uint8_t action;		/* both microflows': FC_ACTION_IPS, _FWD or _DROP */
+	bool cut;
+	uint8_t cut_by;		/* cut: the caller's trigger (fd_cut's), or _UNKNOWN */
+	uint8_t family;		/* 4 or 6 */
+	uint8_t ends[2][16];	/* as the wire sees them: the server (reply source, the
+				 * DNAT target) and the client (original source) */
+};
+
+typedef bool fd_offload_pick_fn(void *arg, const struct fd_offload_conn *oc);
+
+/*
+ * fd_offload_pick - the offloaded connections whose state lives that
+ * pick() takes, from the binding's own table (no conntrack dump): their
+ * count, with their views in *out (the caller frees it), or -ENOMEM.
+ * pick() must not change the binding.
+ */
+long fd_offload_pick(struct fd_offload *o, fd_offload_pick_fn *pick, void *arg,
+		     struct fd_offload_conn **out);
+
+/*
+ * fd_offload_find_ct - the connection of live state `ct_id` whose original
+ * tuple `ct` carries (ids alone collide: see fd_offload.c): 0, or -ENOENT
+ * (not offloaded).
+ */
+int fd_offload_find_ct(struct fd_offload *o, uint32_t ct_id, const struct nf_conntrack *ct,
+		       struct fd_offload_conn *out);
+/*
+ * fd_offload_find_fp - a connection by fast-path id: 0, -ENOENT, or
+ * -ENOMEM.  `tuple` (may be NULL): a copy of its state's original tuple,
+ * the caller destroys it.
+ */
+int fd_offload_find_fp(struct fd_offload *o, uint64_t fp_id, struct fd_offload_conn *out,
+		       struct nf_conntrack **tuple);
+/*
+ * fd_offload_pick_cut - as fd_offload_pick, over the connections cut (live
+ * state or not: a cut one's state was killed): their count, their views in
+ * *out (the caller frees it), or -ENOMEM.
+ */
+long fd_offload_pick_cut(struct fd_offload *o, fd_offload_pick_fn *pick, void *arg,
+			 struct fd_offload_conn **out);
+/*
+ * fd_offload_mark_cut - the coprocessor answered its DROP: marked cut by
+ * `by` (kept for fd_offload_release's caller).  0, or -ENOENT.
+ */
+int fd_offload_mark_cut(struct fd_offload *o, uint64_t fp_id, uint8_t by);
+/*
+ * fd_offload_release - cut connections let go: each one's CONN_RECLAIM_FP
+ * posted (batched), and once answered it is forgotten.  Its next frames
+ * miss the fast path and go to the host, where conntrack makes a new
+ * state and the rules in force judge it; one they accept is offloaded
+ * again as any new connection.  Never made forwarding here: its state was
+ * killed by the cut, so no rule has judged what it would forward.
+ * Returns how many of the `n` ids were released (an id not cut, or gone,
+ * is skipped); a reclaim without answer leaves the fast path unknown
+ * (taken out whole at the next turn, as any such).
+ */
+long fd_offload_release(struct fd_offload *o, const uint64_t *fp_ids, size_t n);
+/*
+ * fd_offload_take_out - CONN_RECLAIM_FP and forget it (a cut with "Cut in
+ * hardware" off): 0, -ENOENT (not offloaded), or the reclaim's error (the
+ * fast path is then taken out whole at the next turn).
+ */
+int fd_offload_take_out(struct fd_offload *o, uint32_t ct_id, const struct nf_conntrack *ct);
+/* A posted creation's end: rc 0 and the connection's id, or an error. */
+typedef void fd_offload_made_fn(void *dctx, int rc, uint64_t fp_id);
+/*
+ * fd_offload_post_create_cut - a state not offloaded, to be made in the
+ * fast path already dropping: one FLOW_CREATE_FP with verdict DROP, both
+ * microflows with the policy's action (DROP where that is FWD, whose
+ * verdict is never consulted), posted (fd_cmds_post: batched with the
+ * rest of a cut); once answered it is in the table marked cut (by `by`)
+ * and done(dctx, 0, id) runs, or done(dctx, rc, 0) with the command's error.
+ * It need not qualify.  Returns 0 (done will run), or, done never
+ * running: -EEXIST (offloaded already), -ENETUNREACH (not between front
+ * ports), -EAGAIN (a neighbour unresolved), -ENOMEM, or an error of
+ * NHOP_PROGRAM or of the post.
+ */
+int fd_offload_post_create_cut(struct fd_offload *o, const struct nf_conntrack *ct, uint8_t by,
+			       fd_offload_made_fn *done, void *dctx);
+
+#endif
