@@ -2,15 +2,16 @@
 /*
  * fd_inspect: see fd_inspect.h.
  *
- * Rooms: fd_seg_parse() (a frame to a TCP segment or UDP datagram, its
- * headers read by inspect/fc_seg; fuzzed with the rest by
- * tests/fuzz/fuzz_inspect.c), the
- * table (a hash of entries, and a list of them oldest first), the reading
- * of one connection (hold, feed fc_tls in order, decide), and the
- * decision queue.  Hand-written: the frames come from our own coprocessor
- * over the link, and what is needed of them is where a TCP segment's
- * bytes sit; no library in Debian reassembles TCP for an inline reader
- * without taking the socket or the capture with it.
+ * Rooms: the table (a hash of entries, and a list of them oldest first),
+ * the decisions (judged, queued), the reading of one connection (TCP:
+ * hold, feed fc_tls in order, decide; QUIC: hold, its Initials decrypted
+ * by fc_quic), and the main thread's side (ports, the fingerprints, the
+ * decisions taken, verdicts, stats).  Each frame is read first by
+ * fd_seg_parse() (fd_seg.c; its headers by inspect/fc_seg); fuzzed with
+ * the rest by tests/fuzz/fuzz_inspect.c.  Hand-written: the frames come
+ * from our own coprocessor over the link, and what is needed of them is
+ * where a TCP segment's bytes sit; no library in Debian reassembles TCP
+ * for an inline reader without taking the socket or the capture with it.
  */
 #include "fd_inspect.h"
 
