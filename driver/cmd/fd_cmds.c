@@ -6,36 +6,6 @@
 #include <string.h>
 
 #include "fd_cmdq.h"
-#include "lk.h"
-
-#define FD_CMDS_CALL_MS 2000
-
-static int
-lk_cmds_call(void *ctx, uint16_t op, const void *payload, uint16_t len, void *ans, uint16_t cap)
-{
-	return lk_call(ctx, op, payload, len, ans, cap, NULL, FD_CMDS_CALL_MS);
-}
-
-/* One at a time: finished before it returns. */
-static int
-lk_cmds_post(void *ctx, uint16_t op, const void *payload, uint16_t len, fd_cmds_done_fn *done,
-	     void *dctx)
-{
-	uint8_t ans[FC_CMD_MAX_PAYLOAD];
-	uint16_t got = 0;
-	int rc = lk_call(ctx, op, payload, len, ans, sizeof(ans), &got, FD_CMDS_CALL_MS);
-
-	if (fd_cmds_no_answer(rc))
-		return rc;
-	done(dctx, rc, ans, got);
-	return 0;
-}
-
-struct fd_cmds
-fd_cmds_lk(struct lk *lk)
-{
-	return (struct fd_cmds){ .call = lk_cmds_call, .post = lk_cmds_post, .ctx = lk };
-}
 
 int
 fd_cmds_post(const struct fd_cmds *c, uint16_t op, const void *payload, uint16_t len,

@@ -2,8 +2,9 @@
 /*
  * fd_cmds: how the binding (fd_offload) and the next hops (fd_nhop) speak
  * to the coprocessor - one call, one command and its answer.  A function
- * table, so the transport can change (today lk_call on the link's command
- * ring; later the tagged command client) without touching its users.
+ * table, so the transport can change without touching its users: flowcutd's
+ * is the command client's (fd_cmds_q, over fd_cmdq); a test's may be a
+ * stand-in.
  *
  * call() returns the command's return code (0 or the coprocessor's negative
  * errno) or the transport's: -ETIMEDOUT, -ECONNRESET or -ENOBUFS mean no
@@ -17,8 +18,6 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
-
-struct lk;
 
 /* A posted command's end: its rc (as call()'s) and the answer's payload. */
 typedef void fd_cmds_done_fn(void *dctx, int rc, const void *ans, uint16_t ans_len);
@@ -58,9 +57,6 @@ fd_cmds_no_answer(int rc)
 {
 	return rc == -ETIMEDOUT || rc == -ECONNRESET || rc == -ENOBUFS;
 }
-
-/* fd_cmds_lk - commands over the link's command ring (lk_call, 2 s each). */
-struct fd_cmds fd_cmds_lk(struct lk *lk);
 
 struct fd_cmdq;
 /*
