@@ -116,6 +116,7 @@ $(call program,test_inspect,      tests/unit/test_inspect.c,              driver
 $(call program,test_quic,         tests/unit/test_quic.c,                 inspect tests/lib,         -lcmocka -lcrypto)
 $(call program,test_policy,       tests/unit/test_policy.c,               driver/ct,                    -lcmocka -lnetfilter_conntrack)
 $(call program,test_offload,      tests/unit/test_offload.c tests/unit/standins.c, driver/offload driver/path driver/ct driver/cmd driver/port driver/base link, -lcmocka -lmnl -lnetfilter_conntrack -lnfnetlink)
+$(call program,test_cut,          tests/unit/test_cut.c tests/unit/standins.c,     driver/cut driver/offload driver/nft driver/path driver/ct driver/cmd driver/port driver/base settings link, -lcmocka -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson)
 $(call program,test_ctl,          tests/unit/test_ctl.c,                  driver/control,                    -lcmocka)
 $(call program,test_setelem,      tests/unit/test_setelem.c,              driver/nft settings,           -lcmocka -lmnl)
 $(call program,test_rulecheck,    tests/unit/test_rulecheck.c,            driver/nft tests/lib,          -lcmocka -ljansson -lnftables)
