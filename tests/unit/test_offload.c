@@ -3,9 +3,9 @@
  * test_offload: the binding's state machine (driver/offload) driven without
  * root.  Its conntrack I/O (struct fd_ct_io), its routes (struct
  * fd_route_io) and its commands (struct fd_cmds) are stand-ins (standins.h,
- * shared with test_cut) that record
- * what the binding asks, and answer as conntrack, the host's routes and
- * the coprocessor would; the next hops are the real fd_nhop over the
+ * shared with test_cut) that record what the binding asks, and answer as
+ * conntrack, the host's routes and the coprocessor would; the next hops
+ * are the real fd_nhop over the
  * stand-in commands, the states real libnetfilter_conntrack objects
  * (nfct_new, nfct_set_attr: no netlink).  Each row brings the binding to a
  * starting point (`given`), takes one step (`when`), and says the commands
