@@ -63,6 +63,7 @@ for v in "" asan/ ubsan/; do
 	cmocka "QUIC Initial[$tag]" "$BUILD/${v}test_quic"
 	cmocka "offload policy[$tag]" "$BUILD/${v}test_policy"
 	cmocka "the binding's state machine, with stand-ins (no root)[$tag]" "$BUILD/${v}test_offload"
+	cmocka "the cut: what it picks, drops before kills, batches, with stand-ins (no root)[$tag]" "$BUILD/${v}test_cut"
 	cmocka "the inspector[$tag]" "$BUILD/${v}test_inspect"
 	cmocka "nftables set elements[$tag]" "$BUILD/${v}test_setelem"
 	cmocka "control socket: requests, who may ask what, as nobody (root only)[$tag]" "$BUILD/${v}test_ctl"

@@ -1,0 +1,505 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * test_cut: the cut (driver/cut/fd_cut) driven without root, over the
+ * binding (driver/offload) and the stand-ins of standins.h: conntrack's
+ * I/O, the routes and the commands record what is asked and answer as
+ * conntrack and the coprocessor would.  Each row brings the binding to a
+ * starting point (`given`), cuts (a cut of ranges, or `when`), and says
+ * the one sequence of commands answered and conntrack calls made (the
+ * kills sent SI_KILL_BATCH a datagram), what the cut returns, and how many
+ * it counted in hardware and on the host.  Every row also checks the
+ * order: a connection's kill after its drop's answer, and no drop answered
+ * without its kill.  With "Cut in hardware" off, fd_cut is opened without
+ * an nft (conn4/conn6 need root: tests/integration/test_driver.c).
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <libnetfilter_conntrack/libnetfilter_conntrack.h>
+
+#include <flowcut/fc_cmd.h>
+
+#include "fc_list.h"
+#include "fd_cut.h"
+#include "fd_offload.h"
+#include "fd_offload_cut.h"
+#include "standins.h"
+
+#define MANY 200	/* the batching rows: half IPv4 TCP, half IPv6 UDP */
+
+static struct fd_offload *off;
+static struct fd_cut *cut;
+
+/* A canonical list of `text` (one range a line); the caller frees it. */
+static struct fc_list
+list_of(const char *text)
+{
+	struct fc_list l = { 0 };
+
+	assert_int_equal(fc_list_parse(text, strlen(text), &l, NULL, NULL), 0);
+	fc_list_canon(&l);
+	return l;
+}
+
+static long
+cut_ranges(const char *text, enum fd_cut_trigger t)
+{
+	struct fc_list l = list_of(text);
+	long n = fd_cut_ranges(cut, &l, t);
+
+	fc_list_free(&l);
+	return n;
+}
+
+static long
+release(const char *in_force)
+{
+	struct fc_list l = list_of(in_force);
+	long n = fd_cut_release(cut, &l);
+
+	fc_list_free(&l);
+	return n;
+}
+
+static struct fd_cut_stats
+stats(void)
+{
+	struct fd_cut_stats st;
+
+	fd_cut_stats(cut, &st);
+	return st;
+}
+
+static struct fd_offload_conn
+conn(uint64_t fp_id)
+{
+	struct fd_offload_conn oc = { 0 };
+
+	assert_int_equal(fd_offload_find_fp(off, fp_id, &oc, NULL), 0);
+	return oc;
+}
+
+/* a connection through a DNAT: its public address 203.0.113.80, its server 198.19.0.20 */
+static const struct si_st dnat4 = { AF_INET, IPPROTO_TCP, "198.18.0.20", "203.0.113.80", 40010,
+				    80, IPS_ASSURED | IPS_SEEN_REPLY | IPS_CONFIRMED,
+				    3 /* TCP_CONNTRACK_ESTABLISHED */, SI_BIT, "198.19.0.20" };
+
+/* IPsec's NAT traversal (IPv6 UDP 4500): offloaded FWD (its verdict never consulted) */
+static const struct si_st nat_t6 = { AF_INET6, IPPROTO_UDP, "2001:2::11", "2001:2:1::11", 40004,
+				     4500, IPS_ASSURED | IPS_SEEN_REPLY | IPS_CONFIRMED, 0, SI_BIT,
+				     NULL };
+
+/* ---- starting points ---- */
+
+static void
+given_tcp4(void)
+{
+	si_offloaded(&si_tcp4, 101);	/* fast-path id 1 */
+}
+
+static void
+given_udp6(void)
+{
+	si_offloaded(&si_udp6, 102);
+}
+
+static void
+given_nat_t6(void)
+{
+	si_offloaded(&nat_t6, 104);
+}
+
+static void
+given_dnat4(void)
+{
+	si_offloaded(&dnat4, 110);
+}
+
+static void
+given_syn4(void)
+{
+	si_host_add(&si_syn4, 103);	/* not offloaded: not established yet */
+}
+
+/* Offloaded: tcp4 (id 1) and udp6 (id 2); not: syn4. */
+static void
+given_three(void)
+{
+	si_offloaded(&si_tcp4, 101);
+	si_offloaded(&si_udp6, 102);
+	si_host_add(&si_syn4, 103);
+}
+
+/* MANY states, each between its own pair of ends (198.18.1.x -> 198.19.1.x, 2001:2::x -> 2001:2:1::x). */
+static void
+many(bool offload)
+{
+	for (unsigned int i = 0; i < MANY; i++) {
+		bool v4 = i < MANY / 2;
+		char client[48], server[48];
+		struct si_st s = v4 ? si_tcp4 : si_udp6;
+
+		if (v4) {
+			snprintf(client, sizeof(client), "198.18.1.%u", i + 1);
+			snprintf(server, sizeof(server), "198.19.1.%u", i + 1);
+		} else {
+			snprintf(client, sizeof(client), "2001:2::1:%x", i + 1);
+			snprintf(server, sizeof(server), "2001:2:1::1:%x", i + 1);
+		}
+		s.client = client;
+		s.server = server;
+		s.cport = (uint16_t)(41000 + i);
+		if (offload) {
+			si_offloaded(&s, 1000 + i);
+		} else {
+			s.status = IPS_CONFIRMED;	/* the rules passed it while new: not offloaded */
+			s.tcp_state = 1;		/* TCP_CONNTRACK_SYN_SENT */
+			si_host_add(&s, 1000 + i);
+		}
+	}
+}
+
+static void
+given_many_offloaded(void)
+{
+	many(true);
+}
+
+static void
+given_many_not_offloaded(void)
+{
+	many(false);
+}
+
+static void
+given_tcp4_cut_by_hand(void)
+{
+	given_tcp4();
+	assert_int_equal(cut_ranges("198.19.0.10\n", FD_CUT_HAND), 1);
+}
+
+static void
+given_tcp4_cut_by_conn(void)
+{
+	given_tcp4();
+	assert_int_equal(fd_cut_conn(cut, 1, FD_CUT_CONN), 0);
+}
+
+static void
+given_tcp4_cut_by_tls(void)
+{
+	given_tcp4();
+	assert_int_equal(fd_cut_state(cut, si_host[0], FD_CUT_TLS), 1);
+}
+
+static void
+given_tcp4_refused(void)
+{
+	given_tcp4();
+	si_refuse = FC_CMD_CONN_MODIFY_FP_VERDICT;
+}
+
+/* ---- steps other than a cut of ranges: each returns what the call did ---- */
+
+static long
+when_conn_1(void)
+{
+	return fd_cut_conn(cut, 1, FD_CUT_CONN);
+}
+
+static long
+when_conn_9(void)
+{
+	return fd_cut_conn(cut, 9, FD_CUT_CONN);
+}
+
+static long
+when_release_none(void)
+{
+	return release("");
+}
+
+static long
+when_release_held(void)
+{
+	return release("198.19.0.0/24\n");
+}
+
+/* ---- what holds after ---- */
+
+/* tcp4: marked cut by hand, dropping (its verdict DROP), its state gone. */
+static void
+then_tcp4_dropping(void)
+{
+	assert_true(conn(1).cut);
+	assert_int_equal(conn(1).cut_by, FD_CUT_HAND);
+	assert_int_equal(si_fp_conn(1)->verdict, FC_VERDICT_DROP);
+	assert_null(si_host[0]);	/* its state killed */
+}
+
+static void
+then_tcp4_untouched(void)
+{
+	assert_false(conn(1).cut);
+	assert_int_equal(si_fp_conn(1)->verdict, FC_VERDICT_CUT_THRU);
+	assert_non_null(si_host[0]);
+}
+
+/* out of the fast path and the binding */
+static void
+then_tcp4_out(void)
+{
+	assert_null(si_fp_conn(1));
+	assert_int_equal(fd_offload_find_fp(off, 1, &(struct fd_offload_conn){ 0 }, NULL),
+			 -ENOENT);
+}
+
+static void
+then_tcp4_by_conn(void)
+{
+	assert_true(conn(1).cut);
+	assert_int_equal(conn(1).cut_by, FD_CUT_CONN);
+}
+
+static void
+then_syn4_created_dropping(void)
+{
+	struct fc_conn_info *ci = si_fp_conn(1);
+
+	assert_non_null(ci);
+	assert_int_equal(ci->verdict, FC_VERDICT_DROP);
+	assert_true(conn(1).cut);
+}
+
+/* The drops in one flush, the MANY kills in datagrams of SI_KILL_BATCH. */
+static void
+then_batched(void)
+{
+	assert_int_equal(si_counts.posted, MANY);
+	assert_int_equal(si_counts.flushes, 1);
+	assert_int_equal(si_counts.kill_posts, MANY);
+	assert_int_equal(si_counts.datagrams, (MANY + SI_KILL_BATCH - 1) / SI_KILL_BATCH);
+	for (unsigned int i = 0; i < si_counts.datagrams; i++)
+		assert_int_equal(si_counts.per_datagram[i],
+				 i + 1 < si_counts.datagrams ? SI_KILL_BATCH :
+				 MANY - i * SI_KILL_BATCH);
+	for (unsigned int i = 0; i < SI_HOST_MAX; i++)
+		assert_null(si_host[i]);
+}
+
+/* The same, no command posted: each state killed on the host. */
+static void
+then_batched_on_host(void)
+{
+	assert_int_equal(si_counts.posted, 0);
+	assert_int_equal(si_counts.kill_posts, MANY);
+	assert_int_equal(si_counts.datagrams, (MANY + SI_KILL_BATCH - 1) / SI_KILL_BATCH);
+	assert_int_equal(si_counts.per_datagram[0], SI_KILL_BATCH);
+}
+
+static void
+then_released(void)
+{
+	assert_int_equal(stats().released, 1);
+	then_tcp4_out();
+}
+
+/* still cut; releasable when the addresses that hold it go */
+static void
+then_kept(void)
+{
+	assert_int_equal(stats().released, 0);
+	assert_true(conn(1).cut);
+	assert_int_equal(fd_cut_releasable(cut), 1);
+}
+
+/* still cut, and no address's removal releases it */
+static void
+then_never_released(void)
+{
+	assert_int_equal(stats().released, 0);
+	assert_true(conn(1).cut);
+	assert_int_equal(fd_cut_releasable(cut), 0);
+}
+
+/* ---- the rows ---- */
+
+static const struct row {
+	const char *what;
+	bool hw;		/* Cut in hardware */
+	void (*given)(void);
+	const char *ranges;	/* a cut of these by hand, or ... */
+	long (*when)(void);	/* ... this step */
+	long want;		/* what it returns */
+	const char *seq;	/* the commands answered and conntrack calls, in order (NULL: not checked) */
+	unsigned int in_hw, on_host;	/* counted by the step */
+	void (*then)(void);
+} rows[] = {
+	/* which connections a cut picks */
+	{ "offloaded IPv4, the far end the server (reply source): dropped, then killed", true,
+	  given_tcp4, "198.19.0.10\n", NULL, 1,
+	  "CONN_MODIFY_FP_VERDICT id=1 verdict=DROP; datagram kills=1; kill sport=40000; dump",
+	  1, 0, then_tcp4_dropping },
+	{ "offloaded IPv6, the far end the client (original source): dropped, then killed", true,
+	  given_udp6, "2001:2::/64\n", NULL, 1,
+	  "CONN_MODIFY_FP_VERDICT id=1 verdict=DROP; datagram kills=1; kill sport=40001; dump",
+	  1, 0, NULL },
+	{ "offloaded FWD (IPv6 UDP 4500): its action made DROP both ways, then killed", true,
+	  given_nat_t6, "2001:2:1::11\n", NULL, 1,
+	  "CONN_MODIFY_FP id=1 action=DROP,DROP; datagram kills=1; kill sport=40004; dump",
+	  1, 0, NULL },
+	{ "DNAT: the far end its target (reply source): dropped, then killed", true,
+	  given_dnat4, "198.19.0.20\n", NULL, 1,
+	  "CONN_MODIFY_FP_VERDICT id=1 verdict=DROP; datagram kills=1; kill sport=40010; dump",
+	  1, 0, NULL },
+	{ "DNAT: its public address (original destination) no far end: untouched", true,
+	  given_dnat4, "203.0.113.80\n", NULL, 0, "dump", 0, 0, NULL },
+	{ "a connection not in the ranges: untouched", true, given_tcp4, "203.0.113.0/24\n",
+	  NULL, 0, "dump", 0, 0, then_tcp4_untouched },
+	{ "not offloaded, from conntrack's dump: created dropping, then killed", true, given_syn4,
+	  "198.19.0.0/16\n", NULL, 1,
+	  "dump; NHOP_PROGRAM port=1; NHOP_PROGRAM port=0; "
+	  "FLOW_CREATE_FP sport=40002 verdict=DROP action=IPS; datagram kills=1; "
+	  "kill sport=40002", 1, 0, then_syn4_created_dropping },
+	{ "offloaded ones first, before the dump; the one not offloaded after", true, given_three,
+	  "198.19.0.10\n2001:2::10\n", NULL, 3,
+	  "CONN_MODIFY_FP_VERDICT id=1 verdict=DROP; CONN_MODIFY_FP_VERDICT id=2 verdict=DROP; "
+	  "datagram kills=2; kill sport=40000; kill sport=40001; dump; "
+	  "FLOW_CREATE_FP sport=40002 verdict=DROP action=IPS; datagram kills=1; "
+	  "kill sport=40002", 3, 0, NULL },
+	{ "a drop refused: taken out instead, killed, counted on the host", true,
+	  given_tcp4_refused, "198.19.0.10\n", NULL, 1,
+	  "CONN_MODIFY_FP_VERDICT refused; CONN_RECLAIM_FP id=1; datagram kills=1; "
+	  "kill sport=40000; dump", 0, 1, then_tcp4_out },
+	{ "cut already: skipped", true, given_tcp4_cut_by_hand, "198.19.0.10\n", NULL, 0, "dump",
+	  0, 0, then_tcp4_dropping },
+	/* batching */
+	{ "200 offloaded: 200 drops in one flush, then kills 64 a datagram", true,
+	  given_many_offloaded, "198.19.1.0/24\n2001:2::/64\n", NULL, MANY, NULL, MANY, 0,
+	  then_batched },
+	{ "200 not offloaded: 200 creations in one flush, then kills 64 a datagram", true,
+	  given_many_not_offloaded, "198.19.1.0/24\n2001:2::/64\n", NULL, MANY, NULL, MANY, 0,
+	  then_batched },
+	/* Cut in hardware off */
+	{ "off, offloaded: taken out, then killed", false, given_tcp4, "198.19.0.10\n", NULL, 1,
+	  "CONN_RECLAIM_FP id=1; datagram kills=1; kill sport=40000; dump", 0, 1, then_tcp4_out },
+	{ "off, not offloaded: killed", false, given_syn4, "198.18.0.10\n", NULL, 1,
+	  "dump; datagram kills=1; kill sport=40002", 0, 1, NULL },
+	{ "off, 200 not offloaded: kills 64 a datagram", false, given_many_not_offloaded,
+	  "198.18.1.0/24\n2001:2::/64\n", NULL, MANY, NULL, 0, MANY, then_batched_on_host },
+	/* one connection by its fast-path id */
+	{ "by connection: its state read whole, dropped, then killed", true, given_tcp4, NULL,
+	  when_conn_1, 0,
+	  "get sport=40000; CONN_MODIFY_FP_VERDICT id=1 verdict=DROP; datagram kills=1; "
+	  "kill sport=40000", 1, 0, then_tcp4_by_conn },
+	{ "by connection, no such id: -ENOENT, nothing asked", true, given_tcp4, NULL, when_conn_9,
+	  -ENOENT, "", 0, 0, then_tcp4_untouched },
+	{ "by connection, cut already: -EALREADY, nothing asked", true, given_tcp4_cut_by_hand,
+	  NULL, when_conn_1, -EALREADY, "", 0, 0, then_tcp4_dropping },
+	{ "by connection, Cut in hardware off: taken out, then killed", false, given_tcp4, NULL,
+	  when_conn_1, 0,
+	  "get sport=40000; CONN_RECLAIM_FP id=1; datagram kills=1; kill sport=40000", 0, 1,
+	  then_tcp4_out },
+	/* a release */
+	{ "a release, nothing in force: the hand's cut taken out", true, given_tcp4_cut_by_hand,
+	  NULL, when_release_none, 1, "CONN_RECLAIM_FP id=1", 0, 0, then_released },
+	{ "a release, its far end still in force: kept", true, given_tcp4_cut_by_hand, NULL,
+	  when_release_held, 0, "", 0, 0, then_kept },
+	{ "a release never lets go a cut by connection", true, given_tcp4_cut_by_conn, NULL,
+	  when_release_none, 0, "", 0, 0, then_never_released },
+	{ "a release never lets go a fingerprint's (tls) cut", true, given_tcp4_cut_by_tls, NULL,
+	  when_release_none, 0, "", 0, 0, then_never_released },
+};
+
+/* Every kill after its drop's answer; every drop answered followed by its kill. */
+static void
+check_order(const char *what)
+{
+	for (unsigned int i = 0; i < si_nseq; i++) {
+		bool killed = false;
+
+		if (si_seq[i].mark == SI_KILLED) {
+			for (unsigned int j = i + 1; j < si_nseq; j++)
+				if (si_seq[j].mark == SI_DROPPED && si_seq[j].sport == si_seq[i].sport)
+					fail_msg("%s: sport %u killed before its drop was answered",
+						 what, si_seq[i].sport);
+			continue;
+		}
+		for (unsigned int j = i + 1; j < si_nseq; j++)
+			killed |= si_seq[j].mark == SI_KILLED && si_seq[j].sport == si_seq[i].sport;
+		if (!killed)
+			fail_msg("%s: sport %u dropped, its state never killed", what,
+				 si_seq[i].sport);
+	}
+}
+
+static int
+cut_open(void **state)
+{
+	const struct row *r = *state;
+	struct fd_cut_parts parts = { .ct = si_ctio, .cmds = si_cmds, .nft = NULL,
+				      .cut_in_hardware = r->hw };
+
+	off = si_open(r->hw);
+	parts.off = off;
+	cut = fd_cut_open(&parts);
+	assert_non_null(cut);
+	return 0;
+}
+
+static int
+cut_close(void **state)
+{
+	(void)state;
+	fd_cut_close(cut);
+	si_close();
+	return 0;
+}
+
+/* One row: its starting point, its step, what the step asked in order, its counts, then what holds. */
+static void
+test_row(void **state)
+{
+	const struct row *r = *state;
+	struct fd_cut_stats before, after;
+	unsigned int in_hw = 0, on_host = 0;
+	long got;
+
+	r->given();
+	si_log_reset();
+	before = stats();
+	got = r->when ? r->when() : cut_ranges(r->ranges, FD_CUT_HAND);
+	after = stats();
+	for (int t = 0; t < FD_CUT_NTRIGGERS; t++) {
+		in_hw += (unsigned int)(after.in_hardware[t] - before.in_hardware[t]);
+		on_host += (unsigned int)(after.on_host[t] - before.on_host[t]);
+	}
+	if (got != r->want || (r->seq != NULL && strcmp(si_all_log, r->seq) != 0) ||
+	    in_hw != r->in_hw || on_host != r->on_host || after.failed != 0)
+		fail_msg("%s:\n  returned %ld, wanted %ld\n  asked  %s\n  wanted %s\n"
+			 "  in hardware %u, wanted %u; on the host %u, wanted %u; failed %lu",
+			 r->what, got, r->want, si_all_log, r->seq ? r->seq : "(any)", in_hw,
+			 r->in_hw, on_host, r->on_host, (unsigned long)after.failed);
+	check_order(r->what);
+	if (r->then)
+		r->then();
+}
+
+int
+main(void)
+{
+	struct CMUnitTest tests[sizeof(rows) / sizeof(rows[0])];
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		tests[i] = (struct CMUnitTest){ .name = rows[i].what, .test_func = test_row,
+						.setup_func = cut_open, .teardown_func = cut_close,
+						.initial_state = (void *)&rows[i] };
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
