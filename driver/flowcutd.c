@@ -51,6 +51,7 @@
 #include <flowcut/fc_cmd.h>
 
 #include "fc_settings.h"
+#include "fd_clock.h"
 #include "fd_cmdq.h"
 #include "fd_cmds.h"
 #include "fd_ctl.h"
@@ -94,15 +95,6 @@ static uint64_t rtnl_bad;		/* rtnetlink datagrams that did not parse */
 static uint64_t events_lost;		/* times the coprocessor said it lost events */
 static struct fd_lease lease;		/* on the coprocessor: renewed while the loop turns */
 
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /*
  * The coprocessor failed closed while this flowcutd was away (stopped,
  * stuck, or before it started): every connection is judged again under a
@@ -119,7 +111,7 @@ lease_lapsed(struct fd_offload *off, const struct fd_cmds *cmds)
 			"fails closed on\n");
 		return;
 	}
-	if (fd_lease_reopen(&lease, cmds, now_ms()) != 0)
+	if (fd_lease_reopen(&lease, cmds, fd_clock_ms()) != 0)
 		fprintf(stderr, "flowcutd: the coprocessor still fails closed; trying again\n");
 }
 
@@ -670,7 +662,7 @@ main(int argc, char **argv)
 		}
 		if (!programmed) {
 			/* the lease first: the gate opens only with it held */
-			rc = fd_lease_renew(&lease, &cmds, now_ms(), true);
+			rc = fd_lease_renew(&lease, &cmds, fd_clock_ms(), true);
 			if (rc < 0) {
 				usleep(100000);	/* said; tried again */
 				continue;
@@ -692,7 +684,7 @@ main(int argc, char **argv)
 					(void)fd_offload_ruleset_changed(off);	/* said */
 				judged = true;
 			}
-		} else if (fd_lease_renew(&lease, &cmds, now_ms(), false) == 1) {
+		} else if (fd_lease_renew(&lease, &cmds, fd_clock_ms(), false) == 1) {
 			lease_lapsed(off, &cmds);
 		}
 		/* a bounded batch a turn: conntrack, nftables and routes get theirs */

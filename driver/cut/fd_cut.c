@@ -11,12 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <libnetfilter_conntrack/libnetfilter_conntrack.h>
 
 #include <flowcut/fc_cmd.h>
 
+#include "fd_clock.h"
 #include "fd_cmds.h"
 #include "fd_ct.h"
 #include "fd_nft.h"
@@ -31,7 +31,7 @@ struct fd_cut {
 	struct fd_cut_stats st;
 	struct pending *kills, **kills_tail;	/* drops answered, states to kill */
 	/* this cut's timing, from its start: the drops answered, first and last */
-	struct timespec t0;
+	uint64_t t0;		/* fd_clock_ns() at the cut's start */
 	double first_ms, last_ms;
 	unsigned int dropping, on_host;
 	size_t log_len;
@@ -310,20 +310,11 @@ kills_send(struct fd_cut *c)
 	(void)fd_ct_kill_flush(ct);
 }
 
-static double
-ms_since(const struct timespec *t0)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)(t.tv_sec - t0->tv_sec) * 1e3 + (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
-}
-
 /* One more connection dropping on the coprocessor: the cut's timing. */
 static void
 now_dropping(struct fd_cut *c)
 {
-	c->last_ms = ms_since(&c->t0);
+	c->last_ms = fd_clock_ms_since(c->t0);
 	if (c->dropping++ == 0)
 		c->first_ms = c->last_ms;
 }
@@ -468,7 +459,7 @@ cut_done(struct fd_cut *c)
 static void
 cut_begin(struct fd_cut *c)
 {
-	clock_gettime(CLOCK_MONOTONIC, &c->t0);
+	c->t0 = fd_clock_ns();
 	c->dropping = 0;
 	c->first_ms = c->last_ms = 0;
 }
@@ -482,7 +473,7 @@ cut_summary(struct fd_cut *c, enum fd_cut_trigger t, int cut)
 	printf("flowcutd: cut (%s) of %d connections: %u dropping on the coprocessor, the "
 	       "first %.2f ms and the last %.2f ms after flowcutd read the change; every state "
 	       "killed at %.2f ms\n", fd_cut_trigger_name(t), cut, c->dropping, c->first_ms, c->last_ms,
-	       ms_since(&c->t0));
+	       fd_clock_ms_since(c->t0));
 	fflush(stdout);
 }
 
@@ -618,7 +609,7 @@ long
 fd_cut_release(struct fd_cut *c, const struct fc_list *in_force)
 {
 	struct fd_offload_conn *pk = NULL;
-	struct timespec t0;
+	uint64_t t0;
 	uint64_t *ids;
 	long npk = fd_offload_pick_cut(c->off, released_by, (void *)in_force, &pk), done;
 
@@ -629,7 +620,7 @@ fd_cut_release(struct fd_cut *c, const struct fc_list *in_force)
 				"connections; they stay dropping\n");
 		return npk;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = fd_clock_ns();
 	ids = calloc((size_t)npk, sizeof(*ids));
 	if (ids == NULL) {
 		free(pk);
@@ -652,7 +643,7 @@ fd_cut_release(struct fd_cut *c, const struct fc_list *in_force)
 	c->st.released += (uint64_t)done;
 	log_flush(c);
 	printf("flowcutd: release of %ld cut connections: %ld taken out of the fast path in "
-	       "%.2f ms\n", npk, done, ms_since(&t0));
+	       "%.2f ms\n", npk, done, fd_clock_ms_since(t0));
 	fflush(stdout);
 	free(ids);
 	free(pk);

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "fc_list.h"
+#include "fd_clock.h"
 
 /* A watched list file. */
 struct wlist {
@@ -46,7 +46,7 @@ struct job {
 	struct fc_list added, removed;	/* the difference from what they held */
 	size_t del_at, add_at;		/* how far it went */
 	unsigned int txns;
-	double t0;
+	uint64_t t0;			/* fd_clock_ns() at its start */
 };
 
 struct fd_watch {
@@ -70,29 +70,11 @@ struct fd_watch {
 /* how often the watched sets are read while one is due (an element still listed) */
 #define EXPIRY_LOOK_MS 100
 
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* A set read whole: its due time is the soonest expiry the read found. */
 static void
 due_read(struct wset *ws, int64_t expires_ms)
 {
-	ws->due_ms = expires_ms >= 0 ? now_ms() + (uint64_t)expires_ms : 0;
+	ws->due_ms = expires_ms >= 0 ? fd_clock_ms() + (uint64_t)expires_ms : 0;
 }
 
 /* "198.18.1.2, 2001:2::/64 and 3 more": a list's first ranges, for a log line. */
@@ -304,7 +286,7 @@ bad_line(void *arg, unsigned long line, const char *what)
 static void
 list_read(struct wlist *wl, const struct fc_list_limits *lim)
 {
-	double t0 = now_s();
+	uint64_t t0 = fd_clock_ns();
 	char err[FC_SETTINGS_PATH_MAX + 128];
 	long bad = fc_list_load(wl->path, lim, &wl->l, bad_line, wl->path, err, sizeof(err));
 
@@ -314,7 +296,7 @@ list_read(struct wlist *wl, const struct fc_list_limits *lim)
 			"contents stay (%zu ranges)\n", wl->path, err, wl->l.n);
 	else
 		printf("flowcutd: list %s: %zu ranges read in %.3f s, %ld bad line%s\n", wl->path,
-		       wl->l.n, now_s() - t0, bad, bad == 1 ? "" : "s");
+		       wl->l.n, fd_clock_s_since(t0), bad, bad == 1 ? "" : "s");
 }
 
 /* The job's end: the sets hold its target; what it added is cut. */
@@ -325,7 +307,7 @@ job_done(struct fd_watch *w)
 
 	printf("flowcutd: lists: the list sets hold %zu ranges (%zu added, %zu removed%s) after "
 	       "%.3f s, %u transaction%s\n", j->target.n, j->added.n, j->removed.n,
-	       j->fill ? ", filled whole" : "", now_s() - j->t0, j->txns, j->txns == 1 ? "" : "s");
+	       j->fill ? ", filled whole" : "", fd_clock_s_since(j->t0), j->txns, j->txns == 1 ? "" : "s");
 	w->fill = false;
 	fc_list_free(&w->applied);
 	w->applied = j->target;
@@ -432,7 +414,7 @@ lists_apply(struct fd_watch *w)
 	}
 	j->target = all;
 	j->fill = w->fill;
-	j->t0 = now_s();
+	j->t0 = fd_clock_ns();
 	j->active = true;
 	if (job_step(w) == 0 && w->again)
 		lists_apply(w);
@@ -642,7 +624,7 @@ fd_watch_nft(struct fd_watch *w, int nft_rc)
 static void
 sets_expiry(struct fd_watch *w)
 {
-	uint64_t now = now_ms();
+	uint64_t now = fd_clock_ms();
 	const struct wset *due = NULL;
 	char what[200];
 
@@ -661,7 +643,7 @@ sets_expiry(struct fd_watch *w)
 	}
 	snprintf(what, sizeof(what), "an element of watched set %s ran out", due->text);
 	release(w, what);	/* each set read whole: its next due time */
-	w->expiry_look_ms = now_ms();
+	w->expiry_look_ms = fd_clock_ms();
 	w->expiry_read_ms = w->expiry_look_ms - now;
 }
 

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <libnetfilter_conntrack/libnetfilter_conntrack.h>
@@ -19,6 +18,7 @@
 #include <flowcut/fc_cmd.h>
 
 #include "fc_fplist.h"
+#include "fd_clock.h"
 #include "fd_cmds.h"
 #include "fd_ct.h"
 #include "fd_inspect.h"
@@ -64,15 +64,6 @@ struct fd_ips {
 	} st;
 };
 
-static uint64_t
-ms_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* ---- the relay's side (its "up" thread) ---- */
 
 static void
@@ -87,7 +78,7 @@ hook_frame(void *arg, struct fd_relay *r, uint16_t port, uint16_t flags, const u
 {
 	struct fd_ips *x = arg;
 
-	return fd_inspect_frame(x->in, port, (flags & LK_FRAME_INSPECT) != 0, buf, len, ms_now(),
+	return fd_inspect_frame(x->in, port, (flags & LK_FRAME_INSPECT) != 0, buf, len, fd_clock_ms(),
 				to_host, r) == 1;
 }
 
@@ -96,7 +87,7 @@ hook_tick(void *arg, struct fd_relay *r)
 {
 	struct fd_ips *x = arg;
 
-	fd_inspect_tick(x->in, ms_now(), to_host, r);
+	fd_inspect_tick(x->in, fd_clock_ms(), to_host, r);
 }
 
 /* ---- the offload's side ---- */
@@ -233,7 +224,7 @@ fd_ips_settings(struct fd_ips *x, const struct fc_settings *s)
 		fflush(stdout);
 		return;
 	}
-	x->retried = ms_now();
+	x->retried = fd_clock_ms();
 	if (watch(x) == 0)
 		load(x);
 }
@@ -444,7 +435,7 @@ void
 fd_ips_turn(struct fd_ips *x)
 {
 	struct fd_inspect_decision d;
-	uint64_t now = ms_now();
+	uint64_t now = fd_clock_ms();
 
 	if (x->off == NULL)
 		return;

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -25,6 +24,7 @@
 #include <nftables/libnftables.h>
 
 #include "fc_list.h"
+#include "fd_clock.h"
 #include "fd_setelem.h"
 #include "fd_setio.h"
 
@@ -81,15 +81,6 @@ struct fd_nft {
 	bool removed;		/* DELSETELEM on a cut set or a followed set (FD_NFT_UNCUT) */
 	bool keep_stale;	/* so: read the cut sets into `kept` again */
 };
-
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static void cut_keep_restore(struct fd_nft *n);
 static void cut_keep_read(struct fd_nft *n);
@@ -322,7 +313,7 @@ followed_commit(struct fd_nft *n)
 		if (f->acc.n == 0 && f->acc.bad == 0)
 			continue;
 		if (f->acc.expiring) {	/* as of now: the kernel said it at the commit */
-			uint64_t due = now_ms() + f->acc.expires_ms;
+			uint64_t due = fd_clock_ms() + f->acc.expires_ms;
 
 			if (f->due_ms == 0 || due < f->due_ms)
 				f->due_ms = due;
@@ -592,7 +583,7 @@ keep_one(void *arg, struct fc_list *l, const char *line, long long expires)
 static void
 cut_keep_read(struct fd_nft *n)
 {
-	struct keeping kp = { .now = now_ms(), .family = 4 };
+	struct keeping kp = { .now = fd_clock_ms(), .family = 4 };
 	int rc = cut_set_each(n, FD_NFT_CUT4, keep_one, &kp);
 
 	kp.family = 6;
@@ -631,7 +622,7 @@ kept_has(const struct fd_nft *n, const struct kept_cut *e)
 int
 fd_nft_cut_expired(struct fd_nft *n)
 {
-	uint64_t now = now_ms();
+	uint64_t now = fd_clock_ms();
 	struct kept_cut *due;
 	size_t ndue = 0;
 	int gone = 0;
@@ -662,7 +653,7 @@ fd_nft_cut_expired(struct fd_nft *n)
 static void
 cut_keep_restore(struct fd_nft *n)
 {
-	uint64_t now = now_ms();
+	uint64_t now = fd_clock_ms();
 	char *cmd = NULL;
 	size_t len = 0, put = 0;
 	FILE *f;
