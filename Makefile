@@ -116,6 +116,7 @@ $(call program,test_inspect,      tests/unit/test_inspect.c,              driver
 $(call program,test_quic,         tests/unit/test_quic.c,                 inspect tests/lib,         -lcmocka -lcrypto)
 $(call program,test_policy,       tests/unit/test_policy.c,               driver/ct,                    -lcmocka -lnetfilter_conntrack)
 $(call program,test_ctl,          tests/unit/test_ctl.c,                  driver/control,                    -lcmocka)
+$(call program,test_dirwatch,     tests/unit/test_dirwatch.c,             driver/base,                       -lcmocka)
 $(call program,test_setelem,      tests/unit/test_setelem.c,              driver/nft settings,           -lcmocka -lmnl)
 $(call program,test_rulecheck,    tests/unit/test_rulecheck.c,            driver/nft tests/lib,          -lcmocka -ljansson -lnftables)
 $(call program,test_driver,       tests/integration/test_driver.c,        driver/cut driver/offload driver/nft driver/ct driver/path driver/port driver/cmd driver/base settings npu fastpath link tests/lib dpdk, -lcmocka -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson)

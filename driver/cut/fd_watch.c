@@ -3,23 +3,21 @@
 #include "fd_watch.h"
 
 #include <errno.h>
-#include <libgen.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/inotify.h>
-#include <unistd.h>
 
 #include "fc_list.h"
 #include "fd_clock.h"
+#include "fd_dirwatch.h"
+
+_Static_assert(FC_SETTINGS_MAX_LISTS <= FD_DIRWATCH_MAX, "a list a slot of fd_dirwatch");
 
 /* A watched list file. */
 struct wlist {
-	char path[FC_SETTINGS_PATH_MAX];
-	char name[FC_SETTINGS_PATH_MAX];	/* its name in its folder */
-	int wd;					/* its folder's watch, or -1 */
+	char path[FC_SETTINGS_PATH_MAX];	/* watched: the fd_dirwatch slot of its index */
 	struct fc_list l;			/* its last good contents */
 	bool dirty;				/* written since it was read */
 };
@@ -52,7 +50,7 @@ struct job {
 struct fd_watch {
 	struct fd_nft *nft;
 	struct fd_cut *cut;
-	int ino;
+	struct fd_dirwatch *dw;	/* the lists' folders, slot i list i */
 	struct wlist lists[FC_SETTINGS_MAX_LISTS];
 	unsigned int nlists;
 	struct fc_list_limits lim;	/* list_max_bytes, list_min_prefix4/6 */
@@ -435,17 +433,13 @@ static void
 lists_watch(struct fd_watch *w)
 {
 	for (unsigned int i = 0; i < w->nlists; i++) {
-		struct wlist *wl = &w->lists[i];
-		char copy[FC_SETTINGS_PATH_MAX];
+		/* an overflow of the queue: every list read again, its folder watched or not */
+		int rc = fd_dirwatch_add(w->dw, i, w->lists[i].path,
+					 IN_CLOSE_WRITE | IN_MOVED_TO | IN_ONLYDIR | IN_Q_OVERFLOW);
 
-		snprintf(copy, sizeof(copy), "%s", wl->path);
-		snprintf(wl->name, sizeof(wl->name), "%s", basename(copy));
-		snprintf(copy, sizeof(copy), "%s", wl->path);
-		wl->wd = inotify_add_watch(w->ino, dirname(copy),
-					   IN_CLOSE_WRITE | IN_MOVED_TO | IN_ONLYDIR);
-		if (wl->wd < 0)
+		if (rc != 0)
 			fprintf(stderr, "flowcutd: list %s: its folder cannot be watched (%s); "
-				"changes to it are not seen\n", wl->path, strerror(errno));
+				"changes to it are not seen\n", w->lists[i].path, strerror(-rc));
 	}
 }
 
@@ -466,8 +460,7 @@ lists_set(struct fd_watch *w, const struct fc_settings *s)
 	w->lim = lim;
 	memcpy(old, w->lists, sizeof(w->lists));
 	for (unsigned int i = 0; i < nold; i++)
-		if (old[i].wd >= 0)
-			(void)inotify_rm_watch(w->ino, old[i].wd);	/* one folder, once */
+		fd_dirwatch_remove(w->dw, i);	/* one folder, once */
 	w->nlists = 0;
 	for (unsigned int i = 0; i < s->nlists; i++) {
 		struct wlist *wl = &w->lists[w->nlists++];
@@ -507,9 +500,12 @@ fd_watch_open(struct fd_nft *nft, struct fd_cut *cut)
 	w->nft = nft;
 	w->cut = cut;
 	w->fill = true;
-	w->ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (w->ino < 0) {
+	w->dw = fd_dirwatch_open();
+	if (w->dw == NULL) {
+		int err = errno;
+
 		free(w);
+		errno = err;
 		return NULL;
 	}
 	return w;
@@ -524,14 +520,14 @@ fd_watch_close(struct fd_watch *w)
 		fc_list_free(&w->lists[i].l);
 	fc_list_free(&w->applied);
 	job_free(&w->job);
-	close(w->ino);
+	fd_dirwatch_close(w->dw);
 	free(w);
 }
 
 int
 fd_watch_fd(const struct fd_watch *w)
 {
-	return w->ino;
+	return fd_dirwatch_fd(w->dw);
 }
 
 void
@@ -551,21 +547,13 @@ fd_watch_settings(struct fd_watch *w, const struct fc_settings *s)
 void
 fd_watch_files(struct fd_watch *w)
 {
-	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	uint64_t changed;
 	bool any = false;
-	ssize_t n;
 
-	while ((n = read(w->ino, buf, sizeof(buf))) > 0)
-		for (char *p = buf; p < buf + n;) {
-			struct inotify_event *ev = (struct inotify_event *)p;
-
-			for (unsigned int i = 0; i < w->nlists; i++)
-				if ((ev->mask & IN_Q_OVERFLOW) ||
-				    (ev->wd == w->lists[i].wd && ev->len &&
-				     strcmp(ev->name, w->lists[i].name) == 0))
-					w->lists[i].dirty = any = true;
-			p += sizeof(*ev) + ev->len;
-		}
+	(void)fd_dirwatch_read(w->dw, &changed);	/* a failed read: what came before it */
+	for (unsigned int i = 0; i < w->nlists; i++)
+		if (changed & (UINT64_C(1) << i))
+			w->lists[i].dirty = any = true;
 	if (!any)
 		return;
 	for (unsigned int i = 0; i < w->nlists; i++)

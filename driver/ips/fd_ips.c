@@ -5,13 +5,10 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <libgen.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/inotify.h>
-#include <unistd.h>
 
 #include <libnetfilter_conntrack/libnetfilter_conntrack.h>
 
@@ -21,6 +18,7 @@
 #include "fd_clock.h"
 #include "fd_cmds.h"
 #include "fd_ct.h"
+#include "fd_dirwatch.h"
 #include "fd_inspect.h"
 #include "fd_policy.h"
 #include "lk.h"
@@ -44,10 +42,8 @@ struct fd_ips {
 	uint16_t ports[FC_SETTINGS_MAX_TLS_PORTS];	/* in force: none without a file */
 	unsigned int nports;
 	/* the watched file */
-	int ino;
-	int wd;				/* its folder's watch, or -1 */
+	struct fd_dirwatch *dw;		/* its folder's watch: slot 0 */
 	char path[FC_SETTINGS_PATH_MAX];	/* "": none */
-	char name[FC_SETTINGS_PATH_MAX];	/* its name in the folder */
 	size_t max_bytes;		/* list_max_bytes */
 	size_t nja4, nja3;		/* in force */
 	long bad;			/* bad lines of the last read */
@@ -160,31 +156,22 @@ load(struct fd_ips *x)
 static int
 watch(struct fd_ips *x)
 {
-	char copy[FC_SETTINGS_PATH_MAX];
+	int rc = fd_dirwatch_add(x->dw, 0, x->path, IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM |
+				 IN_DELETE);
 
-	snprintf(copy, sizeof(copy), "%s", x->path);
-	snprintf(x->name, sizeof(x->name), "%s", basename(copy));
-	snprintf(copy, sizeof(copy), "%s", x->path);
-	x->wd = inotify_add_watch(x->ino, dirname(copy), IN_CLOSE_WRITE | IN_MOVED_TO |
-				  IN_MOVED_FROM | IN_DELETE);
-	if (x->wd < 0) {
-		int err = errno;
-
+	if (rc != 0) {
 		snprintf(x->error, sizeof(x->error), "%s: watching its folder: %s", x->path,
-			 strerror(err));
+			 strerror(-rc));
 		fprintf(stderr, "flowcutd: watched fingerprints %s; tried again each second\n",
 			x->error);
-		return -err;
 	}
-	return 0;
+	return rc;
 }
 
 static void
 unwatch(struct fd_ips *x)
 {
-	if (x->wd >= 0)
-		inotify_rm_watch(x->ino, x->wd);	/* a folder gone took it with it */
-	x->wd = -1;
+	fd_dirwatch_remove(x->dw, 0);
 }
 
 static void
@@ -233,21 +220,11 @@ fd_ips_settings(struct fd_ips *x, const struct fc_settings *s)
 static void
 file_events(struct fd_ips *x)
 {
-	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	bool hit = false;
-	ssize_t n;
+	uint64_t changed;
 
-	while ((n = read(x->ino, buf, sizeof(buf))) > 0)
-		for (char *p = buf; p < buf + n;) {
-			struct inotify_event *ev = (struct inotify_event *)p;
-
-			if (ev->wd == x->wd && ev->len && strcmp(ev->name, x->name) == 0)
-				hit = true;
-			if (ev->wd == x->wd && (ev->mask & IN_IGNORED))
-				x->wd = -1;	/* the folder went: watched again when it is back */
-			p += sizeof(*ev) + ev->len;
-		}
-	if (hit && x->path[0] != '\0')
+	/* a folder gone is unwatched by it: watched again when it is back (fd_ips_turn) */
+	(void)fd_dirwatch_read(x->dw, &changed);	/* a failed read: what came before it */
+	if (changed != 0 && x->path[0] != '\0')
 		load(x);
 }
 
@@ -444,7 +421,7 @@ fd_ips_turn(struct fd_ips *x)
 	if (x->npend > 0)
 		pending_turn(x, now);
 	file_events(x);
-	if (x->path[0] != '\0' && x->wd < 0 && now - x->retried >= 1000) {
+	if (x->path[0] != '\0' && !fd_dirwatch_watched(x->dw, 0) && now - x->retried >= 1000) {
 		x->retried = now;
 		if (watch(x) == 0)
 			load(x);
@@ -460,15 +437,13 @@ fd_ips_open(void)
 
 	if (x == NULL)
 		return NULL;
-	x->wd = -1;
 	x->in = fd_inspect_open(NULL);
-	x->ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (x->in == NULL || x->ino < 0) {
+	x->dw = fd_dirwatch_open();
+	if (x->in == NULL || x->dw == NULL) {
 		int err = errno;
 
 		fd_inspect_close(x->in);
-		if (x->ino >= 0)
-			close(x->ino);
+		fd_dirwatch_close(x->dw);
 		free(x);
 		errno = err;
 		return NULL;
@@ -482,7 +457,7 @@ fd_ips_close(struct fd_ips *x)
 {
 	if (x == NULL)
 		return;
-	close(x->ino);
+	fd_dirwatch_close(x->dw);
 	fd_inspect_close(x->in);
 	for (unsigned int i = 0; i < x->npend; i++)
 		nfct_destroy(x->pend[i].tuple);
