@@ -21,6 +21,7 @@
 #include "fd_ct.h"
 #include "fd_nft.h"
 #include "fd_policy.h"
+#include "fd_tuple.h"
 
 /* room for one log line: a tuple of two IPv6 ends and the rest */
 #define FD_CUT_LINE 320
@@ -116,28 +117,20 @@ far_end_in(const struct nf_conntrack *ct, const struct fc_list *l)
 	return fc_list_holds(l, (uint8_t)family, a);
 }
 
-/* "tcp 198.18.0.10:40000 -> 198.19.0.10:80" (the original tuple). */
+/* "tcp 198.18.0.10:40000 -> 198.19.0.10:80": the state's original tuple, by fd_tuple_format. */
 static void
 tuple_format(const struct nf_conntrack *ct, char *buf, size_t len)
 {
-	int family = fd_policy_family(ct), af = family == 4 ? AF_INET : AF_INET6;
-	uint8_t l4 = nfct_get_attr_u8(ct, ATTR_ORIG_L4PROTO), s[16], d[16];
-	char ss[INET6_ADDRSTRLEN], ds[INET6_ADDRSTRLEN];
-	const char *p = l4 == IPPROTO_TCP ? "tcp" : l4 == IPPROTO_UDP ? "udp" :
-			l4 == IPPROTO_ICMP ? "icmp" : l4 == IPPROTO_ICMPV6 ? "icmpv6" : "proto";
-	bool ports = l4 == IPPROTO_TCP || l4 == IPPROTO_UDP;
+	struct fd_tuple t = { .family = (uint8_t)fd_policy_family(ct),
+			      .proto = nfct_get_attr_u8(ct, ATTR_ORIG_L4PROTO) };
 
-	addr(ct, family, ATTR_ORIG_IPV4_SRC, ATTR_ORIG_IPV6_SRC, s);
-	addr(ct, family, ATTR_ORIG_IPV4_DST, ATTR_ORIG_IPV6_DST, d);
-	inet_ntop(af, s, ss, sizeof(ss));
-	inet_ntop(af, d, ds, sizeof(ds));
-	if (ports)
-		snprintf(buf, len, "%s %s%s%s:%u -> %s%s%s:%u", p, family == 6 ? "[" : "", ss,
-			 family == 6 ? "]" : "", ntohs(nfct_get_attr_u16(ct, ATTR_ORIG_PORT_SRC)),
-			 family == 6 ? "[" : "", ds, family == 6 ? "]" : "",
-			 ntohs(nfct_get_attr_u16(ct, ATTR_ORIG_PORT_DST)));
-	else
-		snprintf(buf, len, "%s %s -> %s", p, ss, ds);
+	addr(ct, t.family, ATTR_ORIG_IPV4_SRC, ATTR_ORIG_IPV6_SRC, t.src);
+	addr(ct, t.family, ATTR_ORIG_IPV4_DST, ATTR_ORIG_IPV6_DST, t.dst);
+	if (t.proto == IPPROTO_TCP || t.proto == IPPROTO_UDP) {
+		t.sport = nfct_get_attr_u16(ct, ATTR_ORIG_PORT_SRC);
+		t.dport = nfct_get_attr_u16(ct, ATTR_ORIG_PORT_DST);
+	}
+	fd_tuple_format(&t, buf, len);
 }
 
 static struct pending *
@@ -269,18 +262,18 @@ static void
 block(struct fd_cut *c, const struct pending *p)
 {
 	const struct nf_conntrack *ct = p->ct;
-	struct fd_nft_conn b = { .family = (uint8_t)fd_policy_family(ct) };
+	struct fd_tuple b = { .family = (uint8_t)fd_policy_family(ct) };
 
 	if (c->nft == NULL || p->hw || !nfct_attr_is_set(ct, ATTR_REPL_PORT_SRC))
 		return;
 	b.proto = nfct_get_attr_u8(ct, ATTR_ORIG_L4PROTO);
 	if (b.proto != IPPROTO_TCP && b.proto != IPPROTO_UDP)
 		return;
-	/* as the forward hook sees them: DNAT done, SNAT not yet */
-	addr(ct, b.family, ATTR_ORIG_IPV4_SRC, ATTR_ORIG_IPV6_SRC, b.client);
-	addr(ct, b.family, ATTR_REPL_IPV4_SRC, ATTR_REPL_IPV6_SRC, b.server);
-	b.cport = ntohs(nfct_get_attr_u16(ct, ATTR_ORIG_PORT_SRC));
-	b.sport = ntohs(nfct_get_attr_u16(ct, ATTR_REPL_PORT_SRC));
+	/* as the forward hook sees them: DNAT done, SNAT not yet; src the client */
+	addr(ct, b.family, ATTR_ORIG_IPV4_SRC, ATTR_ORIG_IPV6_SRC, b.src);
+	addr(ct, b.family, ATTR_REPL_IPV4_SRC, ATTR_REPL_IPV6_SRC, b.dst);
+	b.sport = nfct_get_attr_u16(ct, ATTR_ORIG_PORT_SRC);
+	b.dport = nfct_get_attr_u16(ct, ATTR_REPL_PORT_SRC);
 	if (fd_nft_block(c->nft, &b) != 0)
 		fprintf(stderr, "flowcutd: cut (%s) ct %u: not put in the connection drop sets\n",
 			fd_cut_trigger_name(p->trigger), p->ct_id);

@@ -30,7 +30,7 @@
 struct pending {
 	uint32_t ct_id;
 	struct nf_conntrack *tuple;	/* its original tuple (the state's identity, with the id) */
-	struct fd_inspect_key key;
+	struct fd_tuple key;
 	uint64_t deadline;
 };
 
@@ -89,7 +89,7 @@ hook_tick(void *arg, struct fd_relay *r)
 /* ---- the offload's side ---- */
 
 static void
-key_of_ct(const struct nf_conntrack *ct, struct fd_inspect_key *k)
+key_of_ct(const struct nf_conntrack *ct, struct fd_tuple *k)
 {
 	struct fc_key fk;
 
@@ -107,7 +107,7 @@ static uint8_t
 offload_verdict(void *arg, const struct nf_conntrack *ct)
 {
 	struct fd_ips *x = arg;
-	struct fd_inspect_key k;
+	struct fd_tuple k;
 
 	key_of_ct(ct, &k);
 	return fd_inspect_verdict(x->in, &k);
@@ -232,7 +232,7 @@ file_events(struct fd_ips *x)
 
 /* The state of a connection, as conntrack holds it now: NULL when gone. */
 static struct nf_conntrack *
-state_of(struct fd_ips *x, const struct fd_inspect_key *k)
+state_of(struct fd_ips *x, const struct fd_tuple *k)
 {
 	struct nf_conntrack *t = nfct_new(), *ct;
 
@@ -318,7 +318,7 @@ cut_pending_now(struct fd_ips *x, const struct pending *p)
 	if (ct == NULL || nfct_get_attr_u32(ct, ATTR_ID) != p->ct_id) {
 		x->st.cut_no_state++;
 		printf("flowcutd: tls: %s: its state is gone; nothing to cut\n",
-		       fd_inspect_key_format(&p->key, tuple, sizeof(tuple)));
+		       fd_tuple_format(&p->key, tuple, sizeof(tuple)));
 		nfct_destroy(ct);
 		return;
 	}
@@ -334,7 +334,7 @@ apply(struct fd_ips *x, const struct fd_inspect_decision *d, uint64_t now)
 	char tuple[128];
 	uint32_t ct_id;
 
-	fd_inspect_key_format(&d->key, tuple, sizeof(tuple));
+	fd_tuple_format(&d->key, tuple, sizeof(tuple));
 	if (d->cut) {
 		printf("flowcutd: tls: %s%s%s JA4 %s JA3 %s: its %s is listed (%s line %lu)\n",
 		       tuple, d->sni[0] ? " sni " : "", d->sni, d->ja4[0] ? d->ja4 : "-",
@@ -396,7 +396,7 @@ pending_turn(struct fd_ips *x, uint64_t now)
 		if (fd_offload_find_ct(x->off, p->ct_id, p->tuple, &oc) == 0) {
 			char tuple[128];
 
-			cut_now(x, &oc, fd_inspect_key_format(&p->key, tuple, sizeof(tuple)));
+			cut_now(x, &oc, fd_tuple_format(&p->key, tuple, sizeof(tuple)));
 			nfct_destroy(p->tuple);
 		} else if (now >= p->deadline) {
 			cut_pending_now(x, p);

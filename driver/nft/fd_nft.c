@@ -27,6 +27,7 @@
 #include "fd_clock.h"
 #include "fd_setelem.h"
 #include "fd_setio.h"
+#include "fd_tuple.h"
 
 /* the longest element timeout kept as is (nftables' own bound is about 49 days) */
 #define FD_NFT_EXPIRES_MAX_S (10ll * 365 * 24 * 3600)
@@ -738,7 +739,7 @@ block_put(struct fd_nft *n, int family, uint8_t proto, const uint8_t *a, uint16_
 }
 
 int
-fd_nft_block(struct fd_nft *n, const struct fd_nft_conn *c)
+fd_nft_block(struct fd_nft *n, const struct fd_tuple *c)
 {
 	size_t len = n->block_len;
 	int rc;
@@ -748,9 +749,9 @@ fd_nft_block(struct fd_nft *n, const struct fd_nft_conn *c)
 		return -EINVAL;
 	if (n->nblock >= FD_NFT_BLOCK_BATCH)
 		(void)fd_nft_block_flush(n);	/* said if it failed */
-	rc = block_put(n, c->family, c->proto, c->client, c->cport, c->server, c->sport);
+	rc = block_put(n, c->family, c->proto, c->src, ntohs(c->sport), c->dst, ntohs(c->dport));
 	if (rc == 0)
-		rc = block_put(n, c->family, c->proto, c->server, c->sport, c->client, c->cport);
+		rc = block_put(n, c->family, c->proto, c->dst, ntohs(c->dport), c->src, ntohs(c->sport));
 	if (rc != 0) {
 		n->block_len = len;	/* both directions or neither */
 		return rc;
