@@ -453,7 +453,7 @@ settings_touched(void)
 {
 	uint64_t changed;
 
-	(void)fd_dirwatch_read(settings_dw, &changed);	/* a failed read: what came before it */
+	(void)fd_dirwatch_read(settings_dw, &changed);	/* failed: what came before */
 	return changed != 0;
 }
 

@@ -79,7 +79,7 @@ fd_dirwatch_add(struct fd_dirwatch *dw, unsigned int slot, const char *path, uin
 	char copy[4096];
 	struct slot *s;
 
-	if (slot >= FD_DIRWATCH_MAX || path == NULL || path[0] == '\0')
+	if (slot >= FD_DIRWATCH_MAX || path == NULL)
 		return -EINVAL;
 	fd_dirwatch_remove(dw, slot);
 	s = &dw->s[slot];

@@ -49,7 +49,9 @@ int fd_dirwatch_fd(const struct fd_dirwatch *dw);
  * events lost may have been the file's - whether the folder is watched
  * or not.
  *
- * 0; -EINVAL (slot not below FD_DIRWATCH_MAX, path NULL or ""), or
+ * basename(3) and dirname(3) split `path` ("" is "." in "."; a name
+ * longer than NAME_MAX, which no file can have, is kept cut to it).
+ * 0; -EINVAL (slot not below FD_DIRWATCH_MAX, path NULL), or
  * inotify_add_watch()'s -errno (-ENOENT: the folder does not exist yet,
  * -ENOTDIR, -EACCES, -ENOSPC: the user's watches all used): the slot is
  * in use, its file not watched, and only an overflow reports it.

@@ -21,8 +21,8 @@ fd_tuple_format(const struct fd_tuple *t, char *buf, size_t len)
 	inet_ntop(af, t->src, s, sizeof(s));
 	inet_ntop(af, t->dst, d, sizeof(d));
 	if (ports)
-		snprintf(buf, len, "%s %s%s%s:%u -> %s%s%s:%u", p, o, s, e, ntohs(t->sport), o, d, e,
-			 ntohs(t->dport));
+		snprintf(buf, len, "%s %s%s%s:%u -> %s%s%s:%u", p, o, s, e, ntohs(t->sport),
+			 o, d, e, ntohs(t->dport));
 	else
 		snprintf(buf, len, "%s %s -> %s", p, s, d);
 	return buf;

@@ -305,7 +305,8 @@ job_done(struct fd_watch *w)
 
 	printf("flowcutd: lists: the list sets hold %zu ranges (%zu added, %zu removed%s) after "
 	       "%.3f s, %u transaction%s\n", j->target.n, j->added.n, j->removed.n,
-	       j->fill ? ", filled whole" : "", fd_clock_s_since(j->t0), j->txns, j->txns == 1 ? "" : "s");
+	       j->fill ? ", filled whole" : "", fd_clock_s_since(j->t0), j->txns,
+	       j->txns == 1 ? "" : "s");
 	w->fill = false;
 	fc_list_free(&w->applied);
 	w->applied = j->target;
@@ -550,7 +551,7 @@ fd_watch_files(struct fd_watch *w)
 	uint64_t changed;
 	bool any = false;
 
-	(void)fd_dirwatch_read(w->dw, &changed);	/* a failed read: what came before it */
+	(void)fd_dirwatch_read(w->dw, &changed);	/* failed: what came before */
 	for (unsigned int i = 0; i < w->nlists; i++)
 		if (changed & (UINT64_C(1) << i))
 			w->lists[i].dirty = any = true;

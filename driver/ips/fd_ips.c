@@ -74,8 +74,8 @@ hook_frame(void *arg, struct fd_relay *r, uint16_t port, uint16_t flags, const u
 {
 	struct fd_ips *x = arg;
 
-	return fd_inspect_frame(x->in, port, (flags & LK_FRAME_INSPECT) != 0, buf, len, fd_clock_ms(),
-				to_host, r) == 1;
+	return fd_inspect_frame(x->in, port, (flags & LK_FRAME_INSPECT) != 0, buf, len,
+				fd_clock_ms(), to_host, r) == 1;
 }
 
 static void
@@ -223,7 +223,7 @@ file_events(struct fd_ips *x)
 	uint64_t changed;
 
 	/* a folder gone is unwatched by it: watched again when it is back (fd_ips_turn) */
-	(void)fd_dirwatch_read(x->dw, &changed);	/* a failed read: what came before it */
+	(void)fd_dirwatch_read(x->dw, &changed);	/* failed: what came before */
 	if (changed != 0 && x->path[0] != '\0')
 		load(x);
 }

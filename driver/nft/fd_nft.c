@@ -742,6 +742,7 @@ int
 fd_nft_block(struct fd_nft *n, const struct fd_tuple *c)
 {
 	size_t len = n->block_len;
+	uint16_t cport = ntohs(c->sport), sport = ntohs(c->dport);	/* client's, server's */
 	int rc;
 
 	if ((c->proto != IPPROTO_TCP && c->proto != IPPROTO_UDP) ||
@@ -749,9 +750,9 @@ fd_nft_block(struct fd_nft *n, const struct fd_tuple *c)
 		return -EINVAL;
 	if (n->nblock >= FD_NFT_BLOCK_BATCH)
 		(void)fd_nft_block_flush(n);	/* said if it failed */
-	rc = block_put(n, c->family, c->proto, c->src, ntohs(c->sport), c->dst, ntohs(c->dport));
+	rc = block_put(n, c->family, c->proto, c->src, cport, c->dst, sport);
 	if (rc == 0)
-		rc = block_put(n, c->family, c->proto, c->dst, ntohs(c->dport), c->src, ntohs(c->sport));
+		rc = block_put(n, c->family, c->proto, c->dst, sport, c->src, cport);
 	if (rc != 0) {
 		n->block_len = len;	/* both directions or neither */
 		return rc;

@@ -39,14 +39,16 @@ test_format_rows(void **state)
 		  "icmp 198.18.0.2 -> 198.18.1.2" },
 		{ 6, IPPROTO_ICMPV6, "2001:db8::2", "2001:db8:1::2", 0, 0, 160,
 		  "icmpv6 2001:db8::2 -> 2001:db8:1::2" },
-		{ 4, IPPROTO_SCTP, "10.0.0.1", "10.0.0.2", 1, 2, 160, "proto 10.0.0.1 -> 10.0.0.2" },
+		{ 4, IPPROTO_SCTP, "10.0.0.1", "10.0.0.2", 1, 2, 160,
+		  "proto 10.0.0.1 -> 10.0.0.2" },
 		{ 4, IPPROTO_TCP, "198.18.0.2", "198.18.1.2", 40000, 443, 12, "tcp 198.18." },
 	};
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		struct fd_tuple t = { .family = rows[i].family, .proto = rows[i].proto,
-				      .sport = htons(rows[i].sport), .dport = htons(rows[i].dport) };
+				      .sport = htons(rows[i].sport),
+				      .dport = htons(rows[i].dport) };
 		int af = rows[i].family == 4 ? AF_INET : AF_INET6;
 		char buf[160];
 
