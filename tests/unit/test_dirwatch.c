@@ -6,8 +6,9 @@
  * written, a delete with and without IN_DELETE, the folder removed, a
  * folder that does not exist, a "folder" that is a file under IN_ONLYDIR,
  * bad arguments - each with the add's return, the slots reported changed
- * and whether the slot is still watched; and two files of one folder,
- * sharing its watch, told apart and removed one at a time.
+ * and whether the slot is still watched; two files of one folder,
+ * sharing its watch, told apart and removed one at a time; and the queue
+ * overflowed, read in bounded batches.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -212,6 +213,68 @@ test_shared_folder(void **state)
 	assert_int_equal(rmdir(d), 0);
 }
 
+/*
+ * The queue overflowed (more files written than max_queued_events): the
+ * slots that count an overflow are changed, watched or not; the other
+ * is not (its own file was not written).
+ */
+static void
+test_overflow(void **state)
+{
+	struct fd_dirwatch *dw = fd_dirwatch_open();
+	char d[256], p[256];
+	unsigned long max = 0;
+	uint64_t changed;
+	FILE *f = fopen("/proc/sys/fs/inotify/max_queued_events", "r");
+
+	(void)state;
+	assert_non_null(dw);
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%lu", &max), 1);
+	fclose(f);
+	if (max > 1000000) {
+		fd_dirwatch_close(dw);
+		skip();		/* too many files to write here */
+	}
+	path_of("o", d, sizeof(d));
+	assert_int_equal(mkdir(d, 0700), 0);
+	path_of("o/f", p, sizeof(p));
+	assert_int_equal(fd_dirwatch_add(dw, 0, p, IN_CLOSE_WRITE | IN_Q_OVERFLOW), 0);
+	path_of("o/g", p, sizeof(p));
+	assert_int_equal(fd_dirwatch_add(dw, 1, p, IN_CLOSE_WRITE), 0);
+	path_of("none/h", p, sizeof(p));
+	assert_int_equal(fd_dirwatch_add(dw, 2, p, IN_CLOSE_WRITE | IN_Q_OVERFLOW), -ENOENT);
+	for (unsigned long i = 0; i < max + 16; i++) {
+		char rel[32];
+
+		snprintf(rel, sizeof(rel), "o/%lu", i);
+		put(rel);
+	}
+	/*
+	 * max events of 32 bytes (16 and a name of 16) queued, the overflow
+	 * last: more than one call reads (FD_DIRWATCH_READS of 4 KiB), so the
+	 * first one does not reach it
+	 */
+	assert_int_equal(fd_dirwatch_read(dw, &changed), 0);
+	assert_true(changed == 0);
+	for (int k = 0; k < 16; k++) {
+		uint64_t more;
+
+		assert_int_equal(fd_dirwatch_read(dw, &more), 0);
+		changed |= more;
+	}
+	assert_true(changed == (1 | 1 << 2));
+	fd_dirwatch_close(dw);
+	for (unsigned long i = 0; i < max + 16; i++) {
+		char rel[32];
+
+		snprintf(rel, sizeof(rel), "o/%lu", i);
+		path_of(rel, p, sizeof(p));
+		(void)unlink(p);
+	}
+	assert_int_equal(rmdir(d), 0);
+}
+
 static void
 test_bad_args(void **state)
 {
@@ -251,6 +314,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rows),
 		cmocka_unit_test(test_shared_folder),
+		cmocka_unit_test(test_overflow),
 		cmocka_unit_test(test_bad_args),
 	};
 
