@@ -55,10 +55,10 @@ USES_inspect           :=
 USES_npu               := fastpath link dpdk
 USES_driver/base       :=
 USES_driver/cmd        := link
-USES_driver/port       := link
+USES_driver/port       := driver/base link
 USES_driver/path       := driver/base driver/cmd driver/port link
 USES_driver/ct         := driver/base
-USES_driver/nft        := settings
+USES_driver/nft        := driver/base settings
 USES_driver/control    :=
 USES_driver/offload    := driver/base driver/cmd driver/port driver/path driver/ct link
 USES_driver/cut        := driver/offload driver/nft driver/ct driver/path driver/port driver/cmd driver/base settings link
@@ -112,12 +112,14 @@ $(call program,test_cmdq,         tests/unit/test_cmdq.c,                 driver
 $(call program,test_list,         tests/unit/test_list.c,                 settings,                  -lcmocka -lpthread)
 $(call program,test_fplist,       tests/unit/test_fplist.c,               settings,                  -lcmocka)
 $(call program,test_tls,          tests/unit/test_tls.c,                  inspect tests/lib,         -lcmocka -lcrypto -lpcap)
-$(call program,test_inspect,      tests/unit/test_inspect.c,              driver/ips settings inspect tests/lib fastpath, -lcmocka -lcrypto -lpthread)
+$(call program,test_inspect,      tests/unit/test_inspect.c,              driver/ips driver/base settings inspect tests/lib fastpath, -lcmocka -lcrypto -lpthread)
 $(call program,test_quic,         tests/unit/test_quic.c,                 inspect tests/lib,         -lcmocka -lcrypto)
 $(call program,test_policy,       tests/unit/test_policy.c,               driver/ct,                    -lcmocka -lnetfilter_conntrack)
 $(call program,test_offload,      tests/unit/test_offload.c tests/unit/standins.c, driver/offload driver/path driver/ct driver/cmd driver/port driver/base link, -lcmocka -lmnl -lnetfilter_conntrack -lnfnetlink)
 $(call program,test_cut,          tests/unit/test_cut.c tests/unit/standins.c,     driver/cut driver/offload driver/nft driver/path driver/ct driver/cmd driver/port driver/base settings link, -lcmocka -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson)
 $(call program,test_ctl,          tests/unit/test_ctl.c,                  driver/control,                    -lcmocka)
+$(call program,test_dirwatch,     tests/unit/test_dirwatch.c,             driver/base,                       -lcmocka)
+$(call program,test_tuple,        tests/unit/test_tuple.c,                driver/base,                       -lcmocka)
 $(call program,test_setelem,      tests/unit/test_setelem.c,              driver/nft settings,           -lcmocka -lmnl)
 $(call program,test_rulecheck,    tests/unit/test_rulecheck.c,            driver/nft tests/lib,          -lcmocka -ljansson -lnftables)
 $(call program,test_driver,       tests/integration/test_driver.c,        driver/cut driver/offload driver/nft driver/ct driver/path driver/port driver/cmd driver/base settings npu fastpath link tests/lib dpdk, -lcmocka -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson)
@@ -129,7 +131,7 @@ $(call program,fuzz_settings_replay, tests/fuzz/fuzz_settings.c tests/fuzz/repla
 $(call program,fuzz_rtnl_replay,  tests/fuzz/fuzz_rtnl.c     tests/fuzz/replay_main.c, driver/path driver/port driver/cmd driver/base tests/lib, -lmnl)
 $(call program,fuzz_ct_replay,    tests/fuzz/fuzz_ct.c       tests/fuzz/replay_main.c, driver/ct driver/base, -lmnl -lnetfilter_conntrack -lnfnetlink)
 $(call program,fuzz_list_replay,  tests/fuzz/fuzz_list.c     tests/fuzz/replay_main.c, settings,)
-$(call program,fuzz_inspect_replay, tests/fuzz/fuzz_inspect.c tests/fuzz/replay_main.c, driver/ips settings inspect tests/lib fastpath, -lcrypto -lpthread)
+$(call program,fuzz_inspect_replay, tests/fuzz/fuzz_inspect.c tests/fuzz/replay_main.c, driver/ips driver/base settings inspect tests/lib fastpath, -lcrypto -lpthread)
 $(call program,fuzz_quic_replay,  tests/fuzz/fuzz_quic.c     tests/fuzz/replay_main.c, inspect tests/lib, -lcrypto)
 $(call program,fuzz_fplist_replay, tests/fuzz/fuzz_fplist.c  tests/fuzz/replay_main.c, settings,)
 $(call program,fuzz_tls_replay,   tests/fuzz/fuzz_tls.c      tests/fuzz/replay_main.c, inspect tests/lib, -lcrypto)

@@ -51,11 +51,13 @@
 #include <flowcut/fc_cmd.h>
 
 #include "fc_settings.h"
+#include "fd_clock.h"
 #include "fd_cmdq.h"
 #include "fd_cmds.h"
 #include "fd_ct.h"
 #include "fd_ctl.h"
 #include "fd_cut.h"
+#include "fd_dirwatch.h"
 #include "fd_ips.h"
 #include "fd_lease.h"
 #include "fd_nft.h"
@@ -68,9 +70,7 @@
 #include "fd_watch.h"
 #include "lk.h"
 
-#include <libgen.h>
 #include <sys/epoll.h>
-#include <sys/inotify.h>
 
 #define CT_MARK_BIT 0x40000000u	/* set by fd_nft on what the rules let through */
 #define FD_EVENTS_PER_TURN 256	/* coprocessor events read in one turn */
@@ -90,20 +90,12 @@ static struct fc_settings cur;		/* the settings in force */
 static struct fd_ips *ips;		/* the inspector */
 static struct fd_rulecheck *rck;	/* what offloaded connections bypass in the ruleset */
 static char settings_error[512];	/* why the file was last refused, or "" */
+static struct fd_dirwatch *settings_dw;	/* its folder's watch, or NULL */
 
 static volatile sig_atomic_t quit;
 static uint64_t rtnl_bad;		/* rtnetlink datagrams that did not parse */
 static uint64_t events_lost;		/* times the coprocessor said it lost events */
 static struct fd_lease lease;		/* on the coprocessor: renewed while the loop turns */
-
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 /*
  * The coprocessor failed closed while this flowcutd was away (stopped,
@@ -121,7 +113,7 @@ lease_lapsed(struct fd_offload *off, const struct fd_cmds *cmds)
 			"fails closed on\n");
 		return;
 	}
-	if (fd_lease_reopen(&lease, cmds, now_ms()) != 0)
+	if (fd_lease_reopen(&lease, cmds, fd_clock_ms()) != 0)
 		fprintf(stderr, "flowcutd: the coprocessor still fails closed; trying again\n");
 }
 
@@ -433,41 +425,38 @@ settings_load(const char *path)
 	return true;
 }
 
-/* Watches the settings file's folder (a save is a rename into it). */
+/*
+ * Watches the settings file's folder (a save is a rename into it): the
+ * descriptor to wait on, or -1 (said) when it cannot be watched.
+ */
 static int
-settings_watch(const char *path, char *name, size_t len)
+settings_watch(const char *path)
 {
-	char copy[4096];
-	int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	int rc;
 
-	snprintf(copy, sizeof(copy), "%s", path);
-	snprintf(name, len, "%s", basename(copy));
-	snprintf(copy, sizeof(copy), "%s", path);
-	if (fd >= 0 && inotify_add_watch(fd, dirname(copy), IN_CLOSE_WRITE | IN_MOVED_TO) < 0) {
+	settings_dw = fd_dirwatch_open();
+	if (settings_dw == NULL) {
 		fprintf(stderr, "flowcutd: watching %s: %s\n", path, strerror(errno));
-		close(fd);
 		return -1;
 	}
-	return fd;
+	rc = fd_dirwatch_add(settings_dw, 0, path, IN_CLOSE_WRITE | IN_MOVED_TO);
+	if (rc != 0) {
+		fprintf(stderr, "flowcutd: watching %s: %s\n", path, strerror(-rc));
+		fd_dirwatch_close(settings_dw);
+		settings_dw = NULL;
+		return -1;
+	}
+	return fd_dirwatch_fd(settings_dw);
 }
 
 /* Has the settings file been written since the last call? */
 static bool
-settings_touched(int fd, const char *name)
+settings_touched(void)
 {
-	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	bool hit = false;
-	ssize_t n;
+	uint64_t changed;
 
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		for (char *p = buf; p < buf + n;) {
-			struct inotify_event *ev = (struct inotify_event *)p;
-
-			if (ev->len && strcmp(ev->name, name) == 0)
-				hit = true;
-			p += sizeof(*ev) + ev->len;
-		}
-	return hit;
+	(void)fd_dirwatch_read(settings_dw, &changed);	/* failed: what came before */
+	return changed != 0;
 }
 
 static void
@@ -495,7 +484,6 @@ main(int argc, char **argv)
 	struct opts o = { .link = LK_PATH, .tap = "fp", .ports = 2,
 			  .settings = "/etc/flowcut/settings.conf", .control = FC_CTL_PATH,
 			  .lease_ms = FD_LEASE_MS };
-	char settings_name[256];
 	int watch;
 	struct fd_offload_cfg ocfg = { .mark_bit = CT_MARK_BIT };
 	struct fd_ct *ct;
@@ -577,7 +565,7 @@ main(int argc, char **argv)
 	fc_settings_default(&cur);
 	/* changed or not, what it leaves in `cur` is in force; a refusal is said */
 	(void)settings_load(o.settings);
-	watch = settings_watch(o.settings, settings_name, sizeof(settings_name));
+	watch = settings_watch(o.settings);
 	ocfg.nports = o.ports;
 	ocfg.cut_in_hardware = cur.cut_in_hardware;
 	ocfg.timeout_s = cur.idle_timeout;
@@ -687,7 +675,7 @@ main(int argc, char **argv)
 		}
 		if (!programmed) {
 			/* the lease first: the gate opens only with it held */
-			rc = fd_lease_renew(&lease, &cmds, now_ms(), true);
+			rc = fd_lease_renew(&lease, &cmds, fd_clock_ms(), true);
 			if (rc < 0) {
 				usleep(100000);	/* said; tried again */
 				continue;
@@ -709,7 +697,7 @@ main(int argc, char **argv)
 					(void)fd_offload_ruleset_changed(off);	/* said */
 				judged = true;
 			}
-		} else if (fd_lease_renew(&lease, &cmds, now_ms(), false) == 1) {
+		} else if (fd_lease_renew(&lease, &cmds, fd_clock_ms(), false) == 1) {
 			lease_lapsed(off, &cmds);
 		}
 		/* a bounded batch a turn: conntrack, nftables and routes get theirs */
@@ -768,7 +756,7 @@ main(int argc, char **argv)
 				fd_watch_files(wat);
 			} else if (evs[i].data.u32 == 3) {
 				rt_events(rtw, off);
-			} else if (settings_touched(watch, settings_name) &&
+			} else if (settings_touched() &&
 				   settings_load(o.settings)) {
 				/* saved: applied at once, the gate and the switch together */
 				fd_offload_settings(off, cur.cut_in_hardware, cur.idle_timeout);

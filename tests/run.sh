@@ -66,6 +66,8 @@ for v in "" asan/ ubsan/; do
 	cmocka "the cut: what it picks, drops before kills, batches, with stand-ins (no root)[$tag]" "$BUILD/${v}test_cut"
 	cmocka "the inspector[$tag]" "$BUILD/${v}test_inspect"
 	cmocka "nftables set elements[$tag]" "$BUILD/${v}test_setelem"
+	cmocka "folder watcher: a real inotify on a folder in /tmp[$tag]" "$BUILD/${v}test_dirwatch"
+	cmocka "the driver's tuple and its text[$tag]" "$BUILD/${v}test_tuple"
 	cmocka "control socket: requests, who may ask what, as nobody (root only)[$tag]" "$BUILD/${v}test_ctl"
 	cmocka "ruleset check: what offload bypasses[$tag]" "$BUILD/${v}test_rulecheck"
 	for t in frame cmd settings rtnl list tls ct ctl nftset fplist inspect quic seg rulecheck; do

@@ -11,17 +11,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <libnetfilter_conntrack/libnetfilter_conntrack.h>
 
 #include <flowcut/fc_cmd.h>
 
+#include "fd_clock.h"
 #include "fd_cmds.h"
 #include "fd_ct.h"
 #include "fd_nft.h"
 #include "fd_offload_cut.h"
 #include "fd_policy.h"
+#include "fd_tuple.h"
 
 /* room for one log line: a tuple of two IPv6 ends and the rest */
 #define FD_CUT_LINE 320
@@ -35,7 +36,7 @@ struct fd_cut {
 	struct fd_cut_stats st;
 	struct pending *kills, **kills_tail;	/* drops answered, states to kill */
 	/* this cut's timing, from its start: the drops answered, first and last */
-	struct timespec t0;
+	uint64_t t0;		/* fd_clock_ns() at the cut's start */
 	double first_ms, last_ms;
 	unsigned int dropping, on_host;
 	size_t log_len;
@@ -129,28 +130,20 @@ far_end_in(const struct nf_conntrack *ct, const struct fc_list *l)
 	return fc_list_holds(l, (uint8_t)family, a);
 }
 
-/* "tcp 198.18.0.10:40000 -> 198.19.0.10:80" (the original tuple). */
+/* "tcp 198.18.0.10:40000 -> 198.19.0.10:80": the state's original tuple, by fd_tuple_format. */
 static void
 tuple_format(const struct nf_conntrack *ct, char *buf, size_t len)
 {
-	int family = fd_policy_family(ct), af = family == 4 ? AF_INET : AF_INET6;
-	uint8_t l4 = nfct_get_attr_u8(ct, ATTR_ORIG_L4PROTO), s[16], d[16];
-	char ss[INET6_ADDRSTRLEN], ds[INET6_ADDRSTRLEN];
-	const char *p = l4 == IPPROTO_TCP ? "tcp" : l4 == IPPROTO_UDP ? "udp" :
-			l4 == IPPROTO_ICMP ? "icmp" : l4 == IPPROTO_ICMPV6 ? "icmpv6" : "proto";
-	bool ports = l4 == IPPROTO_TCP || l4 == IPPROTO_UDP;
+	struct fd_tuple t = { .family = (uint8_t)fd_policy_family(ct),
+			      .proto = nfct_get_attr_u8(ct, ATTR_ORIG_L4PROTO) };
 
-	addr(ct, family, ATTR_ORIG_IPV4_SRC, ATTR_ORIG_IPV6_SRC, s);
-	addr(ct, family, ATTR_ORIG_IPV4_DST, ATTR_ORIG_IPV6_DST, d);
-	inet_ntop(af, s, ss, sizeof(ss));
-	inet_ntop(af, d, ds, sizeof(ds));
-	if (ports)
-		snprintf(buf, len, "%s %s%s%s:%u -> %s%s%s:%u", p, family == 6 ? "[" : "", ss,
-			 family == 6 ? "]" : "", ntohs(nfct_get_attr_u16(ct, ATTR_ORIG_PORT_SRC)),
-			 family == 6 ? "[" : "", ds, family == 6 ? "]" : "",
-			 ntohs(nfct_get_attr_u16(ct, ATTR_ORIG_PORT_DST)));
-	else
-		snprintf(buf, len, "%s %s -> %s", p, ss, ds);
+	addr(ct, t.family, ATTR_ORIG_IPV4_SRC, ATTR_ORIG_IPV6_SRC, t.src);
+	addr(ct, t.family, ATTR_ORIG_IPV4_DST, ATTR_ORIG_IPV6_DST, t.dst);
+	if (t.proto == IPPROTO_TCP || t.proto == IPPROTO_UDP) {
+		t.sport = nfct_get_attr_u16(ct, ATTR_ORIG_PORT_SRC);
+		t.dport = nfct_get_attr_u16(ct, ATTR_ORIG_PORT_DST);
+	}
+	fd_tuple_format(&t, buf, len);
 }
 
 static struct pending *
@@ -282,18 +275,18 @@ static void
 block(struct fd_cut *c, const struct pending *p)
 {
 	const struct nf_conntrack *ct = p->ct;
-	struct fd_nft_conn b = { .family = (uint8_t)fd_policy_family(ct) };
+	struct fd_tuple b = { .family = (uint8_t)fd_policy_family(ct) };
 
 	if (c->nft == NULL || p->hw || !nfct_attr_is_set(ct, ATTR_REPL_PORT_SRC))
 		return;
 	b.proto = nfct_get_attr_u8(ct, ATTR_ORIG_L4PROTO);
 	if (b.proto != IPPROTO_TCP && b.proto != IPPROTO_UDP)
 		return;
-	/* as the forward hook sees them: DNAT done, SNAT not yet */
-	addr(ct, b.family, ATTR_ORIG_IPV4_SRC, ATTR_ORIG_IPV6_SRC, b.client);
-	addr(ct, b.family, ATTR_REPL_IPV4_SRC, ATTR_REPL_IPV6_SRC, b.server);
-	b.cport = ntohs(nfct_get_attr_u16(ct, ATTR_ORIG_PORT_SRC));
-	b.sport = ntohs(nfct_get_attr_u16(ct, ATTR_REPL_PORT_SRC));
+	/* as the forward hook sees them: DNAT done, SNAT not yet; src the client */
+	addr(ct, b.family, ATTR_ORIG_IPV4_SRC, ATTR_ORIG_IPV6_SRC, b.src);
+	addr(ct, b.family, ATTR_REPL_IPV4_SRC, ATTR_REPL_IPV6_SRC, b.dst);
+	b.sport = nfct_get_attr_u16(ct, ATTR_ORIG_PORT_SRC);
+	b.dport = nfct_get_attr_u16(ct, ATTR_REPL_PORT_SRC);
 	if (fd_nft_block(c->nft, &b) != 0)
 		fprintf(stderr, "flowcutd: cut (%s) ct %u: not put in the connection drop sets\n",
 			fd_cut_trigger_name(p->trigger), p->ct_id);
@@ -322,20 +315,11 @@ kills_send(struct fd_cut *c)
 	(void)c->ct.kill_flush(c->ct.ctx);
 }
 
-static double
-ms_since(const struct timespec *t0)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)(t.tv_sec - t0->tv_sec) * 1e3 + (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
-}
-
 /* One more connection dropping on the coprocessor: the cut's timing. */
 static void
 now_dropping(struct fd_cut *c)
 {
-	c->last_ms = ms_since(&c->t0);
+	c->last_ms = fd_clock_ms_since(c->t0);
 	if (c->dropping++ == 0)
 		c->first_ms = c->last_ms;
 }
@@ -480,7 +464,7 @@ cut_done(struct fd_cut *c)
 static void
 cut_begin(struct fd_cut *c)
 {
-	clock_gettime(CLOCK_MONOTONIC, &c->t0);
+	c->t0 = fd_clock_ns();
 	c->dropping = 0;
 	c->first_ms = c->last_ms = 0;
 }
@@ -494,7 +478,7 @@ cut_summary(struct fd_cut *c, enum fd_cut_trigger t, int cut)
 	printf("flowcutd: cut (%s) of %d connections: %u dropping on the coprocessor, the "
 	       "first %.2f ms and the last %.2f ms after flowcutd read the change; every state "
 	       "killed at %.2f ms\n", fd_cut_trigger_name(t), cut, c->dropping, c->first_ms, c->last_ms,
-	       ms_since(&c->t0));
+	       fd_clock_ms_since(c->t0));
 	fflush(stdout);
 }
 
@@ -630,7 +614,7 @@ long
 fd_cut_release(struct fd_cut *c, const struct fc_list *in_force)
 {
 	struct fd_offload_conn *pk = NULL;
-	struct timespec t0;
+	uint64_t t0;
 	uint64_t *ids;
 	long npk = fd_offload_pick_cut(c->off, released_by, (void *)in_force, &pk), done;
 
@@ -641,7 +625,7 @@ fd_cut_release(struct fd_cut *c, const struct fc_list *in_force)
 				"connections; they stay dropping\n");
 		return npk;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = fd_clock_ns();
 	ids = calloc((size_t)npk, sizeof(*ids));
 	if (ids == NULL) {
 		free(pk);
@@ -664,7 +648,7 @@ fd_cut_release(struct fd_cut *c, const struct fc_list *in_force)
 	c->st.released += (uint64_t)done;
 	log_flush(c);
 	printf("flowcutd: release of %ld cut connections: %ld taken out of the fast path in "
-	       "%.2f ms\n", npk, done, ms_since(&t0));
+	       "%.2f ms\n", npk, done, fd_clock_ms_since(t0));
 	fflush(stdout);
 	free(ids);
 	free(pk);

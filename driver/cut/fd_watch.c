@@ -3,23 +3,21 @@
 #include "fd_watch.h"
 
 #include <errno.h>
-#include <libgen.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/inotify.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "fc_list.h"
+#include "fd_clock.h"
+#include "fd_dirwatch.h"
+
+_Static_assert(FC_SETTINGS_MAX_LISTS <= FD_DIRWATCH_MAX, "a list a slot of fd_dirwatch");
 
 /* A watched list file. */
 struct wlist {
-	char path[FC_SETTINGS_PATH_MAX];
-	char name[FC_SETTINGS_PATH_MAX];	/* its name in its folder */
-	int wd;					/* its folder's watch, or -1 */
+	char path[FC_SETTINGS_PATH_MAX];	/* watched: the fd_dirwatch slot of its index */
 	struct fc_list l;			/* its last good contents */
 	bool dirty;				/* written since it was read */
 };
@@ -46,13 +44,13 @@ struct job {
 	struct fc_list added, removed;	/* the difference from what they held */
 	size_t del_at, add_at;		/* how far it went */
 	unsigned int txns;
-	double t0;
+	uint64_t t0;			/* fd_clock_ns() at its start */
 };
 
 struct fd_watch {
 	struct fd_nft *nft;
 	struct fd_cut *cut;
-	int ino;
+	struct fd_dirwatch *dw;	/* the lists' folders, slot i list i */
 	struct wlist lists[FC_SETTINGS_MAX_LISTS];
 	unsigned int nlists;
 	struct fc_list_limits lim;	/* list_max_bytes, list_min_prefix4/6 */
@@ -70,29 +68,11 @@ struct fd_watch {
 /* how often the watched sets are read while one is due (an element still listed) */
 #define EXPIRY_LOOK_MS 100
 
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* A set read whole: its due time is the soonest expiry the read found. */
 static void
 due_read(struct wset *ws, int64_t expires_ms)
 {
-	ws->due_ms = expires_ms >= 0 ? now_ms() + (uint64_t)expires_ms : 0;
+	ws->due_ms = expires_ms >= 0 ? fd_clock_ms() + (uint64_t)expires_ms : 0;
 }
 
 /* "198.18.1.2, 2001:2::/64 and 3 more": a list's first ranges, for a log line. */
@@ -304,7 +284,7 @@ bad_line(void *arg, unsigned long line, const char *what)
 static void
 list_read(struct wlist *wl, const struct fc_list_limits *lim)
 {
-	double t0 = now_s();
+	uint64_t t0 = fd_clock_ns();
 	char err[FC_SETTINGS_PATH_MAX + 128];
 	long bad = fc_list_load(wl->path, lim, &wl->l, bad_line, wl->path, err, sizeof(err));
 
@@ -314,7 +294,7 @@ list_read(struct wlist *wl, const struct fc_list_limits *lim)
 			"contents stay (%zu ranges)\n", wl->path, err, wl->l.n);
 	else
 		printf("flowcutd: list %s: %zu ranges read in %.3f s, %ld bad line%s\n", wl->path,
-		       wl->l.n, now_s() - t0, bad, bad == 1 ? "" : "s");
+		       wl->l.n, fd_clock_s_since(t0), bad, bad == 1 ? "" : "s");
 }
 
 /* The job's end: the sets hold its target; what it added is cut. */
@@ -325,7 +305,8 @@ job_done(struct fd_watch *w)
 
 	printf("flowcutd: lists: the list sets hold %zu ranges (%zu added, %zu removed%s) after "
 	       "%.3f s, %u transaction%s\n", j->target.n, j->added.n, j->removed.n,
-	       j->fill ? ", filled whole" : "", now_s() - j->t0, j->txns, j->txns == 1 ? "" : "s");
+	       j->fill ? ", filled whole" : "", fd_clock_s_since(j->t0), j->txns,
+	       j->txns == 1 ? "" : "s");
 	w->fill = false;
 	fc_list_free(&w->applied);
 	w->applied = j->target;
@@ -432,7 +413,7 @@ lists_apply(struct fd_watch *w)
 	}
 	j->target = all;
 	j->fill = w->fill;
-	j->t0 = now_s();
+	j->t0 = fd_clock_ns();
 	j->active = true;
 	if (job_step(w) == 0 && w->again)
 		lists_apply(w);
@@ -453,17 +434,13 @@ static void
 lists_watch(struct fd_watch *w)
 {
 	for (unsigned int i = 0; i < w->nlists; i++) {
-		struct wlist *wl = &w->lists[i];
-		char copy[FC_SETTINGS_PATH_MAX];
+		/* an overflow of the queue: every list read again, its folder watched or not */
+		int rc = fd_dirwatch_add(w->dw, i, w->lists[i].path,
+					 IN_CLOSE_WRITE | IN_MOVED_TO | IN_ONLYDIR | IN_Q_OVERFLOW);
 
-		snprintf(copy, sizeof(copy), "%s", wl->path);
-		snprintf(wl->name, sizeof(wl->name), "%s", basename(copy));
-		snprintf(copy, sizeof(copy), "%s", wl->path);
-		wl->wd = inotify_add_watch(w->ino, dirname(copy),
-					   IN_CLOSE_WRITE | IN_MOVED_TO | IN_ONLYDIR);
-		if (wl->wd < 0)
+		if (rc != 0)
 			fprintf(stderr, "flowcutd: list %s: its folder cannot be watched (%s); "
-				"changes to it are not seen\n", wl->path, strerror(errno));
+				"changes to it are not seen\n", w->lists[i].path, strerror(-rc));
 	}
 }
 
@@ -484,8 +461,7 @@ lists_set(struct fd_watch *w, const struct fc_settings *s)
 	w->lim = lim;
 	memcpy(old, w->lists, sizeof(w->lists));
 	for (unsigned int i = 0; i < nold; i++)
-		if (old[i].wd >= 0)
-			(void)inotify_rm_watch(w->ino, old[i].wd);	/* one folder, once */
+		fd_dirwatch_remove(w->dw, i);	/* one folder, once */
 	w->nlists = 0;
 	for (unsigned int i = 0; i < s->nlists; i++) {
 		struct wlist *wl = &w->lists[w->nlists++];
@@ -525,9 +501,12 @@ fd_watch_open(struct fd_nft *nft, struct fd_cut *cut)
 	w->nft = nft;
 	w->cut = cut;
 	w->fill = true;
-	w->ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (w->ino < 0) {
+	w->dw = fd_dirwatch_open();
+	if (w->dw == NULL) {
+		int err = errno;
+
 		free(w);
+		errno = err;
 		return NULL;
 	}
 	return w;
@@ -542,14 +521,14 @@ fd_watch_close(struct fd_watch *w)
 		fc_list_free(&w->lists[i].l);
 	fc_list_free(&w->applied);
 	job_free(&w->job);
-	close(w->ino);
+	fd_dirwatch_close(w->dw);
 	free(w);
 }
 
 int
 fd_watch_fd(const struct fd_watch *w)
 {
-	return w->ino;
+	return fd_dirwatch_fd(w->dw);
 }
 
 void
@@ -569,21 +548,13 @@ fd_watch_settings(struct fd_watch *w, const struct fc_settings *s)
 void
 fd_watch_files(struct fd_watch *w)
 {
-	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	uint64_t changed;
 	bool any = false;
-	ssize_t n;
 
-	while ((n = read(w->ino, buf, sizeof(buf))) > 0)
-		for (char *p = buf; p < buf + n;) {
-			struct inotify_event *ev = (struct inotify_event *)p;
-
-			for (unsigned int i = 0; i < w->nlists; i++)
-				if ((ev->mask & IN_Q_OVERFLOW) ||
-				    (ev->wd == w->lists[i].wd && ev->len &&
-				     strcmp(ev->name, w->lists[i].name) == 0))
-					w->lists[i].dirty = any = true;
-			p += sizeof(*ev) + ev->len;
-		}
+	(void)fd_dirwatch_read(w->dw, &changed);	/* failed: what came before */
+	for (unsigned int i = 0; i < w->nlists; i++)
+		if (changed & (UINT64_C(1) << i))
+			w->lists[i].dirty = any = true;
 	if (!any)
 		return;
 	for (unsigned int i = 0; i < w->nlists; i++)
@@ -642,7 +613,7 @@ fd_watch_nft(struct fd_watch *w, int nft_rc)
 static void
 sets_expiry(struct fd_watch *w)
 {
-	uint64_t now = now_ms();
+	uint64_t now = fd_clock_ms();
 	const struct wset *due = NULL;
 	char what[200];
 
@@ -661,7 +632,7 @@ sets_expiry(struct fd_watch *w)
 	}
 	snprintf(what, sizeof(what), "an element of watched set %s ran out", due->text);
 	release(w, what);	/* each set read whole: its next due time */
-	w->expiry_look_ms = now_ms();
+	w->expiry_look_ms = fd_clock_ms();
 	w->expiry_read_ms = w->expiry_look_ms - now;
 }
 

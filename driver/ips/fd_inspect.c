@@ -62,7 +62,7 @@ struct held {
 struct conn {
 	struct conn *hnext;		/* the bucket's chain */
 	struct conn *older, *newer;	/* the age list */
-	struct fd_inspect_key key;
+	struct fd_tuple key;
 	enum conn_state state;
 	uint32_t start;			/* sequence number of stream byte 0 */
 	uint32_t fed;			/* stream bytes given to the parser */
@@ -123,7 +123,7 @@ tls_port(const struct fd_inspect *in, uint16_t port_be)
 }
 
 static uint32_t
-conn_hash(const struct fd_inspect_key *k)
+conn_hash(const struct fd_tuple *k)
 {
 	const uint8_t *p = (const uint8_t *)k;
 	uint32_t h = 2166136261u;	/* FNV-1a */
@@ -134,7 +134,7 @@ conn_hash(const struct fd_inspect_key *k)
 }
 
 static struct conn *
-conn_find(struct fd_inspect *in, const struct fd_inspect_key *k)
+conn_find(struct fd_inspect *in, const struct fd_tuple *k)
 {
 	for (struct conn *c = in->table[conn_hash(k)]; c != NULL; c = c->hnext)
 		if (memcmp(&c->key, k, sizeof(*k)) == 0)
@@ -144,7 +144,7 @@ conn_find(struct fd_inspect *in, const struct fd_inspect_key *k)
 
 /* The other direction's key. */
 static void
-key_reverse(const struct fd_inspect_key *k, struct fd_inspect_key *r)
+key_reverse(const struct fd_tuple *k, struct fd_tuple *r)
 {
 	*r = *k;
 	memcpy(r->src, k->dst, 16);
@@ -233,7 +233,7 @@ make_room(struct fd_inspect *in)
 }
 
 static struct conn *
-conn_new(struct fd_inspect *in, const struct fd_inspect_key *k, enum conn_state st,
+conn_new(struct fd_inspect *in, const struct fd_tuple *k, enum conn_state st,
 	 uint64_t now)
 {
 	struct conn *c;
@@ -593,7 +593,7 @@ int
 fd_inspect_frame(struct fd_inspect *in, uint16_t port, bool flagged, const uint8_t *f,
 		 uint32_t len, uint64_t now, fd_inspect_out_fn *out, void *octx)
 {
-	struct fd_inspect_key rev;
+	struct fd_tuple rev;
 	struct conn *c;
 	struct fd_seg s;
 	int rc = 0;
@@ -763,7 +763,7 @@ fd_inspect_take(struct fd_inspect *in, struct fd_inspect_decision *d)
 }
 
 uint8_t
-fd_inspect_verdict(struct fd_inspect *in, const struct fd_inspect_key *k)
+fd_inspect_verdict(struct fd_inspect *in, const struct fd_tuple *k)
 {
 	const struct conn *c;
 	uint8_t v;
@@ -785,18 +785,4 @@ fd_inspect_stats(struct fd_inspect *in, struct fd_inspect_stats *out)
 	out->reading = in->nreading;
 	out->entries = in->nentries;
 	pthread_mutex_unlock(&in->mu);
-}
-
-char *
-fd_inspect_key_format(const struct fd_inspect_key *k, char *buf, unsigned int len)
-{
-	char s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN];
-	int af = k->family == 4 ? AF_INET : AF_INET6;
-	const char *o = k->family == 4 ? "" : "[", *e = k->family == 4 ? "" : "]";
-
-	inet_ntop(af, k->src, s, sizeof(s));
-	inet_ntop(af, k->dst, d, sizeof(d));
-	snprintf(buf, len, "%s %s%s%s:%u -> %s%s%s:%u", k->proto == 17 ? "udp" : "tcp", o, s, e,
-		 ntohs(k->sport), o, d, e, ntohs(k->dport));
-	return buf;
 }

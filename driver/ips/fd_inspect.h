@@ -55,18 +55,13 @@
 #include <stdint.h>
 
 #include "fc_fplist.h"
+#include "fd_tuple.h"
 
-/* A connection, as its client's frames carry it (before any NAT).  Hashed: conn_hash() and key_of() change with it. */
-struct fd_inspect_key {
-	uint8_t src[16];	/* the client; IPv4 in the first 4 bytes, the rest 0 */
-	uint8_t dst[16];	/* the server */
-	uint16_t sport;		/* network order */
-	uint16_t dport;		/* network order: a TLS port */
-	uint8_t family;		/* 4 or 6 */
-	uint8_t proto;		/* 6 TCP, 17 UDP (QUIC) */
-	uint8_t zero[2];
-};
-_Static_assert(sizeof(struct fd_inspect_key) == 40, "struct fd_inspect_key has no padding");
+/*
+ * A connection's key is a struct fd_tuple (fd_tuple.h): as its client's
+ * frames carry it (before any NAT), src the client, dport a TLS port,
+ * proto 6 TCP or 17 UDP (QUIC); printed by fd_tuple_format.
+ */
 
 /* Why a connection was passed or cut: the decision's `why`, and a counter each. */
 #define FD_INSPECT_WHYS(X)						\
@@ -117,7 +112,7 @@ const char *fd_inspect_frame_name(enum fd_inspect_frame_cnt f);
 
 /* One decision, for the binding: pass (verdict CUT_THRU) or cut. */
 struct fd_inspect_decision {
-	struct fd_inspect_key key;
+	struct fd_tuple key;
 	bool cut;
 	uint8_t why;			/* enum fd_inspect_why */
 	char ja4[37];			/* "" when no whole hello was read */
@@ -173,14 +168,8 @@ int fd_inspect_take(struct fd_inspect *in, struct fd_inspect_decision *d);
  * connection was passed already, else FC_VERDICT_SEND_TO_IPS (being read,
  * not seen yet, or cut: its cut is queued, and its frames meet it here).
  */
-uint8_t fd_inspect_verdict(struct fd_inspect *in, const struct fd_inspect_key *k);
+uint8_t fd_inspect_verdict(struct fd_inspect *in, const struct fd_tuple *k);
 
 void fd_inspect_stats(struct fd_inspect *in, struct fd_inspect_stats *out);
-
-/*
- * fd_inspect_key_format - "tcp 198.18.0.2:40000 -> 198.18.1.2:443" (or udp,
- * or with [v6]); returns buf.
- */
-char *fd_inspect_key_format(const struct fd_inspect_key *k, char *buf, unsigned int len);
 
 #endif

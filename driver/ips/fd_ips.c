@@ -5,22 +5,20 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <libgen.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/inotify.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <libnetfilter_conntrack/libnetfilter_conntrack.h>
 
 #include <flowcut/fc_cmd.h>
 
 #include "fc_fplist.h"
+#include "fd_clock.h"
 #include "fd_cmds.h"
 #include "fd_ct.h"
+#include "fd_dirwatch.h"
 #include "fd_inspect.h"
 #include "fd_policy.h"
 #include "lk.h"
@@ -32,7 +30,7 @@
 struct pending {
 	uint32_t ct_id;
 	struct nf_conntrack *tuple;	/* its original tuple (the state's identity, with the id) */
-	struct fd_inspect_key key;
+	struct fd_tuple key;
 	uint64_t deadline;
 };
 
@@ -47,10 +45,8 @@ struct fd_ips {
 	uint16_t ports[FC_SETTINGS_MAX_TLS_PORTS];	/* in force: none without a file */
 	unsigned int nports;
 	/* the watched file */
-	int ino;
-	int wd;				/* its folder's watch, or -1 */
+	struct fd_dirwatch *dw;		/* its folder's watch: slot 0 */
 	char path[FC_SETTINGS_PATH_MAX];	/* "": none */
-	char name[FC_SETTINGS_PATH_MAX];	/* its name in the folder */
 	size_t max_bytes;		/* list_max_bytes */
 	size_t nja4, nja3;		/* in force */
 	long bad;			/* bad lines of the last read */
@@ -67,15 +63,6 @@ struct fd_ips {
 	} st;
 };
 
-static uint64_t
-ms_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* ---- the relay's side (its "up" thread) ---- */
 
 static void
@@ -90,8 +77,8 @@ hook_frame(void *arg, struct fd_relay *r, uint16_t port, uint16_t flags, const u
 {
 	struct fd_ips *x = arg;
 
-	return fd_inspect_frame(x->in, port, (flags & LK_FRAME_INSPECT) != 0, buf, len, ms_now(),
-				to_host, r) == 1;
+	return fd_inspect_frame(x->in, port, (flags & LK_FRAME_INSPECT) != 0, buf, len,
+				fd_clock_ms(), to_host, r) == 1;
 }
 
 static void
@@ -99,13 +86,13 @@ hook_tick(void *arg, struct fd_relay *r)
 {
 	struct fd_ips *x = arg;
 
-	fd_inspect_tick(x->in, ms_now(), to_host, r);
+	fd_inspect_tick(x->in, fd_clock_ms(), to_host, r);
 }
 
 /* ---- the offload's side ---- */
 
 static void
-key_of_ct(const struct nf_conntrack *ct, struct fd_inspect_key *k)
+key_of_ct(const struct nf_conntrack *ct, struct fd_tuple *k)
 {
 	struct fc_key fk;
 
@@ -123,7 +110,7 @@ static uint8_t
 offload_verdict(void *arg, const struct nf_conntrack *ct)
 {
 	struct fd_ips *x = arg;
-	struct fd_inspect_key k;
+	struct fd_tuple k;
 
 	key_of_ct(ct, &k);
 	return fd_inspect_verdict(x->in, &k);
@@ -172,31 +159,22 @@ load(struct fd_ips *x)
 static int
 watch(struct fd_ips *x)
 {
-	char copy[FC_SETTINGS_PATH_MAX];
+	int rc = fd_dirwatch_add(x->dw, 0, x->path, IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM |
+				 IN_DELETE);
 
-	snprintf(copy, sizeof(copy), "%s", x->path);
-	snprintf(x->name, sizeof(x->name), "%s", basename(copy));
-	snprintf(copy, sizeof(copy), "%s", x->path);
-	x->wd = inotify_add_watch(x->ino, dirname(copy), IN_CLOSE_WRITE | IN_MOVED_TO |
-				  IN_MOVED_FROM | IN_DELETE);
-	if (x->wd < 0) {
-		int err = errno;
-
+	if (rc != 0) {
 		snprintf(x->error, sizeof(x->error), "%s: watching its folder: %s", x->path,
-			 strerror(err));
+			 strerror(-rc));
 		fprintf(stderr, "flowcutd: watched fingerprints %s; tried again each second\n",
 			x->error);
-		return -err;
 	}
-	return 0;
+	return rc;
 }
 
 static void
 unwatch(struct fd_ips *x)
 {
-	if (x->wd >= 0)
-		inotify_rm_watch(x->ino, x->wd);	/* a folder gone took it with it */
-	x->wd = -1;
+	fd_dirwatch_remove(x->dw, 0);
 }
 
 static void
@@ -237,7 +215,7 @@ fd_ips_settings(struct fd_ips *x, const struct fc_settings *s)
 		fflush(stdout);
 		return;
 	}
-	x->retried = ms_now();
+	x->retried = fd_clock_ms();
 	if (watch(x) == 0)
 		load(x);
 }
@@ -246,21 +224,11 @@ fd_ips_settings(struct fd_ips *x, const struct fc_settings *s)
 static void
 file_events(struct fd_ips *x)
 {
-	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	bool hit = false;
-	ssize_t n;
+	uint64_t changed;
 
-	while ((n = read(x->ino, buf, sizeof(buf))) > 0)
-		for (char *p = buf; p < buf + n;) {
-			struct inotify_event *ev = (struct inotify_event *)p;
-
-			if (ev->wd == x->wd && ev->len && strcmp(ev->name, x->name) == 0)
-				hit = true;
-			if (ev->wd == x->wd && (ev->mask & IN_IGNORED))
-				x->wd = -1;	/* the folder went: watched again when it is back */
-			p += sizeof(*ev) + ev->len;
-		}
-	if (hit && x->path[0] != '\0')
+	/* a folder gone is unwatched by it: watched again when it is back (fd_ips_turn) */
+	(void)fd_dirwatch_read(x->dw, &changed);	/* failed: what came before */
+	if (changed != 0 && x->path[0] != '\0')
 		load(x);
 }
 
@@ -268,7 +236,7 @@ file_events(struct fd_ips *x)
 
 /* The state of a connection, as conntrack holds it now: NULL when gone. */
 static struct nf_conntrack *
-state_of(struct fd_ips *x, const struct fd_inspect_key *k)
+state_of(struct fd_ips *x, const struct fd_tuple *k)
 {
 	struct nf_conntrack *t = nfct_new(), *ct;
 
@@ -354,7 +322,7 @@ cut_pending_now(struct fd_ips *x, const struct pending *p)
 	if (ct == NULL || nfct_get_attr_u32(ct, ATTR_ID) != p->ct_id) {
 		x->st.cut_no_state++;
 		printf("flowcutd: tls: %s: its state is gone; nothing to cut\n",
-		       fd_inspect_key_format(&p->key, tuple, sizeof(tuple)));
+		       fd_tuple_format(&p->key, tuple, sizeof(tuple)));
 		nfct_destroy(ct);
 		return;
 	}
@@ -370,7 +338,7 @@ apply(struct fd_ips *x, const struct fd_inspect_decision *d, uint64_t now)
 	char tuple[128];
 	uint32_t ct_id;
 
-	fd_inspect_key_format(&d->key, tuple, sizeof(tuple));
+	fd_tuple_format(&d->key, tuple, sizeof(tuple));
 	if (d->cut) {
 		printf("flowcutd: tls: %s%s%s JA4 %s JA3 %s: its %s is listed (%s line %lu)\n",
 		       tuple, d->sni[0] ? " sni " : "", d->sni, d->ja4[0] ? d->ja4 : "-",
@@ -432,7 +400,7 @@ pending_turn(struct fd_ips *x, uint64_t now)
 		if (fd_offload_find_ct(x->off, p->ct_id, p->tuple, &oc) == 0) {
 			char tuple[128];
 
-			cut_now(x, &oc, fd_inspect_key_format(&p->key, tuple, sizeof(tuple)));
+			cut_now(x, &oc, fd_tuple_format(&p->key, tuple, sizeof(tuple)));
 			nfct_destroy(p->tuple);
 		} else if (now >= p->deadline) {
 			cut_pending_now(x, p);
@@ -448,7 +416,7 @@ void
 fd_ips_turn(struct fd_ips *x)
 {
 	struct fd_inspect_decision d;
-	uint64_t now = ms_now();
+	uint64_t now = fd_clock_ms();
 
 	if (x->off == NULL)
 		return;
@@ -457,7 +425,7 @@ fd_ips_turn(struct fd_ips *x)
 	if (x->npend > 0)
 		pending_turn(x, now);
 	file_events(x);
-	if (x->path[0] != '\0' && x->wd < 0 && now - x->retried >= 1000) {
+	if (x->path[0] != '\0' && !fd_dirwatch_watched(x->dw, 0) && now - x->retried >= 1000) {
 		x->retried = now;
 		if (watch(x) == 0)
 			load(x);
@@ -473,15 +441,13 @@ fd_ips_open(void)
 
 	if (x == NULL)
 		return NULL;
-	x->wd = -1;
 	x->in = fd_inspect_open(NULL);
-	x->ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (x->in == NULL || x->ino < 0) {
+	x->dw = fd_dirwatch_open();
+	if (x->in == NULL || x->dw == NULL) {
 		int err = errno;
 
 		fd_inspect_close(x->in);
-		if (x->ino >= 0)
-			close(x->ino);
+		fd_dirwatch_close(x->dw);
 		free(x);
 		errno = err;
 		return NULL;
@@ -495,7 +461,7 @@ fd_ips_close(struct fd_ips *x)
 {
 	if (x == NULL)
 		return;
-	close(x->ino);
+	fd_dirwatch_close(x->dw);
 	fd_inspect_close(x->in);
 	for (unsigned int i = 0; i < x->npend; i++)
 		nfct_destroy(x->pend[i].tuple);

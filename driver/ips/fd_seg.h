@@ -21,7 +21,7 @@
 #include "fd_inspect.h"
 
 struct fd_seg {
-	struct fd_inspect_key key;	/* as the frame carries it: src is its sender */
+	struct fd_tuple key;	/* as the frame carries it: src is its sender */
 	uint32_t seq;			/* TCP */
 	uint8_t flags;			/* TCP */
 	uint32_t plen;			/* payload bytes (from the IP length, not the frame's) */

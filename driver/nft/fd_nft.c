@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -25,8 +24,10 @@
 #include <nftables/libnftables.h>
 
 #include "fc_list.h"
+#include "fd_clock.h"
 #include "fd_setelem.h"
 #include "fd_setio.h"
+#include "fd_tuple.h"
 
 /* the longest element timeout kept as is (nftables' own bound is about 49 days) */
 #define FD_NFT_EXPIRES_MAX_S (10ll * 365 * 24 * 3600)
@@ -81,15 +82,6 @@ struct fd_nft {
 	bool removed;		/* DELSETELEM on a cut set or a followed set (FD_NFT_UNCUT) */
 	bool keep_stale;	/* so: read the cut sets into `kept` again */
 };
-
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static void cut_keep_restore(struct fd_nft *n);
 static void cut_keep_read(struct fd_nft *n);
@@ -322,7 +314,7 @@ followed_commit(struct fd_nft *n)
 		if (f->acc.n == 0 && f->acc.bad == 0)
 			continue;
 		if (f->acc.expiring) {	/* as of now: the kernel said it at the commit */
-			uint64_t due = now_ms() + f->acc.expires_ms;
+			uint64_t due = fd_clock_ms() + f->acc.expires_ms;
 
 			if (f->due_ms == 0 || due < f->due_ms)
 				f->due_ms = due;
@@ -592,7 +584,7 @@ keep_one(void *arg, struct fc_list *l, const char *line, long long expires)
 static void
 cut_keep_read(struct fd_nft *n)
 {
-	struct keeping kp = { .now = now_ms(), .family = 4 };
+	struct keeping kp = { .now = fd_clock_ms(), .family = 4 };
 	int rc = cut_set_each(n, FD_NFT_CUT4, keep_one, &kp);
 
 	kp.family = 6;
@@ -631,7 +623,7 @@ kept_has(const struct fd_nft *n, const struct kept_cut *e)
 int
 fd_nft_cut_expired(struct fd_nft *n)
 {
-	uint64_t now = now_ms();
+	uint64_t now = fd_clock_ms();
 	struct kept_cut *due;
 	size_t ndue = 0;
 	int gone = 0;
@@ -662,7 +654,7 @@ fd_nft_cut_expired(struct fd_nft *n)
 static void
 cut_keep_restore(struct fd_nft *n)
 {
-	uint64_t now = now_ms();
+	uint64_t now = fd_clock_ms();
 	char *cmd = NULL;
 	size_t len = 0, put = 0;
 	FILE *f;
@@ -747,9 +739,10 @@ block_put(struct fd_nft *n, int family, uint8_t proto, const uint8_t *a, uint16_
 }
 
 int
-fd_nft_block(struct fd_nft *n, const struct fd_nft_conn *c)
+fd_nft_block(struct fd_nft *n, const struct fd_tuple *c)
 {
 	size_t len = n->block_len;
+	uint16_t cport = ntohs(c->sport), sport = ntohs(c->dport);	/* client's, server's */
 	int rc;
 
 	if ((c->proto != IPPROTO_TCP && c->proto != IPPROTO_UDP) ||
@@ -757,9 +750,9 @@ fd_nft_block(struct fd_nft *n, const struct fd_nft_conn *c)
 		return -EINVAL;
 	if (n->nblock >= FD_NFT_BLOCK_BATCH)
 		(void)fd_nft_block_flush(n);	/* said if it failed */
-	rc = block_put(n, c->family, c->proto, c->client, c->cport, c->server, c->sport);
+	rc = block_put(n, c->family, c->proto, c->src, cport, c->dst, sport);
 	if (rc == 0)
-		rc = block_put(n, c->family, c->proto, c->server, c->sport, c->client, c->cport);
+		rc = block_put(n, c->family, c->proto, c->dst, sport, c->src, cport);
 	if (rc != 0) {
 		n->block_len = len;	/* both directions or neither */
 		return rc;

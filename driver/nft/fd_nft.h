@@ -80,6 +80,7 @@ struct fd_nft;
 struct fc_list;
 struct fd_setio;
 struct fd_setio_set;
+struct fd_tuple;
 
 #define FD_NFT_CUT4 "cut4"
 #define FD_NFT_CUT6 "cut6"
@@ -143,20 +144,14 @@ int fd_nft_cut_expired(struct fd_nft *n);
  */
 int fd_nft_set_parse(const char *text, struct fc_list *out);
 
-/* A TCP or UDP connection's ends as the forward hook sees its frames. */
-struct fd_nft_conn {
-	uint8_t family;			/* 4 or 6 */
-	uint8_t proto;			/* IPPROTO_TCP or IPPROTO_UDP */
-	uint8_t client[16], server[16];	/* 4 or 16 bytes by family */
-	uint16_t cport, sport;		/* host order */
-};
-
 /*
- * fd_nft_block - both directions of `c` queued for conn4/conn6; sent by
+ * fd_nft_block - both directions of the TCP or UDP connection `c`, its
+ * ends as the forward hook sees its frames (src the client, dst the
+ * server), queued for conn4/conn6; sent by
  * fd_nft_block_flush() in one transaction.  0, -EINVAL (not TCP or UDP,
  * or a family not 4 or 6), or -ENOMEM.
  */
-int fd_nft_block(struct fd_nft *n, const struct fd_nft_conn *c);
+int fd_nft_block(struct fd_nft *n, const struct fd_tuple *c);
 /* fd_nft_block_flush - what is queued, sent: 0, or -EIO (said on stderr). */
 int fd_nft_block_flush(struct fd_nft *n);
 /*

@@ -8,8 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "fd_clock.h"
 
 #define FD_RELAY_BATCH 64	/* frames from one TAP before the next one's turn */
 
@@ -41,15 +42,6 @@ fd_relay_to_host(struct fd_relay *r, uint16_t port, const void *buf, uint32_t le
 		add(&r->st.up_tap_full, 1);
 }
 
-static uint64_t
-ms_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static void *
 up_main(void *arg)
 {
@@ -61,8 +53,8 @@ up_main(void *arg)
 		uint16_t port, flags;
 		int n;
 
-		if (r->hook.tick != NULL && ms_now() - ticked >= 20) {
-			ticked = ms_now();
+		if (r->hook.tick != NULL && fd_clock_coarse_ms() - ticked >= 20) {
+			ticked = fd_clock_coarse_ms();
 			r->hook.tick(r->hook.arg, r);
 		}
 		/* a new boot: take the ring as it is laid out now (again, until ready) */

@@ -98,10 +98,10 @@ mk(struct fr *f, bool reply, uint8_t flags, uint32_t seq, const uint8_t *p, uint
 		memcpy(f->b + at, p, n);
 }
 
-static struct fd_inspect_key
+static struct fd_tuple
 key_of(const struct fc_key *k)
 {
-	struct fd_inspect_key ik = { .sport = k->sport, .dport = k->dport, .family = k->family,
+	struct fd_tuple ik = { .sport = k->sport, .dport = k->dport, .family = k->family,
 				     .proto = k->proto };
 
 	memcpy(ik.src, k->src, k->family == 4 ? 4 : 16);
@@ -191,7 +191,7 @@ static void
 test_pass_one_segment(void **state)
 {
 	struct fd_inspect_decision d;
-	struct fd_inspect_key k;
+	struct fd_tuple k;
 	struct fr f, data;
 
 	(void)state;
@@ -282,7 +282,7 @@ test_cut(void **state)
 	for (int by_ja3 = 0; by_ja3 < 2; by_ja3++) {
 		struct fd_inspect *in;
 		struct fd_inspect_decision d;
-		struct fd_inspect_key k;
+		struct fd_tuple k;
 		struct fr a, b, fin, srv;
 
 		snprintf(list, sizeof(list), "# listed\n0123456789abcdef0123456789abcdef\n%s\n",
@@ -528,7 +528,7 @@ test_v6_vlan_and_midstream(void **state)
 	assert_int_equal(give(in, &f[1], true, 1), 1);
 	assert_int_equal(fd_inspect_take(in, &d), 1);
 	assert_true(d.cut);
-	assert_string_equal(fd_inspect_key_format(&d.key, text, sizeof(text)),
+	assert_string_equal(fd_tuple_format(&d.key, text, sizeof(text)),
 			    "tcp [2001:2::2]:40070 -> [2001:2:0:1::2]:465");
 	assert_int_equal(nsent, 0);
 	/* bytes flagged INSPECT of a connection never seen from its SYN: read from there */
@@ -605,7 +605,7 @@ test_quic(void **state)
 	static struct fc_quic_hello qh;
 	static uint8_t dgram[1200];
 	struct fd_inspect_decision d;
-	struct fd_inspect_key k;
+	struct fd_tuple k;
 	struct fd_inspect *in;
 	char ja4[FC_JA4_LEN + 1], list[80];
 	struct fr f, srv;
@@ -635,7 +635,7 @@ test_quic(void **state)
 	assert_string_equal(d.ja4, ja4);
 	assert_int_equal(d.ja4[0], 'q');
 	assert_string_equal(d.sni, "example.com");
-	assert_string_equal(fd_inspect_key_format(&d.key, list, sizeof(list)),
+	assert_string_equal(fd_tuple_format(&d.key, list, sizeof(list)),
 			    "udp 198.18.0.2:50000 -> 198.18.1.2:443");
 	assert_int_equal(give(in, &f, true, 300), 1);
 	mk(&srv, true, 0, 0, dgram, 100);
