@@ -90,8 +90,12 @@ static struct fd_rulecheck *rck;	/* what offloaded connections bypass in the rul
 static char settings_error[512];	/* why the file was last refused, or "" */
 
 static volatile sig_atomic_t quit;
-static uint64_t rtnl_bad;		/* rtnetlink datagrams that did not parse */
-static uint64_t events_lost;		/* times the coprocessor said it lost events */
+/* main's own counters (published in FLOWCUTD_STATS) */
+struct main_stats {
+	uint64_t rtnl_bad;		/* rtnetlink datagrams that did not parse */
+	uint64_t events_lost;		/* times the coprocessor said it lost events */
+};
+static struct main_stats mst;
 static struct fd_lease lease;		/* on the coprocessor: renewed while the loop turns */
 
 static uint64_t
@@ -134,7 +138,7 @@ on_rt_change(void *arg, const struct fd_rt_change *c)
 static void
 rt_events(struct fd_route_watch *w, struct fd_offload *off)
 {
-	int rc = fd_route_watch_read(w, 64, on_rt_change, off, &rtnl_bad);
+	int rc = fd_route_watch_read(w, 64, on_rt_change, off, &mst.rtnl_bad);
 
 	if (rc == -ENOBUFS) {
 		fprintf(stderr, "flowcutd: route and neighbour changes lost; reading them again\n");
@@ -215,7 +219,7 @@ ctl_status(const struct ctl_ctx *x, char *ans, size_t cap)
 	doc = json_pack("{s:b, s:s, s:I, s:I, s:I, s:I, s:b, s:b, s:b}", "programmed",
 			*x->programmed, "boot_id", boot, "offloaded", (json_int_t)os.offloaded,
 			"cuts_in_hardware", hw, "cuts_on_host", host, "cut_failed",
-			(json_int_t)cs.failed, "offload", cur.offload, "cut_in_hardware",
+			(json_int_t)cs.cut_failed, "offload", cur.offload, "cut_in_hardware",
 			cur.cut_in_hardware, "settings_refused", settings_error[0] != '\0');
 	text = doc ? json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 	if (text == NULL || (size_t)snprintf(ans, cap, "ok %s\n", text) >= cap)
@@ -311,75 +315,111 @@ program(const struct fd_cmds *cmds, struct lk *lk, const struct opts *o)
 	return 0;
 }
 
-/* One member of the stats document; *bad remembers one that could not be set. */
-static void
-put(json_t *doc, const char *key, json_t *v, bool *bad)
+/*
+ * The stats file's members, in the order written, each under one name.
+ * COUNT(name, room): a counter, the field `name` of the room's stats in
+ * struct stats; OBJ(name, value): a member made whole (json_t *, NULL: no
+ * memory).  docs/counters.md ("flowcutd's own") has a row for each, and
+ * tests/run.sh checks that the two lists agree.
+ */
+#define FLOWCUTD_STATS(COUNT, OBJ)						\
+	OBJ(to_host, per_port(s->relay.to_host, ports))			\
+	OBJ(from_host, per_port(s->relay.from_host, ports))			\
+	COUNT(inspect_dropped, relay)						\
+	COUNT(up_bad_port, relay)						\
+	COUNT(up_tap_full, relay)						\
+	COUNT(down_ring_full, relay)						\
+	OBJ(settings, json_pack("{s:b, s:b, s:i}", "offload", cur.offload,	\
+				"cut_in_hardware", cur.cut_in_hardware,		\
+				"idle_timeout", cur.idle_timeout))		\
+	OBJ(settings_error, settings_error[0] ? json_string(settings_error) : json_null()) \
+	COUNT(offloaded, offload)						\
+	COUNT(refused, offload)							\
+	COUNT(removed, offload)							\
+	COUNT(refreshed, offload)						\
+	COUNT(revived, offload)							\
+	COUNT(resyncs, offload)							\
+	COUNT(rev_bumps, offload)						\
+	COUNT(nhop_followed, offload)						\
+	COUNT(rerouted, offload)						\
+	COUNT(waiting_dropped, offload)						\
+	COUNT(cut_adopted, offload)						\
+	OBJ(cuts, cuts_json(&s->cut))						\
+	COUNT(cut_failed, cut)							\
+	COUNT(cut_released, cut)						\
+	COUNT(rtnl_bad, main)							\
+	COUNT(events_lost, main)						\
+	OBJ(lease, json_pack("{s:I, s:s, s:I, s:I}", "ms", (json_int_t)lease.ms, "state", \
+			     fd_lease_state_name(lease.last.state), "lapses",	\
+			     (json_int_t)lease.last.lapses, "lapses_found",	\
+			     (json_int_t)lease.lapses_found))			\
+	OBJ(inspector, fd_ips_stats_json(ips))					\
+	OBJ(rulecheck, fd_rulecheck_stats_json(rck))
+
+/* What the stats are read from, once a document: each room's, and main's own. */
+struct stats {
+	struct fd_relay_stats relay;
+	struct fd_offload_stats offload;
+	struct fd_cut_stats cut;
+	struct main_stats main;
+};
+
+/* One number a port, an array (NULL: no memory). */
+static json_t *
+per_port(const uint64_t *n, unsigned int ports)
 {
-	if (json_object_set_new(doc, key, v) != 0)	/* v is freed either way */
-		*bad = true;
+	json_t *a = json_array();
+
+	for (unsigned int p = 0; a != NULL && p < ports; p++)
+		if (json_array_append_new(a, json_integer((json_int_t)n[p])) != 0) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
+/* The cuts by trigger (FD_CUT_TRIGGERS), {"in_hardware": N, "on_host": N} each (NULL: no memory). */
+static json_t *
+cuts_json(const struct fd_cut_stats *cs)
+{
+	json_t *cuts = json_object();
+
+	for (int t = 0; cuts != NULL && t < FD_CUT_NTRIGGERS; t++)
+		if (json_object_set_new(cuts, fd_cut_trigger_name(t),
+					json_pack("{s:I, s:I}", "in_hardware",
+						  (json_int_t)cs->in_hardware[t], "on_host",
+						  (json_int_t)cs->on_host[t])) != 0) {
+			json_decref(cuts);
+			return NULL;
+		}
+	return cuts;
 }
 
 /*
- * Writes the relay's counts as JSON, atomically (a temporary file renamed).
- * A document that could not be built whole (no memory) is not written: the
- * file keeps the last whole one, and stderr says why.
+ * Writes flowcutd's stats (FLOWCUTD_STATS) as JSON, atomically (a
+ * temporary file renamed).  A document that could not be built whole (no
+ * memory) is not written: the file keeps the last whole one, and stderr
+ * says why.
  */
 static void
 stats_write(const char *path, const struct fd_relay *r, const struct fd_offload *off,
 	    const struct fd_cut *cut, unsigned int ports)
 {
-	struct fd_relay_stats st;
-	struct fd_offload_stats os;
-	struct fd_cut_stats cs;
-	json_t *cuts = json_object();
-	json_t *doc = json_object(), *to = json_array(), *from = json_array();
+	struct stats st = { .main = mst }, *s = &st;
+	json_t *doc = json_object();
 	char tmp[4096];
-	bool bad = doc == NULL || to == NULL || from == NULL || cuts == NULL;
+	bool bad = doc == NULL;
 
-	fd_relay_stats(r, &st);
-	for (unsigned int p = 0; p < ports; p++) {
-		bad |= json_array_append_new(to, json_integer((json_int_t)st.to_host[p])) != 0;
-		bad |= json_array_append_new(from, json_integer((json_int_t)st.from_host[p])) != 0;
-	}
-	put(doc, "to_host", to, &bad);
-	put(doc, "from_host", from, &bad);
-	put(doc, "inspect_dropped", json_integer((json_int_t)st.inspect), &bad);
-	put(doc, "up_bad_port", json_integer((json_int_t)st.up_bad_port), &bad);
-	put(doc, "up_tap_full", json_integer((json_int_t)st.up_tap_full), &bad);
-	put(doc, "down_ring_full", json_integer((json_int_t)st.down_ring_full), &bad);
-	put(doc, "settings", json_pack("{s:b, s:b, s:i}", "offload", cur.offload,
-				       "cut_in_hardware", cur.cut_in_hardware,
-				       "idle_timeout", cur.idle_timeout), &bad);
-	put(doc, "settings_error", settings_error[0] ? json_string(settings_error) : json_null(),
-	    &bad);
-	fd_offload_stats(off, &os);
-	put(doc, "offloaded", json_integer((json_int_t)os.offloaded), &bad);
-	put(doc, "refused", json_integer((json_int_t)os.refused), &bad);
-	put(doc, "removed", json_integer((json_int_t)os.removed), &bad);
-	put(doc, "refreshed", json_integer((json_int_t)os.refreshed), &bad);
-	put(doc, "revived", json_integer((json_int_t)os.revived), &bad);
-	put(doc, "resyncs", json_integer((json_int_t)os.resyncs), &bad);
-	put(doc, "rev_bumps", json_integer((json_int_t)os.rev_bumps), &bad);
-	put(doc, "nhop_followed", json_integer((json_int_t)os.nhop_followed), &bad);
-	put(doc, "rerouted", json_integer((json_int_t)os.rerouted), &bad);
-	put(doc, "waiting_dropped", json_integer((json_int_t)os.waiting_dropped), &bad);
-	put(doc, "cut_adopted", json_integer((json_int_t)os.adopted), &bad);
-	fd_cut_stats(cut, &cs);
-	for (int t = 0; t < FD_CUT_NTRIGGERS; t++)
-		put(cuts, fd_cut_trigger_name(t),
-		    json_pack("{s:I, s:I}", "in_hardware", (json_int_t)cs.in_hardware[t],
-			      "on_host", (json_int_t)cs.on_host[t]), &bad);
-	put(doc, "cuts", cuts, &bad);
-	put(doc, "cut_failed", json_integer((json_int_t)cs.failed), &bad);
-	put(doc, "cut_released", json_integer((json_int_t)cs.released), &bad);
-	put(doc, "rtnl_bad", json_integer((json_int_t)rtnl_bad), &bad);
-	put(doc, "events_lost", json_integer((json_int_t)events_lost), &bad);
-	put(doc, "lease", json_pack("{s:I, s:s, s:I, s:I}", "ms", (json_int_t)lease.ms, "state",
-				    fd_lease_state_name(lease.last.state), "lapses",
-				    (json_int_t)lease.last.lapses, "lapses_found",
-				    (json_int_t)lease.lapses_found), &bad);
-	put(doc, "inspector", fd_ips_stats_json(ips), &bad);
-	put(doc, "rulecheck", fd_rulecheck_stats_json(rck), &bad);
+	fd_relay_stats(r, &st.relay);
+	fd_offload_stats(off, &st.offload);
+	fd_cut_stats(cut, &st.cut);
+	/* json_object_set_new frees the value either way, and refuses a NULL one */
+#define STATS_COUNT_(name, room) \
+	bad |= json_object_set_new(doc, #name, json_integer((json_int_t)s->room.name)) != 0;
+#define STATS_OBJ_(name, value) bad |= json_object_set_new(doc, #name, value) != 0;
+	FLOWCUTD_STATS(STATS_COUNT_, STATS_OBJ_)
+#undef STATS_COUNT_
+#undef STATS_OBJ_
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	if (bad)
 		fprintf(stderr, "flowcutd: stats: no memory for the document; %s not updated\n",
@@ -390,7 +430,7 @@ stats_write(const char *path, const struct fd_relay *r, const struct fd_offload 
 		fprintf(stderr, "flowcutd: stats: %s to %s: %s\n", tmp, path, strerror(errno));
 		unlink(tmp);	/* nothing more to do with it */
 	}
-	json_decref(doc);	/* and with it to and from, handed to it by put() */
+	json_decref(doc);
 }
 
 /*
@@ -704,7 +744,7 @@ main(int argc, char **argv)
 		}
 		if (rc == -EOVERFLOW && programmed) {
 			/* the coprocessor lost events: only a reconciliation tells what */
-			events_lost++;
+			mst.events_lost++;
 			fprintf(stderr, "flowcutd: coprocessor events lost; reconciling\n");
 			fd_offload_resync(off);
 		}

@@ -103,6 +103,17 @@ check "flowcutd and flowcutctl link no DPDK" bash -c \
 check "docs/counters.md names every counter" bash -c \
 	'for c in $(sed -n "s/^\tX(\([A-Z_]*\), FC_CLS_.*/\1/p" include/flowcut/fc_defs.h); do
 		grep -q "\`$c\`" docs/counters.md || { echo "missing: $c"; exit 1; }; done'
+check "docs/counters.md has a row for every member of flowcutd's stats (FLOWCUTD_STATS), and no other" bash -c \
+	'list=$(sed -n "s/^\t\(COUNT\|OBJ\)(\([a-z_]*\),.*/\2/p" driver/flowcutd.c | sort)
+	docs=$(sed -n "/^## flowcutd.s own/,/^### /s/^| \([^|]*\) |.*/\1/p" docs/counters.md |
+		grep -o "\`[a-z_]*\`" | tr -d "\`" | sort)
+	[ -n "$list" ] || { echo "no FLOWCUTD_STATS list in driver/flowcutd.c"; exit 1; }
+	[ -n "$docs" ] || { echo "no flowcutd section in docs/counters.md"; exit 1; }
+	undocumented=$(comm -23 <(echo "$list") <(echo "$docs"))
+	unknown=$(comm -13 <(echo "$list") <(echo "$docs"))
+	[ -z "$undocumented" ] || echo "not in docs/counters.md:" $undocumented
+	[ -z "$unknown" ] || echo "in docs/counters.md, not in FLOWCUTD_STATS:" $unknown
+	[ -z "$undocumented$unknown" ]'
 check "demo: the seed's truth table holds" "$BUILD/flowcut-fpdemo"
 check "bench fastpath runs (small)" bash -c \
 	"'$BUILD/flowcut-bench' fastpath --conns 5000 --frames 200000 | tee /dev/stderr | grep -q warning && exit 1 || exit 0"

@@ -56,7 +56,7 @@ struct fd_ips {
 	struct pending pend[FD_IPS_PENDING];
 	unsigned int npend;
 	struct {
-		uint64_t cut_thru;	/* verdicts set CUT_THRU, answered */
+		uint64_t cut_thru_set;	/* verdicts set CUT_THRU, answered */
 		uint64_t verdict_failed; /* ... refused or unanswered (the connection stays SEND_TO_IPS) */
 		uint64_t cuts;		/* fd_cut_conn done */
 		uint64_t cut_not_offloaded;	/* not offloaded within 2 s: cut by fd_cut_state */
@@ -297,7 +297,7 @@ verdict_done(void *dctx, int rc, const void *ans, uint16_t len)
 
 	(void)ans, (void)len;
 	if (rc == 0)
-		x->st.cut_thru++;
+		x->st.cut_thru_set++;
 	else if (rc != -ENOENT)	/* gone meanwhile: nothing to set */
 		x->st.verdict_failed++;
 }
@@ -558,13 +558,13 @@ fd_ips_stats_json(struct fd_ips *x)
 		bad |= set(o, fd_inspect_frame_name(f), json_integer((json_int_t)st.frames[f]));
 	bad |= set(o, "decisions_lost", json_integer((json_int_t)st.decisions_lost));
 	bad |= set(o, "no_room", json_integer((json_int_t)st.no_room));
-	bad |= set(o, "cut_thru_set", json_integer((json_int_t)x->st.cut_thru));
+	bad |= set(o, "cut_thru_set", json_integer((json_int_t)x->st.cut_thru_set));
 	bad |= set(o, "verdict_failed", json_integer((json_int_t)x->st.verdict_failed));
 	bad |= set(o, "cuts", json_integer((json_int_t)x->st.cuts));
 	bad |= set(o, "cut_pending", json_integer(x->npend));
 	bad |= set(o, "cut_not_offloaded", json_integer((json_int_t)x->st.cut_not_offloaded));
 	bad |= set(o, "cut_no_state", json_integer((json_int_t)x->st.cut_no_state));
-	bad |= set(o, "offloaded_at_pass", json_integer((json_int_t)os.passed));
+	bad |= set(o, "offloaded_at_pass", json_integer((json_int_t)os.offloaded_at_pass));
 	if (bad) {
 		json_decref(o);
 		return NULL;
