@@ -95,17 +95,26 @@ check "flowcutd and flowcutctl link no DPDK" bash -c \
 check "docs/counters.md names every counter" bash -c \
 	'for c in $(sed -n "s/^\tX(\([A-Z_]*\), FC_CLS_.*/\1/p" include/flowcut/fc_defs.h); do
 		grep -q "\`$c\`" docs/counters.md || { echo "missing: $c"; exit 1; }; done'
-check "docs/counters.md has a row for every member of flowcutd's stats (FLOWCUTD_STATS), and no other" bash -c \
-	'list=$(sed -n "s/^\t\(COUNT\|OBJ\)(\([a-z_]*\),.*/\2/p" driver/flowcutd.c | sort)
-	docs=$(sed -n "/^## flowcutd.s own/,/^### /s/^| \([^|]*\) |.*/\1/p" docs/counters.md |
-		grep -o "\`[a-z_]*\`" | tr -d "\`" | sort)
-	[ -n "$list" ] || { echo "no FLOWCUTD_STATS list in driver/flowcutd.c"; exit 1; }
-	[ -n "$docs" ] || { echo "no flowcutd section in docs/counters.md"; exit 1; }
-	undocumented=$(comm -23 <(echo "$list") <(echo "$docs"))
-	unknown=$(comm -13 <(echo "$list") <(echo "$docs"))
-	[ -z "$undocumented" ] || echo "not in docs/counters.md:" $undocumented
-	[ -z "$unknown" ] || echo "in docs/counters.md, not in FLOWCUTD_STATS:" $unknown
-	[ -z "$undocumented$unknown" ]'
+check "docs/counters.md has a row for every member of flowcutd's stats and of its inspector's, and no other" bash -c \
+	'agree() { # what, the list, the sed of the rows of docs/counters.md that name it
+		local list docs undocumented unknown
+		list=$(sort <<<"$2")
+		docs=$(sed -n "$3" docs/counters.md | grep -o "\`[a-z0-9_]*\`" | tr -d "\`" | sort)
+		[ -n "$list" ] || { echo "$1: no list read"; return 1; }
+		[ -n "$docs" ] || { echo "$1: no rows in docs/counters.md"; return 1; }
+		undocumented=$(comm -23 <(echo "$list") <(echo "$docs"))
+		unknown=$(comm -13 <(echo "$list") <(echo "$docs"))
+		[ -z "$undocumented" ] || echo "$1: not in docs/counters.md:" $undocumented
+		[ -z "$unknown" ] || echo "$1: in docs/counters.md, not in the list:" $unknown
+		[ -z "$undocumented$unknown" ]
+	}
+	members="s/^\t\(COUNT\|OBJ\)(\([a-z0-9_]*\),.*/\2/p"
+	agree "flowcutd (FLOWCUTD_STATS)" "$(sed -n "$members" driver/flowcutd.c)" \
+		"/^## flowcutd.s own/,/^### /s/^| \([^|]*\) |.*/\1/p"; top=$?
+	agree "the inspector (FD_IPS_STATS, FD_INSPECT_WHYS, FD_INSPECT_FRAMES)" \
+		"$(sed -n "$members" driver/ips/fd_ips.c
+		   sed -n "s/^\tX([A-Z0-9_]*, \"\([a-z0-9_]*\)\").*/\1/p" driver/ips/fd_inspect.h)" \
+		"/^### The inspector/,\$s/^| \([^|]*\) |.*/\1/p" && [ $top -eq 0 ]'
 check "demo: the seed's truth table holds" "$BUILD/flowcut-fpdemo"
 check "bench fastpath runs (small)" bash -c \
 	"'$BUILD/flowcut-bench' fastpath --conns 5000 --frames 200000 | tee /dev/stderr | grep -q warning && exit 1 || exit 0"
