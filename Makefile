@@ -203,6 +203,10 @@ $(foreach p,$(PROGS),\
   $(if $(filter-out $(HOME_$p)/%,$(SRC_$p)),$(error Makefile: program $p: $(filter-out $(HOME_$p)/%,$(SRC_$p)) not in $(HOME_$p)/ (another folder's code is linked as its library)))\
   $(if $(filter-out $(HOME_$p) $(USES_$(HOME_$p)),$(USE_$p)),$(error Makefile: program $p links $(filter-out $(HOME_$p) $(USES_$(HOME_$p)),$(USE_$p)): no arrow $(HOME_$p) -> $(filter-out $(HOME_$p) $(USES_$(HOME_$p)),$(USE_$p)) in the table (USES_$(HOME_$p) := $(USES_$(HOME_$p))))))
 
+# A program of tests/unit/ is a unit test: tests/run.sh runs it under its label.
+$(foreach p,$(filter-out $(UNITS),$(PROGS)),$(if $(filter tests/unit,$(HOME_$p)),$(error \
+  Makefile: $p lives in tests/unit/ but is no unit test: make it a $$(call unit,...) line, with its label)))
+
 PROG_SRC := $(sort $(foreach p,$(PROGS) $(FUZZ_PROGS),$(SRC_$p)))
 $(foreach l,$(LIBRARIES),$(eval LIBSRC_$l := $(filter-out $(PROG_SRC),$(wildcard $l/*.c))))
 
