@@ -92,6 +92,20 @@ LIBS_$1 := $4
 HOME_$1 := $(patsubst %/,%,$(dir $(firstword $2)))
 endef
 
+# $(call unit,NAME, ITS OWN SOURCES, LIBRARIES, OTHER -l FLAGS, LABEL): a
+# program that tests/run.sh runs as a cmocka suite under LABEL (the rest of
+# the line: it may hold commas).  `make print-units` lists them.
+comma := ,
+unit = $(call program,$1,$2,$3,$4)$(eval UNITS += $(strip $1))$(if $(strip $5),,$(error \
+	Makefile: unit test $(strip $1) has no label (tests/run.sh prints it)))$(eval \
+	LABEL_$(strip $1) := $(strip $5$(if $6,$(comma)$6)$(if $7,$(comma)$7)$(if $8,$(comma)$8)$(if $9,$(comma)$9)))
+
+# $(call fuzz_target,TARGET, ITS OWN SOURCES, LIBRARIES, OTHER -l FLAGS): the
+# replayer fuzz_TARGET_replay (with tests/fuzz/replay_main.c) and the
+# libFuzzer build fuzz/fuzz_TARGET.  `make print-fuzz` lists the targets.
+fuzz_target = $(call program,fuzz_$(strip $1)_replay,$2 tests/fuzz/replay_main.c,$3,$4)$(eval \
+	FUZZ_TARGETS += $(strip $1))
+
 #              name               its own sources                         links                      other libraries
 $(call program,flowcut-npu,       npu/npu_main.c,                         npu fastpath link dpdk,    -lrte_ethdev)
 $(call program,flowcutd,          driver/flowcutd.c,                      $(DRIVER) link settings inspect, -ljansson -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -lcrypto)
@@ -99,50 +113,59 @@ $(call program,flowcutctl,        ctl/flowcutctl.c,                       link s
 $(call program,flowcut-bench,     bench/flowcut-bench.c,                  fastpath link settings driver/cut driver/offload driver/nft driver/ct driver/path driver/port driver/cmd driver/base tests/lib dpdk, -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson)
 $(call program,flowcut-fpdemo,    tools/flowcut-fpdemo.c,                 fastpath tests/lib dpdk,   )
 $(call program,flowcut-ctfill,    tools/flowcut-ctfill.c,                 ,                          -lnetfilter_conntrack -lnfnetlink)
-$(call program,test_parse,        tests/unit/test_parse.c,                fastpath tests/lib,        -lcmocka)
-$(call program,test_seg,          tests/unit/test_seg.c,                  inspect tests/lib fastpath, -lcmocka)
-$(call program,test_fp,           tests/unit/test_fp.c,                   fastpath tests/lib dpdk,   -lcmocka)
-$(call program,test_fp_tcp,       tests/unit/test_fp_tcp.c,               fastpath,                  -lcmocka)
-$(call program,test_fp_nat,       tests/unit/test_fp_nat.c,               fastpath tests/lib dpdk,   -lcmocka)
-$(call program,test_fp_mt,        tests/unit/test_fp_mt.c,                fastpath tests/lib dpdk,   -lcmocka -lpthread)
-$(call program,test_link,         tests/unit/test_link.c,                 link,                      -lcmocka -lpthread)
-$(call program,test_settings,     tests/unit/test_settings.c,             settings,                  -lcmocka)
-$(call program,test_rtnl,         tests/unit/test_rtnl.c,                 driver/path driver/port driver/cmd driver/base tests/lib,          -lcmocka -lmnl)
-$(call program,test_cmdq,         tests/unit/test_cmdq.c,                 driver/cmd npu fastpath link tests/lib dpdk, -lcmocka -lpthread)
-$(call program,test_list,         tests/unit/test_list.c,                 settings,                  -lcmocka -lpthread)
-$(call program,test_fplist,       tests/unit/test_fplist.c,               settings,                  -lcmocka)
-$(call program,test_tls,          tests/unit/test_tls.c,                  inspect tests/lib,         -lcmocka -lcrypto -lpcap)
-$(call program,test_inspect,      tests/unit/test_inspect.c,              driver/ips driver/base settings inspect tests/lib fastpath, -lcmocka -lcrypto -lpthread)
-$(call program,test_quic,         tests/unit/test_quic.c,                 inspect tests/lib,         -lcmocka -lcrypto)
-$(call program,test_policy,       tests/unit/test_policy.c,               driver/ct,                    -lcmocka -lnetfilter_conntrack)
-$(call program,test_offload,      tests/unit/test_offload.c tests/unit/standins.c, driver/offload driver/path driver/ct driver/cmd driver/port driver/base link, -lcmocka -lmnl -lnetfilter_conntrack -lnfnetlink)
-$(call program,test_cut,          tests/unit/test_cut.c tests/unit/standins.c,     driver/cut driver/offload driver/nft driver/path driver/ct driver/cmd driver/port driver/base settings link, -lcmocka -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson)
-$(call program,test_ctl,          tests/unit/test_ctl.c,                  driver/control,                    -lcmocka)
-$(call program,test_dirwatch,     tests/unit/test_dirwatch.c,             driver/base,                       -lcmocka)
-$(call program,test_tuple,        tests/unit/test_tuple.c,                driver/base,                       -lcmocka)
-$(call program,test_setelem,      tests/unit/test_setelem.c,              driver/nft settings,           -lcmocka -lmnl)
-$(call program,test_rulecheck,    tests/unit/test_rulecheck.c,            driver/nft tests/lib,          -lcmocka -ljansson -lnftables)
 $(call program,test_driver,       tests/integration/test_driver.c,        driver/cut driver/offload driver/nft driver/ct driver/path driver/port driver/cmd driver/base settings npu fastpath link tests/lib dpdk, -lcmocka -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson)
 $(call program,test_npu,          tests/integration/test_npu.c,           fastpath link tests/lib,   -lcmocka -lpcap)
 $(call program,test_rulecheck_nft, tests/integration/test_rulecheck.c,     driver/nft settings tests/lib, -lcmocka -lmnl -lnftables -ljansson)
-$(call program,fuzz_frame_replay, tests/fuzz/fuzz_frame.c    tests/fuzz/replay_main.c, fastpath tests/lib dpdk,)
-$(call program,fuzz_cmd_replay,   tests/fuzz/fuzz_cmd.c      tests/fuzz/replay_main.c, npu fastpath link tests/lib dpdk,)
-$(call program,fuzz_settings_replay, tests/fuzz/fuzz_settings.c tests/fuzz/replay_main.c, settings,)
-$(call program,fuzz_rtnl_replay,  tests/fuzz/fuzz_rtnl.c     tests/fuzz/replay_main.c, driver/path driver/port driver/cmd driver/base tests/lib, -lmnl)
-$(call program,fuzz_ct_replay,    tests/fuzz/fuzz_ct.c       tests/fuzz/replay_main.c, driver/ct driver/base, -lmnl -lnetfilter_conntrack -lnfnetlink)
-$(call program,fuzz_list_replay,  tests/fuzz/fuzz_list.c     tests/fuzz/replay_main.c, settings,)
-$(call program,fuzz_inspect_replay, tests/fuzz/fuzz_inspect.c tests/fuzz/replay_main.c, driver/ips driver/base settings inspect tests/lib fastpath, -lcrypto -lpthread)
-$(call program,fuzz_quic_replay,  tests/fuzz/fuzz_quic.c     tests/fuzz/replay_main.c, inspect tests/lib, -lcrypto)
-$(call program,fuzz_fplist_replay, tests/fuzz/fuzz_fplist.c  tests/fuzz/replay_main.c, settings,)
-$(call program,fuzz_tls_replay,   tests/fuzz/fuzz_tls.c      tests/fuzz/replay_main.c, inspect tests/lib, -lcrypto)
-$(call program,fuzz_ctl_replay,   tests/fuzz/fuzz_ctl.c      tests/fuzz/replay_main.c, driver/control,)
-$(call program,fuzz_nftset_replay, tests/fuzz/fuzz_nftset.c  tests/fuzz/replay_main.c, driver/nft settings, -lnftables -ljansson -lmnl)
-$(call program,fuzz_seg_replay,   tests/fuzz/fuzz_seg.c      tests/fuzz/replay_main.c, inspect tests/lib fastpath,)
-$(call program,fuzz_rulecheck_replay, tests/fuzz/fuzz_rulecheck.c tests/fuzz/replay_main.c, driver/nft, -ljansson -lnftables)
+
+# The unit tests: each a program (as above) that tests/run.sh runs as a
+# cmocka suite, its release, asan and ubsan builds, under its label (last;
+# it may hold commas).  A new unit test is one line.
+#           name               its own sources                  links                                    other libraries                label
+$(call unit,test_parse,        tests/unit/test_parse.c,         fastpath tests/lib,                      -lcmocka,                      parse)
+$(call unit,test_seg,          tests/unit/test_seg.c,           inspect tests/lib fastpath,              -lcmocka,                      segments for the inspector)
+$(call unit,test_fp,           tests/unit/test_fp.c,            fastpath tests/lib dpdk,                 -lcmocka,                      fastpath)
+$(call unit,test_fp_mt,        tests/unit/test_fp_mt.c,         fastpath tests/lib dpdk,                 -lcmocka -lpthread,            fastpath threads)
+$(call unit,test_fp_tcp,       tests/unit/test_fp_tcp.c,        fastpath,                                -lcmocka,                      fastpath TCP tracking)
+$(call unit,test_fp_nat,       tests/unit/test_fp_nat.c,        fastpath tests/lib dpdk,                 -lcmocka,                      fastpath NAT and checksums)
+$(call unit,test_link,         tests/unit/test_link.c,          link,                                    -lcmocka -lpthread,            link)
+$(call unit,test_cmdq,         tests/unit/test_cmdq.c,          driver/cmd npu fastpath link tests/lib dpdk, -lcmocka -lpthread,            command client)
+$(call unit,test_settings,     tests/unit/test_settings.c,      settings,                                -lcmocka,                      settings)
+$(call unit,test_rtnl,         tests/unit/test_rtnl.c,          driver/path driver/port driver/cmd driver/base tests/lib, -lcmocka -lmnl,                rtnetlink messages)
+$(call unit,test_list,         tests/unit/test_list.c,          settings,                                -lcmocka -lpthread,            list files)
+$(call unit,test_fplist,       tests/unit/test_fplist.c,        settings,                                -lcmocka,                      watched fingerprints file)
+$(call unit,test_tls,          tests/unit/test_tls.c,           inspect tests/lib,                       -lcmocka -lcrypto -lpcap,      tls ClientHello)
+$(call unit,test_quic,         tests/unit/test_quic.c,          inspect tests/lib,                       -lcmocka -lcrypto,             QUIC Initial)
+$(call unit,test_policy,       tests/unit/test_policy.c,        driver/ct,                               -lcmocka -lnetfilter_conntrack, offload policy)
+$(call unit,test_offload,      tests/unit/test_offload.c tests/unit/standins.c, driver/offload driver/path driver/ct driver/cmd driver/port driver/base link, -lcmocka -lmnl -lnetfilter_conntrack -lnfnetlink, the binding's state machine$(comma) with stand-ins (no root))
+$(call unit,test_cut,          tests/unit/test_cut.c tests/unit/standins.c, driver/cut driver/offload driver/nft driver/path driver/ct driver/cmd driver/port driver/base settings link, -lcmocka -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson, the cut: what it picks$(comma) drops before kills$(comma) batches$(comma) with stand-ins (no root))
+$(call unit,test_inspect,      tests/unit/test_inspect.c,       driver/ips driver/base settings inspect tests/lib fastpath, -lcmocka -lcrypto -lpthread,   the inspector)
+$(call unit,test_dirwatch,     tests/unit/test_dirwatch.c,      driver/base,                             -lcmocka,                      folder watcher: a real inotify on a folder in /tmp)
+$(call unit,test_tuple,        tests/unit/test_tuple.c,         driver/base,                             -lcmocka,                      the driver's tuple and its text)
+$(call unit,test_setelem,      tests/unit/test_setelem.c,       driver/nft settings,                     -lcmocka -lmnl,                nftables set elements)
+$(call unit,test_ctl,          tests/unit/test_ctl.c,           driver/control,                          -lcmocka,                      control socket: requests, who may ask what, as nobody (root only))
+$(call unit,test_rulecheck,    tests/unit/test_rulecheck.c,     driver/nft tests/lib,                    -lcmocka -ljansson -lnftables, ruleset check: what offload bypasses)
+
+# The fuzz targets: tests/fuzz/fuzz_TARGET.c as fuzz_TARGET_replay (the corpus
+# and the regressions replayed, every flavour) and, below, the libFuzzer
+# build; tests/run.sh runs both.  A new fuzz target is one line.
+#                  target    its own sources              links                                              other libraries
+$(call fuzz_target,frame,     tests/fuzz/fuzz_frame.c,     fastpath tests/lib dpdk,                           )
+$(call fuzz_target,cmd,       tests/fuzz/fuzz_cmd.c,       npu fastpath link tests/lib dpdk,                  )
+$(call fuzz_target,settings,  tests/fuzz/fuzz_settings.c,  settings,                                          )
+$(call fuzz_target,rtnl,      tests/fuzz/fuzz_rtnl.c,      driver/path driver/port driver/cmd driver/base tests/lib, -lmnl)
+$(call fuzz_target,list,      tests/fuzz/fuzz_list.c,      settings,                                          )
+$(call fuzz_target,tls,       tests/fuzz/fuzz_tls.c,       inspect tests/lib,                                 -lcrypto)
+$(call fuzz_target,ct,        tests/fuzz/fuzz_ct.c,        driver/ct driver/base,                             -lmnl -lnetfilter_conntrack -lnfnetlink)
+$(call fuzz_target,ctl,       tests/fuzz/fuzz_ctl.c,       driver/control,                                    )
+$(call fuzz_target,nftset,    tests/fuzz/fuzz_nftset.c,    driver/nft settings,                               -lnftables -ljansson -lmnl)
+$(call fuzz_target,fplist,    tests/fuzz/fuzz_fplist.c,    settings,                                          )
+$(call fuzz_target,inspect,   tests/fuzz/fuzz_inspect.c,   driver/ips driver/base settings inspect tests/lib fastpath,    -lcrypto -lpthread)
+$(call fuzz_target,quic,      tests/fuzz/fuzz_quic.c,      inspect tests/lib,                                 -lcrypto)
+$(call fuzz_target,seg,       tests/fuzz/fuzz_seg.c,       inspect tests/lib fastpath,                        )
+$(call fuzz_target,rulecheck, tests/fuzz/fuzz_rulecheck.c, driver/nft,                                        -ljansson -lnftables)
 
 # libFuzzer builds, $(BUILD)/fuzz/fuzz_<t>: fuzz_<t>_replay with the glue in
 # place of the replayer.
-FUZZ_TARGETS := frame cmd settings rtnl list tls ct ctl nftset fplist inspect quic seg rulecheck
 $(foreach t,$(FUZZ_TARGETS),$(eval $(call program_vars,fuzz_$t,$(filter-out \
 	tests/fuzz/replay_main.c,$(SRC_fuzz_$t_replay)) tests/fuzz/libfuzzer_glue.c,$(USE_fuzz_$t_replay),$(LIBS_fuzz_$t_replay),FUZZ_PROGS)))
 
@@ -184,6 +207,10 @@ $(foreach p,$(PROGS),\
   $(if $(filter-out $(HOME_$p)/%,$(SRC_$p)),$(error Makefile: program $p: $(filter-out $(HOME_$p)/%,$(SRC_$p)) not in $(HOME_$p)/ (another folder's code is linked as its library)))\
   $(if $(filter-out $(HOME_$p) $(USES_$(HOME_$p)),$(USE_$p)),$(error Makefile: program $p links $(filter-out $(HOME_$p) $(USES_$(HOME_$p)),$(USE_$p)): no arrow $(HOME_$p) -> $(filter-out $(HOME_$p) $(USES_$(HOME_$p)),$(USE_$p)) in the table (USES_$(HOME_$p) := $(USES_$(HOME_$p))))))
 
+# A program of tests/unit/ is a unit test: tests/run.sh runs it under its label.
+$(foreach p,$(filter-out $(UNITS),$(PROGS)),$(if $(filter tests/unit,$(HOME_$p)),$(error \
+  Makefile: $p lives in tests/unit/ but is no unit test: make it a $$(call unit,...) line, with its label)))
+
 PROG_SRC := $(sort $(foreach p,$(PROGS) $(FUZZ_PROGS),$(SRC_$p)))
 $(foreach l,$(LIBRARIES),$(eval LIBSRC_$l := $(filter-out $(PROG_SRC),$(wildcard $l/*.c))))
 
@@ -224,7 +251,7 @@ $(foreach f,$(FLAVOURS),$(foreach l,$(LIBRARIES),$(eval $(call lib_rules,$f,$l))
 $(foreach f,release asan ubsan,$(foreach p,$(PROGS),$(eval $(call prog_rules,$f,$p))))
 $(foreach p,$(FUZZ_PROGS),$(eval $(call prog_rules,fuzz,$p)))
 
-.PHONY: all deps build sanitizers fuzz libs test demo bench clean arrows check-arrows FORCE
+.PHONY: all deps build sanitizers fuzz libs test demo bench clean arrows check-arrows print-units print-fuzz FORCE
 all: build
 
 deps:
@@ -234,6 +261,14 @@ build: $(addprefix $(BUILD)/,$(PROGS))
 sanitizers: $(addprefix $(BUILD)/asan/,$(PROGS)) $(addprefix $(BUILD)/ubsan/,$(PROGS))
 fuzz: $(addprefix $(BUILD)/fuzz/,$(FUZZ_PROGS))
 libs: $(foreach l,$(LIBRARIES),$(call lib_of,release,$l))
+
+# the lists tests/run.sh runs: the unit tests, "program label" a line, and
+# the fuzz targets, one a line
+# (printed by make itself: a label may hold any character but a newline)
+print-units:
+	@:$(foreach u,$(UNITS),$(info $u $(LABEL_$u)))
+print-fuzz:
+	@:$(foreach t,$(FUZZ_TARGETS),$(info $t))
 
 # the table, one "folder: uses" line each (scripts/check-arrows.sh reads it)
 arrows:

@@ -93,8 +93,12 @@ static char settings_error[512];	/* why the file was last refused, or "" */
 static struct fd_dirwatch *settings_dw;	/* its folder's watch, or NULL */
 
 static volatile sig_atomic_t quit;
-static uint64_t rtnl_bad;		/* rtnetlink datagrams that did not parse */
-static uint64_t events_lost;		/* times the coprocessor said it lost events */
+/* main's own counters (published in FLOWCUTD_STATS) */
+struct main_stats {
+	uint64_t rtnl_bad;		/* rtnetlink datagrams that did not parse */
+	uint64_t events_lost;		/* times the coprocessor said it lost events */
+};
+static struct main_stats mst;
 static struct fd_lease lease;		/* on the coprocessor: renewed while the loop turns */
 
 /*
@@ -128,7 +132,7 @@ on_rt_change(void *arg, const struct fd_rt_change *c)
 static void
 rt_events(struct fd_route_watch *w, struct fd_offload *off)
 {
-	int rc = fd_route_watch_read(w, 64, on_rt_change, off, &rtnl_bad);
+	int rc = fd_route_watch_read(w, 64, on_rt_change, off, &mst.rtnl_bad);
 
 	if (rc == -ENOBUFS) {
 		fprintf(stderr, "flowcutd: route and neighbour changes lost; reading them again\n");
@@ -209,7 +213,7 @@ ctl_status(const struct ctl_ctx *x, char *ans, size_t cap)
 	doc = json_pack("{s:b, s:s, s:I, s:I, s:I, s:I, s:b, s:b, s:b}", "programmed",
 			*x->programmed, "boot_id", boot, "offloaded", (json_int_t)os.offloaded,
 			"cuts_in_hardware", hw, "cuts_on_host", host, "cut_failed",
-			(json_int_t)cs.failed, "offload", cur.offload, "cut_in_hardware",
+			(json_int_t)cs.cut_failed, "offload", cur.offload, "cut_in_hardware",
 			cur.cut_in_hardware, "settings_refused", settings_error[0] != '\0');
 	text = doc ? json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 	if (text == NULL || (size_t)snprintf(ans, cap, "ok %s\n", text) >= cap)
@@ -305,75 +309,111 @@ program(const struct fd_cmds *cmds, struct lk *lk, const struct opts *o)
 	return 0;
 }
 
-/* One member of the stats document; *bad remembers one that could not be set. */
-static void
-put(json_t *doc, const char *key, json_t *v, bool *bad)
+/*
+ * The stats file's members, in the order written, each under one name.
+ * COUNT(name, room): a counter, the field `name` of the room's stats in
+ * struct stats; OBJ(name, value): a member made whole (json_t *, NULL: no
+ * memory).  docs/counters.md ("flowcutd's own") has a row for each, and
+ * tests/run.sh checks that the two lists agree.
+ */
+#define FLOWCUTD_STATS(COUNT, OBJ)						\
+	OBJ(to_host, per_port(s->relay.to_host, ports))			\
+	OBJ(from_host, per_port(s->relay.from_host, ports))			\
+	COUNT(inspect_dropped, relay)						\
+	COUNT(up_bad_port, relay)						\
+	COUNT(up_tap_full, relay)						\
+	COUNT(down_ring_full, relay)						\
+	OBJ(settings, json_pack("{s:b, s:b, s:i}", "offload", cur.offload,	\
+				"cut_in_hardware", cur.cut_in_hardware,		\
+				"idle_timeout", cur.idle_timeout))		\
+	OBJ(settings_error, settings_error[0] ? json_string(settings_error) : json_null()) \
+	COUNT(offloaded, offload)						\
+	COUNT(refused, offload)							\
+	COUNT(removed, offload)							\
+	COUNT(refreshed, offload)						\
+	COUNT(revived, offload)							\
+	COUNT(resyncs, offload)							\
+	COUNT(rev_bumps, offload)						\
+	COUNT(nhop_followed, offload)						\
+	COUNT(rerouted, offload)						\
+	COUNT(waiting_dropped, offload)						\
+	COUNT(cut_adopted, offload)						\
+	OBJ(cuts, cuts_json(&s->cut))						\
+	COUNT(cut_failed, cut)							\
+	COUNT(cut_released, cut)						\
+	COUNT(rtnl_bad, main)							\
+	COUNT(events_lost, main)						\
+	OBJ(lease, json_pack("{s:I, s:s, s:I, s:I}", "ms", (json_int_t)lease.ms, "state", \
+			     fd_lease_state_name(lease.last.state), "lapses",	\
+			     (json_int_t)lease.last.lapses, "lapses_found",	\
+			     (json_int_t)lease.lapses_found))			\
+	OBJ(inspector, fd_ips_stats_json(ips))					\
+	OBJ(rulecheck, fd_rulecheck_stats_json(rck))
+
+/* What the stats are read from, once a document: each room's, and main's own. */
+struct stats {
+	struct fd_relay_stats relay;
+	struct fd_offload_stats offload;
+	struct fd_cut_stats cut;
+	struct main_stats main;
+};
+
+/* One number a port, an array (NULL: no memory). */
+static json_t *
+per_port(const uint64_t *n, unsigned int ports)
 {
-	if (json_object_set_new(doc, key, v) != 0)	/* v is freed either way */
-		*bad = true;
+	json_t *a = json_array();
+
+	for (unsigned int p = 0; a != NULL && p < ports; p++)
+		if (json_array_append_new(a, json_integer((json_int_t)n[p])) != 0) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
+/* The cuts by trigger (FD_CUT_TRIGGERS), {"in_hardware": N, "on_host": N} each (NULL: no memory). */
+static json_t *
+cuts_json(const struct fd_cut_stats *cs)
+{
+	json_t *cuts = json_object();
+
+	for (int t = 0; cuts != NULL && t < FD_CUT_NTRIGGERS; t++)
+		if (json_object_set_new(cuts, fd_cut_trigger_name(t),
+					json_pack("{s:I, s:I}", "in_hardware",
+						  (json_int_t)cs->in_hardware[t], "on_host",
+						  (json_int_t)cs->on_host[t])) != 0) {
+			json_decref(cuts);
+			return NULL;
+		}
+	return cuts;
 }
 
 /*
- * Writes the relay's counts as JSON, atomically (a temporary file renamed).
- * A document that could not be built whole (no memory) is not written: the
- * file keeps the last whole one, and stderr says why.
+ * Writes flowcutd's stats (FLOWCUTD_STATS) as JSON, atomically (a
+ * temporary file renamed).  A document that could not be built whole (no
+ * memory) is not written: the file keeps the last whole one, and stderr
+ * says why.
  */
 static void
 stats_write(const char *path, const struct fd_relay *r, const struct fd_offload *off,
 	    const struct fd_cut *cut, unsigned int ports)
 {
-	struct fd_relay_stats st;
-	struct fd_offload_stats os;
-	struct fd_cut_stats cs;
-	json_t *cuts = json_object();
-	json_t *doc = json_object(), *to = json_array(), *from = json_array();
+	struct stats st = { .main = mst }, *s = &st;
+	json_t *doc = json_object();
 	char tmp[4096];
-	bool bad = doc == NULL || to == NULL || from == NULL || cuts == NULL;
+	bool bad = doc == NULL;
 
-	fd_relay_stats(r, &st);
-	for (unsigned int p = 0; p < ports; p++) {
-		bad |= json_array_append_new(to, json_integer((json_int_t)st.to_host[p])) != 0;
-		bad |= json_array_append_new(from, json_integer((json_int_t)st.from_host[p])) != 0;
-	}
-	put(doc, "to_host", to, &bad);
-	put(doc, "from_host", from, &bad);
-	put(doc, "inspect_dropped", json_integer((json_int_t)st.inspect), &bad);
-	put(doc, "up_bad_port", json_integer((json_int_t)st.up_bad_port), &bad);
-	put(doc, "up_tap_full", json_integer((json_int_t)st.up_tap_full), &bad);
-	put(doc, "down_ring_full", json_integer((json_int_t)st.down_ring_full), &bad);
-	put(doc, "settings", json_pack("{s:b, s:b, s:i}", "offload", cur.offload,
-				       "cut_in_hardware", cur.cut_in_hardware,
-				       "idle_timeout", cur.idle_timeout), &bad);
-	put(doc, "settings_error", settings_error[0] ? json_string(settings_error) : json_null(),
-	    &bad);
-	fd_offload_stats(off, &os);
-	put(doc, "offloaded", json_integer((json_int_t)os.offloaded), &bad);
-	put(doc, "refused", json_integer((json_int_t)os.refused), &bad);
-	put(doc, "removed", json_integer((json_int_t)os.removed), &bad);
-	put(doc, "refreshed", json_integer((json_int_t)os.refreshed), &bad);
-	put(doc, "revived", json_integer((json_int_t)os.revived), &bad);
-	put(doc, "resyncs", json_integer((json_int_t)os.resyncs), &bad);
-	put(doc, "rev_bumps", json_integer((json_int_t)os.rev_bumps), &bad);
-	put(doc, "nhop_followed", json_integer((json_int_t)os.nhop_followed), &bad);
-	put(doc, "rerouted", json_integer((json_int_t)os.rerouted), &bad);
-	put(doc, "waiting_dropped", json_integer((json_int_t)os.waiting_dropped), &bad);
-	put(doc, "cut_adopted", json_integer((json_int_t)os.adopted), &bad);
-	fd_cut_stats(cut, &cs);
-	for (int t = 0; t < FD_CUT_NTRIGGERS; t++)
-		put(cuts, fd_cut_trigger_name(t),
-		    json_pack("{s:I, s:I}", "in_hardware", (json_int_t)cs.in_hardware[t],
-			      "on_host", (json_int_t)cs.on_host[t]), &bad);
-	put(doc, "cuts", cuts, &bad);
-	put(doc, "cut_failed", json_integer((json_int_t)cs.failed), &bad);
-	put(doc, "cut_released", json_integer((json_int_t)cs.released), &bad);
-	put(doc, "rtnl_bad", json_integer((json_int_t)rtnl_bad), &bad);
-	put(doc, "events_lost", json_integer((json_int_t)events_lost), &bad);
-	put(doc, "lease", json_pack("{s:I, s:s, s:I, s:I}", "ms", (json_int_t)lease.ms, "state",
-				    fd_lease_state_name(lease.last.state), "lapses",
-				    (json_int_t)lease.last.lapses, "lapses_found",
-				    (json_int_t)lease.lapses_found), &bad);
-	put(doc, "inspector", fd_ips_stats_json(ips), &bad);
-	put(doc, "rulecheck", fd_rulecheck_stats_json(rck), &bad);
+	fd_relay_stats(r, &st.relay);
+	fd_offload_stats(off, &st.offload);
+	fd_cut_stats(cut, &st.cut);
+	/* json_object_set_new frees the value either way, and refuses a NULL one */
+#define STATS_COUNT_(name, room) \
+	bad |= json_object_set_new(doc, #name, json_integer((json_int_t)s->room.name)) != 0;
+#define STATS_OBJ_(name, value) bad |= json_object_set_new(doc, #name, value) != 0;
+	FLOWCUTD_STATS(STATS_COUNT_, STATS_OBJ_)
+#undef STATS_COUNT_
+#undef STATS_OBJ_
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	if (bad)
 		fprintf(stderr, "flowcutd: stats: no memory for the document; %s not updated\n",
@@ -384,7 +424,7 @@ stats_write(const char *path, const struct fd_relay *r, const struct fd_offload 
 		fprintf(stderr, "flowcutd: stats: %s to %s: %s\n", tmp, path, strerror(errno));
 		unlink(tmp);	/* nothing more to do with it */
 	}
-	json_decref(doc);	/* and with it to and from, handed to it by put() */
+	json_decref(doc);
 }
 
 /*
@@ -467,25 +507,26 @@ usage(void)
 		"                [--stats PATH] [--control PATH] [--lease MS]\n");
 }
 
-int
-main(int argc, char **argv)
-{
-	static const struct option lo[] = {
-		{ "link", required_argument, NULL, 'l' },
-		{ "ports", required_argument, NULL, 'p' },
-		{ "tap", required_argument, NULL, 't' },
-		{ "settings", required_argument, NULL, 'S' },
-		{ "stats", required_argument, NULL, 's' },
-		{ "control", required_argument, NULL, 'c' },
-		{ "lease", required_argument, NULL, 'L' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct opts o = { .link = LK_PATH, .tap = "fp", .ports = 2,
-			  .settings = "/etc/flowcut/settings.conf", .control = FC_CTL_PATH,
-			  .lease_ms = FD_LEASE_MS };
-	int watch;
-	struct fd_offload_cfg ocfg = { .mark_bit = CT_MARK_BIT };
+/* The loop's sources: each one's epoll data word, and its handler in on_ready[]. */
+enum fd_src {
+	FD_SRC_CT,		/* conntrack's events */
+	FD_SRC_NFT,		/* nftables' events: the ruleset, the cut and watched sets */
+	FD_SRC_SETTINGS,	/* the settings file's folder (inotify) */
+	FD_SRC_RT,		/* rtnetlink: routes, neighbours, links */
+	FD_SRC_CTL,		/* the control socket */
+	FD_SRC_WATCH,		/* the watched list files (inotify) */
+	FD_SRC_N
+};
+
+/*
+ * Everything main opens, and the loop's own state: one, static in main (the
+ * command client's notice and the control handler hold pointers into it).
+ */
+struct flowcutd {
+	struct opts o;
+	int watch;			/* the settings file's folder, or -1: not followed */
+	struct fd_offload_cfg ocfg;
+	/* the binding's parts, opened here and handed in (fd_offload.h) */
 	struct fd_ct *ct;
 	struct fd_ct_io ctio;
 	struct fd_route *route;
@@ -499,305 +540,479 @@ main(int argc, char **argv)
 	struct ctl_ctx ctlx;
 	struct fd_cmds cmds;
 	struct fd_cmdq *cmdq;
-	enum fd_cmdq_state down = FD_CMDQ_UP;	/* set by on_down, acted on by the loop */
+	enum fd_cmdq_state down;	/* set by on_down, acted on by the loop */
 	struct fd_nft *nft;
 	struct fd_route_watch *rtw;
 	int epfd;
-	int taps[FD_MAX_PORTS], c;
+	int taps[FD_MAX_PORTS];
 	struct fd_relay *relay;
-	struct lk *lk = NULL;
-	bool programmed = false, judged = false;	/* judged: once, after the first programming */
-	uint64_t programmed_boot = 0;	/* the boot whose tables we filled */
-	time_t last_stats = 0;
+	struct lk *lk;
+	bool programmed, judged;	/* judged: once, after the first programming */
+	uint64_t programmed_boot;	/* the boot whose tables we filled */
+	time_t last_stats;
+};
+
+/* The command line into *o.  0, or -EINVAL (said, or the usage printed). */
+static int
+opts_parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "link", required_argument, NULL, 'l' },
+		{ "ports", required_argument, NULL, 'p' },
+		{ "tap", required_argument, NULL, 't' },
+		{ "settings", required_argument, NULL, 'S' },
+		{ "stats", required_argument, NULL, 's' },
+		{ "control", required_argument, NULL, 'c' },
+		{ "lease", required_argument, NULL, 'L' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		char *end;
 
 		switch (c) {
-		case 'l': o.link = optarg; break;
-		case 't': o.tap = optarg; break;
-		case 's': o.stats = optarg; break;
+		case 'l': o->link = optarg; break;
+		case 't': o->tap = optarg; break;
+		case 's': o->stats = optarg; break;
 		case 'p':
-			o.ports = (unsigned int)strtoul(optarg, &end, 10);
-			if (*end || o.ports == 0 || o.ports > FD_MAX_PORTS) {
+			o->ports = (unsigned int)strtoul(optarg, &end, 10);
+			if (*end || o->ports == 0 || o->ports > FD_MAX_PORTS) {
 				fprintf(stderr, "flowcutd: --ports: '%s' is not 1 to %u\n", optarg,
 					FD_MAX_PORTS);
-				return 2;
+				return -EINVAL;
 			}
 			break;
-		case 'S': o.settings = optarg; break;
-		case 'c': o.control = optarg; break;
+		case 'S': o->settings = optarg; break;
+		case 'c': o->control = optarg; break;
 		case 'L':
-			o.lease_ms = (unsigned int)strtoul(optarg, &end, 10);
-			if (*end || o.lease_ms < FD_LEASE_MIN_MS || o.lease_ms > FD_LEASE_MAX_MS) {
+			o->lease_ms = (unsigned int)strtoul(optarg, &end, 10);
+			if (*end || o->lease_ms < FD_LEASE_MIN_MS || o->lease_ms > FD_LEASE_MAX_MS) {
 				fprintf(stderr, "flowcutd: --lease: '%s' is not %u to %u ms\n", optarg,
 					FD_LEASE_MIN_MS, FD_LEASE_MAX_MS);
-				return 2;
+				return -EINVAL;
 			}
 			break;
-		default: usage(); return 2;
+		default: usage(); return -EINVAL;
 		}
 	}
+	return 0;
+}
+
+/* errno `e` as a failure's return: never 0, even when nothing set errno. */
+static int
+neg_errno(int e)
+{
+	return e > 0 ? -e : -EIO;
+}
+
+/*
+ * Every source into the epoll set, in the order of enum fd_src (the
+ * settings' only when followed).  0, or a negative errno (said).
+ */
+static int
+sources_add(struct flowcutd *d)
+{
+	const int fds[FD_SRC_N] = {
+		[FD_SRC_CT] = fd_ct_fd(d->ct),
+		[FD_SRC_NFT] = fd_nft_fd(d->nft),
+		[FD_SRC_SETTINGS] = d->watch,
+		[FD_SRC_RT] = fd_route_watch_fd(d->rtw),
+		[FD_SRC_CTL] = fd_ctl_fd(d->ctl),
+		[FD_SRC_WATCH] = fd_watch_fd(d->wat),
+	};
+
+	for (uint32_t src = 0; src < FD_SRC_N; src++) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = src };
+
+		if (src == FD_SRC_SETTINGS && d->watch < 0)
+			continue;
+		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, fds[src], &ev) != 0) {
+			int e = errno;
+
+			fprintf(stderr, "flowcutd: epoll_ctl: %s\n", strerror(e));
+			return neg_errno(e);
+		}
+	}
+	return 0;
+}
+
+/*
+ * Opens everything, in order: the signal handlers, the TAPs, the settings
+ * and their watch, the link (waiting for the coprocessor), the command
+ * client, the inspector, the relay, the binding, nftables, the ruleset
+ * check, the cut, the watched sets and lists, rtnetlink, the control
+ * socket, epoll and its sources.  Returns 0; 1 when asked to stop while
+ * waiting for the coprocessor (nothing to close); a negative errno when
+ * something could not be opened (said on stderr: what, and why).  What was opened
+ * before a failure is left to the process's exit.
+ */
+static int
+flowcutd_open(struct flowcutd *d)
+{
+	const struct opts *o = &d->o;
+
 	setvbuf(stdout, NULL, _IOLBF, 0);	/* a cut's line is in the log when it is made */
 	if (signal(SIGINT, on_signal) == SIG_ERR || signal(SIGTERM, on_signal) == SIG_ERR ||
 	    signal(SIGPIPE, SIG_IGN) == SIG_ERR) {
-		fprintf(stderr, "flowcutd: signal handlers: %s\n", strerror(errno));
-		return 1;
+		int e = errno;
+
+		fprintf(stderr, "flowcutd: signal handlers: %s\n", strerror(e));
+		return neg_errno(e);
 	}
-	for (unsigned int p = 0; p < o.ports; p++) {
+	for (unsigned int p = 0; p < o->ports; p++) {
 		char name[32];
 		uint8_t mac[6];
 
-		snprintf(name, sizeof(name), "%s%u", o.tap, p);
+		snprintf(name, sizeof(name), "%s%u", o->tap, p);
 		port_mac(p, mac);
-		taps[p] = fd_tap_open(name, mac, 1500);
-		if (taps[p] < 0)
-			return 1;
-		ocfg.ifindex[p] = fd_tap_ifindex(name);
-		if (ocfg.ifindex[p] == 0) {
+		d->taps[p] = fd_tap_open(name, mac, 1500);
+		if (d->taps[p] < 0)
+			return d->taps[p];	/* said */
+		d->ocfg.ifindex[p] = fd_tap_ifindex(name);
+		if (d->ocfg.ifindex[p] == 0) {
+			int e = errno;
+
 			fprintf(stderr, "flowcutd: TAP %s has no ifindex: %s\n", name,
-				strerror(errno));
-			return 1;
+				strerror(e));
+			return neg_errno(e);
 		}
-		memcpy(ocfg.mac[p], mac, 6);
+		memcpy(d->ocfg.mac[p], mac, 6);
 	}
-	fd_lease_init(&lease, o.lease_ms);
+	fd_lease_init(&lease, o->lease_ms);
 	fc_settings_default(&cur);
 	/* changed or not, what it leaves in `cur` is in force; a refusal is said */
-	(void)settings_load(o.settings);
-	watch = settings_watch(o.settings);
-	ocfg.nports = o.ports;
-	ocfg.cut_in_hardware = cur.cut_in_hardware;
-	ocfg.timeout_s = cur.idle_timeout;
+	(void)settings_load(o->settings);
+	d->watch = settings_watch(o->settings);
+	d->ocfg.nports = o->ports;
+	d->ocfg.cut_in_hardware = cur.cut_in_hardware;
+	d->ocfg.timeout_s = cur.idle_timeout;
 	/* the coprocessor may not be there yet: wait for it */
-	for (int said = 0; !quit && (lk = lk_attach(o.link, 0)) == NULL; said = errno) {
+	for (int said = 0; !quit && (d->lk = lk_attach(o->link, 0)) == NULL; said = errno) {
 		/* not there yet, booting, or slot 0 held (another flowcutd: said once) */
 		if (errno != ENOENT && errno != EPROTO && errno != EBUSY) {
+			int e = errno;
+
 			fprintf(stderr, "flowcutd: link %s\n", lk_error());
-			return 1;
+			return neg_errno(e);
 		}
 		if (errno == EBUSY && said != EBUSY)
 			fprintf(stderr, "flowcutd: link %s; waiting for it\n", lk_error());
 		usleep(100000);
 	}
-	if (lk == NULL)
-		return 0;
-	cmdq = fd_cmdq_create(lk, &(struct fd_cmdq_params){ .down = on_down, .down_arg = &down });
-	if (cmdq == NULL) {
-		fprintf(stderr, "flowcutd: command client: %s\n", strerror(errno));
+	if (d->lk == NULL)
 		return 1;
+	d->cmdq = fd_cmdq_create(d->lk, &(struct fd_cmdq_params){ .down = on_down,
+								  .down_arg = &d->down });
+	if (d->cmdq == NULL) {
+		int e = errno;
+
+		fprintf(stderr, "flowcutd: command client: %s\n", strerror(e));
+		return neg_errno(e);
 	}
-	cmds = fd_cmds_q(cmdq);
+	d->cmds = fd_cmds_q(d->cmdq);
 	ips = fd_ips_open();
 	if (ips == NULL) {
-		fprintf(stderr, "flowcutd: inspector: %s\n", strerror(errno));
-		return 1;
+		int e = errno;
+
+		fprintf(stderr, "flowcutd: inspector: %s\n", strerror(e));
+		return neg_errno(e);
 	}
-	relay = fd_relay_start(lk, taps, o.ports, fd_ips_relay_hook(ips));
-	fd_ips_offload_cfg(ips, &ocfg);
-	/* the binding's parts, opened here and handed in (fd_offload.h) */
-	ct = fd_ct_open();
-	route = fd_route_open();
-	nhops = fd_nhop_open(&cmds, ocfg.nports, ocfg.mac);
-	ctio = fd_ct_io_of(ct);
-	rtio = fd_route_io_of(route);
-	off = ct && route && nhops ? fd_offload_open(&cmds, &ctio, &rtio, nhops, &ocfg) : NULL;
-	nft = fd_nft_open(CT_MARK_BIT);
+	d->relay = fd_relay_start(d->lk, d->taps, o->ports, fd_ips_relay_hook(ips));
+	fd_ips_offload_cfg(ips, &d->ocfg);
+	d->ct = fd_ct_open();
+	d->route = fd_route_open();
+	d->nhops = fd_nhop_open(&d->cmds, d->ocfg.nports, d->ocfg.mac);
+	d->ctio = fd_ct_io_of(d->ct);
+	d->rtio = fd_route_io_of(d->route);
+	d->off = d->ct && d->route && d->nhops ?
+		 fd_offload_open(&d->cmds, &d->ctio, &d->rtio, d->nhops, &d->ocfg) : NULL;
+	d->nft = fd_nft_open(CT_MARK_BIT);
 	rck = fd_rulecheck_open(CT_MARK_BIT);
-	cut = off && nft ? fd_cut_open(&(struct fd_cut_parts){ .off = off, .ct = ctio, .cmds = cmds,
-							       .nft = nft,
-							       .cut_in_hardware = cur.cut_in_hardware })
-			 : NULL;
-	wat = nft && cut ? fd_watch_open(nft, cut) : NULL;
-	rtw = fd_route_watch_open();
-	ctlx = (struct ctl_ctx){ .cut = cut, .off = off, .lk = lk, .programmed = &programmed };
-	acc = ctl_access(&cur);
-	ctl = fd_ctl_open(o.control, &acc, on_ctl, &ctlx);
-	epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (relay == NULL || off == NULL || nft == NULL || cut == NULL || wat == NULL ||
-	    rtw == NULL || ctl == NULL || rck == NULL || epfd < 0) {
-		fprintf(stderr, "flowcutd: %s: %s\n", relay == NULL ? "relay" : ct == NULL ?
-			"conntrack" : route == NULL ? "routes" : nhops == NULL ? "next hops" :
-			off == NULL ? "binding" : nft == NULL ? "nftables" : cut == NULL ? "cut" : wat == NULL ?
-			"watched lists" : rtw == NULL ? "rtnetlink" : ctl == NULL ? "control socket" :
-			rck == NULL ? "ruleset check" : "epoll", strerror(errno));
-		return 1;
+	d->cut = d->off && d->nft ?
+		 fd_cut_open(&(struct fd_cut_parts){ .off = d->off, .ct = d->ctio, .cmds = d->cmds,
+						     .nft = d->nft,
+						     .cut_in_hardware = cur.cut_in_hardware }) : NULL;
+	d->wat = d->nft && d->cut ? fd_watch_open(d->nft, d->cut) : NULL;
+	d->rtw = fd_route_watch_open();
+	d->ctlx = (struct ctl_ctx){ .cut = d->cut, .off = d->off, .lk = d->lk,
+				    .programmed = &d->programmed };
+	d->acc = ctl_access(&cur);
+	d->ctl = fd_ctl_open(o->control, &d->acc, on_ctl, &d->ctlx);
+	d->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (d->relay == NULL || d->off == NULL || d->nft == NULL || d->cut == NULL ||
+	    d->wat == NULL || d->rtw == NULL || d->ctl == NULL || rck == NULL || d->epfd < 0) {
+		int e = errno;
+
+		fprintf(stderr, "flowcutd: %s: %s\n", d->relay == NULL ? "relay" : d->ct == NULL ?
+			"conntrack" : d->route == NULL ? "routes" : d->nhops == NULL ? "next hops" :
+			d->off == NULL ? "binding" : d->nft == NULL ? "nftables" : d->cut == NULL ? "cut" :
+			d->wat == NULL ? "watched lists" : d->rtw == NULL ? "rtnetlink" :
+			d->ctl == NULL ? "control socket" : rck == NULL ? "ruleset check" : "epoll",
+			strerror(e));
+		return neg_errno(e);
 	}
-	fd_ips_bind(ips, off, &ctio, &cmds, cut);
+	fd_ips_bind(ips, d->off, &d->ctio, &d->cmds, d->cut);
 	fd_ips_settings(ips, &cur);
-	fd_watch_settings(wat, &cur);	/* the lists into their sets; cut once programmed */
+	fd_watch_settings(d->wat, &cur);	/* the lists into their sets; cut once programmed */
 	(void)fd_rulecheck_run(rck);	/* what offloaded connections would bypass, said */
-	{
-		struct epoll_event ct_ev = { .events = EPOLLIN, .data.u32 = 0 };
-		struct epoll_event nft_ev = { .events = EPOLLIN, .data.u32 = 1 };
-		struct epoll_event set_ev = { .events = EPOLLIN, .data.u32 = 2 };
-		struct epoll_event rt_ev = { .events = EPOLLIN, .data.u32 = 3 };
-		struct epoll_event ctl_ev = { .events = EPOLLIN, .data.u32 = 4 };
-		struct epoll_event wat_ev = { .events = EPOLLIN, .data.u32 = 5 };
+	return sources_add(d);
+}
 
-		if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd_ct_fd(ct), &ct_ev) != 0 ||
-		    epoll_ctl(epfd, EPOLL_CTL_ADD, fd_nft_fd(nft), &nft_ev) != 0 ||
-		    (watch >= 0 && epoll_ctl(epfd, EPOLL_CTL_ADD, watch, &set_ev) != 0) ||
-		    epoll_ctl(epfd, EPOLL_CTL_ADD, fd_route_watch_fd(rtw), &rt_ev) != 0 ||
-		    epoll_ctl(epfd, EPOLL_CTL_ADD, fd_ctl_fd(ctl), &ctl_ev) != 0 ||
-		    epoll_ctl(epfd, EPOLL_CTL_ADD, fd_watch_fd(wat), &wat_ev) != 0) {
-			fprintf(stderr, "flowcutd: epoll_ctl: %s\n", strerror(errno));
-			return 1;
-		}
+/*
+ * Nothing is offloaded to a coprocessor whose ports and IPS switch are not
+ * programmed: the resync that follows its programming reads every state.
+ */
+static void
+on_ct_ready(struct flowcutd *d)
+{
+	if (d->programmed)
+		fd_offload_events(d->off);
+	else
+		fd_offload_skip_events(d->off);
+}
+
+static void
+on_nft_ready(struct flowcutd *d)
+{
+	int rc = fd_nft_events(d->nft);
+
+	if (rc < 0 && rc != -ENOBUFS && rc != -EIO)
+		fprintf(stderr, "flowcutd: nftables events: %s\n", strerror(-rc));
+	/* a change, or one we may have missed */
+	if (rc < 0 || (rc & FD_NFT_RULESET)) {
+		(void)fd_offload_ruleset_changed(d->off);	/* said */
+		(void)fd_rulecheck_run(rck);	/* what is new, said */
 	}
-	while (!quit) {
-		struct epoll_event evs[6];
-		struct lk_event ev;
-		int rc, n;
+	if (rc < 0 || (rc & FD_NFT_CUT))
+		cut_sets(d->nft, d->cut);
+	fd_watch_nft(d->wat, rc);
+}
 
-		/* the answers that came, and whether the coprocessor went down */
-		fd_cmdq_poll(cmdq);
-		if (down != FD_CMDQ_UP) {
-			/*
-			 * Noticed once: whatever was in flight has failed; the
-			 * connections are taken out and put back once, by the
-			 * program-and-resync below, when it answers again.
-			 */
-			fprintf(stderr, "flowcutd: coprocessor %s; programming it again and "
-				"resyncing\n", down == FD_CMDQ_STALLED ? "not answering" : "rebooted");
-			down = FD_CMDQ_UP;
-			programmed = false;
-		}
+static void
+on_settings_ready(struct flowcutd *d)
+{
+	if (!settings_touched() || !settings_load(d->o.settings))
+		return;
+	/* saved: applied at once, the gate and the switch together */
+	fd_offload_settings(d->off, cur.cut_in_hardware, cur.idle_timeout);
+	fd_cut_settings(d->cut, cur.cut_in_hardware);
+	fd_ips_settings(ips, &cur);
+	d->programmed = program(&d->cmds, d->lk, &d->o) == 0 && d->programmed;
+	fd_watch_settings(d->wat, &cur);
+	d->acc = ctl_access(&cur);
+	(void)fd_ctl_access(d->ctl, &d->acc);	/* a failure is said */
+}
+
+static void
+on_rt_ready(struct flowcutd *d)
+{
+	rt_events(d->rtw, d->off);
+}
+
+static void
+on_ctl_ready(struct flowcutd *d)
+{
+	fd_ctl_serve(d->ctl);
+}
+
+static void
+on_watch_ready(struct flowcutd *d)
+{
+	fd_watch_files(d->wat);
+}
+
+/* What a source's readiness does, by its epoll data word. */
+static void (*const on_ready[FD_SRC_N])(struct flowcutd *d) = {
+	[FD_SRC_CT] = on_ct_ready,
+	[FD_SRC_NFT] = on_nft_ready,
+	[FD_SRC_SETTINGS] = on_settings_ready,
+	[FD_SRC_RT] = on_rt_ready,
+	[FD_SRC_CTL] = on_ctl_ready,
+	[FD_SRC_WATCH] = on_watch_ready,
+};
+
+/*
+ * The coprocessor programmed once it answers, with the lease held first,
+ * or the lease renewed.  Returns false when the turn must end here (the
+ * lease not taken: said, tried again after 100 ms).
+ */
+static bool
+lease_and_program(struct flowcutd *d)
+{
+	int rc;
+
+	if (d->programmed) {
+		if (fd_lease_renew(&lease, &d->cmds, fd_clock_ms(), false) == 1)
+			lease_lapsed(d->off, &d->cmds);
+		return true;
+	}
+	/* the lease first: the gate opens only with it held */
+	rc = fd_lease_renew(&lease, &d->cmds, fd_clock_ms(), true);
+	if (rc < 0) {
+		usleep(100000);	/* said; tried again */
+		return false;
+	}
+	d->programmed = program(&d->cmds, d->lk, &d->o) == 0;
+	if (d->programmed) {
+		d->programmed_boot = lk_boot_id(d->lk);
+		fd_offload_resync(d->off);	/* the connections conntrack holds */
+		fd_watch_boot(d->wat);	/* what the watched sets and lists hold, cut */
+		cut_sets(d->nft, d->cut);	/* and the cut sets (a flowcutd before's too) */
 		/*
-		 * The client takes posts again only once reset on a region that
-		 * has finished booting: until then nothing is programmed, and the
-		 * reset is tried again every turn (not once: a coprocessor still
-		 * booting refuses the first).
+		 * Marks a predecessor's rules set, and rules changed while
+		 * no flowcutd ran, are not this one's to trust: everything
+		 * is judged again once, cut connections kept.
 		 */
-		if (fd_cmdq_state(cmdq) != FD_CMDQ_UP && fd_cmdq_reset(cmdq) != 0) {
+		if (rc == 1)
+			lease_lapsed(d->off, &d->cmds);
+		else if (!d->judged)
+			(void)fd_offload_ruleset_changed(d->off);	/* said */
+		d->judged = true;
+	}
+	return true;
+}
+
+/*
+ * A bounded batch of the coprocessor's events (FD_EVENTS_PER_TURN).
+ * Returns false when the turn must end here (the link reset: resynced).
+ */
+static bool
+fp_events(struct flowcutd *d)
+{
+	struct lk_event ev;
+	int rc = 0;
+
+	for (int k = 0; k < FD_EVENTS_PER_TURN && (rc = lk_event_take(d->lk, &ev)) == 0; k++) {
+		if (ev.type != LK_EV_BOOT)
+			fd_offload_fp_event(d->off, &ev);
+		else if (ev.boot_id != d->programmed_boot)
+			d->programmed = false;	/* it forgot everything */
+	}
+	if (rc == -EOVERFLOW && d->programmed) {
+		/* the coprocessor lost events: only a reconciliation tells what */
+		mst.events_lost++;
+		fprintf(stderr, "flowcutd: coprocessor events lost; reconciling\n");
+		fd_offload_resync(d->off);
+	}
+	if (rc == -ECONNRESET || rc == -EPROTO) {
+		d->programmed = false;
+		if (lk_resync(d->lk) != 0)
 			usleep(100000);	/* still booting; EINTR only shortens it */
-			continue;
-		}
-		if (!programmed) {
-			/* the lease first: the gate opens only with it held */
-			rc = fd_lease_renew(&lease, &cmds, fd_clock_ms(), true);
-			if (rc < 0) {
-				usleep(100000);	/* said; tried again */
-				continue;
-			}
-			programmed = program(&cmds, lk, &o) == 0;
-			if (programmed) {
-				programmed_boot = lk_boot_id(lk);
-				fd_offload_resync(off);	/* the connections conntrack holds */
-				fd_watch_boot(wat);	/* what the watched sets and lists hold, cut */
-				cut_sets(nft, cut);	/* and the cut sets (a flowcutd before's too) */
-				/*
-				 * Marks a predecessor's rules set, and rules changed while
-				 * no flowcutd ran, are not this one's to trust: everything
-				 * is judged again once, cut connections kept.
-				 */
-				if (rc == 1)
-					lease_lapsed(off, &cmds);
-				else if (!judged)
-					(void)fd_offload_ruleset_changed(off);	/* said */
-				judged = true;
-			}
-		} else if (fd_lease_renew(&lease, &cmds, fd_clock_ms(), false) == 1) {
-			lease_lapsed(off, &cmds);
-		}
-		/* a bounded batch a turn: conntrack, nftables and routes get theirs */
-		for (int k = 0; k < FD_EVENTS_PER_TURN && (rc = lk_event_take(lk, &ev)) == 0; k++) {
-			if (ev.type != LK_EV_BOOT)
-				fd_offload_fp_event(off, &ev);
-			else if (ev.boot_id != programmed_boot)
-				programmed = false;	/* it forgot everything */
-		}
-		if (rc == -EOVERFLOW && programmed) {
-			/* the coprocessor lost events: only a reconciliation tells what */
-			events_lost++;
-			fprintf(stderr, "flowcutd: coprocessor events lost; reconciling\n");
-			fd_offload_resync(off);
-		}
-		if (rc == -ECONNRESET || rc == -EPROTO) {
-			programmed = false;
-			if (lk_resync(lk) != 0)
-				usleep(100000);	/* still booting; EINTR only shortens it */
-			continue;
-		}
-		/*
-		 * Level-triggered: a source with more than its batch left is
-		 * ready again at once, after every other source had its turn.
-		 */
-		n = epoll_wait(epfd, evs, 6, FD_EVENT_POLL_MS);
-		if (n < 0 && errno != EINTR)
-			fprintf(stderr, "flowcutd: epoll_wait: %s\n", strerror(errno));
-		for (int i = 0; i < n; i++) {
-			if (evs[i].data.u32 == 0) {
-				/*
-				 * Nothing is offloaded to a coprocessor whose ports
-				 * and IPS switch are not programmed: the resync that
-				 * follows its programming reads every state.
-				 */
-				if (programmed)
-					fd_offload_events(off);
-				else
-					fd_offload_skip_events(off);
-			} else if (evs[i].data.u32 == 1) {
-				rc = fd_nft_events(nft);
-				if (rc < 0 && rc != -ENOBUFS && rc != -EIO)
-					fprintf(stderr, "flowcutd: nftables events: %s\n",
-						strerror(-rc));
-				/* a change, or one we may have missed */
-				if (rc < 0 || (rc & FD_NFT_RULESET)) {
-					(void)fd_offload_ruleset_changed(off);	/* said */
-					(void)fd_rulecheck_run(rck);	/* what is new, said */
-				}
-				if (rc < 0 || (rc & FD_NFT_CUT))
-					cut_sets(nft, cut);
-				fd_watch_nft(wat, rc);
-			} else if (evs[i].data.u32 == 4) {
-				fd_ctl_serve(ctl);
-			} else if (evs[i].data.u32 == 5) {
-				fd_watch_files(wat);
-			} else if (evs[i].data.u32 == 3) {
-				rt_events(rtw, off);
-			} else if (settings_touched() &&
-				   settings_load(o.settings)) {
-				/* saved: applied at once, the gate and the switch together */
-				fd_offload_settings(off, cur.cut_in_hardware, cur.idle_timeout);
-				fd_cut_settings(cut, cur.cut_in_hardware);
-				fd_ips_settings(ips, &cur);
-				programmed = program(&cmds, lk, &o) == 0 && programmed;
-				fd_watch_settings(wat, &cur);
-				acc = ctl_access(&cur);
-				(void)fd_ctl_access(ctl, &acc);	/* a failure is said */
-			}
-		}
-		fd_ips_turn(ips);	/* the inspector's decisions carried out */
-		(void)fd_watch_work(wat);	/* a big list change: its next transaction */
-		fd_watch_expiry(wat);	/* a cut or watched set's element ran out: what it alone cut, released */
-		if (time(NULL) != last_stats) {
-			last_stats = time(NULL);
-			if (programmed)
-				fd_offload_refresh(off);
-			if (o.stats)
-				stats_write(o.stats, relay, off, cut, o.ports);
-		}
+		return false;
 	}
+	return true;
+}
+
+/*
+ * One turn of the loop: the command client's answers and state, the lease
+ * and the programming, a batch of the coprocessor's events, then each ready
+ * source its bounded batch (on_ready[]), the inspector's decisions, the
+ * watched sets' work and expiries, and once a second the refresh and the
+ * stats.  A turn ends early while the coprocessor is booting or the lease
+ * is not taken.
+ */
+static void
+flowcutd_turn(struct flowcutd *d)
+{
+	struct epoll_event evs[FD_SRC_N];
+	int n;
+
+	/* the answers that came, and whether the coprocessor went down */
+	fd_cmdq_poll(d->cmdq);
+	if (d->down != FD_CMDQ_UP) {
+		/*
+		 * Noticed once: whatever was in flight has failed; the
+		 * connections are taken out and put back once, by the
+		 * program-and-resync below, when it answers again.
+		 */
+		fprintf(stderr, "flowcutd: coprocessor %s; programming it again and "
+			"resyncing\n", d->down == FD_CMDQ_STALLED ? "not answering" : "rebooted");
+		d->down = FD_CMDQ_UP;
+		d->programmed = false;
+	}
+	/*
+	 * The client takes posts again only once reset on a region that
+	 * has finished booting: until then nothing is programmed, and the
+	 * reset is tried again every turn (not once: a coprocessor still
+	 * booting refuses the first).
+	 */
+	if (fd_cmdq_state(d->cmdq) != FD_CMDQ_UP && fd_cmdq_reset(d->cmdq) != 0) {
+		usleep(100000);	/* still booting; EINTR only shortens it */
+		return;
+	}
+	if (!lease_and_program(d))
+		return;
+	/* a bounded batch a turn: conntrack, nftables and routes get theirs */
+	if (!fp_events(d))
+		return;
+	/*
+	 * Level-triggered: a source with more than its batch left is
+	 * ready again at once, after every other source had its turn.
+	 */
+	n = epoll_wait(d->epfd, evs, FD_SRC_N, FD_EVENT_POLL_MS);
+	if (n < 0 && errno != EINTR)
+		fprintf(stderr, "flowcutd: epoll_wait: %s\n", strerror(errno));
+	for (int i = 0; i < n; i++)
+		on_ready[evs[i].data.u32](d);
+	fd_ips_turn(ips);	/* the inspector's decisions carried out */
+	(void)fd_watch_work(d->wat);	/* a big list change: its next transaction */
+	fd_watch_expiry(d->wat);	/* a cut or watched set's element ran out: what it alone cut, released */
+	if (time(NULL) != d->last_stats) {
+		d->last_stats = time(NULL);
+		if (d->programmed)
+			fd_offload_refresh(d->off);
+		if (d->o.stats)
+			stats_write(d->o.stats, d->relay, d->off, d->cut, d->o.ports);
+	}
+}
+
+/* A clean stop: the lease released, the last stats, everything closed. */
+static void
+flowcutd_close(struct flowcutd *d)
+{
 	/* a clean stop: the coprocessor fails closed now, not a lease later */
-	if (programmed && fd_lease_release(&lease, &cmds) == 0)
+	if (d->programmed && fd_lease_release(&lease, &d->cmds) == 0)
 		printf("flowcutd: stopping: the lease released, the coprocessor fails closed\n");
-	if (o.stats)
-		stats_write(o.stats, relay, off, cut, o.ports);
-	fd_relay_stop(relay);
+	if (d->o.stats)
+		stats_write(d->o.stats, d->relay, d->off, d->cut, d->o.ports);
+	fd_relay_stop(d->relay);
 	fd_ips_close(ips);
-	fd_ctl_close(ctl);
-	fd_watch_close(wat);
-	fd_nft_close(nft);
+	fd_ctl_close(d->ctl);
+	fd_watch_close(d->wat);
+	fd_nft_close(d->nft);
 	fd_rulecheck_close(rck);
-	fd_route_watch_close(rtw);
-	fd_cut_close(cut);
-	fd_offload_close(off);
-	fd_nhop_close(nhops);
-	fd_route_close(route);
-	fd_ct_close(ct);
-	fd_cmdq_destroy(cmdq);	/* after the binding: it fails what is left in flight */
-	close(epfd);	/* nothing was written through it: no error to lose */
-	lk_close(lk);
+	fd_route_watch_close(d->rtw);
+	fd_cut_close(d->cut);
+	fd_offload_close(d->off);
+	fd_nhop_close(d->nhops);
+	fd_route_close(d->route);
+	fd_ct_close(d->ct);
+	fd_cmdq_destroy(d->cmdq);	/* after the binding: it fails what is left in flight */
+	close(d->epfd);	/* nothing was written through it: no error to lose */
+	lk_close(d->lk);
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct flowcutd d = {
+		.o = { .link = LK_PATH, .tap = "fp", .ports = 2,
+		       .settings = "/etc/flowcut/settings.conf", .control = FC_CTL_PATH,
+		       .lease_ms = FD_LEASE_MS },
+		.ocfg = { .mark_bit = CT_MARK_BIT },
+		.down = FD_CMDQ_UP,
+	};
+	int rc;
+
+	if (opts_parse(argc, argv, &d.o) != 0)
+		return 2;
+	rc = flowcutd_open(&d);
+	if (rc != 0)
+		return rc < 0 ? 1 : 0;
+	while (!quit)
+		flowcutd_turn(&d);
+	flowcutd_close(&d);
 	return 0;
 }

@@ -42,35 +42,23 @@ check() { # name command...
 	if "$@" >"$out" 2>&1; then ok "$name"; else bad "$name" "$out"; fi
 }
 
+# The unit tests ("program label" a line) and the fuzz targets: the
+# Makefile's lists (its `unit` and `fuzz_target` lines), read once.
+# MAKEFLAGS emptied: under `make test` the jobserver is not this make's.
+units=$(MAKEFLAGS= make -s --no-print-directory print-units) && [ -n "$units" ] ||
+	bad "the Makefile's unit tests (make print-units): none read"
+fuzz_targets=$(MAKEFLAGS= make -s --no-print-directory print-fuzz) && [ -n "$fuzz_targets" ] ||
+	bad "the Makefile's fuzz targets (make print-fuzz): none read"
+
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
 for v in "" asan/ ubsan/; do
 	tag=${v%/}; tag=${tag:-release}
-	cmocka "parse[$tag]" "$BUILD/${v}test_parse"
-	cmocka "segments for the inspector[$tag]" "$BUILD/${v}test_seg"
-	cmocka "fastpath[$tag]" "$BUILD/${v}test_fp"
-	cmocka "fastpath threads[$tag]" "$BUILD/${v}test_fp_mt"
-	cmocka "fastpath TCP tracking[$tag]" "$BUILD/${v}test_fp_tcp"
-	cmocka "fastpath NAT and checksums[$tag]" "$BUILD/${v}test_fp_nat"
-	cmocka "link[$tag]" "$BUILD/${v}test_link"
-	cmocka "command client[$tag]" "$BUILD/${v}test_cmdq"
-	cmocka "settings[$tag]" "$BUILD/${v}test_settings"
-	cmocka "rtnetlink messages[$tag]" "$BUILD/${v}test_rtnl"
-	cmocka "list files[$tag]" "$BUILD/${v}test_list"
-	cmocka "watched fingerprints file[$tag]" "$BUILD/${v}test_fplist"
-	cmocka "tls ClientHello[$tag]" "$BUILD/${v}test_tls"
-	cmocka "QUIC Initial[$tag]" "$BUILD/${v}test_quic"
-	cmocka "offload policy[$tag]" "$BUILD/${v}test_policy"
-	cmocka "the binding's state machine, with stand-ins (no root)[$tag]" "$BUILD/${v}test_offload"
-	cmocka "the cut: what it picks, drops before kills, batches, with stand-ins (no root)[$tag]" "$BUILD/${v}test_cut"
-	cmocka "the inspector[$tag]" "$BUILD/${v}test_inspect"
-	cmocka "nftables set elements[$tag]" "$BUILD/${v}test_setelem"
-	cmocka "folder watcher: a real inotify on a folder in /tmp[$tag]" "$BUILD/${v}test_dirwatch"
-	cmocka "the driver's tuple and its text[$tag]" "$BUILD/${v}test_tuple"
-	cmocka "control socket: requests, who may ask what, as nobody (root only)[$tag]" "$BUILD/${v}test_ctl"
-	cmocka "ruleset check: what offload bypasses[$tag]" "$BUILD/${v}test_rulecheck"
-	for t in frame cmd settings rtnl list tls ct ctl nftset fplist inspect quic seg rulecheck; do
+	while read -r prog label <&3; do	# fd 3: the tests keep stdin
+		[ -n "$prog" ] && cmocka "$label[$tag]" "$BUILD/${v}$prog"
+	done 3<<<"$units"
+	for t in $fuzz_targets; do
 		check "fuzz $t: corpus and regressions replayed[$tag]" \
 			"$BUILD/${v}fuzz_${t}_replay" tests/fuzz/corpus/$t tests/fuzz/regress/$t
 	done
@@ -107,6 +95,26 @@ check "flowcutd and flowcutctl link no DPDK" bash -c \
 check "docs/counters.md names every counter" bash -c \
 	'for c in $(sed -n "s/^\tX(\([A-Z_]*\), FC_CLS_.*/\1/p" include/flowcut/fc_defs.h); do
 		grep -q "\`$c\`" docs/counters.md || { echo "missing: $c"; exit 1; }; done'
+check "docs/counters.md has a row for every member of flowcutd's stats and of its inspector's, and no other" bash -c \
+	'agree() { # what, the list, the sed of the rows of docs/counters.md that name it
+		local list docs undocumented unknown
+		list=$(sort <<<"$2")
+		docs=$(sed -n "$3" docs/counters.md | grep -o "\`[a-z0-9_]*\`" | tr -d "\`" | sort)
+		[ -n "$list" ] || { echo "$1: no list read"; return 1; }
+		[ -n "$docs" ] || { echo "$1: no rows in docs/counters.md"; return 1; }
+		undocumented=$(comm -23 <(echo "$list") <(echo "$docs"))
+		unknown=$(comm -13 <(echo "$list") <(echo "$docs"))
+		[ -z "$undocumented" ] || echo "$1: not in docs/counters.md:" $undocumented
+		[ -z "$unknown" ] || echo "$1: in docs/counters.md, not in the list:" $unknown
+		[ -z "$undocumented$unknown" ]
+	}
+	members="s/^\t\(COUNT\|OBJ\)(\([a-z0-9_]*\),.*/\2/p"
+	agree "flowcutd (FLOWCUTD_STATS)" "$(sed -n "$members" driver/flowcutd.c)" \
+		"/^## flowcutd.s own/,/^### /s/^| \([^|]*\) |.*/\1/p"; top=$?
+	agree "the inspector (FD_IPS_STATS, FD_INSPECT_WHYS, FD_INSPECT_FRAMES)" \
+		"$(sed -n "$members" driver/ips/fd_ips.c
+		   sed -n "s/^\tX([A-Z0-9_]*, \"\([a-z0-9_]*\)\").*/\1/p" driver/ips/fd_inspect.h)" \
+		"/^### The inspector/,\$s/^| \([^|]*\) |.*/\1/p" && [ $top -eq 0 ]'
 check "demo: the seed's truth table holds" "$BUILD/flowcut-fpdemo"
 check "bench fastpath runs (small)" bash -c \
 	"'$BUILD/flowcut-bench' fastpath --conns 5000 --frames 200000 | tee /dev/stderr | grep -q warning && exit 1 || exit 0"
@@ -117,7 +125,7 @@ check "bench ruleset runs (small): a ruleset change answered by a new revision f
 	"out=\$('$BUILD/flowcut-bench' ruleset --conns 2000) || exit 1; echo \"\$out\"
 	grep -q 'one ruleset change, 2000 connections offloaded' <<<\"\$out\" && grep -q 'new revision answered' <<<\"\$out\""
 
-for t in frame cmd settings rtnl list tls ct ctl nftset fplist inspect quic seg rulecheck; do
+for t in $fuzz_targets; do
 	fuzzer=$BUILD/fuzz/fuzz_$t
 	if [ ! -x "$fuzzer" ]; then
 		skipped "fuzz $t" "no libFuzzer build (clang missing)"

@@ -222,7 +222,7 @@ killed(void *arg, int rc)
 
 	tuple_format(p->ct, tuple, sizeof(tuple));
 	if (rc != 0 && rc != -ENOENT) {
-		c->st.failed++;
+		c->st.cut_failed++;
 		fprintf(stderr, "flowcutd: cut (%s) %s ct %u: killing its conntrack state: %s\n",
 			fd_cut_trigger_name(t), tuple, p->ct_id, strerror(-rc));
 	} else {
@@ -394,7 +394,7 @@ cut_bare(struct fd_cut *c, const struct nf_conntrack *ct, const struct fd_offloa
 	fprintf(stderr, "flowcutd: cut (%s) %s: no memory; %s\n", fd_cut_trigger_name(t), tuple,
 		rc == 0 || rc == -ENOENT ? "taken out and killed, not counted" :
 		"its state could not be killed");
-	c->st.failed += rc != 0 && rc != -ENOENT;
+	c->st.cut_failed += rc != 0 && rc != -ENOENT;
 }
 
 /* An offloaded connection not cut yet, its state in p: made dropping, or taken out.  Takes p. */
@@ -645,7 +645,7 @@ fd_cut_release(struct fd_cut *c, const struct fc_list *in_force)
 		    cut_by_name(pk[i].cut_by), pk[i].fp_id, a, b);
 	}
 	done = fd_offload_release(c->off, ids, (size_t)npk);
-	c->st.released += (uint64_t)done;
+	c->st.cut_released += (uint64_t)done;
 	log_flush(c);
 	printf("flowcutd: release of %ld cut connections: %ld taken out of the fast path in "
 	       "%.2f ms\n", npk, done, fd_clock_ms_since(t0));

@@ -65,11 +65,12 @@ enum fd_cut_trigger {
 
 const char *fd_cut_trigger_name(enum fd_cut_trigger t);
 
+/* Published under these names (flowcutd.c FLOWCUTD_STATS, docs/counters.md). */
 struct fd_cut_stats {
 	uint64_t in_hardware[FD_CUT_NTRIGGERS];	/* dropping on the coprocessor, state killed */
 	uint64_t on_host[FD_CUT_NTRIGGERS];	/* state killed, not (or no longer) in the fast path */
-	uint64_t failed;			/* a state that could not be killed (said why) */
-	uint64_t released;			/* cut connections let go (fd_cut_release) */
+	uint64_t cut_failed;			/* a state that could not be killed (said why) */
+	uint64_t cut_released;			/* cut connections let go (fd_cut_release) */
 };
 
 struct fd_cut;

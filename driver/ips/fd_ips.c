@@ -55,7 +55,7 @@ struct fd_ips {
 	struct pending pend[FD_IPS_PENDING];
 	unsigned int npend;
 	struct {
-		uint64_t cut_thru;	/* verdicts set CUT_THRU, answered */
+		uint64_t cut_thru_set;	/* verdicts set CUT_THRU, answered */
 		uint64_t verdict_failed; /* ... refused or unanswered (the connection stays SEND_TO_IPS) */
 		uint64_t cuts;		/* fd_cut_conn done */
 		uint64_t cut_not_offloaded;	/* not offloaded within 2 s: cut by fd_cut_state */
@@ -269,7 +269,7 @@ verdict_done(void *dctx, int rc, const void *ans, uint16_t len)
 
 	(void)ans, (void)len;
 	if (rc == 0)
-		x->st.cut_thru++;
+		x->st.cut_thru_set++;
 	else if (rc != -ENOENT)	/* gone meanwhile: nothing to set */
 		x->st.verdict_failed++;
 }
@@ -492,11 +492,37 @@ fd_ips_bind(struct fd_ips *x, struct fd_offload *off, const struct fd_ct_io *ct,
 	ports_apply(x);
 }
 
-static int
-set(json_t *o, const char *k, json_t *v)
-{
-	return json_object_set_new(o, k, v);	/* v is freed either way */
-}
+/*
+ * The inspector's object in flowcutd's stats, in the order written, each
+ * under one name.  COUNT(name, from): a counter, the field `name` of `from`
+ * (st: fd_inspect's, x->st: this module's, os: the binding's); OBJ(name,
+ * value): a member made whole (json_t *, NULL: no memory); EACH(names,
+ * count, array): one member a name of fd_inspect's lists (FD_INSPECT_WHYS,
+ * FD_INSPECT_FRAMES).  docs/counters.md ("The inspector's") has a row for
+ * each, and tests/run.sh checks that the lists agree.
+ */
+#define FD_IPS_STATS(COUNT, OBJ, EACH)						\
+	OBJ(tls_ports, ports)							\
+	OBJ(list, json_pack("{s:o, s:I, s:I, s:I, s:I, s:o}",			\
+			    "path", x->path[0] ? json_string(x->path) : json_null(), \
+			    "fingerprints", (json_int_t)(x->nja4 + x->nja3),	\
+			    "ja4", (json_int_t)x->nja4, "ja3", (json_int_t)x->nja3, \
+			    "bad_lines", (json_int_t)x->bad,			\
+			    "error", x->error[0] ? json_string(x->error) : json_null())) \
+	COUNT(reading, st)							\
+	COUNT(entries, st)							\
+	COUNT(hellos, st)							\
+	EACH(fd_inspect_why_name, FD_INSPECT_NWHY, st.why)			\
+	EACH(fd_inspect_frame_name, FD_INSPECT_NFRAME, st.frames)		\
+	COUNT(decisions_lost, st)						\
+	COUNT(no_room, st)							\
+	COUNT(cut_thru_set, x->st)						\
+	COUNT(verdict_failed, x->st)						\
+	COUNT(cuts, x->st)							\
+	OBJ(cut_pending, json_integer(x->npend))				\
+	COUNT(cut_not_offloaded, x->st)						\
+	COUNT(cut_no_state, x->st)						\
+	COUNT(offloaded_at_pass, os)
 
 json_t *
 fd_ips_stats_json(struct fd_ips *x)
@@ -515,29 +541,17 @@ fd_ips_stats_json(struct fd_ips *x)
 		json_decref(ports);
 		return NULL;
 	}
-	bad |= set(o, "tls_ports", ports);
-	bad |= set(o, "list", json_pack("{s:o, s:I, s:I, s:I, s:I, s:o}",
-				       "path", x->path[0] ? json_string(x->path) : json_null(),
-				       "fingerprints", (json_int_t)(x->nja4 + x->nja3),
-				       "ja4", (json_int_t)x->nja4, "ja3", (json_int_t)x->nja3,
-				       "bad_lines", (json_int_t)x->bad,
-				       "error", x->error[0] ? json_string(x->error) : json_null()));
-	bad |= set(o, "reading", json_integer(st.reading));
-	bad |= set(o, "entries", json_integer(st.entries));
-	bad |= set(o, "hellos", json_integer((json_int_t)st.hellos));
-	for (int w = 0; w < FD_INSPECT_NWHY; w++)
-		bad |= set(o, fd_inspect_why_name(w), json_integer((json_int_t)st.why[w]));
-	for (int f = 0; f < FD_INSPECT_NFRAME; f++)
-		bad |= set(o, fd_inspect_frame_name(f), json_integer((json_int_t)st.frames[f]));
-	bad |= set(o, "decisions_lost", json_integer((json_int_t)st.decisions_lost));
-	bad |= set(o, "no_room", json_integer((json_int_t)st.no_room));
-	bad |= set(o, "cut_thru_set", json_integer((json_int_t)x->st.cut_thru));
-	bad |= set(o, "verdict_failed", json_integer((json_int_t)x->st.verdict_failed));
-	bad |= set(o, "cuts", json_integer((json_int_t)x->st.cuts));
-	bad |= set(o, "cut_pending", json_integer(x->npend));
-	bad |= set(o, "cut_not_offloaded", json_integer((json_int_t)x->st.cut_not_offloaded));
-	bad |= set(o, "cut_no_state", json_integer((json_int_t)x->st.cut_no_state));
-	bad |= set(o, "offloaded_at_pass", json_integer((json_int_t)os.passed));
+	/* json_object_set_new frees the value either way, and refuses a NULL one */
+#define IPS_COUNT_(name, from) \
+	bad |= json_object_set_new(o, #name, json_integer((json_int_t)(from).name));
+#define IPS_OBJ_(name, value) bad |= json_object_set_new(o, #name, value);
+#define IPS_EACH_(names, count, array)						\
+	for (int i = 0; i < (count); i++)					\
+		bad |= json_object_set_new(o, names(i), json_integer((json_int_t)(array)[i]));
+	FD_IPS_STATS(IPS_COUNT_, IPS_OBJ_, IPS_EACH_)
+#undef IPS_COUNT_
+#undef IPS_OBJ_
+#undef IPS_EACH_
 	if (bad) {
 		json_decref(o);
 		return NULL;

@@ -294,7 +294,7 @@ off_enter(struct fd_offload *o, struct off_entry *e, int rc, uint64_t id)
 	o->nentries++;
 	if (!e->cut) {
 		o->st.offloaded++;
-		o->st.passed += e->passed;
+		o->st.offloaded_at_pass += e->passed;
 	}
 	return 0;
 }
@@ -520,7 +520,7 @@ fd_offload_resync(struct fd_offload *o)
 	struct fc_cmd_range r = { .first = 0, .max = FC_RANGE_MAX };
 
 	struct nf_conntrack **all;
-	uint64_t adopted = o->st.adopted;
+	uint64_t adopted = o->st.cut_adopted;
 	size_t n;
 	int rc;
 
@@ -542,9 +542,9 @@ fd_offload_resync(struct fd_offload *o)
 			break;
 		r.first = a.next;
 	}
-	if (o->st.adopted > adopted) {
+	if (o->st.cut_adopted > adopted) {
 		printf("flowcutd: %" PRIu64 " connections dropping in the fast path, cut before "
-		       "this flowcutd: taken up, dropping on\n", o->st.adopted - adopted);
+		       "this flowcutd: taken up, dropping on\n", o->st.cut_adopted - adopted);
 		fflush(stdout);
 	}
 	off_forget_uncut(o);		/* but the cut ones the fast path still holds */

@@ -102,9 +102,10 @@ struct fd_offload_cfg {
 	void *inspect_arg;
 };
 
+/* Each published under its own name (flowcutd.c FLOWCUTD_STATS, docs/counters.md). */
 struct fd_offload_stats {
 	uint64_t offloaded;	/* FLOW_CREATE_FP answered 0 */
-	uint64_t passed;	/* of them, CUT_THRU at once: the inspector had passed them */
+	uint64_t offloaded_at_pass; /* of them, CUT_THRU at once: the inspector had passed them */
 	uint64_t refused;	/* FLOW_CREATE_FP answered an error */
 	uint64_t removed;	/* taken out because the state went away */
 	uint64_t refreshed;	/* conntrack timeouts refreshed */
@@ -114,7 +115,7 @@ struct fd_offload_stats {
 	uint64_t nhop_followed;	/* next hops programmed again for a neighbour's change */
 	uint64_t rerouted;	/* connections moved (or taken out) by a path change */
 	uint64_t waiting_dropped; /* states that waited for a neighbour, let go for room */
-	uint64_t adopted;	/* dropping connections a flowcutd before cut, taken up by a resync */
+	uint64_t cut_adopted;	/* dropping connections a flowcutd before cut, taken up by a resync */
 };
 
 struct fd_offload;

@@ -54,7 +54,7 @@ off_adopt_cut(struct fd_offload *o, const struct fc_conn_info *ci)
 		return -ENOMEM;
 	}
 	o->nentries++;
-	o->st.adopted++;
+	o->st.cut_adopted++;
 	return 0;
 }
 

@@ -71,7 +71,7 @@ up_main(void *arg)
 		    r->hook.frame(r->hook.arg, r, port, flags, buf, (uint32_t)n))
 			continue;	/* the hook's */
 		if ((flags & LK_FRAME_INSPECT) && r->hook.frame == NULL)
-			add(&r->st.inspect, 1);
+			add(&r->st.inspect_dropped, 1);
 		else
 			fd_relay_to_host(r, port, buf, (uint32_t)n);
 	}

@@ -27,10 +27,11 @@
 
 #define FD_MAX_PORTS 16
 
+/* Published under these names (flowcutd.c FLOWCUTD_STATS, docs/counters.md). */
 struct fd_relay_stats {
 	uint64_t to_host[FD_MAX_PORTS];		/* written into the port's TAP */
 	uint64_t from_host[FD_MAX_PORTS];	/* read from the TAP, sent down */
-	uint64_t inspect;			/* flagged INSPECT, no hook: dropped */
+	uint64_t inspect_dropped;		/* flagged INSPECT, no hook: dropped */
 	uint64_t up_bad_port;			/* tagged with a port we do not have */
 	uint64_t up_tap_full;			/* the TAP refused the write */
 	uint64_t down_ring_full;		/* the link's down ring was full */

@@ -1027,13 +1027,13 @@ test_cut_taken_up_by_a_new_binding(void **state)
 	assert_int_equal(conns(), 1);
 	assert_int_equal(the_conn().id, cut_one.id);
 	fd_offload_stats(off, &st);
-	assert_int_equal(st.adopted, 1);
+	assert_int_equal(st.cut_adopted, 1);
 	assert_int_equal(fd_offload_find_fp(off, cut_one.id, &oc, NULL), 0);
 	assert_true(oc.cut);
 	/* a second resync keeps it, not adopted again */
 	fd_offload_resync(off);
 	fd_offload_stats(off, &st);
-	assert_int_equal(st.adopted, 1);
+	assert_int_equal(st.cut_adopted, 1);
 	assert_int_equal(conns(), 1);
 	assert_int_equal(fd_offload_ruleset_changed(off), 0);
 	after = the_conn();
@@ -1848,13 +1848,13 @@ test_uncut_releases(void **state)
 	}
 
 	/* the elements removed: what nothing else holds is released */
-	released = cut_stats().released;
+	released = cut_stats().cut_released;
 	assert_int_equal(fc_netns_sh("nft delete element inet filter blocked4 '{ 198.19.0.10, "
 			    "198.19.0.11 }' && nft delete element inet filter blocked6 "
 			    "'{ 2001:2:0:1::10 }' && nft delete element inet flowcut cut4 "
 			    "'{ 198.19.0.12 }' && nft delete element inet flowcut cut6 "
 			    "'{ 2001:2:0:1::11 }'"), 0);
-	for (int k = 0; k < 100 && cut_stats().released < released + 4; k++) {
+	for (int k = 0; k < 100 && cut_stats().cut_released < released + 4; k++) {
 		fd_watch_nft(w, fd_nft_events(n));
 		usleep(10000);
 	}
@@ -1870,7 +1870,7 @@ test_uncut_releases(void **state)
 			assert_int_equal(o.dest, FP_DEST_DROP);
 		}
 	}
-	assert_int_equal(cut_stats().released, released + 4);
+	assert_int_equal(cut_stats().cut_released, released + 4);
 
 	/* the list's line removed: the one it held goes too */
 	file_put(path, "198.20.0.1\n", false);
@@ -1878,10 +1878,10 @@ test_uncut_releases(void **state)
 	for (int i = 0; i < N; i++)
 		if (cases[i].released_by_list && !cases[i].released_by_sets)
 			assert_int_equal(datagram(cases[i].cport, cases[i].dst).dest, FP_DEST_HOST);
-	assert_int_equal(cut_stats().released, released + 5);
+	assert_int_equal(cut_stats().cut_released, released + 5);
 
 	/* the timed element runs out: within a second of it, released */
-	for (int k = 0; k < 400 && cut_stats().released < released + 6; k++) {
+	for (int k = 0; k < 400 && cut_stats().cut_released < released + 6; k++) {
 		fd_watch_expiry(w);
 		usleep(10000);
 	}
@@ -1891,7 +1891,7 @@ test_uncut_releases(void **state)
 		assert_int_equal(o.dest, cases[i].released_by_time ? FP_DEST_HOST : FP_DEST_DROP);
 		nfct_destroy(ct[i]);
 	}
-	assert_int_equal(cut_stats().released, released + 6);
+	assert_int_equal(cut_stats().cut_released, released + 6);
 	assert_true(now_ns() - timed_at < 3000000000ull);	/* 2 s, and within 1 s of them */
 	fd_watch_close(w);
 	nft_close(n);
@@ -1982,7 +1982,7 @@ test_uncut_on_expiry(void **state)
 	}
 	turns(300);
 	assert_int_equal(conns(), N);
-	released = cut_stats().released;
+	released = cut_stats().cut_released;
 	for (int i = 0; i < N; i++) {
 		from[i] = now_ns();	/* its timeout runs from a little after */
 		assert_int_equal(fc_netns_sh(cases[i].cut), 0);
@@ -2031,7 +2031,7 @@ test_uncut_on_expiry(void **state)
 		}
 		nfct_destroy(ct[i]);
 	}
-	assert_int_equal(cut_stats().released, released + 4);
+	assert_int_equal(cut_stats().cut_released, released + 4);
 	fd_watch_close(w);
 	nft_close(n);
 	assert_int_equal(fc_netns_sh("nft delete table inet filter"), 0);

@@ -307,7 +307,7 @@ then_batched_on_host(void)
 static void
 then_released(void)
 {
-	assert_int_equal(stats().released, 1);
+	assert_int_equal(stats().cut_released, 1);
 	then_tcp4_out();
 }
 
@@ -315,7 +315,7 @@ then_released(void)
 static void
 then_kept(void)
 {
-	assert_int_equal(stats().released, 0);
+	assert_int_equal(stats().cut_released, 0);
 	assert_true(conn(1).cut);
 	assert_int_equal(fd_cut_releasable(cut), 1);
 }
@@ -324,7 +324,7 @@ then_kept(void)
 static void
 then_never_released(void)
 {
-	assert_int_equal(stats().released, 0);
+	assert_int_equal(stats().cut_released, 0);
 	assert_true(conn(1).cut);
 	assert_int_equal(fd_cut_releasable(cut), 0);
 }
@@ -482,11 +482,11 @@ test_row(void **state)
 		on_host += (unsigned int)(after.on_host[t] - before.on_host[t]);
 	}
 	if (got != r->want || (r->seq != NULL && strcmp(si_all_log, r->seq) != 0) ||
-	    in_hw != r->in_hw || on_host != r->on_host || after.failed != 0)
+	    in_hw != r->in_hw || on_host != r->on_host || after.cut_failed != 0)
 		fail_msg("%s:\n  returned %ld, wanted %ld\n  asked  %s\n  wanted %s\n"
 			 "  in hardware %u, wanted %u; on the host %u, wanted %u; failed %lu",
 			 r->what, got, r->want, si_all_log, r->seq ? r->seq : "(any)", in_hw,
-			 r->in_hw, on_host, r->on_host, (unsigned long)after.failed);
+			 r->in_hw, on_host, r->on_host, (unsigned long)after.cut_failed);
 	check_order(r->what);
 	if (r->then)
 		r->then();

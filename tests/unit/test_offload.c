@@ -203,7 +203,7 @@ then_adopted(void)
 {
 	struct fd_offload_conn oc;
 
-	assert_int_equal(stats().adopted, 1);
+	assert_int_equal(stats().cut_adopted, 1);
 	assert_int_equal(fd_offload_find_fp(off, 9, &oc, NULL), 0);
 	assert_true(oc.cut);
 	assert_int_equal(oc.cut_by, FD_OFFLOAD_CUT_BY_UNKNOWN);
