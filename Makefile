@@ -66,7 +66,8 @@ USES_driver/ips        := driver/cut driver/offload driver/nft driver/ct driver/
 USES_driver            := $(DRIVER) link settings inspect
 USES_ctl               := link settings inspect
 USES_tests/lib         := fastpath dpdk
-USES_tests/unit        := fastpath link settings inspect npu $(DRIVER) tests/lib dpdk
+USES_tests/unit        := fastpath link settings inspect tests/lib dpdk
+USES_tests/unit/driver := fastpath link settings inspect npu $(DRIVER) tests/lib dpdk
 USES_tests/integration := fastpath link settings npu $(DRIVER) tests/lib dpdk
 USES_tests/fuzz        := fastpath link settings inspect npu $(DRIVER) tests/lib dpdk
 USES_bench             := fastpath link settings $(DRIVER) tests/lib dpdk
@@ -128,22 +129,22 @@ $(call unit,test_fp_mt,        tests/unit/test_fp_mt.c,         fastpath tests/l
 $(call unit,test_fp_tcp,       tests/unit/test_fp_tcp.c,        fastpath,                                -lcmocka,                      fastpath TCP tracking)
 $(call unit,test_fp_nat,       tests/unit/test_fp_nat.c,        fastpath tests/lib dpdk,                 -lcmocka,                      fastpath NAT and checksums)
 $(call unit,test_link,         tests/unit/test_link.c,          link,                                    -lcmocka -lpthread,            link)
-$(call unit,test_cmdq,         tests/unit/test_cmdq.c,          driver/cmd npu fastpath link tests/lib dpdk, -lcmocka -lpthread,            command client)
+$(call unit,test_cmdq,         tests/unit/driver/test_cmdq.c,          driver/cmd npu fastpath link tests/lib dpdk, -lcmocka -lpthread,            command client)
 $(call unit,test_settings,     tests/unit/test_settings.c,      settings,                                -lcmocka,                      settings)
-$(call unit,test_rtnl,         tests/unit/test_rtnl.c,          driver/path driver/port driver/cmd driver/base tests/lib, -lcmocka -lmnl,                rtnetlink messages)
+$(call unit,test_rtnl,         tests/unit/driver/test_rtnl.c,          driver/path driver/port driver/cmd driver/base tests/lib, -lcmocka -lmnl,                rtnetlink messages)
 $(call unit,test_list,         tests/unit/test_list.c,          settings,                                -lcmocka -lpthread,            list files)
 $(call unit,test_fplist,       tests/unit/test_fplist.c,        settings,                                -lcmocka,                      watched fingerprints file)
 $(call unit,test_tls,          tests/unit/test_tls.c,           inspect tests/lib,                       -lcmocka -lcrypto -lpcap,      tls ClientHello)
 $(call unit,test_quic,         tests/unit/test_quic.c,          inspect tests/lib,                       -lcmocka -lcrypto,             QUIC Initial)
-$(call unit,test_policy,       tests/unit/test_policy.c,        driver/ct,                               -lcmocka -lnetfilter_conntrack, offload policy)
-$(call unit,test_offload,      tests/unit/test_offload.c tests/unit/standins.c, driver/offload driver/path driver/ct driver/cmd driver/port driver/base link, -lcmocka -lmnl -lnetfilter_conntrack -lnfnetlink, the binding's state machine$(comma) with stand-ins (no root))
-$(call unit,test_cut,          tests/unit/test_cut.c tests/unit/standins.c, driver/cut driver/offload driver/nft driver/path driver/ct driver/cmd driver/port driver/base settings link, -lcmocka -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson, the cut: what it picks$(comma) drops before kills$(comma) batches$(comma) with stand-ins (no root))
-$(call unit,test_inspect,      tests/unit/test_inspect.c,       driver/ips driver/base settings inspect tests/lib fastpath, -lcmocka -lcrypto -lpthread,   the inspector)
-$(call unit,test_dirwatch,     tests/unit/test_dirwatch.c,      driver/base,                             -lcmocka,                      folder watcher: a real inotify on a folder in /tmp)
-$(call unit,test_tuple,        tests/unit/test_tuple.c,         driver/base,                             -lcmocka,                      the driver's tuple and its text)
-$(call unit,test_setelem,      tests/unit/test_setelem.c,       driver/nft settings,                     -lcmocka -lmnl,                nftables set elements)
-$(call unit,test_ctl,          tests/unit/test_ctl.c,           driver/control,                          -lcmocka,                      control socket: requests, who may ask what, as nobody (root only))
-$(call unit,test_rulecheck,    tests/unit/test_rulecheck.c,     driver/nft tests/lib,                    -lcmocka -ljansson -lnftables, ruleset check: what offload bypasses)
+$(call unit,test_policy,       tests/unit/driver/test_policy.c,        driver/ct,                               -lcmocka -lnetfilter_conntrack, offload policy)
+$(call unit,test_offload,      tests/unit/driver/test_offload.c tests/unit/driver/standins.c, driver/offload driver/path driver/ct driver/cmd driver/port driver/base link, -lcmocka -lmnl -lnetfilter_conntrack -lnfnetlink, the binding's state machine$(comma) with stand-ins (no root))
+$(call unit,test_cut,          tests/unit/driver/test_cut.c tests/unit/driver/standins.c, driver/cut driver/offload driver/nft driver/path driver/ct driver/cmd driver/port driver/base settings link, -lcmocka -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson, the cut: what it picks$(comma) drops before kills$(comma) batches$(comma) with stand-ins (no root))
+$(call unit,test_inspect,      tests/unit/driver/test_inspect.c,       driver/ips driver/base settings inspect tests/lib fastpath, -lcmocka -lcrypto -lpthread,   the inspector)
+$(call unit,test_dirwatch,     tests/unit/driver/test_dirwatch.c,      driver/base,                             -lcmocka,                      folder watcher: a real inotify on a folder in /tmp)
+$(call unit,test_tuple,        tests/unit/driver/test_tuple.c,         driver/base,                             -lcmocka,                      the driver's tuple and its text)
+$(call unit,test_setelem,      tests/unit/driver/test_setelem.c,       driver/nft settings,                     -lcmocka -lmnl,                nftables set elements)
+$(call unit,test_ctl,          tests/unit/driver/test_ctl.c,           driver/control,                          -lcmocka,                      control socket: requests, who may ask what, as nobody (root only))
+$(call unit,test_rulecheck,    tests/unit/driver/test_rulecheck.c,     driver/nft tests/lib,                    -lcmocka -ljansson -lnftables, ruleset check: what offload bypasses)
 
 # The fuzz targets: tests/fuzz/fuzz_TARGET.c as fuzz_TARGET_replay (the corpus
 # and the regressions replayed, every flavour) and, below, the libFuzzer
@@ -207,8 +208,8 @@ $(foreach p,$(PROGS),\
   $(if $(filter-out $(HOME_$p)/%,$(SRC_$p)),$(error Makefile: program $p: $(filter-out $(HOME_$p)/%,$(SRC_$p)) not in $(HOME_$p)/ (another folder's code is linked as its library)))\
   $(if $(filter-out $(HOME_$p) $(USES_$(HOME_$p)),$(USE_$p)),$(error Makefile: program $p links $(filter-out $(HOME_$p) $(USES_$(HOME_$p)),$(USE_$p)): no arrow $(HOME_$p) -> $(filter-out $(HOME_$p) $(USES_$(HOME_$p)),$(USE_$p)) in the table (USES_$(HOME_$p) := $(USES_$(HOME_$p))))))
 
-# A program of tests/unit/ is a unit test: tests/run.sh runs it under its label.
-$(foreach p,$(filter-out $(UNITS),$(PROGS)),$(if $(filter tests/unit,$(HOME_$p)),$(error \
+# A program of tests/unit/ (or tests/unit/driver/) is a unit test: tests/run.sh runs it under its label.
+$(foreach p,$(filter-out $(UNITS),$(PROGS)),$(if $(filter tests/unit tests/unit/%,$(HOME_$p)),$(error \
   Makefile: $p lives in tests/unit/ but is no unit test: make it a $$(call unit,...) line, with its label)))
 
 PROG_SRC := $(sort $(foreach p,$(PROGS) $(FUZZ_PROGS),$(SRC_$p)))

@@ -149,7 +149,7 @@ uint32_t fd_ct_established_timeout(const struct fd_ct *c, uint8_t l4proto);
  * struct fd_ct_io - conntrack's I/O as its users (the binding, the cut,
  * the inspector) call it: one function a call above, each returning what
  * that call returns, on `ctx`.  A function table, as struct fd_cmds is,
- * so a test stands in for conntrack without root (tests/unit/test_offload.c).
+ * so a test stands in for conntrack without root (tests/unit/driver/test_offload.c).
  * fd_ct_io_of - the real one, on an open struct fd_ct (which must outlive
  * it).  The pure helpers (fd_ct_tuple, fd_ct_tuple_of_key, fd_ct_dump_free)
  * are called directly.

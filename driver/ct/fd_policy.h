@@ -3,7 +3,7 @@
  * fd_policy: what the driver offloads, and how - pure functions of one
  * conntrack state (libnetfilter_conntrack's struct nf_conntrack) and the
  * settings.  No sockets, no globals, no allocation: any thread may call
- * them, and tests/unit/test_policy.c holds them to a table.
+ * them, and tests/unit/driver/test_policy.c holds them to a table.
  *
  *  - fd_policy_qualifies: the host accepted it and saw it work (TCP
  *    established and assured, UDP assured, ICMP echo answered), by the

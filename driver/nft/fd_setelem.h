@@ -31,7 +31,7 @@
  * Hand-written on libmnl (which parses and validates the attributes):
  * libnftnl would be one more library for the same walk and does not pair
  * the intervals either.  Fuzzed by tests/fuzz/fuzz_nftset.c, tested by
- * tests/unit/test_setelem.c (what is written reads back as itself).
+ * tests/unit/driver/test_setelem.c (what is written reads back as itself).
  *
  * Any thread (no state of its own).  The free functions take a zeroed
  * accumulator or batch too.

@@ -73,7 +73,7 @@ int fd_route_neigh_get(struct fd_route *r, unsigned int ifindex, int family,
  * struct fd_route_io - the questions above as their users (the binding,
  * fd_nhop_recheck) ask them: one function a question, each returning what
  * it returns, on `ctx`.  A function table, as struct fd_cmds is, so a test
- * stands in for the host's routes without root (tests/unit/test_offload.c).
+ * stands in for the host's routes without root (tests/unit/driver/test_offload.c).
  * fd_route_io_of - the real one, on an open struct fd_route (which must
  * outlive it).
  */

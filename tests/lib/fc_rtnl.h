@@ -2,7 +2,7 @@
 /*
  * fc_rtnl: rtnetlink messages as the kernel sends them, built with libmnl,
  * for the tests and the fuzz target of flowcutd's reading of them
- * (tests/unit/test_rtnl.c, tests/fuzz/fuzz_rtnl.c).  Each writes one
+ * (tests/unit/driver/test_rtnl.c, tests/fuzz/fuzz_rtnl.c).  Each writes one
  * message at buf (MNL_SOCKET_BUFFER_SIZE is room enough) and returns its
  * length.
  */
