@@ -33,8 +33,8 @@
 
 #define EVENTS_RCVBUF (16 << 20)	/* about 100,000 element notifications */
 
-static const char *const list_sets[4] = { FD_SETIO_LIST4, FD_SETIO_LIST6, FD_SETIO_LISTNET4,
-					  FD_SETIO_LISTNET6 };
+static const char *const list_sets[4] = { FC_NFT_LIST4, FC_NFT_LIST6, FC_NFT_LISTNET4,
+					  FC_NFT_LISTNET6 };
 
 /* A followed set and the elements added to it in the transaction being read. */
 struct followed {
@@ -105,7 +105,7 @@ list_handles(struct fd_nft *n)
 	int rc = fd_setio_handles(n->io, h);
 
 	if (rc != 0) {
-		fprintf(stderr, "flowcutd: nftables: table inet flowcut's list sets: %s\n",
+		fprintf(stderr, "flowcutd: nftables: table " FC_NFT_TABLE_NAME "'s list sets: %s\n",
 			strerror(-rc));
 		return -EIO;
 	}
@@ -125,41 +125,42 @@ table_install(struct fd_nft *n)
 
 	/* the cut and list sets' members dropped both ways, before the mark is set */
 	snprintf(cmd, sizeof(cmd),
-		 "add table inet flowcut\n"
-		 "add set inet flowcut " FD_NFT_CUT4 " { type ipv4_addr; flags interval, timeout; "
+		 "add table " FC_NFT_TABLE_NAME "\n"
+		 "add set " FC_NFT_TABLE_NAME " " FC_NFT_CUT4 " { type ipv4_addr; flags interval, timeout; "
 		 "auto-merge; }\n"
-		 "add set inet flowcut " FD_NFT_CUT6 " { type ipv6_addr; flags interval, timeout; "
+		 "add set " FC_NFT_TABLE_NAME " " FC_NFT_CUT6 " { type ipv6_addr; flags interval, timeout; "
 		 "auto-merge; }\n"
-		 "add set inet flowcut " FD_NFT_CONN4 " { type ipv4_addr . inet_proto . inet_service . "
+		 "add set " FC_NFT_TABLE_NAME " " FC_NFT_CONN4 " { type ipv4_addr . inet_proto . inet_service . "
 		 "ipv4_addr . inet_service; flags timeout; }\n"
-		 "add set inet flowcut " FD_NFT_CONN6 " { type ipv6_addr . inet_proto . inet_service . "
+		 "add set " FC_NFT_TABLE_NAME " " FC_NFT_CONN6 " { type ipv6_addr . inet_proto . inet_service . "
 		 "ipv6_addr . inet_service; flags timeout; }\n"
-		 "add set inet flowcut " FD_SETIO_LIST4 " { type ipv4_addr; }\n"
-		 "add set inet flowcut " FD_SETIO_LIST6 " { type ipv6_addr; }\n"
-		 "add set inet flowcut " FD_SETIO_LISTNET4 " { type ipv4_addr; flags interval; }\n"
-		 "add set inet flowcut " FD_SETIO_LISTNET6 " { type ipv6_addr; flags interval; }\n"
-		 "add chain inet flowcut seen { type filter hook forward priority 100; policy accept; }\n"
-		 "flush chain inet flowcut seen\n"
-		 "add rule inet flowcut seen ip saddr @" FD_NFT_CUT4 " drop\n"
-		 "add rule inet flowcut seen ip daddr @" FD_NFT_CUT4 " drop\n"
-		 "add rule inet flowcut seen ip6 saddr @" FD_NFT_CUT6 " drop\n"
-		 "add rule inet flowcut seen ip6 daddr @" FD_NFT_CUT6 " drop\n"
-		 "add rule inet flowcut seen ip saddr . meta l4proto . th sport . ip daddr . "
-		 "th dport @" FD_NFT_CONN4 " drop\n"
-		 "add rule inet flowcut seen ip6 saddr . meta l4proto . th sport . ip6 daddr . "
-		 "th dport @" FD_NFT_CONN6 " drop\n"
-		 "add rule inet flowcut seen ip saddr @" FD_SETIO_LIST4 " drop\n"
-		 "add rule inet flowcut seen ip daddr @" FD_SETIO_LIST4 " drop\n"
-		 "add rule inet flowcut seen ip6 saddr @" FD_SETIO_LIST6 " drop\n"
-		 "add rule inet flowcut seen ip6 daddr @" FD_SETIO_LIST6 " drop\n"
-		 "add rule inet flowcut seen ip saddr @" FD_SETIO_LISTNET4 " drop\n"
-		 "add rule inet flowcut seen ip daddr @" FD_SETIO_LISTNET4 " drop\n"
-		 "add rule inet flowcut seen ip6 saddr @" FD_SETIO_LISTNET6 " drop\n"
-		 "add rule inet flowcut seen ip6 daddr @" FD_SETIO_LISTNET6 " drop\n"
-		 "add rule inet flowcut seen ct mark set ct mark or 0x%08x\n", n->mark_bit);
+		 "add set " FC_NFT_TABLE_NAME " " FC_NFT_LIST4 " { type ipv4_addr; }\n"
+		 "add set " FC_NFT_TABLE_NAME " " FC_NFT_LIST6 " { type ipv6_addr; }\n"
+		 "add set " FC_NFT_TABLE_NAME " " FC_NFT_LISTNET4 " { type ipv4_addr; flags interval; }\n"
+		 "add set " FC_NFT_TABLE_NAME " " FC_NFT_LISTNET6 " { type ipv6_addr; flags interval; }\n"
+		 "add chain " FC_NFT_TABLE_NAME " seen { type filter hook forward priority 100; "
+		 "policy accept; }\n"
+		 "flush chain " FC_NFT_TABLE_NAME " seen\n"
+		 "add rule " FC_NFT_TABLE_NAME " seen ip saddr @" FC_NFT_CUT4 " drop\n"
+		 "add rule " FC_NFT_TABLE_NAME " seen ip daddr @" FC_NFT_CUT4 " drop\n"
+		 "add rule " FC_NFT_TABLE_NAME " seen ip6 saddr @" FC_NFT_CUT6 " drop\n"
+		 "add rule " FC_NFT_TABLE_NAME " seen ip6 daddr @" FC_NFT_CUT6 " drop\n"
+		 "add rule " FC_NFT_TABLE_NAME " seen ip saddr . meta l4proto . th sport . ip daddr . "
+		 "th dport @" FC_NFT_CONN4 " drop\n"
+		 "add rule " FC_NFT_TABLE_NAME " seen ip6 saddr . meta l4proto . th sport . ip6 daddr . "
+		 "th dport @" FC_NFT_CONN6 " drop\n"
+		 "add rule " FC_NFT_TABLE_NAME " seen ip saddr @" FC_NFT_LIST4 " drop\n"
+		 "add rule " FC_NFT_TABLE_NAME " seen ip daddr @" FC_NFT_LIST4 " drop\n"
+		 "add rule " FC_NFT_TABLE_NAME " seen ip6 saddr @" FC_NFT_LIST6 " drop\n"
+		 "add rule " FC_NFT_TABLE_NAME " seen ip6 daddr @" FC_NFT_LIST6 " drop\n"
+		 "add rule " FC_NFT_TABLE_NAME " seen ip saddr @" FC_NFT_LISTNET4 " drop\n"
+		 "add rule " FC_NFT_TABLE_NAME " seen ip daddr @" FC_NFT_LISTNET4 " drop\n"
+		 "add rule " FC_NFT_TABLE_NAME " seen ip6 saddr @" FC_NFT_LISTNET6 " drop\n"
+		 "add rule " FC_NFT_TABLE_NAME " seen ip6 daddr @" FC_NFT_LISTNET6 " drop\n"
+		 "add rule " FC_NFT_TABLE_NAME " seen ct mark set ct mark or 0x%08x\n", n->mark_bit);
 	rc = nft_run_cmd_from_buffer(n->nft, cmd);
 	if (rc != 0)
-		fprintf(stderr, "flowcutd: nftables: installing table inet flowcut failed: %s\n",
+		fprintf(stderr, "flowcutd: nftables: installing table " FC_NFT_TABLE_NAME " failed: %s\n",
 			nft_ctx_get_error_buffer(n->nft));
 	if (rc != 0)
 		return -EIO;
@@ -254,12 +255,12 @@ gen_attr(const struct nlattr *a, void *data)
 static bool
 own_set(uint8_t nfproto, const char *table, const char *set)
 {
-	if (nfproto != NFPROTO_INET || strcmp(table, "flowcut") != 0)
+	if (nfproto != NFPROTO_INET || strcmp(table, FC_NFT_TABLE) != 0)
 		return false;
 	for (unsigned int i = 0; i < 4; i++)
 		if (strcmp(set, list_sets[i]) == 0)
 			return true;
-	return strcmp(set, FD_NFT_CUT4) == 0 || strcmp(set, FD_NFT_CUT6) == 0;
+	return strcmp(set, FC_NFT_CUT4) == 0 || strcmp(set, FC_NFT_CUT6) == 0;
 }
 
 static struct followed *
@@ -288,7 +289,7 @@ elems_msg(struct fd_nft *n, const struct nlmsghdr *nlh, uint8_t type)
 		return;
 	}
 	if (own_set(nfproto, table, set)) {
-		if (strcmp(set, FD_NFT_CUT4) == 0 || strcmp(set, FD_NFT_CUT6) == 0) {
+		if (strcmp(set, FC_NFT_CUT4) == 0 || strcmp(set, FC_NFT_CUT6) == 0) {
 			n->cut_changed = true;
 			if (type == NFT_MSG_NEWSETELEM)
 				n->cut_added = true;
@@ -593,11 +594,11 @@ static void
 cut_keep_read(struct fd_nft *n)
 {
 	struct keeping kp = { .now = now_ms(), .family = 4 };
-	int rc = cut_set_each(n, FD_NFT_CUT4, keep_one, &kp);
+	int rc = cut_set_each(n, FC_NFT_CUT4, keep_one, &kp);
 
 	kp.family = 6;
 	if (rc == 0)
-		rc = cut_set_each(n, FD_NFT_CUT6, keep_one, &kp);
+		rc = cut_set_each(n, FC_NFT_CUT6, keep_one, &kp);
 	if (rc < 0) {
 		fprintf(stderr, "flowcutd: nftables: the cut sets not read to be kept (%s); "
 			"read at their next change\n", strerror(-rc));
@@ -680,8 +681,8 @@ cut_keep_restore(struct fd_nft *n)
 
 		if (e->deadline_ms != 0 && e->deadline_ms <= now)
 			continue;	/* its time ran out meanwhile */
-		fprintf(f, "add element inet flowcut %s { %s", e->family == 4 ? FD_NFT_CUT4
-									    : FD_NFT_CUT6, e->elem);
+		fprintf(f, "add element " FC_NFT_TABLE_NAME " %s { %s", e->family == 4 ? FC_NFT_CUT4
+									    : FC_NFT_CUT6, e->elem);
 		if (e->deadline_ms != 0)
 			fprintf(f, " timeout %" PRIu64 "ms", e->deadline_ms - now);
 		fprintf(f, " }\n");
@@ -697,7 +698,7 @@ cut_keep_restore(struct fd_nft *n)
 		fprintf(stderr, "flowcutd: nftables: the cut sets not put back after the table "
 			"was taken: %s", nft_ctx_get_error_buffer(n->nft));
 	else if (put > 0)
-		printf("flowcutd: table inet flowcut was taken (flush ruleset?): made again, its "
+		printf("flowcutd: table " FC_NFT_TABLE_NAME " was taken (flush ruleset?): made again, its "
 		       "cut sets put back (%zu element%s)\n", put, put == 1 ? "" : "s");
 	fflush(stdout);
 	free(cmd);
@@ -706,10 +707,10 @@ cut_keep_restore(struct fd_nft *n)
 int
 fd_nft_cut_read(struct fd_nft *n, struct fc_list *out)
 {
-	int rc = cut_set_each(n, FD_NFT_CUT4, append_ranges, out);
+	int rc = cut_set_each(n, FC_NFT_CUT4, append_ranges, out);
 
 	if (rc == 0)
-		rc = cut_set_each(n, FD_NFT_CUT6, append_ranges, out);
+		rc = cut_set_each(n, FC_NFT_CUT6, append_ranges, out);
 	fc_list_canon(out);
 	return rc;
 }
@@ -727,8 +728,8 @@ block_put(struct fd_nft *n, int family, uint8_t proto, const uint8_t *a, uint16_
 
 	if (inet_ntop(af, a, as, sizeof(as)) == NULL || inet_ntop(af, b, bs, sizeof(bs)) == NULL)
 		return -EINVAL;
-	len = snprintf(line, sizeof(line), "add element inet flowcut %s { %s . %u . %u . %s . %u "
-		       "timeout %us }\n", family == 4 ? FD_NFT_CONN4 : FD_NFT_CONN6, as, proto, ap,
+	len = snprintf(line, sizeof(line), "add element " FC_NFT_TABLE_NAME " %s { %s . %u . %u . %s . %u "
+		       "timeout %us }\n", family == 4 ? FC_NFT_CONN4 : FC_NFT_CONN6, as, proto, ap,
 		       bs, bp, FD_NFT_CONN_TIMEOUT_S);
 	if (len < 0 || (size_t)len >= sizeof(line))
 		return -EINVAL;
@@ -777,7 +778,7 @@ fd_nft_block_flush(struct fd_nft *n)
 		return 0;
 	if (nft_run_cmd_from_buffer(n->nft, n->block) != 0) {
 		fprintf(stderr, "flowcutd: nftables: %u connections cut on the host not put in "
-			"%s/%s: %s", n->nblock, FD_NFT_CONN4, FD_NFT_CONN6,
+			"%s/%s: %s", n->nblock, FC_NFT_CONN4, FC_NFT_CONN6,
 			nft_ctx_get_error_buffer(n->nft));
 		rc = -EIO;
 	}

@@ -76,15 +76,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <flowcut/fc_nft.h>
+
 struct fd_nft;
 struct fc_list;
 struct fd_setio;
 struct fd_setio_set;
 
-#define FD_NFT_CUT4 "cut4"
-#define FD_NFT_CUT6 "cut6"
-#define FD_NFT_CONN4 "conn4"
-#define FD_NFT_CONN6 "conn6"
+/* the table's and the sets' names: <flowcut/fc_nft.h> */
 /* how long a connection cut on the host stays in conn4/conn6 */
 #define FD_NFT_CONN_TIMEOUT_S 120
 

@@ -22,8 +22,8 @@
 #define RQ_TIMEOUT_S 60			/* a request's answer, a big transaction's included */
 #define RQ_BUF (64 * 1024)
 
-static const char *const list_sets[4] = { FD_SETIO_LIST4, FD_SETIO_LIST6, FD_SETIO_LISTNET4,
-					  FD_SETIO_LISTNET6 };
+static const char *const list_sets[4] = { FC_NFT_LIST4, FC_NFT_LIST6, FC_NFT_LISTNET4,
+					  FC_NFT_LISTNET6 };
 
 struct fd_setio {
 	struct mnl_socket *rq;
@@ -262,12 +262,12 @@ fd_setio_handles(struct fd_setio *n, uint64_t h[5])
 	int rc;
 
 	memset(h, 0, 5 * sizeof(h[0]));
-	mnl_attr_put_strz(nlh, NFTA_TABLE_NAME, "flowcut");
+	mnl_attr_put_strz(nlh, NFTA_TABLE_NAME, FC_NFT_TABLE);
 	rc = rq_run(n, table_cb, &h[4]);
 	for (unsigned int i = 0; i < 4 && rc == 0; i++) {
 		struct setinfo si;
 
-		rc = set_info(n, NFPROTO_INET, "flowcut", list_sets[i], &si);
+		rc = set_info(n, NFPROTO_INET, FC_NFT_TABLE, list_sets[i], &si);
 		h[i] = si.handle;
 	}
 	return rc;
@@ -297,7 +297,7 @@ lists_put(struct fd_setelem_batch *b, uint16_t op, const struct fc_list *l)
 
 		rc = split(l, i % 2 == 0 ? 4 : 6, single, &part);
 		if (rc == 0 && part.n > 0)
-			rc = fd_setelem_put(b, op, NFPROTO_INET, "flowcut", list_sets[i], !single,
+			rc = fd_setelem_put(b, op, NFPROTO_INET, FC_NFT_TABLE, list_sets[i], !single,
 					    part.r, part.n);
 		fc_list_free(&part);
 	}
@@ -348,7 +348,7 @@ fd_setio_lists_apply(struct fd_setio *n, const struct fc_list *del, const struct
 	int rc = fd_setelem_batch_begin(&b, n->seq + 1);
 
 	for (unsigned int i = 0; fill && rc == 0 && i < 4; i++)
-		rc = fd_setelem_put(&b, NFT_MSG_DELSETELEM, NFPROTO_INET, "flowcut", list_sets[i],
+		rc = fd_setelem_put(&b, NFT_MSG_DELSETELEM, NFPROTO_INET, FC_NFT_TABLE, list_sets[i],
 				    i >= 2, NULL, 0);
 	if (rc == 0 && !fill)
 		rc = lists_put(&b, NFT_MSG_DELSETELEM, del);

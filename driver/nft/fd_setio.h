@@ -26,13 +26,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <flowcut/fc_nft.h>
+
 struct fc_list;
 struct fd_setio;
 
-#define FD_SETIO_LIST4 "list4"		/* the lists' addresses (hash) */
-#define FD_SETIO_LIST6 "list6"
-#define FD_SETIO_LISTNET4 "listnet4"	/* the lists' prefixes and ranges (interval) */
-#define FD_SETIO_LISTNET6 "listnet6"
+/* the list sets' names: FC_NFT_LIST4 ... FC_NFT_LISTNET6 (<flowcut/fc_nft.h>) */
 
 #define FD_SETIO_NAME_MAX 64	/* a set's table and set names, NUL included */
 
