@@ -211,34 +211,56 @@ dump_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-long
-fd_setio_read(struct fd_setio *n, const struct fd_setio_set *s, struct fc_list *out,
-	      int64_t *expires_ms)
+/*
+ * The set's elements gathered into acc by a GETSETELEM dump, started
+ * again when the set changed under it.  0 or -errno.
+ */
+static int
+set_dump(struct fd_setio *n, const struct fd_setio_set *s, struct fd_setelem_acc *acc)
 {
-	struct fd_setelem_acc acc = { .family = s->family, .interval = s->interval };
-	long bad;
-	int rc;
+	int rc = 0;
 
-	if (expires_ms)
-		*expires_ms = -1;
-
-	/* a dump the set changed under is started again */
 	for (int tries = 0; tries < 3; tries++) {
 		struct nlmsghdr *nlh = rq_start(n, NFT_MSG_GETSETELEM, NLM_F_DUMP, s->nfproto);
 
 		mnl_attr_put_strz(nlh, NFTA_SET_ELEM_LIST_TABLE, s->table);
 		mnl_attr_put_strz(nlh, NFTA_SET_ELEM_LIST_SET, s->name);
-		acc.n = acc.bad = 0;
-		acc.expiring = false;
-		rc = rq_run(n, dump_cb, &acc);
+		acc->n = acc->bad = 0;
+		acc->expiring = false;
+		rc = rq_run(n, dump_cb, acc);
 		if (rc != -EINTR)
 			break;
 	}
+	return rc;
+}
+
+long
+fd_setio_read(struct fd_setio *n, const struct fd_setio_set *s, struct fc_list *out,
+	      int64_t *expires_ms)
+{
+	struct fd_setelem_acc acc = { .family = s->family, .interval = s->interval };
+	int rc = set_dump(n, s, &acc);
+	long bad;
+
+	if (expires_ms)
+		*expires_ms = -1;
 	if (rc == 0 && expires_ms && acc.expiring)
 		*expires_ms = acc.expires_ms > INT64_MAX ? INT64_MAX : (int64_t)acc.expires_ms;
 	bad = rc == 0 ? fd_setelem_ranges(&acc, true, out) : rc;
 	fd_setelem_acc_free(&acc);
 	fc_list_canon(out);
+	return bad;
+}
+
+long
+fd_setio_read_timed(struct fd_setio *n, const struct fd_setio_set *s,
+		    struct fd_setelem_timed_list *out)
+{
+	struct fd_setelem_acc acc = { .family = s->family, .interval = s->interval };
+	int rc = set_dump(n, s, &acc);
+	long bad = rc == 0 ? fd_setelem_ranges_timed(&acc, true, out) : rc;
+
+	fd_setelem_acc_free(&acc);
 	return bad;
 }
 
