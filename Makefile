@@ -132,7 +132,7 @@ $(call program,fuzz_quic_replay,  tests/fuzz/fuzz_quic.c     tests/fuzz/replay_m
 $(call program,fuzz_fplist_replay, tests/fuzz/fuzz_fplist.c  tests/fuzz/replay_main.c, settings,)
 $(call program,fuzz_tls_replay,   tests/fuzz/fuzz_tls.c      tests/fuzz/replay_main.c, inspect tests/lib, -lcrypto)
 $(call program,fuzz_ctl_replay,   tests/fuzz/fuzz_ctl.c      tests/fuzz/replay_main.c, driver/control,)
-$(call program,fuzz_nftset_replay, tests/fuzz/fuzz_nftset.c  tests/fuzz/replay_main.c, driver/nft settings, -lnftables -ljansson -lmnl)
+$(call program,fuzz_nftset_replay, tests/fuzz/fuzz_nftset.c  tests/fuzz/replay_main.c, driver/nft settings, -lmnl)
 $(call program,fuzz_seg_replay,   tests/fuzz/fuzz_seg.c      tests/fuzz/replay_main.c, inspect tests/lib fastpath,)
 $(call program,fuzz_rulecheck_replay, tests/fuzz/fuzz_rulecheck.c tests/fuzz/replay_main.c, driver/nft, -ljansson -lnftables)
 
