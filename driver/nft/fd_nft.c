@@ -125,6 +125,10 @@ list_handles(struct fd_nft *n)
 	return 0;
 }
 
+/* the template's commands, on the table's names (<flowcut/fc_nft.h>) */
+#define SET "add set " FC_NFT_TABLE_NAME " "
+#define RULE "add rule " FC_NFT_TABLE_NAME " seen "
+
 static int
 table_install(struct fd_nft *n)
 {
@@ -134,42 +138,42 @@ table_install(struct fd_nft *n)
 	/* the cut and list sets' members dropped both ways, before the mark is set */
 	snprintf(cmd, sizeof(cmd),
 		 "add table " FC_NFT_TABLE_NAME "\n"
-		 "add set " FC_NFT_TABLE_NAME " " FC_NFT_CUT4 " { type ipv4_addr; flags interval, timeout; "
-		 "auto-merge; }\n"
-		 "add set " FC_NFT_TABLE_NAME " " FC_NFT_CUT6 " { type ipv6_addr; flags interval, timeout; "
-		 "auto-merge; }\n"
-		 "add set " FC_NFT_TABLE_NAME " " FC_NFT_CONN4 " { type ipv4_addr . inet_proto . inet_service . "
-		 "ipv4_addr . inet_service; flags timeout; }\n"
-		 "add set " FC_NFT_TABLE_NAME " " FC_NFT_CONN6 " { type ipv6_addr . inet_proto . inet_service . "
-		 "ipv6_addr . inet_service; flags timeout; }\n"
-		 "add set " FC_NFT_TABLE_NAME " " FC_NFT_LIST4 " { type ipv4_addr; }\n"
-		 "add set " FC_NFT_TABLE_NAME " " FC_NFT_LIST6 " { type ipv6_addr; }\n"
-		 "add set " FC_NFT_TABLE_NAME " " FC_NFT_LISTNET4 " { type ipv4_addr; flags interval; }\n"
-		 "add set " FC_NFT_TABLE_NAME " " FC_NFT_LISTNET6 " { type ipv6_addr; flags interval; }\n"
+		 SET FC_NFT_CUT4 " { type ipv4_addr; flags interval, timeout; auto-merge; }\n"
+		 SET FC_NFT_CUT6 " { type ipv6_addr; flags interval, timeout; auto-merge; }\n"
+		 SET FC_NFT_CONN4 " { type ipv4_addr . inet_proto . inet_service . ipv4_addr . "
+		 "inet_service; flags timeout; }\n"
+		 SET FC_NFT_CONN6 " { type ipv6_addr . inet_proto . inet_service . ipv6_addr . "
+		 "inet_service; flags timeout; }\n"
+		 SET FC_NFT_LIST4 " { type ipv4_addr; }\n"
+		 SET FC_NFT_LIST6 " { type ipv6_addr; }\n"
+		 SET FC_NFT_LISTNET4 " { type ipv4_addr; flags interval; }\n"
+		 SET FC_NFT_LISTNET6 " { type ipv6_addr; flags interval; }\n"
 		 "add chain " FC_NFT_TABLE_NAME " seen { type filter hook forward priority 100; "
 		 "policy accept; }\n"
 		 "flush chain " FC_NFT_TABLE_NAME " seen\n"
-		 "add rule " FC_NFT_TABLE_NAME " seen ip saddr @" FC_NFT_CUT4 " drop\n"
-		 "add rule " FC_NFT_TABLE_NAME " seen ip daddr @" FC_NFT_CUT4 " drop\n"
-		 "add rule " FC_NFT_TABLE_NAME " seen ip6 saddr @" FC_NFT_CUT6 " drop\n"
-		 "add rule " FC_NFT_TABLE_NAME " seen ip6 daddr @" FC_NFT_CUT6 " drop\n"
-		 "add rule " FC_NFT_TABLE_NAME " seen ip saddr . meta l4proto . th sport . ip daddr . "
-		 "th dport @" FC_NFT_CONN4 " drop\n"
-		 "add rule " FC_NFT_TABLE_NAME " seen ip6 saddr . meta l4proto . th sport . ip6 daddr . "
-		 "th dport @" FC_NFT_CONN6 " drop\n"
-		 "add rule " FC_NFT_TABLE_NAME " seen ip saddr @" FC_NFT_LIST4 " drop\n"
-		 "add rule " FC_NFT_TABLE_NAME " seen ip daddr @" FC_NFT_LIST4 " drop\n"
-		 "add rule " FC_NFT_TABLE_NAME " seen ip6 saddr @" FC_NFT_LIST6 " drop\n"
-		 "add rule " FC_NFT_TABLE_NAME " seen ip6 daddr @" FC_NFT_LIST6 " drop\n"
-		 "add rule " FC_NFT_TABLE_NAME " seen ip saddr @" FC_NFT_LISTNET4 " drop\n"
-		 "add rule " FC_NFT_TABLE_NAME " seen ip daddr @" FC_NFT_LISTNET4 " drop\n"
-		 "add rule " FC_NFT_TABLE_NAME " seen ip6 saddr @" FC_NFT_LISTNET6 " drop\n"
-		 "add rule " FC_NFT_TABLE_NAME " seen ip6 daddr @" FC_NFT_LISTNET6 " drop\n"
-		 "add rule " FC_NFT_TABLE_NAME " seen ct mark set ct mark or 0x%08x\n", n->mark_bit);
+		 RULE "ip saddr @" FC_NFT_CUT4 " drop\n"
+		 RULE "ip daddr @" FC_NFT_CUT4 " drop\n"
+		 RULE "ip6 saddr @" FC_NFT_CUT6 " drop\n"
+		 RULE "ip6 daddr @" FC_NFT_CUT6 " drop\n"
+		 RULE "ip saddr . meta l4proto . th sport . ip daddr . th dport @" FC_NFT_CONN4
+		 " drop\n"
+		 RULE "ip6 saddr . meta l4proto . th sport . ip6 daddr . th dport @" FC_NFT_CONN6
+		 " drop\n"
+		 RULE "ip saddr @" FC_NFT_LIST4 " drop\n"
+		 RULE "ip daddr @" FC_NFT_LIST4 " drop\n"
+		 RULE "ip6 saddr @" FC_NFT_LIST6 " drop\n"
+		 RULE "ip6 daddr @" FC_NFT_LIST6 " drop\n"
+		 RULE "ip saddr @" FC_NFT_LISTNET4 " drop\n"
+		 RULE "ip daddr @" FC_NFT_LISTNET4 " drop\n"
+		 RULE "ip6 saddr @" FC_NFT_LISTNET6 " drop\n"
+		 RULE "ip6 daddr @" FC_NFT_LISTNET6 " drop\n"
+		 RULE "ct mark set ct mark or 0x%08x\n", n->mark_bit);
+#undef SET
+#undef RULE
 	rc = nft_run_cmd_from_buffer(n->nft, cmd);
 	if (rc != 0)
-		fprintf(stderr, "flowcutd: nftables: installing table " FC_NFT_TABLE_NAME " failed: %s\n",
-			nft_ctx_get_error_buffer(n->nft));
+		fprintf(stderr, "flowcutd: nftables: installing table " FC_NFT_TABLE_NAME
+			" failed: %s\n", nft_ctx_get_error_buffer(n->nft));
 	if (rc != 0)
 		return -EIO;
 	return list_handles(n);
