@@ -158,7 +158,7 @@ $(call fuzz_target,list,      tests/fuzz/fuzz_list.c,      settings,            
 $(call fuzz_target,tls,       tests/fuzz/fuzz_tls.c,       inspect tests/lib,                                 -lcrypto)
 $(call fuzz_target,ct,        tests/fuzz/fuzz_ct.c,        driver/ct driver/base,                             -lmnl -lnetfilter_conntrack -lnfnetlink)
 $(call fuzz_target,ctl,       tests/fuzz/fuzz_ctl.c,       driver/control,                                    )
-$(call fuzz_target,nftset,    tests/fuzz/fuzz_nftset.c,    driver/nft settings,                               -lnftables -ljansson -lmnl)
+$(call fuzz_target,nftset,    tests/fuzz/fuzz_nftset.c,    driver/nft settings,                               -lmnl)
 $(call fuzz_target,fplist,    tests/fuzz/fuzz_fplist.c,    settings,                                          )
 $(call fuzz_target,inspect,   tests/fuzz/fuzz_inspect.c,   driver/ips driver/base settings inspect tests/lib fastpath,    -lcrypto -lpthread)
 $(call fuzz_target,quic,      tests/fuzz/fuzz_quic.c,      inspect tests/lib,                                 -lcrypto)

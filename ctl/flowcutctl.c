@@ -58,6 +58,7 @@
 #include <nftables/libnftables.h>
 
 #include <flowcut/fc_cmd.h>
+#include <flowcut/fc_nft.h>
 #include <flowcut/fc_ctl.h>
 #include <flowcut/fc_defs.h>
 #include <flowcut/fc_key.h>
@@ -771,6 +772,7 @@ static int
 cut_element(const char *verb, const struct fc_range *r, unsigned long secs)
 {
 	char elem[2 * INET6_ADDRSTRLEN + 8], cmd[256];
+	const char *set = r->family == 4 ? FC_NFT_CUT4 : FC_NFT_CUT6;
 	struct nft_ctx *nft = nft_ctx_new(NFT_CTX_DEFAULT);
 	int rc;
 
@@ -781,19 +783,18 @@ cut_element(const char *verb, const struct fc_range *r, unsigned long secs)
 	nft_ctx_buffer_error(nft);
 	fc_range_format(r, elem, sizeof(elem));
 	if (secs)
-		snprintf(cmd, sizeof(cmd), "%s element inet flowcut %s { %s timeout %lus }\n", verb,
-			 r->family == 4 ? "cut4" : "cut6", elem, secs);
+		snprintf(cmd, sizeof(cmd), "%s element " FC_NFT_TABLE_NAME " %s { %s timeout %lus }\n",
+			 verb, set, elem, secs);
 	else
-		snprintf(cmd, sizeof(cmd), "%s element inet flowcut %s { %s }\n", verb,
-			 r->family == 4 ? "cut4" : "cut6", elem);
+		snprintf(cmd, sizeof(cmd), "%s element " FC_NFT_TABLE_NAME " %s { %s }\n", verb, set,
+			 elem);
 	rc = nft_run_cmd_from_buffer(nft, cmd);
 	if (rc != 0)
-		fprintf(stderr, "flowcutctl: nftables: %s element %s of inet flowcut %s: %s", verb,
-			elem, r->family == 4 ? "cut4" : "cut6", nft_ctx_get_error_buffer(nft));
+		fprintf(stderr, "flowcutctl: nftables: %s element %s of " FC_NFT_TABLE_NAME " %s: %s",
+			verb, elem, set, nft_ctx_get_error_buffer(nft));
 	else if (json)
-		rc = print_json(json_pack("{s:s, s:s, s:s, s:I}", "op", verb, "set",
-					  r->family == 4 ? "cut4" : "cut6", "element", elem,
-					  "timeout", (json_int_t)secs));
+		rc = print_json(json_pack("{s:s, s:s, s:s, s:I}", "op", verb, "set", set, "element",
+					  elem, "timeout", (json_int_t)secs));
 	else if (secs)
 		printf("cut %s for %lu s\n", elem, secs);
 	else

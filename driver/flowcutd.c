@@ -67,6 +67,7 @@
 #include "fd_route.h"
 #include "fd_rulecheck.h"
 #include "fd_tap.h"
+#include "fd_trigger.h"
 #include "fd_watch.h"
 #include "lk.h"
 
@@ -143,21 +144,6 @@ rt_events(struct fd_route_watch *w, struct fd_offload *off)
 	fd_offload_paths(off);
 }
 
-/* Elements were added to cut4/cut6: what the sets hold now is cut. */
-static void
-cut_sets(struct fd_nft *nft, struct fd_cut *cut)
-{
-	struct fc_list l = { 0 };
-	int rc = fd_nft_cut_read(nft, &l);
-
-	if (rc != 0)
-		fprintf(stderr, "flowcutd: cut sets read in part (%s): cutting what was read\n",
-			strerror(-rc));
-	if (l.n > 0)
-		(void)fd_cut_ranges(cut, &l, FD_CUT_HAND);	/* counted and said */
-	fc_list_free(&l);
-}
-
 /* What the control socket's handler answers from (main's own, lent). */
 struct ctl_ctx {
 	struct fd_cut *cut;
@@ -165,29 +151,6 @@ struct ctl_ctx {
 	struct lk *lk;
 	const bool *programmed;
 };
-
-/* One connection cut by its fast-path id. */
-static void
-ctl_cut_conn(struct fd_cut *cut, uint64_t id, char *ans, size_t cap)
-{
-	struct fd_cut_stats before, after;
-	int rc;
-
-	fd_cut_stats(cut, &before);
-	rc = fd_cut_conn(cut, id, FD_CUT_CONN);
-	fd_cut_stats(cut, &after);
-	if (rc == 0)
-		snprintf(ans, cap, "ok connection %" PRIu64 " cut %s\n", id,
-			 after.in_hardware[FD_CUT_CONN] > before.in_hardware[FD_CUT_CONN]
-				 ? "in hardware" : "on the host (taken out of the fast path)");
-	else if (rc == -ENOENT)
-		snprintf(ans, cap, "error connection %" PRIu64 ": not an offloaded connection of "
-			 "this flowcutd\n", id);
-	else if (rc == -EALREADY)
-		snprintf(ans, cap, "error connection %" PRIu64 ": cut already\n", id);
-	else
-		snprintf(ans, cap, "error connection %" PRIu64 ": %s\n", id, strerror(-rc));
-}
 
 /*
  * flowcutd's own state as one JSON object on one line (what the stats file
@@ -232,7 +195,7 @@ on_ctl(void *arg, const struct fd_ctl_req *req, char *ans, size_t cap)
 	if (req->op == FD_CTL_STATUS)
 		ctl_status(x, ans, cap);
 	else
-		ctl_cut_conn(x->cut, req->id, ans, cap);
+		fd_trigger_conn(x->cut, req->id, ans, cap);	/* the cut by connection */
 }
 
 /* Who may read on the control socket, as the settings say. */
@@ -785,8 +748,7 @@ on_nft_ready(struct flowcutd *d)
 		(void)fd_offload_ruleset_changed(d->off);	/* said */
 		(void)fd_rulecheck_run(rck);	/* what is new, said */
 	}
-	if (rc < 0 || (rc & FD_NFT_CUT))
-		cut_sets(d->nft, d->cut);
+	fd_trigger_hand(d->nft, d->cut, rc);	/* what was added to the cut sets, cut */
 	fd_watch_nft(d->wat, rc);
 }
 
@@ -859,7 +821,7 @@ lease_and_program(struct flowcutd *d)
 		d->programmed_boot = lk_boot_id(d->lk);
 		fd_offload_resync(d->off);	/* the connections conntrack holds */
 		fd_watch_boot(d->wat);	/* what the watched sets and lists hold, cut */
-		cut_sets(d->nft, d->cut);	/* and the cut sets (a flowcutd before's too) */
+		fd_trigger_hand_all(d->nft, d->cut);	/* and the cut sets (a flowcutd before's too) */
 		/*
 		 * Marks a predecessor's rules set, and rules changed while
 		 * no flowcutd ran, are not this one's to trust: everything

@@ -15,7 +15,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <jansson.h>
 #include <netinet/in.h>
 #include <libmnl/libmnl.h>
 #include <linux/netfilter.h>
@@ -30,12 +29,20 @@
 #include "fd_tuple.h"
 
 /* the longest element timeout kept as is (nftables' own bound is about 49 days) */
-#define FD_NFT_EXPIRES_MAX_S (10ll * 365 * 24 * 3600)
+#define FD_NFT_EXPIRES_MAX_MS (10ll * 365 * 24 * 3600 * 1000)
 
 #define EVENTS_RCVBUF (16 << 20)	/* about 100,000 element notifications */
 
-static const char *const list_sets[4] = { FD_SETIO_LIST4, FD_SETIO_LIST6, FD_SETIO_LISTNET4,
-					  FD_SETIO_LISTNET6 };
+/* the cut sets, as fd_setio reads them */
+static const struct fd_setio_set cut_sets[2] = {
+	{ .nfproto = NFPROTO_INET, .table = FC_NFT_TABLE, .name = FC_NFT_CUT4, .family = 4,
+	  .interval = true },
+	{ .nfproto = NFPROTO_INET, .table = FC_NFT_TABLE, .name = FC_NFT_CUT6, .family = 6,
+	  .interval = true },
+};
+
+static const char *const list_sets[4] = { FC_NFT_LIST4, FC_NFT_LIST6, FC_NFT_LISTNET4,
+					  FC_NFT_LISTNET6 };
 
 /* A followed set and the elements added to it in the transaction being read. */
 struct followed {
@@ -52,6 +59,9 @@ struct fd_nft {
 	/* the transaction being read, until its NEWGEN */
 	bool other;		/* a message not about the cut sets' elements */
 	bool cut_added;		/* NEWSETELEM on cut4 or cut6 */
+	struct fd_setelem_acc cut_acc[2];	/* ... their elements (cut4, cut6) */
+	struct fc_list cut_new;	/* what others added to the cut sets, committed, until taken */
+	bool cut_reread;	/* some of it could not be read: read the sets whole */
 	/* conn4/conn6 elements queued (fd_nft_block), as nft commands */
 	char *block;
 	size_t block_len, block_cap;
@@ -67,16 +77,14 @@ struct fd_nft {
 	bool lists_lost;
 	/*
 	 * The cut sets as last read, to put back when the table is made anew
-	 * (fd_nft.h, 8): each element's text, its family, when it expires.
+	 * (fd_nft.h, 8): each range (its family says its set), when it expires.
 	 */
 	struct kept_cut {
-		char elem[100];		/* "A", "A/L" or "A-B" */
-		uint8_t family;		/* 4: cut4, 6: cut6 */
+		struct fc_range r;
 		uint64_t deadline_ms;	/* CLOCK_MONOTONIC; 0: no timeout */
-		uint64_t due_ms;	/* the earliest it may run out ("expires" rounds down) */
 	} *kept;
 	size_t nkept;
-	uint64_t next_due_ms;	/* the earliest due_ms kept, 0: none (fd_nft_cut_expired) */
+	uint64_t next_due_ms;	/* the earliest deadline kept, 0: none (fd_nft_cut_expired) */
 	uint64_t expiry_look_ms;	/* when the sets were last read for an expiry */
 	bool cut_changed;	/* NEWSETELEM or DELSETELEM on a cut set, anyone's */
 	bool removed;		/* DELSETELEM on a cut set or a followed set (FD_NFT_UNCUT) */
@@ -97,7 +105,7 @@ list_handles(struct fd_nft *n)
 	int rc = fd_setio_handles(n->io, h);
 
 	if (rc != 0) {
-		fprintf(stderr, "flowcutd: nftables: table inet flowcut's list sets: %s\n",
+		fprintf(stderr, "flowcutd: nftables: table " FC_NFT_TABLE_NAME "'s list sets: %s\n",
 			strerror(-rc));
 		return -EIO;
 	}
@@ -109,6 +117,10 @@ list_handles(struct fd_nft *n)
 	return 0;
 }
 
+/* the template's commands, on the table's names (<flowcut/fc_nft.h>) */
+#define SET "add set " FC_NFT_TABLE_NAME " "
+#define RULE "add rule " FC_NFT_TABLE_NAME " seen "
+
 static int
 table_install(struct fd_nft *n)
 {
@@ -117,42 +129,43 @@ table_install(struct fd_nft *n)
 
 	/* the cut and list sets' members dropped both ways, before the mark is set */
 	snprintf(cmd, sizeof(cmd),
-		 "add table inet flowcut\n"
-		 "add set inet flowcut " FD_NFT_CUT4 " { type ipv4_addr; flags interval, timeout; "
-		 "auto-merge; }\n"
-		 "add set inet flowcut " FD_NFT_CUT6 " { type ipv6_addr; flags interval, timeout; "
-		 "auto-merge; }\n"
-		 "add set inet flowcut " FD_NFT_CONN4 " { type ipv4_addr . inet_proto . inet_service . "
-		 "ipv4_addr . inet_service; flags timeout; }\n"
-		 "add set inet flowcut " FD_NFT_CONN6 " { type ipv6_addr . inet_proto . inet_service . "
-		 "ipv6_addr . inet_service; flags timeout; }\n"
-		 "add set inet flowcut " FD_SETIO_LIST4 " { type ipv4_addr; }\n"
-		 "add set inet flowcut " FD_SETIO_LIST6 " { type ipv6_addr; }\n"
-		 "add set inet flowcut " FD_SETIO_LISTNET4 " { type ipv4_addr; flags interval; }\n"
-		 "add set inet flowcut " FD_SETIO_LISTNET6 " { type ipv6_addr; flags interval; }\n"
-		 "add chain inet flowcut seen { type filter hook forward priority 100; policy accept; }\n"
-		 "flush chain inet flowcut seen\n"
-		 "add rule inet flowcut seen ip saddr @" FD_NFT_CUT4 " drop\n"
-		 "add rule inet flowcut seen ip daddr @" FD_NFT_CUT4 " drop\n"
-		 "add rule inet flowcut seen ip6 saddr @" FD_NFT_CUT6 " drop\n"
-		 "add rule inet flowcut seen ip6 daddr @" FD_NFT_CUT6 " drop\n"
-		 "add rule inet flowcut seen ip saddr . meta l4proto . th sport . ip daddr . "
-		 "th dport @" FD_NFT_CONN4 " drop\n"
-		 "add rule inet flowcut seen ip6 saddr . meta l4proto . th sport . ip6 daddr . "
-		 "th dport @" FD_NFT_CONN6 " drop\n"
-		 "add rule inet flowcut seen ip saddr @" FD_SETIO_LIST4 " drop\n"
-		 "add rule inet flowcut seen ip daddr @" FD_SETIO_LIST4 " drop\n"
-		 "add rule inet flowcut seen ip6 saddr @" FD_SETIO_LIST6 " drop\n"
-		 "add rule inet flowcut seen ip6 daddr @" FD_SETIO_LIST6 " drop\n"
-		 "add rule inet flowcut seen ip saddr @" FD_SETIO_LISTNET4 " drop\n"
-		 "add rule inet flowcut seen ip daddr @" FD_SETIO_LISTNET4 " drop\n"
-		 "add rule inet flowcut seen ip6 saddr @" FD_SETIO_LISTNET6 " drop\n"
-		 "add rule inet flowcut seen ip6 daddr @" FD_SETIO_LISTNET6 " drop\n"
-		 "add rule inet flowcut seen ct mark set ct mark or 0x%08x\n", n->mark_bit);
+		 "add table " FC_NFT_TABLE_NAME "\n"
+		 SET FC_NFT_CUT4 " { type ipv4_addr; flags interval, timeout; auto-merge; }\n"
+		 SET FC_NFT_CUT6 " { type ipv6_addr; flags interval, timeout; auto-merge; }\n"
+		 SET FC_NFT_CONN4 " { type ipv4_addr . inet_proto . inet_service . ipv4_addr . "
+		 "inet_service; flags timeout; }\n"
+		 SET FC_NFT_CONN6 " { type ipv6_addr . inet_proto . inet_service . ipv6_addr . "
+		 "inet_service; flags timeout; }\n"
+		 SET FC_NFT_LIST4 " { type ipv4_addr; }\n"
+		 SET FC_NFT_LIST6 " { type ipv6_addr; }\n"
+		 SET FC_NFT_LISTNET4 " { type ipv4_addr; flags interval; }\n"
+		 SET FC_NFT_LISTNET6 " { type ipv6_addr; flags interval; }\n"
+		 "add chain " FC_NFT_TABLE_NAME " seen { type filter hook forward priority 100; "
+		 "policy accept; }\n"
+		 "flush chain " FC_NFT_TABLE_NAME " seen\n"
+		 RULE "ip saddr @" FC_NFT_CUT4 " drop\n"
+		 RULE "ip daddr @" FC_NFT_CUT4 " drop\n"
+		 RULE "ip6 saddr @" FC_NFT_CUT6 " drop\n"
+		 RULE "ip6 daddr @" FC_NFT_CUT6 " drop\n"
+		 RULE "ip saddr . meta l4proto . th sport . ip daddr . th dport @" FC_NFT_CONN4
+		 " drop\n"
+		 RULE "ip6 saddr . meta l4proto . th sport . ip6 daddr . th dport @" FC_NFT_CONN6
+		 " drop\n"
+		 RULE "ip saddr @" FC_NFT_LIST4 " drop\n"
+		 RULE "ip daddr @" FC_NFT_LIST4 " drop\n"
+		 RULE "ip6 saddr @" FC_NFT_LIST6 " drop\n"
+		 RULE "ip6 daddr @" FC_NFT_LIST6 " drop\n"
+		 RULE "ip saddr @" FC_NFT_LISTNET4 " drop\n"
+		 RULE "ip daddr @" FC_NFT_LISTNET4 " drop\n"
+		 RULE "ip6 saddr @" FC_NFT_LISTNET6 " drop\n"
+		 RULE "ip6 daddr @" FC_NFT_LISTNET6 " drop\n"
+		 RULE "ct mark set ct mark or 0x%08x\n", n->mark_bit);
+#undef SET
+#undef RULE
 	rc = nft_run_cmd_from_buffer(n->nft, cmd);
 	if (rc != 0)
-		fprintf(stderr, "flowcutd: nftables: installing table inet flowcut failed: %s\n",
-			nft_ctx_get_error_buffer(n->nft));
+		fprintf(stderr, "flowcutd: nftables: installing table " FC_NFT_TABLE_NAME
+			" failed: %s\n", nft_ctx_get_error_buffer(n->nft));
 	if (rc != 0)
 		return -EIO;
 	return list_handles(n);
@@ -170,6 +183,9 @@ fd_nft_open(uint32_t mark_bit)
 	n->io = fd_setio_open();
 	if (n->io == NULL)
 		goto fail;
+	for (int i = 0; i < 2; i++)
+		n->cut_acc[i] = (struct fd_setelem_acc){ .family = cut_sets[i].family,
+							 .interval = true };
 	n->nft = nft_ctx_new(NFT_CTX_DEFAULT);
 	if (n->nft == NULL)
 		goto fail;
@@ -208,6 +224,9 @@ fd_nft_close(struct fd_nft *n)
 	/* the table stays: what it drops stays dropped (fd_nft.h, 7) */
 	free(n->block);
 	free(n->kept);
+	for (int i = 0; i < 2; i++)
+		fd_setelem_acc_free(&n->cut_acc[i]);
+	fc_list_free(&n->cut_new);
 	if (n->nft)
 		nft_ctx_free(n->nft);
 	if (n->nl)
@@ -246,12 +265,12 @@ gen_attr(const struct nlattr *a, void *data)
 static bool
 own_set(uint8_t nfproto, const char *table, const char *set)
 {
-	if (nfproto != NFPROTO_INET || strcmp(table, "flowcut") != 0)
+	if (nfproto != NFPROTO_INET || strcmp(table, FC_NFT_TABLE) != 0)
 		return false;
 	for (unsigned int i = 0; i < 4; i++)
 		if (strcmp(set, list_sets[i]) == 0)
 			return true;
-	return strcmp(set, FD_NFT_CUT4) == 0 || strcmp(set, FD_NFT_CUT6) == 0;
+	return strcmp(set, FC_NFT_CUT4) == 0 || strcmp(set, FC_NFT_CUT6) == 0;
 }
 
 static struct followed *
@@ -280,12 +299,17 @@ elems_msg(struct fd_nft *n, const struct nlmsghdr *nlh, uint8_t type)
 		return;
 	}
 	if (own_set(nfproto, table, set)) {
-		if (strcmp(set, FD_NFT_CUT4) == 0 || strcmp(set, FD_NFT_CUT6) == 0) {
+		if (strcmp(set, FC_NFT_CUT4) == 0 || strcmp(set, FC_NFT_CUT6) == 0) {
+			struct fd_setelem_acc *acc = &n->cut_acc[strcmp(set, FC_NFT_CUT6) == 0];
+
 			n->cut_changed = true;
-			if (type == NFT_MSG_NEWSETELEM)
+			if (type == NFT_MSG_NEWSETELEM) {
 				n->cut_added = true;
-			else
+				if (fd_setelem_gather(nlh, acc) == -ENOMEM)
+					acc->bad++;	/* not all of it: read whole */
+			} else {
 				n->removed = true;
+			}
 		}
 	} else if ((f = followed_find(n, nfproto, table, set)) != NULL) {
 		if (type == NFT_MSG_DELSETELEM)
@@ -328,6 +352,26 @@ followed_commit(struct fd_nft *n)
 	return any;
 }
 
+/*
+ * A transaction committed: what it added to the cut sets, paired, kept
+ * for fd_nft_cut_take when another process committed it (flowcutd's own,
+ * the sets put back, cuts nothing new), else dropped.
+ */
+static void
+cut_commit(struct fd_nft *n, bool others)
+{
+	for (int i = 0; i < 2; i++) {
+		struct fd_setelem_acc *acc = &n->cut_acc[i];
+
+		if (!others) {
+			acc->n = acc->bad = 0;
+			acc->expiring = false;
+		} else if (fd_setelem_ranges(acc, false, &n->cut_new) != 0) {
+			n->cut_reread = true;
+		}
+	}
+}
+
 static void
 followed_forget(struct fd_nft *n)
 {
@@ -360,6 +404,8 @@ gen_cb(const struct nlmsghdr *nlh, void *data)
 			g->result |= FD_NFT_RULESET;
 		if (g->others && g->n->cut_added)
 			g->result |= FD_NFT_CUT;
+		if (g->n->cut_added)
+			cut_commit(g->n, g->others);
 		if (g->n->fol_touched && followed_commit(g->n))
 			g->result |= FD_NFT_WATCHED;
 		if (g->n->cut_changed)
@@ -400,7 +446,8 @@ fd_nft_events(struct fd_nft *n)
 	if (lost) {
 		/* the transaction's start may be lost */
 		n->other = n->cut_added = n->cut_changed = n->removed = false;
-		followed_forget(n);			/* the caller reads them whole */
+		cut_commit(n, false);			/* the caller reads them whole */
+		followed_forget(n);
 		if (table_install(n) != 0)
 			return -EIO;
 		cut_keep_read(n);
@@ -414,205 +461,75 @@ fd_nft_events(struct fd_nft *n)
 }
 
 /*
- * One element of libnftables' JSON as a line of list text: "A", "A/L" or
- * "A-B"; *expires its seconds left, rounded down (-1: no timeout).
+ * Both cut sets read whole (fd_setio's GETSETELEM dumps), each range with
+ * its expiry, appended to `out`: 0 or -errno (a set not read; what was
+ * read is in `out`).  Elements that could not be read are said and skipped.
  */
 static int
-elem_line(const json_t *e, char *line, size_t len, long long *expires)
+cut_sets_read(struct fd_nft *n, struct fd_setelem_timed_list *out)
 {
-	const json_t *v;
+	for (int i = 0; i < 2; i++) {
+		long bad = fd_setio_read_timed(n->io, &cut_sets[i], out);
 
-	*expires = -1;
-	if (json_is_object(e) && (v = json_object_get(e, "elem")) != NULL) {
-		if (json_is_integer(json_object_get(v, "expires")))
-			*expires = json_integer_value(json_object_get(v, "expires"));
-		e = json_object_get(v, "val");		/* with a timeout */
-	}
-	if (json_is_string(e))
-		return snprintf(line, len, "%s\n", json_string_value(e)) < (int)len ? 0 : -EINVAL;
-	if (json_is_object(e) && (v = json_object_get(e, "prefix")) != NULL &&
-	    json_is_string(json_object_get(v, "addr")) && json_is_integer(json_object_get(v, "len")))
-		return snprintf(line, len, "%s/%lld\n", json_string_value(json_object_get(v, "addr")),
-				(long long)json_integer_value(json_object_get(v, "len"))) < (int)len
-			       ? 0 : -EINVAL;
-	if (json_is_object(e) && (v = json_object_get(e, "range")) != NULL &&
-	    json_array_size(v) == 2 && json_is_string(json_array_get(v, 0)) &&
-	    json_is_string(json_array_get(v, 1)))
-		return snprintf(line, len, "%s-%s\n", json_string_value(json_array_get(v, 0)),
-				json_string_value(json_array_get(v, 1))) < (int)len ? 0 : -EINVAL;
-	return -EINVAL;
-}
-
-/*
- * Each element of a set in libnftables' JSON, read by fc_list (an
- * address, a prefix or a range, one line): fn(arg, its ranges, its line,
- * its seconds left).  How many could not be read, -EINVAL (not JSON), or
- * a negative errno fn or fc_list returned.
- */
-typedef int set_elem_fn(void *arg, struct fc_list *l, const char *line, long long expires);
-
-static int
-set_each(const char *text, set_elem_fn *fn, void *arg)
-{
-	const json_t *item, *elem;
-	char line[256];
-	json_error_t jerr;
-	json_t *doc = json_loads(text, 0, &jerr);
-	size_t i, j;
-	int rc = 0, skipped = 0;
-
-	if (doc == NULL)
-		return -EINVAL;
-	json_array_foreach(json_object_get(doc, "nftables"), i, item) {
-		json_array_foreach(json_object_get(json_object_get(item, "set"), "elem"), j, elem) {
-			struct fc_list l = { 0 };
-			long long expires;
-			long bad;
-
-			if (elem_line(elem, line, sizeof(line), &expires) != 0) {
-				skipped++;
-				continue;
-			}
-			bad = fc_list_parse(line, strlen(line), &l, NULL, NULL);
-			if (bad == 0)
-				bad = fn(arg, &l, line, expires);
-			fc_list_free(&l);
-			if (bad < 0) {
-				rc = (int)bad;
-				break;
-			}
-			skipped += bad > 0;
+		if (bad < 0) {
+			fprintf(stderr, "flowcutd: nftables: set " FC_NFT_TABLE_NAME " %s not read: "
+				"%s\n", cut_sets[i].name, strerror((int)-bad));
+			return (int)bad;
 		}
+		if (bad > 0)
+			fprintf(stderr, "flowcutd: nftables: set " FC_NFT_TABLE_NAME " %s: %ld "
+				"elements not read or not paired: skipped\n", cut_sets[i].name, bad);
 	}
-	json_decref(doc);
-	return rc < 0 ? rc : skipped;
-}
-
-static int
-append_ranges(void *arg, struct fc_list *l, const char *line, long long expires)
-{
-	(void)line;
-	(void)expires;
-	for (size_t i = 0; i < l->n; i++) {
-		int rc = fc_list_add(arg, &l->r[i]);
-
-		if (rc != 0)
-			return rc;
-	}
-	return 0;
-}
-
-int
-fd_nft_set_parse(const char *text, struct fc_list *out)
-{
-	return set_each(text, append_ranges, out);
-}
-
-/*
- * One cut set listed (libnftables' JSON) and each of its elements handed
- * to fn (set_each): 0, -EIO (not listed), -EINVAL (not JSON), or fn's
- * error.  What was not read is said.
- */
-static int
-cut_set_each(struct fd_nft *n, const char *set, set_elem_fn *fn, void *arg)
-{
-	char cmd[128];
-	int rc = 0;
-
-	snprintf(cmd, sizeof(cmd), "list set inet flowcut %s\n", set);
-	nft_ctx_output_set_flags(n->nft, nft_ctx_output_get_flags(n->nft) | NFT_CTX_OUTPUT_JSON);
-	if (nft_run_cmd_from_buffer(n->nft, cmd) != 0) {
-		fprintf(stderr, "flowcutd: nftables: %s", nft_ctx_get_error_buffer(n->nft));
-		rc = -EIO;
-	}
-	nft_ctx_output_set_flags(n->nft, nft_ctx_output_get_flags(n->nft) & ~NFT_CTX_OUTPUT_JSON);
-	if (rc != 0)
-		return rc;
-	rc = set_each(nft_ctx_get_output_buffer(n->nft), fn, arg);
-	if (rc == -EINVAL)
-		fprintf(stderr, "flowcutd: nftables: set %s read back is not JSON\n", set);
-	else if (rc > 0)
-		fprintf(stderr, "flowcutd: nftables: set %s: %d elements not an address, prefix "
-			"or range: skipped\n", set, rc);
-	return rc < 0 ? rc : 0;
-}
-
-/* set_each's: one cut set element kept, with its deadline. */
-struct keeping {
-	struct kept_cut *k;
-	size_t n, cap;
-	uint8_t family;
-	uint64_t now;
-};
-
-static int
-keep_one(void *arg, struct fc_list *l, const char *line, long long expires)
-{
-	struct keeping *kp = arg;
-	struct kept_cut *e;
-	size_t len = strcspn(line, "\n");
-
-	(void)l;
-	if (len >= sizeof(e->elem))
-		return 1;	/* no address, prefix or range is this long: not kept */
-	if (kp->n == kp->cap) {
-		size_t cap = kp->cap ? kp->cap * 2 : 16;
-		struct kept_cut *k = realloc(kp->k, cap * sizeof(*k));
-
-		if (k == NULL)
-			return -ENOMEM;
-		kp->k = k;
-		kp->cap = cap;
-	}
-	e = &kp->k[kp->n++];
-	memcpy(e->elem, line, len);
-	e->elem[len] = '\0';
-	e->family = kp->family;
-	/* at least one second left: "expires" is rounded down (0: under a second) */
-	if (expires > FD_NFT_EXPIRES_MAX_S)
-		expires = FD_NFT_EXPIRES_MAX_S;	/* a bound: no wrap into the past */
-	e->deadline_ms = expires >= 0 ? kp->now + ((uint64_t)expires + 1) * 1000 : 0;
-	e->due_ms = expires >= 0 ? kp->now + (uint64_t)expires * 1000 : 0;
 	return 0;
 }
 
 /*
  * Reads the cut sets into `kept`, what a `flush ruleset` would take: what
- * cut4 and cut6 hold, each element with when it expires.  A set that
+ * cut4 and cut6 hold, each range with when it expires.  A set that
  * cannot be read leaves `kept` as it was, and is read at the next change.
  */
 static void
 cut_keep_read(struct fd_nft *n)
 {
-	struct keeping kp = { .now = fd_clock_ms(), .family = 4 };
-	int rc = cut_set_each(n, FD_NFT_CUT4, keep_one, &kp);
+	struct fd_setelem_timed_list t = { 0 };
+	uint64_t now = fd_clock_ms();
+	struct kept_cut *k;
+	int rc = cut_sets_read(n, &t);
 
-	kp.family = 6;
-	if (rc == 0)
-		rc = cut_set_each(n, FD_NFT_CUT6, keep_one, &kp);
+	k = rc == 0 && t.n > 0 ? calloc(t.n, sizeof(*k)) : NULL;
+	if (rc == 0 && t.n > 0 && k == NULL)
+		rc = -ENOMEM;
 	if (rc < 0) {
 		fprintf(stderr, "flowcutd: nftables: the cut sets not read to be kept (%s); "
 			"read at their next change\n", strerror(-rc));
-		free(kp.k);
+		fd_setelem_timed_free(&t);
 		return;
 	}
-	free(n->kept);
-	n->kept = kp.k;
-	n->nkept = kp.n;
-	n->keep_stale = false;
 	n->next_due_ms = 0;
-	for (size_t i = 0; i < n->nkept; i++)
-		if (n->kept[i].due_ms != 0 &&
-		    (n->next_due_ms == 0 || n->kept[i].due_ms < n->next_due_ms))
-			n->next_due_ms = n->kept[i].due_ms;
+	for (size_t i = 0; i < t.n; i++) {
+		int64_t ms = t.t[i].expires_ms;
+
+		if (ms > FD_NFT_EXPIRES_MAX_MS)
+			ms = FD_NFT_EXPIRES_MAX_MS;	/* a bound: no wrap into the past */
+		k[i].r = t.t[i].r;
+		k[i].deadline_ms = ms >= 0 ? now + (uint64_t)ms : 0;
+		if (k[i].deadline_ms != 0 &&
+		    (n->next_due_ms == 0 || k[i].deadline_ms < n->next_due_ms))
+			n->next_due_ms = k[i].deadline_ms;
+	}
+	free(n->kept);
+	n->kept = k;
+	n->nkept = t.n;
+	n->keep_stale = false;
+	fd_setelem_timed_free(&t);
 }
 
-/* Is this element (text and family) kept? */
+/* Is this range kept? */
 static bool
 kept_has(const struct fd_nft *n, const struct kept_cut *e)
 {
 	for (size_t i = 0; i < n->nkept; i++)
-		if (n->kept[i].family == e->family && strcmp(n->kept[i].elem, e->elem) == 0)
+		if (memcmp(&n->kept[i].r, &e->r, sizeof(e->r)) == 0)
 			return true;
 	return false;
 }
@@ -636,7 +553,7 @@ fd_nft_cut_expired(struct fd_nft *n)
 	if (due == NULL)
 		return 1;	/* no memory to tell: say it may have, the caller reads whole */
 	for (size_t i = 0; i < n->nkept; i++)
-		if (n->kept[i].due_ms != 0 && n->kept[i].due_ms <= now)
+		if (n->kept[i].deadline_ms != 0 && n->kept[i].deadline_ms <= now)
 			due[ndue++] = n->kept[i];
 	cut_keep_read(n);	/* read anew: what ran out is not listed */
 	for (size_t i = 0; i < ndue && !gone; i++)
@@ -669,11 +586,13 @@ cut_keep_restore(struct fd_nft *n)
 	}
 	for (size_t i = 0; i < n->nkept; i++) {
 		const struct kept_cut *e = &n->kept[i];
+		char elem[100];
 
 		if (e->deadline_ms != 0 && e->deadline_ms <= now)
 			continue;	/* its time ran out meanwhile */
-		fprintf(f, "add element inet flowcut %s { %s", e->family == 4 ? FD_NFT_CUT4
-									    : FD_NFT_CUT6, e->elem);
+		fprintf(f, "add element " FC_NFT_TABLE_NAME " %s { %s",
+			e->r.family == 4 ? FC_NFT_CUT4 : FC_NFT_CUT6,
+			fc_range_format(&e->r, elem, sizeof(elem)));
 		if (e->deadline_ms != 0)
 			fprintf(f, " timeout %" PRIu64 "ms", e->deadline_ms - now);
 		fprintf(f, " }\n");
@@ -689,7 +608,7 @@ cut_keep_restore(struct fd_nft *n)
 		fprintf(stderr, "flowcutd: nftables: the cut sets not put back after the table "
 			"was taken: %s", nft_ctx_get_error_buffer(n->nft));
 	else if (put > 0)
-		printf("flowcutd: table inet flowcut was taken (flush ruleset?): made again, its "
+		printf("flowcutd: table " FC_NFT_TABLE_NAME " was taken (flush ruleset?): made again, its "
 		       "cut sets put back (%zu element%s)\n", put, put == 1 ? "" : "s");
 	fflush(stdout);
 	free(cmd);
@@ -698,12 +617,31 @@ cut_keep_restore(struct fd_nft *n)
 int
 fd_nft_cut_read(struct fd_nft *n, struct fc_list *out)
 {
-	int rc = cut_set_each(n, FD_NFT_CUT4, append_ranges, out);
+	struct fd_setelem_timed_list t = { 0 };
+	int rc = cut_sets_read(n, &t);
 
-	if (rc == 0)
-		rc = cut_set_each(n, FD_NFT_CUT6, append_ranges, out);
+	for (size_t i = 0; i < t.n; i++)
+		if (fc_list_add(out, &t.t[i].r) != 0) {
+			rc = -ENOMEM;
+			break;
+		}
+	fd_setelem_timed_free(&t);
 	fc_list_canon(out);
 	return rc;
+}
+
+int
+fd_nft_cut_take(struct fd_nft *n, struct fc_list *added)
+{
+	bool reread = n->cut_reread;
+	int rc = 0;
+
+	n->cut_reread = false;
+	for (size_t i = 0; i < n->cut_new.n && rc == 0; i++)
+		rc = fc_list_add(added, &n->cut_new.r[i]);
+	n->cut_new.n = 0;
+	fc_list_canon(added);
+	return rc != 0 ? rc : reread ? 1 : 0;
 }
 
 /* the elements of one transaction: its text stays small enough to parse at once */
@@ -719,8 +657,8 @@ block_put(struct fd_nft *n, int family, uint8_t proto, const uint8_t *a, uint16_
 
 	if (inet_ntop(af, a, as, sizeof(as)) == NULL || inet_ntop(af, b, bs, sizeof(bs)) == NULL)
 		return -EINVAL;
-	len = snprintf(line, sizeof(line), "add element inet flowcut %s { %s . %u . %u . %s . %u "
-		       "timeout %us }\n", family == 4 ? FD_NFT_CONN4 : FD_NFT_CONN6, as, proto, ap,
+	len = snprintf(line, sizeof(line), "add element " FC_NFT_TABLE_NAME " %s { %s . %u . %u . %s . %u "
+		       "timeout %us }\n", family == 4 ? FC_NFT_CONN4 : FC_NFT_CONN6, as, proto, ap,
 		       bs, bp, FD_NFT_CONN_TIMEOUT_S);
 	if (len < 0 || (size_t)len >= sizeof(line))
 		return -EINVAL;
@@ -770,7 +708,7 @@ fd_nft_block_flush(struct fd_nft *n)
 		return 0;
 	if (nft_run_cmd_from_buffer(n->nft, n->block) != 0) {
 		fprintf(stderr, "flowcutd: nftables: %u connections cut on the host not put in "
-			"%s/%s: %s", n->nblock, FD_NFT_CONN4, FD_NFT_CONN6,
+			"%s/%s: %s", n->nblock, FC_NFT_CONN4, FC_NFT_CONN6,
 			nft_ctx_get_error_buffer(n->nft));
 		rc = -EIO;
 	}

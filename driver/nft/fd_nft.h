@@ -14,11 +14,15 @@
  *
  * (3) The cut sets: `inet flowcut` cut4 (ipv4_addr) and cut6 (ipv6_addr),
  * interval sets with timeouts and auto-merge, whose members the chain
- * drops both ways before it marks.  `flowcutctl cut` adds to them; an
- * element added (NFT_MSG_NEWSETELEM on the same group) is reported, and
- * the sets read back whole (fd_nft_cut_read) for the cut.  A transaction
- * that only adds or removes elements of the cut sets is not a ruleset
- * change.
+ * drops both ways before it marks.  `flowcutctl cut` adds to them; they
+ * are followed as the watched sets (4) are: the elements another process
+ * adds are read from their notifications (NFT_MSG_NEWSETELEM on the same
+ * group, fd_setelem) and paired into ranges once their transaction is
+ * committed, reported (FD_NFT_CUT) and handed over by fd_nft_cut_take;
+ * where a whole read is needed (the start, lost events, an addition not
+ * read whole, a release) fd_nft_cut_read dumps them (fd_setio, GETSETELEM).
+ * A transaction that only adds or removes elements of the cut sets is not
+ * a ruleset change.
  *
  * (4) Watched sets of the host's own ruleset (`watched_set`, looked up
  * and read through fd_setio) are followed (fd_nft_follow): the elements
@@ -61,9 +65,9 @@
  *
  * (8) The cut sets outlive a `flush ruleset` too (a ruleset file loaded
  * with `nft -f` begins with one, as Debian's /etc/nftables.conf does):
- * what they hold is read at start and after every change of their
- * elements by anyone (an uncut included), each element with when it
- * expires; when the table has to be made anew, they are put back as they
+ * what they hold is read whole (a GETSETELEM dump) at start and after
+ * every change of their elements by anyone (an uncut included), each
+ * range with when it expires (its NFTA_SET_ELEM_EXPIRATION, in ms); when the table has to be made anew, they are put back as they
  * were, each timeout with what is left of it, in one transaction of
  * flowcutd's own.
  *
@@ -76,22 +80,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <flowcut/fc_nft.h>
+
 struct fd_nft;
 struct fc_list;
 struct fd_setio;
 struct fd_setio_set;
 struct fd_tuple;
 
-#define FD_NFT_CUT4 "cut4"
-#define FD_NFT_CUT6 "cut6"
-#define FD_NFT_CONN4 "conn4"
-#define FD_NFT_CONN6 "conn6"
+/* the table's and the sets' names: <flowcut/fc_nft.h> */
 /* how long a connection cut on the host stays in conn4/conn6 */
 #define FD_NFT_CONN_TIMEOUT_S 120
 
 /* fd_nft_events' result bits */
 #define FD_NFT_RULESET 0x1	/* another process changed the ruleset (the table is back) */
-#define FD_NFT_CUT 0x2		/* another process added elements to cut4 or cut6 */
+#define FD_NFT_CUT 0x2		/* another process added elements to cut4 or cut6: fd_nft_cut_take */
 #define FD_NFT_WATCHED 0x4	/* elements were added to a followed set: fd_nft_followed_take */
 #define FD_NFT_UNCUT 0x8	/* elements were removed from cut4/cut6 or a followed set */
 
@@ -116,33 +119,33 @@ int fd_nft_fd(const struct fd_nft *n);
 int fd_nft_events(struct fd_nft *n);
 
 /*
- * fd_nft_cut_read - what cut4 and cut6 hold now (libnftables' JSON
- * output), appended to `out` and made canonical.  0, -EIO (a set could not
- * be listed: said), -EINVAL (not JSON), or -ENOMEM; what was read is in
- * `out` either way.  An element it cannot read is said and skipped.
+ * fd_nft_cut_read - what cut4 and cut6 hold now (read whole: fd_setio's
+ * GETSETELEM dumps), appended to `out` and made canonical.  0, -ENOMEM, or
+ * the -errno of a set that could not be read (said); what was read is in
+ * `out` either way.  An element it cannot read or pair is said and
+ * skipped.
  */
 int fd_nft_cut_read(struct fd_nft *n, struct fc_list *out);
+
+/*
+ * fd_nft_cut_take - the ranges another process added to cut4/cut6 since
+ * the last call, from their notifications (canonical, appended to
+ * `added`).  Returns 0, 1 when some element could not be read or paired
+ * (read the cut sets whole: fd_nft_cut_read), or -ENOMEM.
+ */
+int fd_nft_cut_take(struct fd_nft *n, struct fc_list *added);
 
 /*
  * fd_nft_cut_expired - whether an element of cut4 or cut6 ran out (its
  * timeout: `flowcutctl cut --for S`, nft's `timeout`) since the last call.
  * The kernel does not notify an expiry: the kept copy (8) knows when each
- * element's time is up, to the second it was read with; from then on the
- * sets are read again, every 100 ms until the element is gone.  1 when one
+ * element's time is up, as the kernel said it when they were read (ms);
+ * from then on the sets are read again, every 100 ms until it is gone.  1 when one
  * ran out (or there was no memory to tell), else 0.  Cheap while none is
  * due: call it every turn of the loop.
  */
 int fd_nft_cut_expired(struct fd_nft *n);
 
-/*
- * fd_nft_set_parse - the elements of a set in libnftables' JSON output
- * (`nft -j list set ...`: addresses, {"prefix": ...}, {"range": [...]},
- * each possibly inside {"elem": {"val": ...}} with a timeout) appended to
- * `out` (pure: fd_nft_cut_read's, and the fuzz target's).  Returns how
- * many elements it could not read (skipped), -EINVAL (not JSON), or
- * -ENOMEM.
- */
-int fd_nft_set_parse(const char *text, struct fc_list *out);
 
 /*
  * fd_nft_block - both directions of the TCP or UDP connection `c`, its

@@ -16,6 +16,8 @@
 
 #include <nftables/libnftables.h>
 
+#include <flowcut/fc_nft.h>
+
 /* a jump chain deeper than the kernel's 16 is not walked further */
 #define MAX_DEPTH 32
 
@@ -139,7 +141,7 @@ finding(struct ctx *c, enum fd_rulecheck_kind kind, const struct chain *ch, uint
 	struct fd_rulecheck_finding f = { .kind = kind, .handle = handle };
 	va_list ap;
 
-	if (!strcmp(ch->family, "inet") && !strcmp(ch->table, "flowcut"))
+	if (!strcmp(ch->family, FC_NFT_FAMILY) && !strcmp(ch->table, FC_NFT_TABLE))
 		return;	/* flowcutd's own: its drops are the cut's, made on the coprocessor too */
 	snprintf(f.family, sizeof(f.family), "%s", ch->family);
 	snprintf(f.table, sizeof(f.table), "%s", ch->table);

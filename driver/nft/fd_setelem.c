@@ -162,13 +162,9 @@ udata_open(const struct nlattr *udata)
 	return false;
 }
 
-/*
- * One element as an item, and its expiration (ms left; -1: none): 0, or
- * -EINVAL (it cannot be read).
- */
+/* One element as an item, its expiration with it: 0, or -EINVAL (it cannot be read). */
 static int
-item_read(const struct nlattr *le, const struct fd_setelem_acc *acc, struct fd_setelem_item *it,
-	  int64_t *expires_ms)
+item_read(const struct nlattr *le, const struct fd_setelem_acc *acc, struct fd_setelem_item *it)
 {
 	struct elem e = { 0 };
 	unsigned int n = alen(acc->family);
@@ -178,11 +174,11 @@ item_read(const struct nlattr *le, const struct fd_setelem_acc *acc, struct fd_s
 	    mnl_attr_validate(le, MNL_TYPE_NESTED) != 0 ||
 	    mnl_attr_parse_nested(le, elem_attr, &e) < 0 || e.key == NULL || e.bad_expiration)
 		return -EINVAL;
-	*expires_ms = -1;
+	it->expires_ms = -1;
 	if (e.expiration) {
 		uint64_t ms = be64toh(mnl_attr_get_u64(e.expiration));
 
-		*expires_ms = ms > INT64_MAX ? INT64_MAX : (int64_t)ms;
+		it->expires_ms = ms > INT64_MAX ? INT64_MAX : (int64_t)ms;
 	}
 	flags = e.flags ? ntohl(mnl_attr_get_u32(e.flags)) : 0;
 	if ((flags & NFT_SET_ELEM_CATCHALL) || key_value(e.key, n, it->key) != 0)
@@ -228,17 +224,17 @@ fd_setelem_gather(const struct nlmsghdr *nlh, struct fd_setelem_acc *acc)
 		return -EINVAL;
 	mnl_attr_for_each_nested(le, h.elems) {
 		struct fd_setelem_item it;
-		int64_t ms;
 
-		if (item_read(le, acc, &it, &ms) != 0) {
+		if (item_read(le, acc, &it) != 0) {
 			acc->bad++;
 			continue;
 		}
 		if (acc_push(acc, &it) != 0)
 			return -ENOMEM;
-		if (ms >= 0 && (!acc->expiring || (uint64_t)ms < acc->expires_ms)) {
+		if (it.expires_ms >= 0 &&
+		    (!acc->expiring || (uint64_t)it.expires_ms < acc->expires_ms)) {
 			acc->expiring = true;
-			acc->expires_ms = (uint64_t)ms;
+			acc->expires_ms = (uint64_t)it.expires_ms;
 		}
 	}
 	return 0;
@@ -256,14 +252,43 @@ item_cmp(const void *a, const void *b)
 	return (x->kind != FD_SETELEM_END) - (y->kind != FD_SETELEM_END);
 }
 
+/* Where a paired range goes: fn(arg, family, first, last, its expiry), 0 or -ENOMEM. */
+typedef int range_fn(void *arg, uint8_t family, const uint8_t *lo, const uint8_t *hi,
+		     int64_t expires_ms);
+
 static int
-range_put(struct fc_list *out, uint8_t family, const uint8_t *lo, const uint8_t *hi)
+range_put(void *arg, uint8_t family, const uint8_t *lo, const uint8_t *hi, int64_t expires_ms)
 {
 	struct fc_range r = { .family = family };
 
+	(void)expires_ms;
 	memcpy(r.lo, lo, 16);
 	memcpy(r.hi, hi, 16);
-	return fc_list_add(out, &r);
+	return fc_list_add(arg, &r);
+}
+
+static int
+timed_put(void *arg, uint8_t family, const uint8_t *lo, const uint8_t *hi, int64_t expires_ms)
+{
+	struct fd_setelem_timed_list *l = arg;
+	struct fd_setelem_timed *t;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 16;
+
+		t = realloc(l->t, cap * sizeof(*t));
+		if (t == NULL)
+			return -ENOMEM;
+		l->t = t;
+		l->cap = cap;
+	}
+	t = &l->t[l->n++];
+	memset(t, 0, sizeof(*t));
+	t->r.family = family;
+	memcpy(t->r.lo, lo, 16);
+	memcpy(t->r.hi, hi, 16);
+	t->expires_ms = expires_ms;
+	return 0;
 }
 
 /* key - 1 (key is not 0), n bytes big-endian. */
@@ -283,8 +308,9 @@ is_zero(const uint8_t *k)
 	return memcmp(k, zero, 16) == 0;
 }
 
-long
-fd_setelem_ranges(struct fd_setelem_acc *acc, bool whole, struct fc_list *out)
+/* fd_setelem_ranges' pairing, each range handed to fn. */
+static long
+pair(struct fd_setelem_acc *acc, bool whole, range_fn *fn, void *arg)
 {
 	unsigned int n = alen(acc->family);
 	const struct fd_setelem_item *pending = NULL;
@@ -300,12 +326,12 @@ fd_setelem_ranges(struct fd_setelem_acc *acc, bool whole, struct fc_list *out)
 
 		switch (it->kind) {
 		case FD_SETELEM_RANGE:
-			rc = range_put(out, acc->family, it->key, it->last);
+			rc = fn(arg, acc->family, it->key, it->last, it->expires_ms);
 			break;
 		case FD_SETELEM_START:
 		case FD_SETELEM_OPEN:
 			if (!acc->interval) {
-				rc = range_put(out, acc->family, it->key, it->key);
+				rc = fn(arg, acc->family, it->key, it->key, it->expires_ms);
 				break;
 			}
 			if (pending != NULL)
@@ -315,7 +341,9 @@ fd_setelem_ranges(struct fd_setelem_acc *acc, bool whole, struct fc_list *out)
 		default:	/* FD_SETELEM_END */
 			if (pending != NULL) {
 				before(it->key, n, hi);
-				rc = range_put(out, acc->family, pending->key, hi);
+				rc = fn(arg, acc->family, pending->key, hi,
+					pending->expires_ms >= 0 ? pending->expires_ms
+								 : it->expires_ms);
 				pending = NULL;
 			} else if (!whole && !is_zero(it->key)) {
 				bad++;	/* its start is not among these */
@@ -325,7 +353,7 @@ fd_setelem_ranges(struct fd_setelem_acc *acc, bool whole, struct fc_list *out)
 	}
 	if (rc == 0 && pending != NULL) {
 		if (whole || pending->kind == FD_SETELEM_OPEN)
-			rc = range_put(out, acc->family, pending->key, top);
+			rc = fn(arg, acc->family, pending->key, top, pending->expires_ms);
 		else
 			bad++;
 	}
@@ -334,6 +362,26 @@ fd_setelem_ranges(struct fd_setelem_acc *acc, bool whole, struct fc_list *out)
 	acc->expiring = false;
 	acc->expires_ms = 0;
 	return rc != 0 ? rc : bad;
+}
+
+long
+fd_setelem_ranges(struct fd_setelem_acc *acc, bool whole, struct fc_list *out)
+{
+	return pair(acc, whole, range_put, out);
+}
+
+long
+fd_setelem_ranges_timed(struct fd_setelem_acc *acc, bool whole,
+			struct fd_setelem_timed_list *out)
+{
+	return pair(acc, whole, timed_put, out);
+}
+
+void
+fd_setelem_timed_free(struct fd_setelem_timed_list *l)
+{
+	free(l->t);
+	memset(l, 0, sizeof(*l));
 }
 
 void

@@ -59,6 +59,7 @@ struct fd_setelem_item {
 	uint8_t key[16];	/* network order, 4 or 16 bytes used */
 	uint8_t last[16];	/* FD_SETELEM_RANGE's last address */
 	uint8_t kind;		/* enum fd_setelem_kind */
+	int64_t expires_ms;	/* its NFTA_SET_ELEM_EXPIRATION (ms left); -1: none */
 };
 
 /* The elements of one set gathered so far. */
@@ -111,6 +112,33 @@ int fd_setelem_gather(const struct nlmsghdr *nlh, struct fd_setelem_acc *acc);
 long fd_setelem_ranges(struct fd_setelem_acc *acc, bool whole, struct fc_list *out);
 
 void fd_setelem_acc_free(struct fd_setelem_acc *acc);
+
+/* A range and when it runs out: what fd_setelem_ranges_timed gives. */
+struct fd_setelem_timed {
+	struct fc_range r;
+	/*
+	 * ms left before it runs out when its message was made: its first
+	 * element's NFTA_SET_ELEM_EXPIRATION (an interval's start; its end's
+	 * when the start has none); -1: no timeout.
+	 */
+	int64_t expires_ms;
+};
+
+struct fd_setelem_timed_list {
+	struct fd_setelem_timed *t;
+	size_t n, cap;
+};
+
+/*
+ * fd_setelem_ranges_timed - fd_setelem_ranges, each range with its own
+ * expiry (for a set whose every element's timeout is kept: flowcutd's cut
+ * sets, put back after a `flush ruleset`), appended to `out`.  The same
+ * returns, and acc emptied the same way.
+ */
+long fd_setelem_ranges_timed(struct fd_setelem_acc *acc, bool whole,
+			     struct fd_setelem_timed_list *out);
+
+void fd_setelem_timed_free(struct fd_setelem_timed_list *l);
 
 /*
  * A batch of nf_tables messages being written: NFNL_MSG_BATCH_BEGIN, the

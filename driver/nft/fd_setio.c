@@ -22,8 +22,8 @@
 #define RQ_TIMEOUT_S 60			/* a request's answer, a big transaction's included */
 #define RQ_BUF (64 * 1024)
 
-static const char *const list_sets[4] = { FD_SETIO_LIST4, FD_SETIO_LIST6, FD_SETIO_LISTNET4,
-					  FD_SETIO_LISTNET6 };
+static const char *const list_sets[4] = { FC_NFT_LIST4, FC_NFT_LIST6, FC_NFT_LISTNET4,
+					  FC_NFT_LISTNET6 };
 
 struct fd_setio {
 	struct mnl_socket *rq;
@@ -211,34 +211,56 @@ dump_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-long
-fd_setio_read(struct fd_setio *n, const struct fd_setio_set *s, struct fc_list *out,
-	      int64_t *expires_ms)
+/*
+ * The set's elements gathered into acc by a GETSETELEM dump, started
+ * again when the set changed under it.  0 or -errno.
+ */
+static int
+set_dump(struct fd_setio *n, const struct fd_setio_set *s, struct fd_setelem_acc *acc)
 {
-	struct fd_setelem_acc acc = { .family = s->family, .interval = s->interval };
-	long bad;
-	int rc;
+	int rc = 0;
 
-	if (expires_ms)
-		*expires_ms = -1;
-
-	/* a dump the set changed under is started again */
 	for (int tries = 0; tries < 3; tries++) {
 		struct nlmsghdr *nlh = rq_start(n, NFT_MSG_GETSETELEM, NLM_F_DUMP, s->nfproto);
 
 		mnl_attr_put_strz(nlh, NFTA_SET_ELEM_LIST_TABLE, s->table);
 		mnl_attr_put_strz(nlh, NFTA_SET_ELEM_LIST_SET, s->name);
-		acc.n = acc.bad = 0;
-		acc.expiring = false;
-		rc = rq_run(n, dump_cb, &acc);
+		acc->n = acc->bad = 0;
+		acc->expiring = false;
+		rc = rq_run(n, dump_cb, acc);
 		if (rc != -EINTR)
 			break;
 	}
+	return rc;
+}
+
+long
+fd_setio_read(struct fd_setio *n, const struct fd_setio_set *s, struct fc_list *out,
+	      int64_t *expires_ms)
+{
+	struct fd_setelem_acc acc = { .family = s->family, .interval = s->interval };
+	int rc = set_dump(n, s, &acc);
+	long bad;
+
+	if (expires_ms)
+		*expires_ms = -1;
 	if (rc == 0 && expires_ms && acc.expiring)
 		*expires_ms = acc.expires_ms > INT64_MAX ? INT64_MAX : (int64_t)acc.expires_ms;
 	bad = rc == 0 ? fd_setelem_ranges(&acc, true, out) : rc;
 	fd_setelem_acc_free(&acc);
 	fc_list_canon(out);
+	return bad;
+}
+
+long
+fd_setio_read_timed(struct fd_setio *n, const struct fd_setio_set *s,
+		    struct fd_setelem_timed_list *out)
+{
+	struct fd_setelem_acc acc = { .family = s->family, .interval = s->interval };
+	int rc = set_dump(n, s, &acc);
+	long bad = rc == 0 ? fd_setelem_ranges_timed(&acc, true, out) : rc;
+
+	fd_setelem_acc_free(&acc);
 	return bad;
 }
 
@@ -262,12 +284,12 @@ fd_setio_handles(struct fd_setio *n, uint64_t h[5])
 	int rc;
 
 	memset(h, 0, 5 * sizeof(h[0]));
-	mnl_attr_put_strz(nlh, NFTA_TABLE_NAME, "flowcut");
+	mnl_attr_put_strz(nlh, NFTA_TABLE_NAME, FC_NFT_TABLE);
 	rc = rq_run(n, table_cb, &h[4]);
 	for (unsigned int i = 0; i < 4 && rc == 0; i++) {
 		struct setinfo si;
 
-		rc = set_info(n, NFPROTO_INET, "flowcut", list_sets[i], &si);
+		rc = set_info(n, NFPROTO_INET, FC_NFT_TABLE, list_sets[i], &si);
 		h[i] = si.handle;
 	}
 	return rc;
@@ -297,7 +319,7 @@ lists_put(struct fd_setelem_batch *b, uint16_t op, const struct fc_list *l)
 
 		rc = split(l, i % 2 == 0 ? 4 : 6, single, &part);
 		if (rc == 0 && part.n > 0)
-			rc = fd_setelem_put(b, op, NFPROTO_INET, "flowcut", list_sets[i], !single,
+			rc = fd_setelem_put(b, op, NFPROTO_INET, FC_NFT_TABLE, list_sets[i], !single,
 					    part.r, part.n);
 		fc_list_free(&part);
 	}
@@ -348,7 +370,7 @@ fd_setio_lists_apply(struct fd_setio *n, const struct fc_list *del, const struct
 	int rc = fd_setelem_batch_begin(&b, n->seq + 1);
 
 	for (unsigned int i = 0; fill && rc == 0 && i < 4; i++)
-		rc = fd_setelem_put(&b, NFT_MSG_DELSETELEM, NFPROTO_INET, "flowcut", list_sets[i],
+		rc = fd_setelem_put(&b, NFT_MSG_DELSETELEM, NFPROTO_INET, FC_NFT_TABLE, list_sets[i],
 				    i >= 2, NULL, 0);
 	if (rc == 0 && !fill)
 		rc = lists_put(&b, NFT_MSG_DELSETELEM, del);

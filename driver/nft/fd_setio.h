@@ -26,13 +26,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <flowcut/fc_nft.h>
+
 struct fc_list;
 struct fd_setio;
+struct fd_setelem_timed_list;
 
-#define FD_SETIO_LIST4 "list4"		/* the lists' addresses (hash) */
-#define FD_SETIO_LIST6 "list6"
-#define FD_SETIO_LISTNET4 "listnet4"	/* the lists' prefixes and ranges (interval) */
-#define FD_SETIO_LISTNET6 "listnet6"
+/* the list sets' names: FC_NFT_LIST4 ... FC_NFT_LISTNET6 (<flowcut/fc_nft.h>) */
 
 #define FD_SETIO_NAME_MAX 64	/* a set's table and set names, NUL included */
 
@@ -74,6 +74,16 @@ int fd_setio_get(struct fd_setio *io, struct fd_setio_set *s, char *why, size_t 
  */
 long fd_setio_read(struct fd_setio *io, const struct fd_setio_set *s, struct fc_list *out,
 		   int64_t *expires_ms);
+
+/*
+ * fd_setio_read_timed - fd_setio_read, each range with its own expiry
+ * (fd_setelem_ranges_timed), appended to `out` as the kernel holds them
+ * (not made canonical): for a set whose every element's timeout is kept
+ * (fd_nft's cut sets).  How many elements could not be read, or -errno
+ * (what was read is in `out`).
+ */
+long fd_setio_read_timed(struct fd_setio *io, const struct fd_setio_set *s,
+			 struct fd_setelem_timed_list *out);
 
 /*
  * fd_setio_handles - the handles of table inet flowcut (h[4]) and of its

@@ -1,18 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Fuzz target: a set's elements, as flowcutd reads them.  Each input goes
- * to both readers:
- *
- * - as text, libnftables' JSON output (driver/nft/fd_nft, fd_nft_set_parse:
- *   what flowcutd cuts by hand);
- * - as netlink, its first byte the set's kind (bit 0: IPv6, bit 1:
- *   interval, bit 2: a whole set, not one transaction) and the rest a
- *   datagram of NEWSETELEM messages (driver/nft/fd_setelem: the watched sets'
- *   notifications and dumps).
+ * Fuzz target: a set's elements, as flowcutd reads them from netlink: the
+ * input's first byte the set's kind (bit 0: IPv6, bit 1: interval, bit 2:
+ * a whole set, not one transaction) and the rest a datagram of NEWSETELEM
+ * messages (driver/nft/fd_setelem: the notifications and dumps of the
+ * watched sets and of flowcutd's own cut sets, each range also read with
+ * its own expiry).
  *
  * Checks: no crash; every range read has the set's family and its first
- * address at or below its last; and the netlink ranges, written back as
- * elements (fd_setelem_put) and read again, are the same ranges.
+ * address at or below its last; read with their expiries, the same ranges;
+ * and the ranges, written back as elements (fd_setelem_put) and read
+ * again, are the same ranges.
  */
 #include <arpa/inet.h>
 #include <endian.h>
@@ -27,7 +25,6 @@
 #include <linux/netfilter/nfnetlink.h>
 
 #include "fc_list.h"
-#include "fd_nft.h"
 #include "fd_setelem.h"
 #include "fuzz.h"
 
@@ -85,7 +82,8 @@ static void
 netlink_one(const uint8_t *data, size_t size)
 {
 	struct fd_setelem_acc acc = { .family = data[0] & 1 ? 6 : 4, .interval = data[0] & 2 };
-	struct fc_list l = { 0 }, back = { 0 };
+	struct fc_list l = { 0 }, back = { 0 }, plain = { 0 };
+	struct fd_setelem_timed_list timed = { 0 };
 	struct fd_setelem_batch b = { 0 };
 	void *buf = malloc(size);	/* aligned, as a datagram is */
 	size_t singles = 0;
@@ -94,9 +92,18 @@ netlink_one(const uint8_t *data, size_t size)
 		die("out of memory");
 	memcpy(buf, data + 1, size - 1);
 	gather_all(buf, size - 1, &acc);
-	if (fd_setelem_ranges(&acc, data[0] & 4, &l) < 0)
+	if (fd_setelem_ranges_timed(&acc, data[0] & 4, &timed) < 0)
+		die("out of memory");
+	for (size_t i = 0; i < timed.n; i++)
+		if (timed.t[i].expires_ms < -1 || fc_list_add(&l, &timed.t[i].r) != 0)
+			die("an expiry below -1, or out of memory");
+	gather_all(buf, size - 1, &acc);
+	if (fd_setelem_ranges(&acc, data[0] & 4, &plain) < 0)
 		die("out of memory");
 	fc_list_canon(&l);
+	fc_list_canon(&plain);
+	if (plain.n != l.n || (l.n && memcmp(plain.r, l.r, l.n * sizeof(l.r[0])) != 0))
+		die("the ranges read with their expiries are other ranges");
 	check_ranges(&l, acc.family);
 	for (size_t i = 0; i < l.n; i++)
 		singles += memcmp(l.r[i].lo, l.r[i].hi, 16) == 0;
@@ -115,6 +122,8 @@ netlink_one(const uint8_t *data, size_t size)
 		die("what was written reads back as other ranges");
 	fc_list_free(&l);
 	fc_list_free(&back);
+	fc_list_free(&plain);
+	fd_setelem_timed_free(&timed);
 	fd_setelem_acc_free(&acc);
 	fd_setelem_batch_free(&b);
 	free(buf);
@@ -123,22 +132,6 @@ netlink_one(const uint8_t *data, size_t size)
 int
 fuzz_one(const uint8_t *data, size_t size)
 {
-	struct fc_list l = { 0 };
-	char *text = malloc(size + 1);
-	int rc;
-
-	if (text == NULL)
-		die("out of memory");
-	memcpy(text, data, size);
-	text[size] = '\0';
-	rc = fd_nft_set_parse(text, &l);
-	if (rc == -ENOMEM)
-		die("out of memory");
-	for (size_t i = 0; i < l.n; i++)
-		if ((l.r[i].family != 4 && l.r[i].family != 6) || memcmp(l.r[i].lo, l.r[i].hi, 16) > 0)
-			die("a range read with no family or upside down");
-	fc_list_free(&l);
-	free(text);
 	if (size > 0)
 		netlink_one(data, size);
 	return 0;
@@ -212,26 +205,10 @@ expiry_seed(const char *dir, size_t i)
 int
 fuzz_seeds(const char *dir)
 {
-	static const char *const seeds[] = {
-		"{\"nftables\": [{\"metainfo\": {\"version\": \"1.0.6\"}}, {\"set\": {\"family\": "
-		"\"inet\", \"name\": \"cut4\", \"table\": \"flowcut\", \"type\": \"ipv4_addr\", "
-		"\"elem\": [{\"elem\": {\"val\": {\"prefix\": {\"addr\": \"198.19.0.0\", \"len\": 24}}, "
-		"\"timeout\": 30, \"expires\": 29}}, {\"range\": [\"198.20.0.5\", \"198.20.0.9\"]}, "
-		"\"198.21.0.1\"]}}]}",
-		"{\"nftables\": [{\"set\": {\"name\": \"cut6\", \"elem\": [{\"prefix\": {\"addr\": "
-		"\"2001:2::\", \"len\": 64}}, \"2001:2::1\", {\"range\": [\"2001:2::9\", \"2001:2::1\"]}]}}]}",
-		"{\"nftables\": [{\"set\": {\"elem\": [1, null, {\"prefix\": {\"addr\": 5}}, "
-		"{\"elem\": {}}, \"not an address\"]}}]}",
-		"not json",
-	};
-
-	size_t n = sizeof(seeds) / sizeof(seeds[0]);
-
-	if (fuzz_seed_texts(dir, seeds, n) != 0 ||
-	    netlink_seed(dir, n, 2, "198.18.0.0/24\n198.19.0.5-198.19.0.9\n255.255.255.0/24\n") != 0 ||
-	    netlink_seed(dir, n + 1, 0, "198.18.0.1\n198.18.0.3\n") != 0 ||
-	    netlink_seed(dir, n + 2, 3, "2001:2::/64\n2001:2:0:1::5\nffff::/16\n") != 0 ||
-	    netlink_seed(dir, n + 3, 6, "0.0.0.0/0\n") != 0 || expiry_seed(dir, n + 4) != 0)
+	if (netlink_seed(dir, 0, 2, "198.18.0.0/24\n198.19.0.5-198.19.0.9\n255.255.255.0/24\n") != 0 ||
+	    netlink_seed(dir, 1, 0, "198.18.0.1\n198.18.0.3\n") != 0 ||
+	    netlink_seed(dir, 2, 3, "2001:2::/64\n2001:2:0:1::5\nffff::/16\n") != 0 ||
+	    netlink_seed(dir, 3, 6, "0.0.0.0/0\n") != 0 || expiry_seed(dir, 4) != 0)
 		return -1;
 	return 0;
 }

@@ -40,6 +40,8 @@
 #include <rte_mbuf.h>
 #include <rte_memory.h>
 
+#include <flowcut/fc_ctl.h>
+
 #include "fc_eal.h"
 #include "fc_frame.h"
 #include "fc_netns.h"
@@ -50,6 +52,7 @@
 #include "fd_lease.h"
 #include "fd_nft.h"
 #include "fd_offload.h"
+#include "fd_trigger.h"
 #include "fd_watch.h"
 #include "fp.h"
 #include "lk.h"
@@ -1428,6 +1431,125 @@ test_cut_sets_put_back_after_flush(void **state)
 	nft_close(n);
 }
 
+/* A list as text, one space after each range. */
+static void
+ranges_text(const struct fc_list *l, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < l->n && used < len; i++) {
+		char r[96];
+
+		used += (size_t)snprintf(buf + used, len - used, "%s ",
+					 fc_range_format(&l->r[i], r, sizeof(r)));
+	}
+}
+
+/*
+ * The hand's trigger (fd_trigger): each change of cut4/cut6 another
+ * process makes is read from its notifications - fd_nft_cut_take gives
+ * what that transaction added, not what the sets held before (IPv4 and
+ * IPv6, an address, a prefix, a range, with and without a timeout); a
+ * removal adds nothing.  fd_trigger_hand cuts what was added, and with
+ * lost events (an error) what the sets hold whole; fd_trigger_conn
+ * answers a cut by connection.
+ */
+static void
+test_cut_by_hand_from_notifications(void **state)
+{
+	static const struct {
+		const char *cmd;
+		int events;		/* fd_nft_events' bits */
+		const char *added;	/* fd_nft_cut_take's ranges */
+	} rows[] = {
+		{ "nft add element inet flowcut cut4 '{ 198.19.5.0/24 }'", FD_NFT_CUT,
+		  "198.19.5.0/24 " },
+		{ "nft add element inet flowcut cut4 '{ 198.19.7.1 timeout 30s, 198.19.8.5-198.19.8.9 }'",
+		  FD_NFT_CUT, "198.19.7.1 198.19.8.5-198.19.8.9 " },
+		{ "nft add element inet flowcut cut6 '{ 2001:2::5-2001:2::20 timeout 1h }' && "
+		  "nft add element inet flowcut cut6 '{ 2001:2:0:9::/64 }'", FD_NFT_CUT,
+		  "2001:2::5-2001:2::20 2001:2:0:9::/64 " },
+		{ "nft delete element inet flowcut cut6 '{ 2001:2::5-2001:2::20 }'", FD_NFT_UNCUT, "" },
+	};
+	struct nf_conntrack *a = conn(IPPROTO_UDP, "198.18.0.10", 40010, "198.19.0.10", 5201,
+				      "198.19.0.10", 5201, BIT);
+	struct nf_conntrack *b = conn(IPPROTO_UDP, "198.18.0.10", 40011, "198.19.0.11", 5201,
+				      "198.19.0.11", 5201, BIT);
+	struct nf_conntrack *c = conn(IPPROTO_TCP, "198.18.0.10", 40012, "198.19.0.11", 80,
+				      "198.19.0.11", 80, BIT);
+	struct fd_cut_stats before = cut_stats();
+	char got[400], ans[FC_CTL_ANS_MAX], want[FC_CTL_ANS_MAX];
+	struct fd_nft *n;
+	uint64_t id;
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	n = fd_nft_open(BIT);
+	assert_non_null(n);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct fc_list l = { 0 };
+
+		print_message("row %zu: %s\n", i, rows[i].cmd);
+		assert_int_equal(fc_netns_sh(rows[i].cmd), 0);
+		assert_int_equal(nft_events(n), rows[i].events);
+		assert_int_equal(fd_nft_cut_take(n, &l), 0);
+		ranges_text(&l, got, sizeof(got));
+		assert_string_equal(got, rows[i].added);
+		fc_list_free(&l);
+	}
+	create(a);
+	create(b);
+	create(c);
+	turns(300);
+	assert_int_equal(conns(), 3);
+	/* by connection: the control socket's answers */
+	id = conn_by_cport(40012).id;
+	fd_trigger_conn(cut, id, ans, sizeof(ans));
+	snprintf(want, sizeof(want), "ok connection %" PRIu64 " cut in hardware\n", id);
+	assert_string_equal(ans, want);
+	assert_false(alive(c));
+	fd_trigger_conn(cut, id, ans, sizeof(ans));
+	snprintf(want, sizeof(want), "error connection %" PRIu64 ": cut already\n", id);
+	assert_string_equal(ans, want);
+	fd_trigger_conn(cut, id + 12345, ans, sizeof(ans));
+	snprintf(want, sizeof(want), "error connection %" PRIu64 ": not an offloaded connection "
+		 "of this flowcutd\n", id + 12345);
+	assert_string_equal(ans, want);
+	assert_int_equal(cut_stats().in_hardware[FD_CUT_CONN], before.in_hardware[FD_CUT_CONN] + 1);
+	/* an addition: what it added is cut, by hand */
+	assert_int_equal(fc_netns_sh("nft add element inet flowcut cut4 '{ 198.19.0.10 }'"), 0);
+	fd_trigger_hand(n, cut, nft_events(n));
+	assert_int_equal(conn_by_cport(40010).verdict, FC_VERDICT_DROP);
+	assert_false(alive(a));
+	assert_true(alive(b));
+	assert_int_equal(cut_stats().in_hardware[FD_CUT_HAND], before.in_hardware[FD_CUT_HAND] + 1);
+	/* nothing about the cut sets: nothing cut */
+	fd_trigger_hand(n, cut, 0);
+	fd_trigger_hand(n, cut, FD_NFT_RULESET);
+	assert_true(alive(b));
+	/* events lost: the sets read whole, what they hold cut (its notification dropped here) */
+	assert_int_equal(fc_netns_sh("nft add element inet flowcut cut4 '{ 198.19.0.11 }'"), 0);
+	/* next to 198.19.0.10: nft's auto-merge takes that out and puts the two in as one */
+	assert_int_equal(nft_events(n), FD_NFT_CUT | FD_NFT_UNCUT);
+	{
+		struct fc_list dropped = { 0 };
+
+		assert_int_equal(fd_nft_cut_take(n, &dropped), 0);
+		ranges_text(&dropped, got, sizeof(got));
+		assert_string_equal(got, "198.19.0.10/31 ");
+		fc_list_free(&dropped);
+	}
+	fd_trigger_hand(n, cut, -ENOBUFS);
+	assert_int_equal(conn_by_cport(40011).verdict, FC_VERDICT_DROP);
+	assert_false(alive(b));
+	assert_int_equal(cut_stats().in_hardware[FD_CUT_HAND], before.in_hardware[FD_CUT_HAND] + 2);
+	nft_close(n);
+	nfct_destroy(a);
+	nfct_destroy(b);
+	nfct_destroy(c);
+}
+
 /*
  * With Cut in hardware off, a state killed on the host goes into the
  * connection drop sets first, both directions as the forward hook sees
@@ -2109,6 +2231,7 @@ main(void)
 		cmocka_unit_test_setup(test_kills_batched, fresh),
 		cmocka_unit_test_setup(test_cut_by_hand_through_the_sets, fresh),
 		cmocka_unit_test_setup(test_cut_sets_put_back_after_flush, fresh),
+		cmocka_unit_test_setup(test_cut_by_hand_from_notifications, fresh),
 		cmocka_unit_test_setup(test_cut_on_host_blocks_the_five_tuple, fresh),
 		cmocka_unit_test_setup(test_cut_kept_across_ruleset_change, fresh),
 		cmocka_unit_test_setup(test_watched_set_additions_cut, fresh),

@@ -344,6 +344,71 @@ test_notifications(void **state)
 	}
 }
 
+/*
+ * Each range with its own expiry (fd_setelem_ranges_timed, flowcutd's cut
+ * sets): an interval's from its start (its end's when the start has
+ * none), a plain set's element its own, none as -1; the pairing as
+ * fd_setelem_ranges'.
+ */
+static void
+test_timed(void **state)
+{
+	static const struct {
+		const char *what;
+		bool interval, whole;
+		struct el e[6];
+		const char *want;	/* "range:expiry " each, in address order */
+		long bad;
+	} rows[] = {
+		{ "an interval set: each range its start's", true, false,
+		  { { "0.0.0.0", END, false, NULL, 0, 0 }, { "198.18.1.2", NOFLAGS, false, NULL, 0, 2000 },
+		    { "198.18.1.3", END, false, NULL, 0, 1999 }, { "198.19.0.0", 0, false, NULL, 0, 0 },
+		    { "198.19.1.0", END, false, NULL, 0, 0 } },
+		  "198.18.1.2:2000 198.19.0.0/24:-1 ", 0 },
+		{ "a start without one, its end with one: the end's", true, false,
+		  { { "10.0.0.5", NOFLAGS, false, NULL, 0, 0 }, { "10.0.0.10", END, false, NULL, 0, 700 } },
+		  "10.0.0.5-10.0.0.9:700 ", 0 },
+		{ "a plain set: each element its own", false, false,
+		  { { "198.18.0.9", NOFLAGS, false, NULL, 0, 1500 },
+		    { "198.18.0.2", NOFLAGS, false, NULL, 0, 14400000 },
+		    { "198.18.0.5", NOFLAGS, false, NULL, 0, 0 } },
+		  "198.18.0.2:14400000 198.18.0.5:-1 198.18.0.9:1500 ", 0 },
+		{ "KEY_END and open ranges", true, false,
+		  { { "198.18.0.10", NOFLAGS, false, "198.18.0.20", 0, 30000 },
+		    { "255.255.255.0", NOFLAGS, true, NULL, 0, 40000 } },
+		  "198.18.0.10-198.18.0.20:30000 255.255.255.0/24:40000 ", 0 },
+		{ "a whole set: a start with no end runs to the last address, its expiry kept", true,
+		  true, { { "255.255.0.0", NOFLAGS, false, NULL, 0, 5000 } }, "255.255.0.0/16:5000 ", 0 },
+		{ "an expiration of 4 bytes: the element not read", false, false,
+		  { { "198.18.0.2", NOFLAGS, false, NULL, 0, -1 },
+		    { "198.18.0.3", NOFLAGS, false, NULL, 0, 3000 } }, "198.18.0.3:3000 ", 1 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct fd_setelem_acc acc = { .family = 4, .interval = rows[i].interval };
+		struct fd_setelem_timed_list out = { 0 };
+		char buf[1024], got[1024] = "";
+		size_t used = 0;
+
+		print_message("row %zu: %s\n", i, rows[i].what);
+		for (size_t j = 0; j < 6 && (rows[i].e[j].addr || rows[i].e[j].flags); j++)
+			assert_int_equal(fd_setelem_gather(notification(buf, &rows[i].e[j]), &acc), 0);
+		assert_int_equal(fd_setelem_ranges_timed(&acc, rows[i].whole, &out), rows[i].bad);
+		for (size_t k = 0; k < out.n; k++) {
+			char r[128];
+
+			used += (size_t)snprintf(got + used, sizeof(got) - used, "%s:%lld ",
+						 fc_range_format(&out.t[k].r, r, sizeof(r)),
+						 (long long)out.t[k].expires_ms);
+		}
+		assert_string_equal(got, rows[i].want);
+		assert_int_equal(acc.n, 0);
+		fd_setelem_timed_free(&out);
+		fd_setelem_acc_free(&acc);
+	}
+}
+
 /* Not an element message: refused whole. */
 static void
 test_not_elements(void **state)
@@ -377,6 +442,7 @@ main(void)
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_many_split),
 		cmocka_unit_test(test_notifications),
+		cmocka_unit_test(test_timed),
 		cmocka_unit_test(test_not_elements),
 	};
 
