@@ -18,7 +18,8 @@ skipped() { skip=$((skip + 1)); echo "SKIP $1: $2"; }
 
 # cmocka suite: one result per case
 cmocka() { # name binary
-	local name=$1 bin=$2 out=$log/$1.out n=0
+	local name=$1 bin=$2 out n=0
+	out=$(mktemp "$log/cmocka.XXXXXX")	# a name may hold any character: not the file's
 	if [ ! -x "$bin" ]; then bad "$name (not built)"; return; fi
 	CMOCKA_MESSAGE_OUTPUT=TAP "$bin" >"$out" 2>&1
 	local rc=$?

@@ -164,7 +164,7 @@ static int
 answer(uint16_t op, const void *p, void *ans, uint16_t cap, uint16_t *alen)
 {
 	const char *name = fc_cmd_name(op);
-	uint8_t out[sizeof(struct fc_ans_range)];
+	_Alignas(8) uint8_t out[sizeof(struct fc_ans_range)];	/* read as the answers' structs */
 	size_t n = 0;
 	int rc = 0;
 
@@ -260,7 +260,7 @@ cmd_call(void *ctx, uint16_t op, const void *p, uint16_t len, void *ans, uint16_
 
 static struct {
 	uint16_t op;
-	uint8_t p[sizeof(struct fc_cmd_flow_create)];
+	_Alignas(8) uint8_t p[sizeof(struct fc_cmd_flow_create)];	/* read as the commands' structs */
 	fd_cmds_done_fn *done;
 	void *dctx;
 } posted[POSTED_MAX];
@@ -287,7 +287,7 @@ cmd_flush(void *ctx, int ms)
 	if (nposted > 0)
 		si_counts.flushes++;
 	for (unsigned int i = 0; i < nposted; i++) {
-		static uint8_t ans[sizeof(struct fc_ans_range)];
+		static _Alignas(8) uint8_t ans[sizeof(struct fc_ans_range)];
 		uint16_t alen;
 		int rc = answer(posted[i].op, posted[i].p, ans, sizeof(ans), &alen);
 
