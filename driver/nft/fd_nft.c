@@ -630,18 +630,31 @@ fd_nft_cut_read(struct fd_nft *n, struct fc_list *out)
 	return rc;
 }
 
+/*
+ * What was gathered (`from`, emptied) appended to `added`, canonical, and
+ * whether some could not be read (`*reread`, cleared): 0, 1 (read whole),
+ * or -ENOMEM.  fd_nft_cut_take's and fd_nft_followed_take's.
+ */
+static int
+take(struct fc_list *from, bool *reread, struct fc_list *added)
+{
+	bool again = *reread;
+
+	*reread = false;
+	for (size_t i = 0; i < from->n; i++)
+		if (fc_list_add(added, &from->r[i]) != 0) {
+			from->n = 0;
+			return -ENOMEM;
+		}
+	from->n = 0;
+	fc_list_canon(added);
+	return again ? 1 : 0;
+}
+
 int
 fd_nft_cut_take(struct fd_nft *n, struct fc_list *added)
 {
-	bool reread = n->cut_reread;
-	int rc = 0;
-
-	n->cut_reread = false;
-	for (size_t i = 0; i < n->cut_new.n && rc == 0; i++)
-		rc = fc_list_add(added, &n->cut_new.r[i]);
-	n->cut_new.n = 0;
-	fc_list_canon(added);
-	return rc != 0 ? rc : reread ? 1 : 0;
+	return take(&n->cut_new, &n->cut_reread, added);
 }
 
 /* the elements of one transaction: its text stays small enough to parse at once */
@@ -742,17 +755,7 @@ fd_nft_follow(struct fd_nft *n, const struct fd_setio_set *s, unsigned int count
 int
 fd_nft_followed_take(struct fd_nft *n, struct fc_list *added)
 {
-	bool reread = n->reread;
-
-	n->reread = false;
-	for (size_t i = 0; i < n->added.n; i++)
-		if (fc_list_add(added, &n->added.r[i]) != 0) {
-			n->added.n = 0;
-			return -ENOMEM;
-		}
-	n->added.n = 0;
-	fc_list_canon(added);
-	return reread ? 1 : 0;
+	return take(&n->added, &n->reread, added);
 }
 
 uint64_t

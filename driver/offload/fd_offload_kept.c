@@ -145,16 +145,9 @@ off_keep_cut(struct fd_offload *o)
 			off_forget(o, e);
 			continue;
 		}
-		HASH_DELETE(hh_fp, o->by_fp, e);
-		e->fp_id = r[i].new_id;
 		e->action = FC_ACTION_DROP;
-		if (off_index(o, e, false) != 0) {
-			/* no memory for its place: it drops on, unknown; a resync takes it up */
-			if (e->in_ct)
-				HASH_DELETE(hh_ct, o->by_ct, e);
-			off_free_entry(e);
-			o->nentries--;
-		}
+		/* no memory for its new place: forgotten; it drops on, unknown; a resync takes it up */
+		(void)off_rekey_fp(o, e, r[i].new_id);
 	}
 	free(r);
 }

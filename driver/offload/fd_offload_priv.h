@@ -110,6 +110,12 @@ struct off_entry *off_find_state(struct fd_offload *o, const struct nf_conntrack
 struct off_entry *off_find_fp(struct fd_offload *o, uint64_t fp_id);
 int off_index(struct fd_offload *o, struct off_entry *e, bool by_ct);
 void off_forget(struct fd_offload *o, struct off_entry *e);
+/*
+ * off_rekey_fp - an entry of by_fp moved to fast-path id `fp_id` (a
+ * connection made again under a new id).  0, or -ENOMEM: no room for its
+ * new place, and the entry is forgotten.
+ */
+int off_rekey_fp(struct fd_offload *o, struct off_entry *e, uint64_t fp_id);
 void off_free_entry(void *p);
 void off_forget_all(struct fd_offload *o);
 struct off_entry **off_snapshot(const struct fd_offload *o, size_t *n);

@@ -94,14 +94,32 @@ off_index(struct fd_offload *o, struct off_entry *e, bool by_ct)
 	return 0;
 }
 
-void
-off_forget(struct fd_offload *o, struct off_entry *e)
+/* An entry out of by_fp already: out of by_ct too, freed, no longer counted. */
+static void
+forget_unindexed(struct fd_offload *o, struct off_entry *e)
 {
 	if (e->in_ct)
 		HASH_DELETE(hh_ct, o->by_ct, e);
-	HASH_DELETE(hh_fp, o->by_fp, e);
 	off_free_entry(e);
 	o->nentries--;
+}
+
+void
+off_forget(struct fd_offload *o, struct off_entry *e)
+{
+	HASH_DELETE(hh_fp, o->by_fp, e);
+	forget_unindexed(o, e);
+}
+
+int
+off_rekey_fp(struct fd_offload *o, struct off_entry *e, uint64_t fp_id)
+{
+	HASH_DELETE(hh_fp, o->by_fp, e);
+	e->fp_id = fp_id;
+	if (off_index(o, e, false) == 0)
+		return 0;
+	forget_unindexed(o, e);
+	return -ENOMEM;
 }
 
 void
