@@ -130,6 +130,7 @@ $(call unit,test_fp_tcp,       tests/unit/test_fp_tcp.c,        fastpath,       
 $(call unit,test_fp_nat,       tests/unit/test_fp_nat.c,        fastpath tests/lib dpdk,                 -lcmocka,                      fastpath NAT and checksums)
 $(call unit,test_link,         tests/unit/test_link.c,          link,                                    -lcmocka -lpthread,            link)
 $(call unit,test_cmdq,         tests/unit/driver/test_cmdq.c,          driver/cmd npu fastpath link tests/lib dpdk, -lcmocka -lpthread,            command client)
+$(call unit,test_npu_cmd,      tests/unit/driver/test_npu_cmd.c,       npu fastpath link tests/lib dpdk,       -lcmocka,                      coprocessor commands and events: CONN_READ_BRIEF$(comma) the sweep against the event ring)
 $(call unit,test_settings,     tests/unit/test_settings.c,      settings,                                -lcmocka,                      settings)
 $(call unit,test_rtnl,         tests/unit/driver/test_rtnl.c,          driver/path driver/port driver/cmd driver/base tests/lib, -lcmocka -lmnl,                rtnetlink messages)
 $(call unit,test_list,         tests/unit/test_list.c,          settings,                                -lcmocka -lpthread,            list files)

@@ -324,6 +324,13 @@ int fp_conn_lookup(const struct fp *fp, const struct fc_key *key,
  * past it.  Returns 0 or -ENOENT when there is none.  For table dumps.
  */
 int fp_conn_next(const struct fp *fp, uint32_t *slot, struct fp_conn_info *out);
+/*
+ * fp_conn_next_before - the same, looking no further than slot end - 1
+ * (end over the table's size: its size); at none, *slot is end.  A window
+ * of the table costs its own slots, not the rest of the table.
+ */
+int fp_conn_next_before(const struct fp *fp, uint32_t *slot, uint32_t end,
+			struct fp_conn_info *out);
 /* fp_conn_count - connections in the table (control). */
 uint32_t fp_conn_count(const struct fp *fp);
 /* fp_conn_capacity - the table's size, max_conns (any). */

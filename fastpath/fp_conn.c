@@ -415,7 +415,16 @@ fp_conn_lookup(const struct fp *fp, const struct fc_key *key, fp_conn_id *id,
 int
 fp_conn_next(const struct fp *fp, uint32_t *slot, struct fp_conn_info *out)
 {
-	for (uint32_t s = *slot; s < fp->max_conns; s++) {
+	return fp_conn_next_before(fp, slot, fp->max_conns, out);
+}
+
+int
+fp_conn_next_before(const struct fp *fp, uint32_t *slot, uint32_t end,
+		    struct fp_conn_info *out)
+{
+	if (end > fp->max_conns)
+		end = fp->max_conns;
+	for (uint32_t s = *slot; s < end; s++) {
 		uint8_t st = __atomic_load_n(&fp->conns[s].state, __ATOMIC_ACQUIRE);
 
 		if (st == FP_CONN_VALID || st == FP_CONN_INVALID) {
@@ -424,7 +433,7 @@ fp_conn_next(const struct fp *fp, uint32_t *slot, struct fp_conn_info *out)
 			return 0;
 		}
 	}
-	*slot = fp->max_conns;
+	*slot = end;
 	return -ENOENT;
 }
 

@@ -387,6 +387,51 @@ do_read_range(const struct npu_cmd_env *env, const void *p, uint64_t now, void *
 	return 0;
 }
 
+static void
+brief_out(const struct fp_conn_info *in, struct fc_conn_brief *out)
+{
+	uint64_t s0 = in->mf[0].stats.last_seen, s1 = in->mf[1].stats.last_seen;
+
+	out->id = in->id;
+	out->state = in->state;
+	out->verdict = in->verdict;
+	out->reason = in->reason;
+	out->actions = (uint8_t)((in->mf[0].action & 0xfu) | (in->mf[1].action & 0xfu) << 4);
+	out->fw_rev = in->fw_rev;
+	out->last_seen = s0 > s1 ? s0 : s1;
+	out->key[0] = in->mf[0].key;
+	out->key[1] = in->mf[1].key;
+}
+
+/* CONN_READ_BRIEF: the window first..end-1 (end 0: the table's end), FC_BRIEF_MAX at most. */
+static int
+do_read_brief(const struct npu_cmd_env *env, const void *p, uint64_t now, void *ans,
+	      uint16_t *alen)
+{
+	const struct fc_cmd_brief *c = p;
+	struct fc_ans_brief *a = ans;
+	uint32_t size = fp_conn_capacity(env->fp);
+	uint32_t slot = c->first, end = c->end ? c->end : size;
+
+	(void)now;
+	if (c->first >= size || end > size)
+		return -ERANGE;
+	if (end <= c->first)
+		return -EINVAL;
+	a->count = 0;
+	while (a->count < FC_BRIEF_MAX) {
+		struct fp_conn_info ci;
+
+		if (fp_conn_next_before(env->fp, &slot, end, &ci) != 0)
+			break;
+		brief_out(&ci, &a->conn[a->count++]);
+	}
+	a->next = slot;
+	*alen = (uint16_t)(offsetof(struct fc_ans_brief, conn) +
+			   a->count * sizeof(struct fc_conn_brief));
+	return 0;
+}
+
 static int
 do_table_stats(const struct npu_cmd_env *env, const void *p, uint64_t now, void *ans,
                 uint16_t *alen)
@@ -497,6 +542,7 @@ handler_of(unsigned int op)
 		H(CONN_READ_BY_ID, sizeof(struct fc_cmd_conn_id), do_read_id),
 		H(CONN_READ_BY_KEY, sizeof(struct fc_key), do_read_key),
 		H(CONN_READ_RANGE, sizeof(struct fc_cmd_range), do_read_range),
+		H(CONN_READ_BRIEF, sizeof(struct fc_cmd_brief), do_read_brief),
 		H(TABLE_STATS_READ, 0, do_table_stats),
 		H(COUNTER_READ, 0, do_counters),
 		H(COUNTER_CLEAR, 0, do_counters_clear),

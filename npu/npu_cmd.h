@@ -5,7 +5,8 @@
  *
  * Every field is checked before anything changes: a payload of the wrong
  * length (-EBADMSG), an unknown opcode (-EOPNOTSUPP), a non-zero reserved
- * field or a value out of range (-EINVAL) is answered with that error and
+ * field or a value out of range (-EINVAL), a table read's window past the
+ * table (-ERANGE) is answered with that error and
  * the tables are as they were; the fast path's own refusals (-EEXIST,
  * -ENOSPC, -ENOENT, ...) pass through.  An answer carries a payload only
  * when its rc is 0.

@@ -42,6 +42,7 @@
 #include "fp.h"
 #include "lk.h"
 #include "npu_cmd.h"
+#include "npu_ev.h"
 
 #define NPU_POOL_SIZE 8191
 #define NPU_RXD 512
@@ -343,47 +344,20 @@ serve(void)
 }
 
 /*
- * Posts n events.  One the ring has no room for is lost, counted here
+ * Reports what the workers gave back (at once), and sweeps part of the
+ * table when `budget` is not 0 (npu_ev.h: while the lease is held the
+ * sweep waits for room on the event ring; without it, aging goes on and
+ * what does not fit is lost).  A lost event is counted here
  * (NPU_EVENT_RING_FULL) and in the region, and the host hears that some
  * were (lk_event_take's -EOVERFLOW) and reconciles with a read of the table.
  */
 static void
-post(const struct fp_event *ev, unsigned int n)
-{
-	for (unsigned int i = 0; i < n; i++) {
-		struct lk_event le;
-
-		npu_cmd_event(&ev[i], &le);
-		if (lk_event_put(lk, &le) != 0)
-			count(&workers[0], FC_CNT_NPU_EVENT_RING_FULL, 1);
-	}
-	if (n)
-		lk_event_kick(lk);
-}
-
-/*
- * Reports what the workers gave back (at once), and sweeps part of the
- * table when `budget` is not 0.  Neither waits for room on the event
- * ring: a host that does not read (stopped, stuck) must not stop aging,
- * or connections it can no longer judge would stay in the fast path.
- * What does not fit is lost and counted (post()).
- */
-static void
 events(uint32_t budget)
 {
-	struct fp_event ev[64];
-	unsigned int n;
+	uint64_t lost = npu_ev_post(fp, lk, now_ns(), budget);
 
-	do {
-		n = fp_given_back(fp, ev, RTE_DIM(ev));
-		post(ev, n);
-	} while (n == RTE_DIM(ev));
-	if (budget == 0)
-		return;
-	do {
-		n = fp_sweep(fp, now_ns(), budget, ev, RTE_DIM(ev));
-		post(ev, n);
-	} while (n == RTE_DIM(ev));
+	if (lost)
+		count(&workers[0], FC_CNT_NPU_EVENT_RING_FULL, lost);
 }
 
 /* The host's lease: lapsed now?  Said once a lapse, on the log. */
@@ -527,7 +501,7 @@ usage(void)
 		"                   [--workers N] [--sweep-ms N]\n"
 		"  --link      the link's shared memory file (default " LK_PATH ";\n"
 		"              its directory made 0700 if missing, root's and writable by no other)\n"
-		"  --conns     connection table size (default 65536)\n"
+		"  --conns     connection table size (default 1048576)\n"
 		"  --nhops     next-hop table size (default 4096)\n"
 		"  --workers   worker lcores (default 1; more need RSS on every port)\n"
 		"  --sweep-ms  aging sweep period (default 100)\n");
@@ -583,7 +557,7 @@ parse_args(int argc, char **argv, struct npu_opts *o)
 int
 main(int argc, char **argv)
 {
-	struct npu_opts o = { .link = LK_PATH, .conns = 65536, .nhops = 4096,
+	struct npu_opts o = { .link = LK_PATH, .conns = 1048576, .nhops = 4096,
 			      .workers = 1, .sweep_ms = 100 };
 	struct fp_params fpp = { .name = "npu", .socket_id = (int)SOCKET_ID_ANY };
 	unsigned int lcore, i = 0;

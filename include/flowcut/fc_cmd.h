@@ -44,7 +44,8 @@
 	X(FW_CFG_PARAMS_GET, 64) \
 	X(CONN_REVIVE_FP, 65) \
 	X(HOST_LEASE, 66) \
-	X(HOST_LEASE_READ, 67)
+	X(HOST_LEASE_READ, 67) \
+	X(CONN_READ_BRIEF, 68)
 
 enum fc_cmd_op {
 #define FC_CMD_ENUM_(name, num) FC_CMD_##name = num,
@@ -392,6 +393,59 @@ struct fc_ans_range {
 	struct fc_conn_info conn[FC_RANGE_MAX];
 };
 
+/*
+ * CONN_READ_BRIEF (68): | first slot (32) | end slot (32) |
+ * answer: | next slot (32) | count (32) | count x struct fc_conn_brief |
+ * The live connections of slots first..end-1 (end 0: to the table's end),
+ * at most FC_BRIEF_MAX an answer; next slot is where to go on, equal to
+ * the window's end (or the table's size) once the window is read through,
+ * so disjoint windows can be read with many commands in flight.  first
+ * at or past the table's size, or end past it: -ERANGE; end not 0 and not
+ * past first: -EINVAL.  One connection, for a reconciliation (120 bytes,
+ * 8 an answer, where CONN_READ_RANGE's fc_conn_info carries 5):
+ *
+ *   +---------------------------------------------------------------+
+ *   |                        conn id (64)                           |
+ *   +-------+-------+-------+-------+-------------------------------+
+ *   | state |verdict|reason |actions|          fw_rev (32)          |
+ *   +-------+-------+-------+-------+-------------------------------+
+ *   |  last seen, ns (64): the newer of the two microflows'         |
+ *   +---------------------------------------------------------------+
+ *   |  key[0] (48): the original direction's                        |
+ *   |  key[1] (48): the reply's (it carries the NAT)                |
+ *   +---------------------------------------------------------------+
+ *   actions: the original direction's action in the low 4 bits, the
+ *   reply's in the high 4 (fc_brief_action); both are needed to tell a
+ *   cut connection (both DROP) from one that drops one way.
+ */
+struct fc_cmd_brief {
+	uint32_t first;
+	uint32_t end;
+};
+struct fc_conn_brief {
+	uint64_t id;
+	uint8_t state;
+	uint8_t verdict;
+	uint8_t reason;
+	uint8_t actions;
+	uint32_t fw_rev;
+	uint64_t last_seen;
+	struct fc_key key[2];
+};
+#define FC_BRIEF_MAX ((FC_CMD_MAX_PAYLOAD - 8) / sizeof(struct fc_conn_brief))
+struct fc_ans_brief {
+	uint32_t next;
+	uint32_t count;
+	struct fc_conn_brief conn[FC_BRIEF_MAX];
+};
+
+/* The action of direction `dir` (0 original, 1 reply) a brief carries. */
+static inline unsigned int
+fc_brief_action(const struct fc_conn_brief *b, unsigned int dir)
+{
+	return dir ? b->actions >> 4 : b->actions & 0xfu;
+}
+
 /* TABLE_STATS_READ (42): empty.  answer: | conns (32) | capacity (32) | */
 struct fc_ans_table_stats {
 	uint32_t conns;
@@ -423,6 +477,11 @@ _Static_assert(sizeof(struct fc_cmd_mflow) == 16, "fc_cmd_mflow");
 _Static_assert(sizeof(struct fc_mflow_info) == 88, "fc_mflow_info");
 _Static_assert(sizeof(struct fc_conn_info) == 192, "fc_conn_info");
 _Static_assert(sizeof(struct fc_ans_range) <= FC_CMD_MAX_PAYLOAD, "fc_ans_range");
+_Static_assert(sizeof(struct fc_cmd_brief) == 8, "fc_cmd_brief");
+_Static_assert(sizeof(struct fc_conn_brief) == 120, "fc_conn_brief");
+_Static_assert(FC_BRIEF_MAX == 8, "fc_conn_brief: 8 an answer");
+_Static_assert(sizeof(struct fc_ans_brief) <= FC_CMD_MAX_PAYLOAD, "fc_ans_brief");
+_Static_assert(FC_ACTION_MAX <= 16, "an action fits fc_conn_brief's 4 bits");
 _Static_assert(sizeof(struct fc_ans_counters) <= FC_CMD_MAX_PAYLOAD, "fc_ans_counters");
 
 #endif /* FLOWCUT_FC_CMD_H */
