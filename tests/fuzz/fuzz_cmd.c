@@ -109,7 +109,8 @@ fuzz_one(const uint8_t *data, size_t size)
 			die("an error answer with a payload", h.op, a.rc);
 		if (a.len > FC_CMD_MAX_PAYLOAD)
 			die("an answer too long", h.op, a.rc);
-		if ((a.rc == -EBADMSG || a.rc == -EOPNOTSUPP || a.rc == -EINVAL) &&
+		if ((a.rc == -EBADMSG || a.rc == -EOPNOTSUPP || a.rc == -EINVAL ||
+		     a.rc == -ERANGE) &&
 		    digest(fp) != before)
 			die("a refused command changed the tables", h.op, a.rc);
 		if (fp_conn_count(fp) > CONNS)
@@ -177,6 +178,7 @@ fuzz_seeds(const char *dir)
 	struct fc_cmd_conn_id cid = { .id = 0 };
 	struct fc_cmd_mflow mf = { .id = 0, .dir = 1 };
 	struct fc_cmd_range rg = { .first = 0, .max = 4 };
+	struct fc_cmd_brief br = { .first = 0, .end = CONNS / 2 };
 	struct fc_key k0, k1;
 	unsigned int i = 0;
 	int rc = 0;
@@ -203,6 +205,7 @@ fuzz_seeds(const char *dir)
 	rc |= seed(dir, i++, FC_CMD_CONN_READ_BY_ID, &cid, sizeof(cid));
 	rc |= seed(dir, i++, FC_CMD_CONN_READ_BY_KEY, &k0, sizeof(k0));
 	rc |= seed(dir, i++, FC_CMD_CONN_READ_RANGE, &rg, sizeof(rg));
+	rc |= seed(dir, i++, FC_CMD_CONN_READ_BRIEF, &br, sizeof(br));
 	rc |= seed(dir, i++, FC_CMD_TABLE_STATS_READ, NULL, 0);
 	rc |= seed(dir, i++, FC_CMD_COUNTER_READ, NULL, 0);
 	rc |= seed(dir, i++, FC_CMD_COUNTER_CLEAR, NULL, 0);

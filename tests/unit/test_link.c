@@ -207,6 +207,33 @@ test_call_counts_other_answers(void **state)
 	lk_close(host);
 }
 
+/* lk_event_room: what lk_event_put takes, down to 0 as the ring fills, up as the host takes. */
+static void
+test_event_room(void **state)
+{
+	struct lk *npu = *state, *host = lk_attach(path, -1);
+	struct lk_event ev;
+	uint32_t room, put = 0;
+
+	assert_non_null(host);
+	assert_int_equal(lk_event_room(npu), LK_EV_SLOTS - 1);	/* the BOOT */
+	assert_int_equal(lk_event_take(host, &ev), 0);
+	assert_int_equal(lk_event_room(npu), LK_EV_SLOTS);
+	for (room = lk_event_room(npu); room > 0; room--) {
+		assert_int_equal(lk_event_put(npu, &(struct lk_event){ .type = FC_EV_AGED_OUT }), 0);
+		put++;
+		assert_int_equal(lk_event_room(npu), room - 1);
+	}
+	assert_int_equal(put, LK_EV_SLOTS);
+	assert_int_equal(lk_event_put(npu, &(struct lk_event){ .type = FC_EV_AGED_OUT }), -ENOBUFS);
+	assert_int_equal(lk_event_room(npu), 0);
+	assert_int_equal(lk_event_take(host, &ev), -EOVERFLOW);	/* the one lost, said */
+	assert_int_equal(lk_event_take(host, &ev), 0);
+	assert_int_equal(lk_event_take(host, &ev), 0);
+	assert_int_equal(lk_event_room(npu), 2);
+	lk_close(host);
+}
+
 static void
 test_reboot_and_resync(void **state)
 {
@@ -915,12 +942,13 @@ int
 main(void)
 {
 	enum { ROWS = sizeof(trust_rows) / sizeof(trust_rows[0]) };
-	struct CMUnitTest tests[12 + ROWS] = {
+	struct CMUnitTest tests[13 + ROWS] = {
 		cmocka_unit_test_setup_teardown(test_boot_event_and_attach, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batch_and_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_call_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_call_counts_other_answers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reboot_and_resync, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_event_room, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_slots, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_slot_pid_reused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_frames_and_counters, setup, teardown),
@@ -931,7 +959,7 @@ main(void)
 	};
 
 	for (size_t i = 0; i < ROWS; i++)
-		tests[12 + i] = (struct CMUnitTest){ .name = trust_rows[i].name,
+		tests[13 + i] = (struct CMUnitTest){ .name = trust_rows[i].name,
 						     .test_func = test_trust,
 						     .setup_func = trust_setup,
 						     .teardown_func = trust_teardown,

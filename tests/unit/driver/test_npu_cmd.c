@@ -37,15 +37,36 @@
 #define NS 1000000000ull
 #define FILLER_ID 0xf111e5ull	/* the events the test itself puts on the ring */
 
-static struct fp *
-table_make(void)
+static struct fp *fp;		/* each row's own, made by setup, destroyed by teardown */
+static struct lk *npu, *host;	/* the events rows' link */
+static char dir[64], path[80];
+
+static int
+setup(void **state)
 {
 	struct fp_params p = { .max_conns = SLOTS, .max_nhops = 4, .max_workers = 1,
 			       .socket_id = SOCKET_ID_ANY, .name = "testnpucmd" };
-	struct fp *fp = fp_create(&p);
 
-	assert_non_null(fp);
-	return fp;
+	(void)state;
+	fp = fp_create(&p);
+	return fp == NULL ? -1 : 0;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	lk_close(host);
+	lk_close(npu);
+	host = npu = NULL;
+	if (dir[0] != '\0') {
+		unlink(path);
+		rmdir(dir);
+		dir[0] = '\0';
+	}
+	fp_destroy(fp);
+	fp = NULL;
+	return 0;
 }
 
 /*
@@ -55,7 +76,7 @@ table_make(void)
  * every fifth.
  */
 static fp_conn_id
-conn_make(struct fp *fp, unsigned int i, uint64_t now)
+conn_make(unsigned int i, uint64_t now)
 {
 	struct fp_conn_spec s = { .verdict = FC_VERDICT_CUT_THRU };
 	fp_conn_id id;
@@ -85,7 +106,7 @@ conn_make(struct fp *fp, unsigned int i, uint64_t now)
 }
 
 static int
-exec(struct fp *fp, uint16_t op, const void *payload, uint16_t len, void *ans, uint16_t *alen)
+exec(uint16_t op, const void *payload, uint16_t len, void *ans, uint16_t *alen)
 {
 	struct fc_cmd_hdr h = { .op = op, .len = len, .tag = 7 };
 	struct fc_ans_hdr a;
@@ -130,7 +151,7 @@ static const struct brief_row brief_rows[] = {
 };
 
 static void
-brief_check(struct fp *fp, const struct fc_conn_brief *b, fp_conn_id id)
+brief_check(const struct fc_conn_brief *b, fp_conn_id id)
 {
 	struct fc_cmd_conn_id c = { .id = id };
 	_Alignas(8) uint8_t buf[FC_CMD_MAX_PAYLOAD];
@@ -138,7 +159,7 @@ brief_check(struct fp *fp, const struct fc_conn_brief *b, fp_conn_id id)
 	uint16_t alen;
 	uint64_t s0, s1;
 
-	assert_int_equal(exec(fp, FC_CMD_CONN_READ_BY_ID, &c, sizeof(c), buf, &alen), 0);
+	assert_int_equal(exec(FC_CMD_CONN_READ_BY_ID, &c, sizeof(c), buf, &alen), 0);
 	assert_int_equal(b->id, id);
 	assert_int_equal(b->state, ci->state);
 	assert_int_equal(b->verdict, ci->verdict);
@@ -157,7 +178,6 @@ static void
 test_brief(void **state)
 {
 	const struct brief_row *r = *state;
-	struct fp *fp = table_make();
 	struct fc_cmd_brief c = { .first = r->first, .end = r->end };
 	_Alignas(8) uint8_t buf[FC_CMD_MAX_PAYLOAD];
 	const struct fc_ans_brief *a = (const struct fc_ans_brief *)buf;
@@ -166,11 +186,11 @@ test_brief(void **state)
 	int rc;
 
 	for (unsigned int i = 0; i < r->conns; i++)
-		ids[i] = conn_make(fp, i, 1 * NS);
+		ids[i] = conn_make(i, 1 * NS);
 	/* one cut: its verdict carried too */
 	if (r->conns > 5)
 		assert_int_equal(fp_conn_verdict_set(fp, ids[5], FC_VERDICT_DROP), 0);
-	rc = exec(fp, FC_CMD_CONN_READ_BRIEF, &c, r->len ? r->len : sizeof(c), buf, &alen);
+	rc = exec(FC_CMD_CONN_READ_BRIEF, &c, r->len ? r->len : sizeof(c), buf, &alen);
 	assert_int_equal(rc, r->rc);
 	if (rc == 0) {
 		assert_int_equal(alen, offsetof(struct fc_ans_brief, conn) +
@@ -178,22 +198,20 @@ test_brief(void **state)
 		assert_int_equal(a->count, r->count);
 		assert_int_equal(a->next, r->next);
 		for (uint32_t k = 0; k < a->count; k++)
-			brief_check(fp, &a->conn[k], ids[r->from + k]);
+			brief_check(&a->conn[k], ids[r->from + k]);
 	}
-	fp_destroy(fp);
 }
 
 /* A whole table, read window after window from each answer's next: every connection once. */
 static void
 test_brief_whole_table(void **state)
 {
-	struct fp *fp = table_make();
 	unsigned int seen[SLOTS] = { 0 }, n = 0;
 	fp_conn_id ids[SLOTS];
 
 	(void)state;
 	for (unsigned int i = 0; i < 45; i++)
-		ids[i] = conn_make(fp, i, 1 * NS);
+		ids[i] = conn_make(i, 1 * NS);
 	for (uint32_t w = 0; w < SLOTS; w += 16) {
 		struct fc_cmd_brief c = { .first = w, .end = w + 16 };
 
@@ -202,7 +220,7 @@ test_brief_whole_table(void **state)
 			const struct fc_ans_brief *a = (const struct fc_ans_brief *)buf;
 			uint16_t alen;
 
-			assert_int_equal(exec(fp, FC_CMD_CONN_READ_BRIEF, &c, sizeof(c), buf, &alen), 0);
+			assert_int_equal(exec(FC_CMD_CONN_READ_BRIEF, &c, sizeof(c), buf, &alen), 0);
 			assert_true(a->next > c.first && a->next <= c.end);
 			for (uint32_t k = 0; k < a->count; k++) {
 				for (unsigned int j = 0; j < 45; j++)
@@ -216,7 +234,6 @@ test_brief_whole_table(void **state)
 	assert_int_equal(n, 45);
 	for (unsigned int j = 0; j < 45; j++)
 		assert_int_equal(seen[j], 1);
-	fp_destroy(fp);
 }
 
 /* ---- the sweep's events ---- */
@@ -250,16 +267,14 @@ static const struct ev_row ev_rows[] = {
 	  EV_CONNS },
 };
 
-static char dir[64], path[80];
-
 /* Takes every event; records the connections the AGED_OUT and REMOVED name. */
 static void
-host_read(struct lk *host, fp_conn_id *gone, unsigned int *ngone)
+host_read(struct lk *h, fp_conn_id *gone, unsigned int *ngone)
 {
 	struct lk_event ev;
 	int rc;
 
-	while ((rc = lk_event_take(host, &ev)) == 0 || rc == -EOVERFLOW) {
+	while ((rc = lk_event_take(h, &ev)) == 0 || rc == -EOVERFLOW) {
 		if (rc != 0 || ev.id == FILLER_ID || ev.type == LK_EV_BOOT)
 			continue;
 		if (ev.type == FC_EV_AGED_OUT || ev.type == FC_EV_REMOVED)
@@ -272,8 +287,6 @@ static void
 test_events(void **state)
 {
 	const struct ev_row *r = *state;
-	struct fp *fp = table_make();
-	struct lk *npu, *host;
 	fp_conn_id ids[EV_CONNS], gone[4 * EV_CONNS];
 	unsigned int ngone = 0;
 	uint64_t now = 100 * NS, lost;
@@ -288,7 +301,7 @@ test_events(void **state)
 	host_read(host, gone, &ngone);	/* the BOOT */
 
 	for (unsigned int i = 0; i < EV_CONNS; i++)
-		ids[i] = conn_make(fp, i, 1 * NS);	/* idle since 1 s, timeout 1 s */
+		ids[i] = conn_make(i, 1 * NS);	/* idle since 1 s, timeout 1 s */
 	if (r->rev_bump)
 		fp_fw_rev_set(fp, 9);
 	if (r->lease == HELD)
@@ -328,11 +341,6 @@ test_events(void **state)
 	else
 		assert_int_equal(ngone + r->lost, r->removed);
 
-	lk_close(host);
-	lk_close(npu);
-	unlink(path);
-	rmdir(dir);
-	fp_destroy(fp);
 }
 
 static int
@@ -352,11 +360,14 @@ main(void)
 
 	for (size_t i = 0; i < NB; i++)
 		tests[n++] = (struct CMUnitTest){ .name = brief_rows[i].name, .test_func = test_brief,
+						  .setup_func = setup, .teardown_func = teardown,
 						  .initial_state = (void *)&brief_rows[i] };
 	tests[n++] = (struct CMUnitTest){ .name = "brief: a whole table in windows of 16",
-					  .test_func = test_brief_whole_table };
+					  .test_func = test_brief_whole_table,
+					  .setup_func = setup, .teardown_func = teardown };
 	for (size_t i = 0; i < NE; i++)
 		tests[n++] = (struct CMUnitTest){ .name = ev_rows[i].name, .test_func = test_events,
+						  .setup_func = setup, .teardown_func = teardown,
 						  .initial_state = (void *)&ev_rows[i] };
 	return cmocka_run_group_tests(tests, group_setup, NULL);
 }
