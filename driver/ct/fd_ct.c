@@ -849,7 +849,7 @@ dump_msg(const struct nlmsghdr *nlh, void *data)
 			d->done = true;
 		else if (err == 0)
 			return 0;	/* an ack: nothing to say */
-		return err < 0 ? err : (err > 0 ? -EPROTO : 0);
+		return err < 0 && err >= -4095 ? err : (err != 0 ? -EPROTO : 0);
 	}
 	if (nlh->nlmsg_type != ((NFNL_SUBSYS_CTNETLINK << 8) | IPCTNL_MSG_CT_NEW))
 		return 0;

@@ -263,7 +263,7 @@ int fd_ct_dump_msg(void *buf, uint32_t seq, uint32_t mark, uint32_t mask);
  * (one that does not is said and skipped); *done set at NLMSG_DONE (what
  * follows it is ignored).  The number handed on, or -EINTR (a message
  * flagged NLM_F_DUMP_INTR), the kernel's error (NLMSG_ERROR, NLMSG_DONE
- * with one), -EBADMSG (a message not whole, or an error too short), or
+ * with one; -EPROTO for one that is no errno), -EBADMSG (a message not whole, or an error too short), or
  * -ENOMEM; those before the failing message were handed on.
  */
 int fd_ct_dump_parse(const void *buf, size_t len, fd_ct_state_fn *cb, void *arg, bool *done);
