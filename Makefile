@@ -115,6 +115,7 @@ $(call program,flowcut-bench,     bench/flowcut-bench.c,                  fastpa
 $(call program,flowcut-fpdemo,    tools/flowcut-fpdemo.c,                 fastpath tests/lib dpdk,   )
 $(call program,flowcut-ctfill,    tools/flowcut-ctfill.c,                 ,                          -lnetfilter_conntrack -lnfnetlink)
 $(call program,test_driver,       tests/integration/test_driver.c,        driver/cut driver/offload driver/nft driver/ct driver/path driver/port driver/cmd driver/base settings npu fastpath link tests/lib dpdk, -lcmocka -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson)
+$(call program,test_ct,           tests/integration/test_ct.c,            driver/ct driver/base tests/lib, -lcmocka -lmnl -lnetfilter_conntrack -lnfnetlink)
 $(call program,test_npu,          tests/integration/test_npu.c,           fastpath link tests/lib,   -lcmocka -lpcap)
 $(call program,test_rulecheck_nft, tests/integration/test_rulecheck.c,     driver/nft settings tests/lib, -lcmocka -lmnl -lnftables -ljansson)
 

@@ -78,7 +78,7 @@ struct fd_ct {
 	char *dump_buf;			/* FD_CT_DUMP_BUF bytes */
 	uint64_t not_kernel;		/* datagrams from another sender: dropped */
 	uint64_t events_lost;		/* ENOBUFS, or an event not kept */
-	unsigned int evbuf_ask, evbuf;	/* the event socket's buffer: asked, got */
+	unsigned int evbuf_ask;		/* the event socket's buffer, asked */
 	uint32_t q_portid, nl_portid;	/* events they cause carry these */
 	uint32_t seq;
 	uint32_t timeout[256];		/* conntrack's timeout per L4 protocol, s */
@@ -137,6 +137,7 @@ fd_ct_open(void)
 {
 	struct fd_ct *c = calloc(1, sizeof(*c));
 	const char *what = "conntrack event socket";
+	unsigned int got;
 	int fl, err;
 
 	if (c == NULL)
@@ -163,11 +164,11 @@ fd_ct_open(void)
 	 * correctness.
 	 */
 	c->evbuf_ask = FD_CT_EVBUF_ASK;
-	c->evbuf = nfnl_rcvbufsiz(nfct_nfnlh(c->ev), c->evbuf_ask);
-	if (c->evbuf < c->evbuf_ask)
+	got = nfnl_rcvbufsiz(nfct_nfnlh(c->ev), c->evbuf_ask);
+	if (got < c->evbuf_ask)
 		fprintf(stderr, "flowcutd: conntrack event socket: receive buffer %u bytes, "
 			"asked %u; a burst of events is more likely lost and reconciled\n",
-			c->evbuf, c->evbuf_ask);
+			got, c->evbuf_ask);
 	what = "conntrack update socket's receive buffer";
 	if (setsockopt(mnl_socket_get_fd(c->nl), SOL_SOCKET, SO_RCVBUFFORCE,
 		       &(int){ FD_CT_NL_RCVBUF }, sizeof(int)) != 0 &&
@@ -231,7 +232,13 @@ fd_ct_established_timeout(const struct fd_ct *c, uint8_t l4proto)
 unsigned int
 fd_ct_event_buf(const struct fd_ct *c)
 {
-	return c->evbuf;
+	int v = 0;
+	socklen_t len = sizeof(v);
+
+	/* the socket's, now: nothing kept that could go stale */
+	if (getsockopt(nfct_fd(c->ev), SOL_SOCKET, SO_RCVBUF, &v, &len) != 0)
+		return 0;
+	return (unsigned int)v;
 }
 
 uint64_t
@@ -278,9 +285,9 @@ lost(struct fd_ct *c)
 	if (c->evbuf_ask >= FD_CT_EVBUF_MAX)
 		return;
 	c->evbuf_ask *= 2;
-	c->evbuf = nfnl_rcvbufsiz(nfct_nfnlh(c->ev), c->evbuf_ask);
 	fprintf(stderr, "flowcutd: conntrack events lost; the event socket's receive buffer "
-		"asked %u bytes, got %u\n", c->evbuf_ask, c->evbuf);
+		"asked %u bytes, got %u\n", c->evbuf_ask,
+		nfnl_rcvbufsiz(nfct_nfnlh(c->ev), c->evbuf_ask));
 }
 
 /* ---- events ---- */
