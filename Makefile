@@ -115,6 +115,7 @@ $(call program,flowcut-bench,     bench/flowcut-bench.c,                  fastpa
 $(call program,flowcut-fpdemo,    tools/flowcut-fpdemo.c,                 fastpath tests/lib dpdk,   )
 $(call program,flowcut-ctfill,    tools/flowcut-ctfill.c,                 ,                          -lnetfilter_conntrack -lnfnetlink)
 $(call program,test_driver,       tests/integration/test_driver.c,        driver/cut driver/offload driver/nft driver/ct driver/path driver/port driver/cmd driver/base settings npu fastpath link tests/lib dpdk, -lcmocka -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson)
+$(call program,test_ct,           tests/integration/test_ct.c,            driver/ct driver/base tests/lib, -lcmocka -lmnl -lnetfilter_conntrack -lnfnetlink)
 $(call program,test_npu,          tests/integration/test_npu.c,           fastpath link tests/lib,   -lcmocka -lpcap)
 $(call program,test_rulecheck_nft, tests/integration/test_rulecheck.c,     driver/nft settings tests/lib, -lcmocka -lmnl -lnftables -ljansson)
 
@@ -137,6 +138,7 @@ $(call unit,test_list,         tests/unit/test_list.c,          settings,       
 $(call unit,test_fplist,       tests/unit/test_fplist.c,        settings,                                -lcmocka,                      watched fingerprints file)
 $(call unit,test_tls,          tests/unit/test_tls.c,           inspect tests/lib,                       -lcmocka -lcrypto -lpcap,      tls ClientHello)
 $(call unit,test_quic,         tests/unit/test_quic.c,          inspect tests/lib,                       -lcmocka -lcrypto,             QUIC Initial)
+$(call unit,test_ct_msg,       tests/unit/driver/test_ct_msg.c,        driver/ct driver/base,                   -lcmocka -lmnl -lnetfilter_conntrack -lnfnetlink, conntrack's messages: updates$(comma) the dump$(comma) own events)
 $(call unit,test_policy,       tests/unit/driver/test_policy.c,        driver/ct,                               -lcmocka -lnetfilter_conntrack, offload policy)
 $(call unit,test_offload,      tests/unit/driver/test_offload.c tests/unit/driver/standins.c, driver/offload driver/path driver/ct driver/cmd driver/port driver/base link, -lcmocka -lmnl -lnetfilter_conntrack -lnfnetlink, the binding's state machine$(comma) with stand-ins (no root))
 $(call unit,test_cut,          tests/unit/driver/test_cut.c tests/unit/driver/standins.c, driver/cut driver/offload driver/nft driver/path driver/ct driver/cmd driver/port driver/base settings link, -lcmocka -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson, the cut: what it picks$(comma) drops before kills$(comma) batches$(comma) with stand-ins (no root))
@@ -158,6 +160,7 @@ $(call fuzz_target,rtnl,      tests/fuzz/fuzz_rtnl.c,      driver/path driver/po
 $(call fuzz_target,list,      tests/fuzz/fuzz_list.c,      settings,                                          )
 $(call fuzz_target,tls,       tests/fuzz/fuzz_tls.c,       inspect tests/lib,                                 -lcrypto)
 $(call fuzz_target,ct,        tests/fuzz/fuzz_ct.c,        driver/ct driver/base,                             -lmnl -lnetfilter_conntrack -lnfnetlink)
+$(call fuzz_target,ctdump,    tests/fuzz/fuzz_ctdump.c,    driver/ct driver/base,                             -lmnl -lnetfilter_conntrack -lnfnetlink)
 $(call fuzz_target,ctl,       tests/fuzz/fuzz_ctl.c,       driver/control,                                    )
 $(call fuzz_target,nftset,    tests/fuzz/fuzz_nftset.c,    driver/nft settings,                               -lmnl)
 $(call fuzz_target,fplist,    tests/fuzz/fuzz_fplist.c,    settings,                                          )

@@ -69,6 +69,8 @@ done
 cmocka "flowcut-npu on net_pcap" "$BUILD/test_npu"
 # the binding against the real fast path and the real conntrack, in a namespace (root only)
 cmocka "flowcutd binding" "$BUILD/test_driver"
+# conntrack's posted I/O, the dump by mark, the event buffer, against the real conntrack (root only)
+cmocka "fd_ct against conntrack" "$BUILD/test_ct"
 # the ruleset check against rulesets loaded in a namespace, listed by libnftables (root only)
 cmocka "ruleset check on the real nftables" "$BUILD/test_rulecheck_nft"
 # the appliance in the lab, with iperf3 streams (root only)

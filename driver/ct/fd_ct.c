@@ -2,9 +2,15 @@
 /*
  * fd_ct: see fd_ct.h.
  *
- * Libraries: libnetfilter_conntrack (sockets, GET, DUMP, UPDATE, and
- * nfct_nlmsg_build/parse for the messages read or built here), libmnl (the
- * event datagrams, one at a time; the masked mark update).
+ * Libraries: libnetfilter_conntrack (the event and query sockets, the
+ * whole DUMP, and nfct_nlmsg_build/_build_filter/_parse for the messages
+ * read or built here), libmnl (the event datagrams, one at a time; the
+ * posted requests and the synchronous calls over them; the incremental
+ * dump).
+ *
+ * The incremental dump is built by nfct_nlmsg_build_filter on a libmnl
+ * socket, not NFCT_Q_DUMP_FILTER: that query reads the whole dump inside
+ * one nfct_query(), and the point is to read it a few datagrams a turn.
  */
 #include "fd_ct.h"
 #include "fd_nl.h"
@@ -34,32 +40,50 @@
 #define CT_TCP_FLAG_BE_LIBERAL 0x08
 #define CT_TCP_FLAG_MAXACK_SET 0x20
 
-#define FD_CT_RCVBUF (8u << 20)
 #define FD_CT_DRAIN_ROUNDS 64
 /* one event datagram: a state's attributes fit many times over */
 #define FD_CT_EVBUF 16384
-/* a DELETE's tuple and zone take under 200 bytes; each queued one gets this much */
-#define FD_CT_KILL_MSG 512
-#define FD_CT_KILL_BUF (FD_CT_KILL_BATCH * FD_CT_KILL_MSG)
+/*
+ * The posted requests' socket: a batch of GETs is answered by
+ * FD_CT_BATCH states (each in an skb of about a page, ctnetlink's
+ * NLMSG_DEFAULT_SIZE) and as many acks, all queued before the flush reads
+ * one: the default 208 KiB would drop some.
+ */
+#define FD_CT_NL_RCVBUF (FD_CT_BATCH * 16384)
+
+/*
+ * A queue of posted requests (kills, updates, GETs): their messages side
+ * by side in buf, each given FD_CT_MSG_MAX (a tuple, zone, protoinfo,
+ * timeout and mark take under 300 bytes), numbered at the flush.
+ */
+struct ct_posted {
+	fd_ct_done_fn *done;		/* kills, updates */
+	fd_ct_state_fn *state_done;	/* GETs */
+	void *arg;
+	uint32_t off;			/* its message in buf */
+};
+
+struct ct_batch {
+	struct ct_posted q[FD_CT_BATCH];
+	unsigned int n;
+	size_t len;
+	char buf[FD_CT_BATCH * FD_CT_MSG_MAX] __attribute__((aligned(NLMSG_ALIGNTO)));
+};
 
 struct fd_ct {
 	struct nfct_handle *ev;		/* events */
 	struct nfct_handle *q;		/* queries */
-	struct mnl_socket *nl;		/* masked updates */
-	uint64_t not_kernel;		/* event datagrams from another sender: dropped */
+	struct mnl_socket *nl;		/* posted requests */
+	struct mnl_socket *dump;	/* the incremental dump being read, or NULL */
+	char *dump_buf;			/* FD_CT_DUMP_BUF bytes */
+	uint64_t not_kernel;		/* datagrams from another sender: dropped */
+	uint64_t events_lost;		/* ENOBUFS, or an event not kept */
+	unsigned int evbuf_ask;		/* the event socket's buffer, asked */
 	uint32_t q_portid, nl_portid;	/* events they cause carry these */
 	uint32_t seq;
 	uint32_t timeout[256];		/* conntrack's timeout per L4 protocol, s */
-	/* kills queued (fd_ct_kill_post), sent together by fd_ct_kill_flush */
-	struct {
-		uint32_t seq;
-		fd_ct_done_fn *done;
-		void *arg;
-	} kill[FD_CT_KILL_BATCH];
-	unsigned int nkill;
-	size_t kill_len;
-	char *kill_buf;			/* FD_CT_KILL_BUF bytes */
-	/* a dump being gathered */
+	struct ct_batch kills, updates, gets;
+	/* a dump being gathered (fd_ct_dump) */
 	bool dump_failed;
 	struct nf_conntrack **dumped;
 	size_t ndumped, capdumped;
@@ -113,12 +137,13 @@ fd_ct_open(void)
 {
 	struct fd_ct *c = calloc(1, sizeof(*c));
 	const char *what = "conntrack event socket";
+	unsigned int got;
 	int fl, err;
 
 	if (c == NULL)
 		return NULL;
-	c->kill_buf = malloc(FD_CT_KILL_BUF);
-	if (c->kill_buf == NULL)
+	c->dump_buf = malloc(FD_CT_DUMP_BUF);
+	if (c->dump_buf == NULL)
 		goto fail;
 	c->ev = nfct_open(CONNTRACK, NF_NETLINK_CONNTRACK_NEW | NF_NETLINK_CONNTRACK_UPDATE |
 				     NF_NETLINK_CONNTRACK_DESTROY);
@@ -133,14 +158,23 @@ fd_ct_open(void)
 	if (c->nl == NULL || mnl_socket_bind(c->nl, 0, MNL_SOCKET_AUTOPID) < 0)
 		goto fail;
 	/*
-	 * A burst of events must fit; if it does not, ENOBUFS says so and the
-	 * binding reconciles: a smaller buffer (no CAP_NET_ADMIN, a low
-	 * rmem_max) costs more reconciliations, not correctness.
+	 * A burst of events must fit; if it does not, ENOBUFS says so, the
+	 * buffer doubles (lost()) and the binding reconciles: a smaller buffer
+	 * (no CAP_NET_ADMIN, a low rmem_max) costs more reconciliations, not
+	 * correctness.
 	 */
-	if (nfnl_rcvbufsiz(nfct_nfnlh(c->ev), FD_CT_RCVBUF) < FD_CT_RCVBUF)
-		fprintf(stderr, "flowcutd: conntrack event socket: receive buffer below %u "
-			"bytes; a burst of events is more likely lost and reconciled\n",
-			FD_CT_RCVBUF);
+	c->evbuf_ask = FD_CT_EVBUF_ASK;
+	got = nfnl_rcvbufsiz(nfct_nfnlh(c->ev), c->evbuf_ask);
+	if (got < c->evbuf_ask)
+		fprintf(stderr, "flowcutd: conntrack event socket: receive buffer %u bytes, "
+			"asked %u; a burst of events is more likely lost and reconciled\n",
+			got, c->evbuf_ask);
+	what = "conntrack update socket's receive buffer";
+	if (setsockopt(mnl_socket_get_fd(c->nl), SOL_SOCKET, SO_RCVBUFFORCE,
+		       &(int){ FD_CT_NL_RCVBUF }, sizeof(int)) != 0 &&
+	    setsockopt(mnl_socket_get_fd(c->nl), SOL_SOCKET, SO_RCVBUF,
+		       &(int){ FD_CT_NL_RCVBUF }, sizeof(int)) != 0)
+		goto fail;
 	what = "conntrack event socket made non-blocking";
 	fl = fcntl(nfct_fd(c->ev), F_GETFL);
 	if (fl < 0 || fcntl(nfct_fd(c->ev), F_SETFL, fl | O_NONBLOCK) < 0)
@@ -167,16 +201,19 @@ fd_ct_close(struct fd_ct *c)
 {
 	if (c == NULL)
 		return;
-	if (c->nkill)
-		(void)fd_ct_kill_flush(c);
+	(void)fd_ct_kill_flush(c);
+	(void)fd_ct_update_flush(c);
+	(void)fd_ct_get_flush(c);
 	if (c->ev)
 		nfct_close(c->ev);
 	if (c->q)
 		nfct_close(c->q);
 	if (c->nl)
 		mnl_socket_close(c->nl);
+	if (c->dump)
+		mnl_socket_close(c->dump);
 	free(c->dumped);
-	free(c->kill_buf);
+	free(c->dump_buf);
 	free(c);
 }
 
@@ -190,6 +227,67 @@ uint32_t
 fd_ct_established_timeout(const struct fd_ct *c, uint8_t l4proto)
 {
 	return c->timeout[l4proto] ? c->timeout[l4proto] : 120;
+}
+
+unsigned int
+fd_ct_event_buf(const struct fd_ct *c)
+{
+	int v = 0;
+	socklen_t len = sizeof(v);
+
+	/* the socket's, now: nothing kept that could go stale */
+	if (getsockopt(nfct_fd(c->ev), SOL_SOCKET, SO_RCVBUF, &v, &len) != 0)
+		return 0;
+	return (unsigned int)v;
+}
+
+uint64_t
+fd_ct_events_lost(const struct fd_ct *c)
+{
+	return c->events_lost;
+}
+
+/*
+ * One datagram from the kernel: its length, or -errno (-EAGAIN: none yet,
+ * with MSG_DONTWAIT).  Only the kernel's: libnetfilter_conntrack exits the
+ * process on a message that breaks ctnetlink's ABI, trusting its sender;
+ * a datagram from any other port is dropped and said (the first ten).
+ */
+static ssize_t
+kernel_recv(struct fd_ct *c, int fd, void *buf, size_t cap, int flags)
+{
+	for (;;) {
+		struct sockaddr_nl from;
+		socklen_t flen = sizeof(from);
+		ssize_t len = recvfrom(fd, buf, cap, flags, (struct sockaddr *)&from, &flen);
+
+		if (len < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (flen >= sizeof(from) && from.nl_pid == 0)
+			return len;
+		if (c->not_kernel++ < 10)	/* said, not flooded */
+			fprintf(stderr, "flowcutd: a conntrack datagram from netlink port %u, "
+				"not the kernel: dropped\n", from.nl_pid);
+	}
+}
+
+/*
+ * Events were lost: counted, and the buffer doubled up to FD_CT_EVBUF_MAX
+ * (conntrack-tools' nl_resize_socket_buffer), so the next burst fits.
+ */
+static void
+lost(struct fd_ct *c)
+{
+	c->events_lost++;
+	if (c->evbuf_ask >= FD_CT_EVBUF_MAX)
+		return;
+	c->evbuf_ask *= 2;
+	fprintf(stderr, "flowcutd: conntrack events lost; the event socket's receive buffer "
+		"asked %u bytes, got %u\n", c->evbuf_ask,
+		nfnl_rcvbufsiz(nfct_nfnlh(c->ev), c->evbuf_ask));
 }
 
 /* ---- events ---- */
@@ -206,11 +304,13 @@ event_msg(const struct nlmsghdr *nlh, void *data)
 {
 	const struct parse_ctx *p = data;
 	uint8_t type = NFNL_MSG_TYPE(nlh->nlmsg_type);
+	bool own = nlh->nlmsg_pid != 0 &&
+		   (nlh->nlmsg_pid == p->own[0] || nlh->nlmsg_pid == p->own[1]);
 	struct nf_conntrack *ct;
-	bool own;
 
 	if (NFNL_SUBSYS_ID(nlh->nlmsg_type) != NFNL_SUBSYS_CTNETLINK ||
-	    (type != IPCTNL_MSG_CT_NEW && type != IPCTNL_MSG_CT_DELETE))
+	    (type != IPCTNL_MSG_CT_NEW && type != IPCTNL_MSG_CT_DELETE) ||
+	    (own && type == IPCTNL_MSG_CT_NEW))
 		return 0;
 	ct = nfct_new();
 	if (ct == NULL)
@@ -221,7 +321,6 @@ event_msg(const struct nlmsghdr *nlh, void *data)
 		nfct_destroy(ct);
 		return 0;
 	}
-	own = nlh->nlmsg_pid != 0 && (nlh->nlmsg_pid == p->own[0] || nlh->nlmsg_pid == p->own[1]);
 	p->cb(p->arg, type == IPCTNL_MSG_CT_DELETE ? FD_CT_DESTROY : FD_CT_UPDATE, ct, own);
 	nfct_destroy(ct);
 	return 1;
@@ -243,30 +342,21 @@ fd_ct_events(struct fd_ct *c, unsigned int max, fd_ct_event_fn *cb, void *arg)
 	int rc;
 
 	for (n = 0; n < max; n++) {
-		struct sockaddr_nl from;
-		socklen_t flen = sizeof(from);
-		ssize_t len = recvfrom(nfct_fd(c->ev), buf, sizeof(buf), MSG_DONTWAIT,
-				       (struct sockaddr *)&from, &flen);
+		ssize_t len = kernel_recv(c, nfct_fd(c->ev), buf, sizeof(buf), MSG_DONTWAIT);
 
+		if (len == -EAGAIN || len == -EWOULDBLOCK)
+			break;
 		if (len < 0) {
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				break;
-			return -errno;	/* ENOBUFS: events were dropped */
-		}
-		/*
-		 * The kernel's only: libnetfilter_conntrack exits the process on a
-		 * message that breaks ctnetlink's ABI, trusting its sender.
-		 */
-		if (flen < sizeof(from) || from.nl_pid != 0) {
-			if (c->not_kernel++ < 10)	/* said, not flooded */
-				fprintf(stderr, "flowcutd: a conntrack event datagram from netlink "
-					"port %u, not the kernel: dropped\n", from.nl_pid);
-			continue;
+			if (len == -ENOBUFS)	/* events were dropped */
+				lost(c);
+			return (int)len;
 		}
 		rc = fd_ct_parse(buf, (size_t)len, (const uint32_t[2]){ c->q_portid, c->nl_portid },
 				 cb, arg);
-		if (rc == -ENOMEM)
-			return -ENOBUFS;	/* an event not kept: as good as lost */
+		if (rc == -ENOMEM) {	/* an event not kept: as good as lost */
+			lost(c);
+			return -ENOBUFS;
+		}
 		if (rc < 0)	/* the kernel's datagram did not hold together: said, skipped */
 			fprintf(stderr, "flowcutd: a conntrack event datagram (%zd bytes) is "
 				"malformed; skipped\n", len);
@@ -336,38 +426,6 @@ fd_ct_tuple_of_key(const struct fc_key *k)
 	return t;
 }
 
-/* CONTINUE, not STOP: STOP leaves the request's ack unread on the socket. */
-static int
-get_cb(enum nf_conntrack_msg_type type, struct nf_conntrack *ct, void *data)
-{
-	struct nf_conntrack **got = data;
-
-	(void)type;
-	if (*got == NULL)
-		*got = nfct_clone(ct);
-	return NFCT_CB_CONTINUE;
-}
-
-struct nf_conntrack *
-fd_ct_get(struct fd_ct *c, const struct nf_conntrack *tuple)
-{
-	struct nf_conntrack *t = fd_ct_tuple(tuple), *got = NULL;
-
-	if (t == NULL)
-		return NULL;
-	if (nfct_callback_register(c->q, NFCT_T_ALL, get_cb, &got) != 0) {
-		nfct_destroy(t);
-		return NULL;
-	}
-	if (nfct_query(c->q, NFCT_Q_GET, t) != 0 && got != NULL) {
-		nfct_destroy(got);
-		got = NULL;
-	}
-	nfct_callback_unregister(c->q);
-	nfct_destroy(t);
-	return got;
-}
-
 static int
 dump_cb(enum nf_conntrack_msg_type type, struct nf_conntrack *ct, void *data)
 {
@@ -420,29 +478,18 @@ fd_ct_dump_free(struct nf_conntrack **all, size_t n)
 	free(all);
 }
 
-/* An UPDATE through libnetfilter_conntrack's query socket: 0 or -errno. */
-static int
-update(struct fd_ct *c, const struct nf_conntrack *t)
-{
-	return nfct_query(c->q, NFCT_Q_UPDATE, t) == 0 ? 0 : -errno;
-}
-
 /*
  * One ctnetlink request at buf about the state with `tuple`'s original
  * tuple (and zone), asking for an ack: | nlmsghdr | nfgenmsg | CTA_TUPLE_ORIG
- * {...} | [CTA_ZONE] |, built with nfct_nlmsg_build().  The message, or
- * NULL (no memory, or a tuple it cannot build).
+ * {...} | [CTA_ZONE] | and what `t` carries besides, built with
+ * nfct_nlmsg_build().  The message, or NULL (a tuple it cannot build).
  */
 static struct nlmsghdr *
-ct_request(char *buf, uint8_t msg, uint32_t seq, const struct nf_conntrack *tuple)
+ct_request(char *buf, uint8_t msg, uint32_t seq, const struct nf_conntrack *t)
 {
-	struct nf_conntrack *t = fd_ct_tuple(tuple);
 	struct nlmsghdr *nlh;
 	struct nfgenmsg *nfh;
-	int rc;
 
-	if (t == NULL)
-		return NULL;
 	nlh = mnl_nlmsg_put_header(buf);
 	nlh->nlmsg_type = (NFNL_SUBSYS_CTNETLINK << 8) | msg;
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
@@ -451,132 +498,116 @@ ct_request(char *buf, uint8_t msg, uint32_t seq, const struct nf_conntrack *tupl
 	nfh->nfgen_family = nfct_get_attr_u8(t, ATTR_ORIG_L3PROTO);
 	nfh->version = NFNETLINK_V0;
 	nfh->res_id = 0;
-	rc = nfct_nlmsg_build(nlh, t);
-	nfct_destroy(t);
-	return rc < 0 ? NULL : nlh;
+	if (nfct_nlmsg_build(nlh, t) < 0 || nlh->nlmsg_len > FD_CT_MSG_MAX)
+		return NULL;
+	return nlh;
 }
 
-/*
- * IPCTNL_MSG_CT_NEW without NLM_F_CREATE (an update of an existing state),
- * built with libmnl:
- *
- *   | nlmsghdr | nfgenmsg (family) | CTA_TUPLE_ORIG {...} | [CTA_ZONE] |
- *   | CTA_MARK (be32) | CTA_MARK_MASK (be32) |
- *
- * nfct_nlmsg_build() writes the tuple and the zone; the mark and its mask
- * are put by hand (this libnetfilter_conntrack has no ATTR_MARK_MASK).
- */
-int
-fd_ct_mark(struct fd_ct *c, const struct nf_conntrack *tuple, uint32_t mark, uint32_t mask)
-{
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	uint32_t seq = ++c->seq;
-	struct nlmsghdr *nlh = ct_request(buf, IPCTNL_MSG_CT_NEW, seq, tuple);
-	ssize_t len;
-	int rc;
-
-	if (nlh == NULL)
-		return -EINVAL;
-	mnl_attr_put_u32(nlh, CTA_MARK, htonl(mark));
-	mnl_attr_put_u32(nlh, CTA_MARK_MASK, htonl(mask));
-	if (mnl_socket_sendto(c->nl, nlh, nlh->nlmsg_len) < 0)
-		return -errno;
-	/* the ack (or the error) is the answer; anything else on it is skipped */
-	do {
-		len = mnl_socket_recvfrom(c->nl, buf, sizeof(buf));
-		if (len < 0)
-			return -errno;
-		rc = mnl_cb_run(buf, (size_t)len, seq, c->nl_portid, NULL, NULL);
-	} while (rc == MNL_CB_OK);
-	return rc == MNL_CB_STOP ? 0 : -errno;
-}
-
-int
-fd_ct_tcp_loosen(struct fd_ct *c, const struct nf_conntrack *tuple)
+/* ct_request() of only `tuple`'s original tuple and zone. */
+static struct nlmsghdr *
+tuple_request(char *buf, uint8_t msg, uint32_t seq, const struct nf_conntrack *tuple)
 {
 	struct nf_conntrack *t = fd_ct_tuple(tuple);
-	int rc;
-
-	if (t == NULL)
-		return -ENOMEM;
-	nfct_set_attr_u8(t, ATTR_TCP_FLAGS_ORIG, CT_TCP_FLAG_BE_LIBERAL);
-	nfct_set_attr_u8(t, ATTR_TCP_MASK_ORIG, CT_TCP_FLAG_BE_LIBERAL | CT_TCP_FLAG_MAXACK_SET);
-	nfct_set_attr_u8(t, ATTR_TCP_FLAGS_REPL, CT_TCP_FLAG_BE_LIBERAL);
-	nfct_set_attr_u8(t, ATTR_TCP_MASK_REPL, CT_TCP_FLAG_BE_LIBERAL | CT_TCP_FLAG_MAXACK_SET);
-	rc = update(c, t);
-	nfct_destroy(t);
-	return rc;
-}
-
-int
-fd_ct_timeout(struct fd_ct *c, const struct nf_conntrack *tuple, uint32_t secs)
-{
-	struct nf_conntrack *t = fd_ct_tuple(tuple);
-	int rc;
-
-	if (t == NULL)
-		return -ENOMEM;
-	nfct_set_attr_u32(t, ATTR_TIMEOUT, secs);
-	rc = update(c, t);
-	nfct_destroy(t);
-	return rc;
-}
-
-int
-fd_ct_kill(struct fd_ct *c, const struct nf_conntrack *tuple)
-{
-	struct nf_conntrack *t = fd_ct_tuple(tuple);
-	int rc;
-
-	if (t == NULL)
-		return -ENOMEM;
-	rc = nfct_query(c->q, NFCT_Q_DESTROY, t) == 0 ? 0 : -errno;
-	nfct_destroy(t);
-	return rc;
-}
-
-/*
- * A queued kill, built with libmnl beside the others:
- *
- *   | nlmsghdr (CT_DELETE, ACK) | nfgenmsg (family) | CTA_TUPLE_ORIG {...} | [CTA_ZONE] |
- */
-int
-fd_ct_kill_post(struct fd_ct *c, const struct nf_conntrack *tuple, fd_ct_done_fn *done,
-		void *arg)
-{
 	struct nlmsghdr *nlh;
 
-	if (c->nkill == FD_CT_KILL_BATCH || FD_CT_KILL_BUF - c->kill_len < FD_CT_KILL_MSG)
-		(void)fd_ct_kill_flush(c);	/* each done has its answer, or the error */
-	nlh = ct_request(c->kill_buf + c->kill_len, IPCTNL_MSG_CT_DELETE, ++c->seq, tuple);
-	if (nlh == NULL || nlh->nlmsg_len > FD_CT_KILL_MSG)
-		return -EINVAL;	/* not queued: kill_len unchanged */
-	c->kill[c->nkill].seq = nlh->nlmsg_seq;
-	c->kill[c->nkill].done = done;
-	c->kill[c->nkill].arg = arg;
-	c->nkill++;
-	c->kill_len += MNL_ALIGN(nlh->nlmsg_len);
-	return 0;
+	if (t == NULL)
+		return NULL;
+	nlh = ct_request(buf, msg, seq, t);
+	nfct_destroy(t);
+	return nlh;
 }
 
-struct kill_answers {
+int
+fd_ct_update_msg(void *buf, uint32_t seq, const struct nf_conntrack *tuple,
+		 const struct fd_ct_update *u)
+{
+	const uint8_t liberal = CT_TCP_FLAG_BE_LIBERAL,
+		      mask = CT_TCP_FLAG_BE_LIBERAL | CT_TCP_FLAG_MAXACK_SET;
+	struct nf_conntrack *t;
+	struct nlmsghdr *nlh;
+
+	if ((u->what & (FD_CT_UP_LOOSEN | FD_CT_UP_TIMEOUT | FD_CT_UP_MARK)) == 0 ||
+	    ((u->what & FD_CT_UP_LOOSEN) &&
+	     nfct_get_attr_u8(tuple, ATTR_ORIG_L4PROTO) != IPPROTO_TCP))
+		return -EINVAL;
+	t = fd_ct_tuple(tuple);
+	if (t == NULL)
+		return -EINVAL;
+	if (u->what & FD_CT_UP_LOOSEN) {
+		nfct_set_attr_u8(t, ATTR_TCP_FLAGS_ORIG, liberal);
+		nfct_set_attr_u8(t, ATTR_TCP_MASK_ORIG, mask);
+		nfct_set_attr_u8(t, ATTR_TCP_FLAGS_REPL, liberal);
+		nfct_set_attr_u8(t, ATTR_TCP_MASK_REPL, mask);
+	}
+	if (u->what & FD_CT_UP_TIMEOUT)
+		nfct_set_attr_u32(t, ATTR_TIMEOUT, u->timeout);
+	nlh = ct_request(buf, IPCTNL_MSG_CT_NEW, seq, t);
+	nfct_destroy(t);
+	if (nlh == NULL)
+		return -EINVAL;
+	if (u->what & FD_CT_UP_MARK) {
+		mnl_attr_put_u32(nlh, CTA_MARK, htonl(u->mark));
+		mnl_attr_put_u32(nlh, CTA_MARK_MASK, htonl(u->mask));
+	}
+	return (int)nlh->nlmsg_len;
+}
+
+/* ---- requests in batches: kills, updates, GETs ---- */
+
+static int batch_flush(struct fd_ct *c, struct ct_batch *b);
+
+/* Room for one more message in b: a full queue flushed first. */
+static char *
+batch_room(struct fd_ct *c, struct ct_batch *b)
+{
+	if (b->n == FD_CT_BATCH || sizeof(b->buf) - b->len < FD_CT_MSG_MAX)
+		(void)batch_flush(c, b);	/* each done has its answer, or the error */
+	return b->buf + b->len;
+}
+
+/* The message at b's end queued, with what runs at its answer. */
+static void
+batch_queue(struct ct_batch *b, const struct nlmsghdr *nlh, fd_ct_done_fn *done,
+	    fd_ct_state_fn *state_done, void *arg)
+{
+	b->q[b->n] = (struct ct_posted){ .done = done, .state_done = state_done, .arg = arg,
+					 .off = (uint32_t)b->len };
+	b->n++;
+	b->len += MNL_ALIGN(nlh->nlmsg_len);
+}
+
+struct batch_answers {
 	uint32_t first;		/* the batch's first sequence number */
 	unsigned int n;
-	int rc[FD_CT_KILL_BATCH];
-	bool got[FD_CT_KILL_BATCH];
+	int rc[FD_CT_BATCH];
+	bool got[FD_CT_BATCH];
+	struct nf_conntrack *ct[FD_CT_BATCH];	/* a GET's state, until its ack */
 	unsigned int answered;
 };
 
-/* One message of an answer datagram: the ack (or error) of one queued kill. */
+/*
+ * One message of an answer datagram: the ack (or error) of one queued
+ * request, or the state a GET asked for (before its ack).
+ */
 static int
-kill_answer(const struct nlmsghdr *nlh, void *arg)
+batch_answer(const struct nlmsghdr *nlh, void *arg)
 {
-	struct kill_answers *a = arg;
+	struct batch_answers *a = arg;
 	const struct nlmsgerr *e;
 	uint32_t i = nlh->nlmsg_seq - a->first;
 
-	if (nlh->nlmsg_type != NLMSG_ERROR || i >= a->n || a->got[i])
+	if (i >= a->n || a->got[i])
 		return 0;	/* not one of ours (nothing else is sent on it) */
+	if (nlh->nlmsg_type == ((NFNL_SUBSYS_CTNETLINK << 8) | IPCTNL_MSG_CT_NEW)) {
+		if (a->ct[i] == NULL && (a->ct[i] = nfct_new()) != NULL &&
+		    nfct_nlmsg_parse(nlh, a->ct[i]) < 0) {
+			nfct_destroy(a->ct[i]);	/* done gets -EPROTO */
+			a->ct[i] = NULL;
+		}
+		return 0;
+	}
+	if (nlh->nlmsg_type != NLMSG_ERROR)
+		return 0;
 	if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*e)))
 		return -EBADMSG;
 	e = mnl_nlmsg_get_payload(nlh);
@@ -586,42 +617,331 @@ kill_answer(const struct nlmsghdr *nlh, void *arg)
 	return 0;
 }
 
-int
-fd_ct_kill_flush(struct fd_ct *c)
+static int
+batch_flush(struct fd_ct *c, struct ct_batch *b)
 {
-	struct kill_answers a = { .first = c->kill[0].seq, .n = c->nkill };
-	fd_ct_done_fn *done[FD_CT_KILL_BATCH];
-	void *arg[FD_CT_KILL_BATCH];
-	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct batch_answers a = { .first = c->seq + 1, .n = b->n };
+	struct ct_posted q[FD_CT_BATCH];
+	char buf[MNL_SOCKET_BUFFER_SIZE] __attribute__((aligned(NLMSG_ALIGNTO)));
 	int err = 0;
 
-	if (c->nkill == 0)
+	if (b->n == 0)
 		return 0;
+	/* numbered now: the three queues fill side by side */
 	for (unsigned int i = 0; i < a.n; i++) {
-		done[i] = c->kill[i].done;
-		arg[i] = c->kill[i].arg;
+		((struct nlmsghdr *)(b->buf + b->q[i].off))->nlmsg_seq = a.first + i;
+		q[i] = b->q[i];
 	}
-	/* taken off the queue first: a done may queue the next kills */
-	c->nkill = 0;
-	if (mnl_socket_sendto(c->nl, c->kill_buf, c->kill_len) < 0)
+	c->seq += a.n;
+	/* taken off the queue first: a done may queue the next requests */
+	b->n = 0;
+	if (mnl_socket_sendto(c->nl, b->buf, b->len) < 0)
 		err = -errno;
-	c->kill_len = 0;
-	/* the kernel answers each message as it takes it: every ack is there now */
+	b->len = 0;
+	/* the kernel answers each message as it takes it: every answer is there now */
 	while (err == 0 && a.answered < a.n) {
-		ssize_t len = mnl_socket_recvfrom(c->nl, buf, sizeof(buf));
+		ssize_t len = kernel_recv(c, mnl_socket_get_fd(c->nl), buf, sizeof(buf), 0);
 		int rc;
 
 		if (len < 0) {
-			err = -errno;
+			err = (int)len;
 			break;
 		}
-		rc = fd_nl_walk(buf, (size_t)len, kill_answer, &a);
+		rc = fd_nl_walk(buf, (size_t)len, batch_answer, &a);
 		if (rc < 0)
 			err = rc;
 	}
-	for (unsigned int i = 0; i < a.n; i++)
-		done[i](arg[i], a.got[i] ? a.rc[i] : err);
+	for (unsigned int i = 0; i < a.n; i++) {
+		int rc = a.got[i] ? a.rc[i] : err;
+
+		if (q[i].state_done == NULL)
+			q[i].done(q[i].arg, rc);
+		else if (rc == 0 && a.ct[i] == NULL)
+			q[i].state_done(q[i].arg, NULL, -EPROTO);
+		else
+			q[i].state_done(q[i].arg, rc == 0 ? a.ct[i] : NULL, rc);
+		if (a.ct[i] != NULL)
+			nfct_destroy(a.ct[i]);
+	}
 	return err ? err : (int)a.answered;
+}
+
+/*
+ *   | nlmsghdr (CT_DELETE, ACK) | nfgenmsg (family) | CTA_TUPLE_ORIG {...} | [CTA_ZONE] |
+ */
+int
+fd_ct_kill_post(struct fd_ct *c, const struct nf_conntrack *tuple, fd_ct_done_fn *done,
+		void *arg)
+{
+	struct nlmsghdr *nlh = tuple_request(batch_room(c, &c->kills), IPCTNL_MSG_CT_DELETE, 0,
+					     tuple);
+
+	if (nlh == NULL)
+		return -EINVAL;	/* not queued: the queue unchanged */
+	batch_queue(&c->kills, nlh, done, NULL, arg);
+	return 0;
+}
+
+int
+fd_ct_kill_flush(struct fd_ct *c)
+{
+	return batch_flush(c, &c->kills);
+}
+
+int
+fd_ct_update_post(struct fd_ct *c, const struct nf_conntrack *tuple,
+		  const struct fd_ct_update *u, fd_ct_done_fn *done, void *arg)
+{
+	char *at = batch_room(c, &c->updates);
+	int len = fd_ct_update_msg(at, 0, tuple, u);
+
+	if (len < 0)
+		return len;
+	batch_queue(&c->updates, (const struct nlmsghdr *)at, done, NULL, arg);
+	return 0;
+}
+
+int
+fd_ct_update_flush(struct fd_ct *c)
+{
+	return batch_flush(c, &c->updates);
+}
+
+/*
+ *   | nlmsghdr (CT_GET, ACK) | nfgenmsg (family) | CTA_TUPLE_ORIG {...} | [CTA_ZONE] |
+ */
+int
+fd_ct_get_post(struct fd_ct *c, const struct nf_conntrack *tuple, fd_ct_state_fn *done,
+	       void *arg)
+{
+	struct nlmsghdr *nlh = tuple_request(batch_room(c, &c->gets), IPCTNL_MSG_CT_GET, 0,
+					     tuple);
+
+	if (nlh == NULL)
+		return -EINVAL;
+	batch_queue(&c->gets, nlh, NULL, done, arg);
+	return 0;
+}
+
+int
+fd_ct_get_flush(struct fd_ct *c)
+{
+	return batch_flush(c, &c->gets);
+}
+
+/* ---- the synchronous calls: one post and a flush ---- */
+
+static void
+rc_of(void *arg, int rc)
+{
+	*(int *)arg = rc;
+}
+
+static int
+update_now(struct fd_ct *c, const struct nf_conntrack *tuple, const struct fd_ct_update *u)
+{
+	int rc = fd_ct_update_post(c, tuple, u, rc_of, &rc);
+
+	if (rc == 0)
+		(void)fd_ct_update_flush(c);	/* rc_of ran: the answer, or the flush's error */
+	return rc;
+}
+
+int
+fd_ct_mark(struct fd_ct *c, const struct nf_conntrack *tuple, uint32_t mark, uint32_t mask)
+{
+	return update_now(c, tuple,
+			  &(struct fd_ct_update){ .what = FD_CT_UP_MARK, .mark = mark, .mask = mask });
+}
+
+int
+fd_ct_tcp_loosen(struct fd_ct *c, const struct nf_conntrack *tuple)
+{
+	return update_now(c, tuple, &(struct fd_ct_update){ .what = FD_CT_UP_LOOSEN });
+}
+
+int
+fd_ct_timeout(struct fd_ct *c, const struct nf_conntrack *tuple, uint32_t secs)
+{
+	return update_now(c, tuple,
+			  &(struct fd_ct_update){ .what = FD_CT_UP_TIMEOUT, .timeout = secs });
+}
+
+int
+fd_ct_kill(struct fd_ct *c, const struct nf_conntrack *tuple)
+{
+	int rc = fd_ct_kill_post(c, tuple, rc_of, &rc);
+
+	if (rc == 0)
+		(void)fd_ct_kill_flush(c);	/* rc_of ran */
+	return rc;
+}
+
+static void
+clone_of(void *arg, const struct nf_conntrack *ct, int rc)
+{
+	(void)rc;
+	*(struct nf_conntrack **)arg = ct != NULL ? nfct_clone(ct) : NULL;
+}
+
+struct nf_conntrack *
+fd_ct_get(struct fd_ct *c, const struct nf_conntrack *tuple)
+{
+	struct nf_conntrack *got = NULL;
+
+	if (fd_ct_get_post(c, tuple, clone_of, &got) == 0)
+		(void)fd_ct_get_flush(c);	/* clone_of ran */
+	return got;
+}
+
+/* ---- the incremental dump, filtered by mark ---- */
+
+int
+fd_ct_dump_msg(void *buf, uint32_t seq, uint32_t mark, uint32_t mask)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct nfgenmsg *nfh;
+
+	nlh->nlmsg_type = (NFNL_SUBSYS_CTNETLINK << 8) | IPCTNL_MSG_CT_GET;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	nlh->nlmsg_seq = seq;
+	nfh = mnl_nlmsg_put_extra_header(nlh, sizeof(*nfh));
+	nfh->nfgen_family = AF_UNSPEC;
+	nfh->version = NFNETLINK_V0;
+	nfh->res_id = 0;
+	if (mask != 0) {
+		struct nfct_filter_dump *f = nfct_filter_dump_create();
+		int rc;
+
+		if (f == NULL)
+			return -ENOMEM;
+		nfct_filter_dump_set_attr(f, NFCT_FILTER_DUMP_MARK,
+					  &(struct nfct_filter_dump_mark){ .val = mark,
+									   .mask = mask });
+		rc = nfct_nlmsg_build_filter(nlh, f);
+		nfct_filter_dump_destroy(f);
+		if (rc < 0)
+			return -ENOMEM;
+	}
+	return (int)nlh->nlmsg_len;
+}
+
+struct dump_ctx {
+	fd_ct_state_fn *cb;
+	void *arg;
+	bool done;
+};
+
+/* One message of a dump's datagram: a state handed on (1), skipped (0), or an error. */
+static int
+dump_msg(const struct nlmsghdr *nlh, void *data)
+{
+	struct dump_ctx *d = data;
+	struct nf_conntrack *ct;
+
+	if (d->done)
+		return 0;	/* nothing follows NLMSG_DONE */
+	if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
+		return -EINTR;
+	if (nlh->nlmsg_type == NLMSG_DONE || nlh->nlmsg_type == NLMSG_ERROR) {
+		int err = 0;
+
+		/* DONE: an int, the dump's own error (optional); ERROR: struct nlmsgerr */
+		if (nlh->nlmsg_type == NLMSG_ERROR &&
+		    nlh->nlmsg_len < NLMSG_LENGTH(sizeof(struct nlmsgerr)))
+			return -EBADMSG;
+		if (nlh->nlmsg_len >= NLMSG_LENGTH(sizeof(int)))
+			memcpy(&err, mnl_nlmsg_get_payload(nlh), sizeof(err));
+		if (nlh->nlmsg_type == NLMSG_DONE)
+			d->done = true;
+		else if (err == 0)
+			return 0;	/* an ack: nothing to say */
+		return err < 0 && err >= -4095 ? err : (err != 0 ? -EPROTO : 0);
+	}
+	if (nlh->nlmsg_type != ((NFNL_SUBSYS_CTNETLINK << 8) | IPCTNL_MSG_CT_NEW))
+		return 0;
+	ct = nfct_new();
+	if (ct == NULL)
+		return -ENOMEM;
+	if (nfct_nlmsg_parse(nlh, ct) < 0) {
+		fprintf(stderr, "flowcutd: a dumped conntrack state (%u bytes) did not parse; "
+			"skipped\n", nlh->nlmsg_len);
+		nfct_destroy(ct);
+		return 0;
+	}
+	d->cb(d->arg, ct, 0);
+	nfct_destroy(ct);
+	return 1;
+}
+
+int
+fd_ct_dump_parse(const void *buf, size_t len, fd_ct_state_fn *cb, void *arg, bool *done)
+{
+	struct dump_ctx d = { .cb = cb, .arg = arg };
+	int rc = fd_nl_walk(buf, len, dump_msg, &d);
+
+	*done = d.done;
+	return rc;
+}
+
+static void
+dump_end(struct fd_ct *c)
+{
+	if (c->dump != NULL)
+		mnl_socket_close(c->dump);
+	c->dump = NULL;
+}
+
+int
+fd_ct_dump_start(struct fd_ct *c, uint32_t mark, uint32_t mask)
+{
+	int len;
+
+	dump_end(c);	/* a dump still being read: its answers go with its socket */
+	c->dump = mnl_socket_open(NETLINK_NETFILTER);
+	if (c->dump == NULL || mnl_socket_bind(c->dump, 0, MNL_SOCKET_AUTOPID) < 0) {
+		int err = errno ? errno : EIO;
+
+		fprintf(stderr, "flowcutd: conntrack dump socket (mark %#x/%#x): %s\n", mark, mask,
+			strerror(err));
+		dump_end(c);
+		return -err;
+	}
+	len = fd_ct_dump_msg(c->dump_buf, ++c->seq, mark, mask);
+	if (len < 0 || mnl_socket_sendto(c->dump, c->dump_buf, (size_t)len) < 0) {
+		int err = len < 0 ? -len : errno;
+
+		fprintf(stderr, "flowcutd: conntrack dump request (mark %#x/%#x): %s\n", mark, mask,
+			strerror(err));
+		dump_end(c);
+		return -err;
+	}
+	return 0;
+}
+
+int
+fd_ct_dump_next(struct fd_ct *c, unsigned int max_datagrams, fd_ct_state_fn *cb, void *arg)
+{
+	int handed = 0;
+
+	for (unsigned int n = 0; c->dump != NULL && (n < max_datagrams || handed == 0); n++) {
+		ssize_t len = kernel_recv(c, mnl_socket_get_fd(c->dump), c->dump_buf,
+					  FD_CT_DUMP_BUF, 0);
+		bool done = false;
+		int rc = len < 0 ? (int)len : fd_ct_dump_parse(c->dump_buf, (size_t)len, cb, arg,
+							      &done);
+
+		if (rc < 0) {
+			fprintf(stderr, "flowcutd: conntrack dump: %s; the dump is over, not whole\n",
+				strerror(-rc));
+			dump_end(c);
+			return rc;
+		}
+		handed += rc;
+		if (done)
+			dump_end(c);
+	}
+	return handed;
 }
 
 /* ---- the I/O as a function table (fd_ct_io_of) ---- */
@@ -686,6 +1006,49 @@ io_kill_flush(void *ctx)
 	return fd_ct_kill_flush(ctx);
 }
 
+static int
+io_update_post(void *ctx, const struct nf_conntrack *tuple, const struct fd_ct_update *u,
+	       fd_ct_done_fn *done, void *arg)
+{
+	return fd_ct_update_post(ctx, tuple, u, done, arg);
+}
+
+static int
+io_update_flush(void *ctx)
+{
+	return fd_ct_update_flush(ctx);
+}
+
+static int
+io_get_post(void *ctx, const struct nf_conntrack *tuple, fd_ct_state_fn *done, void *arg)
+{
+	return fd_ct_get_post(ctx, tuple, done, arg);
+}
+
+static int
+io_get_flush(void *ctx)
+{
+	return fd_ct_get_flush(ctx);
+}
+
+static int
+io_dump_start(void *ctx, uint32_t mark, uint32_t mask)
+{
+	return fd_ct_dump_start(ctx, mark, mask);
+}
+
+static int
+io_dump_next(void *ctx, unsigned int max_datagrams, fd_ct_state_fn *cb, void *arg)
+{
+	return fd_ct_dump_next(ctx, max_datagrams, cb, arg);
+}
+
+static uint64_t
+io_events_lost(void *ctx)
+{
+	return fd_ct_events_lost(ctx);
+}
+
 static uint32_t
 io_established_timeout(void *ctx, uint8_t l4proto)
 {
@@ -699,6 +1062,9 @@ fd_ct_io_of(struct fd_ct *c)
 		.events = io_events, .drain = io_drain, .get = io_get, .dump = io_dump,
 		.mark = io_mark, .tcp_loosen = io_tcp_loosen, .timeout = io_timeout,
 		.kill = io_kill, .kill_post = io_kill_post, .kill_flush = io_kill_flush,
+		.update_post = io_update_post, .update_flush = io_update_flush,
+		.get_post = io_get_post, .get_flush = io_get_flush, .dump_start = io_dump_start,
+		.dump_next = io_dump_next, .events_lost = io_events_lost,
 		.established_timeout = io_established_timeout, .ctx = c,
 	};
 }

@@ -7,49 +7,19 @@
  * range; a state that qualifies yields keys of its own family, both ways,
  * and an action the fast path knows.
  *
- * libnetfilter_conntrack exits the process on a message whose attributes
- * break ctnetlink's ABI (its __abi_breakage(): it trusts the kernel, and
- * so does flowcutd, which reads only the kernel's datagrams - fd_ct.c).
- * Here that exit is caught while a message is parsed (exit() interposed,
- * a longjmp out) and counts as a refused message, so the fuzzer goes on
- * to what flowcut's own code does with the messages the library takes.
- * The state it was filling is left behind: run with leak detection off
- * (tests/run.sh does).
+ * The library's exit on a message it refuses is caught (fuzz_nfct.h).
+ * Seeds: the kernel's NEW (IPv4, IPv6) and DELETE, and a NEW of our own
+ * (skipped unparsed).
  */
-#include <dlfcn.h>
 #include <errno.h>
-#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <libmnl/libmnl.h>
-#include <libnetfilter_conntrack/libnetfilter_conntrack.h>
-#include <libnetfilter_conntrack/libnetfilter_conntrack_tcp.h>
-#include <linux/netfilter/nf_conntrack_common.h>
-#include <linux/netfilter/nfnetlink.h>
-#include <linux/netfilter/nfnetlink_conntrack.h>
-
 #include "fd_ct.h"
 #include "fd_policy.h"
 #include "fuzz.h"
-
-static sigjmp_buf in_parse;
-static volatile int parsing;
-
-/* The library's exit while parsing: back to fuzz_one.  Any other: the real one. */
-void
-exit(int status)
-{
-	static void (*real_exit)(int);
-
-	if (parsing)
-		siglongjmp(in_parse, 1);
-	if (real_exit == NULL)
-		real_exit = (void (*)(int))dlsym(RTLD_NEXT, "exit");
-	real_exit(status);
-	__builtin_unreachable();
-}
+#include "fuzz_nfct.h"
 
 static void
 die(const char *what)
@@ -105,14 +75,7 @@ fuzz_one(const uint8_t *data, size_t size)
 	if (buf == NULL)
 		return 0;
 	memcpy(buf, data, size);
-	if (sigsetjmp(in_parse, 0) != 0) {	/* refused by the library (see above) */
-		parsing = 0;
-		free(buf);
-		return 0;
-	}
-	parsing = 1;
-	rc = fd_ct_parse(buf, size, own, on_event, &n);
-	parsing = 0;
+	FUZZ_NFCT_PARSE(rc, fd_ct_parse(buf, size, own, on_event, &n), free(buf); return 0);
 	free(buf);
 	if (rc >= 0 && (unsigned int)rc != n)
 		die("the count is not what was handed on");
@@ -121,62 +84,20 @@ fuzz_one(const uint8_t *data, size_t size)
 	return 0;
 }
 
-/* A NEW event for a TCP state, as the kernel sends it (built with libnetfilter_conntrack). */
-static size_t
-seed_event(uint8_t *buf, size_t cap, int family, uint8_t type)
-{
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	struct nfgenmsg *nfh;
-	struct nf_conntrack *ct = nfct_new();
-
-	(void)cap;
-	nlh->nlmsg_type = (NFNL_SUBSYS_CTNETLINK << 8) | type;
-	nlh->nlmsg_pid = 1234;
-	nfh = mnl_nlmsg_put_extra_header(nlh, sizeof(*nfh));
-	nfh->nfgen_family = (uint8_t)(family == 4 ? AF_INET : AF_INET6);
-	nfh->version = NFNETLINK_V0;
-	nfct_set_attr_u8(ct, ATTR_L3PROTO, nfh->nfgen_family);
-	if (family == 4) {
-		nfct_set_attr_u32(ct, ATTR_IPV4_SRC, htonl(0xc6120002));
-		nfct_set_attr_u32(ct, ATTR_IPV4_DST, htonl(0xc6120102));
-		nfct_set_attr_u32(ct, ATTR_REPL_IPV4_SRC, htonl(0xc6120102));
-		nfct_set_attr_u32(ct, ATTR_REPL_IPV4_DST, htonl(0xc6120002));
-	} else {
-		uint8_t a[16] = { 0x20, 0x01, 0, 2, [15] = 2 }, b[16] = { 0x20, 0x01, 0, 2, 0, 0, 0, 1,
-									  [15] = 2 };
-
-		nfct_set_attr(ct, ATTR_IPV6_SRC, a);
-		nfct_set_attr(ct, ATTR_IPV6_DST, b);
-		nfct_set_attr(ct, ATTR_REPL_IPV6_SRC, b);
-		nfct_set_attr(ct, ATTR_REPL_IPV6_DST, a);
-	}
-	nfct_set_attr_u8(ct, ATTR_L4PROTO, IPPROTO_TCP);
-	nfct_set_attr_u8(ct, ATTR_REPL_L4PROTO, IPPROTO_TCP);
-	nfct_set_attr_u16(ct, ATTR_PORT_SRC, htons(40000));
-	nfct_set_attr_u16(ct, ATTR_PORT_DST, htons(80));
-	nfct_set_attr_u16(ct, ATTR_REPL_PORT_SRC, htons(80));
-	nfct_set_attr_u16(ct, ATTR_REPL_PORT_DST, htons(40000));
-	nfct_set_attr_u8(ct, ATTR_TCP_STATE, TCP_CONNTRACK_ESTABLISHED);
-	nfct_set_attr_u32(ct, ATTR_STATUS, IPS_ASSURED | IPS_CONFIRMED | IPS_SEEN_REPLY);
-	nfct_set_attr_u32(ct, ATTR_MARK, 0x40000000u);
-	nfct_set_attr_u32(ct, ATTR_ID, 77);
-	nfct_nlmsg_build(nlh, ct);
-	nfct_destroy(ct);
-	return nlh->nlmsg_len;
-}
-
 int
 fuzz_seeds(const char *dir)
 {
 	uint8_t buf[4096] __attribute__((aligned(4)));
-	const struct { int family; uint8_t type; } seeds[] = {
-		{ 4, IPCTNL_MSG_CT_NEW }, { 6, IPCTNL_MSG_CT_NEW }, { 4, IPCTNL_MSG_CT_DELETE },
+	const struct { int family; uint8_t type; uint32_t pid; } seeds[] = {
+		{ 4, IPCTNL_MSG_CT_NEW, 0 }, { 6, IPCTNL_MSG_CT_NEW, 0 },
+		{ 4, IPCTNL_MSG_CT_DELETE, 1234 }, { 4, IPCTNL_MSG_CT_NEW, 5678 },
 	};
 
 	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
 		memset(buf, 0, sizeof(buf));
-		if (fuzz_seed_put(dir, i, buf, seed_event(buf, sizeof(buf), seeds[i].family,
-							  seeds[i].type)) != 0)
+		if (fuzz_seed_put(dir, i, buf, fuzz_nfct_state_msg(buf, seeds[i].family,
+								   seeds[i].type, seeds[i].pid,
+								   0)) != 0)
 			return -1;
 	}
 	return 0;

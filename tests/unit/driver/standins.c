@@ -461,6 +461,139 @@ ct_kill_post(void *ctx, const struct nf_conntrack *t, fd_ct_done_fn *done, void 
 	return 0;
 }
 
+/* Updates and GETs posted, each queue answered in order at its flush (no datagrams counted). */
+struct si_posted {
+	struct nf_conntrack *t;
+	struct fd_ct_update u;
+	fd_ct_done_fn *done;		/* updates */
+	fd_ct_state_fn *got;		/* GETs */
+	void *arg;
+};
+static struct si_queue {
+	struct si_posted q[SI_KILL_BATCH];
+	unsigned int n;
+} updq, getq;
+
+static int
+queue_flush(struct si_queue *sq)
+{
+	unsigned int n = sq->n;
+	struct si_posted q[SI_KILL_BATCH];
+
+	memcpy(q, sq->q, n * sizeof(q[0]));
+	sq->n = 0;	/* a done may post again */
+	for (unsigned int i = 0; i < n; i++) {
+		struct nf_conntrack **h = si_host_find(q[i].t);
+
+		if (q[i].got != NULL) {
+			say(si_ct_log, "get sport=%u", sport(q[i].t));
+			q[i].got(q[i].arg, h ? *h : NULL, h ? 0 : -ENOENT);
+		} else {
+			say(si_ct_log, "update sport=%u what=%#x timeout=%u mark=%#x mask=%#x",
+			    sport(q[i].t), q[i].u.what, q[i].u.timeout, q[i].u.mark, q[i].u.mask);
+			if (h != NULL && (q[i].u.what & FD_CT_UP_MARK))
+				nfct_set_attr_u32(*h, ATTR_MARK, (nfct_get_attr_u32(*h, ATTR_MARK) &
+								  ~q[i].u.mask) ^ q[i].u.mark);
+			if (h != NULL && (q[i].u.what & FD_CT_UP_TIMEOUT))
+				nfct_set_attr_u32(*h, ATTR_TIMEOUT, q[i].u.timeout);
+			q[i].done(q[i].arg, h ? 0 : -ENOENT);
+		}
+		nfct_destroy(q[i].t);
+	}
+	return (int)n;
+}
+
+static int
+queue_post(struct si_queue *sq, const struct nf_conntrack *t, const struct si_posted *p)
+{
+	if (sq->n == SI_KILL_BATCH)
+		(void)queue_flush(sq);
+	sq->q[sq->n] = *p;
+	sq->q[sq->n].t = nfct_clone(t);
+	if (sq->q[sq->n].t == NULL)
+		return -EINVAL;
+	sq->n++;
+	return 0;
+}
+
+static int
+ct_update_post(void *ctx, const struct nf_conntrack *t, const struct fd_ct_update *u,
+	       fd_ct_done_fn *done, void *arg)
+{
+	(void)ctx;
+	return queue_post(&updq, t, &(struct si_posted){ .u = *u, .done = done, .arg = arg });
+}
+
+static int
+ct_update_flush(void *ctx)
+{
+	(void)ctx;
+	return queue_flush(&updq);
+}
+
+static int
+ct_get_post(void *ctx, const struct nf_conntrack *t, fd_ct_state_fn *done, void *arg)
+{
+	(void)ctx;
+	return queue_post(&getq, t, &(struct si_posted){ .got = done, .arg = arg });
+}
+
+static int
+ct_get_flush(void *ctx)
+{
+	(void)ctx;
+	return queue_flush(&getq);
+}
+
+/* The dump being read: the states with (mark & mask) == mark, 8 a "datagram". */
+static struct {
+	bool on;
+	uint32_t mark, mask;
+	unsigned int next;	/* in si_host */
+} dumping;
+
+static int
+ct_dump_start(void *ctx, uint32_t mark, uint32_t mask)
+{
+	(void)ctx;
+	say(si_ct_log, "dump_start mark=%#x mask=%#x", mark, mask);
+	dumping.on = true;
+	dumping.mark = mark;
+	dumping.mask = mask;
+	dumping.next = 0;
+	return 0;
+}
+
+static int
+ct_dump_next(void *ctx, unsigned int max_datagrams, fd_ct_state_fn *cb, void *arg)
+{
+	unsigned int room = 8 * (max_datagrams ? max_datagrams : 1);
+	int n = 0;
+
+	(void)ctx;
+	for (; dumping.on && dumping.next < SI_HOST_MAX && room > 0; dumping.next++) {
+		struct nf_conntrack *h = si_host[dumping.next];
+
+		if (h == NULL || (nfct_get_attr_u32(h, ATTR_MARK) & dumping.mask) != dumping.mark)
+			continue;
+		cb(arg, h, 0);
+		n++;
+		room--;
+	}
+	if (dumping.next == SI_HOST_MAX)
+		dumping.on = false;
+	return n;
+}
+
+uint64_t si_ct_events_lost;
+
+static uint64_t
+ct_events_lost(void *ctx)
+{
+	(void)ctx;
+	return si_ct_events_lost;
+}
+
 static uint32_t
 ct_established_timeout(void *ctx, uint8_t l4proto)
 {
@@ -472,6 +605,9 @@ const struct fd_ct_io si_ctio = {
 	.events = ct_events, .drain = ct_drain, .get = ct_get, .dump = ct_dump, .mark = ct_mark,
 	.tcp_loosen = ct_tcp_loosen, .timeout = ct_timeout, .kill = si_ct_kill,
 	.kill_post = ct_kill_post, .kill_flush = ct_kill_flush,
+	.update_post = ct_update_post, .update_flush = ct_update_flush,
+	.get_post = ct_get_post, .get_flush = ct_get_flush, .dump_start = ct_dump_start,
+	.dump_next = ct_dump_next, .events_lost = ct_events_lost,
 	.established_timeout = ct_established_timeout,
 };
 
@@ -626,6 +762,13 @@ si_close(void)
 	for (unsigned int i = 0; i < nkillq; i++)
 		nfct_destroy(killq[i].t);
 	nkillq = 0;
+	for (unsigned int i = 0; i < updq.n; i++)
+		nfct_destroy(updq.q[i].t);
+	for (unsigned int i = 0; i < getq.n; i++)
+		nfct_destroy(getq.q[i].t);
+	updq.n = getq.n = 0;
+	dumping.on = false;
+	si_ct_events_lost = 0;
 	nposted = 0;
 	ct_drain(NULL);
 }

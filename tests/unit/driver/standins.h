@@ -9,7 +9,9 @@
  *   si_refuse is refused (-EINVAL);
  * - conntrack, as fd_ct_io sees it (si_ctio): the states it holds
  *   (si_host), events queued (si_event), kills posted and sent
- *   SI_KILL_BATCH a datagram as fd_ct's are;
+ *   SI_KILL_BATCH a datagram as fd_ct's are; updates and GETs posted,
+ *   answered in order at their flush; a dump by mark, 8 states a
+ *   datagram; the events lost as si_ct_events_lost says;
  * - the host's routes (si_rtio): 198.18/16 and 2001:2::/48 out of port 0,
  *   the rest port 1;
  * - states built as conntrack would send them (si_build: nfct_new,
@@ -81,6 +83,8 @@ uint64_t si_fp_add(uint64_t id, const struct fc_mflow_spec mf[2], uint8_t verdic
 
 extern struct nf_conntrack *si_host[SI_HOST_MAX];
 extern const struct fd_ct_io si_ctio;
+/* what si_ctio's events_lost answers (0 at si_close) */
+extern uint64_t si_ct_events_lost;
 
 /* si_host_find - the state conntrack holds for a tuple, or NULL. */
 struct nf_conntrack **si_host_find(const struct nf_conntrack *t);

@@ -1,0 +1,372 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fd_ct's posted I/O against the kernel's conntrack, in a network
+ * namespace of the test's own (fc_netns): the dump filtered by mark, a
+ * batch of updates read back, a batch of GETs (one of a state gone), the
+ * event socket's buffer growing on ENOBUFS.  Root only: without it, or
+ * without conntrack, every case reports SKIP.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <cmocka.h>
+#include <libnetfilter_conntrack/libnetfilter_conntrack.h>
+#include <libnetfilter_conntrack/libnetfilter_conntrack_tcp.h>
+#include <linux/netfilter/nf_conntrack_common.h>
+
+#include "fc_netns.h"
+#include "fd_ct.h"
+
+#define BIT 0x40000000u
+#define N_UPDATES 100
+
+static const char *skip_why;
+static struct nfct_handle *nfct;	/* the test's own, to make and read states */
+static struct fd_ct *c;
+
+#define SKIP_UNLESS_READY()						\
+	do {								\
+		if (skip_why) {						\
+			print_message("skipped: %s\n", skip_why);	\
+			skip();						\
+		}							\
+	} while (0)
+
+/* An assured state, i-th of its kind: IPv4 UDP for even i, IPv6 TCP ESTABLISHED for odd. */
+static struct nf_conntrack *
+st(unsigned int i, uint32_t mark)
+{
+	struct nf_conntrack *ct = nfct_new();
+	uint16_t sport = (uint16_t)(10000 + i);
+	bool v6 = i % 2;
+
+	assert_non_null(ct);
+	if (v6) {
+		uint8_t a[16] = { 0x20, 0x01, 0, 2, [15] = 0x10 };
+		uint8_t b[16] = { 0x20, 0x01, 0, 2, 0, 0, 0, 1, [15] = 0x10 };
+
+		nfct_set_attr_u8(ct, ATTR_L3PROTO, AF_INET6);
+		nfct_set_attr(ct, ATTR_IPV6_SRC, a);
+		nfct_set_attr(ct, ATTR_IPV6_DST, b);
+		nfct_set_attr(ct, ATTR_REPL_IPV6_SRC, b);
+		nfct_set_attr(ct, ATTR_REPL_IPV6_DST, a);
+		nfct_set_attr_u8(ct, ATTR_L4PROTO, IPPROTO_TCP);
+		nfct_set_attr_u8(ct, ATTR_TCP_STATE, TCP_CONNTRACK_ESTABLISHED);
+	} else {
+		nfct_set_attr_u8(ct, ATTR_L3PROTO, AF_INET);
+		nfct_set_attr_u32(ct, ATTR_IPV4_SRC, inet_addr("198.18.0.10"));
+		nfct_set_attr_u32(ct, ATTR_IPV4_DST, inet_addr("198.19.0.10"));
+		nfct_set_attr_u32(ct, ATTR_REPL_IPV4_SRC, inet_addr("198.19.0.10"));
+		nfct_set_attr_u32(ct, ATTR_REPL_IPV4_DST, inet_addr("198.18.0.10"));
+		nfct_set_attr_u8(ct, ATTR_L4PROTO, IPPROTO_UDP);
+	}
+	nfct_set_attr_u8(ct, ATTR_REPL_L3PROTO, v6 ? AF_INET6 : AF_INET);
+	nfct_set_attr_u8(ct, ATTR_REPL_L4PROTO, v6 ? IPPROTO_TCP : IPPROTO_UDP);
+	nfct_set_attr_u16(ct, ATTR_PORT_SRC, htons(sport));
+	nfct_set_attr_u16(ct, ATTR_PORT_DST, htons(443));
+	nfct_set_attr_u16(ct, ATTR_REPL_PORT_SRC, htons(443));
+	nfct_set_attr_u16(ct, ATTR_REPL_PORT_DST, htons(sport));
+	nfct_set_attr_u32(ct, ATTR_STATUS, IPS_ASSURED | IPS_SEEN_REPLY);
+	nfct_set_attr_u32(ct, ATTR_TIMEOUT, 300);
+	nfct_set_attr_u32(ct, ATTR_MARK, mark);
+	return ct;
+}
+
+static void
+create(const struct nf_conntrack *ct)
+{
+	if (nfct_query(nfct, NFCT_Q_CREATE, ct) != 0)
+		fail_msg("NFCT_Q_CREATE: %s", strerror(errno));
+}
+
+static int
+setup(void **state)
+{
+	(void)state;
+	skip_why = fc_netns_front_ports();
+	if (skip_why)
+		return 0;
+	nfct = nfct_open(CONNTRACK, 0);
+	c = fd_ct_open();
+	assert_non_null(nfct);
+	assert_non_null(c);
+	print_message("the event socket's receive buffer at open: %u bytes (asked %u)\n",
+		      fd_ct_event_buf(c), FD_CT_EVBUF_ASK);
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	if (skip_why)
+		return 0;
+	fd_ct_close(c);
+	nfct_close(nfct);
+	return 0;
+}
+
+/* Each case: no state in conntrack, no event queued. */
+static int
+fresh(void **state)
+{
+	uint8_t family = AF_INET;
+
+	(void)state;
+	if (skip_why)
+		return 0;
+	nfct_query(nfct, NFCT_Q_FLUSH, &family);
+	family = AF_INET6;
+	nfct_query(nfct, NFCT_Q_FLUSH, &family);
+	fd_ct_drain(c);
+	return 0;
+}
+
+struct dumped {
+	unsigned int n, marked;
+	uint32_t ports;		/* bit i: state i seen */
+};
+
+static void
+on_dumped(void *arg, const struct nf_conntrack *ct, int rc)
+{
+	struct dumped *d = arg;
+
+	assert_int_equal(rc, 0);
+	d->n++;
+	d->marked += (nfct_get_attr_u32(ct, ATTR_MARK) & BIT) != 0;
+	d->ports |= 1u << (ntohs(nfct_get_attr_u16(ct, ATTR_ORIG_PORT_SRC)) - 10000);
+}
+
+/* A whole dump, `per` datagrams a call, into d; the calls it took. */
+static unsigned int
+dump_all(uint32_t mark, uint32_t mask, unsigned int per, struct dumped *d)
+{
+	unsigned int calls = 0;
+	int rc;
+
+	memset(d, 0, sizeof(*d));
+	assert_int_equal(fd_ct_dump_start(c, mark, mask), 0);
+	while ((rc = fd_ct_dump_next(c, per, on_dumped, d)) > 0)
+		calls++;
+	assert_int_equal(rc, 0);
+	assert_int_equal(fd_ct_dump_next(c, per, on_dumped, d), 0);	/* over, and stays so */
+	return calls;
+}
+
+/* Twelve states, IPv4 and IPv6; seven with the bit (and other bits of their own). */
+static void
+test_dump_filtered_by_mark(void **state)
+{
+	struct dumped d;
+	uint32_t want = 0;
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	for (unsigned int i = 0; i < 12; i++) {
+		bool marked = i % 3 != 0 || i == 3;
+		struct nf_conntrack *ct = st(i, (marked ? BIT : 0) | (i * 0x11));
+
+		create(ct);
+		nfct_destroy(ct);
+		want |= marked ? 1u << i : 0;
+	}
+	assert_int_equal(__builtin_popcount(want), 9);
+	dump_all(BIT, BIT, 1, &d);
+	assert_int_equal(d.n, 9);
+	assert_int_equal(d.marked, 9);
+	assert_int_equal(d.ports, want);
+	/* a mark compared whole under its mask: BIT|0x11 (state 1) alone */
+	dump_all(BIT | 0x11, BIT | 0xff, 4, &d);
+	assert_int_equal(d.n, 1);
+	assert_int_equal(d.ports, 1u << 1);
+	/* no mask: every state */
+	dump_all(0, 0, 64, &d);
+	assert_int_equal(d.n, 12);
+	assert_int_equal(d.ports, 0xfff);
+	/* a dump started again before its end: the new one whole */
+	assert_int_equal(fd_ct_dump_start(c, 0, 0), 0);
+	dump_all(BIT, BIT, 2, &d);
+	assert_int_equal(d.n, 9);
+}
+
+static void
+rc_rec(void *arg, int rc)
+{
+	int *r = arg;
+
+	assert_int_equal(*r, 1);	/* once */
+	*r = rc;
+}
+
+/*
+ * 100 states updated in batches (two flushed from inside the posts): each
+ * a timeout of its own; the UDP ones their mark's bit set, the TCP ones
+ * loosened too.  Read back: every timeout and mark as asked.  One more,
+ * of a state not there: -ENOENT.
+ */
+static void
+test_updates_posted(void **state)
+{
+	struct nf_conntrack *ct[N_UPDATES + 1];
+	int rc[N_UPDATES + 1];
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	for (unsigned int i = 0; i <= N_UPDATES; i++) {
+		ct[i] = st(i, 0x5);
+		if (i < N_UPDATES)
+			create(ct[i]);
+		rc[i] = 1;
+	}
+	for (unsigned int i = 0; i <= N_UPDATES; i++) {
+		struct fd_ct_update u = { .what = FD_CT_UP_TIMEOUT, .timeout = 1000 + 10 * i };
+
+		u.what |= i % 2 ? FD_CT_UP_LOOSEN : FD_CT_UP_MARK;
+		u.mark = u.mask = BIT;
+		assert_int_equal(fd_ct_update_post(c, ct[i], &u, rc_rec, &rc[i]), 0);
+	}
+	assert_int_equal(rc[FD_CT_BATCH - 1], 0);	/* the first batch went from a post */
+	assert_int_equal(rc[N_UPDATES], 1);		/* queued, not sent */
+	assert_int_equal(fd_ct_update_flush(c), N_UPDATES + 1 - FD_CT_BATCH);
+	assert_int_equal(fd_ct_update_flush(c), 0);	/* nothing queued */
+	for (unsigned int i = 0; i < N_UPDATES; i++) {
+		struct nf_conntrack *now = fd_ct_get(c, ct[i]);
+		uint32_t t;
+
+		assert_int_equal(rc[i], 0);
+		assert_non_null(now);
+		t = nfct_get_attr_u32(now, ATTR_TIMEOUT);
+		if (t > 1000 + 10 * i || t + 3 < 1000 + 10 * i)
+			fail_msg("state %u: timeout %u, asked %u", i, t, 1000 + 10 * i);
+		assert_int_equal(nfct_get_attr_u32(now, ATTR_MARK), i % 2 ? 0x5 : 0x5 | BIT);
+		nfct_destroy(now);
+	}
+	assert_int_equal(rc[N_UPDATES], -ENOENT);
+	for (unsigned int i = 0; i <= N_UPDATES; i++)
+		nfct_destroy(ct[i]);
+}
+
+struct got {
+	int rc;			/* 1: not answered yet */
+	uint16_t sport;
+	uint32_t mark;
+};
+
+static void
+got_rec(void *arg, const struct nf_conntrack *ct, int rc)
+{
+	struct got *g = arg;
+
+	assert_int_equal(g->rc, 1);
+	g->rc = rc;
+	assert_true((ct != NULL) == (rc == 0));
+	if (ct != NULL) {
+		g->sport = ntohs(nfct_get_attr_u16(ct, ATTR_ORIG_PORT_SRC));
+		g->mark = nfct_get_attr_u32(ct, ATTR_MARK);
+	}
+}
+
+/*
+ * GETs in batches: 70 states, one killed before the flush, two batches
+ * (one from inside a post): each answered with its own state whole, the
+ * killed one -ENOENT.
+ */
+static void
+test_gets_posted(void **state)
+{
+	enum { N = 70, GONE = 68 };
+	struct nf_conntrack *ct[N];
+	struct got g[N];
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	for (unsigned int i = 0; i < N; i++) {
+		ct[i] = st(i, i);
+		create(ct[i]);
+		g[i].rc = 1;
+	}
+	for (unsigned int i = 0; i < N; i++)
+		assert_int_equal(fd_ct_get_post(c, ct[i], got_rec, &g[i]), 0);
+	assert_int_equal(fd_ct_kill(c, ct[GONE]), 0);
+	assert_int_equal(fd_ct_get_flush(c), N - FD_CT_BATCH);
+	for (unsigned int i = 0; i < N; i++) {
+		if (i == GONE) {
+			assert_int_equal(g[i].rc, -ENOENT);
+			continue;
+		}
+		assert_int_equal(g[i].rc, 0);
+		assert_int_equal(g[i].sport, 10000 + i);
+		assert_int_equal(g[i].mark, i);
+	}
+	for (unsigned int i = 0; i < N; i++)
+		nfct_destroy(ct[i]);
+}
+
+static void
+ignore(void *arg, enum fd_ct_event type, const struct nf_conntrack *ct, bool own)
+{
+	(void)arg, (void)type, (void)ct, (void)own;
+}
+
+/*
+ * ENOBUFS: the event socket shrunk to the kernel's least (a buffer of 64
+ * MiB takes some 100,000 events to fill), 300 states made unread; then
+ * read: -ENOBUFS, counted, and the buffer doubled from what fd_ct asked;
+ * twice more: at FD_CT_EVBUF_MAX it stays.
+ */
+static void
+test_event_buffer_grows(void **state)
+{
+	unsigned int before = fd_ct_event_buf(c), sizes[3];
+	uint64_t lost = fd_ct_events_lost(c);
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	for (unsigned int round = 0; round < 3; round++) {
+		int small = 4096, rc = 0;
+
+		assert_int_equal(setsockopt(fd_ct_fd(c), SOL_SOCKET, SO_RCVBUFFORCE, &small,
+					    sizeof(small)), 0);
+		for (unsigned int i = 0; i < 300; i++) {
+			struct nf_conntrack *ct = st(1000 * round + i, 0);
+
+			create(ct);
+			nfct_destroy(ct);
+		}
+		for (int tries = 0; tries < 100 && rc >= 0; tries++)
+			rc = fd_ct_events(c, 64, ignore, NULL);
+		assert_int_equal(rc, -ENOBUFS);
+		assert_int_equal(fd_ct_events_lost(c), lost + round + 1);
+		sizes[round] = fd_ct_event_buf(c);
+		print_message("after ENOBUFS %u: %u bytes\n", round + 1, sizes[round]);
+		fd_ct_drain(c);
+	}
+	if (before >= 2 * FD_CT_EVBUF_ASK) {	/* SO_RCVBUFFORCE: the kernel doubles what is asked */
+		assert_int_equal(sizes[0], 2 * 2 * FD_CT_EVBUF_ASK);
+		assert_int_equal(sizes[1], 2 * FD_CT_EVBUF_MAX);
+	}
+	assert_true(sizes[0] > 4096 * 2);
+	assert_true(sizes[2] < sizes[1]);	/* at the most: not asked again */
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_dump_filtered_by_mark, fresh),
+		cmocka_unit_test_setup(test_updates_posted, fresh),
+		cmocka_unit_test_setup(test_gets_posted, fresh),
+		cmocka_unit_test_setup(test_event_buffer_grows, fresh),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
