@@ -294,6 +294,7 @@ bench: deps
 	$(BUILD)/flowcut-bench link
 	$(BUILD)/flowcut-bench cut
 	$(BUILD)/flowcut-bench ruleset
+	$(BUILD)/flowcut-bench rtcache
 	lab/reload.sh
 
 clean:
