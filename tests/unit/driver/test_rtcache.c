@@ -174,134 +174,134 @@ static const struct row {
 	unsigned int dumps;
 } rows[] = {
 	{ "v4: a hit after a miss", 8, 8, {
-		{ HOST_ROUTE, 4, "198.18.0.10", NULL, 10 },
-		{ HOST_NEIGH, 4, "198.18.0.10", NULL, 10, 0x0a },
-		{ OPEN },
-		{ GET, 4, "198.18.0.10", NULL, 10, 0x0a, .asks = 1 },
-		{ GET, 4, "198.18.0.10", NULL, 10, 0x0a, .asks = 1 },
-		{ PATH, 4, "198.18.0.10", NULL, 10, .asks = 1 },
+		{ HOST_ROUTE, 4, "198.18.0.10", NULL, 10, 0, 0, 0, 0 },
+		{ HOST_NEIGH, 4, "198.18.0.10", NULL, 10, 0x0a, 0, 0, 0 },
+		{ OPEN, 0, NULL, NULL, 0, 0, 0, 0, 0 },
+		{ GET, 4, "198.18.0.10", NULL, 10, 0x0a, 0, 0, 1 },
+		{ GET, 4, "198.18.0.10", NULL, 10, 0x0a, 0, 0, 1 },
+		{ PATH, 4, "198.18.0.10", NULL, 10, 0, 0, 0, 1 },
 	  }, { .rtcache_route_hits = 2, .rtcache_route_misses = 1, .rtcache_neigh_hits = 2 }, 1 },
 	{ "v6: a hit after a miss", 8, 8, {
-		{ HOST_ROUTE, 6, "2001:2::10", NULL, 10 },
-		{ HOST_NEIGH, 6, "2001:2::10", NULL, 10, 0x0a },
-		{ OPEN },
-		{ GET, 6, "2001:2::10", NULL, 10, 0x0a, .asks = 1 },
-		{ GET, 6, "2001:2::10", NULL, 10, 0x0a, .asks = 1 },
+		{ HOST_ROUTE, 6, "2001:2::10", NULL, 10, 0, 0, 0, 0 },
+		{ HOST_NEIGH, 6, "2001:2::10", NULL, 10, 0x0a, 0, 0, 0 },
+		{ OPEN, 0, NULL, NULL, 0, 0, 0, 0, 0 },
+		{ GET, 6, "2001:2::10", NULL, 10, 0x0a, 0, 0, 1 },
+		{ GET, 6, "2001:2::10", NULL, 10, 0x0a, 0, 0, 1 },
 	  }, { .rtcache_route_hits = 1, .rtcache_route_misses = 1, .rtcache_neigh_hits = 2 }, 1 },
 	{ "v4: a route change between two lookups, the second by the new hop", 8, 8, {
-		{ HOST_ROUTE, 4, "198.19.0.10", NULL, 11 },
-		{ HOST_NEIGH, 4, "198.19.0.10", NULL, 11, 0x0b },
-		{ HOST_NEIGH, 4, "198.19.0.11", NULL, 11, 0x0c },
-		{ OPEN },
-		{ GET, 4, "198.19.0.10", NULL, 11, 0x0b, .asks = 1 },
-		{ HOST_ROUTE, 4, "198.19.0.10", "198.19.0.11", 11 },
-		{ GET, 4, "198.19.0.10", NULL, 11, 0x0b, .asks = 1 },	/* no message yet */
-		{ MSG_ROUTE },
-		{ GET, 4, "198.19.0.10", "198.19.0.11", 11, 0x0c, .asks = 2 },
+		{ HOST_ROUTE, 4, "198.19.0.10", NULL, 11, 0, 0, 0, 0 },
+		{ HOST_NEIGH, 4, "198.19.0.10", NULL, 11, 0x0b, 0, 0, 0 },
+		{ HOST_NEIGH, 4, "198.19.0.11", NULL, 11, 0x0c, 0, 0, 0 },
+		{ OPEN, 0, NULL, NULL, 0, 0, 0, 0, 0 },
+		{ GET, 4, "198.19.0.10", NULL, 11, 0x0b, 0, 0, 1 },
+		{ HOST_ROUTE, 4, "198.19.0.10", "198.19.0.11", 11, 0, 0, 0, 0 },
+		{ GET, 4, "198.19.0.10", NULL, 11, 0x0b, 0, 0, 1 },	/* no message yet */
+		{ MSG_ROUTE, 0, NULL, NULL, 0, 0, 0, 0, 0 },
+		{ GET, 4, "198.19.0.10", "198.19.0.11", 11, 0x0c, 0, 0, 2 },
 	  }, { .rtcache_route_hits = 1, .rtcache_route_misses = 2, .rtcache_neigh_hits = 3,
 	       .rtcache_flushes = 1 }, 1 },
 	{ "v6: a route change, the second by the new hop", 8, 8, {
-		{ HOST_ROUTE, 6, "2001:2:0:1::10", NULL, 11 },
-		{ OPEN },
-		{ PATH, 6, "2001:2:0:1::10", NULL, 11, .asks = 1 },
-		{ HOST_ROUTE, 6, "2001:2:0:1::10", "2001:2:0:1::11", 11 },
-		{ MSG_ROUTE },
-		{ PATH, 6, "2001:2:0:1::10", "2001:2:0:1::11", 11, .asks = 2 },
+		{ HOST_ROUTE, 6, "2001:2:0:1::10", NULL, 11, 0, 0, 0, 0 },
+		{ OPEN, 0, NULL, NULL, 0, 0, 0, 0, 0 },
+		{ PATH, 6, "2001:2:0:1::10", NULL, 11, 0, 0, 0, 1 },
+		{ HOST_ROUTE, 6, "2001:2:0:1::10", "2001:2:0:1::11", 11, 0, 0, 0, 0 },
+		{ MSG_ROUTE, 0, NULL, NULL, 0, 0, 0, 0, 0 },
+		{ PATH, 6, "2001:2:0:1::10", "2001:2:0:1::11", 11, 0, 0, 0, 2 },
 	  }, { .rtcache_route_misses = 2, .rtcache_flushes = 1 }, 1 },
 	{ "v6: a link change flushes the routes", 8, 8, {
-		{ HOST_ROUTE, 6, "2001:2:0:1::10", NULL, 11 },
-		{ OPEN },
-		{ PATH, 6, "2001:2:0:1::10", NULL, 11, .asks = 1 },
-		{ HOST_ROUTE, 6, "2001:2:0:1::10", NULL, 12 },
-		{ PATH, 6, "2001:2:0:1::10", NULL, 11, .asks = 1 },	/* no message yet */
-		{ MSG_LINK, .ifindex = 11 },
-		{ PATH, 6, "2001:2:0:1::10", NULL, 12, .asks = 2 },
+		{ HOST_ROUTE, 6, "2001:2:0:1::10", NULL, 11, 0, 0, 0, 0 },
+		{ OPEN, 0, NULL, NULL, 0, 0, 0, 0, 0 },
+		{ PATH, 6, "2001:2:0:1::10", NULL, 11, 0, 0, 0, 1 },
+		{ HOST_ROUTE, 6, "2001:2:0:1::10", NULL, 12, 0, 0, 0, 0 },
+		{ PATH, 6, "2001:2:0:1::10", NULL, 11, 0, 0, 0, 1 },	/* no message yet */
+		{ MSG_LINK, 0, NULL, NULL, 11, 0, 0, 0, 0 },
+		{ PATH, 6, "2001:2:0:1::10", NULL, 12, 0, 0, 0, 2 },
 	  }, { .rtcache_route_hits = 1, .rtcache_route_misses = 2, .rtcache_flushes = 1 }, 1 },
 	{ "v4: a link change flushes the routes", 8, 8, {
-		{ HOST_ROUTE, 4, "198.19.0.10", NULL, 11 },
-		{ OPEN },
-		{ PATH, 4, "198.19.0.10", NULL, 11, .asks = 1 },
-		{ HOST_ROUTE, 4, "198.19.0.10", NULL, 12 },
-		{ MSG_LINK, .ifindex = 12 },
-		{ PATH, 4, "198.19.0.10", NULL, 12, .asks = 2 },
+		{ HOST_ROUTE, 4, "198.19.0.10", NULL, 11, 0, 0, 0, 0 },
+		{ OPEN, 0, NULL, NULL, 0, 0, 0, 0, 0 },
+		{ PATH, 4, "198.19.0.10", NULL, 11, 0, 0, 0, 1 },
+		{ HOST_ROUTE, 4, "198.19.0.10", NULL, 12, 0, 0, 0, 0 },
+		{ MSG_LINK, 0, NULL, NULL, 12, 0, 0, 0, 0 },
+		{ PATH, 4, "198.19.0.10", NULL, 12, 0, 0, 0, 2 },
 	  }, { .rtcache_route_misses = 2, .rtcache_flushes = 1 }, 1 },
 	{ "v4: lost changes flush both halves and dump the neighbours again", 8, 8, {
-		{ HOST_ROUTE, 4, "198.19.0.10", NULL, 11 },
-		{ HOST_NEIGH, 4, "198.19.0.10", NULL, 11, 0x0b },
-		{ OPEN },
-		{ GET, 4, "198.19.0.10", NULL, 11, 0x0b, .asks = 1 },
-		{ HOST_ROUTE, 4, "198.19.0.10", NULL, 12 },
-		{ HOST_NEIGH, 4, "198.19.0.10", NULL, 12, 0x0e },
-		{ HOST_NEIGH, 4, "198.19.0.10", NULL, 11, 0x0f },	/* its message lost */
-		{ LOST },
-		{ GET, 4, "198.19.0.10", NULL, 12, 0x0e, .asks = 2 },
-		{ NEIGH, 4, "198.19.0.10", NULL, 11, 0x0f, .asks = 2 },
+		{ HOST_ROUTE, 4, "198.19.0.10", NULL, 11, 0, 0, 0, 0 },
+		{ HOST_NEIGH, 4, "198.19.0.10", NULL, 11, 0x0b, 0, 0, 0 },
+		{ OPEN, 0, NULL, NULL, 0, 0, 0, 0, 0 },
+		{ GET, 4, "198.19.0.10", NULL, 11, 0x0b, 0, 0, 1 },
+		{ HOST_ROUTE, 4, "198.19.0.10", NULL, 12, 0, 0, 0, 0 },
+		{ HOST_NEIGH, 4, "198.19.0.10", NULL, 12, 0x0e, 0, 0, 0 },
+		{ HOST_NEIGH, 4, "198.19.0.10", NULL, 11, 0x0f, 0, 0, 0 },	/* its message lost */
+		{ LOST, 0, NULL, NULL, 0, 0, 0, 0, 0 },
+		{ GET, 4, "198.19.0.10", NULL, 12, 0x0e, 0, 0, 2 },
+		{ NEIGH, 4, "198.19.0.10", NULL, 11, 0x0f, 0, 0, 2 },
 	  }, { .rtcache_route_misses = 2, .rtcache_neigh_hits = 3, .rtcache_flushes = 1 }, 2 },
 	{ "v6: lost changes: a neighbour gone meanwhile is no longer a hit", 8, 8, {
-		{ HOST_NEIGH, 6, "2001:2:0:1::10", NULL, 11, 0x0b },
-		{ OPEN },
-		{ NEIGH, 6, "2001:2:0:1::10", NULL, 11, 0x0b, .asks = 0 },
-		{ HOST_NEIGH, 6, "2001:2:0:1::10", NULL, 11, 0 },	/* failed, message lost */
-		{ LOST },
-		{ NEIGH, 6, "2001:2:0:1::10", NULL, 11, 0, .asks = 1 },
+		{ HOST_NEIGH, 6, "2001:2:0:1::10", NULL, 11, 0x0b, 0, 0, 0 },
+		{ OPEN, 0, NULL, NULL, 0, 0, 0, 0, 0 },
+		{ NEIGH, 6, "2001:2:0:1::10", NULL, 11, 0x0b, 0, 0, 0 },
+		{ HOST_NEIGH, 6, "2001:2:0:1::10", NULL, 11, 0, 0, 0, 0 },	/* failed, message lost */
+		{ LOST, 0, NULL, NULL, 0, 0, 0, 0, 0 },
+		{ NEIGH, 6, "2001:2:0:1::10", NULL, 11, 0, 0, 0, 1 },
 	  }, { .rtcache_neigh_hits = 1, .rtcache_neigh_misses = 1, .rtcache_flushes = 1 }, 2 },
 	{ "v4: a neighbour going FAILED is not a hit; REACHABLE again is", 8, 8, {
-		{ HOST_NEIGH, 4, "198.19.0.10", NULL, 11, 0x0b },
-		{ OPEN },
-		{ NEIGH, 4, "198.19.0.10", NULL, 11, 0x0b, .asks = 0 },
-		{ HOST_NEIGH, 4, "198.19.0.10", NULL, 11, 0 },
-		{ MSG_NEIGH, 4, "198.19.0.10", NULL, 11, 0x0b, NUD_FAILED },
-		{ NEIGH, 4, "198.19.0.10", NULL, 11, 0, .asks = 1 },
-		{ NEIGH, 4, "198.19.0.10", NULL, 11, 0, .asks = 2 },
-		{ HOST_NEIGH, 4, "198.19.0.10", NULL, 11, 0x0d },
-		{ MSG_NEIGH, 4, "198.19.0.10", NULL, 11, 0x0d, NUD_REACHABLE },
-		{ NEIGH, 4, "198.19.0.10", NULL, 11, 0x0d, .asks = 2 },
+		{ HOST_NEIGH, 4, "198.19.0.10", NULL, 11, 0x0b, 0, 0, 0 },
+		{ OPEN, 0, NULL, NULL, 0, 0, 0, 0, 0 },
+		{ NEIGH, 4, "198.19.0.10", NULL, 11, 0x0b, 0, 0, 0 },
+		{ HOST_NEIGH, 4, "198.19.0.10", NULL, 11, 0, 0, 0, 0 },
+		{ MSG_NEIGH, 4, "198.19.0.10", NULL, 11, 0x0b, NUD_FAILED, 0, 0 },
+		{ NEIGH, 4, "198.19.0.10", NULL, 11, 0, 0, 0, 1 },
+		{ NEIGH, 4, "198.19.0.10", NULL, 11, 0, 0, 0, 2 },
+		{ HOST_NEIGH, 4, "198.19.0.10", NULL, 11, 0x0d, 0, 0, 0 },
+		{ MSG_NEIGH, 4, "198.19.0.10", NULL, 11, 0x0d, NUD_REACHABLE, 0, 0 },
+		{ NEIGH, 4, "198.19.0.10", NULL, 11, 0x0d, 0, 0, 2 },
 	  }, { .rtcache_neigh_hits = 2, .rtcache_neigh_misses = 2 }, 1 },
 	{ "v6: STALE is a hit with its new MAC, INCOMPLETE is not", 8, 8, {
-		{ HOST_NEIGH, 6, "2001:2:0:1::10", NULL, 11, 0x0b },
-		{ OPEN },
-		{ MSG_NEIGH, 6, "2001:2:0:1::10", NULL, 11, 0x0c, NUD_STALE },
-		{ NEIGH, 6, "2001:2:0:1::10", NULL, 11, 0x0c, .asks = 0 },
-		{ HOST_NEIGH, 6, "2001:2:0:1::10", NULL, 11, 0 },
-		{ MSG_NEIGH, 6, "2001:2:0:1::10", NULL, 11, 0x0c, NUD_INCOMPLETE },
-		{ NEIGH, 6, "2001:2:0:1::10", NULL, 11, 0, .asks = 1 },
+		{ HOST_NEIGH, 6, "2001:2:0:1::10", NULL, 11, 0x0b, 0, 0, 0 },
+		{ OPEN, 0, NULL, NULL, 0, 0, 0, 0, 0 },
+		{ MSG_NEIGH, 6, "2001:2:0:1::10", NULL, 11, 0x0c, NUD_STALE, 0, 0 },
+		{ NEIGH, 6, "2001:2:0:1::10", NULL, 11, 0x0c, 0, 0, 0 },
+		{ HOST_NEIGH, 6, "2001:2:0:1::10", NULL, 11, 0, 0, 0, 0 },
+		{ MSG_NEIGH, 6, "2001:2:0:1::10", NULL, 11, 0x0c, NUD_INCOMPLETE, 0, 0 },
+		{ NEIGH, 6, "2001:2:0:1::10", NULL, 11, 0, 0, 0, 1 },
 	  }, { .rtcache_neigh_hits = 1, .rtcache_neigh_misses = 1 }, 1 },
 	{ "v4: the routes full, a miss asks the host each time", 1, 8, {
-		{ HOST_ROUTE, 4, "198.18.0.10", NULL, 10 },
-		{ HOST_ROUTE, 4, "198.19.0.10", NULL, 11 },
-		{ OPEN },
-		{ PATH, 4, "198.18.0.10", NULL, 10, .asks = 1 },
-		{ PATH, 4, "198.19.0.10", NULL, 11, .asks = 2 },
-		{ PATH, 4, "198.19.0.10", NULL, 11, .asks = 3 },
-		{ PATH, 4, "198.18.0.10", NULL, 10, .asks = 3 },
+		{ HOST_ROUTE, 4, "198.18.0.10", NULL, 10, 0, 0, 0, 0 },
+		{ HOST_ROUTE, 4, "198.19.0.10", NULL, 11, 0, 0, 0, 0 },
+		{ OPEN, 0, NULL, NULL, 0, 0, 0, 0, 0 },
+		{ PATH, 4, "198.18.0.10", NULL, 10, 0, 0, 0, 1 },
+		{ PATH, 4, "198.19.0.10", NULL, 11, 0, 0, 0, 2 },
+		{ PATH, 4, "198.19.0.10", NULL, 11, 0, 0, 0, 3 },
+		{ PATH, 4, "198.18.0.10", NULL, 10, 0, 0, 0, 3 },
 	  }, { .rtcache_route_hits = 1, .rtcache_route_misses = 3, .rtcache_full = 2 }, 1 },
 	{ "v6: the neighbours full, a miss asks the host each time", 8, 1, {
-		{ HOST_NEIGH, 6, "2001:2:0:1::10", NULL, 11, 0x0b },
-		{ HOST_NEIGH, 6, "2001:2:0:1::11", NULL, 11, 0x0c },
-		{ OPEN },
-		{ NEIGH, 6, "2001:2:0:1::10", NULL, 11, 0x0b, .asks = 0 },
-		{ NEIGH, 6, "2001:2:0:1::11", NULL, 11, 0x0c, .asks = 1 },
-		{ NEIGH, 6, "2001:2:0:1::11", NULL, 11, 0x0c, .asks = 2 },
+		{ HOST_NEIGH, 6, "2001:2:0:1::10", NULL, 11, 0x0b, 0, 0, 0 },
+		{ HOST_NEIGH, 6, "2001:2:0:1::11", NULL, 11, 0x0c, 0, 0, 0 },
+		{ OPEN, 0, NULL, NULL, 0, 0, 0, 0, 0 },
+		{ NEIGH, 6, "2001:2:0:1::10", NULL, 11, 0x0b, 0, 0, 0 },
+		{ NEIGH, 6, "2001:2:0:1::11", NULL, 11, 0x0c, 0, 0, 1 },
+		{ NEIGH, 6, "2001:2:0:1::11", NULL, 11, 0x0c, 0, 0, 2 },
 	  }, { .rtcache_neigh_hits = 1, .rtcache_neigh_misses = 2, .rtcache_full = 3 }, 1 },
 	{ "v4: an error of asking is not kept, no route is", 8, 8, {
-		{ HOST_ROUTE, 4, "198.18.0.10", NULL, 10 },
-		{ OPEN },
-		{ HOST_FAIL, .rc = -ETIMEDOUT },
-		{ PATH, 4, "198.18.0.10", NULL, 10, .rc = -ETIMEDOUT, .asks = 1 },
-		{ PATH, 4, "198.18.0.10", NULL, 10, .asks = 2 },
-		{ PATH, 4, "203.0.113.1", NULL, 0, .rc = -ENETUNREACH, .asks = 3 },
-		{ GET, 4, "203.0.113.1", NULL, 0, .rc = -ENETUNREACH, .asks = 3 },
+		{ HOST_ROUTE, 4, "198.18.0.10", NULL, 10, 0, 0, 0, 0 },
+		{ OPEN, 0, NULL, NULL, 0, 0, 0, 0, 0 },
+		{ HOST_FAIL, 0, NULL, NULL, 0, 0, 0, -ETIMEDOUT, 0 },
+		{ PATH, 4, "198.18.0.10", NULL, 10, 0, 0, -ETIMEDOUT, 1 },
+		{ PATH, 4, "198.18.0.10", NULL, 10, 0, 0, 0, 2 },
+		{ PATH, 4, "203.0.113.1", NULL, 0, 0, 0, -ENETUNREACH, 3 },
+		{ GET, 4, "203.0.113.1", NULL, 0, 0, 0, -ENETUNREACH, 3 },
 	  }, { .rtcache_route_hits = 1, .rtcache_route_misses = 3 }, 1 },
 	{ "v4 and v6 of the same first bytes, and one address on two ports: four keys", 8, 8, {
-		{ HOST_ROUTE, 4, "32.1.0.2", NULL, 10 },
-		{ HOST_ROUTE, 6, "2001:2::", NULL, 11 },
-		{ HOST_NEIGH, 4, "32.1.0.2", NULL, 10, 0x01 },
-		{ HOST_NEIGH, 4, "32.1.0.2", NULL, 11, 0x02 },
-		{ OPEN },
-		{ PATH, 4, "32.1.0.2", NULL, 10, .asks = 1 },
-		{ PATH, 6, "2001:2::", NULL, 11, .asks = 2 },
-		{ NEIGH, 4, "32.1.0.2", NULL, 10, 0x01, .asks = 2 },
-		{ NEIGH, 4, "32.1.0.2", NULL, 11, 0x02, .asks = 2 },
+		{ HOST_ROUTE, 4, "32.1.0.2", NULL, 10, 0, 0, 0, 0 },
+		{ HOST_ROUTE, 6, "2001:2::", NULL, 11, 0, 0, 0, 0 },
+		{ HOST_NEIGH, 4, "32.1.0.2", NULL, 10, 0x01, 0, 0, 0 },
+		{ HOST_NEIGH, 4, "32.1.0.2", NULL, 11, 0x02, 0, 0, 0 },
+		{ OPEN, 0, NULL, NULL, 0, 0, 0, 0, 0 },
+		{ PATH, 4, "32.1.0.2", NULL, 10, 0, 0, 0, 1 },
+		{ PATH, 6, "2001:2::", NULL, 11, 0, 0, 0, 2 },
+		{ NEIGH, 4, "32.1.0.2", NULL, 10, 0x01, 0, 0, 2 },
+		{ NEIGH, 4, "32.1.0.2", NULL, 11, 0x02, 0, 0, 2 },
 	  }, { .rtcache_route_misses = 2, .rtcache_neigh_hits = 2 }, 1 },
 };
 
@@ -480,7 +480,7 @@ test_refused(void **state)
 		bool no_dump, dump_fails;
 		unsigned int max_routes, max_neighs;
 		int err;
-	} rows[] = {
+	} cases[] = {
 		{ "no neigh_dump", true, false, 8, 8, EINVAL },
 		{ "no room for a route", false, false, 0, 8, EINVAL },
 		{ "no room for a neighbour", false, false, 8, 0, EINVAL },
@@ -488,17 +488,18 @@ test_refused(void **state)
 	};
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct fd_route_io io = host_io;
 
-		if (rows[i].no_dump)
+		if (cases[i].no_dump)
 			io.neigh_dump = NULL;
-		if (rows[i].dump_fails)
+		if (cases[i].dump_fails)
 			io.neigh_dump = dump_fails;
 		errno = 0;
-		if (fd_rtcache_open(&io, rows[i].max_routes, rows[i].max_neighs) != NULL ||
-		    errno != rows[i].err)
-			fail_msg("%s: opened, or errno %d, not %d", rows[i].name, errno, rows[i].err);
+		if (fd_rtcache_open(&io, cases[i].max_routes, cases[i].max_neighs) != NULL ||
+		    errno != cases[i].err)
+			fail_msg("%s: opened, or errno %d, not %d", cases[i].name, errno,
+				 cases[i].err);
 	}
 	fd_rtcache_close(NULL);
 }
