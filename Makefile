@@ -134,6 +134,7 @@ $(call unit,test_cmdq,         tests/unit/driver/test_cmdq.c,          driver/cm
 $(call unit,test_npu_cmd,      tests/unit/driver/test_npu_cmd.c,       npu fastpath link tests/lib dpdk,       -lcmocka,                      coprocessor commands and events: CONN_READ_BRIEF$(comma) the sweep against the event ring)
 $(call unit,test_settings,     tests/unit/test_settings.c,      settings,                                -lcmocka,                      settings)
 $(call unit,test_rtnl,         tests/unit/driver/test_rtnl.c,          driver/path driver/port driver/cmd driver/base tests/lib, -lcmocka -lmnl,                rtnetlink messages)
+$(call unit,test_rtcache,      tests/unit/driver/test_rtcache.c,       driver/path driver/port driver/cmd driver/base tests/lib, -lcmocka -lmnl,                route and neighbour cache$(comma) over a stand-in of the host)
 $(call unit,test_list,         tests/unit/test_list.c,          settings,                                -lcmocka -lpthread,            list files)
 $(call unit,test_fplist,       tests/unit/test_fplist.c,        settings,                                -lcmocka,                      watched fingerprints file)
 $(call unit,test_tls,          tests/unit/test_tls.c,           inspect tests/lib,                       -lcmocka -lcrypto -lpcap,      tls ClientHello)
@@ -298,6 +299,8 @@ bench: deps
 	$(BUILD)/flowcut-bench cut
 	$(BUILD)/flowcut-bench ruleset
 	$(BUILD)/flowcut-bench read
+	$(BUILD)/flowcut-bench rtcache
+	$(BUILD)/flowcut-bench ctdump
 	lab/reload.sh
 
 clean:

@@ -65,6 +65,7 @@
 #include "fd_offload.h"
 #include "fd_relay.h"
 #include "fd_route.h"
+#include "fd_rtcache.h"
 #include "fd_rulecheck.h"
 #include "fd_tap.h"
 #include "fd_trigger.h"
@@ -90,6 +91,7 @@ struct opts {
 static struct fc_settings cur;		/* the settings in force */
 static struct fd_ips *ips;		/* the inspector */
 static struct fd_rulecheck *rck;	/* what offloaded connections bypass in the ruleset */
+static struct fd_rtcache *rtc;		/* the routes and neighbours the binding asks, remembered */
 static char settings_error[512];	/* why the file was last refused, or "" */
 static struct fd_dirwatch *settings_dw;	/* its folder's watch, or NULL */
 
@@ -122,10 +124,11 @@ lease_lapsed(struct fd_offload *off, const struct fd_cmds *cmds)
 		fprintf(stderr, "flowcutd: the coprocessor still fails closed; trying again\n");
 }
 
-/* rtnetlink's changes for fd_offload. */
+/* rtnetlink's changes: the route cache's first, then fd_offload's (it asks through the cache). */
 static void
 on_rt_change(void *arg, const struct fd_rt_change *c)
 {
+	fd_rtcache_change(rtc, c);
 	fd_offload_rt_change(arg, c);
 }
 
@@ -137,6 +140,7 @@ rt_events(struct fd_route_watch *w, struct fd_offload *off)
 
 	if (rc == -ENOBUFS) {
 		fprintf(stderr, "flowcutd: route and neighbour changes lost; reading them again\n");
+		(void)fd_rtcache_lost(rtc);	/* emptied and dumped again first; a failure is said */
 		fd_offload_rt_lost(off);
 	} else if (rc < 0) {
 		fprintf(stderr, "flowcutd: rtnetlink: %s\n", strerror(-rc));
@@ -305,6 +309,12 @@ program(const struct fd_cmds *cmds, struct lk *lk, const struct opts *o)
 	COUNT(cut_failed, cut)							\
 	COUNT(cut_released, cut)						\
 	COUNT(rtnl_bad, main)							\
+	COUNT(rtcache_route_hits, rtcache)					\
+	COUNT(rtcache_route_misses, rtcache)					\
+	COUNT(rtcache_neigh_hits, rtcache)					\
+	COUNT(rtcache_neigh_misses, rtcache)					\
+	COUNT(rtcache_full, rtcache)						\
+	COUNT(rtcache_flushes, rtcache)						\
 	COUNT(events_lost, main)						\
 	OBJ(lease, json_pack("{s:I, s:s, s:I, s:I}", "ms", (json_int_t)lease.ms, "state", \
 			     fd_lease_state_name(lease.last.state), "lapses",	\
@@ -318,6 +328,7 @@ struct stats {
 	struct fd_relay_stats relay;
 	struct fd_offload_stats offload;
 	struct fd_cut_stats cut;
+	struct fd_rtcache_stats rtcache;
 	struct main_stats main;
 };
 
@@ -370,6 +381,7 @@ stats_write(const char *path, const struct fd_relay *r, const struct fd_offload 
 	fd_relay_stats(r, &st.relay);
 	fd_offload_stats(off, &st.offload);
 	fd_cut_stats(cut, &st.cut);
+	fd_rtcache_stats(rtc, &st.rtcache);
 	/* json_object_set_new frees the value either way, and refuses a NULL one */
 #define STATS_COUNT_(name, room) \
 	bad |= json_object_set_new(doc, #name, json_integer((json_int_t)s->room.name)) != 0;
@@ -686,10 +698,15 @@ flowcutd_open(struct flowcutd *d)
 	fd_ips_offload_cfg(ips, &d->ocfg);
 	d->ct = fd_ct_open();
 	d->route = fd_route_open();
+	d->rtw = fd_route_watch_open();	/* before the route cache's dump: no change missed */
+	d->rtio = fd_route_io_of(d->route);
+	rtc = d->route && d->rtw ? fd_rtcache_open(&d->rtio, FD_RTCACHE_ROUTES, FD_RTCACHE_NEIGHS)
+				 : NULL;
+	if (rtc != NULL)
+		d->rtio = fd_rtcache_io(rtc);	/* the binding asks through the cache */
 	d->nhops = fd_nhop_open(&d->cmds, d->ocfg.nports, d->ocfg.mac);
 	d->ctio = fd_ct_io_of(d->ct);
-	d->rtio = fd_route_io_of(d->route);
-	d->off = d->ct && d->route && d->nhops ?
+	d->off = d->ct && rtc && d->nhops ?
 		 fd_offload_open(&d->cmds, &d->ctio, &d->rtio, d->nhops, &d->ocfg) : NULL;
 	d->nft = fd_nft_open(CT_MARK_BIT);
 	rck = fd_rulecheck_open(CT_MARK_BIT);
@@ -698,7 +715,6 @@ flowcutd_open(struct flowcutd *d)
 						     .nft = d->nft,
 						     .cut_in_hardware = cur.cut_in_hardware }) : NULL;
 	d->wat = d->nft && d->cut ? fd_watch_open(d->nft, d->cut) : NULL;
-	d->rtw = fd_route_watch_open();
 	d->ctlx = (struct ctl_ctx){ .cut = d->cut, .off = d->off, .lk = d->lk,
 				    .programmed = &d->programmed };
 	d->acc = ctl_access(&cur);
@@ -709,10 +725,11 @@ flowcutd_open(struct flowcutd *d)
 		int e = errno;
 
 		fprintf(stderr, "flowcutd: %s: %s\n", d->relay == NULL ? "relay" : d->ct == NULL ?
-			"conntrack" : d->route == NULL ? "routes" : d->nhops == NULL ? "next hops" :
+			"conntrack" : d->route == NULL ? "routes" : d->rtw == NULL ? "rtnetlink" :
+			rtc == NULL ? "route cache" : d->nhops == NULL ? "next hops" :
 			d->off == NULL ? "binding" : d->nft == NULL ? "nftables" : d->cut == NULL ? "cut" :
-			d->wat == NULL ? "watched lists" : d->rtw == NULL ? "rtnetlink" :
-			d->ctl == NULL ? "control socket" : rck == NULL ? "ruleset check" : "epoll",
+			d->wat == NULL ? "watched lists" : d->ctl == NULL ? "control socket" :
+			rck == NULL ? "ruleset check" : "epoll",
 			strerror(e));
 		return neg_errno(e);
 	}
@@ -949,6 +966,7 @@ flowcutd_close(struct flowcutd *d)
 	fd_cut_close(d->cut);
 	fd_offload_close(d->off);
 	fd_nhop_close(d->nhops);
+	fd_rtcache_close(rtc);
 	fd_route_close(d->route);
 	fd_ct_close(d->ct);
 	fd_cmdq_destroy(d->cmdq);	/* after the binding: it fails what is left in flight */

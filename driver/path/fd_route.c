@@ -76,11 +76,18 @@ io_neigh_get(void *ctx, unsigned int ifindex, int family, const uint8_t *addr, u
 	return fd_route_neigh_get(ctx, ifindex, family, addr, mac, resolved);
 }
 
+static int
+io_neigh_dump(void *ctx, fd_rt_change_fn *fn, void *arg)
+{
+	return fd_route_neigh_dump(ctx, fn, arg);
+}
+
 struct fd_route_io
 fd_route_io_of(struct fd_route *r)
 {
 	return (struct fd_route_io){ .get = io_get, .path = io_path, .link_mtu = io_link_mtu,
-				     .neigh_get = io_neigh_get, .ctx = r };
+				     .neigh_get = io_neigh_get, .neigh_dump = io_neigh_dump,
+				     .ctx = r };
 }
 
 void
@@ -252,6 +259,43 @@ fd_route_neigh_get(struct fd_route *r, unsigned int ifindex, int family, const u
 		*resolved = true;
 	}
 	return 0;
+}
+
+struct dump_ctx {
+	fd_rt_change_fn *fn;
+	void *arg;
+	int n;
+};
+
+static int
+dump_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct dump_ctx *d = data;
+	int rc = parse_one(nlh, d->fn, d->arg);
+
+	if (rc < 0) {
+		errno = EBADMSG;
+		return MNL_CB_ERROR;
+	}
+	d->n += rc;
+	return MNL_CB_OK;
+}
+
+int
+fd_route_neigh_dump(struct fd_route *r, fd_rt_change_fn *fn, void *arg)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct dump_ctx d = { .fn = fn, .arg = arg };
+	struct ndmsg *ndm;
+	int rc;
+
+	nlh->nlmsg_type = RTM_GETNEIGH;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;	/* NLMSG_DONE ends the answer */
+	ndm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ndm));
+	ndm->ndm_family = AF_UNSPEC;	/* both; a bridge's FDB entries are skipped by the parser */
+	rc = ask(r, nlh, dump_cb, &d);
+	return rc < 0 ? rc : d.n;
 }
 
 int

@@ -69,11 +69,25 @@ int fd_route_link_mtu(struct fd_route *r, unsigned int ifindex, uint32_t *mtu);
 int fd_route_neigh_get(struct fd_route *r, unsigned int ifindex, int family,
 		       const uint8_t *addr, uint8_t mac[6], bool *resolved);
 
+struct fd_rt_change;
+typedef void fd_rt_change_fn(void *arg, const struct fd_rt_change *c);
+
+/*
+ * fd_route_neigh_dump - every IPv4 and IPv6 neighbour entry the host holds
+ * (one RTM_GETNEIGH dump), each handed to fn as the neighbour group's
+ * message would be (struct fd_rt_change, FD_RT_NEIGH, read by the same
+ * parser).  Returns the number reported, or a negative errno (those before
+ * it were reported); -EBADMSG for a reply that did not parse.
+ */
+int fd_route_neigh_dump(struct fd_route *r, fd_rt_change_fn *fn, void *arg);
+
 /*
  * struct fd_route_io - the questions above as their users (the binding,
  * fd_nhop_recheck) ask them: one function a question, each returning what
  * it returns, on `ctx`.  A function table, as struct fd_cmds is, so a test
  * stands in for the host's routes without root (tests/unit/driver/test_offload.c).
+ * neigh_dump is fd_route_neigh_dump, for what keeps a copy of the
+ * neighbours (fd_rtcache); the binding does not ask it.
  * fd_route_io_of - the real one, on an open struct fd_route (which must
  * outlive it).
  */
@@ -83,6 +97,7 @@ struct fd_route_io {
 	int (*link_mtu)(void *ctx, unsigned int ifindex, uint32_t *mtu);
 	int (*neigh_get)(void *ctx, unsigned int ifindex, int family, const uint8_t *addr,
 			 uint8_t mac[6], bool *resolved);
+	int (*neigh_dump)(void *ctx, fd_rt_change_fn *fn, void *arg);
 	void *ctx;
 };
 
@@ -105,8 +120,6 @@ struct fd_rt_change {
 	bool resolved;		/* NEIGH: a usable MAC (false: gone, failed, incomplete) */
 	uint32_t mtu;		/* LINK: 0 when the message did not say */
 };
-
-typedef void fd_rt_change_fn(void *arg, const struct fd_rt_change *c);
 
 /*
  * fd_route_parse - the rtnetlink messages in buf[0..len): calls fn once per

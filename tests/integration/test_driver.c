@@ -9,8 +9,9 @@
  *   (unshare), with two veth front ports, their addresses and permanent
  *   neighbours; states made with NFCT_Q_CREATE.
  *
- * The test plays flowcutd's main loop (events, coprocessor events,
- * resync) and looks at the fast path's table directly.  Root only: without
+ * The test plays flowcutd's main loop (events, rtnetlink's changes through
+ * the route cache, coprocessor events, resync) and looks at the fast
+ * path's table directly.  Root only: without
  * CAP_SYS_ADMIN or conntrack, every case reports SKIP.
  */
 #include <arpa/inet.h>
@@ -52,6 +53,7 @@
 #include "fd_lease.h"
 #include "fd_nft.h"
 #include "fd_offload.h"
+#include "fd_rtcache.h"
 #include "fd_trigger.h"
 #include "fd_watch.h"
 #include "fp.h"
@@ -79,6 +81,8 @@ static struct fd_cut *cut;
 /* the binding's parts, opened by the test as flowcutd opens them */
 static struct fd_ct *ct_socks;
 static struct fd_route *route;
+static struct fd_route_watch *rtw;
+static struct fd_rtcache *rtc;
 static struct fd_nhop *nhops;
 static struct fd_ct_io ctio;
 static struct fd_route_io rtio;
@@ -277,18 +281,26 @@ boot(void)
 static struct fd_offload_cfg cfg = { .nports = 2, .mark_bit = BIT, .cut_in_hardware = true,
 				     .timeout_s = 30 };
 
-/* As flowcutd: conntrack, routes and next hops opened, the binding and the cut over them. */
+/*
+ * As flowcutd: conntrack, routes (the watch socket, then the route cache
+ * over them) and next hops opened, the binding and the cut over them.
+ */
 static void
 bind_open(void)
 {
 	ct_socks = fd_ct_open();
 	route = fd_route_open();
+	rtw = fd_route_watch_open();
 	assert_non_null(ct_socks);
 	assert_non_null(route);
+	assert_non_null(rtw);
+	rtio = fd_route_io_of(route);
+	rtc = fd_rtcache_open(&rtio, FD_RTCACHE_ROUTES, FD_RTCACHE_NEIGHS);
+	assert_non_null(rtc);
+	rtio = fd_rtcache_io(rtc);
 	nhops = fd_nhop_open(&cmds, cfg.nports, cfg.mac);
 	assert_non_null(nhops);
 	ctio = fd_ct_io_of(ct_socks);
-	rtio = fd_route_io_of(route);
 	off = fd_offload_open(&cmds, &ctio, &rtio, nhops, &cfg);
 	assert_non_null(off);
 	cut = fd_cut_open(&(struct fd_cut_parts){ .off = off, .ct = ctio, .cmds = cmds,
@@ -302,6 +314,8 @@ bind_close(void)
 	fd_cut_close(cut);
 	fd_offload_close(off);
 	fd_nhop_close(nhops);
+	fd_rtcache_close(rtc);
+	fd_route_watch_close(rtw);
 	fd_route_close(route);
 	fd_ct_close(ct_socks);
 }
@@ -429,6 +443,32 @@ create(const struct nf_conntrack *ct)
 		fail_msg("NFCT_Q_CREATE: %s", strerror(errno));
 }
 
+/* rtnetlink's changes as flowcutd hands them on: the route cache's first. */
+static void
+on_rt_change(void *arg, const struct fd_rt_change *c)
+{
+	fd_rtcache_change(rtc, c);
+	fd_offload_rt_change(off, c);
+	if (c->what == FD_RT_ROUTE)
+		(*(unsigned int *)arg)++;
+}
+
+/* What rtnetlink said, as flowcutd's rt_events: the paths looked at after it.  Route changes read. */
+static unsigned int
+rt_turn(void)
+{
+	uint64_t bad = 0;
+	unsigned int routes = 0;
+	int rc = fd_route_watch_read(rtw, 64, on_rt_change, &routes, &bad);
+
+	if (rc == -ENOBUFS) {
+		(void)fd_rtcache_lost(rtc);
+		fd_offload_rt_lost(off);
+	}
+	fd_offload_paths(off);
+	return routes;
+}
+
 /* The binding's turn, as flowcutd's main loop gives it, for `ms`. */
 static void
 turns(unsigned int ms)
@@ -437,6 +477,7 @@ turns(unsigned int ms)
 
 	while (now_ns() < end) {
 		fd_offload_events(off);
+		(void)rt_turn();
 		usleep(2000);
 	}
 }
@@ -822,6 +863,91 @@ cut_stats(void)
 
 	fd_cut_stats(cut, &s);
 	return s;
+}
+
+/* The MAC the fast path sends a connection's original direction to (its next hop's). */
+static void
+orig_dmac(uint16_t cport, uint8_t mac[6])
+{
+	struct fp_conn_info ci = conn_by_cport(cport);
+	struct fp_nhop nh;
+	uint32_t rev;
+
+	pthread_mutex_lock(&fp_lock);
+	assert_int_equal(fp_nhop_get(fp, ci.mf[0].nhop, &nh, &rev), 0);
+	pthread_mutex_unlock(&fp_lock);
+	memcpy(mac, nh.dmac, 6);
+}
+
+/* rtnetlink's changes read (within 2 s) until a route change was among them. */
+static void
+rt_route_seen(void)
+{
+	struct pollfd p = { .fd = fd_route_watch_fd(rtw), .events = POLLIN };
+	unsigned int routes = 0;
+
+	for (int i = 0; i < 20 && routes == 0; i++) {
+		poll(&p, 1, 100);
+		routes += rt_turn();
+	}
+	assert_true(routes > 0);
+}
+
+/*
+ * A real `ip route replace` between two offloads to one server, through
+ * the route cache as flowcutd has it: the route's message empties the
+ * cache before the paths are looked at, so the connection made before is
+ * moved (its route goes through a gateway now), and the one made after
+ * goes to the gateway's MAC.  With a stale route, the first would stay
+ * and the second would go to the server's own MAC.
+ */
+static void
+test_route_replaced_between_two_offloads(void **state)
+{
+	static const struct {
+		const char *client, *server, *replace, *restore;
+	} rows[] = {
+		{ "198.18.0.10", "198.19.0.10",
+		  "ip route replace 198.19.0.10/32 via 198.19.0.11 dev fp1",
+		  "ip route del 198.19.0.10/32" },
+		{ "2001:2::10", "2001:2:0:1::10",
+		  "ip -6 route replace 2001:2:0:1::10/128 via 2001:2:0:1::11 dev fp1",
+		  "ip -6 route del 2001:2:0:1::10/128" },
+	};
+	static const uint8_t GW_MAC[6] = { 0x02, 0, 0, 0, 0, 0x0c };
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		uint16_t first = (uint16_t)(41000 + 2 * i), second = (uint16_t)(first + 1);
+		struct nf_conntrack *a = conn(IPPROTO_TCP, rows[i].client, first, rows[i].server, 80,
+					      rows[i].server, 80, BIT);
+		struct nf_conntrack *b = conn(IPPROTO_TCP, rows[i].client, second, rows[i].server,
+					      80, rows[i].server, 80, BIT);
+		uint64_t rerouted = stats().rerouted;
+		uint8_t mac[6];
+
+		create(a);
+		turns(300);
+		orig_dmac(first, mac);
+		if (memcmp(mac, SERVER_MAC, 6) != 0)
+			fail_msg("%s: the first connection not to the server's MAC", rows[i].server);
+		assert_int_equal(fc_netns_sh(rows[i].replace), 0);
+		rt_route_seen();
+		if (stats().rerouted != rerouted + 1)
+			fail_msg("%s: the first connection not moved (rerouted %" PRIu64 ", was %" PRIu64
+				 ")", rows[i].server, stats().rerouted, rerouted);
+		create(b);
+		turns(300);
+		orig_dmac(second, mac);
+		if (memcmp(mac, GW_MAC, 6) != 0)
+			fail_msg("%s: the second connection not to the gateway's MAC (..:%02x)",
+				 rows[i].server, mac[5]);
+		assert_int_equal(fc_netns_sh(rows[i].restore), 0);
+		rt_route_seen();
+		nfct_destroy(a);
+		nfct_destroy(b);
+	}
 }
 
 /* A coprocessor event about connection `id`, as flowcutd hands it on. */
@@ -2222,6 +2348,7 @@ main(void)
 		cmocka_unit_test_setup(test_masked_mark, fresh),
 		cmocka_unit_test_setup(test_ruleset_change_takes_out_and_clears_marks, fresh),
 		cmocka_unit_test_setup(test_resync_after_boot, fresh),
+		cmocka_unit_test_setup(test_route_replaced_between_two_offloads, fresh),
 		cmocka_unit_test_setup(test_cut_range_v4_nat, fresh),
 		cmocka_unit_test_setup(test_cut_range_v6, fresh),
 		cmocka_unit_test_setup(test_cut_not_offloaded_made_dropping, fresh),
