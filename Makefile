@@ -60,7 +60,7 @@ USES_driver/path       := driver/base driver/cmd driver/port link
 USES_driver/ct         := driver/base
 USES_driver/nft        := driver/base settings
 USES_driver/control    :=
-USES_driver/offload    := driver/cmd driver/port driver/path driver/ct link
+USES_driver/offload    := driver/base driver/cmd driver/port driver/path driver/ct link
 USES_driver/cut        := driver/offload driver/nft driver/ct driver/cmd driver/base settings
 USES_driver/ips        := driver/cut driver/offload driver/ct driver/path driver/port driver/cmd driver/base settings inspect link
 USES_driver            := $(DRIVER) link settings inspect
@@ -146,6 +146,7 @@ $(call unit,test_cut,          tests/unit/driver/test_cut.c tests/unit/driver/st
 $(call unit,test_inspect,      tests/unit/driver/test_inspect.c,       driver/ips driver/base settings inspect tests/lib fastpath, -lcmocka -lcrypto -lpthread,   the inspector)
 $(call unit,test_dirwatch,     tests/unit/driver/test_dirwatch.c,      driver/base,                             -lcmocka,                      folder watcher: a real inotify on a folder in /tmp)
 $(call unit,test_tuple,        tests/unit/driver/test_tuple.c,         driver/base,                             -lcmocka,                      the driver's tuple and its text)
+$(call unit,test_hist,         tests/unit/driver/test_hist.c,          driver/base,                             -lcmocka,                      turn times: a fixed histogram's max and p99)
 $(call unit,test_setelem,      tests/unit/driver/test_setelem.c,       driver/nft settings,                     -lcmocka -lmnl,                nftables set elements)
 $(call unit,test_ctl,          tests/unit/driver/test_ctl.c,           driver/control,                          -lcmocka,                      control socket: requests, who may ask what, as nobody (root only))
 $(call unit,test_rulecheck,    tests/unit/driver/test_rulecheck.c,     driver/nft tests/lib,                    -lcmocka -ljansson -lnftables, ruleset check: what offload bypasses)

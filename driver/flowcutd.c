@@ -58,6 +58,7 @@
 #include "fd_ctl.h"
 #include "fd_cut.h"
 #include "fd_dirwatch.h"
+#include "fd_hist.h"
 #include "fd_ips.h"
 #include "fd_lease.h"
 #include "fd_nft.h"
@@ -100,6 +101,16 @@ static volatile sig_atomic_t quit;
 struct main_stats {
 	uint64_t rtnl_bad;		/* rtnetlink datagrams that did not parse */
 	uint64_t events_lost;		/* times the coprocessor said it lost events */
+	/*
+	 * A turn's work (flowcutd_turn, less its wait in epoll_wait), over
+	 * the last whole second (the window between two stats writes): the
+	 * longest, and the 99th percentile of fd_hist (a power-of-two
+	 * bucket's upper bound, capped at the longest).  Only turns that
+	 * ran whole: one that ends early (the coprocessor booting, the
+	 * lease not taken) sleeps, and is not counted.
+	 */
+	uint64_t turn_max_us;
+	uint64_t turn_p99_us;
 };
 static struct main_stats mst;
 static struct fd_lease lease;		/* on the coprocessor: renewed while the loop turns */
@@ -297,7 +308,6 @@ program(const struct fd_cmds *cmds, struct lk *lk, const struct opts *o)
 	COUNT(offloaded, offload)						\
 	COUNT(refused, offload)							\
 	COUNT(removed, offload)							\
-	COUNT(refreshed, offload)						\
 	COUNT(revived, offload)							\
 	COUNT(resyncs, offload)							\
 	COUNT(rev_bumps, offload)						\
@@ -316,6 +326,13 @@ program(const struct fd_cmds *cmds, struct lk *lk, const struct opts *o)
 	COUNT(rtcache_full, rtcache)						\
 	COUNT(rtcache_flushes, rtcache)						\
 	COUNT(events_lost, main)						\
+	COUNT(ct_events_lost, offload)						\
+	COUNT(resync_last_ms, offload)						\
+	COUNT(resync_taken_out, offload)					\
+	COUNT(extended, offload)						\
+	COUNT(left, offload)							\
+	COUNT(turn_max_us, main)						\
+	COUNT(turn_p99_us, main)						\
 	OBJ(lease, json_pack("{s:I, s:s, s:I, s:I}", "ms", (json_int_t)lease.ms, "state", \
 			     fd_lease_state_name(lease.last.state), "lapses",	\
 			     (json_int_t)lease.last.lapses, "lapses_found",	\
@@ -525,6 +542,7 @@ struct flowcutd {
 	bool programmed, judged;	/* judged: once, after the first programming */
 	uint64_t programmed_boot;	/* the boot whose tables we filled */
 	time_t last_stats;
+	struct fd_hist turns;		/* this second's turns (main_stats' turn_*) */
 };
 
 /* The command line into *o.  0, or -EINVAL (said, or the usage printed). */
@@ -888,14 +906,16 @@ fp_events(struct flowcutd *d)
  * One turn of the loop: the command client's answers and state, the lease
  * and the programming, a batch of the coprocessor's events, then each ready
  * source its bounded batch (on_ready[]), the inspector's decisions, the
- * watched sets' work and expiries, and once a second the refresh and the
- * stats.  A turn ends early while the coprocessor is booting or the lease
- * is not taken.
+ * watched sets' work and expiries, the binding's own jobs (fd_offload_work:
+ * no work per connection unless it is due), and once a second the stats.
+ * A turn ends early while the coprocessor is booting or the lease is not
+ * taken.  A whole turn's time, less its wait, is counted in d->turns.
  */
 static void
 flowcutd_turn(struct flowcutd *d)
 {
 	struct epoll_event evs[FD_SRC_N];
+	uint64_t t0 = fd_clock_ns(), waited;
 	int n;
 
 	/* the answers that came, and whether the coprocessor went down */
@@ -930,7 +950,9 @@ flowcutd_turn(struct flowcutd *d)
 	 * Level-triggered: a source with more than its batch left is
 	 * ready again at once, after every other source had its turn.
 	 */
+	waited = fd_clock_ns();
 	n = epoll_wait(d->epfd, evs, FD_SRC_N, FD_EVENT_POLL_MS);
+	waited = fd_clock_ns() - waited;
 	if (n < 0 && errno != EINTR)
 		fprintf(stderr, "flowcutd: epoll_wait: %s\n", strerror(errno));
 	for (int i = 0; i < n; i++)
@@ -938,10 +960,14 @@ flowcutd_turn(struct flowcutd *d)
 	fd_ips_turn(ips);	/* the inspector's decisions carried out */
 	(void)fd_watch_work(d->wat);	/* a big list change: its next transaction */
 	fd_watch_expiry(d->wat);	/* a cut or watched set's element ran out: what it alone cut, released */
+	if (d->programmed)
+		fd_offload_work(d->off);	/* extensions due, a resync to retry */
+	fd_hist_add(&d->turns, (fd_clock_ns() - t0 - waited) / 1000);
 	if (time(NULL) != d->last_stats) {
 		d->last_stats = time(NULL);
-		if (d->programmed)
-			fd_offload_refresh(d->off);
+		mst.turn_max_us = d->turns.max_us;
+		mst.turn_p99_us = fd_hist_p99(&d->turns);
+		fd_hist_reset(&d->turns);
 		if (d->o.stats)
 			stats_write(d->o.stats, d->relay, d->off, d->cut, d->o.ports);
 	}

@@ -3,7 +3,8 @@
  * fd_offload: see fd_offload.h.
  *
  * The binding's state machine: conntrack's events, one state offloaded,
- * the resync, the coprocessor's events, refreshes, ruleset changes.
+ * the resync, the coprocessor's events, timeouts (T_long, the leave
+ * fix-up, the extensions), ruleset changes.
  * conntrack's I/O is fd_ct's, what qualifies and what a state becomes is
  * fd_policy's, next hops are fd_nhop's, routes fd_route's, and commands
  * go through fd_cmds.  Its other rooms: fd_offload_table.c (the two
@@ -27,6 +28,20 @@ off_ct_unmark(struct fd_offload *o, const struct nf_conntrack *tuple)
 			nfct_get_attr_u32(tuple, ATTR_ID), o->cfg.mark_bit, strerror(-rc));
 }
 
+/* P: conntrack's timeout of a working state of the protocol. */
+uint32_t
+off_p(const struct fd_offload *o, uint8_t l4proto)
+{
+	return o->ct.established_timeout(o->ct.ctx, l4proto);
+}
+
+/* T_long: an offloaded state's timeout, P + OFF_LONG_S (see "Timeouts" in fd_offload.h). */
+uint32_t
+off_t_long(const struct fd_offload *o, uint8_t l4proto)
+{
+	return off_p(o, l4proto) + OFF_LONG_S;
+}
+
 /*
  * A TCP state whose segments the host stops seeing: conntrack's window
  * tracking (td_end, td_maxend, td_maxack per direction) falls behind the
@@ -43,20 +58,77 @@ off_ct_unmark(struct fd_offload *o, const struct nf_conntrack *tuple)
  * Only the offloaded states: the sysctl nf_conntrack_tcp_be_liberal would
  * loosen every state of the host.  Called before the connection is
  * offloaded (no moment where the state is behind and strict) and again
- * when it leaves (the ACK seen last is stale by then): a state gone
- * (-ENOENT) has nothing to fix.
+ * when it leaves (leave_state: the ACK seen last is stale by then).
+ *
+ * Leaving, the state's timeout goes back from T_long to P - idle
+ * (flow_offload_fixup_ct, with the coprocessor's real idle time in place
+ * of the kernel's guess): it dies at last_seen + P, as if the host had
+ * seen every frame.  `unmark`: the bit first, so only the rules bring it
+ * back.  0, -ENOENT (the state is gone: nothing to fix), or the timeout
+ * update's error (said).  One synchronous update each: posted, batched
+ * ones are fd_ct's next step.
  */
-void
-off_ct_tcp_fix_on_leave(struct fd_offload *o, const struct off_entry *e)
+static int
+leave_state(struct fd_offload *o, const struct nf_conntrack *tuple, uint8_t l4proto,
+	    uint64_t idle_s, bool unmark)
 {
+	uint32_t p = off_p(o, l4proto), id = nfct_get_attr_u32(tuple, ATTR_ID);
 	int rc;
 
-	if (e->l4proto != IPPROTO_TCP)
-		return;
-	rc = o->ct.tcp_loosen(o->ct.ctx, e->tuple);
-	if (rc != 0 && rc != -ENOENT)
-		fprintf(stderr, "flowcutd: conntrack state %u: forgetting its highest ACK: %s\n",
-			e->ct_id, strerror(-rc));
+	if (unmark)
+		off_ct_unmark(o, tuple);
+	rc = o->ct.timeout(o->ct.ctx, tuple, idle_s < p ? p - (uint32_t)idle_s : 0);
+	if (rc == -ENOENT)
+		return rc;
+	if (rc == 0)
+		o->st.left++;
+	else	/* it lives on T_long: at most a day more; a later flowcutd's resync fixes it */
+		fprintf(stderr, "flowcutd: conntrack state %u: its timeout back to %u - %" PRIu64
+			" s on leaving the fast path: %s\n", id, p, idle_s, strerror(-rc));
+	if (l4proto == IPPROTO_TCP) {
+		int err = o->ct.tcp_loosen(o->ct.ctx, tuple);
+
+		if (err != 0 && err != -ENOENT)
+			fprintf(stderr, "flowcutd: conntrack state %u: forgetting its highest ACK: "
+				"%s\n", id, strerror(-err));
+	}
+	return rc;
+}
+
+/* An entry's state leaves the fast path, `idle_s` idle (0: unknown): see leave_state. */
+int
+off_leave(struct fd_offload *o, const struct off_entry *e, uint64_t idle_s, bool unmark)
+{
+	if (e->cut)
+		return 0;	/* its state was killed */
+	return leave_state(o, e->tuple, e->l4proto, idle_s, unmark);
+}
+
+/*
+ * A connection this binding has no entry for left the fast path (an
+ * orphan: a flowcutd before's), its original key `k`: its state, if it
+ * lives, is on T_long (timeout > P) and no entry of ours holds it (an old
+ * event must not shorten a connection offloaded anew), is fixed up.  1:
+ * the state lives; 0: gone (or no memory).
+ */
+static int
+orphan_leave(struct fd_offload *o, const struct fc_key *k, uint64_t idle_s, bool unmark)
+{
+	struct nf_conntrack *t = fd_ct_tuple_of_key(k), *whole;
+	uint8_t l4;
+
+	if (t == NULL)
+		return 0;
+	whole = o->ct.get(o->ct.ctx, t);
+	nfct_destroy(t);
+	if (whole == NULL)
+		return 0;
+	l4 = nfct_get_attr_u8(whole, ATTR_ORIG_L4PROTO);
+	if (nfct_attr_is_set(whole, ATTR_TIMEOUT) &&
+	    nfct_get_attr_u32(whole, ATTR_TIMEOUT) > off_p(o, l4) && off_find_state(o, whole) == NULL)
+		(void)leave_state(o, whole, l4, idle_s, unmark);
+	nfct_destroy(whole);
+	return 1;
 }
 
 /* A command got no answer: it may still take effect. */
@@ -232,6 +304,9 @@ off_prepare(struct fd_offload *o, const struct nf_conntrack *ct, bool cut,
 	for (int d = 0; d < 2; d++) {
 		c->mf[d].action = action;
 		c->mf[d].timeout_s = o->cfg.timeout_s;
+		/* in the fast path means seen within P: a state never dies while active */
+		if (!cut && c->mf[d].timeout_s > off_p(o, l4))
+			c->mf[d].timeout_s = (uint16_t)off_p(o, l4);
 	}
 	if (l4 == IPPROTO_TCP && !cut) {	/* a cut one never comes back to the host */
 		int err = o->ct.tcp_loosen(o->ct.ctx, ct);
@@ -292,10 +367,32 @@ off_enter(struct fd_offload *o, struct off_entry *e, int rc, uint64_t id)
 		return -ENOMEM;
 	}
 	o->nentries++;
-	if (!e->cut) {
-		o->st.offloaded++;
-		o->st.offloaded_at_pass += e->passed;
+	if (e->cut)
+		return 0;
+	/*
+	 * T_long, once it is in: no state on T_long that was never
+	 * offloaded.  Not set, it would die after P while forwarding (UDP:
+	 * 120 s): out again, left to the host.
+	 */
+	rc = o->ct.timeout(o->ct.ctx, e->tuple, off_t_long(o, e->l4proto));
+	if (rc != 0) {
+		uint64_t fp_id = e->fp_id;
+		int err;
+
+		if (rc != -ENOENT)	/* gone: its DESTROY follows */
+			fprintf(stderr, "flowcutd: conntrack state %u: its timeout to %u s for the "
+				"fast path: %s; left to the host\n", e->ct_id,
+				off_t_long(o, e->l4proto), strerror(-rc));
+		off_forget(o, e);
+		o->st.refused++;
+		err = off_reclaim(o, fp_id);
+		if (err != 0 && err != -ENOENT)
+			off_lost_track(o, "CONN_RECLAIM_FP of a state not given T_long", err);
+		return rc;
 	}
+	off_ext_add(o, e, off_now_ns(o) / 1000000u + OFF_EXTEND_MS);
+	o->st.offloaded++;
+	o->st.offloaded_at_pass += e->passed;
 	return 0;
 }
 
@@ -379,7 +476,7 @@ event_update(struct fd_offload *o, const struct nf_conntrack *ct)
 
 /*
  * An update fd_ct itself made (a mark cleared, a state loosened, a timeout
- * refreshed) says nothing new, and judging it would loop: off_offload()
+ * set) says nothing new, and judging it would loop: off_offload()
  * loosens the state before FLOW_CREATE_FP, so a create refused (the table
  * full, the coprocessor rebooting) would be tried again on the event of
  * its own update, for ever.  fd_ct flags those `own`.
@@ -465,6 +562,7 @@ fd_offload_events(struct fd_offload *o)
 
 	if (rc == -ENOBUFS) {
 		/* events were lost: the two tables may disagree, so reconcile */
+		o->st.ct_events_lost++;
 		fprintf(stderr, "flowcutd: conntrack events lost; reconciling with a dump\n");
 		fd_offload_resync(o);
 	} else if (rc < 0) {
@@ -474,24 +572,54 @@ fd_offload_events(struct fd_offload *o)
 		fd_offload_resync(o);
 }
 
+/* One reclaim of a resync's page: its answer, and the connection's idle time at its end. */
+struct reclaimed {
+	struct fd_offload *o;
+	bool posted;
+	int rc;
+	uint64_t idle_s;
+};
+
 static void
 reclaim_done(void *dctx, int rc, const void *ans, uint16_t len)
 {
-	int *failed = dctx;
+	struct reclaimed *r = dctx;
+	struct fc_ans_reclaim a;
 
-	(void)ans, (void)len;
-	if (rc != 0 && rc != -ENOENT)	/* -ENOENT: gone already */
-		(*failed)++;
+	r->rc = rc;
+	if (rc == 0 && len >= sizeof(a)) {
+		memcpy(&a, ans, sizeof(a));
+		r->idle_s = off_idle_s(r->o, a.mf);
+	}
+}
+
+/*
+ * A connection the resync took out (`ci` as the page read it, `idle_s`
+ * from its final counts): its state leaves (P - idle), the bit kept (the
+ * resync's dump offloads it again if it still qualifies).  An entry of
+ * ours, or a flowcutd before's (by key, if its state is on T_long).
+ * Counted in resync_taken_out when its state lives on.
+ */
+static void
+resync_leave(struct fd_offload *o, const struct fc_conn_info *ci, uint64_t idle_s)
+{
+	struct off_entry *e = off_find_fp(o, ci->id);
+
+	if (e != NULL ? off_leave(o, e, idle_s, false) == 0 && !e->cut
+		      : orphan_leave(o, &ci->mf[0].key, idle_s, false) == 1)
+		o->st.resync_taken_out++;
 }
 
 /*
  * One page of connections out, the commands in flight together: 0 or
  * -EIO.  A cut one stays, dropping (it is all it can do), noted held; so
- * does one a flowcutd before this one cut (adopt_cut).
+ * does one a flowcutd before this one cut (adopt_cut).  Each taken out
+ * leaves (resync_leave), after its reclaim answered.
  */
 static int
 reclaim_all(struct fd_offload *o, const struct fc_ans_range *a)
 {
+	struct reclaimed r[FC_RANGE_MAX] = { { 0 } };
 	int failed = 0, rc = 0;
 
 	for (uint32_t i = 0; i < a->count && rc == 0; i++) {
@@ -504,14 +632,30 @@ reclaim_all(struct fd_offload *o, const struct fc_ans_range *a)
 		}
 		if (e == NULL && off_dropping(&a->conn[i]) && off_adopt_cut(o, &a->conn[i]) == 0)
 			continue;
-
+		r[i] = (struct reclaimed){ .o = o, .posted = true };
 		rc = fd_cmds_post(&o->cmds, FC_CMD_CONN_RECLAIM_FP, &id, sizeof(id), reclaim_done,
-				  &failed);
+				  &r[i]);
+		r[i].posted = rc == 0;
 	}
-	/* every posted command finishes (answered or failed) before `failed` goes */
-	if (fd_cmds_flush(&o->cmds, -1) != 0 || rc != 0 || failed)
-		return -EIO;
-	return 0;
+	/* every posted command finishes (answered or failed) before `r` goes */
+	if (fd_cmds_flush(&o->cmds, -1) != 0)
+		rc = -EIO;
+	for (uint32_t i = 0; i < a->count; i++) {
+		if (!r[i].posted)
+			continue;
+		if (r[i].rc != 0 && r[i].rc != -ENOENT) {	/* -ENOENT: gone already */
+			failed++;
+			continue;
+		}
+		if (r[i].rc != 0) {	/* its last counts: the page's */
+			struct fc_mflow_stats st[2] = { a->conn[i].mf[0].stats,
+							a->conn[i].mf[1].stats };
+
+			r[i].idle_s = off_idle_s(o, st);
+		}
+		resync_leave(o, &a->conn[i], r[i].idle_s);
+	}
+	return rc != 0 || failed ? -EIO : 0;
 }
 
 void
@@ -520,7 +664,7 @@ fd_offload_resync(struct fd_offload *o)
 	struct fc_cmd_range r = { .first = 0, .max = FC_RANGE_MAX };
 
 	struct nf_conntrack **all;
-	uint64_t adopted = o->st.cut_adopted;
+	uint64_t adopted = o->st.cut_adopted, t0 = off_now_ns(o);
 	size_t n;
 	int rc;
 
@@ -562,14 +706,27 @@ fd_offload_resync(struct fd_offload *o)
 			"their next event comes\n", n, o->marks_stale ? "with their bits cleared"
 							   : "offloaded from");
 	for (size_t i = 0; i < n; i++) {
+		uint8_t l4 = nfct_get_attr_u8(all[i], ATTR_ORIG_L4PROTO);
+
 		if (!o->marks_stale)
 			off_offload(o, all[i]);
 		else if (nfct_get_attr_u32(all[i], ATTR_MARK) & o->cfg.mark_bit)
 			off_ct_unmark(o, all[i]);
+		/*
+		 * On T_long and not offloaded (any more): a flowcutd before
+		 * offloaded it, and its connection left the fast path
+		 * unseen (aged out while no flowcutd ran, an event lost):
+		 * P, its idle time unknown.
+		 */
+		if (nfct_attr_is_set(all[i], ATTR_TIMEOUT) &&
+		    nfct_get_attr_u32(all[i], ATTR_TIMEOUT) > off_p(o, l4) &&
+		    off_find_state(o, all[i]) == NULL)
+			(void)leave_state(o, all[i], l4, 0, false);
 	}
 	if (rc == 0)
 		o->marks_stale = false;
 	fd_ct_dump_free(all, n);
+	o->st.resync_last_ms = (off_now_ns(o) - t0) / 1000000u;
 }
 
 void
@@ -577,8 +734,19 @@ fd_offload_fp_event(struct fd_offload *o, const struct lk_event *ev)
 {
 	struct off_entry *e = off_find_fp(o, ev->id);
 
-	if (e == NULL)
+	if (e == NULL) {
+		/*
+		 * A flowcutd before's (its events stay on the ring): its state
+		 * leaves.  Not a give-back (its REMOVED follows), nor a
+		 * removal for an old revision (the revision's leave fixed
+		 * the state up, P from then, and it may be offloaded anew
+		 * under the same key since).
+		 */
+		if (ev->type == FC_EV_AGED_OUT ||
+		    (ev->type == FC_EV_REMOVED && ev->reason != FC_REASON_FW_REV))
+			(void)orphan_leave(o, &ev->key[0], off_idle_s(o, ev->stats), true);
 		return;
+	}
 	if (e->cut) {
 		/* never revived, never given back to the rules: its state is dead */
 		if (ev->type != FC_EV_GIVEN_BACK)
@@ -603,81 +771,51 @@ fd_offload_fp_event(struct fd_offload *o, const struct lk_event *ev)
 	/*
 	 * A close, aged out or removed: let go; back only through the rules
 	 * again - the bit first, or the update that loosens the state would
-	 * come back as an event with the bit still set and offload it again.
+	 * come back as an event with the bit still set and offload it again -
+	 * its timeout from its last frame.
 	 */
-	off_ct_unmark(o, e->tuple);
-	off_ct_tcp_fix_on_leave(o, e);
+	(void)off_leave(o, e, off_idle_s(o, ev->stats), true);
 	off_forget(o, e);
 }
 
-struct refresh_ctx {
-	struct fd_offload *o;
-	uint64_t fp_id;
-};
-
-/* One connection's conntrack timeout from its last-seen times (CONN_READ_BY_ID's answer). */
-static void
-refresh_done(void *dctx, int rc, const void *ans, uint16_t len)
-{
-	const struct refresh_ctx *c = dctx;
-	struct fd_offload *o = c->o;
-	struct off_entry *e = off_find_fp(o, c->fp_id);
-	struct fc_conn_info ci;
-	uint64_t seen;
-
-	if (rc != 0 || e == NULL || e->cut || len < sizeof(ci))
-		return;		/* gone meanwhile, cut (no state), or tried at the next refresh */
-	memcpy(&ci, ans, sizeof(ci));
-	seen = ci.mf[0].stats.last_seen > ci.mf[1].stats.last_seen ? ci.mf[0].stats.last_seen
-								    : ci.mf[1].stats.last_seen;
-	if (seen <= e->last_seen)
-		return;
-	e->last_seen = seen;
-	rc = o->ct.timeout(o->ct.ctx, e->tuple,
-			   o->ct.established_timeout(o->ct.ctx, e->l4proto));
-	if (rc == 0)
-		o->st.refreshed++;
-	else if (rc == -ENOENT)	/* gone without a DESTROY we saw (lost, or never sent) */
-		state_gone(o, e->ct_id, e->tuple);
-	else			/* tried again at the next refresh */
-		fprintf(stderr, "flowcutd: conntrack state %u: refreshing its timeout: %s\n",
-			e->ct_id, strerror(-rc));
-}
-
 void
-fd_offload_refresh(struct fd_offload *o)
+fd_offload_work(struct fd_offload *o)
 {
-	struct off_entry **all;
-	struct refresh_ctx *ctx;
-	size_t n;
-	int rc = 0;
+	uint64_t now_ms = off_now_ns(o) / 1000000u;
+	unsigned int budget = FD_OFFLOAD_EXTEND_PER_TURN;
+	struct off_entry *e;
 
-	if (o->need_resync)
+	if (o->need_resync && now_ms - o->resync_tried_ms >= 1000) {
+		o->resync_tried_ms = now_ms;
 		fd_offload_resync(o);	/* an earlier one did not get through */
-	all = off_snapshot(o, &n);
-	ctx = calloc(n ? n : 1, sizeof(*ctx));
-	if (all == NULL || ctx == NULL) {
-		free(all);
-		free(ctx);
-		return;		/* tried again at the next refresh */
 	}
-	/* every connection's counts asked at once, in batches */
-	for (size_t i = 0; i < n && rc == 0; i++) {
-		struct fc_cmd_conn_id id = { .id = all[i]->fp_id };
+	/* the FIFO's head is the first due: nothing due, nothing done */
+	while (budget > 0 && (e = o->ext) != NULL && e->due_ms <= now_ms) {
+		int rc;
 
-		ctx[i] = (struct refresh_ctx){ .o = o, .fp_id = all[i]->fp_id };
-		rc = fd_cmds_post(&o->cmds, FC_CMD_CONN_READ_BY_ID, &id, sizeof(id), refresh_done,
-				  &ctx[i]);
+		budget--;
+		off_ext_del(o, e);
+		if (e->cut)
+			continue;	/* cut since: no state */
+		rc = o->ct.timeout(o->ct.ctx, e->tuple, off_t_long(o, e->l4proto));
+		if (rc == -ENOENT) {	/* gone without a DESTROY we saw (lost, or never sent) */
+			state_gone(o, e->ct_id, e->tuple);
+			continue;
+		}
+		if (rc == 0)
+			o->st.extended++;
+		else	/* tried again in a minute: it has 12 h left */
+			fprintf(stderr, "flowcutd: conntrack state %u: extending its timeout to %u s: "
+				"%s\n", e->ct_id, off_t_long(o, e->l4proto), strerror(-rc));
+		off_ext_add(o, e, now_ms + (rc == 0 ? OFF_EXTEND_MS : 60000u));
 	}
-	free(all);		/* the completions look their entries up again */
-	fd_cmds_flush(&o->cmds, -1);	/* each command finishes, answered or failed */
-	free(ctx);
 }
 
 /*
- * The connections not cut, forgotten after a revision bump: their TCP
- * states' highest ACKs first (off_ct_tcp_fix_on_leave), as they come back
- * to the host.  Without memory for the list, everything is forgotten.
+ * The connections not cut, forgotten after a revision bump: each state
+ * leaves first (off_leave: P, its idle time unknown; the bits are the
+ * dump's, after), as they come back to the host.  Without memory for the
+ * list, everything is forgotten.
  */
 static void
 forget_uncut(struct fd_offload *o)
@@ -691,7 +829,7 @@ forget_uncut(struct fd_offload *o)
 	}
 	for (size_t i = 0; i < n; i++)
 		if (!all[i]->cut) {
-			off_ct_tcp_fix_on_leave(o, all[i]);
+			(void)off_leave(o, all[i], 0, false);
 			off_forget(o, all[i]);
 		}
 	free(all);

@@ -42,14 +42,46 @@
  *
  * Conntrack events caused by flowcutd's own updates are not judged (they
  * say nothing new).  At start it sets nf_conntrack_events to 1, so every
- * state sends its DESTROY; a state found gone by the refresh leaves too.
+ * state sends its DESTROY; a state found gone by an extension leaves too.
  * The mark bit is cleared by a masked update (fd_ct_mark), never by a read
  * and a write, so the ruleset's own writes to the mark's other bits are
  * never undone.
  *
  * When a state goes away (DESTROY) the connection leaves the fast path at
- * once.  While a connection is offloaded its conntrack timeout is
- * refreshed from the coprocessor's last-seen times.  The coprocessor's
+ * once.
+ *
+ * Timeouts: no work per connection per second (the kernel flowtable's
+ * way, flow_offload_fixup_ct).  P is conntrack's timeout of a working
+ * state of the protocol (fd_ct_established_timeout).  Once offloaded, a
+ * state's timeout is T_long = P + 86,400 s (set after FLOW_CREATE_FP
+ * answered, so no state is on T_long that was not offloaded; one whose
+ * update fails is taken out again), so `timeout > P` marks a state a
+ * flowcutd offloaded, for a later one to recognise.  The fast path's idle
+ * timeout is min(the setting, P): a connection in the fast path was seen
+ * within P, and a state never dies while active.  A state still offloaded
+ * 12 h (OFF_LONG_S / 2) after its offload or last extension gets T_long
+ * again (fd_offload_work: one FIFO by offload time, sorted by
+ * construction as every entry's interval is the same;
+ * FD_OFFLOAD_EXTEND_PER_TURN a turn).  Not at T_long/2, as the plan has
+ * it: conntrack reports the time left, and a TCP state extended at
+ * T_long/2 (3 days) would show 3 days left, under P (5 days), and no
+ * longer be recognisable; every 12 h keeps it between P + 12 h and
+ * P + 1 d.  Every way out of the
+ * fast path whose state lives on - a close, a give-back not revived, an
+ * idle timeout, a removal, a path change, a revision, a resync's
+ * reclaim - sets the state's timeout back to max(0, P - idle), idle from
+ * the coprocessor's last-seen times (its event's, or the reclaim's final
+ * counts; unknown: 0), and makes a TCP state forget its highest ACK: the
+ * state dies at last_seen + P, as if the host had seen every frame.  An
+ * AGED_OUT or (terminal) REMOVED of a connection this binding does not
+ * know (a flowcutd before's, whose events stay on the ring) is an orphan:
+ * its state, found by key, is fixed up the same way if its timeout is
+ * above P and no entry of this binding holds it (so an old event never
+ * shortens a connection offloaded anew); a REMOVED for an old revision is
+ * not (the revision's leave fixed it up).  A resync fixes up every state
+ * it finds on T_long and not offloaded (P, or P - idle from the reclaim).
+ * The bound when flowcutd is killed and events were lost meanwhile is in
+ * docs/settings.md.  The coprocessor's
  * events are answered: a give-back for a stalled sender is revived, a close
  * let go, an aged-out connection forgotten - and in those last two the
  * mark bit is cleared, so the connection is offloaded again only once the
@@ -89,7 +121,9 @@ struct fd_offload_cfg {
 	uint8_t mac[FD_MAX_PORTS][6];
 	uint32_t mark_bit;			/* fd_nft's */
 	bool cut_in_hardware;			/* action IPS, else FWD */
-	uint16_t timeout_s;			/* the fast path's idle timeout */
+	uint16_t timeout_s;			/* the fast path's idle timeout (clamped to P) */
+	/* the clock, CLOCK_MONOTONIC ns (NULL: fd_clock_ns): a test's stand-in moves time */
+	uint64_t (*now_ns)(void);
 	/*
 	 * The inspector's word on a connection to a TLS port
 	 * (fd_policy_inspected): NULL (none), or FC_VERDICT_CUT_THRU when it
@@ -108,7 +142,6 @@ struct fd_offload_stats {
 	uint64_t offloaded_at_pass; /* of them, CUT_THRU at once: the inspector had passed them */
 	uint64_t refused;	/* FLOW_CREATE_FP answered an error */
 	uint64_t removed;	/* taken out because the state went away */
-	uint64_t refreshed;	/* conntrack timeouts refreshed */
 	uint64_t revived;	/* give-backs revived */
 	uint64_t resyncs;	/* full dumps (start, boot, lost events) */
 	uint64_t rev_bumps;	/* ruleset changes */
@@ -116,6 +149,11 @@ struct fd_offload_stats {
 	uint64_t rerouted;	/* connections moved (or taken out) by a path change */
 	uint64_t waiting_dropped; /* states that waited for a neighbour, let go for room */
 	uint64_t cut_adopted;	/* dropping connections a flowcutd before cut, taken up by a resync */
+	uint64_t ct_events_lost; /* conntrack's events lost (ct.events said -ENOBUFS) */
+	uint64_t resync_last_ms; /* the last resync that got through, ms */
+	uint64_t resync_taken_out; /* connections resyncs took out whose states live on */
+	uint64_t extended;	/* states given T_long again, 12 h on, still offloaded */
+	uint64_t left;		/* states whose timeout went back to P - idle on leaving */
 };
 
 struct fd_offload;
@@ -151,11 +189,14 @@ void fd_offload_resync(struct fd_offload *o);
 /* fd_offload_fp_event - a coprocessor event (aged out, given back, removed). */
 void fd_offload_fp_event(struct fd_offload *o, const struct lk_event *ev);
 /*
- * fd_offload_refresh - conntrack timeouts from last-seen times; call every
- * second.  Also retries a resync that did not get through (a command
- * without an answer leaves the fast path unknown: it is taken out whole).
+ * fd_offload_work - the binding's own jobs, every turn: the states due
+ * for their extension (at most FD_OFFLOAD_EXTEND_PER_TURN; none due: no
+ * call), and a resync that did not get through retried (once a second at
+ * most: a command without an answer leaves the fast path unknown, and it
+ * is taken out whole).  Nothing per connection that is not due.
  */
-void fd_offload_refresh(struct fd_offload *o);
+#define FD_OFFLOAD_EXTEND_PER_TURN 256
+void fd_offload_work(struct fd_offload *o);
 /*
  * fd_offload_ruleset_changed - every connection judged again by the new
  * rules: a new firewall revision first (one command: from its answer on,

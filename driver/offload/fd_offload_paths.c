@@ -81,12 +81,12 @@ static void
 move(struct fd_offload *o, struct off_entry *e)
 {
 	struct nf_conntrack *whole = o->ct.get(o->ct.ctx, e->tuple);
-	int rc = off_reclaim(o, e->fp_id);
+	uint64_t idle_s;
+	int rc = off_reclaim_idle(o, e->fp_id, &idle_s);
 
 	if (rc != 0 && rc != -ENOENT)
 		off_lost_track(o, "CONN_RECLAIM_FP of a connection whose path changed", rc);
-	off_ct_unmark(o, e->tuple);
-	off_ct_tcp_fix_on_leave(o, e);
+	(void)off_leave(o, e, idle_s, true);	/* its timeout from its last frame */
 	off_forget(o, e);
 	o->st.rerouted++;
 	if (whole != NULL) {

@@ -34,8 +34,12 @@
 #define HASH_NONFATAL_OOM 1
 #define uthash_nonfatal_oom(e) ((e)->oom = true)
 #include <uthash.h>
+#include <utlist.h>
 
 #define FD_WAITING_MAX 1024
+/* T_long = P + OFF_LONG_S; extended every OFF_LONG_S / 2 (see fd_offload.c, "Timeouts") */
+#define OFF_LONG_S 86400u
+#define OFF_EXTEND_MS (OFF_LONG_S / 2 * 1000ull)
 
 /* One offloaded connection. */
 struct off_entry {
@@ -49,7 +53,8 @@ struct off_entry {
 	struct fc_key orig;
 	uint32_t ct_id;
 	uint64_t fp_id;			/* by_fp's key */
-	uint64_t last_seen;		/* the newest the coprocessor reported */
+	uint64_t due_ms;		/* its state's T_long extended then (in the FIFO) */
+	struct off_entry *ext_prev, *ext_next;	/* the extension FIFO's (utlist), by due_ms */
 	struct nf_conntrack *tuple;	/* the original tuple, for updates */
 	uint8_t l4proto;
 	uint8_t family;			/* 4 or 6 */
@@ -63,6 +68,7 @@ struct off_entry {
 	bool held;			/* a resync found it in the fast path */
 	bool passed;			/* made CUT_THRU: the inspector had passed it */
 	bool oom;			/* a table had no room for it (uthash_nonfatal_oom) */
+	bool in_ext;			/* in the extension FIFO */
 	UT_hash_handle hh_ct, hh_fp;
 };
 
@@ -92,6 +98,13 @@ struct fd_offload {
 	unsigned int nentries;
 	bool need_resync;		/* the fast path may hold what we do not know of */
 	bool marks_stale;		/* a ruleset change left the old rules' bits: clear them */
+	uint64_t resync_tried_ms;	/* a resync that did not get through: retried 1 s on */
+	/*
+	 * The extension FIFO, by offload time: every entry is due
+	 * OFF_EXTEND_MS after its offload or last extension, whatever its
+	 * protocol, so appending keeps it sorted (utlist, ext_prev/ext_next).
+	 */
+	struct off_entry *ext;
 	uint16_t tls_ports[FD_OFFLOAD_TLS_PORTS_MAX]; /* offloaded SEND_TO_IPS (fd_policy_verdict) */
 	unsigned int ntls_ports;
 	struct fd_offload_stats st;
@@ -104,6 +117,19 @@ void off_orig_of(const struct nf_conntrack *ct, struct fc_key *k);
 int off_call(struct fd_offload *o, uint16_t op, const void *p, uint16_t len, void *ans,
 	     uint16_t cap);
 int off_reclaim(struct fd_offload *o, uint64_t fp_id);
+/* off_reclaim_idle - off_reclaim, and *idle_s the connection's idle time at its end (0: unknown). */
+int off_reclaim_idle(struct fd_offload *o, uint64_t fp_id, uint64_t *idle_s);
+/* the binding's clock (cfg.now_ns, else fd_clock_ns) */
+uint64_t off_now_ns(const struct fd_offload *o);
+/*
+ * off_idle_s - seconds since the newer of a connection's two last-seen
+ * times (the coprocessor's CLOCK_MONOTONIC, as ours): 0 when unknown
+ * (never seen, or ahead of our clock).
+ */
+uint64_t off_idle_s(const struct fd_offload *o, const struct fc_mflow_stats st[2]);
+/* the extension FIFO: an entry appended due at `due_ms`; taken out (forgetting does) */
+void off_ext_add(struct fd_offload *o, struct off_entry *e, uint64_t due_ms);
+void off_ext_del(struct fd_offload *o, struct off_entry *e);
 struct off_entry *off_find_ct(struct fd_offload *o, uint32_t ct_id,
 			      const struct nf_conntrack *ct);
 struct off_entry *off_find_state(struct fd_offload *o, const struct nf_conntrack *ct);
@@ -123,7 +149,9 @@ void off_forget_uncut(struct fd_offload *o);
 
 /* fd_offload.c: conntrack, one state offloaded, the state machine (the ports' MTUs too) */
 void off_ct_unmark(struct fd_offload *o, const struct nf_conntrack *tuple);
-void off_ct_tcp_fix_on_leave(struct fd_offload *o, const struct off_entry *e);
+uint32_t off_p(const struct fd_offload *o, uint8_t l4proto);
+uint32_t off_t_long(const struct fd_offload *o, uint8_t l4proto);
+int off_leave(struct fd_offload *o, const struct off_entry *e, uint64_t idle_s, bool unmark);
 bool off_no_answer(int rc);
 void off_lost_track(struct fd_offload *o, const char *what, int rc);
 int off_port_of(const struct fd_offload *o, unsigned int ifindex);

@@ -9,6 +9,8 @@
  */
 #include "fd_offload_priv.h"
 
+#include "fd_clock.h"
+
 /* The state's original tuple as a key (`ct` may be a tuple alone). */
 void
 off_orig_of(const struct nf_conntrack *ct, struct fc_key *k)
@@ -28,12 +30,57 @@ off_call(struct fd_offload *o, uint16_t op, const void *p, uint16_t len, void *a
  * although the command took effect.
  */
 int
-off_reclaim(struct fd_offload *o, uint64_t fp_id)
+off_reclaim_idle(struct fd_offload *o, uint64_t fp_id, uint64_t *idle_s)
 {
 	struct fc_cmd_conn_id id = { .id = fp_id };
-	struct fc_ans_reclaim ans;
+	struct fc_ans_reclaim ans = { 0 };
+	int rc = off_call(o, FC_CMD_CONN_RECLAIM_FP, &id, sizeof(id), &ans, sizeof(ans));
 
-	return off_call(o, FC_CMD_CONN_RECLAIM_FP, &id, sizeof(id), &ans, sizeof(ans));
+	*idle_s = rc == 0 ? off_idle_s(o, ans.mf) : 0;
+	return rc;
+}
+
+int
+off_reclaim(struct fd_offload *o, uint64_t fp_id)
+{
+	uint64_t idle_s;
+
+	return off_reclaim_idle(o, fp_id, &idle_s);
+}
+
+uint64_t
+off_now_ns(const struct fd_offload *o)
+{
+	return o->cfg.now_ns != NULL ? o->cfg.now_ns() : fd_clock_ns();
+}
+
+uint64_t
+off_idle_s(const struct fd_offload *o, const struct fc_mflow_stats st[2])
+{
+	uint64_t seen = st[0].last_seen > st[1].last_seen ? st[0].last_seen : st[1].last_seen;
+	uint64_t now = off_now_ns(o);
+
+	return seen == 0 || seen >= now ? 0 : (now - seen) / 1000000000u;
+}
+
+/* ---- the extension FIFO (see fd_offload_work) ---- */
+
+void
+off_ext_add(struct fd_offload *o, struct off_entry *e, uint64_t due_ms)
+{
+	off_ext_del(o, e);
+	e->due_ms = due_ms;
+	DL_APPEND2(o->ext, e, ext_prev, ext_next);
+	e->in_ext = true;
+}
+
+void
+off_ext_del(struct fd_offload *o, struct off_entry *e)
+{
+	if (!e->in_ext)
+		return;
+	DL_DELETE2(o->ext, e, ext_prev, ext_next);
+	e->in_ext = false;
 }
 
 /* ---- the table of offloaded connections ---- */
@@ -100,6 +147,7 @@ forget_unindexed(struct fd_offload *o, struct off_entry *e)
 {
 	if (e->in_ct)
 		HASH_DELETE(hh_ct, o->by_ct, e);
+	off_ext_del(o, e);
 	off_free_entry(e);
 	o->nentries--;
 }
@@ -139,6 +187,7 @@ off_forget_all(struct fd_offload *o)
 
 	/* every entry is in by_fp; a cut one whose state died is in by_ct no more */
 	HASH_CLEAR(hh_ct, o->by_ct);
+	o->ext = NULL;
 	HASH_ITER(hh_fp, o->by_fp, e, next) {
 		HASH_DELETE(hh_fp, o->by_fp, e);
 		off_free_entry(e);

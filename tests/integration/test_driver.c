@@ -690,6 +690,50 @@ mark_now(struct fd_ct *c, const struct nf_conntrack *ct)
 	return m;
 }
 
+/* The state's timeout as the kernel says it now (the time left, s). */
+static uint32_t
+timeout_now(const struct nf_conntrack *ct)
+{
+	struct nf_conntrack *now = fd_ct_get(ct_socks, ct);
+	uint32_t t;
+
+	assert_non_null(now);
+	t = nfct_get_attr_u32(now, ATTR_TIMEOUT);
+	nfct_destroy(now);
+	return t;
+}
+
+/*
+ * The kernel's timeout: above P (T_long) once offloaded, P or less once
+ * the connection left (aged out: P - idle, idle unknown here: P), and the
+ * fast path's idle timeout at most P.
+ */
+static void
+test_long_timeout_then_leave(void **state)
+{
+	struct nf_conntrack *ct = state4(TCP_CONNTRACK_ESTABLISHED, ASSURED, BIT, false);
+	uint32_t p = fd_ct_established_timeout(ct_socks, IPPROTO_TCP);
+	struct lk_event ev = { .type = FC_EV_AGED_OUT, .reason = FC_REASON_IDLE };
+	uint64_t left;
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	create(ct);
+	turns(200);
+	assert_int_equal(conns(), 1);
+	print_message("P %u s, offloaded: %u s left\n", p, timeout_now(ct));
+	assert_true(timeout_now(ct) > p);
+	assert_true(the_conn().mf[0].timeout_s <= p);
+	ev.id = the_conn().id;
+	left = stats().left;
+	fd_offload_fp_event(off, &ev);
+	assert_int_equal(stats().left, left + 1);
+	print_message("left: %u s\n", timeout_now(ct));
+	assert_true(timeout_now(ct) <= p);
+	assert_int_equal(mark_now(ct_socks, ct) & BIT, 0);
+	nfct_destroy(ct);
+}
+
 /* fd_ct_mark against the real conntrack: only the masked bits change. */
 static void
 test_masked_mark(void **state)
@@ -2346,6 +2390,7 @@ main(void)
 		cmocka_unit_test_setup(test_destroy_takes_out, fresh),
 		cmocka_unit_test_setup(test_max_retrans_given_back_is_revived, fresh),
 		cmocka_unit_test_setup(test_masked_mark, fresh),
+		cmocka_unit_test_setup(test_long_timeout_then_leave, fresh),
 		cmocka_unit_test_setup(test_ruleset_change_takes_out_and_clears_marks, fresh),
 		cmocka_unit_test_setup(test_resync_after_boot, fresh),
 		cmocka_unit_test_setup(test_route_replaced_between_two_offloads, fresh),

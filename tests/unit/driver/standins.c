@@ -207,8 +207,11 @@ answer(uint16_t op, const void *p, void *ans, uint16_t cap, uint16_t *alen)
 		if (op == FC_CMD_CONN_READ_BY_ID) {
 			memcpy(out, &fp_slot[slot].ci, n = sizeof(fp_slot[slot].ci));
 		} else if (op == FC_CMD_CONN_RECLAIM_FP) {
+			struct fc_ans_reclaim r = { .mf = { fp_slot[slot].ci.mf[0].stats,
+							    fp_slot[slot].ci.mf[1].stats } };
+
 			fp_slot[slot].used = false;
-			n = sizeof(struct fc_ans_reclaim);	/* the final counts: zero here */
+			memcpy(out, &r, n = sizeof(r));	/* the final counts: the slot's */
 		}
 		break;
 	}
@@ -331,10 +334,20 @@ si_host_find(const struct nf_conntrack *t)
 	return NULL;
 }
 
+int si_ct_events_rc;
+uint64_t si_now_ns;
+
+static uint64_t
+si_clock(void)
+{
+	return si_now_ns;
+}
+
 static int
 ct_events(void *ctx, unsigned int max, fd_ct_event_fn *cb, void *arg)
 {
 	unsigned int n = nevq;
+	int rc = si_ct_events_rc;
 
 	(void)ctx, (void)max;
 	nevq = 0;
@@ -342,7 +355,8 @@ ct_events(void *ctx, unsigned int max, fd_ct_event_fn *cb, void *arg)
 		cb(arg, evq[i].type, evq[i].ct, false);
 		nfct_destroy(evq[i].ct);
 	}
-	return n > 0;
+	si_ct_events_rc = 0;
+	return rc != 0 ? rc : n > 0;
 }
 
 static void
@@ -403,9 +417,14 @@ ct_tcp_loosen(void *ctx, const struct nf_conntrack *t)
 static int
 ct_timeout(void *ctx, const struct nf_conntrack *t, uint32_t secs)
 {
+	struct nf_conntrack **h = si_host_find(t);
+
 	(void)ctx;
 	say(si_ct_log, "timeout sport=%u secs=%u", sport(t), secs);
-	return si_host_find(t) ? 0 : -ENOENT;
+	if (h == NULL)
+		return -ENOENT;
+	nfct_set_attr_u32(*h, ATTR_TIMEOUT, secs);	/* as a dump or a get reads it */
+	return 0;
 }
 
 int
@@ -733,12 +752,14 @@ si_open(bool cut_in_hardware)
 	struct fd_offload_cfg cfg = { .nports = 2, .ifindex = { SI_IFINDEX0, SI_IFINDEX0 + 1 },
 				      .mac = { { 2, 0, 0, 0, 0, 1 }, { 2, 0, 0, 0, 0, 2 } },
 				      .mark_bit = SI_BIT, .cut_in_hardware = cut_in_hardware,
-				      .timeout_s = 30 };
+				      .timeout_s = 30, .now_ns = si_clock };
 
 	memset(fp_slot, 0, sizeof(fp_slot));
 	fp_next_id = 1;
 	si_fp_rev = 0;
 	si_refuse = 0;
+	si_ct_events_rc = 0;
+	si_now_ns = 1000000000000ull;
 	si_log_reset();
 	nhops = fd_nhop_open(&si_cmds, cfg.nports, cfg.mac);
 	assert_non_null(nhops);

@@ -41,8 +41,8 @@ struct nf_conntrack;
 
 #define SI_BIT 0x40000000u	/* the mark bit the rules set */
 #define SI_LOG_MAX 8192		/* a log's room: what does not fit is left off */
-#define SI_FP_SLOTS 512		/* the coprocessor's table; CONN_READ_RANGE pages of 8 slots */
-#define SI_HOST_MAX 512		/* the states conntrack holds, and events queued */
+#define SI_FP_SLOTS 1024		/* the coprocessor's table; CONN_READ_RANGE pages of 8 slots */
+#define SI_HOST_MAX 1024		/* the states conntrack holds, and events queued */
 #define SI_SEQ_MAX 2048
 #define SI_KILL_BATCH FD_CT_KILL_BATCH
 #define SI_DATAGRAMS_MAX 64
@@ -85,6 +85,10 @@ extern struct nf_conntrack *si_host[SI_HOST_MAX];
 extern const struct fd_ct_io si_ctio;
 /* what si_ctio's events_lost answers (0 at si_close) */
 extern uint64_t si_ct_events_lost;
+/* what the next events read returns after handing the queue on (0: as usual), once */
+extern int si_ct_events_rc;
+/* the binding's clock (cfg.now_ns), ns: a row moves it; si_open sets it to 1,000 s */
+extern uint64_t si_now_ns;
 
 /* si_host_find - the state conntrack holds for a tuple, or NULL. */
 struct nf_conntrack **si_host_find(const struct nf_conntrack *t);
