@@ -69,6 +69,8 @@ done
 cmocka "flowcut-npu on net_pcap" "$BUILD/test_npu"
 # the binding against the real fast path and the real conntrack, in a namespace (root only)
 cmocka "flowcutd binding" "$BUILD/test_driver"
+# flowcut-ctgen's states made, counted and deleted in a namespace of its own (root only)
+cmocka "flowcut-ctgen against conntrack" "$BUILD/test_ctgen_netns"
 # the ruleset check against rulesets loaded in a namespace, listed by libnftables (root only)
 cmocka "ruleset check on the real nftables" "$BUILD/test_rulecheck_nft"
 # the appliance in the lab, with iperf3 streams (root only)
