@@ -297,6 +297,7 @@ bench: deps
 	$(BUILD)/flowcut-bench cut
 	$(BUILD)/flowcut-bench ruleset
 	lab/reload.sh
+	lab/scale.sh 1000000
 
 clean:
 	rm -rf $(BUILD)

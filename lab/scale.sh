@@ -14,7 +14,7 @@
 # below N, 10 Hz), flowcutd's CPU over the 10 s (utime+stime of
 # /proc/PID/stat, % of a core), resyncs over the 10 s (and since start),
 # offloads counted (flowcutd.json's offloaded, since start), flowcutd's
-# RSS and that per connection; resync_taken_out and ct_events_lost when
+# RSS and that per state (RSS / N); resync_taken_out and ct_events_lost when
 # flowcutd's stats have them.  Root only; a lab of its own, torn down on
 # exit.  flowcut-npu at --conns max(65536, N + N/4) (lab.sh's
 # FLOWCUT_NPU_CONNS); nf_conntrack_max, global on this kernel (read-only
@@ -71,14 +71,14 @@ for k in sys.argv[2:]: print(d.get(k, "none"))' "$run/flowcutd.json" "$@"; }
 		echo "resyncs $r1"
 		echo "offloads_counted $((o1 - o0))"
 		echo "rss_kb $rss"
-		echo "rss_b_per_conn $(( conns > 0 ? rss * 1024 / conns : 0 ))"
+		echo "rss_b_per_conn $(( n > 0 ? rss * 1024 / n : 0 ))"
 		echo "resync_taken_out $taken"
 		echo "ct_events_lost $lost"
 	} >"$out"
 	awk '{ k = $1; $1 = ""; v[k] = substr($0, 2) }
 	END {
 		nc = none_said(v["resync_taken_out"]); ne = none_said(v["ct_events_lost"])
-		printf "| states | offloaded | time to offload | flowcutd CPU idle, %% of a core | resyncs in the 10 s (since start) | offloads counted | flowcutd RSS | RSS a connection | resync_taken_out | ct_events_lost |\n"
+		printf "| states | offloaded | time to offload | flowcutd CPU idle, %% of a core | resyncs in the 10 s (since start) | offloads counted | flowcutd RSS | RSS a state | resync_taken_out | ct_events_lost |\n"
 		printf "| %s | %s | %s s | %s | %s (%s) | %s | %.1f MB | %s B | %s | %s |\n", v["states"],
 			v["offloaded"], v["time_to_offload_s"], v["cpu_pct"], v["resyncs_in_10s"], v["resyncs"],
 			v["offloads_counted"], v["rss_kb"] / 1024, v["rss_b_per_conn"], nc, ne
