@@ -66,17 +66,17 @@ USES_driver/ips        := driver/cut driver/offload driver/ct driver/path driver
 USES_driver            := $(DRIVER) link settings inspect
 USES_ctl               := link settings inspect
 USES_tests/lib         := fastpath dpdk
-USES_tests/unit        := fastpath link settings inspect tests/lib dpdk
+USES_tests/unit        := fastpath link settings inspect tools driver/base tests/lib dpdk
 USES_tests/unit/driver := fastpath link settings inspect npu $(DRIVER) tests/lib dpdk
 USES_tests/integration := fastpath link settings npu $(DRIVER) tests/lib dpdk
-USES_tests/fuzz        := fastpath link settings inspect npu $(DRIVER) tests/lib dpdk
+USES_tests/fuzz        := fastpath link settings inspect npu $(DRIVER) tools tests/lib dpdk
 USES_bench             := fastpath link settings $(DRIVER) tests/lib dpdk
-USES_tools             := fastpath tests/lib dpdk
+USES_tools             := fastpath driver/base tests/lib dpdk
 FOLDERS := $(sort $(patsubst USES_%,%,$(filter USES_%,$(.VARIABLES))))
 
 # The folders built as libraries: each takes every .c in it that no program
 # below names as its own (npu/npu_main.c).
-LIBRARIES := fastpath link settings inspect npu $(DRIVER) tests/lib
+LIBRARIES := fastpath link settings inspect npu $(DRIVER) tools tests/lib
 
 # ---- the programs -----------------------------------------------------------
 # $(call program,NAME, ITS OWN SOURCES, LIBRARIES IT LINKS, OTHER -l FLAGS)
@@ -113,10 +113,11 @@ $(call program,flowcutd,          driver/flowcutd.c,                      $(DRIV
 $(call program,flowcutctl,        ctl/flowcutctl.c,                       link settings inspect,     -ljansson -lcrypto -lpcap -lnftables)
 $(call program,flowcut-bench,     bench/flowcut-bench.c,                  fastpath link settings driver/cut driver/offload driver/nft driver/ct driver/path driver/port driver/cmd driver/base tests/lib dpdk, -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson)
 $(call program,flowcut-fpdemo,    tools/flowcut-fpdemo.c,                 fastpath tests/lib dpdk,   )
-$(call program,flowcut-ctfill,    tools/flowcut-ctfill.c,                 ,                          -lnetfilter_conntrack -lnfnetlink)
+$(call program,flowcut-ctgen,     tools/flowcut-ctgen.c,                  tools driver/base,         -lmnl -lnetfilter_conntrack -lnfnetlink)
 $(call program,test_driver,       tests/integration/test_driver.c,        driver/cut driver/offload driver/nft driver/ct driver/path driver/port driver/cmd driver/base settings npu fastpath link tests/lib dpdk, -lcmocka -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson)
 $(call program,test_ct,           tests/integration/test_ct.c,            driver/ct driver/base tests/lib, -lcmocka -lmnl -lnetfilter_conntrack -lnfnetlink)
 $(call program,test_npu,          tests/integration/test_npu.c,           fastpath link tests/lib,   -lcmocka -lpcap)
+$(call program,test_ctgen_netns,  tests/integration/test_ctgen.c,         ,                          -lcmocka)
 $(call program,test_rulecheck_nft, tests/integration/test_rulecheck.c,     driver/nft settings tests/lib, -lcmocka -lmnl -lnftables -ljansson)
 
 # The unit tests: each a program (as above) that tests/run.sh runs as a
@@ -149,6 +150,7 @@ $(call unit,test_tuple,        tests/unit/driver/test_tuple.c,         driver/ba
 $(call unit,test_hist,         tests/unit/driver/test_hist.c,          driver/base,                             -lcmocka,                      turn times: a fixed histogram's max and p99)
 $(call unit,test_setelem,      tests/unit/driver/test_setelem.c,       driver/nft settings,                     -lcmocka -lmnl,                nftables set elements)
 $(call unit,test_ctl,          tests/unit/driver/test_ctl.c,           driver/control,                          -lcmocka,                      control socket: requests, who may ask what, as nobody (root only))
+$(call unit,test_ctgen,        tests/unit/test_ctgen.c,         tools driver/base,                       -lcmocka -lmnl -lnetfilter_conntrack -lnfnetlink, flowcut-ctgen: its command line$(comma) tuples$(comma) messages and acks)
 $(call unit,test_rulecheck,    tests/unit/driver/test_rulecheck.c,     driver/nft tests/lib,                    -lcmocka -ljansson -lnftables, ruleset check: what offload bypasses)
 
 # The fuzz targets: tests/fuzz/fuzz_TARGET.c as fuzz_TARGET_replay (the corpus
@@ -169,6 +171,7 @@ $(call fuzz_target,fplist,    tests/fuzz/fuzz_fplist.c,    settings,            
 $(call fuzz_target,inspect,   tests/fuzz/fuzz_inspect.c,   driver/ips driver/base settings inspect tests/lib fastpath,    -lcrypto -lpthread)
 $(call fuzz_target,quic,      tests/fuzz/fuzz_quic.c,      inspect tests/lib,                                 -lcrypto)
 $(call fuzz_target,seg,       tests/fuzz/fuzz_seg.c,       inspect tests/lib fastpath,                        )
+$(call fuzz_target,ctgen,     tests/fuzz/fuzz_ctgen.c,     tools driver/base,                                 -lmnl -lnetfilter_conntrack -lnfnetlink)
 $(call fuzz_target,rulecheck, tests/fuzz/fuzz_rulecheck.c, driver/nft,                                        -ljansson -lnftables)
 
 # libFuzzer builds, $(BUILD)/fuzz/fuzz_<t>: fuzz_<t>_replay with the glue in
@@ -303,6 +306,7 @@ bench: deps
 	$(BUILD)/flowcut-bench rtcache
 	$(BUILD)/flowcut-bench ctdump
 	lab/reload.sh
+	lab/scale.sh 1000000
 
 clean:
 	rm -rf $(BUILD)

@@ -23,7 +23,9 @@
 # Environment: BUILD (default build), FLOWCUTD_ARGS (extra flowcutd options),
 # FLOWCUT_NPU_WRAP and FLOWCUTD_WRAP (a command put in front of flowcut-npu,
 # of flowcutd: e.g. "setpriv --bounding-set=... --" to run each with its
-# systemd unit's capabilities; default none).
+# systemd unit's capabilities; default none), FLOWCUT_NPU_CONNS (flowcut-npu's
+# --conns, its table's size: its own default when unset; its EAL memory, -m,
+# grows with it past 256 MB, about 600 B a connection).
 # The lab's settings file is /run/flowcut-lab/NAME/settings.conf; `up` writes
 # it watching the ruleset's sets inet filter blocked4 and blocked6:
 #   build/flowcutctl --settings /run/flowcut-lab/NAME/settings.conf settings set KEY VALUE
@@ -88,12 +90,17 @@ up() {
 
 # Each appends to its log, so a program started again keeps its history.
 start_npu() {
+	local conns=${FLOWCUT_NPU_CONNS:-} mem=256
 	install -d -m 0700 "$run"	# 0700: the link lives in it
+	if [ -n "$conns" ]; then
+		mem=$((128 + conns * 600 / 1048576))
+		[ "$mem" -ge 256 ] || mem=256
+	fi
 	# shellcheck disable=SC2086
-	ip netns exec "$name-npu" ${FLOWCUT_NPU_WRAP:-} "$BUILD/flowcut-npu" --no-huge -m 256 --no-pci --no-telemetry --no-shconf \
+	ip netns exec "$name-npu" ${FLOWCUT_NPU_WRAP:-} "$BUILD/flowcut-npu" --no-huge -m "$mem" --no-pci --no-telemetry --no-shconf \
 		--file-prefix "$name-npu" -l 0,1 --log-level=error \
 		--vdev net_af_packet0,iface=w0 --vdev net_af_packet1,iface=w1 \
-		-- --link "$run/link" >>"$run/npu.log" 2>&1 &
+		-- --link "$run/link" ${conns:+--conns "$conns"} >>"$run/npu.log" 2>&1 &
 	echo $! >"$run/npu.pid"
 }
 

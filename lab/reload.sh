@@ -7,8 +7,8 @@
 #
 # Each run, in a lab of its own (lab/lab.sh up + start): N assured UDP
 # states with flowcutd's mark bit put into the host's conntrack
-# (build/flowcut-ctfill, default 200,000: on no route of the lab, so only
-# their count weighs), a UDP stream (iperf3, 20 Mbit/s, 1,000-byte
+# (build/flowcut-ctgen, default 200,000: 198.18.200.1 > 198.19.200.1, on no
+# route of the lab, so only their count weighs), a UDP stream (iperf3, 20 Mbit/s, 1,000-byte
 # datagrams) offloaded, then `nft -f` of the lab's ruleset with one rule
 # more, `udp dport 5202 drop` ahead of the others.  Read at the server
 # (tcpdump's own timestamps, the same clock as the `nft -f`'s start): the
@@ -55,7 +55,7 @@ rows=() ok=0
 for r in $(seq "$runs"); do
 	cleanup
 	"$lab" up "$L" >/dev/null && "$lab" start "$L" >/dev/null || { echo "reload: no lab" >&2; exit 1; }
-	fill=$(ex host "$BUILD/flowcut-ctfill" "$states" --mark 0x40000000) || { echo "reload: $fill" >&2; exit 1; }
+	fill=$(ex host "$BUILD/flowcut-ctgen" "$states" --mark 0x40000000 --src 198.18.200.1 --dst 198.19.200.1) || { echo "reload: $fill" >&2; exit 1; }
 	ex server iperf3 -s -D -1 -p 5202 >/dev/null 2>&1
 	sleep 0.3
 	ex client timeout 40 iperf3 -u -c 198.18.1.2 -p 5202 -b 20M -t 30 -l 1000 >/dev/null 2>&1 &

@@ -71,6 +71,8 @@ cmocka "flowcut-npu on net_pcap" "$BUILD/test_npu"
 cmocka "flowcutd binding" "$BUILD/test_driver"
 # conntrack's posted I/O, the dump by mark, the event buffer, against the real conntrack (root only)
 cmocka "fd_ct against conntrack" "$BUILD/test_ct"
+# flowcut-ctgen's states made, counted and deleted in a namespace of its own (root only)
+cmocka "flowcut-ctgen against conntrack" "$BUILD/test_ctgen_netns"
 # the ruleset check against rulesets loaded in a namespace, listed by libnftables (root only)
 cmocka "ruleset check on the real nftables" "$BUILD/test_rulecheck_nft"
 # the appliance in the lab, with iperf3 streams (root only)
