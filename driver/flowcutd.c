@@ -916,6 +916,7 @@ flowcutd_turn(struct flowcutd *d)
 {
 	struct epoll_event evs[FD_SRC_N];
 	uint64_t t0 = fd_clock_ns(), waited;
+	bool busy;
 	int n;
 
 	/* the answers that came, and whether the coprocessor went down */
@@ -951,7 +952,9 @@ flowcutd_turn(struct flowcutd *d)
 	 * ready again at once, after every other source had its turn.
 	 */
 	waited = fd_clock_ns();
-	n = epoll_wait(d->epfd, evs, FD_SRC_N, FD_EVENT_POLL_MS);
+	/* a resync's step (fd_offload_sync.c); while it has work the turn does not wait */
+	busy = d->programmed && fd_offload_sync_step(d->off);
+	n = epoll_wait(d->epfd, evs, FD_SRC_N, busy ? 0 : FD_EVENT_POLL_MS);
 	waited = fd_clock_ns() - waited;
 	if (n < 0 && errno != EINTR)
 		fprintf(stderr, "flowcutd: epoll_wait: %s\n", strerror(errno));

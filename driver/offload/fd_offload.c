@@ -3,7 +3,7 @@
  * fd_offload: see fd_offload.h.
  *
  * The binding's state machine: conntrack's events, one state offloaded,
- * the resync, the coprocessor's events, timeouts (T_long, the leave
+ * the coprocessor's events, timeouts (T_long, the leave
  * fix-up, the extensions), ruleset changes.
  * conntrack's I/O is fd_ct's, what qualifies and what a state becomes is
  * fd_policy's, next hops are fd_nhop's, routes fd_route's, and commands
@@ -11,7 +11,9 @@
  * tables of offloaded connections), fd_offload_paths.c (the host's routes
  * and neighbours followed), fd_offload_cut.c (the table as the cut sees
  * it), fd_offload_kept.c (cut connections kept across revisions and taken
- * up from a flowcutd before); fd_offload_priv.h holds what they share.
+ * up from a flowcutd before), fd_offload_sync.c (the resync: the
+ * reconcile by difference, a job over turns); fd_offload_priv.h holds
+ * what they share.
  */
 #include "fd_offload_priv.h"
 
@@ -129,6 +131,19 @@ orphan_leave(struct fd_offload *o, const struct fc_key *k, uint64_t idle_s, bool
 		(void)leave_state(o, whole, l4, idle_s, unmark);
 	nfct_destroy(whole);
 	return 1;
+}
+
+int
+off_leave_tuple(struct fd_offload *o, const struct nf_conntrack *tuple, uint8_t l4proto,
+		uint64_t idle_s, bool unmark)
+{
+	return leave_state(o, tuple, l4proto, idle_s, unmark);
+}
+
+int
+off_orphan_leave(struct fd_offload *o, const struct fc_key *k, uint64_t idle_s, bool unmark)
+{
+	return orphan_leave(o, k, idle_s, unmark);
 }
 
 /* A command got no answer: it may still take effect. */
@@ -544,6 +559,7 @@ fd_offload_close(struct fd_offload *o)
 {
 	if (o == NULL)
 		return;
+	off_sync_free(o);
 	off_forget_all(o);
 	waiting_clear(o);
 	free(o);
@@ -570,163 +586,6 @@ fd_offload_events(struct fd_offload *o)
 	}
 	if (o->need_resync)
 		fd_offload_resync(o);
-}
-
-/* One reclaim of a resync's page: its answer, and the connection's idle time at its end. */
-struct reclaimed {
-	struct fd_offload *o;
-	bool posted;
-	int rc;
-	uint64_t idle_s;
-};
-
-static void
-reclaim_done(void *dctx, int rc, const void *ans, uint16_t len)
-{
-	struct reclaimed *r = dctx;
-	struct fc_ans_reclaim a;
-
-	r->rc = rc;
-	if (rc == 0 && len >= sizeof(a)) {
-		memcpy(&a, ans, sizeof(a));
-		r->idle_s = off_idle_s(r->o, a.mf);
-	}
-}
-
-/*
- * A connection the resync took out (`ci` as the page read it, `idle_s`
- * from its final counts): its state leaves (P - idle), the bit kept (the
- * resync's dump offloads it again if it still qualifies).  An entry of
- * ours, or a flowcutd before's (by key, if its state is on T_long).
- * Counted in resync_taken_out when its state lives on.
- */
-static void
-resync_leave(struct fd_offload *o, const struct fc_conn_info *ci, uint64_t idle_s)
-{
-	struct off_entry *e = off_find_fp(o, ci->id);
-
-	if (e != NULL ? off_leave(o, e, idle_s, false) == 0 && !e->cut
-		      : orphan_leave(o, &ci->mf[0].key, idle_s, false) == 1)
-		o->st.resync_taken_out++;
-}
-
-/*
- * One page of connections out, the commands in flight together: 0 or
- * -EIO.  A cut one stays, dropping (it is all it can do), noted held; so
- * does one a flowcutd before this one cut (adopt_cut).  Each taken out
- * leaves (resync_leave), after its reclaim answered.
- */
-static int
-reclaim_all(struct fd_offload *o, const struct fc_ans_range *a)
-{
-	struct reclaimed r[FC_RANGE_MAX] = { { 0 } };
-	int failed = 0, rc = 0;
-
-	for (uint32_t i = 0; i < a->count && rc == 0; i++) {
-		struct fc_cmd_conn_id id = { .id = a->conn[i].id };
-		struct off_entry *e = off_find_fp(o, id.id);
-
-		if (e != NULL && e->cut && a->conn[i].state == FC_CONN_VALID) {
-			e->held = true;
-			continue;
-		}
-		if (e == NULL && off_dropping(&a->conn[i]) && off_adopt_cut(o, &a->conn[i]) == 0)
-			continue;
-		r[i] = (struct reclaimed){ .o = o, .posted = true };
-		rc = fd_cmds_post(&o->cmds, FC_CMD_CONN_RECLAIM_FP, &id, sizeof(id), reclaim_done,
-				  &r[i]);
-		r[i].posted = rc == 0;
-	}
-	/* every posted command finishes (answered or failed) before `r` goes */
-	if (fd_cmds_flush(&o->cmds, -1) != 0)
-		rc = -EIO;
-	for (uint32_t i = 0; i < a->count; i++) {
-		if (!r[i].posted)
-			continue;
-		if (r[i].rc != 0 && r[i].rc != -ENOENT) {	/* -ENOENT: gone already */
-			failed++;
-			continue;
-		}
-		if (r[i].rc != 0) {	/* its last counts: the page's */
-			struct fc_mflow_stats st[2] = { a->conn[i].mf[0].stats,
-							a->conn[i].mf[1].stats };
-
-			r[i].idle_s = off_idle_s(o, st);
-		}
-		resync_leave(o, &a->conn[i], r[i].idle_s);
-	}
-	return rc != 0 || failed ? -EIO : 0;
-}
-
-void
-fd_offload_resync(struct fd_offload *o)
-{
-	struct fc_cmd_range r = { .first = 0, .max = FC_RANGE_MAX };
-
-	struct nf_conntrack **all;
-	uint64_t adopted = o->st.cut_adopted, t0 = off_now_ns(o);
-	size_t n;
-	int rc;
-
-	o->st.resyncs++;
-	o->need_resync = true;	/* until it got through */
-	o->ct.drain(o->ct.ctx);	/* older than the dump below */
-	/* nothing in the fast path may outlive its state: take everything out */
-	for (;;) {
-		struct fc_ans_range a;
-		rc = off_call(o, FC_CMD_CONN_READ_RANGE, &r, sizeof(r), &a, sizeof(a));
-
-		if (rc != 0 || a.count > FC_RANGE_MAX)
-			return;		/* try again later; forget nothing yet */
-		if (a.count == 0)
-			break;
-		if (reclaim_all(o, &a) != 0)
-			return;
-		if (a.next <= r.first)
-			break;
-		r.first = a.next;
-	}
-	if (o->st.cut_adopted > adopted) {
-		printf("flowcutd: %" PRIu64 " connections dropping in the fast path, cut before "
-		       "this flowcutd: taken up, dropping on\n", o->st.cut_adopted - adopted);
-		fflush(stdout);
-	}
-	off_forget_uncut(o);		/* but the cut ones the fast path still holds */
-	waiting_clear(o);		/* the dump below has them */
-	fd_nhop_reset(o->nhops);	/* programmed again as connections need them */
-	o->need_resync = false;
-	/*
-	 * then what conntrack holds; after a ruleset change that did not
-	 * finish (marks_stale), its bits are the old rules', not a judgement:
-	 * cleared, and nothing offloaded until the new rules set them again
-	 */
-	rc = o->ct.dump(o->ct.ctx, &all, &n);
-	if (rc != 0)
-		fprintf(stderr, "flowcutd: conntrack dump incomplete: %zu states %s, the rest when "
-			"their next event comes\n", n, o->marks_stale ? "with their bits cleared"
-							   : "offloaded from");
-	for (size_t i = 0; i < n; i++) {
-		uint8_t l4 = nfct_get_attr_u8(all[i], ATTR_ORIG_L4PROTO);
-
-		if (!o->marks_stale)
-			off_offload(o, all[i]);
-		else if (nfct_get_attr_u32(all[i], ATTR_MARK) & o->cfg.mark_bit)
-			off_ct_unmark(o, all[i]);
-		/*
-		 * On T_long and not offloaded (any more): a flowcutd before
-		 * offloaded it, and its connection left the fast path
-		 * unseen (aged out while no flowcutd ran, an event lost):
-		 * P, its idle time unknown.
-		 */
-		if (nfct_attr_is_set(all[i], ATTR_TIMEOUT) &&
-		    nfct_get_attr_u32(all[i], ATTR_TIMEOUT) > off_p(o, l4) &&
-		    off_find_state(o, all[i]) == NULL)
-			(void)leave_state(o, all[i], l4, 0, false);
-	}
-	if (rc == 0)
-		o->marks_stale = false;
-	fd_ct_dump_free(all, n);
-	o->st.resync_last_ms = (off_now_ns(o) - t0) / 1000000u;
 }
 
 void
@@ -844,6 +703,7 @@ fd_offload_ruleset_changed(struct fd_offload *o)
 	size_t n;
 	int rc;
 
+	off_sync_finish(o);	/* a reconcile's view is of the old rules: ended first */
 	/*
 	 * First a revision the coprocessor has not had: one command, and every
 	 * connection judged by the old rules stops forwarding, whatever the

@@ -78,8 +78,9 @@
  * its state, found by key, is fixed up the same way if its timeout is
  * above P and no entry of this binding holds it (so an old event never
  * shortens a connection offloaded anew); a REMOVED for an old revision is
- * not (the revision's leave fixed it up).  A resync fixes up every state
- * it finds on T_long and not offloaded (P, or P - idle from the reclaim).
+ * not (the revision's leave fixed it up).  A resync fixes up every marked
+ * state it finds on T_long and not offloaded (P - idle from the fast
+ * path's last-seen, or P).
  * The bound when flowcutd is killed and events were lost meanwhile is in
  * docs/settings.md.  The coprocessor's
  * events are answered: a give-back for a stalled sender is revived, a close
@@ -90,8 +91,8 @@
  * pass the new ones) and sets a firewall revision the coprocessor has not
  * had: each connection comes back to the host and is judged again by the
  * new rules (but a cut one: see below).  A command that got no answer (FLOW_CREATE, a reclaim) leaves
- * the fast path unknown: everything is taken out and offloaded again from
- * a conntrack dump, retried each second until it gets through.
+ * the fast path unknown: a resync reconciles it (fd_offload_resync),
+ * retried each second until it gets through.
  *
  * Main thread only (its commands, conntrack's and the routes' sockets are
  * the main thread's).  fd_offload_close(NULL) does nothing.  The table as
@@ -143,14 +144,14 @@ struct fd_offload_stats {
 	uint64_t refused;	/* FLOW_CREATE_FP answered an error */
 	uint64_t removed;	/* taken out because the state went away */
 	uint64_t revived;	/* give-backs revived */
-	uint64_t resyncs;	/* full dumps (start, boot, lost events) */
+	uint64_t resyncs;	/* reconciles started (start, boot, lost events) */
 	uint64_t rev_bumps;	/* ruleset changes */
 	uint64_t nhop_followed;	/* next hops programmed again for a neighbour's change */
 	uint64_t rerouted;	/* connections moved (or taken out) by a path change */
 	uint64_t waiting_dropped; /* states that waited for a neighbour, let go for room */
 	uint64_t cut_adopted;	/* dropping connections a flowcutd before cut, taken up by a resync */
 	uint64_t ct_events_lost; /* conntrack's events lost (ct.events said -ENOBUFS) */
-	uint64_t resync_last_ms; /* the last resync that got through, ms */
+	uint64_t resync_last_ms; /* the last resync's run, its start to its end, ms */
 	uint64_t resync_taken_out; /* connections resyncs took out whose states live on */
 	uint64_t extended;	/* states given T_long again, 12 h on, still offloaded */
 	uint64_t left;		/* states whose timeout went back to P - idle on leaving */
@@ -181,11 +182,26 @@ void fd_offload_events(struct fd_offload *o);
 /* fd_offload_skip_events - conntrack's queued events thrown away (a resync is coming). */
 void fd_offload_skip_events(struct fd_offload *o);
 /*
- * fd_offload_resync - the fast path is as the coprocessor says (empty after
- * its boot, or whatever a previous flowcutd left): take every connection
- * out, then offload what conntrack holds that qualifies.
+ * fd_offload_resync - reconcile the binding with the fast path (empty
+ * after its boot, or whatever a previous flowcutd left) and conntrack:
+ * starts the job (one asked for while one runs follows it), which
+ * fd_offload_sync_step carries on.  By difference (fd_offload_sync.c):
+ * the fast path's table brief-read, conntrack's states of the mark bit
+ * streamed, and only what differs changed - a connection whose state
+ * lives and stays allowed is never sent to the host.  A table that cannot
+ * be read briefly is taken out whole and offloaded again.
  */
 void fd_offload_resync(struct fd_offload *o);
+/*
+ * fd_offload_sync_step - one step of the resync under way, each turn: at
+ * most 32 CONN_READ_BRIEF (posted, then flushed), 64 conntrack dump
+ * datagrams, or 4,096 entries looked at with 64 GETs or reclaims posted.
+ * Returns whether work is left (false: no resync runs).
+ * fd_offload_sync_finish - the run under way stepped to its end, now (a
+ * test's, a bench's, a tool's).
+ */
+bool fd_offload_sync_step(struct fd_offload *o);
+void fd_offload_sync_finish(struct fd_offload *o);
 /* fd_offload_fp_event - a coprocessor event (aged out, given back, removed). */
 void fd_offload_fp_event(struct fd_offload *o, const struct lk_event *ev);
 /*

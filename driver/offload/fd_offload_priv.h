@@ -4,9 +4,13 @@
  * state machine; fd_offload_table.c, its two tables; fd_offload_paths.c,
  * routes and neighbours followed; fd_offload_cut.c, the table as the cut
  * sees it; fd_offload_kept.c, cut connections kept, the state machine's
- * alone).  Nothing outside them includes it.  Calls go one way:
+ * alone; fd_offload_sync.c, the reconcile by difference, a job over
+ * turns).  Nothing outside them includes it.  Calls go one way:
  * fd_offload_cut.c and fd_offload_paths.c -> fd_offload.c ->
- * fd_offload_kept.c -> fd_offload_table.c.
+ * fd_offload_sync.c -> fd_offload_kept.c -> fd_offload_table.c, and
+ * fd_offload_sync.c calls fd_offload.c's one state offloaded and leave
+ * fix-ups (off_offload, off_leave, off_leave_tuple, off_orphan_leave),
+ * which never call it back.
  */
 #ifndef FLOWCUT_FD_OFFLOAD_PRIV_H
 #define FLOWCUT_FD_OFFLOAD_PRIV_H
@@ -69,6 +73,8 @@ struct off_entry {
 	bool passed;			/* made CUT_THRU: the inspector had passed it */
 	bool oom;			/* a table had no room for it (uthash_nonfatal_oom) */
 	bool in_ext;			/* in the extension FIFO */
+	uint32_t seen;			/* the reconcile's epoch that last found its state */
+	uint32_t born;			/* the reconcile's epoch when it was indexed */
 	UT_hash_handle hh_ct, hh_fp;
 };
 
@@ -76,6 +82,67 @@ struct off_entry {
 _Static_assert(offsetof(struct off_entry, ct_id) ==
 	       offsetof(struct off_entry, orig) + sizeof(struct fc_key),
 	       "by_ct's key is orig and ct_id, adjacent");
+
+/* One connection of the fast path's table as the reconcile read it (F), by original key. */
+struct off_fconn {
+	struct fc_key key;		/* key[0], port 0 (off_orig_of's) */
+	uint64_t id;
+	uint64_t last_seen;		/* ns, the newer of the two microflows' */
+	uint32_t fw_rev;
+	bool dropping;			/* both ways (off_dropping): a cut's */
+	bool done;			/* matched to an entry or a state, or taken out */
+	bool oom;			/* F had no room for it (uthash_nonfatal_oom) */
+	UT_hash_handle hh;
+};
+
+/* The reconcile's budget a step (fd_offload_sync_step; see fd_offload_sync.c). */
+#define OFF_SYNC_READS 32		/* CONN_READ_BRIEF in flight: 32 windows of the table */
+#define OFF_SYNC_DATAGRAMS 64		/* dump datagrams read */
+#define OFF_SYNC_LOOKS 4096		/* entries or F's connections looked at after the dump */
+#define OFF_SYNC_POSTS FD_CT_BATCH	/* GETs or reclaims posted after the dump */
+#define OFF_SYNC_INTR_MAX 3		/* dumps started again after NLM_F_DUMP_INTR */
+
+enum off_sync_phase {
+	OFF_SYNC_IDLE,		/* no run */
+	OFF_SYNC_READ,		/* F: the fast path's table brief-read */
+	OFF_SYNC_DUMP,		/* C: conntrack's marked states streamed */
+	OFF_SYNC_CONFIRM,	/* the entries the dump did not stamp, confirmed by GET */
+	OFF_SYNC_UNKNOWN,	/* F's connections nobody knows, reclaimed */
+};
+
+/* One window of the table: brief reads go on from `next` until `end`. */
+struct off_sync_win {
+	struct fd_offload *o;
+	uint32_t next, end;
+	int rc;				/* the read in flight's */
+};
+
+/* One GET or reclaim of the steps after the dump. */
+struct off_sync_post {
+	struct fd_offload *o;
+	uint64_t fp_id;
+	struct fc_key key;		/* a reclaim's: the connection's original key */
+	bool in_f;			/* a GET's: the fast path holds the entry's connection */
+	int rc;
+	uint64_t idle_s;
+};
+
+struct off_sync {
+	enum off_sync_phase phase;
+	uint32_t epoch;			/* of the run under way, or the last */
+	bool again;			/* asked for while one ran: another follows */
+	uint64_t t0_ns;
+	uint64_t adopted0;		/* cut_adopted at the start */
+	uint32_t rev;			/* the coprocessor's revision at the start */
+	struct off_sync_win win[OFF_SYNC_READS];
+	struct off_fconn *f;		/* F, by key (uthash hh) */
+	unsigned int intr;		/* dumps interrupted this run */
+	bool dump_whole;		/* the dump read through: marks_stale may end */
+	uint64_t *ids;			/* B's fast-path ids when the dump ended */
+	size_t nids, at;
+	struct off_fconn *f_at;		/* the walk of F after the confirms */
+	struct off_sync_post post[OFF_SYNC_POSTS];
+};
 
 struct fd_offload {
 	struct fd_cmds cmds;
@@ -108,6 +175,7 @@ struct fd_offload {
 	uint16_t tls_ports[FD_OFFLOAD_TLS_PORTS_MAX]; /* offloaded SEND_TO_IPS (fd_policy_verdict) */
 	unsigned int ntls_ports;
 	struct fd_offload_stats st;
+	struct off_sync sync;		/* the reconcile (fd_offload_sync.c) */
 };
 
 /* ---- between the rooms (each defined in the file named) ---- */
@@ -152,6 +220,15 @@ void off_ct_unmark(struct fd_offload *o, const struct nf_conntrack *tuple);
 uint32_t off_p(const struct fd_offload *o, uint8_t l4proto);
 uint32_t off_t_long(const struct fd_offload *o, uint8_t l4proto);
 int off_leave(struct fd_offload *o, const struct off_entry *e, uint64_t idle_s, bool unmark);
+/* off_leave_tuple - off_leave of a state with no entry (`tuple`, its protocol `l4proto`). */
+int off_leave_tuple(struct fd_offload *o, const struct nf_conntrack *tuple, uint8_t l4proto,
+		    uint64_t idle_s, bool unmark);
+/*
+ * off_orphan_leave - a connection of no entry left the fast path (its
+ * original key `k`): its state, if on T_long and held by no entry, leaves.
+ * 1: the state lives; 0: gone.
+ */
+int off_orphan_leave(struct fd_offload *o, const struct fc_key *k, uint64_t idle_s, bool unmark);
 bool off_no_answer(int rc);
 void off_lost_track(struct fd_offload *o, const char *what, int rc);
 int off_port_of(const struct fd_offload *o, unsigned int ifindex);
@@ -162,6 +239,14 @@ int off_prepare(struct fd_offload *o, const struct nf_conntrack *ct, bool cut,
 int off_enter(struct fd_offload *o, struct off_entry *e, int rc, uint64_t id);
 void off_offload(struct fd_offload *o, const struct nf_conntrack *ct);
 int off_port_mtus_read(struct fd_offload *o);
+
+/*
+ * fd_offload_sync.c: the reconcile.  off_sync_finish - a run under way
+ * stepped to its end now (a revision must not bump under it);
+ * off_sync_free - what a run holds, let go (close).
+ */
+void off_sync_finish(struct fd_offload *o);
+void off_sync_free(struct fd_offload *o);
 
 /* fd_offload_kept.c: cut connections kept (across revisions, and from a flowcutd before) */
 bool off_dropping(const struct fc_conn_info *ci);

@@ -122,6 +122,7 @@ int
 off_index(struct fd_offload *o, struct off_entry *e, bool by_ct)
 {
 	e->oom = false;
+	e->born = o->sync.epoch;	/* made during a reconcile: no difference of its */
 	if (by_ct) {
 		e->in_ct = true;
 		HASH_ADD(hh_ct, o->by_ct, orig, CT_KEY_LEN, e);

@@ -403,6 +403,7 @@ fresh(void **state)
 	settings(true, 30);
 	boot();			/* an empty fast path: a resync keeps cut connections */
 	fd_offload_resync(off);
+	fd_offload_sync_finish(off);
 	pthread_mutex_lock(&fp_lock);
 	fp_sweep(fp, now_ns(), 0, (struct fp_event[64]){ 0 }, 64);	/* reclaimed: freed */
 	assert_int_equal(fp_conn_count(fp), 0);
@@ -816,7 +817,8 @@ test_resync_after_boot(void **state)
 	boot();		/* the coprocessor forgot everything */
 	assert_int_equal(conns(), 0);
 	resyncs = stats().resyncs;
-	fd_offload_resync(off);	/* as flowcutd does on LK_EV_BOOT */
+	fd_offload_resync(off);
+	fd_offload_sync_finish(off);	/* as flowcutd does on LK_EV_BOOT */
 	assert_int_equal(stats().resyncs, resyncs + 1);
 	assert_int_equal(conns(), 1);
 	check_key(&the_conn().mf[0].key, 0, "198.18.0.10", 40000, "198.19.0.10", 80);
@@ -1072,15 +1074,17 @@ test_cut_range_v4_nat(void **state)
 	}
 	/* a second cut finds nothing more to cut */
 	assert_int_equal(fd_cut_ranges(cut, &l, FD_CUT_HAND), 0);
-	/* a resync (lost events) keeps the cut ones, dropping; the live one comes back */
+	/* a resync (lost events) keeps the cut ones, dropping, and the live one as it is */
 	fd_offload_resync(off);
+	fd_offload_sync_finish(off);
 	assert_int_equal(fd_offload_find_fp(off, ca.id, &oc, NULL), 0);
 	assert_true(oc.cut);
 	assert_int_equal(fd_offload_find_fp(off, cd.id, &oc, NULL), 0);
-	assert_int_equal(fd_offload_find_fp(off, cb.id, &oc, NULL), -ENOENT);	/* out... */
+	assert_int_equal(fd_offload_find_fp(off, cb.id, &oc, NULL), 0);	/* never to the host */
+	assert_int_equal(stats().resync_taken_out, 0);
 	assert_int_equal(conn_by_cport(40000).verdict, FC_VERDICT_DROP);
 	assert_int_equal(conn_by_cport(40000).state, FP_CONN_VALID);
-	cb = conn_by_cport(40001);	/* ...and in again, a new id */
+	assert_int_equal(conn_by_cport(40001).id, cb.id);
 	assert_int_equal(cb.state, FP_CONN_VALID);
 	/* a give-back is ignored: never revived, still known */
 	revived = stats().revived;
@@ -1194,6 +1198,7 @@ test_cut_taken_up_by_a_new_binding(void **state)
 	assert_int_equal(nfct_query(nfct, NFCT_Q_DESTROY, b), 0);
 	bind_open();
 	fd_offload_resync(off);
+	fd_offload_sync_finish(off);
 	pthread_mutex_lock(&fp_lock);
 	fp_sweep(fp, now_ns(), 0, (struct fp_event[64]){ 0 }, 64);	/* reclaimed: freed */
 	pthread_mutex_unlock(&fp_lock);
@@ -1205,6 +1210,7 @@ test_cut_taken_up_by_a_new_binding(void **state)
 	assert_true(oc.cut);
 	/* a second resync keeps it, not adopted again */
 	fd_offload_resync(off);
+	fd_offload_sync_finish(off);
 	fd_offload_stats(off, &st);
 	assert_int_equal(st.cut_adopted, 1);
 	assert_int_equal(conns(), 1);

@@ -126,6 +126,21 @@ si_fp_add(uint64_t id, const struct fc_mflow_spec mf[2], uint8_t verdict)
 	return 0;
 }
 
+void
+si_fp_del(uint64_t id)
+{
+	int i = fp_slot_of(id);
+
+	if (i >= 0)
+		fp_slot[i].used = false;
+}
+
+void
+si_fp_boot(void)
+{
+	memset(fp_slot, 0, sizeof(fp_slot));
+}
+
 static uint64_t
 id_of(const void *p)
 {
@@ -164,7 +179,7 @@ static int
 answer(uint16_t op, const void *p, void *ans, uint16_t cap, uint16_t *alen)
 {
 	const char *name = fc_cmd_name(op);
-	_Alignas(8) uint8_t out[sizeof(struct fc_ans_range)];	/* read as the answers' structs */
+	_Alignas(8) uint8_t out[FC_CMD_MAX_PAYLOAD];	/* read as the answers' structs */
 	size_t n = 0;
 	int rc = 0;
 
@@ -226,6 +241,46 @@ answer(uint16_t op, const void *p, void *ans, uint16_t cap, uint16_t *alen)
 				a->conn[a->count++] = fp_slot[i].ci;
 		a->next = end;
 		n = offsetof(struct fc_ans_range, conn) + a->count * sizeof(a->conn[0]);
+		break;
+	}
+	case FC_CMD_CONN_READ_BRIEF: {
+		const struct fc_cmd_brief *r = p;
+		struct fc_ans_brief *a = (struct fc_ans_brief *)out;
+		unsigned int slot = r->first, end = r->end ? r->end : SI_FP_SLOTS;
+
+		si_counts.briefs++;	/* counted, not logged: a table's read is 32 windows */
+		if (r->first >= SI_FP_SLOTS || end > SI_FP_SLOTS)
+			return -ERANGE;
+		if (end <= r->first)
+			return -EINVAL;
+		for (; slot < end && a->count < FC_BRIEF_MAX; slot++) {
+			const struct fc_conn_info *ci = &fp_slot[slot].ci;
+			struct fc_conn_brief *b = &a->conn[a->count];
+
+			if (!fp_slot[slot].used)
+				continue;
+			*b = (struct fc_conn_brief){ .id = ci->id, .state = ci->state,
+						     .verdict = ci->verdict, .reason = ci->reason,
+						     .fw_rev = ci->fw_rev,
+						     .actions = (uint8_t)(ci->mf[0].action |
+									  ci->mf[1].action << 4) };
+			b->last_seen = ci->mf[0].stats.last_seen > ci->mf[1].stats.last_seen
+				       ? ci->mf[0].stats.last_seen : ci->mf[1].stats.last_seen;
+			b->key[0] = ci->mf[0].key;
+			b->key[1] = ci->mf[1].key;
+			a->count++;
+		}
+		a->next = slot;
+		n = offsetof(struct fc_ans_brief, conn) + a->count * sizeof(a->conn[0]);
+		break;
+	}
+	case FC_CMD_TABLE_STATS_READ: {
+		struct fc_ans_table_stats a = { .capacity = SI_FP_SLOTS };
+
+		for (unsigned int i = 0; i < SI_FP_SLOTS; i++)
+			a.conns += fp_slot[i].used;
+		say(si_cmd_log, "%s", name);
+		memcpy(out, &a, n = sizeof(a));
 		break;
 	}
 	case FC_CMD_FW_CFG_PARAMS_GET: {
@@ -290,7 +345,7 @@ cmd_flush(void *ctx, int ms)
 	if (nposted > 0)
 		si_counts.flushes++;
 	for (unsigned int i = 0; i < nposted; i++) {
-		static _Alignas(8) uint8_t ans[sizeof(struct fc_ans_range)];
+		static _Alignas(8) uint8_t ans[FC_CMD_MAX_PAYLOAD];
 		uint16_t alen;
 		int rc = answer(posted[i].op, posted[i].p, ans, sizeof(ans), &alen);
 
@@ -554,6 +609,7 @@ static int
 ct_get_post(void *ctx, const struct nf_conntrack *t, fd_ct_state_fn *done, void *arg)
 {
 	(void)ctx;
+	si_counts.get_posts++;
 	return queue_post(&getq, t, &(struct si_posted){ .got = done, .arg = arg });
 }
 
@@ -563,6 +619,8 @@ ct_get_flush(void *ctx)
 	(void)ctx;
 	return queue_flush(&getq);
 }
+
+unsigned int si_dump_miss;
 
 /* The dump being read: the states with (mark & mask) == mark, 8 a "datagram". */
 static struct {
@@ -590,10 +648,14 @@ ct_dump_next(void *ctx, unsigned int max_datagrams, fd_ct_state_fn *cb, void *ar
 	int n = 0;
 
 	(void)ctx;
+	si_counts.dump_nexts++;
+	if (max_datagrams > si_counts.dump_datagrams_max)
+		si_counts.dump_datagrams_max = max_datagrams;
 	for (; dumping.on && dumping.next < SI_HOST_MAX && room > 0; dumping.next++) {
 		struct nf_conntrack *h = si_host[dumping.next];
 
-		if (h == NULL || (nfct_get_attr_u32(h, ATTR_MARK) & dumping.mask) != dumping.mark)
+		if (h == NULL || (nfct_get_attr_u32(h, ATTR_MARK) & dumping.mask) != dumping.mark ||
+		    (si_dump_miss != 0 && sport(h) == si_dump_miss))
 			continue;
 		cb(arg, h, 0);
 		n++;
@@ -789,6 +851,7 @@ si_close(void)
 		nfct_destroy(getq.q[i].t);
 	updq.n = getq.n = 0;
 	dumping.on = false;
+	si_dump_miss = 0;
 	si_ct_events_lost = 0;
 	nposted = 0;
 	ct_drain(NULL);

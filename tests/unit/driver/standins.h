@@ -4,7 +4,8 @@
  * without root (test_offload: the state machine; test_cut: the cut).
  *
  * - the coprocessor, as the commands see it (si_cmds): a table of slots
- *   answering each command as the fast path would; posted commands wait
+ *   answering each command as the fast path would (CONN_READ_BRIEF's
+ *   windows and TABLE_STATS_READ too); posted commands wait
  *   for the flush, as the command client's do; a command of opcode
  *   si_refuse is refused (-EINVAL);
  * - conntrack, as fd_ct_io sees it (si_ctio): the states it holds
@@ -59,6 +60,10 @@ extern unsigned int si_nseq;
 
 extern struct si_counts {
 	unsigned int posted;			/* commands posted */
+	unsigned int briefs;			/* CONN_READ_BRIEF answered */
+	unsigned int get_posts;			/* conntrack GETs posted */
+	unsigned int dump_nexts;		/* dump reads (dump_next calls) */
+	unsigned int dump_datagrams_max;	/* the most datagrams one dump read asked */
 	unsigned int flushes;			/* flushes that answered at least one */
 	unsigned int kill_posts;		/* kills posted */
 	unsigned int datagrams;			/* kill datagrams sent */
@@ -79,6 +84,10 @@ struct fc_conn_info *si_fp_conn(uint64_t id);
 /* si_fp_add - a connection in the coprocessor's table, as a flowcutd before may have left it. */
 uint64_t si_fp_add(uint64_t id, const struct fc_mflow_spec mf[2], uint8_t verdict);
 
+/* si_fp_del - the connection gone from the table unreported (its event lost); si_fp_boot - all gone. */
+void si_fp_del(uint64_t id);
+void si_fp_boot(void);
+
 /* ---- conntrack ---- */
 
 extern struct nf_conntrack *si_host[SI_HOST_MAX];
@@ -87,6 +96,8 @@ extern const struct fd_ct_io si_ctio;
 extern uint64_t si_ct_events_lost;
 /* what the next events read returns after handing the queue on (0: as usual), once */
 extern int si_ct_events_rc;
+/* a state the dump misses, by its original source port (0: none), as in a hash resize */
+extern unsigned int si_dump_miss;
 /* the binding's clock (cfg.now_ns), ns: a row moves it; si_open sets it to 1,000 s */
 extern uint64_t si_now_ns;
 

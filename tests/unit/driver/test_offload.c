@@ -140,10 +140,14 @@ given_tcp4_long_unknown(void)
 	host_timeout(&si_tcp4, P_TCP + 86400);
 }
 
-/* Not marked any more (a flowcutd before cleared its bit and died), still on T_long. */
+/*
+ * Marked, still on T_long, closing (it qualifies no more): a flowcutd
+ * before offloaded it and died.  (One whose bit was cleared too is not in
+ * the dump by mark: it keeps T_long, at most a day more.)
+ */
 static const struct si_st tcp4_unmarked = { AF_INET, IPPROTO_TCP, "198.18.0.10", "198.19.0.10",
 					    40010, 80, IPS_ASSURED | IPS_SEEN_REPLY |
-					    IPS_CONFIRMED, 3 /* ESTABLISHED */, 0x5, NULL };
+					    IPS_CONFIRMED, 5 /* FIN_WAIT */, SI_BIT | 0x5, NULL };
 
 static void
 given_unmarked_long(void)
@@ -321,6 +325,7 @@ static void
 when_resync(void)
 {
 	fd_offload_resync(off);
+	fd_offload_sync_finish(off);
 }
 
 static void
@@ -492,6 +497,188 @@ then_adopted(void)
 	assert_non_null(si_fp_conn(9));	/* dropping on */
 }
 
+/* ---- the resync's rows: differences found, nothing else touched ---- */
+
+/* the 32 windows' first reads, posted together, each refused */
+#define REFUSED4 "CONN_READ_BRIEF refused; CONN_READ_BRIEF refused; CONN_READ_BRIEF refused; " \
+		 "CONN_READ_BRIEF refused; "
+#define REFUSED32 REFUSED4 REFUSED4 REFUSED4 REFUSED4 REFUSED4 REFUSED4 REFUSED4 REFUSED4
+
+/* si_tcp4 offloaded, then its state gone with its DESTROY lost */
+static void
+given_destroy_lost(void)
+{
+	struct nf_conntrack **h;
+
+	si_offloaded(&si_tcp4, 101);
+	h = si_host_find(si_host[0]);
+	nfct_destroy(*h);
+	*h = NULL;
+}
+
+/* si_tcp4 qualifies, its UPDATE lost: not offloaded */
+static void
+given_update_lost(void)
+{
+	si_host_add(&si_tcp4, 101);
+}
+
+/* si_tcp4 offloaded, its connection gone from the fast path, the AGED_OUT lost */
+static void
+given_aged_out_lost(void)
+{
+	si_offloaded(&si_tcp4, 101);
+	si_fp_del(1);
+}
+
+/* si_tcp4 offloaded; the dump misses its state (a hash resize) */
+static void
+given_dump_misses(void)
+{
+	si_offloaded(&si_tcp4, 101);
+	si_dump_miss = 40000;
+}
+
+/* si_tcp4 offloaded, then the coprocessor booted: its table empty */
+static void
+given_booted(void)
+{
+	si_offloaded(&si_tcp4, 101);
+	si_fp_boot();
+}
+
+/* si_tcp4 offloaded, seen IDLE s ago; the brief read refused (an older coprocessor) */
+static void
+given_brief_refused(void)
+{
+	si_offloaded(&si_tcp4, 101);
+	seen_idle(1);
+	si_refuse = FC_CMD_CONN_READ_BRIEF;
+}
+
+/* si_tcp4 offloaded, si_udp6 qualifying: a DESTROY and a NEW come while the dump is read */
+static void
+given_tcp4_udp6_host(void)
+{
+	si_offloaded(&si_tcp4, 101);
+}
+
+static void
+when_events_mid_dump(void)
+{
+	struct nf_conntrack **h;
+
+	fd_offload_resync(off);
+	assert_true(fd_offload_sync_step(off));	/* F: 32 windows read */
+	assert_true(fd_offload_sync_step(off));	/* F read through: the dump begun */
+	assert_true(fd_offload_sync_step(off));	/* C: its datagrams (si_tcp4 stamped) */
+	h = si_host_find(si_host[0]);		/* then si_tcp4 goes, si_udp6 comes */
+	nfct_destroy(*h);
+	*h = NULL;
+	si_event(FD_CT_DESTROY, &si_tcp4, 101);
+	si_host_add(&si_udp6, 102);
+	si_event(FD_CT_UPDATE, &si_udp6, 102);
+	fd_offload_events(off);
+	fd_offload_sync_finish(off);
+}
+
+/* MANY offloaded, a resync over turns: each step's calls counted */
+static unsigned int steps, most_briefs, most_gets, most_posts;
+
+static void
+when_resync_steps(void)
+{
+	bool more;
+
+	fd_offload_resync(off);
+	steps = most_briefs = most_gets = most_posts = 0;
+	do {
+		struct si_counts before = si_counts;
+
+		more = fd_offload_sync_step(off);
+		steps++;
+		if (si_counts.briefs - before.briefs > most_briefs)
+			most_briefs = si_counts.briefs - before.briefs;
+		if (si_counts.get_posts - before.get_posts > most_gets)
+			most_gets = si_counts.get_posts - before.get_posts;
+		if (si_counts.posted - before.posted > most_posts)
+			most_posts = si_counts.posted - before.posted;
+		fd_offload_events(off);		/* turns go on: events read between steps */
+	} while (more && steps < 100000);
+}
+
+static void
+then_gone_reclaimed(void)
+{
+	assert_int_equal(stats().removed, 1);
+	assert_null(si_fp_conn(1));
+	assert_int_equal(stats().resync_taken_out, 0);
+}
+
+static void
+then_offloaded_anew(void)
+{
+	struct fd_offload_conn oc;
+
+	assert_int_equal(fd_offload_find_fp(off, 1, &oc, NULL), 0);
+	assert_int_equal(host_timeout_now(&si_tcp4), P_TCP + 86400);
+	assert_int_equal(stats().resync_taken_out, 0);
+}
+
+static void
+then_made_again(void)
+{
+	struct fd_offload_conn oc;
+
+	assert_int_equal(fd_offload_find_fp(off, 1, &oc, NULL), -ENOENT);
+	assert_int_equal(fd_offload_find_fp(off, 2, &oc, NULL), 0);
+	assert_int_equal(host_timeout_now(&si_tcp4), P_TCP + 86400);
+	assert_int_equal(stats().resync_taken_out, 0);
+}
+
+static void
+then_untouched(void)
+{
+	then_still_offloaded();
+	assert_int_equal(stats().resync_taken_out, 0);
+	assert_int_equal(stats().resyncs, 1);
+}
+
+static void
+then_taken_out_whole(void)
+{
+	then_resync_left();
+	assert_non_null(si_fp_conn(2));
+}
+
+static void
+then_mid_dump(void)
+{
+	struct fd_offload_conn oc;
+
+	assert_int_equal(stats().removed, 1);	/* by its DESTROY */
+	assert_int_equal(fd_offload_find_fp(off, 1, &oc, NULL), -ENOENT);
+	assert_int_equal(fd_offload_find_fp(off, 2, &oc, NULL), 0);	/* by its event, kept */
+	assert_non_null(si_fp_conn(2));
+	assert_int_equal(stats().resync_taken_out, 0);
+}
+
+static void
+then_bounded(void)
+{
+	assert_true(steps > 3);
+	assert_true(most_briefs <= 32);
+	assert_true(si_counts.dump_datagrams_max <= 64);
+	assert_true(most_gets <= 64);
+	assert_true(most_posts <= 64);
+	assert_int_equal(stats().offloaded, MANY);
+	assert_int_equal(stats().resync_taken_out, 0);
+	assert_int_equal(stats().removed, 0);
+	for (unsigned int i = 1; i <= MANY; i++)
+		assert_non_null(si_fp_conn(i));
+	assert_null(strstr(si_cmd_log, "RECLAIM"));
+}
+
 static const struct row {
 	const char *what;
 	void (*given)(void);
@@ -526,24 +713,55 @@ static const struct row {
 	  "timeout sport=40000 secs=432000; tcp_loosen sport=40000; dump; "
 	  "mark sport=40000 mark=0 mask=0x40000000; mark sport=40002 mark=0 mask=0x40000000",
 	  then_judged_again },
-	{ "a resync: what the fast path holds taken out, what conntrack holds offloaded",
+	{ "a resync: a connection nobody knows reclaimed, what conntrack holds offloaded",
 	  given_stale_and_tcp4, when_resync,
-	  "CONN_READ_RANGE first=0; CONN_RECLAIM_FP id=7; CONN_READ_RANGE first=8; "
-	  "NHOP_PROGRAM port=1; NHOP_PROGRAM port=0; "
+	  "FW_CFG_PARAMS_GET; TABLE_STATS_READ; NHOP_PROGRAM port=1; NHOP_PROGRAM port=0; "
+	  "FLOW_CREATE_FP sport=40000 verdict=CUT_THRU action=IPS; CONN_RECLAIM_FP id=7",
+	  "dump_start mark=0x40000000 mask=0x40000000; tcp_loosen sport=40000; "
+	  "timeout sport=40000 secs=518400; get sport=0", then_resynced },
+	{ "a resync with nothing different: nothing reclaimed, nothing updated",
+	  given_tcp4_seen, when_resync, "FW_CFG_PARAMS_GET; TABLE_STATS_READ",
+	  "dump_start mark=0x40000000 mask=0x40000000", then_untouched },
+	{ "a restart: a marked state on T_long not offloaded (a flowcutd before's): P",
+	  given_unmarked_long, when_resync, "FW_CFG_PARAMS_GET; TABLE_STATS_READ",
+	  "dump_start mark=0x40000000 mask=0x40000000; timeout sport=40010 secs=432000; "
+	  "tcp_loosen sport=40010", then_unmarked_fixed },
+	{ "a resync after a lost DESTROY: not in the dump, gone by GET, reclaimed",
+	  given_destroy_lost, when_resync, "FW_CFG_PARAMS_GET; TABLE_STATS_READ; CONN_RECLAIM_FP id=1",
+	  "dump_start mark=0x40000000 mask=0x40000000; get sport=40000", then_gone_reclaimed },
+	{ "a resync after a lost UPDATE: a qualifying state offloaded",
+	  given_update_lost, when_resync,
+	  "FW_CFG_PARAMS_GET; TABLE_STATS_READ; NHOP_PROGRAM port=1; NHOP_PROGRAM port=0; "
 	  "FLOW_CREATE_FP sport=40000 verdict=CUT_THRU action=IPS",
-	  "drain; get sport=0; dump; tcp_loosen sport=40000; timeout sport=40000 secs=518400",
-	  then_resynced },
-	{ "a resync's reclaim: P - idle from the reclaim (bit kept), then offloaded again (T_long)",
-	  given_tcp4_seen, when_resync,
-	  "CONN_READ_RANGE first=0; CONN_RECLAIM_FP id=1; CONN_READ_RANGE first=8; "
-	  "NHOP_PROGRAM port=1; NHOP_PROGRAM port=0; "
+	  "dump_start mark=0x40000000 mask=0x40000000; tcp_loosen sport=40000; "
+	  "timeout sport=40000 secs=518400", then_offloaded_anew },
+	{ "a resync after a lost AGED_OUT: the entry the fast path lacks made again",
+	  given_aged_out_lost, when_resync,	/* the table empty now: as after a boot */
+	  "FW_CFG_PARAMS_GET; TABLE_STATS_READ; NHOP_PROGRAM port=1; NHOP_PROGRAM port=0; "
 	  "FLOW_CREATE_FP sport=40000 verdict=CUT_THRU action=IPS",
-	  "drain; timeout sport=40000 secs=431990; tcp_loosen sport=40000; dump; "
-	  "tcp_loosen sport=40000; timeout sport=40000 secs=518400", then_resync_left },
-	{ "a resync finds a state on T_long not offloaded (a flowcutd before's): P",
-	  given_unmarked_long, when_resync, "CONN_READ_RANGE first=0",
-	  "drain; dump; timeout sport=40010 secs=432000; tcp_loosen sport=40010",
-	  then_unmarked_fixed },
+	  "dump_start mark=0x40000000 mask=0x40000000; tcp_loosen sport=40000; "
+	  "timeout sport=40000 secs=518400", then_made_again },
+	{ "a resync: a state the dump missed, alive by GET, kept",
+	  given_dump_misses, when_resync, "FW_CFG_PARAMS_GET; TABLE_STATS_READ",
+	  "dump_start mark=0x40000000 mask=0x40000000; get sport=40000", then_untouched },
+	{ "a resync after a boot: nothing reclaimed, the next hops programmed again",
+	  given_booted, when_resync,
+	  "FW_CFG_PARAMS_GET; TABLE_STATS_READ; NHOP_PROGRAM port=1; NHOP_PROGRAM port=0; "
+	  "FLOW_CREATE_FP sport=40000 verdict=CUT_THRU action=IPS",
+	  "dump_start mark=0x40000000 mask=0x40000000; tcp_loosen sport=40000; "
+	  "timeout sport=40000 secs=518400", then_made_again },
+	{ "a resync where the brief read is refused: the whole table taken out (P - idle), offloaded again",
+	  given_brief_refused, when_resync,
+	  "FW_CFG_PARAMS_GET; TABLE_STATS_READ; " REFUSED32 "CONN_READ_RANGE first=0; "
+	  "CONN_RECLAIM_FP id=1; CONN_READ_RANGE first=8; NHOP_PROGRAM port=1; NHOP_PROGRAM port=0; "
+	  "FLOW_CREATE_FP sport=40000 verdict=CUT_THRU action=IPS",
+	  "timeout sport=40000 secs=431990; tcp_loosen sport=40000; "
+	  "dump_start mark=0x40000000 mask=0x40000000; tcp_loosen sport=40000; "
+	  "timeout sport=40000 secs=518400", then_taken_out_whole },
+	{ "a DESTROY and a new qualifying state while the dump is read: out, and offloaded, kept",
+	  given_tcp4_udp6_host, when_events_mid_dump, NULL, NULL, then_mid_dump },
+	{ "1,000 offloaded, a resync over turns: each step bounded, nothing reclaimed",
+	  given_many, when_resync_steps, NULL, NULL, then_bounded },
 	{ "an orphan AGED_OUT (a flowcutd before's): its state on T_long fixed up, P - idle",
 	  given_tcp4_long_unknown, when_orphan_aged_out, "",
 	  "get sport=40000; mark sport=40000 mark=0 mask=0x40000000; "
@@ -568,8 +786,8 @@ static const struct row {
 	  "FW_CFG_PARAMS_GET; FW_STATE_REV_SET rev=1; CONN_READ_BY_ID id=1; "
 	  "FLOW_CREATE_FP sport=40000 verdict=DROP action=DROP", "dump", then_kept },
 	{ "a cut adopted after a restart: a dropping connection kept, not reclaimed",
-	  given_dropping_from_before, when_resync,
-	  "CONN_READ_RANGE first=0; CONN_READ_RANGE first=8", "drain; dump", then_adopted },
+	  given_dropping_from_before, when_resync, "FW_CFG_PARAMS_GET; TABLE_STATS_READ",
+	  "dump_start mark=0x40000000 mask=0x40000000", then_adopted },
 };
 
 static int
