@@ -132,6 +132,9 @@ print(sum(1 for c in json.load(sys.stdin) if c["verdict"] != "DROP"
 	EOF
 	ex client ping -c 2 -i 0.2 -W 1 198.18.1.2 >/dev/null 2>&1
 	ex client ping -6 -c 2 -i 0.2 -W 1 2001:2:0:1::2 >/dev/null 2>&1
+	# the host's neighbours of the cut flows' addresses (an offload waits for both next hops)
+	ex client ping -c 1 -W 1 198.18.1.3 >/dev/null 2>&1
+	ex client ping -c 1 -W 1 198.18.1.4 >/dev/null 2>&1
 	# the flood's frames: to fp0's MAC (the client's next hop), from c0's
 	fmac=$(ex host cat /sys/class/net/fp0/address)
 	cmac=$(ex client cat /sys/class/net/c0/address)
@@ -287,6 +290,7 @@ reconciled() { # tmp
 	    if c["verdict"] == "DROP" or any(d["action"] == "DROP" for d in c["dirs"]):
 	        continue	# cut: its state was killed
 	    k = c["dirs"][0]["key"].split()	# "4 tcp A:p > B:q port 0 vlan 0"
+	    if k[1] not in ("tcp", "udp"): continue	# the pings before the run
 	    s, d = k[2].rsplit(":", 1), k[4].rsplit(":", 1)
 	    fp.add((k[1], addr(s[0]), int(s[1]), addr(d[0]), int(d[1])))
 	ct = set()
