@@ -16,7 +16,9 @@ pkgs=(make gcc clang libclang-rt-14-dev pkg-config
       # (tests/lab/test_lab.sh): installed, never started as the machine's
       fail2ban
       # the lab's measurement scripts draw their plots (lab/measure.py)
-      gnuplot-nox)
+      gnuplot-nox
+      # trafgen, lab/flood.sh's SYN flood (tests/lab/test_flood.sh)
+      netsniff-ng)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

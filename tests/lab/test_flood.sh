@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Issue 16's "calm under a SYN flood" as a test: lab/flood.sh's run (4
+# offloaded iperf3 streams, random-source SYNs by trafgen for 10 s at the
+# highest rate it and the wire carry, a cut of a UDP flow before and during
+# the flood; flood_run), then its assertions:
+#   - the streams all stayed in the fast path (5 of 5 connections after the
+#     flood) and no resync took an allowed connection out (resync_taken_out
+#     0 over the run, where flowcutd's stats have it);
+#   - the streams kept at least 80 % of their rate before the flood;
+#   - the cut during the flood dropped within its usual time: at most twice
+#     the same run's calm cut plus 100 ms (the poll's own cost and the spread
+#     of one sample; lab/cut.sh times no cut of its own to compare with);
+#   - the events lost were counted and reconciled: ct_events_lost and the
+#     coprocessor's events_lost are read (a loss is counted where an
+#     operator sees it), a loss is followed by a resync, and after the flood
+#     the fast path's forwarding connections equal conntrack's marked
+#     qualifying states (flood.sh's "reconciled").
+# Figures as "#" lines.  Not in make test's list (tests/run.sh): the lead
+# adds it beside "scale" (a lab suite of its own, about 70 s).
+#
+# Root only (namespaces), trafgen (netsniff-ng).  BUILD names the build folder.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/lab/lib.sh
+. "$here/lib.sh"	# say ex wait_for lab_up lab_down, the runner: lab_suite
+# shellcheck source=lab/flood.sh
+. "$top/lab/flood.sh"	# flood_run
+
+calm_under_flood() {
+	local f=$run/flood.txt ok=0 v
+	command -v trafgen >/dev/null || { say "FAIL: no trafgen (scripts/deps.sh installs netsniff-ng)"; return 1; }
+	flood_run "$f" | sed 's/^/# /'
+	fig() { awk -v k="$1" '$1 == k { $1 = ""; print substr($0, 2) }' "$f"; }
+	[ "$(fig streams_in_fp_before)" = 5 ] ||
+		{ say "FAIL: $(fig streams_in_fp_before) of the streams' 5 connections in the fast path before the flood"; ok=1; }
+	[ "$(fig streams_in_fp_after_flood)" = 5 ] ||
+		{ say "FAIL: $(fig streams_in_fp_after_flood) of the streams' 5 connections in the fast path after the flood"; ok=1; }
+	if [ "$(echo "$(fig ratio) < 0.8" | bc)" = 1 ]; then
+		say "FAIL: the streams' rate during the flood $(fig during_mbps) Mbit/s, $(fig ratio) of before ($(fig before_mbps)); at least 0.8"; ok=1
+	fi
+	v=$(fig resync_taken_out)
+	if [ "$v" = none ]; then
+		say "resync_taken_out: not counted (flowcutd's stats do not have it)"
+	elif [ "$v" -ne 0 ]; then
+		say "FAIL: resync_taken_out $v (0 expected)"; ok=1
+	fi
+	local calm during
+	calm=$(fig cut_calm_ms) during=$(fig cut_flood_ms)
+	case "$calm$during" in
+	*[!0-9.]*|'') say "FAIL: the cuts: calm $calm, during the flood $during (ms, or why none)"; ok=1 ;;
+	*) if [ "$(echo "$during > 2 * $calm + 100" | bc)" = 1 ]; then
+		say "FAIL: the cut during the flood dropped after $during ms (calm: $calm ms; at most twice that + 100)"; ok=1
+	   fi ;;
+	esac
+	v=$(fig ct_events_lost)
+	if [ "$v" = none ]; then
+		say "FAIL: ct_events_lost not counted (flowcutd's stats do not have it)"; ok=1
+	elif [ $((v + $(fig npu_events_lost))) -gt 0 ] && [ "$(fig resyncs)" -lt 1 ]; then
+		say "FAIL: $v conntrack and $(fig npu_events_lost) coprocessor events lost, no resync"; ok=1
+	fi
+	case "$(fig reconciled)" in
+	yes*) ;;
+	*) say "FAIL: not reconciled after the flood: $(fig reconciled)"; ok=1 ;;
+	esac
+	return $ok
+}
+
+LAB_VARS="FLOOD_MARK"
+tests=("calm under a SYN flood: streams kept, a cut in time, losses counted and reconciled|150|calm_under_flood")
+lab_suite flood
