@@ -506,48 +506,46 @@ static const struct row {
 	  "CONN_REVIVE_FP id=1", "", then_revived },
 	{ "a give-back on a close: let go, its bit cleared, P - idle, its highest ACK forgotten",
 	  given_tcp4, when_closed_idle, "",
-	  "mark sport=40000 mark=0 mask=0x40000000; timeout sport=40000 secs=431990; "
-	  "tcp_loosen sport=40000", then_let_go_left },
+	  "update sport=40000 what=0x7 timeout=431990 mark=0 mask=0x40000000", then_let_go_left },
 	{ "a give-back not revived (refused): let go, its bit cleared, P - idle",
 	  given_tcp4_revive_refused, when_stalled_idle, "CONN_REVIVE_FP refused",
-	  "mark sport=40000 mark=0 mask=0x40000000; timeout sport=40000 secs=431990; "
-	  "tcp_loosen sport=40000", then_let_go_left },
+	  "update sport=40000 what=0x7 timeout=431990 mark=0 mask=0x40000000", then_let_go_left },
 	{ "an idle timeout (aged out, IPv6 UDP): let go, its bit cleared, P - idle", given_udp6,
-	  when_aged_out_idle, "", "mark sport=40001 mark=0 mask=0x40000000; timeout sport=40001 secs=110",
+	  when_aged_out_idle, "", "update sport=40001 what=0x6 timeout=110 mark=0 mask=0x40000000",
 	  then_let_go_left },
 	{ "aged out, idle unknown (no last-seen times): P", given_udp6, when_aged_out, "",
-	  "mark sport=40001 mark=0 mask=0x40000000; timeout sport=40001 secs=120", then_let_go_left },
+	  "update sport=40001 what=0x6 timeout=120 mark=0 mask=0x40000000", then_let_go_left },
 	{ "a path change (a port's MTU): taken out, its bit cleared, P - idle from the reclaim",
 	  given_tcp4_seen, when_mtu_change, "CONN_RECLAIM_FP id=1",
-	  "get sport=40000; mark sport=40000 mark=0 mask=0x40000000; timeout sport=40000 secs=431990; "
-	  "tcp_loosen sport=40000; get sport=40000", then_moved },
+	  "get sport=40000; update sport=40000 what=0x7 timeout=431990 mark=0 mask=0x40000000; "
+	  "get sport=40000", then_moved },
 	{ "a revision: a new one first, the offloaded forgotten (P), every bit cleared",
 	  given_tcp4_and_syn4, when_revision, "FW_CFG_PARAMS_GET; FW_STATE_REV_SET rev=1",
-	  "timeout sport=40000 secs=432000; tcp_loosen sport=40000; dump; "
-	  "mark sport=40000 mark=0 mask=0x40000000; mark sport=40002 mark=0 mask=0x40000000",
+	  "dump; mark sport=40000 mark=0 mask=0x40000000; mark sport=40002 mark=0 mask=0x40000000; "
+	  "update sport=40000 what=0x3 timeout=432000 mark=0 mask=0",
 	  then_judged_again },
 	{ "a resync: what the fast path holds taken out, what conntrack holds offloaded",
 	  given_stale_and_tcp4, when_resync,
 	  "CONN_READ_RANGE first=0; CONN_RECLAIM_FP id=7; CONN_READ_RANGE first=8; "
 	  "NHOP_PROGRAM port=1; NHOP_PROGRAM port=0; "
 	  "FLOW_CREATE_FP sport=40000 verdict=CUT_THRU action=IPS",
-	  "drain; get sport=0; dump; tcp_loosen sport=40000; timeout sport=40000 secs=518400",
+	  "drain; dump; get sport=0; update sport=40000 what=0x3 timeout=518400 mark=0 mask=0",
 	  then_resynced },
 	{ "a resync's reclaim: P - idle from the reclaim (bit kept), then offloaded again (T_long)",
 	  given_tcp4_seen, when_resync,
 	  "CONN_READ_RANGE first=0; CONN_RECLAIM_FP id=1; CONN_READ_RANGE first=8; "
 	  "NHOP_PROGRAM port=1; NHOP_PROGRAM port=0; "
 	  "FLOW_CREATE_FP sport=40000 verdict=CUT_THRU action=IPS",
-	  "drain; timeout sport=40000 secs=431990; tcp_loosen sport=40000; dump; "
-	  "tcp_loosen sport=40000; timeout sport=40000 secs=518400", then_resync_left },
+	  "drain; dump; update sport=40000 what=0x3 timeout=431990 mark=0 mask=0; "
+	  "update sport=40000 what=0x3 timeout=518400 mark=0 mask=0", then_resync_left },
 	{ "a resync finds a state on T_long not offloaded (a flowcutd before's): P",
 	  given_unmarked_long, when_resync, "CONN_READ_RANGE first=0",
-	  "drain; dump; timeout sport=40010 secs=432000; tcp_loosen sport=40010",
+	  "drain; dump; update sport=40010 what=0x3 timeout=432000 mark=0 mask=0",
 	  then_unmarked_fixed },
 	{ "an orphan AGED_OUT (a flowcutd before's): its state on T_long fixed up, P - idle",
 	  given_tcp4_long_unknown, when_orphan_aged_out, "",
-	  "get sport=40000; mark sport=40000 mark=0 mask=0x40000000; "
-	  "timeout sport=40000 secs=431990; tcp_loosen sport=40000", then_orphan_fixed },
+	  "get sport=40000; update sport=40000 what=0x7 timeout=431990 mark=0 mask=0x40000000",
+	  then_orphan_fixed },
 	{ "an old AGED_OUT for a tuple offloaded anew: no update", given_tcp4,
 	  when_orphan_aged_out, "", "get sport=40000", then_still_offloaded },
 	{ "an orphan REMOVED of an old revision: not looked at", given_tcp4_long_unknown,
@@ -556,7 +554,7 @@ static const struct row {
 	  given_idle_300, when_udp6_offloaded,
 	  "NHOP_PROGRAM port=1; NHOP_PROGRAM port=0; "
 	  "FLOW_CREATE_FP sport=40001 verdict=CUT_THRU action=IPS",
-	  "get sport=40001; timeout sport=40001 secs=86520", then_long_and_clamped },
+	  "update sport=40001 what=0x2 timeout=86520 mark=0 mask=0", then_long_and_clamped },
 	{ "still offloaded 12 h on: T_long again, once, and again 12 h later", given_udp6,
 	  when_half_a_day, "", "timeout sport=40001 secs=86520", then_extended },
 	{ "1,000 offloaded, 10 s with nothing changing: no command, no conntrack call", given_many,
@@ -597,6 +595,7 @@ test_row(void **state)
 	r->given();
 	si_log_reset();
 	r->when();
+	fd_offload_work(off);	/* the turn's end: what was posted goes (off_flush) */
 	if (r->cmds != NULL && (strcmp(si_cmd_log, r->cmds) != 0 || strcmp(si_ct_log, r->ct) != 0))
 		fail_msg("%s:\n  commands  %s\n    wanted  %s\n  conntrack %s\n     wanted %s",
 			 r->what, si_cmd_log, r->cmds, si_ct_log, r->ct);
