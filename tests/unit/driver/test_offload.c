@@ -143,7 +143,7 @@ given_tcp4_long_unknown(void)
 /* Not marked any more (a flowcutd before cleared its bit and died), still on T_long. */
 static const struct si_st tcp4_unmarked = { AF_INET, IPPROTO_TCP, "198.18.0.10", "198.19.0.10",
 					    40010, 80, IPS_ASSURED | IPS_SEEN_REPLY |
-					    IPS_CONFIRMED, 3 /* ESTABLISHED */, 0x5, NULL };
+					    IPS_CONFIRMED, 3 /* ESTABLISHED */, 0x5, NULL, false };
 
 static void
 given_unmarked_long(void)
@@ -209,6 +209,119 @@ given_dropping_from_before(void)
 				     .sport = htons(80), .dport = htons(40009), .port = 1,
 				     .proto = IPPROTO_TCP, .family = 4 };
 	si_fp_add(9, mf, FC_VERDICT_DROP);
+}
+
+static void when_destroy(void);
+
+/* ---- offloads in batches ---- */
+
+/* si_tcp4 judged, its update acked, FLOW_CREATE_FP posted and not answered yet: pending */
+static void
+given_tcp4_pending(void)
+{
+	si_hold_answers = true;
+	si_offloaded(&si_tcp4, 101);
+	assert_int_equal(stats().offloaded, 0);
+	assert_int_equal(fd_offload_find_ct(off, 101, si_host[0], &(struct fd_offload_conn){ 0 }),
+			 -ENOENT);	/* not in the fast path yet */
+}
+
+/* The coprocessor refuses FLOW_CREATE_FP. */
+static void
+given_create_refused(void)
+{
+	si_refuse = FC_CMD_FLOW_CREATE_FP;
+}
+
+/* A state through the rules that no event has brought yet (its event queued, not read). */
+static void
+given_tcp4_event_queued(void)
+{
+	si_host_add(&si_tcp4, 101);
+	si_event(FD_CT_UPDATE, &si_tcp4, 101);
+}
+
+/* One TCP state offloaded (IPv4): the next hops of both ports programmed. */
+static void
+given_hops(void)
+{
+	struct si_st st = si_tcp4;
+
+	st.cport = 40100;
+	si_offloaded(&st, 100);
+}
+
+/* A DESTROY read while its create is in flight, then the answer. */
+static void
+when_destroy_then_answer(void)
+{
+	when_destroy();		/* read while the create is in flight */
+	assert_int_equal(stats().removed, 0);
+	si_hold_answers = false;	/* the turn's end answers */
+}
+
+/* An UPDATE of si_tcp4 showing FIN_WAIT: it closed on the host (its FIN before its offload). */
+static void
+when_fin_wait(void)
+{
+	struct si_st st = si_tcp4;
+
+	st.tcp_state = 4;	/* TCP_CONNTRACK_FIN_WAIT */
+	si_event(FD_CT_UPDATE, &st, 101);
+	fd_offload_events(off);
+}
+
+/* A new state of si_tcp4's tuple (its cut one's key held, dropping), through the rules. */
+static void
+when_tcp4_anew(void)
+{
+	si_offloaded(&si_tcp4, 201);
+}
+
+/*
+ * A ruleset change between the event's queueing and its read: the event
+ * shows the old rules' bit, the state has none now.  Then the new rules
+ * set it again: its next event, read with the socket read empty once
+ * since, is judged as it is.
+ */
+static void
+when_ruleset_between(void)
+{
+	assert_int_equal(fd_offload_ruleset_changed(off), 0);
+	si_log_reset();
+	fd_offload_events(off);
+}
+
+static void
+when_tcp4_offloaded(void)
+{
+	si_offloaded(&si_tcp4, 101);
+}
+
+/* A mark-only UPDATE (the rules passed it again): no TCP state in it. */
+static void
+when_mark_only(void)
+{
+	struct si_st ev = si_tcp4;
+
+	ev.mark_only = true;
+	si_host_add(&si_tcp4, 101);
+	si_event(FD_CT_UPDATE, &ev, 101);
+	fd_offload_events(off);
+}
+
+/* 1,000 NEW events (TCP, IPv4), one read, one turn. */
+static void
+when_thousand_new(void)
+{
+	for (unsigned int i = 0; i < MANY; i++) {
+		struct si_st st = si_tcp4;
+
+		st.cport = (uint16_t)(41000 + i);
+		si_host_add(&st, 1000 + i);
+		si_event(FD_CT_UPDATE, &st, 1000 + i);
+	}
+	fd_offload_events(off);
 }
 
 static void
@@ -321,6 +434,82 @@ static void
 when_resync(void)
 {
 	fd_offload_resync(off);
+}
+
+static void
+then_reclaimed_at_answer(void)
+{
+	assert_int_equal(stats().removed, 1);
+	assert_int_equal(stats().offloaded, 0);
+	assert_null(si_fp_conn(1));
+	assert_int_equal(fd_offload_find_fp(off, 1, &(struct fd_offload_conn){ 0 }, NULL), -ENOENT);
+}
+
+static void
+then_refused_put_right(void)
+{
+	assert_int_equal(stats().refused, 1);
+	assert_int_equal(stats().offloaded, 0);
+	assert_int_equal(host_timeout_now(&si_tcp4), P_TCP);	/* not left on T_long */
+	assert_int_equal(nfct_get_attr_u32(si_host[0], ATTR_MARK) & SI_BIT, SI_BIT);	/* bit kept */
+}
+
+static void
+then_closed_out(void)
+{
+	assert_int_equal(fd_offload_find_fp(off, 1, &(struct fd_offload_conn){ 0 }, NULL), -ENOENT);
+	assert_null(si_fp_conn(1));
+	assert_int_equal(stats().left, 1);
+	assert_int_equal(host_timeout_now(&si_tcp4), P_TCP);
+}
+
+static void
+then_cut_kept_not_created_over(void)
+{
+	struct fd_offload_conn oc;
+
+	assert_int_equal(fd_offload_find_fp(off, 1, &oc, NULL), 0);
+	assert_true(oc.cut);
+	assert_int_equal(si_fp_conn(1)->verdict, FC_VERDICT_DROP);
+	assert_int_equal(stats().refused, 1);
+	assert_int_equal(host_timeout_now(&si_tcp4), P_TCP);
+}
+
+static void
+then_not_on_old_bit(void)
+{
+	assert_int_equal(stats().offloaded, 0);
+	/* the new rules pass it: its next event judged as it is (GET mode over) */
+	nfct_set_attr_u32(si_host[0], ATTR_MARK, si_tcp4.mark);
+	si_log_reset();
+	si_event(FD_CT_UPDATE, &si_tcp4, 101);
+	fd_offload_events(off);
+	assert_string_equal(si_ct_log, "update sport=40000 what=0x3 timeout=518400 mark=0 mask=0");
+	assert_int_equal(stats().offloaded, 1);
+}
+
+static void
+then_offloaded_no_sync(void)
+{
+	assert_int_equal(stats().offloaded, 1);
+	assert_int_equal(si_counts.sync_ct, 0);
+	assert_int_equal(si_counts.ct_posted, 1 + (si_ct_log[0] == 'g'));
+}
+
+static void
+then_thousand_no_round_trip(void)
+{
+	struct fd_offload_stats st = stats();
+	struct si_st last = si_tcp4;
+
+	last.cport = 41000 + MANY - 1;
+	assert_int_equal(st.offloaded, MANY + 1);
+	assert_int_equal(si_counts.sync_ct, 0);
+	assert_int_equal(si_counts.sync_cmds, 0);
+	assert_int_equal(si_counts.ct_posted, MANY);	/* one update each, no GET */
+	assert_int_equal(si_counts.posted, MANY);	/* one create each */
+	assert_int_equal(si_counts.flushes, 1);		/* answered together */
+	assert_int_equal(host_timeout_now(&last), P_TCP + 86400);
 }
 
 static void
@@ -565,6 +754,36 @@ static const struct row {
 	  given_tcp4_cut, when_revision,
 	  "FW_CFG_PARAMS_GET; FW_STATE_REV_SET rev=1; CONN_READ_BY_ID id=1; "
 	  "FLOW_CREATE_FP sport=40000 verdict=DROP action=DROP", "dump", then_kept },
+	{ "a DESTROY while the create is in flight: marked, reclaimed at the answer",
+	  given_tcp4_pending, when_destroy_then_answer,
+	  "FLOW_CREATE_FP sport=40000 verdict=CUT_THRU action=IPS; CONN_RECLAIM_FP id=1", "",
+	  then_reclaimed_at_answer },
+	{ "a create refused: the state's T_long put right (P), its bit kept", given_create_refused,
+	  when_tcp4_offloaded, "NHOP_PROGRAM port=1; NHOP_PROGRAM port=0; FLOW_CREATE_FP refused",
+	  "update sport=40000 what=0x3 timeout=518400 mark=0 mask=0; "
+	  "update sport=40000 what=0x3 timeout=432000 mark=0 mask=0", then_refused_put_right },
+	{ "an UPDATE showing TCP past ESTABLISHED (closed on the host): taken out, its state left",
+	  given_tcp4, when_fin_wait, "CONN_RECLAIM_FP id=1",
+	  "update sport=40000 what=0x7 timeout=432000 mark=0 mask=0x40000000", then_closed_out },
+	{ "a key a cut connection holds: not created over (refused), T_long put right",
+	  given_tcp4_cut, when_tcp4_anew, "FLOW_CREATE_FP sport=40000: -EEXIST",
+	  "update sport=40000 what=0x3 timeout=518400 mark=0 mask=0; "
+	  "update sport=40000 what=0x3 timeout=432000 mark=0 mask=0",
+	  then_cut_kept_not_created_over },
+	{ "GET mode: an event with the old rules' bit read after a ruleset change: not offloaded",
+	  given_tcp4_event_queued, when_ruleset_between, "", "get sport=40000",
+	  then_not_on_old_bit },
+	{ "an event with status, mark and TCP state: judged as it is, no GET", NULL,
+	  when_tcp4_offloaded, "NHOP_PROGRAM port=1; NHOP_PROGRAM port=0; "
+	  "FLOW_CREATE_FP sport=40000 verdict=CUT_THRU action=IPS",
+	  "update sport=40000 what=0x3 timeout=518400 mark=0 mask=0", then_offloaded_no_sync },
+	{ "a mark-only UPDATE (no TCP state): one posted GET, judged in its answer", NULL,
+	  when_mark_only, "NHOP_PROGRAM port=1; NHOP_PROGRAM port=0; "
+	  "FLOW_CREATE_FP sport=40000 verdict=CUT_THRU action=IPS",
+	  "get sport=40000; update sport=40000 what=0x3 timeout=518400 mark=0 mask=0",
+	  then_offloaded_no_sync },
+	{ "1,000 NEW events in one turn: no synchronous round trip, one update and one create each",
+	  given_hops, when_thousand_new, NULL, NULL, then_thousand_no_round_trip },
 	{ "a cut adopted after a restart: a dropping connection kept, not reclaimed",
 	  given_dropping_from_before, when_resync,
 	  "CONN_READ_RANGE first=0; CONN_READ_RANGE first=8", "drain; dump", then_adopted },
@@ -592,7 +811,8 @@ test_row(void **state)
 {
 	const struct row *r = *state;
 
-	r->given();
+	if (r->given != NULL)
+		r->given();
 	si_log_reset();
 	r->when();
 	fd_offload_work(off);	/* the turn's end: what was posted goes (off_flush) */
