@@ -331,6 +331,8 @@ program(const struct fd_cmds *cmds, struct lk *lk, const struct opts *o)
 	COUNT(resync_taken_out, offload)					\
 	COUNT(extended, offload)						\
 	COUNT(left, offload)							\
+	COUNT(offload_us_p50, offload)						\
+	COUNT(offload_us_p99, offload)						\
 	COUNT(turn_max_us, main)						\
 	COUNT(turn_p99_us, main)						\
 	OBJ(lease, json_pack("{s:I, s:s, s:I, s:I}", "ms", (json_int_t)lease.ms, "state", \

@@ -25,7 +25,14 @@ fd_hist_add(struct fd_hist *h, uint64_t us)
 uint64_t
 fd_hist_p99(const struct fd_hist *h)
 {
-	uint64_t want = h->n - h->n / 100, seen = 0;	/* ceil(0.99 n) */
+	return fd_hist_pct(h, 99);
+}
+
+uint64_t
+fd_hist_pct(const struct fd_hist *h, unsigned int pct)
+{
+	/* ceil(pct n / 100): n - floor((100 - pct) n / 100) */
+	uint64_t want = h->n - h->n * (100 - pct) / 100, seen = 0;
 
 	if (h->n == 0)
 		return 0;

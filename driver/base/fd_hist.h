@@ -2,7 +2,8 @@
 /*
  * fd_hist: durations (microseconds) counted in a small fixed histogram,
  * for a maximum and a 99th percentile that cost nothing per sample but an
- * increment - flowcutd's turn times (turn_max_us, turn_p99_us).
+ * increment - flowcutd's turn times (turn_max_us, turn_p99_us), the binding's
+ * offload times (offload_us_p50, offload_us_p99).
  *
  * Buckets are powers of two: bucket 0 holds 0 and 1 us, bucket b holds
  * (2^(b-1), 2^b] us, the last (FD_HIST_BUCKETS - 1) everything above
@@ -30,6 +31,11 @@ struct fd_hist {
 void fd_hist_add(struct fd_hist *h, uint64_t us);
 /* fd_hist_p99 - the window's 99th percentile, us (see above); 0 with no sample. */
 uint64_t fd_hist_p99(const struct fd_hist *h);
+/*
+ * fd_hist_pct - the window's pct-th percentile (1..100), us, the same way:
+ * the upper bound of the bucket where ceil(pct n / 100) is reached.
+ */
+uint64_t fd_hist_pct(const struct fd_hist *h, unsigned int pct);
 /* fd_hist_reset - a new window: no sample. */
 void fd_hist_reset(struct fd_hist *h);
 

@@ -17,6 +17,8 @@
  */
 #include "fd_offload_priv.h"
 
+#include <libnetfilter_conntrack/libnetfilter_conntrack_tcp.h>
+
 /* ---- conntrack ---- */
 
 /* Takes our bit off a state's mark: it must pass the rules again to come back. */
@@ -66,33 +68,61 @@ off_t_long(const struct fd_offload *o, uint8_t l4proto)
  * (flow_offload_fixup_ct, with the coprocessor's real idle time in place
  * of the kernel's guess): it dies at last_seen + P, as if the host had
  * seen every frame.  `unmark`: the bit first, so only the rules bring it
- * back.  0, -ENOENT (the state is gone: nothing to fix), or the timeout
- * update's error (said).  One synchronous update each: posted, batched
- * ones are fd_ct's next step.
+ * back.  One posted update (fd_ct_update_post: the timeout, the bit, the
+ * loosen that forgets the highest ACK, in one message), sent at the next
+ * off_flush; its ack counts `left`.  0 (posted), or the post's error
+ * (said).
  */
+struct leaving {
+	struct fd_offload *o;
+	uint32_t id, p;
+	uint64_t idle_s;
+};
+
+static void
+left_done(void *arg, int rc)
+{
+	struct leaving *l = arg;
+
+	l->o->inflight--;
+	if (rc == 0)
+		l->o->st.left++;
+	else if (rc != -ENOENT)	/* gone: nothing to fix */
+		/* it lives on T_long: at most a day more; a later flowcutd's resync fixes it */
+		fprintf(stderr, "flowcutd: conntrack state %u: its timeout back to %u - %" PRIu64
+			" s on leaving the fast path: %s\n", l->id, l->p, l->idle_s, strerror(-rc));
+	free(l);
+}
+
 static int
 leave_state(struct fd_offload *o, const struct nf_conntrack *tuple, uint8_t l4proto,
 	    uint64_t idle_s, bool unmark)
 {
 	uint32_t p = off_p(o, l4proto), id = nfct_get_attr_u32(tuple, ATTR_ID);
+	struct fd_ct_update u = { .what = FD_CT_UP_TIMEOUT,
+				  .timeout = idle_s < p ? p - (uint32_t)idle_s : 0 };
+	struct leaving *l = malloc(sizeof(*l));
 	int rc;
 
-	if (unmark)
-		off_ct_unmark(o, tuple);
-	rc = o->ct.timeout(o->ct.ctx, tuple, idle_s < p ? p - (uint32_t)idle_s : 0);
-	if (rc == -ENOENT)
-		return rc;
-	if (rc == 0)
-		o->st.left++;
-	else	/* it lives on T_long: at most a day more; a later flowcutd's resync fixes it */
-		fprintf(stderr, "flowcutd: conntrack state %u: its timeout back to %u - %" PRIu64
-			" s on leaving the fast path: %s\n", id, p, idle_s, strerror(-rc));
-	if (l4proto == IPPROTO_TCP) {
-		int err = o->ct.tcp_loosen(o->ct.ctx, tuple);
-
-		if (err != 0 && err != -ENOENT)
-			fprintf(stderr, "flowcutd: conntrack state %u: forgetting its highest ACK: "
-				"%s\n", id, strerror(-err));
+	if (l4proto == IPPROTO_TCP)
+		u.what |= FD_CT_UP_LOOSEN;
+	if (unmark) {
+		u.what |= FD_CT_UP_MARK;
+		u.mask = o->cfg.mark_bit;
+	}
+	if (l == NULL) {
+		fprintf(stderr, "flowcutd: conntrack state %u: no memory to set its timeout back to "
+			"%u s on leaving the fast path\n", id, u.timeout);
+		return -ENOMEM;
+	}
+	*l = (struct leaving){ .o = o, .id = id, .p = p, .idle_s = idle_s };
+	o->inflight++;
+	rc = o->ct.update_post(o->ct.ctx, tuple, &u, left_done, l);
+	if (rc != 0) {
+		o->inflight--;
+		free(l);
+		fprintf(stderr, "flowcutd: conntrack state %u: its timeout back to %u s on leaving "
+			"the fast path: %s\n", id, u.timeout, strerror(-rc));
 	}
 	return rc;
 }
@@ -110,27 +140,59 @@ off_leave(struct fd_offload *o, const struct off_entry *e, uint64_t idle_s, bool
  * A connection this binding has no entry for left the fast path (an
  * orphan: a flowcutd before's), its original key `k`: its state, if it
  * lives, is on T_long (timeout > P) and no entry of ours holds it (an old
- * event must not shorten a connection offloaded anew), is fixed up.  1:
- * the state lives; 0: gone (or no memory).
+ * event must not shorten a connection offloaded anew), is fixed up.  The
+ * state is read by a posted GET (off_flush sends it), judged in its
+ * answer; `taken_out`: a resync's, counted in resync_taken_out when the
+ * state lives.
  */
-static int
-orphan_leave(struct fd_offload *o, const struct fc_key *k, uint64_t idle_s, bool unmark)
-{
-	struct nf_conntrack *t = fd_ct_tuple_of_key(k), *whole;
-	uint8_t l4;
+struct orphan {
+	struct fd_offload *o;
+	uint64_t idle_s;
+	bool unmark, taken_out;
+};
 
-	if (t == NULL)
-		return 0;
-	whole = o->ct.get(o->ct.ctx, t);
-	nfct_destroy(t);
-	if (whole == NULL)
-		return 0;
-	l4 = nfct_get_attr_u8(whole, ATTR_ORIG_L4PROTO);
-	if (nfct_attr_is_set(whole, ATTR_TIMEOUT) &&
-	    nfct_get_attr_u32(whole, ATTR_TIMEOUT) > off_p(o, l4) && off_find_state(o, whole) == NULL)
-		(void)leave_state(o, whole, l4, idle_s, unmark);
-	nfct_destroy(whole);
-	return 1;
+static void
+orphan_got(void *arg, const struct nf_conntrack *whole, int rc)
+{
+	struct orphan *r = arg;
+	struct fd_offload *o = r->o;
+
+	(void)rc;	/* no state: gone, nothing to fix */
+	o->inflight--;
+	if (whole != NULL) {
+		uint8_t l4 = nfct_get_attr_u8(whole, ATTR_ORIG_L4PROTO);
+
+		o->st.resync_taken_out += r->taken_out;
+		if (nfct_attr_is_set(whole, ATTR_TIMEOUT) &&
+		    nfct_get_attr_u32(whole, ATTR_TIMEOUT) > off_p(o, l4) &&
+		    off_find_state(o, whole) == NULL)
+			(void)leave_state(o, whole, l4, r->idle_s, r->unmark);
+	}
+	free(r);
+}
+
+static void
+orphan_leave(struct fd_offload *o, const struct fc_key *k, uint64_t idle_s, bool unmark,
+	     bool taken_out)
+{
+	struct nf_conntrack *t = fd_ct_tuple_of_key(k);
+	struct orphan *r = malloc(sizeof(*r));
+
+	if (t != NULL && r != NULL) {
+		*r = (struct orphan){ .o = o, .idle_s = idle_s, .unmark = unmark,
+				      .taken_out = taken_out };
+		o->inflight++;
+		if (o->ct.get_post(o->ct.ctx, t, orphan_got, r) == 0)
+			r = NULL;
+		else
+			o->inflight--;
+	}
+	if (r != NULL || t == NULL)	/* left on T_long: a later resync fixes it up */
+		fprintf(stderr, "flowcutd: a connection left the fast path unknown: its state's "
+			"timeout not looked at\n");
+	free(r);
+	if (t != NULL)
+		nfct_destroy(t);
 }
 
 int
@@ -140,10 +202,11 @@ off_leave_tuple(struct fd_offload *o, const struct nf_conntrack *tuple, uint8_t 
 	return leave_state(o, tuple, l4proto, idle_s, unmark);
 }
 
-int
-off_orphan_leave(struct fd_offload *o, const struct fc_key *k, uint64_t idle_s, bool unmark)
+void
+off_orphan_leave(struct fd_offload *o, const struct fc_key *k, uint64_t idle_s, bool unmark,
+		 bool taken_out)
 {
-	return orphan_leave(o, k, idle_s, unmark);
+	orphan_leave(o, k, idle_s, unmark, taken_out);
 }
 
 /* A command got no answer: it may still take effect. */
@@ -218,6 +281,8 @@ off_wait_path(struct fd_offload *o, const struct nf_conntrack *ct)
 	uint32_t ct_id = nfct_get_attr_u32(ct, ATTR_ID);
 	struct nf_conntrack *t;
 
+	/* a leave's bit cleared before the state is read again (fd_offload_paths' retry) */
+	(void)o->ct.update_flush(o->ct.ctx);
 	if (waiting_find(o, ct_id, ct) >= 0)
 		return;
 	t = fd_ct_tuple(ct);
@@ -323,15 +388,8 @@ off_prepare(struct fd_offload *o, const struct nf_conntrack *ct, bool cut,
 		if (!cut && c->mf[d].timeout_s > off_p(o, l4))
 			c->mf[d].timeout_s = (uint16_t)off_p(o, l4);
 	}
-	if (l4 == IPPROTO_TCP && !cut) {	/* a cut one never comes back to the host */
-		int err = o->ct.tcp_loosen(o->ct.ctx, ct);
-
-		if (err != 0) {
-			/* strict and offloaded, it would be dropped when it comes back */
-			fprintf(stderr, "flowcutd: conntrack state %u not made liberal (%s): "
-				"left to the host\n", ct_id, strerror(-err));
-			return err;
-		}
+	/* the loosen is make()'s update, acked before FLOW_CREATE_FP */
+	if (l4 == IPPROTO_TCP && !cut) {
 		if (nfct_attr_is_set(ct, ATTR_TCP_WSCALE_ORIG))
 			c->mf[0].wscale = nfct_get_attr_u8(ct, ATTR_TCP_WSCALE_ORIG);
 		if (nfct_attr_is_set(ct, ATTR_TCP_WSCALE_REPL))
@@ -369,12 +427,16 @@ off_enter(struct fd_offload *o, struct off_entry *e, int rc, uint64_t id)
 		/* no answer is not "no": it may still be made - take stock again */
 		if (off_no_answer(rc))
 			off_lost_track(o, "FLOW_CREATE_FP", rc);
+		if (e->on_long)	/* never offloaded: P again, the bit kept */
+			(void)leave_state(o, e->tuple, e->l4proto, 0, false);
 		off_free_entry(e);
 		return rc;
 	}
 	e->fp_id = id;
 	if (off_index(o, e, true) != 0) {
 		/* untracked it must not live: out again, and take stock */
+		if (e->on_long)
+			(void)leave_state(o, e->tuple, e->l4proto, 0, false);
 		off_free_entry(e);
 		rc = off_reclaim(o, id);
 		if (rc != 0)
@@ -384,59 +446,219 @@ off_enter(struct fd_offload *o, struct off_entry *e, int rc, uint64_t id)
 	o->nentries++;
 	if (e->cut)
 		return 0;
-	/*
-	 * T_long, once it is in: no state on T_long that was never
-	 * offloaded.  Not set, it would die after P while forwarding (UDP:
-	 * 120 s): out again, left to the host.
-	 */
-	rc = o->ct.timeout(o->ct.ctx, e->tuple, off_t_long(o, e->l4proto));
-	if (rc != 0) {
-		uint64_t fp_id = e->fp_id;
-		int err;
-
-		if (rc != -ENOENT)	/* gone: its DESTROY follows */
-			fprintf(stderr, "flowcutd: conntrack state %u: its timeout to %u s for the "
-				"fast path: %s; left to the host\n", e->ct_id,
-				off_t_long(o, e->l4proto), strerror(-rc));
-		off_forget(o, e);
-		o->st.refused++;
-		err = off_reclaim(o, fp_id);
-		if (err != 0 && err != -ENOENT)
-			off_lost_track(o, "CONN_RECLAIM_FP of a state not given T_long", err);
-		return rc;
-	}
 	off_ext_add(o, e, off_now_ns(o) / 1000000u + OFF_EXTEND_MS);
 	o->st.offloaded++;
 	o->st.offloaded_at_pass += e->passed;
 	return 0;
 }
 
-/* Makes the state's connection in the fast path, one round trip: 0 or off_prepare()'s errors. */
-static int
-make(struct fd_offload *o, const struct nf_conntrack *ct, bool cut)
-{
-	struct fc_cmd_flow_create c;
-	struct fc_ans_conn_id ans = { 0 };
+/*
+ * ---- Offloads in batches ----
+ *
+ * One offload, nothing waited for (make):
+ *  1. judged (off_prepare): from its event as it came, or from a posted
+ *     GET's answer (event_update); the entry goes in by_ct at once,
+ *     `pending` (no fp_id, not in by_fp, not counted), so a duplicate
+ *     event finds it and a DESTROY marks it;
+ *  2. one posted conntrack update, the TCP loosen and T_long in one
+ *     message (fd_ct_update_post), sent with the batch at off_flush;
+ *  3. at its ack, FLOW_CREATE_FP posted (fd_cmds_post), sent at off_flush
+ *     (or when the command client's batch fills), answered in a later
+ *     turn's fd_cmdq_poll;
+ *  4. at its answer, in the tables (off_enter), or: refused or no answer,
+ *     the state's timeout goes back to P (a leave fix-up, idle 0, the bit
+ *     kept: the host saw every frame); a DESTROY came meanwhile: the new
+ *     connection reclaimed; TCP past ESTABLISHED came: reclaimed, and its
+ *     state leaves.
+ * The update comes before the create, as the plan has it: a TCP state is
+ * liberal before its first segment goes through the fast path (strict and
+ * behind, it would be INVALID when it comes back), and a connection is
+ * never forwarding while its state dies after P (UDP: 120 s).  The price:
+ * between the ack and the answer a state is on T_long that is not
+ * offloaded yet, and a create refused posts the fix-up P; a flowcutd
+ * killed in between leaves the state on T_long, which the next
+ * flowcutd's resync fixes up (on T_long and not offloaded: P).
+ */
+struct flight {
+	struct fd_offload *o;
 	struct off_entry *e;
-	int rc = off_prepare(o, ct, cut, &c, &e);
+	struct fc_cmd_flow_create c;
+	uint64_t t0_ns;		/* the event parsed (or the state handed in) */
+};
 
-	if (rc != 0)
+/* A pending entry out of by_ct: its answer came, or it went no further. */
+static void
+unpend(struct fd_offload *o, struct off_entry *e)
+{
+	if (e->in_ct)
+		HASH_DELETE(hh_ct, o->by_ct, e);
+	e->in_ct = false;
+	e->pending = false;
+}
+
+static void
+flight_end(struct flight *f)
+{
+	f->o->inflight--;
+	free(f);
+}
+
+/*
+ * What came while a create was in flight, done now that it went no
+ * further or was answered (`made`: FLOW_CREATE_FP answered 0, id `id`).
+ */
+static void
+after_pending(struct fd_offload *o, struct off_entry *e, bool made, uint64_t id)
+{
+	if (made) {
+		int rc = off_reclaim(o, id);
+
+		if (rc != 0 && rc != -ENOENT)
+			off_lost_track(o, "CONN_RECLAIM_FP of a connection whose state closed or "
+				       "went while it was made", rc);
+	}
+	if (e->after == OFF_AFTER_OUT && e->on_long)
+		(void)leave_state(o, e->tuple, e->l4proto, 0, true);
+	else if (e->after == OFF_AFTER_GONE)
+		o->st.removed++;
+	off_free_entry(e);
+}
+
+static void
+create_done(void *dctx, int rc, const void *ans, uint16_t len)
+{
+	struct flight *f = dctx;
+	struct fd_offload *o = f->o;
+	struct off_entry *e = f->e;
+	struct fc_ans_conn_id a = { 0 };
+
+	if (rc == 0 && len >= sizeof(a))
+		memcpy(&a, ans, sizeof(a));
+	else if (rc == 0)
+		rc = -EBADMSG;	/* not an answer of FLOW_CREATE_FP: take stock again */
+	if (rc == 0)
+		fd_hist_add(&o->offload_us, (off_now_ns(o) - f->t0_ns) / 1000u);
+	unpend(o, e);
+	if (e->after != OFF_AFTER_ENTER) {
+		if (rc != 0 && off_no_answer(rc))
+			off_lost_track(o, "FLOW_CREATE_FP", rc);
+		after_pending(o, e, rc == 0, a.id);
+	} else {
+		(void)off_enter(o, e, rc, a.id);
+	}
+	flight_end(f);
+}
+
+static void
+update_done(void *arg, int rc)
+{
+	struct flight *f = arg;
+	struct fd_offload *o = f->o;
+	struct off_entry *e = f->e;
+
+	if (rc == 0)
+		e->on_long = true;
+	if (rc == 0 && e->after == OFF_AFTER_ENTER) {
+		rc = fd_cmds_post(&o->cmds, FC_CMD_FLOW_CREATE_FP, &f->c, sizeof(f->c), create_done,
+				  f);
+		if (rc != 0)
+			create_done(f, rc, NULL, 0);	/* as if answered so: off_enter */
+		return;
+	}
+	if (rc != 0 && rc != -ENOENT)	/* gone: its DESTROY follows */
+		/* strict, or on P, and offloaded: dropped when it comes back, or dead while forwarding */
+		fprintf(stderr, "flowcutd: conntrack state %u not made ready for the fast path "
+			"(liberal, T_long %u s): %s; left to the host\n", e->ct_id,
+			off_t_long(o, e->l4proto), strerror(-rc));
+	unpend(o, e);
+	after_pending(o, e, false, 0);
+	flight_end(f);
+}
+
+/*
+ * The state's connection made, posted (see above): 0 (posted: the answer
+ * decides), or off_prepare()'s errors, -ENOMEM, or the update's post's.
+ */
+static int
+make(struct fd_offload *o, const struct nf_conntrack *ct, uint64_t t0_ns)
+{
+	struct flight *f = calloc(1, sizeof(*f));
+	struct fd_ct_update u = { .what = FD_CT_UP_TIMEOUT };
+	struct off_entry *e;
+	int rc;
+
+	if (f == NULL)
+		return -ENOMEM;
+	rc = off_prepare(o, ct, false, &f->c, &f->e);
+	if (rc != 0) {
+		free(f);
 		return rc;
-	rc = off_call(o, FC_CMD_FLOW_CREATE_FP, &c, sizeof(c), &ans, sizeof(ans));
-	return off_enter(o, e, rc, ans.id);
+	}
+	e = f->e;
+	f->o = o;
+	f->t0_ns = t0_ns;
+	e->pending = true;
+	e->oom = false;
+	e->in_ct = true;
+	HASH_ADD(hh_ct, o->by_ct, orig, CT_KEY_LEN, e);
+	if (e->oom) {
+		e->in_ct = false;
+		off_free_entry(e);
+		free(f);
+		return -ENOMEM;
+	}
+	u.timeout = off_t_long(o, e->l4proto);
+	if (e->l4proto == IPPROTO_TCP)
+		u.what |= FD_CT_UP_LOOSEN;
+	o->inflight++;
+	rc = o->ct.update_post(o->ct.ctx, e->tuple, &u, update_done, f);
+	if (rc != 0) {
+		unpend(o, e);
+		off_free_entry(e);
+		flight_end(f);
+	}
+	return rc;
 }
 
 /* Offloads the state if it qualifies and has a path (or waits for one). */
 void
 off_offload(struct fd_offload *o, const struct nf_conntrack *ct)
 {
-	(void)make(o, ct, false);
+	(void)make(o, ct, off_now_ns(o));
 }
 
 int
 fd_offload_try(struct fd_offload *o, const struct nf_conntrack *ct)
 {
-	return make(o, ct, false);
+	return make(o, ct, off_now_ns(o));
+}
+
+void
+off_flush(struct fd_offload *o)
+{
+	(void)o->ct.get_flush(o->ct.ctx);	/* their answers judged: updates posted */
+	(void)o->ct.update_flush(o->ct.ctx);	/* their acks: creates posted */
+	(void)fd_cmds_flush(&o->cmds, 0);	/* sent; the answers there taken */
+	(void)o->ct.update_flush(o->ct.ctx);	/* what those posted: fix-ups, leaves */
+}
+
+void
+off_settle(struct fd_offload *o)
+{
+	/* each round finishes a stage of what is in flight: GET, update, create, fix-up */
+	for (unsigned int i = 0; i < 8 && o->inflight > 0; i++) {
+		(void)o->ct.get_flush(o->ct.ctx);
+		(void)o->ct.update_flush(o->ct.ctx);
+		(void)fd_cmds_flush(&o->cmds, -1);
+		(void)o->ct.update_flush(o->ct.ctx);
+	}
+}
+
+void
+off_judge_by_get(struct fd_offload *o)
+{
+	off_settle(o);
+	o->get_mode = true;
 }
 
 /* State `ct_id` (its original tuple in `ct`) is gone: out of the fast path at once. */
@@ -452,6 +674,13 @@ state_gone(struct fd_offload *o, uint32_t ct_id, const struct nf_conntrack *ct)
 	}
 	if (e == NULL)
 		return;
+	if (e->pending) {
+		/* its create's answer reclaims it; a new state may take the id */
+		e->after = OFF_AFTER_GONE;
+		unpend(o, e);
+		e->pending = true;
+		return;
+	}
 	if (e->cut) {
 		/* it drops: it stays while its sender sends, and ages out */
 		HASH_DELETE(hh_ct, o->by_ct, e);
@@ -466,27 +695,116 @@ state_gone(struct fd_offload *o, uint32_t ct_id, const struct nf_conntrack *ct)
 }
 
 /*
- * An event is not the state to judge: it carries what changed (one that
- * only sets the mark - the rules passed a connection again, after a
- * ruleset change or once it came back to the host - has no TCP state in
- * it), and it may be older than the state (a FIN 14 us after the
- * handshake: the ESTABLISHED event is read when the state is FIN_WAIT
- * already).  A state the event says may qualify - our bit in its mark, not
- * offloaded - is read whole, now, and judged as it is.
+ * Judged from the event, no GET.  An event carries what changed, and what
+ * judging needs is not always in it: ctnetlink's NEW and UPDATE events
+ * carry CTA_STATUS always and CTA_MARK whenever the mark is not 0
+ * (ctnetlink_conntrack_event), but CTA_PROTOINFO (the TCP state, its
+ * window scales) only when it changed (IPCT_PROTOINFO): one that only
+ * sets the mark - the rules passed a connection again, after a ruleset
+ * change or once it came back to the host - has no TCP state in it.  Such
+ * an event gets a posted GET (one datagram for the batch, at off_flush),
+ * judged in its answer; an event with all three is judged as it is.
+ *
+ * An event may be older than the state (a FIN 14 us after the handshake:
+ * the ESTABLISHED event is read when the state is FIN_WAIT already), and
+ * judged as it is, it offloads a closing state.  The events of a state
+ * come in order, so the FIN_WAIT one follows: an UPDATE of an offloaded
+ * (or pending) entry showing TCP past ESTABLISHED takes it out (reclaim,
+ * leave; at the answer when pending).  Until then the fast path forwards
+ * what the host would have (fd_policy_qualifies refuses every TCP state
+ * but ESTABLISHED, so no event of a closing state offloads anything).
+ *
+ * After a ruleset change the bit in an event read may be the old rules'
+ * (the event was queued before the unmark): GET mode (off_judge_by_get)
+ * reads every candidate whole until the socket has been read empty.
  */
-static void
-event_update(struct fd_offload *o, const struct nf_conntrack *ct)
+static bool
+judgeable(const struct nf_conntrack *ct)
 {
-	struct nf_conntrack *whole;
+	return nfct_attr_is_set(ct, ATTR_STATUS) && nfct_attr_is_set(ct, ATTR_MARK) &&
+	       (nfct_get_attr_u8(ct, ATTR_ORIG_L4PROTO) != IPPROTO_TCP ||
+		nfct_attr_is_set(ct, ATTR_TCP_STATE));
+}
 
-	if (!(nfct_get_attr_u32(ct, ATTR_MARK) & o->cfg.mark_bit) ||
-	    off_find_state(o, ct) != NULL)
-		return;			/* it would not qualify, or is in already */
-	whole = o->ct.get(o->ct.ctx, ct);
-	if (whole == NULL)
-		return;			/* gone: its DESTROY follows */
-	off_offload(o, whole);
-	nfct_destroy(whole);
+static bool
+past_established(const struct nf_conntrack *ct)
+{
+	uint8_t st;
+
+	if (nfct_get_attr_u8(ct, ATTR_ORIG_L4PROTO) != IPPROTO_TCP ||
+	    !nfct_attr_is_set(ct, ATTR_TCP_STATE))
+		return false;
+	st = nfct_get_attr_u8(ct, ATTR_TCP_STATE);
+	return st >= TCP_CONNTRACK_FIN_WAIT && st <= TCP_CONNTRACK_CLOSE;
+}
+
+/* An offloaded entry whose state closed on the host: out, its state leaves (the bit cleared). */
+static void
+closed_on_host(struct fd_offload *o, struct off_entry *e)
+{
+	uint64_t idle_s = 0;
+	int rc;
+
+	if (e->cut)
+		return;		/* it drops; its state was killed */
+	if (e->pending) {
+		e->after = OFF_AFTER_OUT;
+		return;
+	}
+	rc = off_reclaim_idle(o, e->fp_id, &idle_s);
+	if (rc != 0 && rc != -ENOENT)
+		off_lost_track(o, "CONN_RECLAIM_FP of a connection closed on the host", rc);
+	(void)off_leave(o, e, idle_s, true);
+	off_forget(o, e);
+}
+
+/* A state to judge, read whole: its GET's answer. */
+struct judging {
+	struct fd_offload *o;
+	uint32_t ct_id;
+	uint64_t t0_ns;
+};
+
+static void
+judge_got(void *arg, const struct nf_conntrack *whole, int rc)
+{
+	struct judging *j = arg;
+
+	j->o->inflight--;
+	if (whole != NULL)
+		(void)make(j->o, whole, j->t0_ns);
+	else if (rc != -ENOENT)	/* gone: its DESTROY follows */
+		fprintf(stderr, "flowcutd: conntrack state %u: reading it to judge it: %s\n",
+			j->ct_id, strerror(-rc));
+	free(j);
+}
+
+static void
+event_update(struct fd_offload *o, const struct nf_conntrack *ct, uint64_t t0_ns)
+{
+	struct off_entry *e = off_find_state(o, ct);
+	struct judging *j;
+
+	if (e != NULL) {	/* in already (or on its way) */
+		if (past_established(ct))
+			closed_on_host(o, e);
+		return;
+	}
+	if (!(nfct_get_attr_u32(ct, ATTR_MARK) & o->cfg.mark_bit))
+		return;			/* it would not qualify */
+	if (!o->get_mode && judgeable(ct)) {
+		(void)make(o, ct, t0_ns);
+		return;
+	}
+	j = malloc(sizeof(*j));
+	if (j == NULL)
+		return;		/* not offloaded now: its next event, or a resync */
+	*j = (struct judging){ .o = o, .ct_id = nfct_get_attr_u32(ct, ATTR_ID), .t0_ns = t0_ns };
+	o->inflight++;
+	if (o->ct.get_post(o->ct.ctx, ct, judge_got, j) != 0) {
+		o->inflight--;
+		free(j);
+	}
 }
 
 /*
@@ -504,7 +822,7 @@ on_ct_event(void *arg, enum fd_ct_event type, const struct nf_conntrack *ct, boo
 	if (type == FD_CT_DESTROY)
 		state_gone(o, nfct_get_attr_u32(ct, ATTR_ID), ct);
 	else if (!own)
-		event_update(o, ct);
+		event_update(o, ct, off_now_ns(o));	/* parsed: the offload's clock starts */
 }
 
 /* The front ports' MTUs, asked of the kernel.  0, or -1 and errno. */
@@ -559,6 +877,7 @@ fd_offload_close(struct fd_offload *o)
 {
 	if (o == NULL)
 		return;
+	off_settle(o);		/* no completion of ours may run after the free */
 	off_sync_free(o);
 	off_forget_all(o);
 	waiting_clear(o);
@@ -576,6 +895,10 @@ fd_offload_events(struct fd_offload *o)
 {
 	int rc = o->ct.events(o->ct.ctx, FD_OFFLOAD_EVENTS_PER_TURN, on_ct_event, o);
 
+	/* read empty: past every event queued before the last unmark */
+	if (rc >= 0 && rc < FD_OFFLOAD_EVENTS_PER_TURN)
+		o->get_mode = false;
+	off_flush(o);		/* the batch's GETs, updates and creates go */
 	if (rc == -ENOBUFS) {
 		/* events were lost: the two tables may disagree, so reconcile */
 		o->st.ct_events_lost++;
@@ -603,7 +926,7 @@ fd_offload_fp_event(struct fd_offload *o, const struct lk_event *ev)
 		 */
 		if (ev->type == FC_EV_AGED_OUT ||
 		    (ev->type == FC_EV_REMOVED && ev->reason != FC_REASON_FW_REV))
-			(void)orphan_leave(o, &ev->key[0], off_idle_s(o, ev->stats), true);
+			orphan_leave(o, &ev->key[0], off_idle_s(o, ev->stats), true, false);
 		return;
 	}
 	if (e->cut) {
@@ -668,6 +991,7 @@ fd_offload_work(struct fd_offload *o)
 				"%s\n", e->ct_id, off_t_long(o, e->l4proto), strerror(-rc));
 		off_ext_add(o, e, now_ms + (rc == 0 ? OFF_EXTEND_MS : 60000u));
 	}
+	off_flush(o);	/* this turn's leaves, fix-ups and creates go */
 }
 
 /*
@@ -704,6 +1028,7 @@ fd_offload_ruleset_changed(struct fd_offload *o)
 	int rc;
 
 	off_sync_finish(o);	/* a reconcile's view is of the old rules: ended first */
+	off_judge_by_get(o);	/* nothing in flight; events judged by GET until read empty */
 	/*
 	 * First a revision the coprocessor has not had: one command, and every
 	 * connection judged by the old rules stops forwarding, whatever the
@@ -766,5 +1091,7 @@ void
 fd_offload_stats(const struct fd_offload *o, struct fd_offload_stats *out)
 {
 	*out = o->st;
+	out->offload_us_p50 = fd_hist_pct(&o->offload_us, 50);
+	out->offload_us_p99 = fd_hist_pct(&o->offload_us, 99);
 }
 

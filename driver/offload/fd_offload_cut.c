@@ -64,7 +64,7 @@ fd_offload_find_ct(struct fd_offload *o, uint32_t ct_id, const struct nf_conntra
 {
 	const struct off_entry *e = off_find_ct(o, ct_id, ct);
 
-	if (e == NULL)
+	if (e == NULL || e->pending)	/* on its way: not in the fast path yet */
 		return -ENOENT;
 	view(e, out);
 	return 0;
@@ -158,6 +158,10 @@ fd_offload_take_out(struct fd_offload *o, uint32_t ct_id, const struct nf_conntr
 
 	if (e == NULL)
 		return -ENOENT;
+	if (e->pending) {
+		e->after = OFF_AFTER_GONE;	/* its create's answer reclaims it */
+		return 0;
+	}
 	rc = off_reclaim(o, e->fp_id);
 	if (rc != 0 && rc != -ENOENT) {
 		off_lost_track(o, "CONN_RECLAIM_FP of a connection cut", rc);

@@ -28,6 +28,7 @@
 #include <flowcut/fc_cmd.h>
 
 #include "fd_ct.h"
+#include "fd_hist.h"
 #include "fd_nhop.h"
 #include "fd_offload.h"
 #include "fd_offload_cut.h"
@@ -75,7 +76,23 @@ struct off_entry {
 	bool in_ext;			/* in the extension FIFO */
 	uint32_t seen;			/* the reconcile's epoch that last found its state */
 	uint32_t born;			/* the reconcile's epoch when it was indexed */
+	/*
+	 * An offload in flight (fd_offload.c, "Offloads in batches"): in by_ct
+	 * only, no fp_id yet, not counted in nentries; what came meanwhile is
+	 * done at FLOW_CREATE_FP's answer (`after`).  on_long: its state's
+	 * update (T_long) was acked, so a way out puts P back.
+	 */
+	bool pending;
+	bool on_long;
+	uint8_t after;			/* OFF_AFTER_* */
 	UT_hash_handle hh_ct, hh_fp;
+};
+
+/* What a pending entry's answer does besides entering it (struct off_entry.after). */
+enum {
+	OFF_AFTER_ENTER,	/* nothing came: in the tables */
+	OFF_AFTER_GONE,		/* its state's DESTROY came: reclaimed, forgotten */
+	OFF_AFTER_OUT,		/* TCP past ESTABLISHED came: reclaimed, its state leaves */
 };
 
 #define CT_KEY_LEN (sizeof(struct fc_key) + sizeof(uint32_t))
@@ -174,6 +191,14 @@ struct fd_offload {
 	struct off_entry *ext;
 	uint16_t tls_ports[FD_OFFLOAD_TLS_PORTS_MAX]; /* offloaded SEND_TO_IPS (fd_policy_verdict) */
 	unsigned int ntls_ports;
+	/*
+	 * Offloads, GETs and leaves in flight (each with its context, freed by
+	 * its completion): off_settle waits until none is.
+	 */
+	unsigned int inflight;
+	/* a ruleset change: every candidate judged by GET until the event socket is read empty */
+	bool get_mode;
+	struct fd_hist offload_us;	/* qualify (event parsed) -> FLOW_CREATE_FP answered */
 	struct fd_offload_stats st;
 	struct off_sync sync;		/* the reconcile (fd_offload_sync.c) */
 };
@@ -225,10 +250,12 @@ int off_leave_tuple(struct fd_offload *o, const struct nf_conntrack *tuple, uint
 		    uint64_t idle_s, bool unmark);
 /*
  * off_orphan_leave - a connection of no entry left the fast path (its
- * original key `k`): its state, if on T_long and held by no entry, leaves.
- * 1: the state lives; 0: gone.
+ * original key `k`): its state, read by a posted GET, leaves if it is on
+ * T_long and held by no entry; `taken_out`: counted in resync_taken_out
+ * when the GET finds it alive.
  */
-int off_orphan_leave(struct fd_offload *o, const struct fc_key *k, uint64_t idle_s, bool unmark);
+void off_orphan_leave(struct fd_offload *o, const struct fc_key *k, uint64_t idle_s, bool unmark,
+		      bool taken_out);
 bool off_no_answer(int rc);
 void off_lost_track(struct fd_offload *o, const char *what, int rc);
 int off_port_of(const struct fd_offload *o, unsigned int ifindex);
@@ -239,6 +266,26 @@ int off_prepare(struct fd_offload *o, const struct nf_conntrack *ct, bool cut,
 int off_enter(struct fd_offload *o, struct off_entry *e, int rc, uint64_t id);
 void off_offload(struct fd_offload *o, const struct nf_conntrack *ct);
 int off_port_mtus_read(struct fd_offload *o);
+/*
+ * off_flush - what is posted goes: the GETs, the updates, the commands
+ * (fd_cmds_flush with 0 ms: sent, the answers there taken, no wait).
+ * Every fd_offload_events and fd_offload_work ends with it.
+ */
+void off_flush(struct fd_offload *o);
+/*
+ * off_settle - waits until no offload, GET or leave is in flight (every
+ * command answered or failed at its deadline): before what takes the
+ * tables whole (a resync, a ruleset change, the close).
+ */
+void off_settle(struct fd_offload *o);
+/*
+ * off_judge_by_get - a ruleset change: off_settle, then GET mode (every
+ * candidate read whole by a GET, not judged from its event, until the
+ * event socket has been read empty once: past the own event of the last
+ * unmark).  Called once the unmarks are done or, as now, before them in
+ * the same call (no event is read in between).
+ */
+void off_judge_by_get(struct fd_offload *o);
 
 /*
  * fd_offload_sync.c: the reconcile.  off_sync_finish - a run under way

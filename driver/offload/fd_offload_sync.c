@@ -229,8 +229,9 @@ resync_leave(struct fd_offload *o, const struct fc_conn_info *ci, uint64_t idle_
 {
 	struct off_entry *e = off_find_fp(o, ci->id);
 
-	if (e != NULL ? off_leave(o, e, idle_s, false) == 0 && !e->cut
-		      : off_orphan_leave(o, &ci->mf[0].key, idle_s, false) == 1)
+	if (e == NULL)	/* counted in its GET's answer, when its state lives */
+		off_orphan_leave(o, &ci->mf[0].key, idle_s, false, true);
+	else if (off_leave(o, e, idle_s, false) == 0 && !e->cut)
 		o->st.resync_taken_out++;
 }
 
@@ -394,6 +395,7 @@ sync_start(struct fd_offload *o)
 	s->t0_ns = off_now_ns(o);
 	s->adopted0 = o->st.cut_adopted;
 	s->intr = 0;
+	off_settle(o);			/* no offload of this binding's in flight: all in by_fp */
 	o->need_resync = false;		/* set again (off_lost_track) during the run: another */
 	o->st.resyncs++;
 	rc = off_call(o, FC_CMD_FW_CFG_PARAMS_GET, NULL, 0, &cfg, sizeof(cfg));
@@ -671,8 +673,8 @@ unknown_step(struct fd_offload *o)
 		struct off_sync_post *p = &s->post[i];
 
 		if (p->rc == 0) {
-			if (off_orphan_leave(o, &p->key, p->idle_s, false) == 1)
-				o->st.resync_taken_out++;	/* nobody's, its state alive: the host's */
+			/* nobody's: counted taken out when its GET finds its state alive */
+			off_orphan_leave(o, &p->key, p->idle_s, false, true);
 		} else if (p->rc != -ENOENT) {	/* -ENOENT: gone already (a DESTROY's reclaim) */
 			off_lost_track(o, "CONN_RECLAIM_FP of an unknown connection", p->rc);
 		}

@@ -85,6 +85,19 @@ static struct {
 static uint64_t fp_next_id;
 uint32_t si_fp_rev;
 uint16_t si_refuse;
+bool si_hold_answers;
+
+/* A key of the revision in force held already: FLOW_CREATE_FP is refused -EEXIST, as fp_conn.c's keys_claim. */
+static bool
+fp_key_held(const struct fc_mflow_spec mf[2])
+{
+	for (unsigned int i = 0; i < SI_FP_SLOTS; i++)
+		for (int d = 0; d < 2 && fp_slot[i].used && fp_slot[i].ci.fw_rev == si_fp_rev; d++)
+			for (int k = 0; k < 2; k++)
+				if (memcmp(&fp_slot[i].ci.mf[d].key, &mf[k].key, sizeof(mf[k].key)) == 0)
+					return true;
+	return false;
+}
 
 static int
 fp_slot_of(uint64_t id)
@@ -195,7 +208,13 @@ answer(uint16_t op, const void *p, void *ans, uint16_t cap, uint16_t *alen)
 		break;
 	case FC_CMD_FLOW_CREATE_FP: {
 		const struct fc_cmd_flow_create *c = p;
-		struct fc_ans_conn_id a = { .id = si_fp_add(fp_next_id++, c->mf, c->verdict) };
+		struct fc_ans_conn_id a;
+
+		if (fp_key_held(c->mf)) {
+			say(si_cmd_log, "%s sport=%u: -EEXIST", name, ntohs(c->mf[0].key.sport));
+			return -EEXIST;
+		}
+		a.id = si_fp_add(fp_next_id++, c->mf, c->verdict);
 
 		say(si_cmd_log, "%s sport=%u verdict=%s action=%s", name,
 		    ntohs(c->mf[0].key.sport), fc_verdict_name(c->verdict),
@@ -310,6 +329,7 @@ cmd_call(void *ctx, uint16_t op, const void *p, uint16_t len, void *ans, uint16_
 	uint16_t alen;
 
 	(void)ctx, (void)len;
+	si_counts.sync_cmds++;
 	return answer(op, p, ans, cap, &alen);
 }
 
@@ -341,7 +361,9 @@ cmd_post(void *ctx, uint16_t op, const void *p, uint16_t len, fd_cmds_done_fn *d
 static int
 cmd_flush(void *ctx, int ms)
 {
-	(void)ctx, (void)ms;
+	(void)ctx;
+	if (si_hold_answers && ms >= 0)
+		return nposted > 0 ? -ETIMEDOUT : 0;
 	if (nposted > 0)
 		si_counts.flushes++;
 	for (unsigned int i = 0; i < nposted; i++) {
@@ -430,6 +452,7 @@ ct_get(void *ctx, const struct nf_conntrack *t)
 	struct nf_conntrack **h = si_host_find(t);
 
 	(void)ctx;
+	si_counts.sync_ct++;
 	say(si_ct_log, "get sport=%u", sport(t));
 	return h ? nfct_clone(*h) : NULL;
 }
@@ -454,6 +477,7 @@ ct_mark(void *ctx, const struct nf_conntrack *t, uint32_t mark, uint32_t mask)
 	struct nf_conntrack **h = si_host_find(t);
 
 	(void)ctx;
+	si_counts.sync_ct++;
 	say(si_ct_log, "mark sport=%u mark=%#x mask=%#x", sport(t), mark, mask);
 	if (h == NULL)
 		return -ENOENT;
@@ -465,6 +489,7 @@ static int
 ct_tcp_loosen(void *ctx, const struct nf_conntrack *t)
 {
 	(void)ctx;
+	si_counts.sync_ct++;
 	say(si_ct_log, "tcp_loosen sport=%u", sport(t));
 	return si_host_find(t) ? 0 : -ENOENT;
 }
@@ -475,6 +500,7 @@ ct_timeout(void *ctx, const struct nf_conntrack *t, uint32_t secs)
 	struct nf_conntrack **h = si_host_find(t);
 
 	(void)ctx;
+	si_counts.sync_ct++;
 	say(si_ct_log, "timeout sport=%u secs=%u", sport(t), secs);
 	if (h == NULL)
 		return -ENOENT;
@@ -495,6 +521,14 @@ si_ct_kill(void *ctx, const struct nf_conntrack *t)
 	nfct_destroy(*h);
 	*h = NULL;
 	return 0;
+}
+
+/* The synchronous kill, counted */
+static int
+ct_kill(void *ctx, const struct nf_conntrack *t)
+{
+	si_counts.sync_ct++;
+	return si_ct_kill(ctx, t);
 }
 
 /* The kills posted, in one datagram: each answered, in order. */
@@ -580,6 +614,7 @@ queue_flush(struct si_queue *sq)
 static int
 queue_post(struct si_queue *sq, const struct nf_conntrack *t, const struct si_posted *p)
 {
+	si_counts.ct_posted++;
 	if (sq->n == SI_KILL_BATCH)
 		(void)queue_flush(sq);
 	sq->q[sq->n] = *p;
@@ -684,7 +719,7 @@ ct_established_timeout(void *ctx, uint8_t l4proto)
 
 const struct fd_ct_io si_ctio = {
 	.events = ct_events, .drain = ct_drain, .get = ct_get, .dump = ct_dump, .mark = ct_mark,
-	.tcp_loosen = ct_tcp_loosen, .timeout = ct_timeout, .kill = si_ct_kill,
+	.tcp_loosen = ct_tcp_loosen, .timeout = ct_timeout, .kill = ct_kill,
 	.kill_post = ct_kill_post, .kill_flush = ct_kill_flush,
 	.update_post = ct_update_post, .update_flush = ct_update_flush,
 	.get_post = ct_get_post, .get_flush = ct_get_flush, .dump_start = ct_dump_start,
@@ -741,11 +776,11 @@ const struct fd_route_io si_rtio = { .get = rt_get, .path = rt_path,
 #define A (IPS_ASSURED | IPS_SEEN_REPLY | IPS_CONFIRMED)
 #define EST TCP_CONNTRACK_ESTABLISHED
 const struct si_st si_tcp4 = { AF_INET, IPPROTO_TCP, "198.18.0.10", "198.19.0.10", 40000, 80,
-			       A, EST, SI_BIT | 0x5, NULL };
+			       A, EST, SI_BIT | 0x5, NULL, false };
 const struct si_st si_udp6 = { AF_INET6, IPPROTO_UDP, "2001:2::10", "2001:2:1::10", 40001, 53,
-			       A, 0, SI_BIT, NULL };
+			       A, 0, SI_BIT, NULL, false };
 const struct si_st si_syn4 = { AF_INET, IPPROTO_TCP, "198.18.0.10", "198.19.0.10", 40002, 80,
-			       IPS_CONFIRMED, TCP_CONNTRACK_SYN_SENT, SI_BIT | 0x700, NULL };
+			       IPS_CONFIRMED, TCP_CONNTRACK_SYN_SENT, SI_BIT | 0x700, NULL, false };
 
 static void
 set_addr(struct nf_conntrack *ct, int family, enum nf_conntrack_attr v4,
@@ -777,7 +812,7 @@ si_build(const struct si_st *s, uint32_t id)
 	nfct_set_attr_u16(ct, ATTR_REPL_PORT_SRC, htons(s->sport));
 	nfct_set_attr_u16(ct, ATTR_REPL_PORT_DST, htons(s->cport));
 	nfct_set_attr_u32(ct, ATTR_STATUS, s->status | (s->target ? IPS_DST_NAT : 0));
-	if (s->l4 == IPPROTO_TCP)
+	if (s->l4 == IPPROTO_TCP && !s->mark_only)
 		nfct_set_attr_u8(ct, ATTR_TCP_STATE, s->tcp_state);
 	nfct_set_attr_u32(ct, ATTR_MARK, s->mark);
 	nfct_set_attr_u32(ct, ATTR_ID, id);
@@ -820,6 +855,7 @@ si_open(bool cut_in_hardware)
 	fp_next_id = 1;
 	si_fp_rev = 0;
 	si_refuse = 0;
+	si_hold_answers = false;
 	si_ct_events_rc = 0;
 	si_now_ns = 1000000000000ull;
 	si_log_reset();

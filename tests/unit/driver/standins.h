@@ -68,6 +68,9 @@ extern struct si_counts {
 	unsigned int kill_posts;		/* kills posted */
 	unsigned int datagrams;			/* kill datagrams sent */
 	unsigned int per_datagram[SI_DATAGRAMS_MAX];	/* the kills in each */
+	unsigned int sync_cmds;			/* commands called, waited for (fd_cmds call) */
+	unsigned int sync_ct;			/* conntrack's synchronous calls: get, mark, loosen, timeout, kill */
+	unsigned int ct_posted;			/* updates and GETs posted */
 } si_counts;
 
 /* si_log_reset - every log, mark and count emptied. */
@@ -77,6 +80,8 @@ void si_log_reset(void);
 
 extern uint32_t si_fp_rev;
 extern uint16_t si_refuse;	/* an opcode answered -EINVAL (0: none) */
+/* posted commands wait while set, but for a flush without end (ms < 0); false at si_open */
+extern bool si_hold_answers;
 extern const struct fd_cmds si_cmds;
 
 /* si_fp_conn - the connection of fast-path id `id`, or NULL. */
@@ -122,6 +127,7 @@ struct si_st {
 	uint8_t tcp_state;
 	uint32_t mark;
 	const char *target;		/* the reply's source when DNAT'ed (NULL: server) */
+	bool mark_only;			/* an event that only set the mark: no TCP state in it */
 };
 
 /* a TCP state through the rules (IPv4), a UDP one (IPv6), one the rules passed while it was new */

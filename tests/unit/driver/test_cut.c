@@ -89,12 +89,12 @@ conn(uint64_t fp_id)
 /* a connection through a DNAT: its public address 203.0.113.80, its server 198.19.0.20 */
 static const struct si_st dnat4 = { AF_INET, IPPROTO_TCP, "198.18.0.20", "203.0.113.80", 40010,
 				    80, IPS_ASSURED | IPS_SEEN_REPLY | IPS_CONFIRMED,
-				    3 /* TCP_CONNTRACK_ESTABLISHED */, SI_BIT, "198.19.0.20" };
+				    3 /* TCP_CONNTRACK_ESTABLISHED */, SI_BIT, "198.19.0.20", false };
 
 /* IPsec's NAT traversal (IPv6 UDP 4500): offloaded FWD (its verdict never consulted) */
 static const struct si_st nat_t6 = { AF_INET6, IPPROTO_UDP, "2001:2::11", "2001:2:1::11", 40004,
 				     4500, IPS_ASSURED | IPS_SEEN_REPLY | IPS_CONFIRMED, 0, SI_BIT,
-				     NULL };
+				     NULL, false };
 
 /* ---- starting points ---- */
 
