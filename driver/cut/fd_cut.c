@@ -421,9 +421,12 @@ static int
 cut_one(struct fd_cut *c, const struct nf_conntrack *ct, enum fd_cut_trigger t)
 {
 	struct fd_offload_conn oc;
-	bool offloaded = fd_offload_find_ct(c->off, nfct_get_attr_u32(ct, ATTR_ID), ct, &oc) == 0;
+	bool offloaded;
 	struct pending *p;
 	int rc;
+
+	fd_offload_settle(c->off);	/* an offload on its way is in the table first */
+	offloaded = fd_offload_find_ct(c->off, nfct_get_attr_u32(ct, ATTR_ID), ct, &oc) == 0;
 
 	if (offloaded && oc.cut)
 		return 0;
@@ -464,7 +467,8 @@ cut_done(struct fd_cut *c)
 static void
 cut_begin(struct fd_cut *c)
 {
-	c->t0 = fd_clock_ns();
+	c->t0 = fd_clock_ns();		/* the wait below is the cut's time too */
+	fd_offload_settle(c->off);	/* so the picks see every offload made */
 	c->dropping = 0;
 	c->first_ms = c->last_ms = 0;
 }

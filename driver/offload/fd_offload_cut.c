@@ -58,6 +58,13 @@ fd_offload_pick_cut(struct fd_offload *o, fd_offload_pick_fn *pick, void *arg,
 	return pick_among(o, true, pick, arg, out);
 }
 
+void
+fd_offload_settle(struct fd_offload *o)
+{
+	if (o->inflight != 0)
+		off_settle(o);
+}
+
 int
 fd_offload_find_ct(struct fd_offload *o, uint32_t ct_id, const struct nf_conntrack *ct,
 		   struct fd_offload_conn *out)

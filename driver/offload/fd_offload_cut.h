@@ -55,6 +55,17 @@ long fd_offload_pick(struct fd_offload *o, fd_offload_pick_fn *pick, void *arg,
 		     struct fd_offload_conn **out);
 
 /*
+ * fd_offload_settle - waits until no offload of the binding's is in
+ * flight (every FLOW_CREATE_FP posted answered, its entry in the table or
+ * gone).  A cut calls it before it looks: an offload on its way is not in
+ * the table yet, yet the coprocessor makes it when it reads the command,
+ * so a cut that took it for "not offloaded" would kill its state and
+ * leave it forwarding until the state's DESTROY is read.  Nothing to wait
+ * for: returns at once.
+ */
+void fd_offload_settle(struct fd_offload *o);
+
+/*
  * fd_offload_find_ct - the connection of live state `ct_id` whose original
  * tuple `ct` carries (ids alone collide: see fd_offload.c): 0, or -ENOENT
  * (not offloaded).

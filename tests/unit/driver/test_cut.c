@@ -128,6 +128,20 @@ given_syn4(void)
 	si_host_add(&si_syn4, 103);	/* not offloaded: not established yet */
 }
 
+/*
+ * tcp4 judged, its update acked, its FLOW_CREATE_FP posted and not
+ * answered yet (an offload in flight): the coprocessor makes it when it
+ * reads the command, whatever the cut decides meanwhile.
+ */
+static void
+given_tcp4_in_flight(void)
+{
+	si_hold_answers = true;
+	si_offloaded(&si_tcp4, 101);
+	assert_int_equal(fd_offload_find_ct(off, 101, si_host[0], &(struct fd_offload_conn){ 0 }),
+			 -ENOENT);	/* on its way; answered only to a flush that waits */
+}
+
 /* Offloaded: tcp4 (id 1) and udp6 (id 2); not: syn4. */
 static void
 given_three(void)
@@ -212,6 +226,13 @@ static long
 when_conn_1(void)
 {
 	return fd_cut_conn(cut, 1, FD_CUT_CONN);
+}
+
+/* si_tcp4's state cut alone (a connection's trigger: fd_cut_state), as a fingerprint's is. */
+static long
+when_state_tcp4(void)
+{
+	return fd_cut_state(cut, si_host[0], FD_CUT_HAND);
 }
 
 static long
@@ -345,6 +366,16 @@ static const struct row {
 	/* which connections a cut picks */
 	{ "offloaded IPv4, the far end the server (reply source): dropped, then killed", true,
 	  given_tcp4, "198.19.0.10\n", NULL, 1,
+	  "CONN_MODIFY_FP_VERDICT id=1 verdict=DROP; datagram kills=1; kill sport=40000; dump",
+	  1, 0, then_tcp4_dropping },
+	{ "a state cut while its offload is in flight: the create answered first, then dropped, killed",
+	  true, given_tcp4_in_flight, NULL, when_state_tcp4, 1,
+	  "FLOW_CREATE_FP sport=40000 verdict=CUT_THRU action=IPS; "
+	  "CONN_MODIFY_FP_VERDICT id=1 verdict=DROP; datagram kills=1; kill sport=40000",
+	  1, 0, then_tcp4_dropping },
+	{ "a cut of ranges while an offload is in flight: the create answered first, then dropped",
+	  true, given_tcp4_in_flight, "198.19.0.10\n", NULL, 1,
+	  "FLOW_CREATE_FP sport=40000 verdict=CUT_THRU action=IPS; "
 	  "CONN_MODIFY_FP_VERDICT id=1 verdict=DROP; datagram kills=1; kill sport=40000; dump",
 	  1, 0, then_tcp4_dropping },
 	{ "offloaded IPv6, the far end the client (original source): dropped, then killed", true,
