@@ -31,6 +31,10 @@
  *   daemon                          flowcutd's own state, asked on its
  *                                   control socket (root, or a member of
  *                                   control_read_group; no link needed)
+ *   resync [--wait]                 ask flowcutd to resync (root only): its
+ *                                   answer, given once the run is through,
+ *                                   says resync_last_ms; --wait waits for it
+ *                                   as long as the run takes (else 5 s)
  *
  * Human-readable by default; --json prints one JSON document (jansson).
  * Exit status: 0, 1 when the coprocessor refused or could not be reached
@@ -643,13 +647,14 @@ fingerprint_one(void *arg, const struct fc_tlscap_hello *ch)
 
 /*
  * One request on flowcutd's control socket; its answer, without "ok " and
- * the newline, in ans (cap bytes).  0; 1 said (unreachable, or flowcutd
- * answered an error: a refusal, ...).
+ * the newline, in ans (cap bytes), waited for `wait_s` seconds.  0; 1 said
+ * (unreachable, no answer in time, or flowcutd answered an error: a
+ * refusal, ...).
  */
 static int
-ctl_ask(const char *path, const char *req, char *ans, size_t cap)
+ctl_ask_for(const char *path, const char *req, char *ans, size_t cap, long wait_s)
 {
-	struct timeval tv = { .tv_sec = 5 };
+	struct timeval tv = { .tv_sec = wait_s };
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char buf[FC_CTL_ANS_MAX + 1];
 	ssize_t n = -1;
@@ -667,7 +672,7 @@ ctl_ask(const char *path, const char *req, char *ans, size_t cap)
 	    (n = recv(s, buf, FC_CTL_ANS_MAX, 0)) < 0) {
 		fprintf(stderr, "flowcutctl: flowcutd's control socket %s: %s\n", path,
 			errno == ENOENT || errno == ECONNREFUSED ? "no flowcutd listening" :
-			errno == EAGAIN ? "no answer in 5 s" :
+			errno == EAGAIN ? "no answer in time (flowcutd busy, or stopped)" :
 			errno == EACCES ? "not allowed to reach it (root, or control_read_group "
 					  "for what only reads)" : strerror(errno));
 		if (s >= 0)
@@ -687,6 +692,13 @@ ctl_ask(const char *path, const char *req, char *ans, size_t cap)
 	}
 	snprintf(ans, cap, "%s", buf + 3);
 	return 0;
+}
+
+/* ctl_ask_for with every request's 5 s. */
+static int
+ctl_ask(const char *path, const char *req, char *ans, size_t cap)
+{
+	return ctl_ask_for(path, req, ans, cap, 5);
 }
 
 /* One request whose answer is a sentence: printed.  0, 1. */
@@ -839,6 +851,46 @@ cmd_cut(const char *control, bool cut, int argc, char **argv)
 	return rc ? rc : cut_element(cut ? "add" : "delete", &r, secs);
 }
 
+/*
+ * A resync asked of flowcutd (root only): its figures, as flowcutd answers
+ * them once the run is through (fd_ctl.h).  A resync at a million takes
+ * flowcutd's loop for as long as it runs: --wait waits that long (up to
+ * FLOWCUTCTL_RESYNC_WAIT_S); without it, 5 s, and a later answer is not
+ * read (the resync runs on).
+ */
+#define FLOWCUTCTL_RESYNC_WAIT_S 900
+static int
+cmd_resync(const char *control, int argc, char **argv)
+{
+	char ans[FC_CTL_ANS_MAX + 1];
+	json_int_t n = 0, ms = 0, taken = 0, off = 0, call = 0;
+	bool wait = argc == 1 && strcmp(argv[0], "--wait") == 0;
+	json_error_t jerr;
+	json_t *doc;
+
+	if (argc > 1 || (argc == 1 && !wait)) {
+		fprintf(stderr, "flowcutctl: resync [--wait]: '%s' is not --wait\n", argv[0]);
+		return 2;
+	}
+	if (ctl_ask_for(control, "resync\n", ans, sizeof(ans), wait ? FLOWCUTCTL_RESYNC_WAIT_S : 5))
+		return 1;
+	doc = json_loads(ans, 0, &jerr);
+	if (doc == NULL || json_unpack_ex(doc, &jerr, 0, "{s:I, s:I, s:I, s:I, s:I}", "resyncs", &n,
+					  "resync_last_ms", &ms, "resync_taken_out", &taken,
+					  "offloaded", &off, "call_ms", &call) != 0) {
+		fprintf(stderr, "flowcutctl: resync: flowcutd's answer '%s': %s\n", ans, jerr.text);
+		json_decref(doc);
+		return 1;
+	}
+	if (json)
+		return print_json(doc);
+	printf("resync %lld: resync_last_ms %lld (the call %lld ms), resync_taken_out "
+	       "%lld, offloaded %lld\n", (long long)n, (long long)ms, (long long)call,
+	       (long long)taken, (long long)off);
+	json_decref(doc);
+	return 0;
+}
+
 static int
 cmd_fingerprint(int argc, char **argv)
 {
@@ -893,7 +945,8 @@ usage(void)
 		"  fingerprint FILE\n"
 		"  cut ADDRESS|PREFIX|RANGE [--for SECONDS] | uncut ADDRESS|PREFIX|RANGE\n"
 		"  [--control PATH] cut --conn ID\n"
-		"  [--control PATH] daemon\n");
+		"  [--control PATH] daemon\n"
+		"  [--control PATH] resync [--wait]\n");
 }
 
 int
@@ -930,6 +983,8 @@ main(int argc, char **argv)
 		return cmd_fingerprint(argc - optind - 1, argv + optind + 1);
 	if (strcmp(argv[optind], "daemon") == 0)
 		return cmd_daemon(control, argc - optind - 1);
+	if (strcmp(argv[optind], "resync") == 0)
+		return cmd_resync(control, argc - optind - 1, argv + optind + 1);
 	if (strcmp(argv[optind], "cut") == 0 || strcmp(argv[optind], "uncut") == 0)
 		return cmd_cut(control, argv[optind][0] == 'c', argc - optind - 1,
 			       argv + optind + 1);

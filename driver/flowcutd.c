@@ -162,7 +162,7 @@ rt_events(struct fd_route_watch *w, struct fd_offload *off)
 /* What the control socket's handler answers from (main's own, lent). */
 struct ctl_ctx {
 	struct fd_cut *cut;
-	const struct fd_offload *off;
+	struct fd_offload *off;	/* a resync asked changes it */
 	struct lk *lk;
 	const bool *programmed;
 };
@@ -201,6 +201,26 @@ ctl_status(const struct ctl_ctx *x, char *ans, size_t cap)
 	json_decref(doc);
 }
 
+/* A resync asked (fd_ctl.h: answered when it is through, with its figures). */
+static void
+ctl_resync(const struct ctl_ctx *x, char *ans, size_t cap)
+{
+	struct fd_offload_stats os;
+	uint64_t t0 = fd_clock_ms();
+
+	if (!*x->programmed) {
+		snprintf(ans, cap, "error resync: the coprocessor is not programmed yet (its "
+			 "programming resyncs)\n");
+		return;
+	}
+	fd_offload_resync(x->off);
+	fd_offload_stats(x->off, &os);
+	snprintf(ans, cap, "ok {\"resyncs\":%" PRIu64 ",\"resync_last_ms\":%" PRIu64
+		 ",\"resync_taken_out\":%" PRIu64 ",\"offloaded\":%" PRIu64 ",\"call_ms\":%" PRIu64
+		 "}\n", os.resyncs, os.resync_last_ms, os.resync_taken_out, os.offloaded,
+		 fd_clock_ms() - t0);
+}
+
 /* A control request the peer may ask (fd_ctl checked its credentials). */
 static void
 on_ctl(void *arg, const struct fd_ctl_req *req, char *ans, size_t cap)
@@ -209,6 +229,8 @@ on_ctl(void *arg, const struct fd_ctl_req *req, char *ans, size_t cap)
 
 	if (req->op == FD_CTL_STATUS)
 		ctl_status(x, ans, cap);
+	else if (req->op == FD_CTL_RESYNC)
+		ctl_resync(x, ans, cap);
 	else
 		fd_trigger_conn(x->cut, req->id, ans, cap);	/* the cut by connection */
 }

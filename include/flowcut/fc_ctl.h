@@ -8,6 +8,9 @@
  *                                      (a change: root only)
  *            "status\n"                flowcutd's own state (reads only: root,
  *                                      or a member of control_read_group)
+ *            "resync\n"                a resync (fd_offload_resync) run now (a
+ *                                      change: root only); answered when it is
+ *                                      through, with its figures as JSON
  *   answer   "ok TEXT\n" or "error TEXT\n"; status's TEXT is one JSON object;
  *            a peer without the right: "error refused: uid U is not root ..."
  */
