@@ -1821,6 +1821,7 @@ main(int argc, char **argv)
 			}
 		}
 		return bench_read((uint32_t)n);
+	}
 	if (argc >= 2 && strcmp(argv[1], "rtcache") == 0) {
 		unsigned long n = 20000;
 
