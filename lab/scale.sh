@@ -145,14 +145,12 @@ scale_run() {
 d = json.load(open(sys.argv[1]))
 for k in sys.argv[2:]: print(d.get(k, "none"))' "$run/flowcutd.json" "$@"; }
 	cpu_of() { awk '{ print $14 + $15 }' "/proc/$pid/stat"; }
-	in_fp() { "$BUILD/flowcutctl" --link "$run/link" --json status |
-		sed -n 's/.*"connections": \([0-9]*\).*/\1/p'; }
 	# the host's neighbours of both ends resolved (an offload needs both
 	# next hops: states made with none resolved wait, none offloaded)
 	"$top/lab/lab.sh" exec "$L" client ping -c 2 -i 0.2 -W 1 198.18.1.2 >/dev/null 2>&1 ||
 		echo "scale: no ping from the client to the server" >&2
 	o0=$(stat_of offloaded)
-	base=$(in_fp) || base=0
+	base=$(scale_in_fp) || base=0
 	# offloaded: the fast path's count reaches N (bounded: 30 s + 1 s a 5,000)
 	scale_sampler $((base + n)) $((30 + n / 5000)) "$run/samples-$n.txt" &
 	sampler=$!
@@ -169,7 +167,7 @@ for k in sys.argv[2:]: print(d.get(k, "none"))' "$run/flowcutd.json" "$@"; }
 	sleep 10
 	c1=$(cpu_of)
 	read -r r1 o1 taken lost <<<"$(stat_of resyncs offloaded resync_taken_out ct_events_lost | tr '\n' ' ')"
-	conns=$(in_fp) || conns=0
+	conns=$(scale_in_fp) || conns=0
 	rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status")
 	{
 		echo "states $n"
@@ -247,13 +245,17 @@ scale_cut() {
 	done
 }
 
-# scale_resync: conntrack -L (all, by mark) timed, then flowcutctl resync --wait
+# scale_resync N: conntrack -L (all, by mark) timed, then flowcutctl resync --wait
 scale_resync() {
 	local t0 t1 lines ans
 	t0=$(date +%s%N); lines=$(scale_ex conntrack -L 2>/dev/null | wc -l); t1=$(date +%s%N)
 	echo "conntrack_L_ms $(( (t1 - t0) / 1000000 )) ($lines states)"
 	t0=$(date +%s%N); lines=$(scale_ex conntrack -L -m "$SCALE_BIT/$SCALE_BIT" 2>/dev/null | wc -l); t1=$(date +%s%N)
 	echo "conntrack_L_mark_ms $(( (t1 - t0) / 1000000 )) ($lines states)"
+	if [ "$lines" -lt $(($1 / 2)) ]; then
+		echo "resync not taken: only $lines marked states left of $1 (gone since: a state that left the fast path lives P - idle, docs/settings.md)"
+		return
+	fi
 	ans=$("$BUILD/flowcutctl" --control "/run/flowcut-lab/$L-ctl/flowcutd.sock" resync --wait 2>&1)
 	case "$ans" in
 	"resync "*) echo "resync ${ans#resync }" ;;
@@ -300,7 +302,7 @@ scale_figures() {
 		echo "nf_conntrack_objsize_b $(awk '$1 == "nf_conntrack" { print $4 }' /proc/slabinfo)" >>"$out"
 		echo "npu_rss_kb $(scale_rss "$npu") (--conns $FLOWCUT_NPU_CONNS: $(( $(scale_rss "$npu") * 1024 / FLOWCUT_NPU_CONNS )) B a slot)" >>"$out"
 	fi
-	has resync && scale_resync >>"$out"
+	has resync && scale_resync "$n" >>"$out"
 	has leave && scale_leave "$n" "$n" >>"$out"
 	has cut && scale_cut "at_$n" >>"$out"
 	grep -v -e '^states ' -e '^offloaded ' -e '^time_to' -e '^ctgen ' -e '^cpu_pct ' -e '^resyncs' \
