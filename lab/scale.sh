@@ -302,9 +302,10 @@ scale_figures() {
 		echo "nf_conntrack_objsize_b $(awk '$1 == "nf_conntrack" { print $4 }' /proc/slabinfo)" >>"$out"
 		echo "npu_rss_kb $(scale_rss "$npu") (--conns $FLOWCUT_NPU_CONNS: $(( $(scale_rss "$npu") * 1024 / FLOWCUT_NPU_CONNS )) B a slot)" >>"$out"
 	fi
-	has resync && scale_resync "$n" >>"$out"
 	has leave && scale_leave "$n" "$n" >>"$out"
 	has cut && scale_cut "at_$n" >>"$out"
+	# last: today's resync holds flowcutd's loop past the lease (taken out, judged again)
+	has resync && scale_resync "$n" >>"$out"
 	grep -v -e '^states ' -e '^offloaded ' -e '^time_to' -e '^ctgen ' -e '^cpu_pct ' -e '^resyncs' \
 		-e '^offloads_counted' -e '^rss_' -e '^resync_taken_out ' -e '^ct_events_lost' \
 		-e '^ctgen_rate' -e '^offload_' "$out" | sed 's/^/  /'
