@@ -27,7 +27,7 @@ SCALE_N=${SCALE_N:-60000}
 conns=$((SCALE_N + SCALE_N / 4))
 [ "$conns" -ge 65536 ] || conns=65536
 export FLOWCUT_NPU_CONNS=${FLOWCUT_NPU_CONNS:-$conns}
-LAB_VARS="SCALE_N"
+LAB_VARS="SCALE_N SCALE_BIT SCALE_REF_N SCALE_CUT_PFX SCALE_CUT_N"
 
 calm_at_scale() {
 	local f=$run/scale.txt ok=0 v
