@@ -71,7 +71,7 @@ USES_tests/unit/driver := fastpath link settings inspect npu $(DRIVER) tests/lib
 USES_tests/integration := fastpath link settings npu $(DRIVER) tests/lib dpdk
 USES_tests/fuzz        := fastpath link settings inspect npu $(DRIVER) tools tests/lib dpdk
 USES_bench             := fastpath link settings $(DRIVER) tests/lib dpdk
-USES_tools             := fastpath driver/base tests/lib dpdk
+USES_tools             := fastpath driver/base link tests/lib dpdk
 FOLDERS := $(sort $(patsubst USES_%,%,$(filter USES_%,$(.VARIABLES))))
 
 # The folders built as libraries: each takes every .c in it that no program
@@ -114,6 +114,7 @@ $(call program,flowcutctl,        ctl/flowcutctl.c,                       link s
 $(call program,flowcut-bench,     bench/flowcut-bench.c,                  fastpath link settings driver/cut driver/offload driver/nft driver/ct driver/path driver/port driver/cmd driver/base tests/lib dpdk, -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson)
 $(call program,flowcut-fpdemo,    tools/flowcut-fpdemo.c,                 fastpath tests/lib dpdk,   )
 $(call program,flowcut-ctgen,     tools/flowcut-ctgen.c,                  tools driver/base,         -lmnl -lnetfilter_conntrack -lnfnetlink)
+$(call program,flowcut-ctleave,   tools/flowcut-ctleave.c,                tools driver/base link,    -lmnl -lnetfilter_conntrack -lnfnetlink)
 $(call program,test_driver,       tests/integration/test_driver.c,        driver/cut driver/offload driver/nft driver/ct driver/path driver/port driver/cmd driver/base settings npu fastpath link tests/lib dpdk, -lcmocka -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson)
 $(call program,test_ct,           tests/integration/test_ct.c,            driver/ct driver/base tests/lib, -lcmocka -lmnl -lnetfilter_conntrack -lnfnetlink)
 $(call program,test_npu,          tests/integration/test_npu.c,           fastpath link tests/lib,   -lcmocka -lpcap)
@@ -306,7 +307,7 @@ bench: deps
 	$(BUILD)/flowcut-bench rtcache
 	$(BUILD)/flowcut-bench ctdump
 	lab/reload.sh
-	lab/scale.sh 1000000
+	lab/scale.sh 1000000 --figures all
 
 clean:
 	rm -rf $(BUILD)

@@ -31,6 +31,10 @@
  *   daemon                          flowcutd's own state, asked on its
  *                                   control socket (root, or a member of
  *                                   control_read_group; no link needed)
+ *   resync [--wait]                 ask flowcutd to resync (root only): it
+ *                                   starts the run and says its number;
+ *                                   --wait waits until it is through and
+ *                                   prints resync_last_ms
  *
  * Human-readable by default; --json prints one JSON document (jansson).
  * Exit status: 0, 1 when the coprocessor refused or could not be reached
@@ -643,13 +647,14 @@ fingerprint_one(void *arg, const struct fc_tlscap_hello *ch)
 
 /*
  * One request on flowcutd's control socket; its answer, without "ok " and
- * the newline, in ans (cap bytes).  0; 1 said (unreachable, or flowcutd
- * answered an error: a refusal, ...).
+ * the newline, in ans (cap bytes), waited for `wait_s` seconds.  0; 1 said
+ * (unreachable, no answer in time, or flowcutd answered an error: a
+ * refusal, ...).
  */
 static int
-ctl_ask(const char *path, const char *req, char *ans, size_t cap)
+ctl_ask_for(const char *path, const char *req, char *ans, size_t cap, long wait_s)
 {
-	struct timeval tv = { .tv_sec = 5 };
+	struct timeval tv = { .tv_sec = wait_s };
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char buf[FC_CTL_ANS_MAX + 1];
 	ssize_t n = -1;
@@ -667,7 +672,7 @@ ctl_ask(const char *path, const char *req, char *ans, size_t cap)
 	    (n = recv(s, buf, FC_CTL_ANS_MAX, 0)) < 0) {
 		fprintf(stderr, "flowcutctl: flowcutd's control socket %s: %s\n", path,
 			errno == ENOENT || errno == ECONNREFUSED ? "no flowcutd listening" :
-			errno == EAGAIN ? "no answer in 5 s" :
+			errno == EAGAIN ? "no answer in time (flowcutd busy, or stopped)" :
 			errno == EACCES ? "not allowed to reach it (root, or control_read_group "
 					  "for what only reads)" : strerror(errno));
 		if (s >= 0)
@@ -687,6 +692,13 @@ ctl_ask(const char *path, const char *req, char *ans, size_t cap)
 	}
 	snprintf(ans, cap, "%s", buf + 3);
 	return 0;
+}
+
+/* ctl_ask_for with every request's 5 s. */
+static int
+ctl_ask(const char *path, const char *req, char *ans, size_t cap)
+{
+	return ctl_ask_for(path, req, ans, cap, 5);
 }
 
 /* One request whose answer is a sentence: printed.  0, 1. */
@@ -839,6 +851,84 @@ cmd_cut(const char *control, bool cut, int argc, char **argv)
 	return rc ? rc : cut_element(cut ? "add" : "delete", &r, secs);
 }
 
+/*
+ * A resync asked of flowcutd (root only).  flowcutd starts it and answers
+ * at once with its number (the job runs over its loop's turns, fd_ctl.h);
+ * --wait then asks `status` every 20 ms until that run is through
+ * (`resyncs` past it, or at it and `resyncing` false), at most
+ * FLOWCUTCTL_RESYNC_WAIT_S, and prints its figures: resync_last_ms (the
+ * run's own time, flowcutd's clock), resync_taken_out (since start),
+ * offloaded, and the wait as flowcutctl saw it.
+ */
+#define FLOWCUTCTL_RESYNC_WAIT_S 900
+static int
+cmd_resync(const char *control, int argc, char **argv)
+{
+	char ans[FC_CTL_ANS_MAX + 1];
+	json_int_t r = 0, n = 0, ms = 0, taken = 0, off = 0;
+	bool wait = argc == 1 && strcmp(argv[0], "--wait") == 0;
+	struct timespec t0, t1;
+	json_error_t jerr;
+	long long wait_ms;
+	json_t *doc;
+	int running = 0;
+
+	if (argc > 1 || (argc == 1 && !wait)) {
+		fprintf(stderr, "flowcutctl: resync [--wait]: '%s' is not --wait\n", argv[0]);
+		return 2;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (ctl_ask(control, "resync\n", ans, sizeof(ans)) != 0)
+		return 1;
+	doc = json_loads(ans, 0, &jerr);
+	if (doc == NULL || json_unpack_ex(doc, &jerr, 0, "{s:I}", "resync", &r) != 0) {
+		fprintf(stderr, "flowcutctl: resync: flowcutd's answer '%s': %s\n", ans, jerr.text);
+		json_decref(doc);
+		return 1;
+	}
+	json_decref(doc);
+	if (!wait) {
+		if (json)
+			return print_json(json_pack("{s:I}", "resync", r));
+		printf("resync %lld started\n", (long long)r);
+		return 0;
+	}
+	for (;;) {
+		if (ctl_ask(control, "status\n", ans, sizeof(ans)) != 0)
+			return 1;
+		doc = json_loads(ans, 0, &jerr);
+		if (doc == NULL || json_unpack_ex(doc, &jerr, 0, "{s:I, s:b, s:I, s:I, s:I}",
+						  "resyncs", &n, "resyncing", &running,
+						  "resync_last_ms", &ms, "resync_taken_out", &taken,
+						  "offloaded", &off) != 0) {
+			fprintf(stderr, "flowcutctl: resync: flowcutd's status is not what this "
+				"flowcutctl reads: %s\n", jerr.text);
+			json_decref(doc);
+			return 1;
+		}
+		json_decref(doc);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (n > r || (n == r && !running))
+			break;
+		if (t1.tv_sec - t0.tv_sec > FLOWCUTCTL_RESYNC_WAIT_S) {
+			fprintf(stderr, "flowcutctl: resync %lld not through after %d s\n",
+				(long long)r, FLOWCUTCTL_RESYNC_WAIT_S);
+			return 1;
+		}
+		nanosleep(&(struct timespec){ .tv_nsec = 20000000 }, NULL);
+	}
+	wait_ms = (t1.tv_sec - t0.tv_sec) * 1000LL + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+
+	if (json)
+		return print_json(json_pack("{s:I, s:I, s:I, s:I, s:I}", "resync", r, "resync_last_ms",
+					    ms, "resync_taken_out", taken, "offloaded", off,
+					    "wait_ms", (json_int_t)wait_ms));
+	printf("resync %lld: resync_last_ms %lld (the wait %lld ms), resync_taken_out "
+	       "%lld, offloaded %lld\n", (long long)r, (long long)ms, wait_ms, (long long)taken,
+	       (long long)off);
+	return 0;
+}
+
 static int
 cmd_fingerprint(int argc, char **argv)
 {
@@ -893,7 +983,8 @@ usage(void)
 		"  fingerprint FILE\n"
 		"  cut ADDRESS|PREFIX|RANGE [--for SECONDS] | uncut ADDRESS|PREFIX|RANGE\n"
 		"  [--control PATH] cut --conn ID\n"
-		"  [--control PATH] daemon\n");
+		"  [--control PATH] daemon\n"
+		"  [--control PATH] resync [--wait]\n");
 }
 
 int
@@ -930,6 +1021,8 @@ main(int argc, char **argv)
 		return cmd_fingerprint(argc - optind - 1, argv + optind + 1);
 	if (strcmp(argv[optind], "daemon") == 0)
 		return cmd_daemon(control, argc - optind - 1);
+	if (strcmp(argv[optind], "resync") == 0)
+		return cmd_resync(control, argc - optind - 1, argv + optind + 1);
 	if (strcmp(argv[optind], "cut") == 0 || strcmp(argv[optind], "uncut") == 0)
 		return cmd_cut(control, argv[optind][0] == 'c', argc - optind - 1,
 			       argv + optind + 1);

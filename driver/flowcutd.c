@@ -162,7 +162,7 @@ rt_events(struct fd_route_watch *w, struct fd_offload *off)
 /* What the control socket's handler answers from (main's own, lent). */
 struct ctl_ctx {
 	struct fd_cut *cut;
-	const struct fd_offload *off;
+	struct fd_offload *off;	/* a resync asked changes it */
 	struct lk *lk;
 	const bool *programmed;
 };
@@ -188,17 +188,42 @@ ctl_status(const struct ctl_ctx *x, char *ans, size_t cap)
 		host += (json_int_t)cs.on_host[t];
 	}
 	snprintf(boot, sizeof(boot), "%016" PRIx64, lk_boot_id(x->lk));
-	doc = json_pack("{s:b, s:s, s:I, s:I, s:I, s:I, s:b, s:b, s:b}", "programmed",
-			*x->programmed, "boot_id", boot, "offloaded", (json_int_t)os.offloaded,
-			"cuts_in_hardware", hw, "cuts_on_host", host, "cut_failed",
-			(json_int_t)cs.cut_failed, "offload", cur.offload, "cut_in_hardware",
-			cur.cut_in_hardware, "settings_refused", settings_error[0] != '\0');
+	doc = json_pack("{s:b, s:s, s:I, s:I, s:I, s:I, s:b, s:b, s:b, s:I, s:b, s:I, s:I}",
+			"programmed", *x->programmed, "boot_id", boot, "offloaded",
+			(json_int_t)os.offloaded, "cuts_in_hardware", hw, "cuts_on_host", host,
+			"cut_failed", (json_int_t)cs.cut_failed, "offload", cur.offload,
+			"cut_in_hardware", cur.cut_in_hardware, "settings_refused",
+			settings_error[0] != '\0', "resyncs", (json_int_t)os.resyncs, "resyncing",
+			fd_offload_resyncing(x->off), "resync_last_ms", (json_int_t)os.resync_last_ms,
+			"resync_taken_out", (json_int_t)os.resync_taken_out);
 	text = doc ? json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 	if (text == NULL || (size_t)snprintf(ans, cap, "ok %s\n", text) >= cap)
 		snprintf(ans, cap, "error status: %s\n", text ? "longer than an answer"
 								: "no memory for the document");
 	free(text);
 	json_decref(doc);
+}
+
+/* A resync asked (fd_ctl.h: answered when it is through, with its figures). */
+/*
+ * A resync asked by hand: started (the job runs over the loop's turns, as
+ * one lost events start), answered at once with its number - the value
+ * `resyncs` takes when it starts.  The run is through once status says
+ * `resyncs` at least that and `resyncing` false, or `resyncs` past it.
+ */
+static void
+ctl_resync(const struct ctl_ctx *x, char *ans, size_t cap)
+{
+	struct fd_offload_stats os;
+
+	if (!*x->programmed) {
+		snprintf(ans, cap, "error resync: the coprocessor is not programmed yet (its "
+			 "programming resyncs)\n");
+		return;
+	}
+	fd_offload_stats(x->off, &os);
+	fd_offload_resync(x->off);	/* one running: this one follows it */
+	snprintf(ans, cap, "ok {\"resync\":%" PRIu64 "}\n", os.resyncs + 1);
 }
 
 /* A control request the peer may ask (fd_ctl checked its credentials). */
@@ -209,6 +234,8 @@ on_ctl(void *arg, const struct fd_ctl_req *req, char *ans, size_t cap)
 
 	if (req->op == FD_CTL_STATUS)
 		ctl_status(x, ans, cap);
+	else if (req->op == FD_CTL_RESYNC)
+		ctl_resync(x, ans, cap);
 	else
 		fd_trigger_conn(x->cut, req->id, ans, cap);	/* the cut by connection */
 }

@@ -7,7 +7,8 @@
 # to the server first: the host's neighbours of both ends resolved (with
 # none, flowcutd offloads none of the states; its own offload counted).
 #
-#   lab/scale.sh [N]        (default 1,000,000)
+#   lab/scale.sh [N] [--figures all|offload,idle,resync,memory,leave,cut]
+#                           (N: 1,000,000 by default; no --figures: the row)
 #
 # Prints issue 16's table row: states, offloaded (flowcutctl status's
 # connections), time to offload (from ctgen's start to the last sample
@@ -20,46 +21,153 @@
 # FLOWCUT_NPU_CONNS); nf_conntrack_max, global on this kernel (read-only
 # in a namespace), raised to N + N/10 when below and put back on exit.
 #
-# Sourced (tests/lab/test_scale.sh), it only defines scale_run.
+# Every run also prints the offloads a second from the NEW events: the
+# fast path's count sampled at 10 Hz (CLOCK_MONOTONIC, python's
+# time.monotonic) against ctgen's own stamps, overall (ctgen's start to
+# the first sample at N) and between 10 % and 90 % of N, beside ctgen's
+# insert rate.  --figures adds plan-a-million section 5's figures, each
+# beside its same-run reference (one lab; the references first, at the
+# small size, then conntrack flushed and the fast path empty again):
+#   idle    flowcutd's CPU over 10 s at N, beside the same at 10,000
+#   resync  `flowcutctl resync --wait` of the N states and its
+#           resync_last_ms, beside `conntrack -L` and `conntrack -L -m
+#           BIT/BIT` of the same states (their time, their lines)
+#   memory  flowcutd's VmRSS at N minus at 0, over N; beside the kernel's
+#           nf_conntrack slab objsize and flowcut-npu's VmRSS (over its
+#           --conns)
+#   leave   conntrack's delete of one state to its connection out of the
+#           fast path (build/flowcut-ctleave: 100 samples, median and p99),
+#           at N beside at 10,000
+#   cut     100,000 more states from 198.18.128.0/18 (16,384 sources,
+#           routed back through the client), one `nft add element inet
+#           filter blocked4 { 198.18.128.0/18 }` (a watched set): flowcutd's
+#           "cut (set)" line (the last DROP answered, ms after it read the
+#           change) and the time from the nft command to that line, at N
+#           beside the 100,000 alone; then the element deleted (released)
+# A figure that cannot be taken says why instead of a number.
+#
+# Sourced (tests/lab/test_scale.sh), it only defines the functions.
 set -u
 
-# scale_run N OUT: the measurement in the lab $L (lab/lab.sh's, started),
-# its figures as "key value" lines in OUT and the row on stdout
+SCALE_BIT=0x40000000		# flowcutd's mark bit in the lab (docs/settings.md)
+SCALE_CUT_PFX=198.18.128.0/18	# the cut's sources: 16,384 addresses
+SCALE_CUT_N=${SCALE_CUT_N:-100000}	# the cut's states (at most 16,384 x 45,535)
+SCALE_REF_N=${SCALE_REF_N:-10000}	# the references' size (idle, leave)
+
+# the lab's host namespace, the run's folder
+scale_ex() { "$top/lab/lab.sh" exec "$L" host "$@"; }
+scale_in_fp() { "$BUILD/flowcutctl" --link "/run/flowcut-lab/$L/link" --json status |
+	sed -n 's/.*"connections": \([0-9]*\).*/\1/p'; }
+scale_rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
+
+# scale_wait_fp COUNT SECONDS: until the fast path holds COUNT (0: empty), or said
+scale_wait_fp() {
+	local want=$1 end=$((SECONDS + $2)) c
+	while :; do
+		c=$(scale_in_fp) || c=-1
+		if [ "$want" -eq 0 ]; then [ "${c:-1}" -eq 0 ] && return 0
+		else [ "${c:-0}" -ge "$want" ] && return 0; fi
+		[ "$SECONDS" -ge "$end" ] && { echo "scale: the fast path holds $c, not $want, after $2 s" >&2; return 1; }
+		sleep 0.1
+	done
+}
+
+# scale_cpu PID SECONDS: its utime+stime over SECONDS, % of a core
+scale_cpu() {
+	local c0 c1 tck
+	tck=$(getconf CLK_TCK)
+	c0=$(awk '{ print $14 + $15 }' "/proc/$1/stat")
+	sleep "$2"
+	c1=$(awk '{ print $14 + $15 }' "/proc/$1/stat")
+	echo "scale=2; ($c1 - $c0) * 100 / $tck / $2" | bc
+}
+
+# scale_sampler TARGET SECONDS FILE: "monotonic count" at 10 Hz until TARGET or SECONDS
+scale_sampler() {
+	python3 - "$BUILD/flowcutctl" "/run/flowcut-lab/$L/link" "$1" "$2" "$3" <<'PY'
+import re, subprocess, sys, time
+ctl, link, target, limit, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
+end = time.monotonic() + limit
+with open(out, "w") as f:
+    while True:
+        t = time.monotonic()
+        r = subprocess.run([ctl, "--link", link, "--json", "status"], capture_output=True, text=True)
+        m = re.search(r'"connections": (\d+)', r.stdout)
+        c = int(m.group(1)) if m else -1
+        f.write("%.6f %d\n" % ((t + time.monotonic()) / 2, c))
+        f.flush()
+        if c >= target or time.monotonic() > end:
+            break
+        time.sleep(max(0.0, t + 0.1 - time.monotonic()))
+PY
+}
+
+# scale_rates SAMPLES CTGEN_OUT BASE N: the offload figures as "key value" lines
+scale_rates() {
+	python3 - "$@" <<'PY'
+import re, sys
+samples, ctout, base, n = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+pts = [tuple(map(float, l.split())) for l in open(samples) if l.strip()]
+last = open(ctout).read().strip().splitlines()
+m = re.search(r"in ([0-9.]+) s, ([0-9]+) a second.*from ([0-9.]+) to ([0-9.]+)", last[-1] if last else "")
+if not m:
+    print("offload_rate why: flowcut-ctgen printed no stamps (%s)" % (last[-1] if last else "nothing"))
+    sys.exit(0)
+t0, t1 = float(m.group(3)), float(m.group(4))
+print("ctgen_rate_per_s %d" % (n / (t1 - t0) if t1 > t0 else 0))
+def first(at):
+    for t, c in pts:
+        if c - base >= at:
+            return t
+    return None
+tn, t10, t90 = first(n), first(n * 0.1), first(n * 0.9)
+if tn is None:
+    print("offload_rate why: the fast path reached %d of %d" % (max(c for _, c in pts) - base, n))
+    sys.exit(0)
+print("offload_s %.2f" % (tn - t0))
+print("offload_rate_per_s %d" % (n / (tn - t0)))
+if t90 is not None and t10 is not None and t90 > t10:
+    print("offload_rate_mid_per_s %d" % (0.8 * n / (t90 - t10)))
+PY
+}
+
+
+# scale_run N OUT [CTGEN OPTIONS]: the measurement in the lab $L
+# (lab/lab.sh's, started), its figures as "key value" lines in OUT, the
+# row and the offload rates on stdout
 scale_run() {
 	local n=$1 out=$2 run=/run/flowcut-lab/$L pid tck t0 t_off='' now conns=0 c0 c1
-	local deadline r0 r1 o1 rss o0
+	local r0 r1 o1 rss o0 base sampler
+	shift 2
 	pid=$(cat "$run/flowcutd.pid")
 	tck=$(getconf CLK_TCK)
 	stat_of() { python3 -c 'import json,sys
 d = json.load(open(sys.argv[1]))
 for k in sys.argv[2:]: print(d.get(k, "none"))' "$run/flowcutd.json" "$@"; }
 	cpu_of() { awk '{ print $14 + $15 }' "/proc/$pid/stat"; }
-	in_fp() { "$BUILD/flowcutctl" --link "$run/link" --json status |
-		sed -n 's/.*"connections": \([0-9]*\).*/\1/p'; }
 	# the host's neighbours of both ends resolved (an offload needs both
 	# next hops: states made with none resolved wait, none offloaded)
 	"$top/lab/lab.sh" exec "$L" client ping -c 2 -i 0.2 -W 1 198.18.1.2 >/dev/null 2>&1 ||
 		echo "scale: no ping from the client to the server" >&2
 	o0=$(stat_of offloaded)
-	t0=$(date +%s.%N)
-	"$top/lab/lab.sh" exec "$L" host "$BUILD/flowcut-ctgen" "$n" --mark 0x40000000 \
-		>"$run/ctgen.out" 2>&1 || { echo "scale: flowcut-ctgen failed:" >&2; tail -3 "$run/ctgen.out" >&2; }
+	base=$(scale_in_fp) || base=0
 	# offloaded: the fast path's count reaches N (bounded: 30 s + 1 s a 5,000)
-	deadline=$(echo "$t0 + 30 + $n / 5000" | bc)
-	while :; do
-		conns=$(in_fp) || conns=0
-		now=$(date +%s.%N)
-		[ "${conns:-0}" -ge "$n" ] && { t_off=$(printf "%.2f" "$(echo "$now - $t0" | bc)"); break; }
-		[ "$(echo "$now > $deadline" | bc)" = 1 ] && break
-		sleep 0.1
-	done
+	scale_sampler $((base + n)) $((30 + n / 5000)) "$run/samples-$n.txt" &
+	sampler=$!
+	t0=$(date +%s.%N)
+	"$top/lab/lab.sh" exec "$L" host "$BUILD/flowcut-ctgen" "$n" --mark "$SCALE_BIT" "$@" \
+		>"$run/ctgen.out" 2>&1 || { echo "scale: flowcut-ctgen failed:" >&2; tail -3 "$run/ctgen.out" >&2; }
+	wait "$sampler"
+	conns=$(tail -1 "$run/samples-$n.txt" | cut -d' ' -f2)
+	now=$(date +%s.%N)
+	[ "${conns:-0}" -ge $((base + n)) ] && t_off=$(printf "%.2f" "$(echo "$now - $t0" | bc)")
 	# 10 s with nothing changing
 	r0=$(stat_of resyncs)
 	c0=$(cpu_of)
 	sleep 10
 	c1=$(cpu_of)
 	read -r r1 o1 taken lost <<<"$(stat_of resyncs offloaded resync_taken_out ct_events_lost | tr '\n' ' ')"
-	conns=$(in_fp) || conns=0
+	conns=$(scale_in_fp) || conns=0
 	rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status")
 	{
 		echo "states $n"
@@ -74,6 +182,7 @@ for k in sys.argv[2:]: print(d.get(k, "none"))' "$run/flowcutd.json" "$@"; }
 		echo "rss_b_per_conn $(( n > 0 ? rss * 1024 / n : 0 ))"
 		echo "resync_taken_out $taken"
 		echo "ct_events_lost $lost"
+		scale_rates "$run/samples-$n.txt" "$run/ctgen.out" "$base" "$n"
 	} >"$out"
 	awk '{ k = $1; $1 = ""; v[k] = substr($0, 2) }
 	END {
@@ -83,8 +192,123 @@ for k in sys.argv[2:]: print(d.get(k, "none"))' "$run/flowcutd.json" "$@"; }
 			v["offloaded"], v["time_to_offload_s"], v["cpu_pct"], v["resyncs_in_10s"], v["resyncs"],
 			v["offloads_counted"], v["rss_kb"] / 1024, v["rss_b_per_conn"], nc, ne
 		printf "ctgen: %s\n", v["ctgen"]
+		if ("offload_rate_per_s" in v)
+			printf "offloads/s from NEW: %s overall (%s s from ctgen'"'"'s start to the fast path at N), %s between 10 %% and 90 %%; ctgen'"'"'s insert rate %s/s\n",
+				v["offload_rate_per_s"], v["offload_s"], ("offload_rate_mid_per_s" in v) ? v["offload_rate_mid_per_s"] : "(too few samples)", v["ctgen_rate_per_s"]
+		else
+			printf "offloads/s from NEW: not taken: %s\n", v["offload_rate"]
 	}
 	function none_said(x) { return x == "none" ? "not counted yet" : x }' "$out"
+}
+
+# scale_leave N TAG [CTGEN OPTIONS]: flowcut-ctleave's 100 samples of N's states
+scale_leave() {
+	local n=$1 tag=$2 line
+	shift 2
+	line=$(scale_ex "$BUILD/flowcut-ctleave" --link "/run/flowcut-lab/$L/link" "$n" "$@" 2>"/run/flowcut-lab/$L/ctleave-$tag.err" | tail -1)
+	case "$line" in
+	*" samples: median "*) echo "leave_$tag ${line#flowcut-ctleave: }" ;;
+	*) echo "leave_$tag not taken: ${line:-flowcut-ctleave printed nothing} ($(tail -1 "/run/flowcut-lab/$L/ctleave-$tag.err"))" ;;
+	esac
+}
+
+# scale_cut TAG: SCALE_CUT_N states from SCALE_CUT_PFX offloaded, cut by one
+# element of the watched set blocked4, the element deleted again
+scale_cut() {
+	local tag=$1 run=/run/flowcut-lab/$L before t0 t1 line=
+	before=$(scale_in_fp) || before=0
+	scale_ex "$BUILD/flowcut-ctgen" "$SCALE_CUT_N" --mark "$SCALE_BIT" --src "$SCALE_CUT_PFX" \
+		--sport 20000 >"$run/ctgen-cut.out" 2>&1
+	if ! scale_wait_fp $((before + SCALE_CUT_N)) $((30 + SCALE_CUT_N / 5000)) 2>"$run/cut.err"; then
+		echo "cut_$tag not taken: $(cat "$run/cut.err")"
+		return
+	fi
+	before=$(grep -c "cut (set) of" "$run/flowcutd.log")
+	t0=$(date +%s%N)
+	scale_ex nft add element inet filter blocked4 "{ $SCALE_CUT_PFX }"
+	for _ in $(seq 3000); do
+		[ "$(grep -c "cut (set) of" "$run/flowcutd.log")" -gt "$before" ] && break
+		sleep 0.01
+	done
+	t1=$(date +%s%N)
+	line=$(grep "cut (set) of" "$run/flowcutd.log" | tail -n +$((before + 1)) | head -1)
+	if [ -z "$line" ]; then
+		echo "cut_$tag not taken: no \"cut (set)\" line in flowcutd's log 30 s after nft add element"
+	else
+		echo "cut_$tag nft_to_line_ms $(( (t1 - t0) / 1000000 )): ${line#flowcutd: }"
+	fi
+	before=$(grep -c "release of" "$run/flowcutd.log")
+	scale_ex nft delete element inet filter blocked4 "{ $SCALE_CUT_PFX }"
+	for _ in $(seq 300); do
+		[ "$(grep -c "release of" "$run/flowcutd.log")" -gt "$before" ] && break
+		sleep 0.1
+	done
+}
+
+# scale_resync N: conntrack -L (all, by mark) timed, then flowcutctl resync --wait
+scale_resync() {
+	local t0 t1 lines ans
+	t0=$(date +%s%N); lines=$(scale_ex conntrack -L 2>/dev/null | wc -l); t1=$(date +%s%N)
+	echo "conntrack_L_ms $(( (t1 - t0) / 1000000 )) ($lines states)"
+	t0=$(date +%s%N); lines=$(scale_ex conntrack -L -m "$SCALE_BIT/$SCALE_BIT" 2>/dev/null | wc -l); t1=$(date +%s%N)
+	echo "conntrack_L_mark_ms $(( (t1 - t0) / 1000000 )) ($lines states)"
+	if [ "$lines" -lt $(($1 / 2)) ]; then
+		echo "resync not taken: only $lines marked states left of $1 (gone since: a state that left the fast path lives P - idle, docs/settings.md)"
+		return
+	fi
+	ans=$("$BUILD/flowcutctl" --control "/run/flowcut-lab/$L-ctl/flowcutd.sock" resync --wait 2>&1)
+	case "$ans" in
+	"resync "*) echo "resync ${ans#resync }" ;;
+	*) echo "resync not taken: $ans" ;;
+	esac
+}
+
+# scale_figures N OUT LIST: the main run at N (scale_run) and the figures in
+# LIST, their references first; "key value" lines in OUT, said on stdout
+scale_figures() {
+	local n=$1 out=$2 list=,$3, run=/run/flowcut-lab/$L pid npu rss0 rssn ref=''
+	has() { case "$list" in *,all,*|*,"$1",*) return 0 ;; esac; return 1; }
+	pid=$(cat "$run/flowcutd.pid")
+	npu=$(cat "$run/npu.pid")
+	: >"$out"
+	if has cut; then	# the cut's sources routed back through the client
+		scale_ex ip route replace "$SCALE_CUT_PFX" via 198.18.0.2 dev fp0
+		"$top/lab/lab.sh" exec "$L" client ping -c 2 -i 0.2 -W 1 198.18.1.2 >/dev/null 2>&1
+	fi
+	rss0=$(scale_rss "$pid")
+	# the references, at the small sizes
+	if has cut; then scale_cut alone >>"$out"; ref=1; fi
+	if has idle || has leave; then
+		ref=1
+		scale_ex "$BUILD/flowcut-ctgen" "$SCALE_REF_N" --mark "$SCALE_BIT" --sport 30000 \
+			>"$run/ctgen-ref.out" 2>&1
+		if scale_wait_fp "$SCALE_REF_N" 60; then
+			has idle && echo "cpu_pct_at_$SCALE_REF_N $(scale_cpu "$pid" 10)" >>"$out"
+			has leave && scale_leave "$SCALE_REF_N" "$SCALE_REF_N" --sport 30000 >>"$out"
+		else
+			echo "reference not taken: the $SCALE_REF_N states did not reach the fast path" >>"$out"
+		fi
+	fi
+	if [ -n "$ref" ]; then	# all gone again: conntrack flushed, the fast path empty
+		scale_ex conntrack -F >/dev/null 2>&1
+		scale_wait_fp 0 120 || echo "scale: the references' connections did not all leave" >&2
+	fi
+	scale_run "$n" "$run/scale-row.txt"
+	cat "$run/scale-row.txt" >>"$out"
+	if has memory; then
+		rssn=$(scale_rss "$pid")
+		echo "rss_kb_at_0 $rss0" >>"$out"
+		echo "mem_b_per_conn $(( (rssn - rss0) * 1024 / n ))" >>"$out"
+		echo "nf_conntrack_objsize_b $(awk '$1 == "nf_conntrack" { print $4 }' /proc/slabinfo)" >>"$out"
+		echo "npu_rss_kb $(scale_rss "$npu") (--conns $FLOWCUT_NPU_CONNS: $(( $(scale_rss "$npu") * 1024 / FLOWCUT_NPU_CONNS )) B a slot)" >>"$out"
+	fi
+	has leave && scale_leave "$n" "$n" >>"$out"
+	has cut && scale_cut "at_$n" >>"$out"
+	# last: today's resync holds flowcutd's loop past the lease (taken out, judged again)
+	has resync && scale_resync "$n" >>"$out"
+	grep -v -e '^states ' -e '^offloaded ' -e '^time_to' -e '^ctgen ' -e '^cpu_pct ' -e '^resyncs' \
+		-e '^offloads_counted' -e '^rss_' -e '^resync_taken_out ' -e '^ct_events_lost' \
+		-e '^ctgen_rate' -e '^offload_' "$out" | sed 's/^/  /'
 }
 
 # run, not sourced: a lab of its own
@@ -94,13 +318,21 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 	BUILD=${BUILD:-$top/build}
 	case "$BUILD" in /*) ;; *) BUILD=$top/$BUILD ;; esac
 	export BUILD
-	n=${1:-1000000}
-	case "$n" in *[!0-9]*|'') sed -n 9p "$0" >&2; exit 2 ;; esac
+	n=1000000 figs=
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		--figures) figs=${2:-}; shift 2 || { sed -n 10,11p "$0" >&2; exit 2; } ;;
+		--figures=*) figs=${1#--figures=}; shift ;;
+		*[!0-9]*|'') sed -n 10,11p "$0" >&2; exit 2 ;;
+		*) n=$1; shift ;;
+		esac
+	done
+	case ",$figs," in *,cut,*|*,all,*) extra=$SCALE_CUT_N ;; *) extra=0 ;; esac
 	[ "$(id -u)" -eq 0 ] || { echo "scale: root only" >&2; exit 2; }
 	L=sc$$
 	ctmax=/proc/sys/net/netfilter/nf_conntrack_max
 	ctmax0=$(cat "$ctmax")
-	want=$((n + n / 10 + 1000))
+	want=$((n + n / 10 + 1000 + extra))
 	cleanup() {
 		"$here/lab.sh" down "$L" >/dev/null 2>&1
 		# put back only what this run set
@@ -111,10 +343,14 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 	if [ "$ctmax0" -lt "$want" ]; then
 		echo "$want" >"$ctmax" || { echo "scale: nf_conntrack_max $ctmax0 < $want" >&2; exit 1; }
 	fi
-	conns=$((n + n / 4))
+	conns=$((n + n / 4 + extra))
 	[ "$conns" -ge 65536 ] || conns=65536
 	export FLOWCUT_NPU_CONNS=${FLOWCUT_NPU_CONNS:-$conns}
 	"$here/lab.sh" up "$L" >/dev/null && "$here/lab.sh" start "$L" >/dev/null || { echo "scale: no lab" >&2; exit 1; }
 	mkdir -p "$BUILD/lab"
-	scale_run "$n" "$BUILD/lab/scale-$n.txt"
+	if [ -n "$figs" ]; then
+		scale_figures "$n" "$BUILD/lab/scale-$n.txt" "$figs"
+	else
+		scale_run "$n" "$BUILD/lab/scale-$n.txt"
+	fi
 fi

@@ -39,6 +39,7 @@ static const struct {
 } ops[] = {
 	[FD_CTL_CUT_CONN] = { "cut-conn", true, false },
 	[FD_CTL_STATUS] = { "status", false, true },
+	[FD_CTL_RESYNC] = { "resync", false, false },
 };
 
 static int
@@ -92,7 +93,7 @@ fd_ctl_parse(const char *buf, size_t len, struct fd_ctl_req *out, char *err, siz
 			return 0;
 		}
 	}
-	snprintf(err, errlen, "not a request (cut-conn ID, status)");
+	snprintf(err, errlen, "not a request (cut-conn ID, status, resync)");
 	return -EINVAL;
 }
 

@@ -2,7 +2,8 @@
 /*
  * fd_ctl: flowcutd's control socket - requests that need flowcutd itself:
  * cut a fast-path connection by its id (`cut-conn ID`, `flowcutctl cut
- * --conn ID`), and flowcutd's own state (`status`, `flowcutctl daemon`).
+ * --conn ID`), flowcutd's own state (`status`, `flowcutctl daemon`), and
+ * a resync started by hand (`resync`, `flowcutctl resync`: root only).
  *
  * A unix socket (include/flowcut/fc_ctl.h: the protocol; default
  * FC_CTL_PATH).  Who may ask what is decided by the peer's credentials
@@ -40,7 +41,19 @@
  * reads its credentials and its request with a deadline (a client that
  * sends nothing does not stall flowcutd for long), parses it, decides
  * whether the peer may ask it, hands it to the handler and sends its
- * answer.  Main thread only.  fd_ctl_close(NULL) does nothing; it removes
+ * answer.  Main thread only.
+ *
+ * `resync` (fd_offload_resync, what lost events start; for issue 16's
+ * measurement of a resync at a million, lab/scale.sh) is a change: it
+ * takes connections out of the fast path and offloads them again, so it
+ * is root's.  The resync is a job spread over the loop's turns
+ * (fd_offload_sync.c), so its handler starts it and answers at once with
+ * the run's number (flowcutd.c); `status` says `resyncs`, `resyncing` and
+ * the last run's `resync_last_ms`, and `flowcutctl resync --wait` asks it
+ * until that run is through.  Chosen over a deferred answer (the loop
+ * never holds a client) and over polling flowcutd.json (written once a
+ * second, and it says nothing of which run is through).
+ * fd_ctl_close(NULL) does nothing; it removes
  * the socket's path (and the folder, if fd_ctl made it).
  */
 #ifndef FLOWCUT_FD_CTL_H
@@ -58,6 +71,7 @@
 enum fd_ctl_op {
 	FD_CTL_CUT_CONN,	/* a change: root only */
 	FD_CTL_STATUS,		/* reads only: root or the read group */
+	FD_CTL_RESYNC,		/* a change: root only */
 };
 
 struct fd_ctl_req {

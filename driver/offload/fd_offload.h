@@ -208,6 +208,8 @@ void fd_offload_resync(struct fd_offload *o);
  */
 bool fd_offload_sync_step(struct fd_offload *o);
 void fd_offload_sync_finish(struct fd_offload *o);
+/* fd_offload_resyncing - a resync runs, or one asked for waits for the one running. */
+bool fd_offload_resyncing(const struct fd_offload *o);
 /* fd_offload_fp_event - a coprocessor event (aged out, given back, removed). */
 void fd_offload_fp_event(struct fd_offload *o, const struct lk_event *ev);
 /*

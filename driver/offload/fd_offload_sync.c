@@ -717,6 +717,12 @@ fd_offload_sync_step(struct fd_offload *o)
 	return o->sync.phase != OFF_SYNC_IDLE;
 }
 
+bool
+fd_offload_resyncing(const struct fd_offload *o)
+{
+	return o->sync.phase != OFF_SYNC_IDLE || o->sync.again;
+}
+
 void
 off_sync_finish(struct fd_offload *o)
 {

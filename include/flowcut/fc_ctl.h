@@ -8,6 +8,11 @@
  *                                      (a change: root only)
  *            "status\n"                flowcutd's own state (reads only: root,
  *                                      or a member of control_read_group)
+ *            "resync\n"                a resync (fd_offload_resync) started (a
+ *                                      change: root only); answered at once
+ *                                      with its number, {"resync":N}: it is
+ *                                      through once status's resyncs is past
+ *                                      N, or N and resyncing false
  *   answer   "ok TEXT\n" or "error TEXT\n"; status's TEXT is one JSON object;
  *            a peer without the right: "error refused: uid U is not root ..."
  */

@@ -11,6 +11,10 @@
 # (FLOWCUT_NPU_CONNS).  Not in make test's list until the loop is fixed
 # (tests/run.sh, beside "lab").
 #
+# A second test: `flowcutctl resync --wait` of 10,000 offloaded states
+# runs one resync (flowcutd.json's resyncs and the answer's agree) and
+# every state is offloaded again after it.
+#
 # Root only (namespaces).  BUILD names the build folder.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -23,7 +27,7 @@ SCALE_N=${SCALE_N:-60000}
 conns=$((SCALE_N + SCALE_N / 4))
 [ "$conns" -ge 65536 ] || conns=65536
 export FLOWCUT_NPU_CONNS=${FLOWCUT_NPU_CONNS:-$conns}
-LAB_VARS="SCALE_N"
+LAB_VARS="SCALE_N SCALE_BIT SCALE_REF_N SCALE_CUT_PFX SCALE_CUT_N"
 
 calm_at_scale() {
 	local f=$run/scale.txt ok=0 v
@@ -49,6 +53,33 @@ calm_at_scale() {
 	return $ok
 }
 
+# flowcutctl resync --wait runs one resync (10,000 states: SCALE_REF_N):
+# flowcutd.json's resyncs up by one, the answer's number the same, none
+# of the allowed connections taken out (resync_taken_out unchanged), every
+# state in the fast path after it
+resync_by_hand() {
+	local r0 r1 t0 t1 ans n m=$SCALE_REF_N
+	ex client ping -c 2 -i 0.2 -W 1 198.18.1.2 >/dev/null 2>&1
+	ex host "$BUILD/flowcut-ctgen" "$m" --mark "$SCALE_BIT" >/dev/null ||
+		{ say "FAIL: flowcut-ctgen $m"; return 1; }
+	scale_wait_fp "$m" 60 || { say "FAIL: $(scale_in_fp) of $m offloaded"; return 1; }
+	json_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$@"; }
+	r0=$(json_of "$run/flowcutd.json" resyncs)
+	t0=$(json_of "$run/flowcutd.json" resync_taken_out)
+	ans=$("$BUILD/flowcutctl" --control "$run-ctl/flowcutd.sock" --json resync --wait 2>&1) ||
+		{ say "FAIL: flowcutctl resync --wait: $ans"; return 1; }
+	say "flowcutctl resync --wait: $(echo $ans)"
+	sleep 1.5	# the stats file is written once a second
+	r1=$(json_of "$run/flowcutd.json" resyncs)
+	n=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["resync"])' "$ans")
+	[ "$r1" -eq $((r0 + 1)) ] && [ "$n" -eq "$r1" ] ||
+		{ say "FAIL: resyncs $r0 before, $r1 after, the answer said $n"; return 1; }
+	t1=$(json_of "$run/flowcutd.json" resync_taken_out)
+	[ "$t1" -eq "$t0" ] || { say "FAIL: the resync took $((t1 - t0)) allowed connections out"; return 1; }
+	scale_wait_fp "$m" 60 || { say "FAIL: $(scale_in_fp) of $m in the fast path after the resync"; return 1; }
+}
+
 # states made, offload, 10 s, the figures: a few minutes at 60,000
-tests=("$SCALE_N states offloaded, then calm for 10 s|400|calm_at_scale")
+tests=("$SCALE_N states offloaded, then calm for 10 s|400|calm_at_scale"
+	"flowcutctl resync --wait runs one resync, every state offloaded again|120|resync_by_hand")
 lab_suite scale

@@ -47,20 +47,24 @@ test_parse_rows(void **state)
 		{ "cut-conn 18446744073709551615\n", FD_CTL_CUT_CONN, UINT64_MAX, NULL },
 		{ "status\n", FD_CTL_STATUS, 0, NULL },
 		{ "status", FD_CTL_STATUS, 0, NULL },
+		{ "resync\n", FD_CTL_RESYNC, 0, NULL },
+		{ "resync", FD_CTL_RESYNC, 0, NULL },
+		{ "resync 1\n", -1, 0, "not a request (cut-conn ID, status, resync)" },
+		{ "resyncs\n", -1, 0, "not a request (cut-conn ID, status, resync)" },
 		{ "cut-conn 18446744073709551616\n", -1, 0,
 		  "cut-conn: '18446744073709551616' is not a connection id" },
 		{ "cut-conn 12a\n", -1, 0, "cut-conn: '12a' is not a connection id" },
 		{ "cut-conn \n", -1, 0, "cut-conn: the id is missing or too long" },
 		{ "cut-conn 000000000000000000000001\n", -1, 0,
 		  "cut-conn: the id is missing or too long" },
-		{ "cut-conn\n", -1, 0, "not a request (cut-conn ID, status)" },
-		{ "cut-conn5\n", -1, 0, "not a request (cut-conn ID, status)" },
-		{ "status 1\n", -1, 0, "not a request (cut-conn ID, status)" },
-		{ "statusx\n", -1, 0, "not a request (cut-conn ID, status)" },
-		{ "status\n\n", -1, 0, "not a request (cut-conn ID, status)" },
-		{ "STATUS\n", -1, 0, "not a request (cut-conn ID, status)" },
-		{ "", -1, 0, "not a request (cut-conn ID, status)" },
-		{ "uncut 5\n", -1, 0, "not a request (cut-conn ID, status)" },
+		{ "cut-conn\n", -1, 0, "not a request (cut-conn ID, status, resync)" },
+		{ "cut-conn5\n", -1, 0, "not a request (cut-conn ID, status, resync)" },
+		{ "status 1\n", -1, 0, "not a request (cut-conn ID, status, resync)" },
+		{ "statusx\n", -1, 0, "not a request (cut-conn ID, status, resync)" },
+		{ "status\n\n", -1, 0, "not a request (cut-conn ID, status, resync)" },
+		{ "STATUS\n", -1, 0, "not a request (cut-conn ID, status, resync)" },
+		{ "", -1, 0, "not a request (cut-conn ID, status, resync)" },
+		{ "uncut 5\n", -1, 0, "not a request (cut-conn ID, status, resync)" },
 	};
 
 	(void)state;
@@ -112,6 +116,12 @@ test_allowed_rows(void **state)
 		/* gid 0 is no root: only uid 0 is */
 		{ true, NOBODY, 0, 0, NULL, FD_CTL_CUT_CONN,
 		  "uid 65534 is not root (cut-conn changes flowcutd's state: root only)" },
+		/* a resync is a change: root only, the read group or not */
+		{ false, 0, 0, 0, NULL, FD_CTL_RESYNC, NULL },
+		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_RESYNC,
+		  "uid 65534 is not root (resync changes flowcutd's state: root only)" },
+		{ false, 1000, 1000, 0, NULL, FD_CTL_RESYNC,
+		  "uid 1000 is not root (resync changes flowcutd's state: root only)" },
 	};
 
 	(void)state;
@@ -144,7 +154,8 @@ handler(void *arg, const struct fd_ctl_req *req, char *ans, size_t cap)
 {
 	(void)arg;
 	handled++;
-	snprintf(ans, cap, req->op == FD_CTL_STATUS ? "ok {\"status\":true}\n" : "ok cut\n");
+	snprintf(ans, cap, req->op == FD_CTL_STATUS ? "ok {\"status\":true}\n" :
+		 req->op == FD_CTL_RESYNC ? "ok {\"resyncs\":1}\n" : "ok cut\n");
 }
 
 static int
@@ -286,8 +297,13 @@ test_nobody_asks(void **state)
 		  NOBODY, 0, "junk\n",
 		  "error refused: uid 65534 is not root and no control_read_group is set\n", false },
 		{ "in the read group, junk", true, NOBODY, false, NOBODY, NOBODY, 0, "junk\n",
-		  "error not a request (cut-conn ID, status)\n", false },
+		  "error not a request (cut-conn ID, status, resync)\n", false },
 		{ "root, cut-conn", true, NOBODY, false, 0, 0, 0, "cut-conn 5\n", "ok cut\n", true },
+		{ "in the read group, resync", true, NOBODY, false, NOBODY, NOBODY, 0, "resync\n",
+		  "error refused: uid 65534 is not root (resync changes flowcutd's state: root "
+		  "only)\n", false },
+		{ "root, resync", false, 0, false, 0, 0, 0, "resync\n", "ok {\"resyncs\":1}\n",
+		  true },
 		{ "root, no read group, status", false, 0, false, 0, 0, 0, "status\n",
 		  "ok {\"status\":true}\n", true },
 	};
