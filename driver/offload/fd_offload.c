@@ -557,11 +557,11 @@ off_port_mtus_read(struct fd_offload *o)
  * cut connections.  The rest is a job of fd_offload_work, at most
  * upd_budget (FD_OFFLOAD_UPDATES_PER_TURN) posted updates a turn, flushed
  * each turn:
- *  1. OFF_RJ_LEAVE: the old revision's uncut entries, walked in by_fp's
- *     order (cursor[OFF_CUR_REJUDGE]); each state leaves in one update -
- *     P (idle unknown), the bit cleared, a TCP state's highest ACK
- *     forgotten - and the entry is forgotten.  Until then an event of
- *     its state finds it in by_ct and is not judged (it is in already).
+ *  1. OFF_RJ_LEAVE: the old revision's uncut entries, taken out of the
+ *     tables at the bump (rj_unlink_uncut: in memory, no call - as
+ *     forgetting them was before), each state leaves in one update - P
+ *     (idle unknown), the bit cleared, a TCP state's highest ACK
+ *     forgotten.  A cut or a DESTROY meanwhile finds no entry, as before.
  *  2. OFF_RJ_DUMP: the dump filtered by the bit (fd_ct_dump_start: only
  *     the states that still carry it, never held whole); each state's bit
  *     cleared by a posted masked update.  A datagram holds more states
@@ -637,20 +637,49 @@ rj_carry_clear(struct off_rejudge *rj)
 	rj->ncarry = 0;
 }
 
-/* The job over (or given up): what it holds let go; the states that asked are kept if `keep`. */
+/*
+ * The job over (or given up): what it holds let go - but with `keep`
+ * (a new ruleset change starts it again) the entries still to leave and
+ * the states that asked.
+ */
 static void
-rj_end(struct fd_offload *o, bool keep_asked)
+rj_end(struct fd_offload *o, bool keep)
 {
 	struct off_rejudge *rj = &o->rj;
 
 	rj_carry_clear(rj);
-	if (!keep_asked) {
+	if (!keep) {
+		while (rj->leaving != NULL) {	/* the resync's dump fixes their states up */
+			struct off_entry *e = rj->leaving;
+
+			rj->leaving = e->ext_next;
+			off_free_entry(e);
+		}
 		free(rj->asked);
 		rj->asked = NULL;
 		rj->nasked = rj->asked_cap = rj->asked_next = 0;
 	}
-	o->cursor[OFF_CUR_REJUDGE] = NULL;
 	rj->phase = OFF_RJ_IDLE;
+}
+
+/*
+ * The old revision's uncut entries out of the tables at once (in memory:
+ * no call), onto `leaving`: from now on their states are judged afresh,
+ * a DESTROY or a cut finds no entry (their connections no longer forward),
+ * and the job posts each one's leave.
+ */
+static void
+rj_unlink_uncut(struct fd_offload *o)
+{
+	struct off_entry *e, *next;
+
+	HASH_ITER(hh_fp, o->by_fp, e, next) {
+		if (e->cut)
+			continue;	/* made again at the new revision: dropping on */
+		off_unlink(o, e);
+		e->ext_next = o->rj.leaving;
+		o->rj.leaving = e;
+	}
 }
 
 /* Given up: the bits left are the old rules', for the resync to clear. */
@@ -699,18 +728,14 @@ lost:	/* its bit stays: the resync clears it */
 static void
 rj_leave_step(struct fd_offload *o)
 {
-	unsigned int visited = 0;
 	struct off_entry *e;
 
-	while (o->upd_budget > 0 && visited++ < FD_OFFLOAD_PATHS_PER_TURN &&
-	       (e = o->cursor[OFF_CUR_REJUDGE]) != NULL) {
-		o->cursor[OFF_CUR_REJUDGE] = e->hh_fp.next;
-		if (e->cut)
-			continue;	/* made again at the new revision: dropping on */
+	while (o->upd_budget > 0 && (e = o->rj.leaving) != NULL) {
+		o->rj.leaving = e->ext_next;
 		rj_post(o, e->tuple, e->l4proto, true);
-		off_forget(o, e);
+		off_free_entry(e);
 	}
-	if (o->cursor[OFF_CUR_REJUDGE] == NULL) {
+	if (o->rj.leaving == NULL) {
 		int rc;
 
 		/* the leaves sent first: the dump then finds none of their bits */
@@ -1143,8 +1168,8 @@ fd_offload_ruleset_changed(struct fd_offload *o)
 	 * are kept: they are judged once this job has cleared every bit.
 	 */
 	rj_end(o, true);
+	rj_unlink_uncut(o);
 	o->rj.phase = OFF_RJ_LEAVE;
-	o->cursor[OFF_CUR_REJUDGE] = o->by_fp;
 	return 0;
 }
 
@@ -1153,7 +1178,9 @@ fd_offload_busy(const struct fd_offload *o)
 {
 	const struct off_entry *e = o->ext;
 
-	return o->rj.phase != OFF_RJ_IDLE || o->paths_left > 0 ||
+	/* the paths job waits for a resync, which makes every path anew */
+	return o->rj.phase != OFF_RJ_IDLE ||
+	       (!o->need_resync && (o->paths_changed || o->paths_left > 0 || o->neigh_resolved)) ||
 	       (e != NULL && e->due_ms <= off_now_ns(o) / 1000000u);
 }
 

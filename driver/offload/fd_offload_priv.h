@@ -43,7 +43,7 @@
 #define OFF_EXTEND_MS (OFF_LONG_S / 2 * 1000ull)
 
 /* the jobs that walk the table (fd_offload_priv.h struct fd_offload's cursor[]) */
-enum { OFF_CUR_PATHS, OFF_CUR_REJUDGE, OFF_CURSORS };
+enum { OFF_CUR_PATHS, OFF_CURSORS };
 
 /* One offloaded connection. */
 struct off_entry {
@@ -112,10 +112,12 @@ struct fd_offload {
 	struct off_rejudge {
 		enum off_rj_phase {
 			OFF_RJ_IDLE,	/* no job */
-			OFF_RJ_LEAVE,	/* the old revision's uncut entries leave (cursor) */
+			OFF_RJ_LEAVE,	/* the old revision's uncut entries leave (`leaving`) */
 			OFF_RJ_DUMP,	/* the bit cleared on every state the dump by the bit finds */
 			OFF_RJ_JUDGE,	/* the states that asked meanwhile, judged under the new rules */
 		} phase;
+		/* the old revision's uncut entries, in no table: their leave to post (ext_next) */
+		struct off_entry *leaving;
 		struct nf_conntrack **carry;	/* dumped past the budget: the next turn's first */
 		size_t ncarry, carry_cap;
 		struct fc_key *asked;		/* states that asked to be offloaded meanwhile */
@@ -162,6 +164,8 @@ struct off_entry *off_find_state(struct fd_offload *o, const struct nf_conntrack
 struct off_entry *off_find_fp(struct fd_offload *o, uint64_t fp_id);
 int off_index(struct fd_offload *o, struct off_entry *e, bool by_ct);
 void off_forget(struct fd_offload *o, struct off_entry *e);
+/* off_unlink - off_forget but not freed: in no table, the FIFO, nor nentries (the caller frees). */
+void off_unlink(struct fd_offload *o, struct off_entry *e);
 /*
  * off_rekey_fp - an entry of by_fp moved to fast-path id `fp_id` (a
  * connection made again under a new id).  0, or -ENOMEM: no room for its

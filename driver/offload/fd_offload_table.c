@@ -141,15 +141,31 @@ off_index(struct fd_offload *o, struct off_entry *e, bool by_ct)
 	return 0;
 }
 
-/* An entry out of by_fp already: out of by_ct too, freed, no longer counted. */
+/* An entry out of by_fp already: out of by_ct and the FIFO too, no longer counted. */
 static void
-forget_unindexed(struct fd_offload *o, struct off_entry *e)
+unlink_unindexed(struct fd_offload *o, struct off_entry *e)
 {
 	if (e->in_ct)
 		HASH_DELETE(hh_ct, o->by_ct, e);
+	e->in_ct = false;
 	off_ext_del(o, e);
-	off_free_entry(e);
 	o->nentries--;
+}
+
+/* An entry out of by_fp already: unlinked, and freed. */
+static void
+forget_unindexed(struct fd_offload *o, struct off_entry *e)
+{
+	unlink_unindexed(o, e);
+	off_free_entry(e);
+}
+
+void
+off_unlink(struct fd_offload *o, struct off_entry *e)
+{
+	off_cursor_skip(o, e);
+	HASH_DELETE(hh_fp, o->by_fp, e);
+	unlink_unindexed(o, e);
 }
 
 void
@@ -163,9 +179,8 @@ off_cursor_skip(struct fd_offload *o, const struct off_entry *e)
 void
 off_forget(struct fd_offload *o, struct off_entry *e)
 {
-	off_cursor_skip(o, e);
-	HASH_DELETE(hh_fp, o->by_fp, e);
-	forget_unindexed(o, e);
+	off_unlink(o, e);
+	off_free_entry(e);
 }
 
 int
