@@ -365,8 +365,8 @@ when_cut_mid_job(void)
 	fd_offload_events(off);
 	fd_offload_work(off);
 	assert_true(fd_offload_busy(off));
-	before = si_counts.updates;
 	si_log_reset();
+	before = si_counts.updates;
 	n = cut_ranges("2001:2:1::10\n", FD_CUT_HAND);
 	updates_in_cut = si_counts.updates - before;
 	return n;
