@@ -30,6 +30,12 @@
  * default), the coprocessor fails closed by itself, and a clean stop
  * releases it at once.
  *
+ * Its loop is bounded (flowcutd_turn): every job its budget a turn, the
+ * priorities (nftables, the control socket, the cut triggers) first, the
+ * bulk work (a ruleset change's unmark, a route change's paths) spread
+ * over turns, and no wait while any has work left: a cut, a ruleset
+ * change or a control request waits at most one turn of bulk work.
+ *
  * Threads: the main thread speaks commands, takes the coprocessor's events
  * and conntrack's and nftables' over netlink; fd_relay's two threads move
  * frames.  SIGINT/SIGTERM stop it; the TAPs stay, with the host's addresses

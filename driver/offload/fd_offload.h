@@ -131,6 +131,8 @@ struct nf_conntrack;
 #define FD_OFFLOAD_UPDATES_PER_TURN 256
 #define FD_OFFLOAD_JUDGE_PER_TURN 256
 #define FD_OFFLOAD_PATHS_PER_TURN 4096
+/* - FD_OFFLOAD_DUMP_PER_TURN: datagrams of the unmark's dump read in one fd_offload_work(). */
+#define FD_OFFLOAD_DUMP_PER_TURN 4
 
 struct fd_offload_cfg {
 	unsigned int nports;

@@ -690,7 +690,7 @@ static const struct row {
 	{ "a revision: a new one first, the offloaded forgotten (P), every bit cleared",
 	  given_tcp4_and_syn4, when_revision, "FW_CFG_PARAMS_GET; FW_STATE_REV_SET rev=1",
 	  "update sport=40000 what=0x7 timeout=432000 mark=0 mask=0x40000000; "
-	  "dump_start mark=0x40000000 mask=0x40000000; "
+	  "dump_start mark=0 mask=0; "
 	  "update sport=40002 what=0x4 timeout=0 mark=0 mask=0x40000000", then_judged_again },
 	{ "a resync: what the fast path holds taken out, what conntrack holds offloaded",
 	  given_stale_and_tcp4, when_resync,
@@ -733,7 +733,7 @@ static const struct row {
 	  given_tcp4_cut, when_revision,
 	  "FW_CFG_PARAMS_GET; FW_STATE_REV_SET rev=1; CONN_READ_BY_ID id=1; "
 	  "FLOW_CREATE_FP sport=40000 verdict=DROP action=DROP",
-	  "dump_start mark=0x40000000 mask=0x40000000", then_kept },
+	  "dump_start mark=0 mask=0", then_kept },
 	{ "a ruleset change over 10,000 states: the revision bumped first, the unmark spread over "
 	  "turns of at most 256, every bit cleared, a state the new rules pass mid-job offloaded, "
 	  "one the old rules passed not", given_ten_k, when_revision_ten_k, NULL, NULL,
