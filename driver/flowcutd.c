@@ -30,6 +30,12 @@
  * default), the coprocessor fails closed by itself, and a clean stop
  * releases it at once.
  *
+ * Its loop is bounded (flowcutd_turn): every job its budget a turn, the
+ * priorities (nftables, the control socket, the cut triggers) first, the
+ * bulk work (a ruleset change's unmark, a route change's paths) spread
+ * over turns, and no wait while any has work left: a cut, a ruleset
+ * change or a control request waits at most one turn of bulk work.
+ *
  * Threads: the main thread speaks commands, takes the coprocessor's events
  * and conntrack's and nftables' over netlink; fd_relay's two threads move
  * frames.  SIGINT/SIGTERM stop it; the TAPs stay, with the host's addresses
@@ -143,7 +149,7 @@ on_rt_change(void *arg, const struct fd_rt_change *c)
 	fd_offload_rt_change(arg, c);
 }
 
-/* A bounded batch of rtnetlink's changes; the paths looked at after it. */
+/* A bounded batch of rtnetlink's changes; the paths job (fd_offload_work) looks at them after. */
 static void
 rt_events(struct fd_route_watch *w, struct fd_offload *off)
 {
@@ -156,7 +162,6 @@ rt_events(struct fd_route_watch *w, struct fd_offload *off)
 	} else if (rc < 0) {
 		fprintf(stderr, "flowcutd: rtnetlink: %s\n", strerror(-rc));
 	}
-	fd_offload_paths(off);
 }
 
 /* What the control socket's handler answers from (main's own, lent). */
@@ -569,6 +574,7 @@ struct flowcutd {
 	struct fd_relay *relay;
 	struct lk *lk;
 	bool programmed, judged;	/* judged: once, after the first programming */
+	bool busy;			/* a job outside the binding has work left (fd_watch_work) */
 	uint64_t programmed_boot;	/* the boot whose tables we filled */
 	time_t last_stats;
 	struct fd_hist turns;		/* this second's turns (main_stats' turn_*) */
@@ -932,20 +938,58 @@ fp_events(struct flowcutd *d)
 }
 
 /*
- * One turn of the loop: the command client's answers and state, the lease
- * and the programming, a batch of the coprocessor's events, then each ready
- * source its bounded batch (on_ready[]), the inspector's decisions, the
- * watched sets' work and expiries, the binding's own jobs (fd_offload_work:
- * no work per connection unless it is due), and once a second the stats.
- * A turn ends early while the coprocessor is booting or the lease is not
- * taken.  A whole turn's time, less its wait, is counted in d->turns.
+ * The sources in the order a turn serves them: the priorities first -
+ * nftables (a ruleset change: its revision bump; the cut sets' triggers),
+ * the control socket (a cut by connection, a status), the watched list
+ * files (a cut trigger: a big change is fd_watch_work's, in chunks), the
+ * settings file (saved by hand, rare) - then the bulk sources, each its
+ * batch.  The coprocessor's events (not a descriptor) come between.
+ */
+static const enum fd_src turn_first[] = { FD_SRC_NFT, FD_SRC_CTL, FD_SRC_WATCH, FD_SRC_SETTINGS };
+static const enum fd_src turn_then[] = { FD_SRC_CT, FD_SRC_RT };
+
+/* The ready sources of `order` served, each once (on_ready[]). */
+static void
+serve(struct flowcutd *d, const bool ready[FD_SRC_N], const enum fd_src *order, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ready[order[i]])
+			on_ready[order[i]](d);
+}
+
+/*
+ * One turn of the loop, every job its budget, the priorities first:
+ *
+ *   job                                 budget a turn
+ *   command client's answers            64 (fd_cmdq_poll)
+ *   lease, programming                  one renewal
+ *   nftables, control socket,           what is ready (no budget: priorities);
+ *   watched lists, settings             a ruleset change is its revision bump
+ *   coprocessor events (fp_events)      FD_EVENTS_PER_TURN (256)
+ *   conntrack events                    FD_OFFLOAD_EVENTS_PER_TURN (256 datagrams)
+ *   rtnetlink                           64 changes
+ *   inspector, watched sets, expiries   as fd_ips_turn, fd_watch_work, fd_watch_expiry say
+ *   the binding's jobs (fd_offload_work) a ruleset change's unmark 256 posted
+ *                                       updates (never more than the ct event
+ *                                       datagrams read this turn while some are
+ *                                       left), its judging 256, the paths job
+ *                                       4,096 entries, extensions 256
+ *   stats                               once a second
+ *
+ * The bound: the wait for the sources is 0 ms while a job has work left
+ * (fd_offload_busy, fd_watch_work), so a cut, a ruleset change or a
+ * control request waits at most one turn of bulk work, then is served
+ * first (measured: driver/README.md).  Else it waits FD_EVENT_POLL_MS for
+ * them (the coprocessor's events are looked for that often).  A turn ends
+ * early while the coprocessor is booting or the lease is not taken.  A
+ * whole turn's time, less its wait, is counted in d->turns.
  */
 static void
 flowcutd_turn(struct flowcutd *d)
 {
 	struct epoll_event evs[FD_SRC_N];
+	bool ready[FD_SRC_N] = { false };
 	uint64_t t0 = fd_clock_ns(), waited;
-	bool busy;
 	int n;
 
 	/* the answers that came, and whether the coprocessor went down */
@@ -973,27 +1017,29 @@ flowcutd_turn(struct flowcutd *d)
 	}
 	if (!lease_and_program(d))
 		return;
-	/* a bounded batch a turn: conntrack, nftables and routes get theirs */
-	if (!fp_events(d))
-		return;
-	/*
-	 * Level-triggered: a source with more than its batch left is
-	 * ready again at once, after every other source had its turn.
-	 */
+	/* level-triggered: a source with more than its batch left is ready again at once */
 	waited = fd_clock_ns();
-	/* a resync's step (fd_offload_sync.c); while it has work the turn does not wait */
-	busy = d->programmed && fd_offload_sync_step(d->off);
-	n = epoll_wait(d->epfd, evs, FD_SRC_N, busy ? 0 : FD_EVENT_POLL_MS);
+	/* a job with work left (an unmark, paths, a resync, a list): the turn does not wait */
+	n = epoll_wait(d->epfd, evs, FD_SRC_N,
+		       d->busy || (d->programmed && (fd_offload_busy(d->off) ||
+						     fd_offload_resyncing(d->off)))
+		       ? 0 : FD_EVENT_POLL_MS);
 	waited = fd_clock_ns() - waited;
 	if (n < 0 && errno != EINTR)
 		fprintf(stderr, "flowcutd: epoll_wait: %s\n", strerror(errno));
 	for (int i = 0; i < n; i++)
-		on_ready[evs[i].data.u32](d);
+		ready[evs[i].data.u32] = true;
+	serve(d, ready, turn_first, sizeof(turn_first) / sizeof(turn_first[0]));
+	if (!fp_events(d))
+		return;
+	serve(d, ready, turn_then, sizeof(turn_then) / sizeof(turn_then[0]));
 	fd_ips_turn(ips);	/* the inspector's decisions carried out */
-	(void)fd_watch_work(d->wat);	/* a big list change: its next transaction */
+	d->busy = fd_watch_work(d->wat) == 1;	/* a big list change: its next transaction */
 	fd_watch_expiry(d->wat);	/* a cut or watched set's element ran out: what it alone cut, released */
-	if (d->programmed)
-		fd_offload_work(d->off);	/* extensions due, a resync to retry */
+	if (d->programmed) {
+		fd_offload_work(d->off);	/* unmark, paths, extensions due, a resync to retry */
+		(void)fd_offload_sync_step(d->off);	/* a resync's step (fd_offload_sync.c) */
+	}
 	fd_hist_add(&d->turns, (fd_clock_ns() - t0 - waited) / 1000);
 	if (time(NULL) != d->last_stats) {
 		d->last_stats = time(NULL);

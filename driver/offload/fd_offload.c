@@ -452,6 +452,36 @@ off_enter(struct fd_offload *o, struct off_entry *e, int rc, uint64_t id)
 	return 0;
 }
 
+/* Is a ruleset change's unmark still running (a bit set may be the old rules')? */
+static bool
+rj_unmarking(const struct fd_offload *o)
+{
+	return o->rj.phase == OFF_RJ_LEAVE || o->rj.phase == OFF_RJ_DUMP;
+}
+
+/* A state asked to be offloaded while the old rules' bits are being cleared: noted by key. */
+static void
+rj_ask(struct fd_offload *o, const struct nf_conntrack *ct)
+{
+	struct off_rejudge *rj = &o->rj;
+
+	if (rj->nasked == rj->asked_cap) {
+		size_t cap = rj->asked_cap ? 2 * rj->asked_cap : 256;
+		struct fc_key *a = realloc(rj->asked, cap * sizeof(*a));
+
+		if (a == NULL) {
+			/* it stays with the host until its next event */
+			fprintf(stderr, "flowcutd: conntrack state %u: no memory to judge it after "
+				"the ruleset change (%zu waiting)\n", nfct_get_attr_u32(ct, ATTR_ID),
+				rj->nasked);
+			return;
+		}
+		rj->asked = a;
+		rj->asked_cap = cap;
+	}
+	off_orig_of(ct, &rj->asked[rj->nasked++]);
+}
+
 /*
  * ---- Offloads in batches ----
  *
@@ -582,11 +612,16 @@ update_done(void *arg, int rc)
 static int
 make(struct fd_offload *o, const struct nf_conntrack *ct, uint64_t t0_ns)
 {
-	struct flight *f = calloc(1, sizeof(*f));
 	struct fd_ct_update u = { .what = FD_CT_UP_TIMEOUT };
 	struct off_entry *e;
+	struct flight *f;
 	int rc;
 
+	if (rj_unmarking(o)) {
+		rj_ask(o, ct);	/* its bit may be the old rules': judged once they are cleared */
+		return -EAGAIN;
+	}
+	f = calloc(1, sizeof(*f));
 	if (f == NULL)
 		return -ENOMEM;
 	rc = off_prepare(o, ct, false, &f->c, &f->e);
@@ -846,6 +881,289 @@ off_port_mtus_read(struct fd_offload *o)
 	return 0;
 }
 
+/*
+ * ---- The rejudging job (a ruleset change) ----
+ *
+ * The revision bump is at once (fd_offload_ruleset_changed: two commands,
+ * and from the answer on nothing the old rules judged forwards, whatever
+ * the size of the table: issue 14's bound), and so is the keeping of the
+ * cut connections.  The rest is a job of fd_offload_work, at most
+ * upd_budget (FD_OFFLOAD_UPDATES_PER_TURN) posted updates a turn, flushed
+ * each turn:
+ *  1. OFF_RJ_LEAVE: the old revision's uncut entries, taken out of the
+ *     tables at the bump (rj_unlink_uncut: in memory, no call - as
+ *     forgetting them was before), each state leaves in one update - P
+ *     (idle unknown), the bit cleared, a TCP state's highest ACK
+ *     forgotten.  A cut or a DESTROY meanwhile finds no entry, as before.
+ *  2. OFF_RJ_DUMP: a dump of every state read incrementally
+ *     (fd_ct_dump_start/_next, never held whole), FD_OFFLOAD_DUMP_PER_TURN
+ *     datagrams a turn; each state with the bit has it cleared by a posted
+ *     masked update.  Not the dump filtered by the bit, as the plan has
+ *     it: the kernel fills a datagram with matching states only, and
+ *     after the leaves few match, so one recv walked the whole table in
+ *     the kernel (flowcut-bench ruleset, 100,000 offloaded: the last
+ *     turn 19 ms, a tenth of the states' own cost, and ten times that at
+ *     a million); unfiltered, a datagram is ~170 states, a turn's share
+ *     bounded.  A datagram holds more states with the bit than are left
+ *     of a turn's budget: the rest are carried (tuples) to the next
+ *     turn, so no turn posts more than its budget.
+ *  3. OFF_RJ_JUDGE: every bit of the old rules is cleared now, so a bit
+ *     set is the new rules'.  A state that asked to be offloaded during 1
+ *     and 2 (an event, the inspector, a waiting state's retry: make())
+ *     could not be judged then - its bit could be either rules' - and was
+ *     noted by key (`asked`, 48 B each); each is read again (GET) and
+ *     judged now, FD_OFFLOAD_JUDGE_PER_TURN a turn.  Noted, not dropped:
+ *     a state marked again by the new rules sends one mark event, and
+ *     none after while its mark stays.
+ * A dump that fails leaves bits uncleared: marks_stale, and the resync
+ * (retried by fd_offload_work) clears what its dump finds, as before.  A
+ * resync or a new ruleset change while the job runs: see there.
+ */
+
+/* The job's updates this turn: which state, for its error's line. */
+struct rj_post {
+	struct fd_offload *o;
+	uint32_t id;
+	bool leave;
+};
+
+static struct rj_post rj_posted[FD_OFFLOAD_UPDATES_PER_TURN];
+static unsigned int rj_nposted;
+
+static void
+rj_done(void *arg, int rc)
+{
+	const struct rj_post *p = arg;
+
+	if (rc == 0 && p->leave)
+		p->o->st.left++;
+	else if (rc != 0 && rc != -ENOENT)	/* gone: nothing to clear */
+		fprintf(stderr, "flowcutd: conntrack state %u: %s after a ruleset change: %s\n",
+			p->id, p->leave ? "leaving the fast path (P, the bit cleared)"
+					: "clearing the mark bit", strerror(-rc));
+}
+
+/*
+ * One update of the job posted on `tuple`: the bit cleared, and leaving
+ * (`leave`: P, a TCP state loosened again) for an entry's state.  Takes
+ * one of upd_budget.
+ */
+static void
+rj_post(struct fd_offload *o, const struct nf_conntrack *tuple, uint8_t l4, bool leave)
+{
+	struct fd_ct_update u = { .what = FD_CT_UP_MARK, .mark = 0, .mask = o->cfg.mark_bit };
+	struct rj_post *p = &rj_posted[rj_nposted];
+	int rc;
+
+	if (leave) {
+		u.what |= FD_CT_UP_TIMEOUT | (l4 == IPPROTO_TCP ? FD_CT_UP_LOOSEN : 0);
+		u.timeout = off_p(o, l4);
+	}
+	*p = (struct rj_post){ .o = o, .id = nfct_get_attr_u32(tuple, ATTR_ID), .leave = leave };
+	o->upd_budget--;
+	rc = o->ct.update_post(o->ct.ctx, tuple, &u, rj_done, p);
+	if (rc == 0)
+		rj_nposted++;
+	else
+		fprintf(stderr, "flowcutd: conntrack state %u: the update after a ruleset change "
+			"not built: %s\n", p->id, strerror(-rc));
+}
+
+static void
+rj_carry_clear(struct off_rejudge *rj)
+{
+	for (size_t i = 0; i < rj->ncarry; i++)
+		nfct_destroy(rj->carry[i]);
+	rj->ncarry = 0;
+}
+
+/*
+ * The job over (or given up): what it holds let go - but with `keep`
+ * (a new ruleset change starts it again) the entries still to leave and
+ * the states that asked.
+ */
+static void
+rj_end(struct fd_offload *o, bool keep)
+{
+	struct off_rejudge *rj = &o->rj;
+
+	rj_carry_clear(rj);
+	if (!keep) {
+		while (rj->leaving != NULL) {	/* the resync's dump fixes their states up */
+			struct off_entry *e = rj->leaving;
+
+			rj->leaving = e->ext_next;
+			off_free_entry(e);
+		}
+		free(rj->asked);
+		rj->asked = NULL;
+		rj->nasked = rj->asked_cap = rj->asked_next = 0;
+	}
+	rj->phase = OFF_RJ_IDLE;
+}
+
+/* A resync starts (fd_offload_sync.c): it takes over what a ruleset change's job has left. */
+void
+off_rj_abandon(struct fd_offload *o)
+{
+	if (rj_unmarking(o))
+		o->marks_stale = true;
+	rj_end(o, false);
+}
+
+/*
+ * The old revision's uncut entries out of the tables at once (in memory:
+ * no call), onto `leaving`: from now on their states are judged afresh,
+ * a DESTROY or a cut finds no entry (their connections no longer forward),
+ * and the job posts each one's leave.
+ */
+static void
+rj_unlink_uncut(struct fd_offload *o)
+{
+	struct off_entry *e, *next;
+
+	HASH_ITER(hh_fp, o->by_fp, e, next) {
+		if (e->cut)
+			continue;	/* made again at the new revision: dropping on */
+		off_unlink(o, e);
+		e->ext_next = o->rj.leaving;
+		o->rj.leaving = e;
+	}
+}
+
+/* Given up: the bits left are the old rules', for the resync to clear. */
+static void
+rj_fail(struct fd_offload *o, const char *what, int rc)
+{
+	o->marks_stale = true;
+	off_lost_track(o, what, rc);
+	rj_end(o, false);
+}
+
+/* A state of the dump by the bit: its bit cleared now, or carried to the next turn. */
+static void
+rj_dumped(void *arg, const struct nf_conntrack *ct, int rc)
+{
+	struct fd_offload *o = arg;
+	struct off_rejudge *rj = &o->rj;
+	struct nf_conntrack *t;
+
+	(void)rc;
+	if (!(nfct_get_attr_u32(ct, ATTR_MARK) & o->cfg.mark_bit))
+		return;		/* not the old rules' (any more) */
+	if (o->upd_budget > 0) {
+		rj_post(o, ct, nfct_get_attr_u8(ct, ATTR_ORIG_L4PROTO), false);
+		return;
+	}
+	if (rj->ncarry == rj->carry_cap) {
+		size_t cap = rj->carry_cap ? 2 * rj->carry_cap : 64;
+		struct nf_conntrack **c = realloc(rj->carry, cap * sizeof(*c));
+
+		if (c == NULL)
+			goto lost;
+		rj->carry = c;
+		rj->carry_cap = cap;
+	}
+	t = fd_ct_tuple(ct);
+	if (t == NULL)
+		goto lost;
+	nfct_set_attr_u32(t, ATTR_ID, nfct_get_attr_u32(ct, ATTR_ID));
+	rj->carry[rj->ncarry++] = t;
+	return;
+lost:	/* its bit stays: the resync clears it */
+	o->marks_stale = true;
+	off_lost_track(o, "no memory for the unmark after a ruleset change", -ENOMEM);
+}
+
+/* Phase 1, this turn's share: the old revision's uncut entries leave. */
+static void
+rj_leave_step(struct fd_offload *o)
+{
+	struct off_entry *e;
+
+	while (o->upd_budget > 0 && (e = o->rj.leaving) != NULL) {
+		o->rj.leaving = e->ext_next;
+		rj_post(o, e->tuple, e->l4proto, true);
+		off_free_entry(e);
+	}
+	if (o->rj.leaving == NULL) {
+		int rc;
+
+		/* the leaves sent first: the dump then finds none of their bits */
+		if (rj_nposted > 0)
+			(void)o->ct.update_flush(o->ct.ctx);	/* each answer's done said its error */
+		rj_nposted = 0;
+		rc = o->ct.dump_start(o->ct.ctx, 0, 0);	/* every state: see "The rejudging job" */
+
+		if (rc != 0)
+			rj_fail(o, "the conntrack dump by the bit after a ruleset change", rc);
+		else
+			o->rj.phase = OFF_RJ_DUMP;
+	}
+}
+
+/* Phase 2, this turn's share: the carried states first, then the dump's next datagrams. */
+static void
+rj_dump_step(struct fd_offload *o)
+{
+	struct off_rejudge *rj = &o->rj;
+	size_t k = 0;
+	int rc = 1;
+
+	for (; k < rj->ncarry && o->upd_budget > 0; k++) {
+		rj_post(o, rj->carry[k], nfct_get_attr_u8(rj->carry[k], ATTR_ORIG_L4PROTO), false);
+		nfct_destroy(rj->carry[k]);
+	}
+	memmove(rj->carry, rj->carry + k, (rj->ncarry - k) * sizeof(*rj->carry));
+	rj->ncarry -= k;
+	for (unsigned int d = 0; d < FD_OFFLOAD_DUMP_PER_TURN && o->upd_budget > 0 &&
+	     rj->phase == OFF_RJ_DUMP && (rc = o->ct.dump_next(o->ct.ctx, 1, rj_dumped, o)) > 0;
+	     d++)
+		;
+	if (rc < 0)
+		rj_fail(o, "the conntrack dump by the bit after a ruleset change", rc);
+	else if (rc == 0 && rj->ncarry == 0 && rj->phase == OFF_RJ_DUMP)
+		rj->phase = OFF_RJ_JUDGE;	/* once this turn's updates are flushed */
+}
+
+/* Phase 3, this turn's share: the states that asked meanwhile, judged by the new rules. */
+static void
+rj_judge_step(struct fd_offload *o)
+{
+	struct off_rejudge *rj = &o->rj;
+
+	for (unsigned int k = 0; k < FD_OFFLOAD_JUDGE_PER_TURN && rj->asked_next < rj->nasked;
+	     k++) {
+		struct nf_conntrack *t = fd_ct_tuple_of_key(&rj->asked[rj->asked_next++]), *whole;
+
+		if (t == NULL)
+			continue;	/* no memory: it stays with the host until its next event */
+		whole = o->ct.get(o->ct.ctx, t);
+		nfct_destroy(t);
+		if (whole == NULL)
+			continue;	/* gone */
+		off_offload(o, whole);
+		nfct_destroy(whole);
+	}
+	if (rj->asked_next == rj->nasked)
+		rj_end(o, false);
+}
+
+/* The job's share of this turn (fd_offload_work); its updates flushed before the turn ends. */
+static void
+rj_step(struct fd_offload *o)
+{
+	rj_nposted = 0;
+	if (o->rj.phase == OFF_RJ_LEAVE)
+		rj_leave_step(o);
+	if (o->rj.phase == OFF_RJ_DUMP)
+		rj_dump_step(o);
+	if (rj_nposted > 0)
+		(void)o->ct.update_flush(o->ct.ctx);	/* each answer's done said its error */
+	if (o->rj.phase == OFF_RJ_JUDGE)
+		rj_judge_step(o);
+}
+
 /* ---- the interface ---- */
 
 struct fd_offload *
@@ -862,6 +1180,7 @@ fd_offload_open(const struct fd_cmds *cmds, const struct fd_ct_io *ct,
 	o->route = *route;
 	o->nhops = nhops;
 	o->cfg = *cfg;
+	o->ct_read = UINT_MAX;
 	if (off_port_mtus_read(o) != 0) {
 		int err = errno;
 
@@ -878,6 +1197,7 @@ fd_offload_close(struct fd_offload *o)
 	if (o == NULL)
 		return;
 	off_settle(o);		/* no completion of ours may run after the free */
+	rj_end(o, false);
 	off_sync_free(o);
 	off_forget_all(o);
 	waiting_clear(o);
@@ -895,9 +1215,15 @@ fd_offload_events(struct fd_offload *o)
 {
 	int rc = o->ct.events(o->ct.ctx, FD_OFFLOAD_EVENTS_PER_TURN, on_ct_event, o);
 
-	/* read empty: past every event queued before the last unmark */
-	if (rc >= 0 && rc < FD_OFFLOAD_EVENTS_PER_TURN)
+	/*
+	 * Read empty once the unmark job has cleared every old bit (its last
+	 * update acked, so its own event queued before): past every event
+	 * that could carry an old bit.
+	 */
+	if (rc >= 0 && rc < FD_OFFLOAD_EVENTS_PER_TURN && !rj_unmarking(o))
 		o->get_mode = false;
+	/* read whole (fewer than asked): our updates' own events are behind us */
+	o->ct_read = rc >= 0 && rc < FD_OFFLOAD_EVENTS_PER_TURN ? UINT_MAX : (unsigned int)(rc > 0 ? rc : 0);
 	off_flush(o);		/* the batch's GETs, updates and creates go */
 	if (rc == -ENOBUFS) {
 		/* events were lost: the two tables may disagree, so reconcile */
@@ -967,11 +1293,19 @@ fd_offload_work(struct fd_offload *o)
 	unsigned int budget = FD_OFFLOAD_EXTEND_PER_TURN;
 	struct off_entry *e;
 
+	/* no more updates than event datagrams read while the socket is behind */
+	o->upd_budget = o->ct_read < FD_OFFLOAD_UPDATES_PER_TURN ? o->ct_read
+							       : FD_OFFLOAD_UPDATES_PER_TURN;
+	o->ct_read = UINT_MAX;	/* not read this turn: nothing was waiting */
 	if (o->need_resync && now_ms - o->resync_tried_ms >= 1000) {
 		o->resync_tried_ms = now_ms;
 		fd_offload_resync(o);	/* an earlier one did not get through */
 	}
-	/* the FIFO's head is the first due: nothing due, nothing done */
+	rj_step(o);		/* a ruleset change's unmark first */
+	fd_offload_paths(o);	/* a route change's look at every path */
+	/* the FIFO's head is the first due: nothing due, nothing done; what the unmark left */
+	if (budget > o->upd_budget)
+		budget = o->upd_budget;
 	while (budget > 0 && (e = o->ext) != NULL && e->due_ms <= now_ms) {
 		int rc;
 
@@ -994,37 +1328,11 @@ fd_offload_work(struct fd_offload *o)
 	off_flush(o);	/* this turn's leaves, fix-ups and creates go */
 }
 
-/*
- * The connections not cut, forgotten after a revision bump: each state
- * leaves first (off_leave: P, its idle time unknown; the bits are the
- * dump's, after), as they come back to the host.  Without memory for the
- * list, everything is forgotten.
- */
-static void
-forget_uncut(struct fd_offload *o)
-{
-	size_t n;
-	struct off_entry **all = off_snapshot(o, &n);
-
-	if (all == NULL) {
-		off_forget_all(o);
-		return;
-	}
-	for (size_t i = 0; i < n; i++)
-		if (!all[i]->cut) {
-			(void)off_leave(o, all[i], 0, false);
-			off_forget(o, all[i]);
-		}
-	free(all);
-}
-
 int
 fd_offload_ruleset_changed(struct fd_offload *o)
 {
-	struct nf_conntrack **all;
 	struct fc_ans_cfg cfg;
 	struct fc_cmd_rev rev;
-	size_t n;
 	int rc;
 
 	off_sync_finish(o);	/* a reconcile's view is of the old rules: ended first */
@@ -1032,15 +1340,12 @@ fd_offload_ruleset_changed(struct fd_offload *o)
 	/*
 	 * First a revision the coprocessor has not had: one command, and every
 	 * connection judged by the old rules stops forwarding, whatever the
-	 * size of the table; the cut ones are made again at the new revision,
-	 * the others forgotten (an offloaded TCP state leaves the fast path:
-	 * its stale highest ACK is forgotten).  Then every state's bit
-	 * (offloaded or not: a state the old rules let through must pass the
-	 * new ones before it counts), so only the new rules can set it again.
-	 * A dump that missed states leaves bits uncleared: everything is taken
-	 * out instead, and the resync clears the bits of what its dump finds
-	 * before it offloads anything (marks_stale), so nothing is offloaded
-	 * again on a bit the old rules set.
+	 * size of the table; the cut ones are made again at the new revision.
+	 * The rest is the rejudging job (above).  No revision (a command
+	 * without an answer): everything is taken out instead, and the resync
+	 * clears the bits of what its dump finds before it offloads anything
+	 * (marks_stale), so nothing is offloaded again on a bit the old rules
+	 * set.
 	 */
 	rc = off_call(o, FC_CMD_FW_CFG_PARAMS_GET, NULL, 0, &cfg, sizeof(cfg));
 	if (rc != 0) {	/* no revision: take everything out instead */
@@ -1057,18 +1362,26 @@ fd_offload_ruleset_changed(struct fd_offload *o)
 	}
 	o->st.rev_bumps++;
 	off_keep_cut(o);
-	forget_uncut(o);
-	rc = o->ct.dump(o->ct.ctx, &all, &n);
-	for (size_t i = 0; i < n; i++)
-		if (nfct_get_attr_u32(all[i], ATTR_MARK) & o->cfg.mark_bit)
-			off_ct_unmark(o, all[i]);
-	fd_ct_dump_free(all, n);
-	if (rc != 0) {
-		o->marks_stale = true;
-		off_lost_track(o, "conntrack dump after a ruleset change", rc);
-		return rc;
-	}
+	/*
+	 * A job running already starts again from the top: a state it cleared
+	 * may carry the previous rules' bit since.  The states that asked
+	 * are kept: they are judged once this job has cleared every bit.
+	 */
+	rj_end(o, true);
+	rj_unlink_uncut(o);
+	o->rj.phase = OFF_RJ_LEAVE;
 	return 0;
+}
+
+bool
+fd_offload_busy(const struct fd_offload *o)
+{
+	const struct off_entry *e = o->ext;
+
+	/* the paths job waits for a resync, which makes every path anew */
+	return o->rj.phase != OFF_RJ_IDLE ||
+	       (!o->need_resync && (o->paths_changed || o->paths_left > 0 || o->neigh_resolved)) ||
+	       (e != NULL && e->due_ms <= off_now_ns(o) / 1000000u);
 }
 
 void

@@ -113,8 +113,27 @@
 
 struct nf_conntrack;
 
-/* conntrack event datagrams read per fd_offload_events() call */
-#define FD_OFFLOAD_EVENTS_PER_TURN 64
+/*
+ * The budgets of a turn (docs/plan-a-million.md section 4):
+ * - FD_OFFLOAD_EVENTS_PER_TURN: conntrack event datagrams read per
+ *   fd_offload_events() call;
+ * - FD_OFFLOAD_UPDATES_PER_TURN: conntrack updates a ruleset change's
+ *   unmark and the extensions post in one fd_offload_work(), and never
+ *   more than the event datagrams fd_offload_events read this turn while
+ *   it left some unread: each update comes back as one own event, and
+ *   own events must not pile up in the socket behind the others (read
+ *   whole, the full budget);
+ * - FD_OFFLOAD_JUDGE_PER_TURN: states read again (GET) and judged after
+ *   a ruleset change's unmark (the ones that asked while it ran);
+ * - FD_OFFLOAD_PATHS_PER_TURN: entries looked at by the paths job (and
+ *   visited by the unmark's walk of the table).
+ */
+#define FD_OFFLOAD_EVENTS_PER_TURN 256
+#define FD_OFFLOAD_UPDATES_PER_TURN 256
+#define FD_OFFLOAD_JUDGE_PER_TURN 256
+#define FD_OFFLOAD_PATHS_PER_TURN 4096
+/* - FD_OFFLOAD_DUMP_PER_TURN: datagrams of the unmark's dump read in one fd_offload_work(). */
+#define FD_OFFLOAD_DUMP_PER_TURN 4
 
 struct fd_offload_cfg {
 	unsigned int nports;
@@ -213,24 +232,40 @@ bool fd_offload_resyncing(const struct fd_offload *o);
 /* fd_offload_fp_event - a coprocessor event (aged out, given back, removed). */
 void fd_offload_fp_event(struct fd_offload *o, const struct lk_event *ev);
 /*
- * fd_offload_work - the binding's own jobs, every turn: the states due
- * for their extension (at most FD_OFFLOAD_EXTEND_PER_TURN; none due: no
- * call), and a resync that did not get through retried (once a second at
- * most: a command without an answer leaves the fast path unknown, and it
- * is taken out whole).  Nothing per connection that is not due.
+ * fd_offload_work - the binding's own jobs, every turn, each its budget
+ * (above), in this order: a resync that did not get through retried
+ * (once a second at most: a command without an answer leaves the fast
+ * path unknown, and it is taken out whole); a ruleset change's unmark
+ * and judging (fd_offload_ruleset_changed); the paths job
+ * (fd_offload_paths); the states due for their extension (at most
+ * FD_OFFLOAD_EXTEND_PER_TURN, and what the unmark left of the update
+ * budget; none due: no call).  Nothing per connection that is not due.
  */
 #define FD_OFFLOAD_EXTEND_PER_TURN 256
 void fd_offload_work(struct fd_offload *o);
 /*
+ * fd_offload_busy - has a job of fd_offload_work work left now (the
+ * unmark or judging of a ruleset change, the paths job's lap, an
+ * extension due)?  The loop then waits 0 ms for its sources, so the job
+ * goes on at once after them.  A resync to retry is not: it waits its
+ * second.
+ */
+bool fd_offload_busy(const struct fd_offload *o);
+/*
  * fd_offload_ruleset_changed - every connection judged again by the new
  * rules: a new firewall revision first (one command: from its answer on,
  * nothing the old rules judged forwards, however many connections there
- * are), the cut connections made again at it (still dropping), the others
- * forgotten, then conntrack's mark bits cleared so only the new rules set
- * them again.  Also what a lapsed lease (fd_lease) is answered with.
- * 0, or the error of the step that failed (a command without an answer,
- * the conntrack dump): then everything is taken out and a resync clears
- * the bits before it offloads anything; a lapsed lease is not reopened.
+ * are) and the cut connections made again at it (still dropping), before
+ * it returns.  The rest is a job of fd_offload_work, bounded a turn (its
+ * budgets above; fd_offload_busy while it runs): the others leave and
+ * are forgotten, then conntrack's mark bits are cleared (the dump by the
+ * bit) so only the new rules set them again, then the states that asked
+ * to be offloaded meanwhile are judged (until the bits are cleared none
+ * is offloaded: its bit could be the old rules').  Also what a lapsed
+ * lease (fd_lease) is answered with.  0, or the error of the command
+ * that failed (no answer): then everything is taken out and a resync
+ * clears the bits before it offloads anything; a lapsed lease is not
+ * reopened.  A job that fails later (the dump) does the same.
  */
 int fd_offload_ruleset_changed(struct fd_offload *o);
 /*
@@ -242,12 +277,14 @@ void fd_offload_rt_change(struct fd_offload *o, const struct fd_rt_change *c);
 /* fd_offload_rt_lost - rtnetlink's changes were lost: every neighbour read again, paths looked at. */
 void fd_offload_rt_lost(struct fd_offload *o);
 /*
- * fd_offload_paths - after a batch of changes: every offloaded connection
- * whose route now goes over another next hop (or with another MTU) is
- * taken out, to come back once the rules pass it on its new path, and the
- * states that wait for a path are tried again.  Two route lookups per
- * offloaded connection (no neighbour lookups): for a route change, not
- * for every neighbour that resolves (that tries the waiting ones only).
+ * fd_offload_paths - the paths job's share of a turn (fd_offload_work
+ * calls it; a caller may too, after a batch of changes): after a route or
+ * MTU change, every offloaded connection whose route now goes over
+ * another next hop (or with another MTU) is taken out, to come back once
+ * the rules pass it on its new path - FD_OFFLOAD_PATHS_PER_TURN entries a
+ * call, two route lookups each (the caller's route cache answers them) -
+ * and once every entry has been looked at, the states that wait for a
+ * path are tried again (and after a neighbour resolved).
  */
 void fd_offload_paths(struct fd_offload *o);
 /*

@@ -95,30 +95,53 @@ move(struct fd_offload *o, struct off_entry *e)
 	}
 }
 
+/*
+ * The paths job's share of a turn: at most FD_OFFLOAD_PATHS_PER_TURN
+ * entries looked at, from where the last turn stopped (cursor[OFF_CUR_PATHS]
+ * in by_fp's order, round to the start), until a whole table's worth
+ * (paths_left, set to nentries by each change) has been seen since the
+ * last change.  A change while it runs sets a whole lap again from where
+ * it is, rather than starting over: under routes that keep changing, every
+ * entry is still looked at within a lap.  The route cache answers every
+ * lookup after its first (fd_rtcache: flushed by the change before this
+ * runs), so a turn's share costs no round trip but the moves'.
+ */
+static void
+paths_step(struct fd_offload *o)
+{
+	unsigned int k = 0;
+
+	if (o->paths_left > o->nentries)
+		o->paths_left = o->nentries;	/* forgotten since: less to see */
+	while (o->paths_left > 0 && k++ < FD_OFFLOAD_PATHS_PER_TURN && !o->need_resync) {
+		struct off_entry *e = o->cursor[OFF_CUR_PATHS];
+
+		if (e == NULL && (e = o->by_fp) == NULL)
+			break;
+		o->cursor[OFF_CUR_PATHS] = e->hh_fp.next;
+		o->paths_left--;
+		if (!e->cut && !still_routed(o, e))	/* a cut one drops anywhere */
+			move(o, e);
+	}
+	if (o->need_resync || o->by_fp == NULL)
+		o->paths_left = 0;	/* the resync makes every path anew */
+}
+
 void
 fd_offload_paths(struct fd_offload *o)
 {
-	struct off_entry **all;
 	struct waiting *waiting;
 	unsigned int nwaiting;
-	size_t n;
 
-	if ((!o->paths_changed && !o->neigh_resolved) || o->need_resync)
-		return;
-	o->neigh_resolved = false;
-	if (!o->paths_changed)
-		goto retry;	/* a neighbour resolved: only the waiting may go */
-	o->paths_changed = false;
-	all = off_snapshot(o, &n);
-	if (all == NULL) {
-		off_lost_track(o, "paths", -ENOMEM);	/* cannot look: take everything out */
-		return;
+	if (o->paths_changed && !o->need_resync) {
+		o->paths_changed = false;
+		o->paths_left = o->nentries;	/* a lap from here */
+		o->neigh_resolved = true;	/* and the waiting tried after it */
 	}
-	for (size_t i = 0; i < n && !o->need_resync; i++)
-		if (!all[i]->cut && !still_routed(o, all[i]))	/* a cut one drops anywhere */
-			move(o, all[i]);
-	free(all);
-retry:
+	paths_step(o);
+	if (!o->neigh_resolved || o->need_resync || o->paths_left > 0)
+		return;	/* the waiting go once every path has been seen */
+	o->neigh_resolved = false;
 	/* what waited for a path (it waits again while it lives and is not offloaded) */
 	nwaiting = o->nwaiting;
 	waiting = malloc(nwaiting * sizeof(*waiting) + 1);

@@ -16,6 +16,7 @@
 #define FLOWCUT_FD_OFFLOAD_PRIV_H
 
 #include <errno.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <stddef.h>
@@ -45,6 +46,9 @@
 /* T_long = P + OFF_LONG_S; extended every OFF_LONG_S / 2 (see fd_offload.c, "Timeouts") */
 #define OFF_LONG_S 86400u
 #define OFF_EXTEND_MS (OFF_LONG_S / 2 * 1000ull)
+
+/* the jobs that walk the table (fd_offload_priv.h struct fd_offload's cursor[]) */
+enum { OFF_CUR_PATHS, OFF_CURSORS };
 
 /* One offloaded connection. */
 struct off_entry {
@@ -182,6 +186,30 @@ struct fd_offload {
 	unsigned int nentries;
 	bool need_resync;		/* the fast path may hold what we do not know of */
 	bool marks_stale;		/* a ruleset change left the old rules' bits: clear them */
+	/*
+	 * The jobs' places in by_fp's order (uthash's insertion order,
+	 * hh_fp.next): an entry forgotten or moved moves a cursor on it to
+	 * its successor (off_cursor_skip), so a job goes on where it was.
+	 */
+	struct off_entry *cursor[OFF_CURSORS];
+	/* a ruleset change's rejudging job (fd_offload.c, "The rejudging job") */
+	struct off_rejudge {
+		enum off_rj_phase {
+			OFF_RJ_IDLE,	/* no job */
+			OFF_RJ_LEAVE,	/* the old revision's uncut entries leave (`leaving`) */
+			OFF_RJ_DUMP,	/* the bit cleared on every state the dump by the bit finds */
+			OFF_RJ_JUDGE,	/* the states that asked meanwhile, judged under the new rules */
+		} phase;
+		/* the old revision's uncut entries, in no table: their leave to post (ext_next) */
+		struct off_entry *leaving;
+		struct nf_conntrack **carry;	/* dumped past the budget: the next turn's first */
+		size_t ncarry, carry_cap;
+		struct fc_key *asked;		/* states that asked to be offloaded meanwhile */
+		size_t nasked, asked_cap, asked_next;
+	} rj;
+	unsigned int upd_budget;	/* ct updates left this turn (fd_offload_work) */
+	unsigned int ct_read;		/* event datagrams read this turn; UINT_MAX: read whole */
+	size_t paths_left;		/* the paths job: entries still to look at (cursor) */
 	uint64_t resync_tried_ms;	/* a resync that did not get through: retried 1 s on */
 	/*
 	 * The extension FIFO, by offload time: every entry is due
@@ -229,6 +257,8 @@ struct off_entry *off_find_state(struct fd_offload *o, const struct nf_conntrack
 struct off_entry *off_find_fp(struct fd_offload *o, uint64_t fp_id);
 int off_index(struct fd_offload *o, struct off_entry *e, bool by_ct);
 void off_forget(struct fd_offload *o, struct off_entry *e);
+/* off_unlink - off_forget but not freed: in no table, the FIFO, nor nentries (the caller frees). */
+void off_unlink(struct fd_offload *o, struct off_entry *e);
 /*
  * off_rekey_fp - an entry of by_fp moved to fast-path id `fp_id` (a
  * connection made again under a new id).  0, or -ENOMEM: no room for its
@@ -237,6 +267,12 @@ void off_forget(struct fd_offload *o, struct off_entry *e);
 int off_rekey_fp(struct fd_offload *o, struct off_entry *e, uint64_t fp_id);
 void off_free_entry(void *p);
 void off_forget_all(struct fd_offload *o);
+/*
+ * off_cursor_skip - an entry about to leave by_fp (or move in it): every
+ * job's cursor on it moves to its successor.  off_forget and off_rekey_fp
+ * call it; off_forget_all sets every cursor to NULL.
+ */
+void off_cursor_skip(struct fd_offload *o, const struct off_entry *e);
 struct off_entry **off_snapshot(const struct fd_offload *o, size_t *n);
 void off_forget_uncut(struct fd_offload *o);
 
@@ -293,6 +329,8 @@ void off_judge_by_get(struct fd_offload *o);
  * off_sync_free - what a run holds, let go (close).
  */
 void off_sync_finish(struct fd_offload *o);
+/* fd_offload.c: a ruleset change's job given up to a resync (its dump clears the bits left) */
+void off_rj_abandon(struct fd_offload *o);
 void off_sync_free(struct fd_offload *o);
 
 /* fd_offload_kept.c: cut connections kept (across revisions, and from a flowcutd before) */

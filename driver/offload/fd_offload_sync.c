@@ -396,6 +396,12 @@ sync_start(struct fd_offload *o)
 	s->adopted0 = o->st.cut_adopted;
 	s->intr = 0;
 	off_settle(o);			/* no offload of this binding's in flight: all in by_fp */
+	/*
+	 * A ruleset change's job still clearing bits: this run's dump clears
+	 * them instead (marks_stale); one judging what asked: this run's
+	 * dump judges every state.
+	 */
+	off_rj_abandon(o);
 	o->need_resync = false;		/* set again (off_lost_track) during the run: another */
 	o->st.resyncs++;
 	rc = off_call(o, FC_CMD_FW_CFG_PARAMS_GET, NULL, 0, &cfg, sizeof(cfg));

@@ -142,27 +142,52 @@ off_index(struct fd_offload *o, struct off_entry *e, bool by_ct)
 	return 0;
 }
 
-/* An entry out of by_fp already: out of by_ct too, freed, no longer counted. */
+/* An entry out of by_fp already: out of by_ct and the FIFO too, no longer counted. */
 static void
-forget_unindexed(struct fd_offload *o, struct off_entry *e)
+unlink_unindexed(struct fd_offload *o, struct off_entry *e)
 {
 	if (e->in_ct)
 		HASH_DELETE(hh_ct, o->by_ct, e);
+	e->in_ct = false;
 	off_ext_del(o, e);
-	off_free_entry(e);
 	o->nentries--;
+}
+
+/* An entry out of by_fp already: unlinked, and freed. */
+static void
+forget_unindexed(struct fd_offload *o, struct off_entry *e)
+{
+	unlink_unindexed(o, e);
+	off_free_entry(e);
+}
+
+void
+off_unlink(struct fd_offload *o, struct off_entry *e)
+{
+	off_cursor_skip(o, e);
+	HASH_DELETE(hh_fp, o->by_fp, e);
+	unlink_unindexed(o, e);
+}
+
+void
+off_cursor_skip(struct fd_offload *o, const struct off_entry *e)
+{
+	for (unsigned int c = 0; c < OFF_CURSORS; c++)
+		if (o->cursor[c] == e)
+			o->cursor[c] = e->hh_fp.next;
 }
 
 void
 off_forget(struct fd_offload *o, struct off_entry *e)
 {
-	HASH_DELETE(hh_fp, o->by_fp, e);
-	forget_unindexed(o, e);
+	off_unlink(o, e);
+	off_free_entry(e);
 }
 
 int
 off_rekey_fp(struct fd_offload *o, struct off_entry *e, uint64_t fp_id)
 {
+	off_cursor_skip(o, e);	/* it moves to the end */
 	HASH_DELETE(hh_fp, o->by_fp, e);
 	e->fp_id = fp_id;
 	if (off_index(o, e, false) == 0)
@@ -189,6 +214,7 @@ off_forget_all(struct fd_offload *o)
 	/* every entry is in by_fp; a cut one whose state died is in by_ct no more */
 	HASH_CLEAR(hh_ct, o->by_ct);
 	o->ext = NULL;
+	memset(o->cursor, 0, sizeof(o->cursor));
 	HASH_ITER(hh_fp, o->by_fp, e, next) {
 		HASH_DELETE(hh_fp, o->by_fp, e);
 		off_free_entry(e);

@@ -102,6 +102,9 @@ fp_key_held(const struct fc_mflow_spec mf[2])
 static int
 fp_slot_of(uint64_t id)
 {
+	/* ids are handed out in order: its slot is most often id - 1 (a hint, checked) */
+	if (id >= 1 && id <= SI_FP_SLOTS && fp_slot[id - 1].used && fp_slot[id - 1].ci.id == id)
+		return (int)(id - 1);
 	for (int i = 0; i < SI_FP_SLOTS; i++)
 		if (fp_slot[i].used && fp_slot[i].ci.id == id)
 			return i;
@@ -405,9 +408,16 @@ sport(const struct nf_conntrack *t)
 struct nf_conntrack **
 si_host_find(const struct nf_conntrack *t)
 {
+	static unsigned int hint[65536];	/* where each name was last found (checked) */
+	unsigned int p = sport(t);
+
+	if (si_host[hint[p]] != NULL && sport(si_host[hint[p]]) == p)
+		return &si_host[hint[p]];
 	for (unsigned int i = 0; i < SI_HOST_MAX; i++)
-		if (si_host[i] != NULL && sport(si_host[i]) == sport(t))
+		if (si_host[i] != NULL && sport(si_host[i]) == p) {
+			hint[p] = i;
 			return &si_host[i];
+		}
 	return NULL;
 }
 
@@ -604,6 +614,7 @@ queue_flush(struct si_queue *sq)
 								  ~q[i].u.mask) ^ q[i].u.mark);
 			if (h != NULL && (q[i].u.what & FD_CT_UP_TIMEOUT))
 				nfct_set_attr_u32(*h, ATTR_TIMEOUT, q[i].u.timeout);
+			si_counts.updates++;
 			q[i].done(q[i].arg, h ? 0 : -ENOENT);
 		}
 		nfct_destroy(q[i].t);

@@ -42,8 +42,8 @@ struct nf_conntrack;
 
 #define SI_BIT 0x40000000u	/* the mark bit the rules set */
 #define SI_LOG_MAX 8192		/* a log's room: what does not fit is left off */
-#define SI_FP_SLOTS 1024		/* the coprocessor's table; CONN_READ_RANGE pages of 8 slots */
-#define SI_HOST_MAX 1024		/* the states conntrack holds, and events queued */
+#define SI_FP_SLOTS 16384		/* the coprocessor's table; CONN_READ_RANGE pages of 8 slots */
+#define SI_HOST_MAX 16384		/* the states conntrack holds, and events queued */
 #define SI_SEQ_MAX 2048
 #define SI_KILL_BATCH FD_CT_KILL_BATCH
 #define SI_DATAGRAMS_MAX 64
@@ -71,6 +71,7 @@ extern struct si_counts {
 	unsigned int sync_cmds;			/* commands called, waited for (fd_cmds call) */
 	unsigned int sync_ct;			/* conntrack's synchronous calls: get, mark, loosen, timeout, kill */
 	unsigned int ct_posted;			/* updates and GETs posted */
+	unsigned int updates;			/* updates answered (posted, flushed) */
 } si_counts;
 
 /* si_log_reset - every log, mark and count emptied. */

@@ -352,6 +352,68 @@ then_never_released(void)
 
 /* ---- the rows ---- */
 
+/* ---- a cut while a ruleset change's job runs ---- */
+
+#define TEN_K 10000u
+
+/* TEN_K offloaded: si_udp6 (the one to cut, fast-path id 1) and TEN_K - 1 TCP states. */
+static void
+given_ten_k(void)
+{
+	si_offloaded(&si_udp6, 102);
+	for (unsigned int i = 1; i < TEN_K; i++) {
+		struct si_st s = si_tcp4;
+
+		s.cport = (uint16_t)(20000 + i);
+		si_offloaded(&s, 5000 + i);
+	}
+}
+
+static unsigned int updates_in_cut;
+
+/*
+ * A ruleset change and one turn of its job (TEN_K states to unmark:
+ * busy on), then a cut by hand of si_udp6's far end: the cut is made in
+ * the call, no update of the job's waits in front of it.
+ */
+static long
+when_cut_mid_job(void)
+{
+	unsigned int before;
+	long n;
+
+	assert_int_equal(fd_offload_ruleset_changed(off), 0);
+	fd_offload_events(off);
+	fd_offload_work(off);
+	assert_true(fd_offload_busy(off));
+	si_log_reset();
+	before = si_counts.updates;
+	n = cut_ranges("2001:2:1::10\n", FD_CUT_HAND);
+	updates_in_cut = si_counts.updates - before;
+	return n;
+}
+
+static void
+then_cut_mid_job(void)
+{
+	struct nf_conntrack *t = si_build(&si_udp6, 0);
+	unsigned int turns = 0;
+
+	assert_int_equal(updates_in_cut, 0);
+	assert_null(si_host_find(t));	/* killed */
+	nfct_destroy(t);
+	assert_true(fd_offload_busy(off));	/* the job goes on after it */
+	while (fd_offload_busy(off)) {
+		assert_true(++turns < 1000);
+		fd_offload_events(off);
+		fd_offload_work(off);
+	}
+	/* the cut one made at the new revision, dropping on; the job passed it by */
+	assert_int_equal(conn(TEN_K + 1).cut, true);
+	assert_int_equal(si_fp_conn(TEN_K + 1)->verdict, FC_VERDICT_DROP);
+	assert_int_equal(si_fp_conn(TEN_K + 1)->fw_rev, 1);
+}
+
 static const struct row {
 	const char *what;
 	bool hw;		/* Cut in hardware */
@@ -438,6 +500,11 @@ static const struct row {
 	  when_conn_1, 0,
 	  "get sport=40000; CONN_RECLAIM_FP id=1; datagram kills=1; kill sport=40000", 0, 1,
 	  then_tcp4_out },
+	/* while a ruleset change's unmark of 10,000 runs */
+	{ "a cut while a ruleset change's job runs: made in the call, dropping at the new revision",
+	  true, given_ten_k, NULL, when_cut_mid_job, 1,
+	  "dump; FLOW_CREATE_FP sport=40001 verdict=DROP action=IPS; datagram kills=1; "
+	  "kill sport=40001", 1, 0, then_cut_mid_job },
 	/* a release */
 	{ "a release, nothing in force: the hand's cut taken out", true, given_tcp4_cut_by_hand,
 	  NULL, when_release_none, 1, "CONN_RECLAIM_FP id=1", 0, 0, then_released },

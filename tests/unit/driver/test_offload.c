@@ -428,10 +428,26 @@ when_enobufs(void)
 	fd_offload_events(off);
 }
 
+/* Turns of the loop's binding jobs (events, then work) until none has work left. */
+static unsigned int
+turn_until_idle(void)
+{
+	unsigned int turns = 0;
+
+	while (fd_offload_busy(off)) {
+		assert_true(++turns < 100000);
+		fd_offload_events(off);
+		fd_offload_work(off);
+	}
+	return turns;
+}
+
+/* A ruleset change, and the loop turned until its job is done. */
 static void
 when_revision(void)
 {
 	assert_int_equal(fd_offload_ruleset_changed(off), 0);
+	turn_until_idle();
 }
 
 static void
@@ -484,12 +500,17 @@ static void
 then_not_on_old_bit(void)
 {
 	assert_int_equal(stats().offloaded, 0);
-	/* the new rules pass it: its next event judged as it is (GET mode over) */
+	/*
+	 * The new rules pass it: its next event, the first read since the
+	 * unmark job ended, is still judged by GET (GET mode ends with that
+	 * read, empty after it), and offloaded on the new bit.
+	 */
 	nfct_set_attr_u32(si_host[0], ATTR_MARK, si_tcp4.mark);
 	si_log_reset();
 	si_event(FD_CT_UPDATE, &si_tcp4, 101);
 	fd_offload_events(off);
-	assert_string_equal(si_ct_log, "update sport=40000 what=0x3 timeout=518400 mark=0 mask=0");
+	assert_string_equal(si_ct_log,
+			    "get sport=40000; update sport=40000 what=0x3 timeout=518400 mark=0 mask=0");
 	assert_int_equal(stats().offloaded, 1);
 }
 
@@ -868,6 +889,157 @@ then_bounded(void)
 	assert_null(strstr(si_cmd_log, "RECLAIM"));
 }
 
+/* ---- a million's shape, at 10,000: the jobs spread over turns ---- */
+
+#define TEN_K 10000u
+/* of them offloaded, the rest marked, not offloaded (no event); 7,997 leaves leave a turn 195
+ * updates, and the dump's next datagram (8 states) straddles it: 5 carried */
+#define TEN_K_OFF 7997u
+#define K_PORT 20000u		/* state i's client port: K_PORT + i */
+
+static const struct si_st *
+ten_k_state(unsigned int i, struct si_st *st)
+{
+	*st = si_tcp4;
+	st->cport = (uint16_t)(K_PORT + i);
+	return st;
+}
+
+static void
+given_ten_k(void)
+{
+	struct si_st st;
+
+	for (unsigned int i = 0; i < TEN_K; i++) {
+		if (i < TEN_K_OFF)
+			si_offloaded(ten_k_state(i, &st), 5000 + i);
+		else
+			si_host_add(ten_k_state(i, &st), 5000 + i);
+	}
+	assert_int_equal(stats().offloaded, TEN_K_OFF);
+}
+
+static void
+given_ten_k_offloaded(void)
+{
+	struct si_st st;
+
+	for (unsigned int i = 0; i < TEN_K; i++)
+		si_offloaded(ten_k_state(i, &st), 5000 + i);
+	assert_int_equal(stats().offloaded, TEN_K);
+}
+
+static struct nf_conntrack **
+ten_k_host(unsigned int i)
+{
+	struct si_st st;
+	struct nf_conntrack *t = si_build(ten_k_state(i, &st), 0), **h = si_host_find(t);
+
+	nfct_destroy(t);
+	assert_non_null(h);
+	return h;
+}
+
+/* The most updates one turn posted, and the turns, of the last when_revision_ten_k. */
+static unsigned int most_a_turn, turns_taken;
+
+/*
+ * A ruleset change over TEN_K states, the loop turned until its job is
+ * done.  Mid-job, two states ask to be offloaded: OLD (not offloaded,
+ * its bit the old rules', not cleared yet) during the leaves, and NEW
+ * (offloaded, left in the first turn) marked again by the new rules once
+ * the dump by the bit has passed it.
+ */
+#define OLD (TEN_K - 1)
+#define NEW 0u
+static void
+when_revision_ten_k(void)
+{
+	uint64_t offloaded = stats().offloaded;
+	bool new_asked = false;
+	struct si_st st;
+
+	assert_int_equal(fd_offload_ruleset_changed(off), 0);
+	/* the revision first, before any turn: nothing the old rules judged forwards */
+	assert_string_equal(si_cmd_log, "FW_CFG_PARAMS_GET; FW_STATE_REV_SET rev=1");
+	assert_int_equal(si_fp_rev, 1);
+	assert_int_equal(si_counts.updates, 0);
+	assert_true(fd_offload_busy(off));
+	most_a_turn = turns_taken = 0;
+	while (fd_offload_busy(off)) {
+		unsigned int before = si_counts.updates;
+
+		assert_true(++turns_taken < 1000);
+		if (turns_taken == 2)
+			si_event(FD_CT_UPDATE, ten_k_state(OLD, &st), 5000 + OLD);
+		if (!new_asked && si_counts.updates > TEN_K_OFF) {	/* the dump is past slot 0 */
+			struct nf_conntrack **h = ten_k_host(NEW);
+
+			nfct_set_attr_u32(*h, ATTR_MARK, nfct_get_attr_u32(*h, ATTR_MARK) | SI_BIT);
+			si_event(FD_CT_UPDATE, ten_k_state(NEW, &st), 5000 + NEW);
+			new_asked = true;
+		}
+		fd_offload_events(off);
+		fd_offload_work(off);
+		if (si_counts.updates - before > most_a_turn)
+			most_a_turn = si_counts.updates - before;
+		if (si_counts.updates < TEN_K)	/* bits left to clear: nothing offloaded */
+			assert_int_equal(stats().offloaded, offloaded);
+	}
+	assert_true(new_asked);
+}
+
+static void
+then_ten_k_judged_again(void)
+{
+	struct fd_offload_stats st = stats();
+
+	assert_true(most_a_turn <= FD_OFFLOAD_UPDATES_PER_TURN);
+	assert_true(turns_taken >= TEN_K / FD_OFFLOAD_UPDATES_PER_TURN);
+	/* each once: the leaves, then the bits; then NEW's offload (its T_long, posted) */
+	assert_int_equal(si_counts.updates, TEN_K + 1);
+	assert_int_equal(st.left, TEN_K_OFF);
+	for (unsigned int i = 0; i < TEN_K; i++) {
+		uint32_t mark = nfct_get_attr_u32(*ten_k_host(i), ATTR_MARK);
+
+		assert_int_equal(mark & ~SI_BIT, 0x5);	/* the rules' own bits kept */
+		assert_int_equal(!!(mark & SI_BIT), i == NEW);
+	}
+	/* NEW, through the new rules: offloaded (T_long); OLD, its old bit cleared: not */
+	assert_int_equal(st.offloaded, TEN_K_OFF + 1);
+	assert_int_equal(nfct_get_attr_u32(*ten_k_host(NEW), ATTR_TIMEOUT), P_TCP + 86400);
+	assert_int_equal(nfct_get_attr_u32(*ten_k_host(OLD), ATTR_TIMEOUT), 0);
+	assert_int_equal(fd_offload_find_fp(off, TEN_K_OFF + 1, &(struct fd_offload_conn){ 0 },
+					    NULL), 0);
+}
+
+/* A front port's MTU changed over TEN_K offloaded: every one moved, 4,096 looked at a turn. */
+static void
+when_mtu_change_ten_k(void)
+{
+	struct fd_rt_change c = { .what = FD_RT_LINK, .ifindex = SI_IFINDEX0, .mtu = 1400 };
+	uint64_t want = 0;
+
+	fd_offload_rt_change(off, &c);
+	assert_int_equal(stats().rerouted, 0);	/* noted: the job's, in the turns */
+	turns_taken = 0;
+	while (fd_offload_busy(off)) {
+		assert_true(++turns_taken < 100);
+		fd_offload_events(off);
+		fd_offload_work(off);
+		want += FD_OFFLOAD_PATHS_PER_TURN;
+		assert_int_equal(stats().rerouted, want < TEN_K ? want : TEN_K);
+	}
+}
+
+static void
+then_ten_k_moved(void)
+{
+	assert_int_equal(turns_taken, (TEN_K + FD_OFFLOAD_PATHS_PER_TURN - 1) /
+				      FD_OFFLOAD_PATHS_PER_TURN);
+	assert_int_equal(stats().rerouted, TEN_K);
+}
+
 static const struct row {
 	const char *what;
 	void (*given)(void);
@@ -897,9 +1069,9 @@ static const struct row {
 	  "get sport=40000", then_moved },
 	{ "a revision: a new one first, the offloaded forgotten (P), every bit cleared",
 	  given_tcp4_and_syn4, when_revision, "FW_CFG_PARAMS_GET; FW_STATE_REV_SET rev=1",
-	  "dump; mark sport=40000 mark=0 mask=0x40000000; mark sport=40002 mark=0 mask=0x40000000; "
-	  "update sport=40000 what=0x3 timeout=432000 mark=0 mask=0",
-	  then_judged_again },
+	  "update sport=40000 what=0x7 timeout=432000 mark=0 mask=0x40000000; "
+	  "dump_start mark=0 mask=0; "
+	  "update sport=40002 what=0x4 timeout=0 mark=0 mask=0x40000000", then_judged_again },
 	{ "a resync: a connection nobody knows reclaimed, what conntrack holds offloaded",
 	  given_stale_and_tcp4, when_resync,
 	  "FW_CFG_PARAMS_GET; TABLE_STATS_READ; NHOP_PROGRAM port=1; NHOP_PROGRAM port=0; "
@@ -968,7 +1140,8 @@ static const struct row {
 	{ "a cut kept across a revision: read back, made again dropping at the new one",
 	  given_tcp4_cut, when_revision,
 	  "FW_CFG_PARAMS_GET; FW_STATE_REV_SET rev=1; CONN_READ_BY_ID id=1; "
-	  "FLOW_CREATE_FP sport=40000 verdict=DROP action=DROP", "dump", then_kept },
+	  "FLOW_CREATE_FP sport=40000 verdict=DROP action=DROP",
+	  "dump_start mark=0 mask=0", then_kept },
 	{ "a DESTROY while the create is in flight: marked, reclaimed at the answer",
 	  given_tcp4_pending, when_destroy_then_answer,
 	  "FLOW_CREATE_FP sport=40000 verdict=CUT_THRU action=IPS; CONN_RECLAIM_FP id=1", "",
@@ -986,7 +1159,10 @@ static const struct row {
 	  "update sport=40000 what=0x3 timeout=432000 mark=0 mask=0",
 	  then_cut_kept_not_created_over },
 	{ "GET mode: an event with the old rules' bit read after a ruleset change: not offloaded",
-	  given_tcp4_event_queued, when_ruleset_between, "", "get sport=40000",
+	  given_tcp4_event_queued, when_ruleset_between, "",
+	  /* judged by GET, noted while the bits are cleared, read again once they are */
+	  "get sport=40000; dump_start mark=0 mask=0; "
+	  "update sport=40000 what=0x4 timeout=0 mark=0 mask=0x40000000; get sport=40000",
 	  then_not_on_old_bit },
 	{ "an event with status, mark and TCP state: judged as it is, no GET", NULL,
 	  when_tcp4_offloaded, "NHOP_PROGRAM port=1; NHOP_PROGRAM port=0; "
@@ -999,6 +1175,12 @@ static const struct row {
 	  then_offloaded_no_sync },
 	{ "1,000 NEW events in one turn: no synchronous round trip, one update and one create each",
 	  given_hops, when_thousand_new, NULL, NULL, then_thousand_no_round_trip },
+	{ "a ruleset change over 10,000 states: the revision bumped first, the unmark spread over "
+	  "turns of at most 256, every bit cleared, a state the new rules pass mid-job offloaded, "
+	  "one the old rules passed not", given_ten_k, when_revision_ten_k, NULL, NULL,
+	  then_ten_k_judged_again },
+	{ "a path change over 10,000 offloaded: looked at 4,096 a turn, every one moved",
+	  given_ten_k_offloaded, when_mtu_change_ten_k, NULL, NULL, then_ten_k_moved },
 	{ "a cut adopted after a restart: a dropping connection kept, not reclaimed",
 	  given_dropping_from_before, when_resync, "FW_CFG_PARAMS_GET; TABLE_STATS_READ",
 	  "dump_start mark=0x40000000 mask=0x40000000", then_adopted },
