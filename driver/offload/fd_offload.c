@@ -127,13 +127,30 @@ leave_state(struct fd_offload *o, const struct nf_conntrack *tuple, uint8_t l4pr
 	return rc;
 }
 
+/* leave_state of an entry's state (its tuple rebuilt: off_tuple). */
+static int
+leave_entry(struct fd_offload *o, const struct off_entry *e, uint64_t idle_s, bool unmark)
+{
+	struct nf_conntrack *t = off_tuple(e);
+	int rc;
+
+	if (t == NULL) {
+		fprintf(stderr, "flowcutd: conntrack state %u: no memory to set its timeout back "
+			"on leaving the fast path\n", e->ct_id);
+		return -ENOMEM;
+	}
+	rc = leave_state(o, t, e->orig.proto, idle_s, unmark);
+	nfct_destroy(t);
+	return rc;
+}
+
 /* An entry's state leaves the fast path, `idle_s` idle (0: unknown): see leave_state. */
 int
 off_leave(struct fd_offload *o, const struct off_entry *e, uint64_t idle_s, bool unmark)
 {
 	if (e->cut)
 		return 0;	/* its state was killed */
-	return leave_state(o, e->tuple, e->l4proto, idle_s, unmark);
+	return leave_entry(o, e, idle_s, unmark);
 }
 
 /*
@@ -395,19 +412,18 @@ off_prepare(struct fd_offload *o, const struct nf_conntrack *ct, bool cut,
 		if (nfct_attr_is_set(ct, ATTR_TCP_WSCALE_REPL))
 			c->mf[1].wscale = nfct_get_attr_u8(ct, ATTR_TCP_WSCALE_REPL);
 	}
-	e = calloc(1, sizeof(*e));
-	if (e == NULL || (e->tuple = fd_ct_tuple(ct)) == NULL) {
-		free(e);
+	e = off_entry_new(o);
+	if (e == NULL)
 		return -ENOMEM;
-	}
 	e->ct_id = ct_id;
 	off_orig_of(ct, &e->orig);
+	if (off_set_dst(o, e, (const uint8_t (*)[16])dst) != 0) {
+		off_free_entry(o, e);
+		return -ENOMEM;
+	}
 	e->action = action;
 	e->cut = cut;
 	e->passed = passed;
-	e->l4proto = l4;
-	e->family = (uint8_t)family;
-	memcpy(e->dst, dst, sizeof(dst));
 	e->nhop[0] = c->mf[0].nhop;
 	e->nhop[1] = c->mf[1].nhop;
 	*out = e;
@@ -428,16 +444,16 @@ off_enter(struct fd_offload *o, struct off_entry *e, int rc, uint64_t id)
 		if (off_no_answer(rc))
 			off_lost_track(o, "FLOW_CREATE_FP", rc);
 		if (e->on_long)	/* never offloaded: P again, the bit kept */
-			(void)leave_state(o, e->tuple, e->l4proto, 0, false);
-		off_free_entry(e);
+			(void)leave_entry(o, e, 0, false);
+		off_free_entry(o, e);
 		return rc;
 	}
 	e->fp_id = id;
 	if (off_index(o, e, true) != 0) {
 		/* untracked it must not live: out again, and take stock */
 		if (e->on_long)
-			(void)leave_state(o, e->tuple, e->l4proto, 0, false);
-		off_free_entry(e);
+			(void)leave_entry(o, e, 0, false);
+		off_free_entry(o, e);
 		rc = off_reclaim(o, id);
 		if (rc != 0)
 			off_lost_track(o, "CONN_RECLAIM_FP of an untracked connection", rc);
@@ -490,9 +506,7 @@ struct flight {
 static void
 unpend(struct fd_offload *o, struct off_entry *e)
 {
-	if (e->in_ct)
-		HASH_DELETE(hh_ct, o->by_ct, e);
-	e->in_ct = false;
+	off_unindex_ct(o, e);
 	e->pending = false;
 }
 
@@ -518,10 +532,10 @@ after_pending(struct fd_offload *o, struct off_entry *e, bool made, uint64_t id)
 				       "went while it was made", rc);
 	}
 	if (e->after == OFF_AFTER_OUT && e->on_long)
-		(void)leave_state(o, e->tuple, e->l4proto, 0, true);
+		(void)leave_entry(o, e, 0, true);
 	else if (e->after == OFF_AFTER_GONE)
 		o->st.removed++;
-	off_free_entry(e);
+	off_free_entry(o, e);
 }
 
 static void
@@ -569,7 +583,7 @@ update_done(void *arg, int rc)
 		/* strict, or on P, and offloaded: dropped when it comes back, or dead while forwarding */
 		fprintf(stderr, "flowcutd: conntrack state %u not made ready for the fast path "
 			"(liberal, T_long %u s): %s; left to the host\n", e->ct_id,
-			off_t_long(o, e->l4proto), strerror(-rc));
+			off_t_long(o, e->orig.proto), strerror(-rc));
 	unpend(o, e);
 	after_pending(o, e, false, 0);
 	flight_end(f);
@@ -584,6 +598,7 @@ make(struct fd_offload *o, const struct nf_conntrack *ct, uint64_t t0_ns)
 {
 	struct flight *f = calloc(1, sizeof(*f));
 	struct fd_ct_update u = { .what = FD_CT_UP_TIMEOUT };
+	struct nf_conntrack *t;
 	struct off_entry *e;
 	int rc;
 
@@ -598,23 +613,22 @@ make(struct fd_offload *o, const struct nf_conntrack *ct, uint64_t t0_ns)
 	f->o = o;
 	f->t0_ns = t0_ns;
 	e->pending = true;
-	e->oom = false;
-	e->in_ct = true;
-	HASH_ADD(hh_ct, o->by_ct, orig, CT_KEY_LEN, e);
-	if (e->oom) {
-		e->in_ct = false;
-		off_free_entry(e);
+	if (off_index_ct(o, e) != 0) {
+		off_free_entry(o, e);
 		free(f);
 		return -ENOMEM;
 	}
-	u.timeout = off_t_long(o, e->l4proto);
-	if (e->l4proto == IPPROTO_TCP)
+	u.timeout = off_t_long(o, e->orig.proto);
+	if (e->orig.proto == IPPROTO_TCP)
 		u.what |= FD_CT_UP_LOOSEN;
 	o->inflight++;
-	rc = o->ct.update_post(o->ct.ctx, e->tuple, &u, update_done, f);
+	t = off_tuple(e);
+	rc = t != NULL ? o->ct.update_post(o->ct.ctx, t, &u, update_done, f) : -ENOMEM;
+	if (t != NULL)
+		nfct_destroy(t);
 	if (rc != 0) {
 		unpend(o, e);
-		off_free_entry(e);
+		off_free_entry(o, e);
 		flight_end(f);
 	}
 	return rc;
@@ -683,8 +697,7 @@ state_gone(struct fd_offload *o, uint32_t ct_id, const struct nf_conntrack *ct)
 	}
 	if (e->cut) {
 		/* it drops: it stays while its sender sends, and ages out */
-		HASH_DELETE(hh_ct, o->by_ct, e);
-		e->in_ct = false;	/* a new state may take the id */
+		off_unindex_ct(o, e);	/* a new state may take the id */
 		return;
 	}
 	rc = off_reclaim(o, e->fp_id);
@@ -880,6 +893,7 @@ fd_offload_close(struct fd_offload *o)
 	off_settle(o);		/* no completion of ours may run after the free */
 	off_sync_free(o);
 	off_forget_all(o);
+	off_table_free(o);
 	waiting_clear(o);
 	free(o);
 }
@@ -972,23 +986,28 @@ fd_offload_work(struct fd_offload *o)
 		fd_offload_resync(o);	/* an earlier one did not get through */
 	}
 	/* the FIFO's head is the first due: nothing due, nothing done */
-	while (budget > 0 && (e = o->ext) != NULL && e->due_ms <= now_ms) {
+	while (budget > 0 && (e = off_ext_due(o, now_ms)) != NULL) {
+		struct nf_conntrack *t;
 		int rc;
 
 		budget--;
 		off_ext_del(o, e);
 		if (e->cut)
 			continue;	/* cut since: no state */
-		rc = o->ct.timeout(o->ct.ctx, e->tuple, off_t_long(o, e->l4proto));
+		t = off_tuple(e);
+		rc = t != NULL ? o->ct.timeout(o->ct.ctx, t, off_t_long(o, e->orig.proto)) : -ENOMEM;
 		if (rc == -ENOENT) {	/* gone without a DESTROY we saw (lost, or never sent) */
-			state_gone(o, e->ct_id, e->tuple);
+			state_gone(o, e->ct_id, t);
+			nfct_destroy(t);
 			continue;
 		}
+		if (t != NULL)
+			nfct_destroy(t);
 		if (rc == 0)
 			o->st.extended++;
 		else	/* tried again in a minute: it has 12 h left */
 			fprintf(stderr, "flowcutd: conntrack state %u: extending its timeout to %u s: "
-				"%s\n", e->ct_id, off_t_long(o, e->l4proto), strerror(-rc));
+				"%s\n", e->ct_id, off_t_long(o, e->orig.proto), strerror(-rc));
 		off_ext_add(o, e, now_ms + (rc == 0 ? OFF_EXTEND_MS : 60000u));
 	}
 	off_flush(o);	/* this turn's leaves, fix-ups and creates go */

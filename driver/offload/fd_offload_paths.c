@@ -57,11 +57,13 @@ static bool
 still_routed(struct fd_offload *o, const struct off_entry *e)
 {
 	for (unsigned int d = 0; d < 2; d++) {
+		uint8_t dst[16];
 		struct fd_hop hop;
 		uint32_t id;
 		int p;
 
-		if (o->route.path(o->route.ctx, e->family, e->dst[d], &hop) != 0)
+		off_dst(o, e, (int)d, dst);
+		if (o->route.path(o->route.ctx, e->orig.family, dst, &hop) != 0)
 			return false;
 		p = off_front_port(o, &hop);
 		if (p < 0 || fd_nhop_find(o->nhops, (unsigned int)p, &hop, &id) != 0 ||
@@ -80,9 +82,12 @@ still_routed(struct fd_offload *o, const struct off_entry *e)
 static void
 move(struct fd_offload *o, struct off_entry *e)
 {
-	struct nf_conntrack *whole = o->ct.get(o->ct.ctx, e->tuple);
+	struct nf_conntrack *t = off_tuple(e), *whole = t != NULL ? o->ct.get(o->ct.ctx, t) : NULL;
 	uint64_t idle_s;
 	int rc = off_reclaim_idle(o, e->fp_id, &idle_s);
+
+	if (t != NULL)
+		nfct_destroy(t);
 
 	if (rc != 0 && rc != -ENOENT)
 		off_lost_track(o, "CONN_RECLAIM_FP of a connection whose path changed", rc);
