@@ -127,13 +127,30 @@ leave_state(struct fd_offload *o, const struct nf_conntrack *tuple, uint8_t l4pr
 	return rc;
 }
 
+/* leave_state of an entry's state (its tuple rebuilt: off_tuple). */
+static int
+leave_entry(struct fd_offload *o, const struct off_entry *e, uint64_t idle_s, bool unmark)
+{
+	struct nf_conntrack *t = off_tuple(e);
+	int rc;
+
+	if (t == NULL) {
+		fprintf(stderr, "flowcutd: conntrack state %u: no memory to set its timeout back "
+			"on leaving the fast path\n", e->ct_id);
+		return -ENOMEM;
+	}
+	rc = leave_state(o, t, e->orig.proto, idle_s, unmark);
+	nfct_destroy(t);
+	return rc;
+}
+
 /* An entry's state leaves the fast path, `idle_s` idle (0: unknown): see leave_state. */
 int
 off_leave(struct fd_offload *o, const struct off_entry *e, uint64_t idle_s, bool unmark)
 {
 	if (e->cut)
 		return 0;	/* its state was killed */
-	return leave_state(o, e->tuple, e->l4proto, idle_s, unmark);
+	return leave_entry(o, e, idle_s, unmark);
 }
 
 /*
@@ -395,19 +412,18 @@ off_prepare(struct fd_offload *o, const struct nf_conntrack *ct, bool cut,
 		if (nfct_attr_is_set(ct, ATTR_TCP_WSCALE_REPL))
 			c->mf[1].wscale = nfct_get_attr_u8(ct, ATTR_TCP_WSCALE_REPL);
 	}
-	e = calloc(1, sizeof(*e));
-	if (e == NULL || (e->tuple = fd_ct_tuple(ct)) == NULL) {
-		free(e);
+	e = off_entry_new(o);
+	if (e == NULL)
 		return -ENOMEM;
-	}
 	e->ct_id = ct_id;
 	off_orig_of(ct, &e->orig);
+	if (off_set_dst(o, e, (const uint8_t (*)[16])dst) != 0) {
+		off_free_entry(o, e);
+		return -ENOMEM;
+	}
 	e->action = action;
 	e->cut = cut;
 	e->passed = passed;
-	e->l4proto = l4;
-	e->family = (uint8_t)family;
-	memcpy(e->dst, dst, sizeof(dst));
 	e->nhop[0] = c->mf[0].nhop;
 	e->nhop[1] = c->mf[1].nhop;
 	*out = e;
@@ -428,16 +444,16 @@ off_enter(struct fd_offload *o, struct off_entry *e, int rc, uint64_t id)
 		if (off_no_answer(rc))
 			off_lost_track(o, "FLOW_CREATE_FP", rc);
 		if (e->on_long)	/* never offloaded: P again, the bit kept */
-			(void)leave_state(o, e->tuple, e->l4proto, 0, false);
-		off_free_entry(e);
+			(void)leave_entry(o, e, 0, false);
+		off_free_entry(o, e);
 		return rc;
 	}
 	e->fp_id = id;
 	if (off_index(o, e, true) != 0) {
 		/* untracked it must not live: out again, and take stock */
 		if (e->on_long)
-			(void)leave_state(o, e->tuple, e->l4proto, 0, false);
-		off_free_entry(e);
+			(void)leave_entry(o, e, 0, false);
+		off_free_entry(o, e);
 		rc = off_reclaim(o, id);
 		if (rc != 0)
 			off_lost_track(o, "CONN_RECLAIM_FP of an untracked connection", rc);
@@ -520,9 +536,7 @@ struct flight {
 static void
 unpend(struct fd_offload *o, struct off_entry *e)
 {
-	if (e->in_ct)
-		HASH_DELETE(hh_ct, o->by_ct, e);
-	e->in_ct = false;
+	off_unindex_ct(o, e);
 	e->pending = false;
 }
 
@@ -548,10 +562,10 @@ after_pending(struct fd_offload *o, struct off_entry *e, bool made, uint64_t id)
 				       "went while it was made", rc);
 	}
 	if (e->after == OFF_AFTER_OUT && e->on_long)
-		(void)leave_state(o, e->tuple, e->l4proto, 0, true);
+		(void)leave_entry(o, e, 0, true);
 	else if (e->after == OFF_AFTER_GONE)
 		o->st.removed++;
-	off_free_entry(e);
+	off_free_entry(o, e);
 }
 
 static void
@@ -599,7 +613,7 @@ update_done(void *arg, int rc)
 		/* strict, or on P, and offloaded: dropped when it comes back, or dead while forwarding */
 		fprintf(stderr, "flowcutd: conntrack state %u not made ready for the fast path "
 			"(liberal, T_long %u s): %s; left to the host\n", e->ct_id,
-			off_t_long(o, e->l4proto), strerror(-rc));
+			off_t_long(o, e->orig.proto), strerror(-rc));
 	unpend(o, e);
 	after_pending(o, e, false, 0);
 	flight_end(f);
@@ -613,6 +627,7 @@ static int
 make(struct fd_offload *o, const struct nf_conntrack *ct, uint64_t t0_ns)
 {
 	struct fd_ct_update u = { .what = FD_CT_UP_TIMEOUT };
+	struct nf_conntrack *t;
 	struct off_entry *e;
 	struct flight *f;
 	int rc;
@@ -633,23 +648,22 @@ make(struct fd_offload *o, const struct nf_conntrack *ct, uint64_t t0_ns)
 	f->o = o;
 	f->t0_ns = t0_ns;
 	e->pending = true;
-	e->oom = false;
-	e->in_ct = true;
-	HASH_ADD(hh_ct, o->by_ct, orig, CT_KEY_LEN, e);
-	if (e->oom) {
-		e->in_ct = false;
-		off_free_entry(e);
+	if (off_index_ct(o, e) != 0) {
+		off_free_entry(o, e);
 		free(f);
 		return -ENOMEM;
 	}
-	u.timeout = off_t_long(o, e->l4proto);
-	if (e->l4proto == IPPROTO_TCP)
+	u.timeout = off_t_long(o, e->orig.proto);
+	if (e->orig.proto == IPPROTO_TCP)
 		u.what |= FD_CT_UP_LOOSEN;
 	o->inflight++;
-	rc = o->ct.update_post(o->ct.ctx, e->tuple, &u, update_done, f);
+	t = off_tuple(e);
+	rc = t != NULL ? o->ct.update_post(o->ct.ctx, t, &u, update_done, f) : -ENOMEM;
+	if (t != NULL)
+		nfct_destroy(t);
 	if (rc != 0) {
 		unpend(o, e);
-		off_free_entry(e);
+		off_free_entry(o, e);
 		flight_end(f);
 	}
 	return rc;
@@ -718,8 +732,7 @@ state_gone(struct fd_offload *o, uint32_t ct_id, const struct nf_conntrack *ct)
 	}
 	if (e->cut) {
 		/* it drops: it stays while its sender sends, and ages out */
-		HASH_DELETE(hh_ct, o->by_ct, e);
-		e->in_ct = false;	/* a new state may take the id */
+		off_unindex_ct(o, e);	/* a new state may take the id */
 		return;
 	}
 	rc = off_reclaim(o, e->fp_id);
@@ -989,12 +1002,12 @@ rj_end(struct fd_offload *o, bool keep)
 
 	rj_carry_clear(rj);
 	if (!keep) {
-		while (rj->leaving != NULL) {	/* the resync's dump fixes their states up */
-			struct off_entry *e = rj->leaving;
-
-			rj->leaving = e->ext_next;
-			off_free_entry(e);
-		}
+		/* the resync's dump fixes their states up */
+		for (; rj->leaving_at < rj->nleaving; rj->leaving_at++)
+			off_free_entry(o, rj->leaving[rj->leaving_at]);
+		free(rj->leaving);
+		rj->leaving = NULL;
+		rj->nleaving = rj->leaving_at = 0;
 		free(rj->asked);
 		rj->asked = NULL;
 		rj->nasked = rj->asked_cap = rj->asked_next = 0;
@@ -1020,14 +1033,29 @@ off_rj_abandon(struct fd_offload *o)
 static void
 rj_unlink_uncut(struct fd_offload *o)
 {
-	struct off_entry *e, *next;
+	struct off_rejudge *rj = &o->rj;
+	struct off_entry *e;
+	uint32_t at = 0;
+	size_t n = rj->nleaving - rj->leaving_at;	/* kept from a change before (keep) */
+	struct off_entry **l;
 
-	HASH_ITER(hh_fp, o->by_fp, e, next) {
+	if (n > 0)
+		memmove(rj->leaving, rj->leaving + rj->leaving_at, n * sizeof(*rj->leaving));
+	rj->nleaving = n;
+	rj->leaving_at = 0;
+	l = realloc(rj->leaving, (n + o->nentries + 1) * sizeof(*l));
+	if (l == NULL) {
+		/* left in the tables (the new revision stops them already): the resync takes stock */
+		o->marks_stale = true;
+		off_lost_track(o, "no memory for the leaves after a ruleset change", -ENOMEM);
+		return;
+	}
+	rj->leaving = l;
+	while ((e = off_next(o, &at)) != NULL) {
 		if (e->cut)
 			continue;	/* made again at the new revision: dropping on */
-		off_unlink(o, e);
-		e->ext_next = o->rj.leaving;
-		o->rj.leaving = e;
+		off_unlink(o, e);	/* live, in no index: its leave posted by the job */
+		rj->leaving[rj->nleaving++] = e;
 	}
 }
 
@@ -1081,12 +1109,18 @@ rj_leave_step(struct fd_offload *o)
 {
 	struct off_entry *e;
 
-	while (o->upd_budget > 0 && (e = o->rj.leaving) != NULL) {
-		o->rj.leaving = e->ext_next;
-		rj_post(o, e->tuple, e->l4proto, true);
-		off_free_entry(e);
+	while (o->upd_budget > 0 && o->rj.leaving_at < o->rj.nleaving) {
+		struct nf_conntrack *t;
+
+		e = o->rj.leaving[o->rj.leaving_at++];
+		t = off_tuple(e);
+		if (t != NULL) {
+			rj_post(o, t, e->orig.proto, true);
+			nfct_destroy(t);
+		}	/* else no memory: on T_long, the resync's dump puts it right */
+		off_free_entry(o, e);
 	}
-	if (o->rj.leaving == NULL) {
+	if (o->rj.leaving_at == o->rj.nleaving) {
 		int rc;
 
 		/* the leaves sent first: the dump then finds none of their bits */
@@ -1200,6 +1234,7 @@ fd_offload_close(struct fd_offload *o)
 	rj_end(o, false);
 	off_sync_free(o);
 	off_forget_all(o);
+	off_table_free(o);
 	waiting_clear(o);
 	free(o);
 }
@@ -1306,23 +1341,28 @@ fd_offload_work(struct fd_offload *o)
 	/* the FIFO's head is the first due: nothing due, nothing done; what the unmark left */
 	if (budget > o->upd_budget)
 		budget = o->upd_budget;
-	while (budget > 0 && (e = o->ext) != NULL && e->due_ms <= now_ms) {
+	while (budget > 0 && (e = off_ext_due(o, now_ms)) != NULL) {
+		struct nf_conntrack *t;
 		int rc;
 
 		budget--;
 		off_ext_del(o, e);
 		if (e->cut)
 			continue;	/* cut since: no state */
-		rc = o->ct.timeout(o->ct.ctx, e->tuple, off_t_long(o, e->l4proto));
+		t = off_tuple(e);
+		rc = t != NULL ? o->ct.timeout(o->ct.ctx, t, off_t_long(o, e->orig.proto)) : -ENOMEM;
 		if (rc == -ENOENT) {	/* gone without a DESTROY we saw (lost, or never sent) */
-			state_gone(o, e->ct_id, e->tuple);
+			state_gone(o, e->ct_id, t);
+			nfct_destroy(t);
 			continue;
 		}
+		if (t != NULL)
+			nfct_destroy(t);
 		if (rc == 0)
 			o->st.extended++;
 		else	/* tried again in a minute: it has 12 h left */
 			fprintf(stderr, "flowcutd: conntrack state %u: extending its timeout to %u s: "
-				"%s\n", e->ct_id, off_t_long(o, e->l4proto), strerror(-rc));
+				"%s\n", e->ct_id, off_t_long(o, e->orig.proto), strerror(-rc));
 		off_ext_add(o, e, now_ms + (rc == 0 ? OFF_EXTEND_MS : 60000u));
 	}
 	off_flush(o);	/* this turn's leaves, fix-ups and creates go */
@@ -1376,12 +1416,10 @@ fd_offload_ruleset_changed(struct fd_offload *o)
 bool
 fd_offload_busy(const struct fd_offload *o)
 {
-	const struct off_entry *e = o->ext;
-
 	/* the paths job waits for a resync, which makes every path anew */
 	return o->rj.phase != OFF_RJ_IDLE ||
 	       (!o->need_resync && (o->paths_changed || o->paths_left > 0 || o->neigh_resolved)) ||
-	       (e != NULL && e->due_ms <= off_now_ns(o) / 1000000u);
+	       off_ext_due(o, off_now_ns(o) / 1000000u) != NULL;
 }
 
 void

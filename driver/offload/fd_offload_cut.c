@@ -8,12 +8,13 @@
 #include "fd_offload_priv.h"
 
 static void
-view(const struct off_entry *e, struct fd_offload_conn *out)
+view(const struct fd_offload *o, const struct off_entry *e, struct fd_offload_conn *out)
 {
 	*out = (struct fd_offload_conn){ .ct_id = e->ct_id, .fp_id = e->fp_id,
 					 .action = e->action, .cut = e->cut,
-					 .cut_by = e->cut_by, .family = e->family };
-	memcpy(out->ends, e->dst, sizeof(out->ends));
+					 .cut_by = e->cut_by, .family = e->orig.family };
+	off_dst(o, e, 0, out->ends[0]);
+	off_dst(o, e, 1, out->ends[1]);
 }
 
 /*
@@ -26,17 +27,18 @@ pick_among(struct fd_offload *o, bool cut, fd_offload_pick_fn *pick, void *arg,
 	   struct fd_offload_conn **out)
 {
 	struct fd_offload_conn *got = calloc(o->nentries ? o->nentries : 1, sizeof(*got));
-	struct off_entry *e, *next;
+	struct off_entry *e;
+	uint32_t i = 0;
 	size_t n = 0;
 
 	if (got == NULL)
 		return -ENOMEM;
-	HASH_ITER(hh_fp, o->by_fp, e, next) {
+	while ((e = off_next(o, &i)) != NULL) {
 		if (n == o->nentries)
 			break;
 		if (cut ? !e->cut : !e->in_ct)
 			continue;
-		view(e, &got[n]);
+		view(o, e, &got[n]);
 		if (pick(arg, &got[n]))
 			n++;
 	}
@@ -73,7 +75,7 @@ fd_offload_find_ct(struct fd_offload *o, uint32_t ct_id, const struct nf_conntra
 
 	if (e == NULL || e->pending)	/* on its way: not in the fast path yet */
 		return -ENOENT;
-	view(e, out);
+	view(o, e, out);
 	return 0;
 }
 
@@ -85,8 +87,8 @@ fd_offload_find_fp(struct fd_offload *o, uint64_t fp_id, struct fd_offload_conn 
 
 	if (e == NULL)
 		return -ENOENT;
-	view(e, out);
-	if (tuple && (*tuple = fd_ct_tuple(e->tuple)) == NULL)
+	view(o, e, out);
+	if (tuple && (*tuple = off_tuple(e)) == NULL)
 		return -ENOMEM;
 	return 0;
 }
@@ -222,7 +224,7 @@ fd_offload_post_create_cut(struct fd_offload *o, const struct nf_conntrack *ct, 
 			return 0;
 		if (off_no_answer(rc))
 			off_lost_track(o, "FLOW_CREATE_FP", rc);
-		off_free_entry(m->e);
+		off_free_entry(o, m->e);
 	}
 	free(m);
 	return rc;

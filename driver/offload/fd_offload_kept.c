@@ -29,28 +29,29 @@ off_dropping(const struct fc_conn_info *ci)
 int
 off_adopt_cut(struct fd_offload *o, const struct fc_conn_info *ci)
 {
-	struct off_entry *e = calloc(1, sizeof(*e));
+	struct off_entry *e = off_entry_new(o);
+	uint8_t dst[2][16];
 
-	if (e == NULL || (e->tuple = fd_ct_tuple_of_key(&ci->mf[0].key)) == NULL) {
-		free(e);
+	if (e == NULL)
 		return -ENOMEM;
-	}
 	e->fp_id = ci->id;
 	e->orig = ci->mf[0].key;
 	e->orig.port = 0;
-	e->l4proto = ci->mf[0].key.proto;
-	e->family = ci->mf[0].key.family;
 	e->nhop[0] = ci->mf[0].nhop;
 	e->nhop[1] = ci->mf[1].nhop;
 	e->action = ci->mf[0].action;
 	/* its ends as the wire sees them, as off_prepare's: the server, the client */
-	memcpy(e->dst[0], ci->mf[1].key.src, sizeof(e->dst[0]));
-	memcpy(e->dst[1], ci->mf[0].key.src, sizeof(e->dst[1]));
+	memcpy(dst[0], ci->mf[1].key.src, sizeof(dst[0]));
+	memcpy(dst[1], ci->mf[0].key.src, sizeof(dst[1]));
+	if (off_set_dst(o, e, (const uint8_t (*)[16])dst) != 0) {
+		off_free_entry(o, e);
+		return -ENOMEM;
+	}
 	e->cut = true;
 	e->cut_by = FD_OFFLOAD_CUT_BY_UNKNOWN;	/* no trigger known: see fd_cut_release */
 	e->held = true;
 	if (off_index(o, e, false) != 0) {
-		off_free_entry(e);
+		off_free_entry(o, e);
 		return -ENOMEM;
 	}
 	o->nentries++;

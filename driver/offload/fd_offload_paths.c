@@ -57,11 +57,13 @@ static bool
 still_routed(struct fd_offload *o, const struct off_entry *e)
 {
 	for (unsigned int d = 0; d < 2; d++) {
+		uint8_t dst[16];
 		struct fd_hop hop;
 		uint32_t id;
 		int p;
 
-		if (o->route.path(o->route.ctx, e->family, e->dst[d], &hop) != 0)
+		off_dst(o, e, (int)d, dst);
+		if (o->route.path(o->route.ctx, e->orig.family, dst, &hop) != 0)
 			return false;
 		p = off_front_port(o, &hop);
 		if (p < 0 || fd_nhop_find(o->nhops, (unsigned int)p, &hop, &id) != 0 ||
@@ -80,9 +82,12 @@ still_routed(struct fd_offload *o, const struct off_entry *e)
 static void
 move(struct fd_offload *o, struct off_entry *e)
 {
-	struct nf_conntrack *whole = o->ct.get(o->ct.ctx, e->tuple);
+	struct nf_conntrack *t = off_tuple(e), *whole = t != NULL ? o->ct.get(o->ct.ctx, t) : NULL;
 	uint64_t idle_s;
 	int rc = off_reclaim_idle(o, e->fp_id, &idle_s);
+
+	if (t != NULL)
+		nfct_destroy(t);
 
 	if (rc != 0 && rc != -ENOENT)
 		off_lost_track(o, "CONN_RECLAIM_FP of a connection whose path changed", rc);
@@ -97,8 +102,8 @@ move(struct fd_offload *o, struct off_entry *e)
 
 /*
  * The paths job's share of a turn: at most FD_OFFLOAD_PATHS_PER_TURN
- * entries looked at, from where the last turn stopped (cursor[OFF_CUR_PATHS]
- * in by_fp's order, round to the start), until a whole table's worth
+ * entries looked at, from where the last turn stopped (paths_at, the
+ * table's slot order, round to the start), until a whole table's worth
  * (paths_left, set to nentries by each change) has been seen since the
  * last change.  A change while it runs sets a whole lap again from where
  * it is, rather than starting over: under routes that keep changing, every
@@ -114,16 +119,18 @@ paths_step(struct fd_offload *o)
 	if (o->paths_left > o->nentries)
 		o->paths_left = o->nentries;	/* forgotten since: less to see */
 	while (o->paths_left > 0 && k++ < FD_OFFLOAD_PATHS_PER_TURN && !o->need_resync) {
-		struct off_entry *e = o->cursor[OFF_CUR_PATHS];
+		struct off_entry *e = off_next(o, &o->paths_at);
 
-		if (e == NULL && (e = o->by_fp) == NULL)
-			break;
-		o->cursor[OFF_CUR_PATHS] = e->hh_fp.next;
+		if (e == NULL) {	/* the end: round to the start */
+			o->paths_at = 0;
+			if ((e = off_next(o, &o->paths_at)) == NULL)
+				break;
+		}
 		o->paths_left--;
 		if (!e->cut && !still_routed(o, e))	/* a cut one drops anywhere */
 			move(o, e);
 	}
-	if (o->need_resync || o->by_fp == NULL)
+	if (o->need_resync || o->nentries == 0)
 		o->paths_left = 0;	/* the resync makes every path anew */
 }
 

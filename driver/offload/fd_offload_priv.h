@@ -36,21 +36,24 @@
 #include "fd_policy.h"
 #include "fd_route.h"
 
-/* an allocation that fails leaves a table as it was and marks the entry refused (oom) */
+/* the reconcile's F (fd_offload_sync.c): an allocation that fails leaves F as it was, the connection marked (oom) */
 #define HASH_NONFATAL_OOM 1
 #define uthash_nonfatal_oom(e) ((e)->oom = true)
 #include <uthash.h>
-#include <utlist.h>
 
 #define FD_WAITING_MAX 1024
 /* T_long = P + OFF_LONG_S; extended every OFF_LONG_S / 2 (see fd_offload.c, "Timeouts") */
 #define OFF_LONG_S 86400u
 #define OFF_EXTEND_MS (OFF_LONG_S / 2 * 1000ull)
 
-/* the jobs that walk the table (fd_offload_priv.h struct fd_offload's cursor[]) */
-enum { OFF_CUR_PATHS, OFF_CURSORS };
-
-/* One offloaded connection. */
+/*
+ * One offloaded connection: a slot of the binding's entry array
+ * (fd_offload_table.c), 96 bytes.  What it does not hold is derived:
+ * the state's tuple from `orig` (off_tuple: zone 0, as every offloaded
+ * state is), its protocol and family from `orig` too, and where each
+ * microflow's frames go (off_dst) from `orig` - a DNAT'd connection's
+ * alone kept in a side table (`nat`).
+ */
 struct off_entry {
 	/*
 	 * The state's identity, by_ct's key: its original tuple and its id,
@@ -61,35 +64,72 @@ struct off_entry {
 	 */
 	struct fc_key orig;
 	uint32_t ct_id;
+	uint32_t self;			/* its slot in the entry array */
 	uint64_t fp_id;			/* by_fp's key */
-	uint64_t due_ms;		/* its state's T_long extended then (in the FIFO) */
-	struct off_entry *ext_prev, *ext_next;	/* the extension FIFO's (utlist), by due_ms */
-	struct nf_conntrack *tuple;	/* the original tuple, for updates */
-	uint8_t l4proto;
-	uint8_t family;			/* 4 or 6 */
-	/* per microflow: where its frames go (the address routed), its next hop */
-	uint8_t dst[2][16];
-	uint32_t nhop[2];
-	uint8_t action;			/* both microflows' */
-	bool cut;			/* dropping on the coprocessor: see fd_cut.h */
-	uint8_t cut_by;			/* the cut's trigger (fd_offload_conn.cut_by) */
-	bool in_ct;			/* in by_ct: a cut one leaves it when its state dies */
-	bool held;			/* a resync found it in the fast path */
-	bool passed;			/* made CUT_THRU: the inspector had passed it */
-	bool oom;			/* a table had no room for it (uthash_nonfatal_oom) */
-	bool in_ext;			/* in the extension FIFO */
+	uint32_t nhop[2];		/* per microflow: its next hop */
+	/*
+	 * The extension FIFO (fd_offload_table.c), by due time: the low 32
+	 * bits of the ms its state's T_long is extended then (compared as
+	 * serial numbers: due is never more than 12 h off), and the slots
+	 * before and after it (0: none, else slot + 1).
+	 */
+	uint32_t due_ms;
+	uint32_t ext_prev, ext_next;
 	uint32_t seen;			/* the reconcile's epoch that last found its state */
 	uint32_t born;			/* the reconcile's epoch when it was indexed */
+	uint8_t action;			/* both microflows' */
+	uint8_t cut_by;			/* the cut's trigger (fd_offload_conn.cut_by) */
+	bool cut : 1;			/* dropping on the coprocessor: see fd_cut.h */
+	bool in_ct : 1;			/* in by_ct: a cut one leaves it when its state dies */
+	bool in_fp : 1;			/* in by_fp */
+	bool held : 1;			/* a resync found it in the fast path */
+	bool passed : 1;		/* made CUT_THRU: the inspector had passed it */
+	bool oom : 1;			/* an index had no room for it */
+	bool in_ext : 1;		/* in the extension FIFO */
+	bool nat : 1;			/* its ends in the side table (off_set_dst) */
 	/*
 	 * An offload in flight (fd_offload.c, "Offloads in batches"): in by_ct
 	 * only, no fp_id yet, not counted in nentries; what came meanwhile is
 	 * done at FLOW_CREATE_FP's answer (`after`).  on_long: its state's
 	 * update (T_long) was acked, so a way out puts P back.
 	 */
-	bool pending;
-	bool on_long;
-	uint8_t after;			/* OFF_AFTER_* */
-	UT_hash_handle hh_ct, hh_fp;
+	bool pending : 1;
+	bool on_long : 1;
+	unsigned int after : 2;		/* OFF_AFTER_* */
+	bool live : 1;			/* the slot holds an entry (else on the free list) */
+};
+
+/*
+ * An open-addressing index over the entry array (fd_offload_table.c):
+ * `cap` slots (a power of 2), each 0 (empty), OFF_IX_TOMB (a removed
+ * one's) or slot + 1 of what it indexes; `n` held, `tomb` tombstones.
+ */
+struct off_ix {
+	uint32_t *slot;
+	uint32_t cap, n, tomb;
+};
+#define OFF_IX_TOMB UINT32_MAX
+
+/* A DNAT'd connection's ends (off_dst), by entry slot: the side table's records. */
+struct off_nat {
+	uint32_t self;			/* the entry's slot */
+	uint8_t dst[2][16];
+};
+
+/* The entry array: chunks of OFF_CHUNK entries (an entry never moves), a free list. */
+#define OFF_CHUNK_SHIFT 12
+#define OFF_CHUNK (1u << OFF_CHUNK_SHIFT)
+struct off_table {
+	struct off_entry **chunk;
+	uint32_t nchunks;
+	uint32_t used;			/* slots handed out once: [0, used) */
+	uint32_t free;			/* the free list's head: slot + 1 (0: empty), by ext_next */
+	struct off_ix by_ct;		/* the live ones, and those pending (by orig and ct_id) */
+	struct off_ix by_fp;		/* every one made (by fp_id) */
+	struct off_ix by_nat;		/* the side table's records, by entry slot */
+	struct off_nat *nat;
+	uint32_t nnat, nat_cap;
+	uint32_t ext_head, ext_tail;	/* the extension FIFO's: slot + 1 (0: empty) */
 };
 
 /* What a pending entry's answer does besides entering it (struct off_entry.after). */
@@ -112,7 +152,7 @@ struct off_fconn {
 	uint32_t fw_rev;
 	bool dropping;			/* both ways (off_dropping): a cut's */
 	bool done;			/* matched to an entry or a state, or taken out */
-	bool oom;			/* F had no room for it (uthash_nonfatal_oom) */
+	bool oom;			/* F had no room for it */
 	UT_hash_handle hh;
 };
 
@@ -181,17 +221,16 @@ struct fd_offload {
 	} waiting[FD_WAITING_MAX];
 	unsigned int nwaiting;
 	uint16_t port_mtu[FD_MAX_PORTS]; /* the front ports' MTUs: read at open, then followed */
-	struct off_entry *by_ct;	/* by state: the live ones (uthash, hh_ct) */
-	struct off_entry *by_fp;	/* by fast-path id: every one (hh_fp) */
+	struct off_table tab;		/* the entries, by state and by fast-path id */
 	unsigned int nentries;
 	bool need_resync;		/* the fast path may hold what we do not know of */
 	bool marks_stale;		/* a ruleset change left the old rules' bits: clear them */
 	/*
-	 * The jobs' places in by_fp's order (uthash's insertion order,
-	 * hh_fp.next): an entry forgotten or moved moves a cursor on it to
-	 * its successor (off_cursor_skip), so a job goes on where it was.
+	 * The paths job's place in the table (off_next's slot): an entry
+	 * forgotten behind or under it changes nothing, one made since in a
+	 * slot behind it is not looked at (it was made on the new paths).
 	 */
-	struct off_entry *cursor[OFF_CURSORS];
+	uint32_t paths_at;
 	/* a ruleset change's rejudging job (fd_offload.c, "The rejudging job") */
 	struct off_rejudge {
 		enum off_rj_phase {
@@ -200,8 +239,13 @@ struct fd_offload {
 			OFF_RJ_DUMP,	/* the bit cleared on every state the dump by the bit finds */
 			OFF_RJ_JUDGE,	/* the states that asked meanwhile, judged under the new rules */
 		} phase;
-		/* the old revision's uncut entries, in no table: their leave to post (ext_next) */
-		struct off_entry *leaving;
+		/*
+		 * The old revision's uncut entries, in no index (off_unlink) but
+		 * live: their leave to post, from leaving[leaving_at] on (an
+		 * entry never moves: the table's slots are in chunks).
+		 */
+		struct off_entry **leaving;
+		size_t nleaving, leaving_at;
 		struct nf_conntrack **carry;	/* dumped past the budget: the next turn's first */
 		size_t ncarry, carry_cap;
 		struct fc_key *asked;		/* states that asked to be offloaded meanwhile */
@@ -209,14 +253,8 @@ struct fd_offload {
 	} rj;
 	unsigned int upd_budget;	/* ct updates left this turn (fd_offload_work) */
 	unsigned int ct_read;		/* event datagrams read this turn; UINT_MAX: read whole */
-	size_t paths_left;		/* the paths job: entries still to look at (cursor) */
+	size_t paths_left;		/* the paths job: entries still to look at (paths_at) */
 	uint64_t resync_tried_ms;	/* a resync that did not get through: retried 1 s on */
-	/*
-	 * The extension FIFO, by offload time: every entry is due
-	 * OFF_EXTEND_MS after its offload or last extension, whatever its
-	 * protocol, so appending keeps it sorted (utlist, ext_prev/ext_next).
-	 */
-	struct off_entry *ext;
 	uint16_t tls_ports[FD_OFFLOAD_TLS_PORTS_MAX]; /* offloaded SEND_TO_IPS (fd_policy_verdict) */
 	unsigned int ntls_ports;
 	/*
@@ -248,14 +286,54 @@ uint64_t off_now_ns(const struct fd_offload *o);
  * (never seen, or ahead of our clock).
  */
 uint64_t off_idle_s(const struct fd_offload *o, const struct fc_mflow_stats st[2]);
-/* the extension FIFO: an entry appended due at `due_ms`; taken out (forgetting does) */
+/*
+ * The extension FIFO, by due time: every entry is due OFF_EXTEND_MS after
+ * its offload or last extension (a minute after a failed one), so
+ * appending keeps it sorted.  off_ext_add appends an entry due at
+ * `due_ms` (taken out first if in); off_ext_del takes it out (forgetting
+ * does); off_ext_due is the head if it is due at `now_ms`, else NULL.
+ */
 void off_ext_add(struct fd_offload *o, struct off_entry *e, uint64_t due_ms);
 void off_ext_del(struct fd_offload *o, struct off_entry *e);
+struct off_entry *off_ext_due(const struct fd_offload *o, uint64_t now_ms);
+/*
+ * off_entry_new - an entry, zeroed, live, in no index (NULL: no memory);
+ * its slot is its own until off_free_entry (an entry never moves).
+ * off_free_entry - an entry out of every index already, freed (its side
+ * record too).
+ */
+struct off_entry *off_entry_new(struct fd_offload *o);
+void off_free_entry(struct fd_offload *o, struct off_entry *e);
+/*
+ * off_tuple - the entry's state's original tuple, rebuilt from its key
+ * (fd_ct_tuple_of_key: zone 0, as every offloaded state is; no id), for
+ * the caller to nfct_destroy.  NULL: no memory.
+ */
+struct nf_conntrack *off_tuple(const struct off_entry *e);
+/*
+ * off_dst - where microflow `d`'s frames go (the address routed, as
+ * fd_policy_route_dst has it): 0, towards the reply's source (orig.dst
+ * unless DNAT'd); 1, towards orig.src.  off_set_dst - both set; the
+ * ones the key does not give kept in the side table: 0, or -ENOMEM.
+ */
+void off_dst(const struct fd_offload *o, const struct off_entry *e, int d, uint8_t out[16]);
+int off_set_dst(struct fd_offload *o, struct off_entry *e, const uint8_t dst[2][16]);
 struct off_entry *off_find_ct(struct fd_offload *o, uint32_t ct_id,
 			      const struct nf_conntrack *ct);
+/* off_find_key - the entry of state `ct_id` whose original key is `orig` (port 0). */
+struct off_entry *off_find_key(struct fd_offload *o, uint32_t ct_id, const struct fc_key *orig);
 struct off_entry *off_find_state(struct fd_offload *o, const struct nf_conntrack *ct);
 struct off_entry *off_find_fp(struct fd_offload *o, uint64_t fp_id);
+/*
+ * off_index - an entry into by_fp, and by_ct too when `by_ct` (in_ct
+ * set): all or nothing.  0, or -ENOMEM (an index had no room: the entry
+ * is in neither of those it was to join).  nentries is the caller's.
+ * off_index_ct - into by_ct alone (a pending one): 0 or -ENOMEM;
+ * off_unindex_ct - out of by_ct (in_ct cleared), if in.
+ */
 int off_index(struct fd_offload *o, struct off_entry *e, bool by_ct);
+int off_index_ct(struct fd_offload *o, struct off_entry *e);
+void off_unindex_ct(struct fd_offload *o, struct off_entry *e);
 void off_forget(struct fd_offload *o, struct off_entry *e);
 /* off_unlink - off_forget but not freed: in no table, the FIFO, nor nentries (the caller frees). */
 void off_unlink(struct fd_offload *o, struct off_entry *e);
@@ -265,15 +343,16 @@ void off_unlink(struct fd_offload *o, struct off_entry *e);
  * new place, and the entry is forgotten.
  */
 int off_rekey_fp(struct fd_offload *o, struct off_entry *e, uint64_t fp_id);
-void off_free_entry(void *p);
 void off_forget_all(struct fd_offload *o);
 /*
- * off_cursor_skip - an entry about to leave by_fp (or move in it): every
- * job's cursor on it moves to its successor.  off_forget and off_rekey_fp
- * call it; off_forget_all sets every cursor to NULL.
+ * off_next - an iteration over every entry of by_fp: `*at` starts at 0;
+ * the next one from it (and *at past it), or NULL at the end.  Forgetting
+ * the entry returned is allowed; one indexed meanwhile may or may not come.
  */
-void off_cursor_skip(struct fd_offload *o, const struct off_entry *e);
+struct off_entry *off_next(const struct fd_offload *o, uint32_t *at);
 struct off_entry **off_snapshot(const struct fd_offload *o, size_t *n);
+/* off_table_free - the table's memory let go (every entry forgotten first). */
+void off_table_free(struct fd_offload *o);
 void off_forget_uncut(struct fd_offload *o);
 
 /* fd_offload.c: conntrack, one state offloaded, the state machine (the ports' MTUs too) */

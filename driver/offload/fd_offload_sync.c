@@ -605,6 +605,7 @@ confirm_step(struct fd_offload *o)
 	for (unsigned int looks = 0; s->at < s->nids && looks < OFF_SYNC_LOOKS &&
 	     gets < OFF_SYNC_POSTS; looks++) {
 		struct off_entry *e = off_find_fp(o, s->ids[s->at++]);
+		struct nf_conntrack *t;
 		struct off_fconn *f;
 		bool in_f;
 
@@ -622,8 +623,11 @@ confirm_step(struct fd_offload *o)
 		if (e->seen == s->epoch)
 			continue;	/* the dump found it (and F, or it is new) */
 		s->post[gets] = (struct off_sync_post){ .o = o, .fp_id = e->fp_id, .in_f = in_f };
-		if (o->ct.get_post(o->ct.ctx, e->tuple, confirm_done, &s->post[gets]) == 0)
+		t = off_tuple(e);
+		if (t != NULL && o->ct.get_post(o->ct.ctx, t, confirm_done, &s->post[gets]) == 0)
 			gets++;
+		if (t != NULL)
+			nfct_destroy(t);
 	}
 	if (gets > 0)
 		(void)o->ct.get_flush(o->ct.ctx);	/* each done ran, answered or failed */

@@ -17,6 +17,7 @@
  * due.  The same against the real conntrack and fast path,
  * as root: tests/integration/test_driver.c.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <setjmp.h>
@@ -1040,6 +1041,138 @@ then_ten_k_moved(void)
 	assert_int_equal(stats().rerouted, TEN_K);
 }
 
+/* ---- the table's layout (driver/offload/fd_offload_table.c) ---- */
+
+/* si_tcp4 and si_udp6 DNAT'd: the reply's source the target, not the server */
+static const struct si_st *
+dnat(int family)
+{
+	static struct si_st t4, t6;
+
+	t4 = si_tcp4;
+	t4.target = "198.19.0.99";
+	t6 = si_udp6;
+	t6.target = "2001:2:1::99";
+	return family == AF_INET ? &t4 : &t6;
+}
+
+static void
+given_dnat4(void)
+{
+	si_offloaded(dnat(AF_INET), 101);
+}
+
+static void
+given_dnat6(void)
+{
+	si_offloaded(dnat(AF_INET6), 102);
+}
+
+/* The entry's tuple as rebuilt is the state's original tuple; its ends the target and the client. */
+static void
+then_dnat_right(int family)
+{
+	const struct si_st *s = dnat(family);
+	struct nf_conntrack *want = si_build(s, 0), *got = NULL;
+	struct fd_offload_conn c;
+	uint8_t target[16] = { 0 }, client[16] = { 0 };
+	int af = family == AF_INET ? AF_INET : AF_INET6;
+
+	assert_int_equal(stats().extended, 1);	/* its tuple found its state 12 h on */
+	assert_int_equal(fd_offload_find_fp(off, 1, &c, &got), 0);
+	assert_non_null(got);
+	assert_int_equal(nfct_cmp(got, want, NFCT_CMP_ORIG), 1);
+	assert_int_equal(nfct_get_attr_u16(got, ATTR_ZONE), 0);
+	assert_int_equal(inet_pton(af, s->target, target), 1);
+	assert_int_equal(inet_pton(af, s->client, client), 1);
+	assert_memory_equal(c.ends[0], target, family == AF_INET ? 4 : 16);
+	assert_memory_equal(c.ends[1], client, family == AF_INET ? 4 : 16);
+	assert_int_equal(fd_offload_find_ct(off, 101 + (family != AF_INET), got, &c), 0);
+	nfct_destroy(got);
+	nfct_destroy(want);
+}
+
+static void
+then_dnat4_right(void)
+{
+	then_dnat_right(AF_INET);
+}
+
+static void
+then_dnat6_right(void)
+{
+	then_dnat_right(AF_INET6);
+}
+
+/* state i of the many: its own client port and id */
+static struct si_st
+many_st(unsigned int i)
+{
+	struct si_st st = si_tcp4;
+
+	st.cport = (uint16_t)(41000 + i);
+	return st;
+}
+
+/*
+ * Nine in ten of the MANY destroyed (tombstones in both indexes), as many
+ * offloaded anew (the table grown past them), over several rounds.
+ */
+static void
+when_churn(void)
+{
+	for (unsigned int round = 0; round < 4; round++) {
+		for (unsigned int i = 0; i < MANY; i++) {
+			struct si_st st = many_st(i);
+			struct nf_conntrack **h;
+
+			if (i % 10 == 0)
+				continue;	/* kept through every round */
+			h = si_host_find(si_build(&st, 0));
+			assert_non_null(h);
+			si_event(FD_CT_DESTROY, &st, nfct_get_attr_u32(*h, ATTR_ID));
+			nfct_destroy(*h);
+			*h = NULL;
+		}
+		fd_offload_events(off);
+		for (unsigned int i = 0; i < MANY; i++) {
+			struct si_st st = many_st(i);
+
+			if (i % 10 != 0)
+				si_offloaded(&st, 10000 * (round + 1) + i);
+		}
+	}
+}
+
+/* Every one found by state and by fast-path id; none of the destroyed found. */
+static void
+then_all_found(void)
+{
+	struct fd_offload_stats st = stats();
+	struct fd_offload_conn c;
+	unsigned int found = 0;
+
+	assert_int_equal(st.offloaded, MANY * 5 - MANY / 10 * 4);
+	assert_int_equal(st.removed, (MANY - MANY / 10) * 4);
+	for (unsigned int i = 0; i < MANY; i++) {
+		struct si_st s = many_st(i);
+		struct nf_conntrack *t = si_build(&s, 0);
+		uint32_t id = i % 10 == 0 ? 1000 + i : 40000 + i;
+
+		assert_int_equal(fd_offload_find_ct(off, id, t, &c), 0);
+		assert_int_equal(c.ct_id, id);
+		assert_int_equal(fd_offload_find_fp(off, c.fp_id, &c, NULL), 0);
+		assert_int_equal(c.ct_id, id);
+		if (i % 10 != 0)	/* the rounds before: gone from both */
+			assert_int_equal(fd_offload_find_ct(off, 30000 + i, t, &c), -ENOENT);
+		nfct_destroy(t);
+		found++;
+	}
+	assert_int_equal(found, MANY);
+	/* the first rounds' ids: gone */
+	assert_int_equal(fd_offload_find_fp(off, 2, &c, NULL), -ENOENT);
+}
+
 static const struct row {
 	const char *what;
 	void (*given)(void);
@@ -1184,6 +1317,15 @@ static const struct row {
 	{ "a cut adopted after a restart: a dropping connection kept, not reclaimed",
 	  given_dropping_from_before, when_resync, "FW_CFG_PARAMS_GET; TABLE_STATS_READ",
 	  "dump_start mark=0x40000000 mask=0x40000000", then_adopted },
+	{ "a DNAT'd connection (IPv4): its tuple rebuilt from its key finds its state 12 h on, "
+	  "its ends the target and the client", given_dnat4, when_half_a_day, "",
+	  "timeout sport=40000 secs=518400", then_dnat4_right },
+	{ "a DNAT'd connection (IPv6): its tuple rebuilt from its key finds its state 12 h on, "
+	  "its ends the target and the client", given_dnat6, when_half_a_day, "",
+	  "timeout sport=40001 secs=86520", then_dnat6_right },
+	{ "1,000 offloaded, nine in ten destroyed and offloaded anew 4 times (tombstones, growth): "
+	  "every one found by state and by id", given_many, when_churn, NULL, NULL, then_all_found },
+
 };
 
 static int
