@@ -280,15 +280,43 @@ port_mac(unsigned int port, uint8_t mac[6])
 }
 
 /*
+ * fw_cfg as the settings say (Cut in hardware: the IPS switch), the gate
+ * (OFFLOAD) open only with `open` and the settings' offload on.  The
+ * value set in *set_out.  0 or the command's error (said).
+ */
+static int
+gate_set(const struct fd_cmds *cmds, bool open, uint32_t *set_out)
+{
+	struct fc_ans_cfg now;
+	struct fc_cmd_cfg set;
+	int rc;
+
+	rc = fd_cmds_call(cmds, FC_CMD_FW_CFG_PARAMS_GET, NULL, 0, &now, sizeof(now));
+	if (rc != 0) {
+		fprintf(stderr, "flowcutd: FW_CFG_PARAMS_GET: %s\n", strerror(-rc));
+		return rc;
+	}
+	set.fw_cfg = now.fw_cfg & ~(FC_CFG_OFFLOAD | FC_CFG_IPS);
+	set.fw_cfg |= (open && cur.offload ? FC_CFG_OFFLOAD : 0) |
+		      (cur.cut_in_hardware ? FC_CFG_IPS : 0);
+	rc = fd_cmds_call(cmds, FC_CMD_FW_CFG_PARAMS_SET, &set, sizeof(set), NULL, 0);
+	if (rc != 0) {
+		fprintf(stderr, "flowcutd: FW_CFG_PARAMS_SET 0x%03x: %s\n", set.fw_cfg, strerror(-rc));
+		return rc;
+	}
+	if (set_out != NULL)
+		*set_out = set.fw_cfg;
+	return 0;
+}
+
+/*
  * Everything the coprocessor forgets when it boots: the ports, then the
  * configuration word, the gate and the IPS switch set together on what it
  * reads back (never written as a constant).
  */
 static int
-program(const struct fd_cmds *cmds, struct lk *lk, const struct opts *o)
+program(const struct fd_cmds *cmds, const struct opts *o)
 {
-	struct fc_ans_cfg now;
-	struct fc_cmd_cfg set;
 	int rc;
 
 	for (unsigned int p = 0; p < o->ports; p++) {
@@ -301,22 +329,7 @@ program(const struct fd_cmds *cmds, struct lk *lk, const struct opts *o)
 			return rc;
 		}
 	}
-	rc = fd_cmds_call(cmds, FC_CMD_FW_CFG_PARAMS_GET, NULL, 0, &now, sizeof(now));
-	if (rc != 0) {
-		fprintf(stderr, "flowcutd: FW_CFG_PARAMS_GET: %s\n", strerror(-rc));
-		return rc;
-	}
-	set.fw_cfg = now.fw_cfg & ~(FC_CFG_OFFLOAD | FC_CFG_IPS);
-	set.fw_cfg |= (cur.offload ? FC_CFG_OFFLOAD : 0) | (cur.cut_in_hardware ? FC_CFG_IPS : 0);
-	rc = fd_cmds_call(cmds, FC_CMD_FW_CFG_PARAMS_SET, &set, sizeof(set), NULL, 0);
-	if (rc != 0) {
-		fprintf(stderr, "flowcutd: FW_CFG_PARAMS_SET 0x%03x: %s\n", set.fw_cfg, strerror(-rc));
-		return rc;
-	}
-	printf("flowcutd: coprocessor %016" PRIx64 " programmed: %u ports, fw_cfg 0x%03x\n",
-	       lk_boot_id(lk), o->ports, set.fw_cfg);
-	fflush(stdout);
-	return 0;
+	return gate_set(cmds, false, NULL);
 }
 
 /*
@@ -831,7 +844,8 @@ on_settings_ready(struct flowcutd *d)
 	fd_offload_settings(d->off, cur.cut_in_hardware, cur.idle_timeout);
 	fd_cut_settings(d->cut, cur.cut_in_hardware);
 	fd_ips_settings(ips, &cur);
-	d->programmed = program(&d->cmds, d->lk, &d->o) == 0 && d->programmed;
+	/* the gate and the switch as saved (once programmed: before, programming opens it) */
+	d->programmed = d->programmed && gate_set(&d->cmds, true, NULL) == 0;
 	fd_watch_settings(d->wat, &cur);
 	d->acc = ctl_access(&cur);
 	(void)fd_ctl_access(d->ctl, &d->acc);	/* a failure is said */
@@ -880,14 +894,27 @@ lease_and_program(struct flowcutd *d)
 			lease_lapsed(d->off, &d->cmds);
 		return true;
 	}
-	/* the lease first: the gate opens only with it held */
+	/*
+	 * The gate shut before the lease is taken: fw_cfg outlives the
+	 * flowcutd that set it, and its connections (their states gone
+	 * meanwhile, or passed by rules changed since) would forward from the
+	 * moment the lease is held, until this one's resync and revision
+	 * bump.  It opens once those are done, below.  The lease next: the
+	 * gate forwards only with it held.
+	 */
+	if (gate_set(&d->cmds, false, NULL) != 0) {
+		usleep(100000);	/* said; tried again */
+		return false;
+	}
 	rc = fd_lease_renew(&lease, &d->cmds, fd_clock_ms(), true);
 	if (rc < 0) {
 		usleep(100000);	/* said; tried again */
 		return false;
 	}
-	d->programmed = program(&d->cmds, d->lk, &d->o) == 0;
+	d->programmed = program(&d->cmds, &d->o) == 0;
 	if (d->programmed) {
+		uint32_t fw_cfg = 0;
+
 		d->programmed_boot = lk_boot_id(d->lk);
 		fd_offload_resync(d->off);	/* the connections conntrack holds */
 		fd_watch_boot(d->wat);	/* what the watched sets and lists hold, cut */
@@ -902,6 +929,14 @@ lease_and_program(struct flowcutd *d)
 		else if (!d->judged)
 			(void)fd_offload_ruleset_changed(d->off);	/* said */
 		d->judged = true;
+		/* judged: what a flowcutd before made forwards no more; the gate opens */
+		if (gate_set(&d->cmds, true, &fw_cfg) != 0) {
+			d->programmed = false;	/* tried again */
+			return true;
+		}
+		printf("flowcutd: coprocessor %016" PRIx64 " programmed: %u ports, fw_cfg 0x%03x\n",
+		       lk_boot_id(d->lk), d->o.ports, fw_cfg);
+		fflush(stdout);
 	}
 	return true;
 }

@@ -756,11 +756,19 @@ state_gone(struct fd_offload *o, uint32_t ct_id, const struct nf_conntrack *ct)
  * An event may be older than the state (a FIN 14 us after the handshake:
  * the ESTABLISHED event is read when the state is FIN_WAIT already), and
  * judged as it is, it offloads a closing state.  The events of a state
- * come in order, so the FIN_WAIT one follows: an UPDATE of an offloaded
- * (or pending) entry showing TCP past ESTABLISHED takes it out (reclaim,
- * leave; at the answer when pending).  Until then the fast path forwards
- * what the host would have (fd_policy_qualifies refuses every TCP state
- * but ESTABLISHED, so no event of a closing state offloads anything).
+ * come in order, so the FIN_WAIT one follows: an UPDATE of a pending
+ * entry, or of one offloaded within OFF_STALE_MS, showing TCP past
+ * ESTABLISHED takes it out (reclaim, leave; at the answer when pending).
+ * Until then the fast path forwards what the host would have
+ * (fd_policy_qualifies refuses every TCP state but ESTABLISHED, so no
+ * event of a closing state offloads anything).  Only then: once in the
+ * fast path, every close that passes through it in its window is the
+ * coprocessor's to report (a give-back), so a close only the host saw
+ * came from a segment the coprocessor judged outside the window and sent
+ * up alone (a spoofed RST, which the host's liberal state takes) or from
+ * the host itself; taking the connection out on it would hand an
+ * off-path sender the power the window check took away (issue 14).  Its
+ * state's own timer and DESTROY decide then.
  *
  * After a ruleset change the bit in an event read may be the old rules'
  * (the event was queued before the unmark): GET mode (off_judge_by_get)
@@ -786,7 +794,22 @@ past_established(const struct nf_conntrack *ct)
 	return st >= TCP_CONNTRACK_FIN_WAIT && st <= TCP_CONNTRACK_CLOSE;
 }
 
-/* An offloaded entry whose state closed on the host: out, its state leaves (the bit cleared). */
+/*
+ * Offloaded within OFF_STALE_MS: its offload time is its first
+ * extension's due less OFF_EXTEND_MS (off_enter puts it in the FIFO).
+ */
+static bool
+young(const struct fd_offload *o, const struct off_entry *e)
+{
+	uint32_t now_ms = (uint32_t)(off_now_ns(o) / 1000000u);
+
+	return e->in_ext && (int32_t)(now_ms - (e->due_ms - (uint32_t)OFF_EXTEND_MS)) < OFF_STALE_MS;
+}
+
+/*
+ * An offloaded entry whose state closed on the host (see above): out, its
+ * state leaves (the bit cleared) - pending or young only.
+ */
 static void
 closed_on_host(struct fd_offload *o, struct off_entry *e)
 {
@@ -799,6 +822,8 @@ closed_on_host(struct fd_offload *o, struct off_entry *e)
 		e->after = OFF_AFTER_OUT;
 		return;
 	}
+	if (!young(o, e))
+		return;		/* not the stale event's: the coprocessor reports its closes */
 	rc = off_reclaim_idle(o, e->fp_id, &idle_s);
 	if (rc != 0 && rc != -ENOENT)
 		off_lost_track(o, "CONN_RECLAIM_FP of a connection closed on the host", rc);

@@ -45,6 +45,8 @@
 /* T_long = P + OFF_LONG_S; extended every OFF_LONG_S / 2 (see fd_offload.c, "Timeouts") */
 #define OFF_LONG_S 86400u
 #define OFF_EXTEND_MS (OFF_LONG_S / 2 * 1000ull)
+/* an entry this young taken out by a close its state's event shows (fd_offload.c, judging) */
+#define OFF_STALE_MS 1000
 
 /*
  * One offloaded connection: a slot of the binding's entry array

@@ -276,6 +276,22 @@ when_fin_wait(void)
 	fd_offload_events(off);
 }
 
+/*
+ * An UPDATE of si_tcp4 showing CLOSE 2 s after its offload: a spoofed RST
+ * the coprocessor judged outside the window went to the host alone, and
+ * the host's state (liberal, its highest ACK forgotten) took it.
+ */
+static void
+when_closed_later(void)
+{
+	struct si_st st = si_tcp4;
+
+	si_now_ns += 2 * S;
+	st.tcp_state = 7;	/* TCP_CONNTRACK_CLOSE */
+	si_event(FD_CT_UPDATE, &st, 101);
+	fd_offload_events(off);
+}
+
 /* A new state of si_tcp4's tuple (its cut one's key held, dropping), through the rules. */
 static void
 when_tcp4_anew(void)
@@ -1286,6 +1302,8 @@ static const struct row {
 	{ "an UPDATE showing TCP past ESTABLISHED (closed on the host): taken out, its state left",
 	  given_tcp4, when_fin_wait, "CONN_RECLAIM_FP id=1",
 	  "update sport=40000 what=0x7 timeout=432000 mark=0 mask=0x40000000", then_closed_out },
+	{ "an UPDATE showing TCP CLOSE 2 s after the offload (a spoofed RST the coprocessor refused): "
+	  "kept, in the fast path", given_tcp4, when_closed_later, "", "", then_still_offloaded },
 	{ "a key a cut connection holds: not created over (refused), T_long put right",
 	  given_tcp4_cut, when_tcp4_anew, "FLOW_CREATE_FP sport=40000: -EEXIST",
 	  "update sport=40000 what=0x3 timeout=518400 mark=0 mask=0; "
