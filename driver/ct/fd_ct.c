@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@
 #include <time.h>
 
 #include <libmnl/libmnl.h>
+#include <linux/filter.h>
 #include <libnetfilter_conntrack/libnetfilter_conntrack.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nfnetlink_conntrack.h>
@@ -132,6 +134,49 @@ events_for_every_state(void)
 		"is not running is noticed gone only by the refresh\n", path, strerror(errno));
 }
 
+int
+fd_ct_own_filter(struct sock_filter *prog, const uint32_t own[2])
+{
+	uint32_t a = own[0] ? own[0] : own[1], b = own[1] ? own[1] : own[0];
+	const struct sock_filter p[FD_CT_FILTER_LEN] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct nlmsghdr, nlmsg_pid)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ntohl(a), 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ntohl(b), 0, 3),
+		BPF_STMT(BPF_LD | BPF_H | BPF_ABS, offsetof(struct nlmsghdr, nlmsg_type)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+			 ntohs((NFNL_SUBSYS_CTNETLINK << 8) | IPCTNL_MSG_CT_NEW), 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, 0),
+		BPF_STMT(BPF_RET | BPF_K, 0xffffffffu),
+	};
+
+	if (a == 0)
+		return -EINVAL;
+	memcpy(prog, p, sizeof(p));
+	return FD_CT_FILTER_LEN;
+}
+
+/*
+ * Our own updates' events refused in the kernel (fd_ct_own_filter).  Not
+ * attached: said, and they are skipped at the parse as before, at the
+ * cost of twice the buffer.
+ */
+static void
+own_filter_attach(struct fd_ct *c)
+{
+	struct sock_filter prog[FD_CT_FILTER_LEN];
+	struct sock_fprog fp = { .len = FD_CT_FILTER_LEN, .filter = prog };
+	const uint32_t own[2] = { c->q_portid, c->nl_portid };
+	int rc = fd_ct_own_filter(prog, own);
+
+	if (rc > 0 && setsockopt(nfct_fd(c->ev), SOL_SOCKET, SO_ATTACH_FILTER, &fp,
+				 sizeof(fp)) != 0)
+		rc = -errno;
+	if (rc < 0)
+		fprintf(stderr, "flowcutd: conntrack event socket: the filter of our own updates "
+			"(port ids %u, %u) not attached: %s; they are queued and skipped\n",
+			own[0], own[1], strerror(-rc));
+}
+
 struct fd_ct *
 fd_ct_open(void)
 {
@@ -181,6 +226,7 @@ fd_ct_open(void)
 		goto fail;
 	c->q_portid = nfnl_portid(nfct_nfnlh(c->q));
 	c->nl_portid = mnl_socket_get_portid(c->nl);
+	own_filter_attach(c);
 	c->seq = (uint32_t)time(NULL);
 	events_for_every_state();
 	c->timeout[IPPROTO_TCP] = sysctl_u32("nf_conntrack_tcp_timeout_established", 432000);

@@ -19,8 +19,10 @@
  *   updates, GET and kill (each one post and a flush);
  * - a dump read incrementally (fd_ct_dump_start/_next), one at a time,
  *   opened for each dump.
- * The UPDATE events our own updates cause are dropped before they are
- * parsed (fd_ct_parse); our DESTROYs are handed on, flagged `own`.
+ * The UPDATE events our own updates cause are dropped in the kernel, by
+ * a socket filter on the event socket (fd_ct_own_filter), and again
+ * before they are parsed (fd_ct_parse) should one get through; our
+ * DESTROYs are handed on, flagged `own`.
  *
  * Main thread only.  fd_ct_close(NULL) does nothing.  Errors are negative
  * errnos; -ENOENT from an update: the state is gone.
@@ -64,6 +66,39 @@ struct fd_ct *fd_ct_open(void);
 int fd_ct_parse(const void *buf, size_t len, const uint32_t own[2], fd_ct_event_fn *cb,
 		void *arg);
 void fd_ct_close(struct fd_ct *c);
+
+/*
+ * fd_ct_own_filter - the event socket's classic BPF program (pure; run by
+ * the kernel on every event before it is queued, SO_ATTACH_FILTER; tested
+ * in userspace by libpcap's bpf_filter and against the kernel): a message
+ * whose nlmsg_pid is own[0] or own[1] (our sockets' port ids, not 0) and
+ * whose type is ctnetlink's CT_NEW (a NEW or an UPDATE) is refused, every
+ * other one kept whole.  Each of our offloads updates its state once
+ * (ctnetlink reports every update to every listener, the sender's other
+ * sockets too), so unfiltered the event socket queues two events a state,
+ * each taking about 1,280 bytes of its buffer (an event skb's truesize,
+ * measured: /proc/net/netlink's Rmem over the events queued), and a burst
+ * overflows twice as soon.  One event is one datagram (ctnetlink sends
+ * each in an skb of its own), so the program looks at one header only:
+ *
+ *   ld  [12]            nlmsg_pid, as BPF loads it: big-endian, ntohl(pid)
+ *   jeq ntohl(own[0])   -> type
+ *   jeq ntohl(own[1])   -> type, else keep
+ *   type: ldh [4]       nlmsg_type, ntohs()
+ *   jeq ntohs(CT_NEW)   -> refuse, else keep
+ *   refuse: ret 0
+ *   keep: ret 0xffffffff
+ *
+ * Hand-written: libnetfilter_conntrack's nfct_filter_attach builds its
+ * program from a state's attributes (protocols, addresses, TCP states,
+ * marks), and the sender's port id is no attribute of a state.  `prog`
+ * holds FD_CT_FILTER_LEN instructions (struct sock_filter, linux/filter.h).
+ * FD_CT_FILTER_LEN, or -EINVAL (both port ids 0: the kernel's own events
+ * carry 0; one 0 is read as the other).
+ */
+#define FD_CT_FILTER_LEN 7
+struct sock_filter;
+int fd_ct_own_filter(struct sock_filter *prog, const uint32_t own[2]);
 
 /* fd_ct_fd - the event socket, to poll (level-triggered: what is left stays readable). */
 int fd_ct_fd(const struct fd_ct *c);
