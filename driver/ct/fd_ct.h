@@ -8,11 +8,12 @@
  * (fd_offload), whether it qualifies the policy's (fd_policy).
  *
  * Four netlink sockets:
- * - events: conntrack's NEW, UPDATE and DESTROY groups, non-blocking, a
- *   receive buffer of FD_CT_EVBUF_ASK (64 MiB, SO_RCVBUFFORCE through
- *   nfnl_rcvbufsiz) doubled on each ENOBUFS up to FD_CT_EVBUF_MAX (256
- *   MiB), as conntrack-tools' nl_resize_socket_buffer: a lost event
- *   shows as -ENOBUFS and is counted (fd_ct_events_lost);
+ * - events: conntrack's NEW, UPDATE and DESTROY groups, non-blocking,
+ *   read 32 datagrams a recvmmsg(), a receive buffer of
+ *   FD_CT_EVBUF_ASK (512 MiB, SO_RCVBUFFORCE through nfnl_rcvbufsiz)
+ *   doubled on each ENOBUFS up to FD_CT_EVBUF_MAX (1 GiB), as
+ *   conntrack-tools' nl_resize_socket_buffer: a lost event shows as
+ *   -ENOBUFS and is counted (fd_ct_events_lost);
  * - queries (libnetfilter_conntrack): fd_ct_dump, read whole;
  * - posted requests (libmnl): updates, GETs and kills in batches of
  *   FD_CT_BATCH, each its own queue and flush, and the synchronous
@@ -113,8 +114,24 @@ int fd_ct_fd(const struct fd_ct *c);
  */
 int fd_ct_events(struct fd_ct *c, unsigned int max, fd_ct_event_fn *cb, void *arg);
 
-#define FD_CT_EVBUF_ASK (64u << 20)
-#define FD_CT_EVBUF_MAX (256u << 20)
+/*
+ * The event socket's buffer, chosen from what was measured: an event
+ * takes 1,280 bytes of it (its skb's truesize: /proc/net/netlink's Rmem
+ * over 100,000 NEW events queued, IPv4 UDP and IPv6 TCP alike), one a
+ * state now that our own updates' are filtered out.  In lab/scale.sh
+ * 1000000 flowcut-ctgen makes a million states in 6.6 to 11 s while
+ * flowcutd offloads 60,000 to 68,000 a second on this shared 2-core
+ * machine, so up to some 550,000 events wait at once (700 MB); 64 MiB
+ * asked (134 MB, 104,857 events) lost events and reconciled on every
+ * such run, 256 MiB (419,430) would still.  So 512 MiB asked at open
+ * (the kernel doubles it: 1 GiB, 838,860 events), and one doubling on
+ * ENOBUFS to 1 GiB asked (the kernel's most, INT_MAX: 1,677,721 events,
+ * a whole million-state burst with flowcutd reading none).  The memory
+ * is the kernel's only while events wait (charged as they are queued),
+ * nothing while the socket is read empty.
+ */
+#define FD_CT_EVBUF_ASK (512u << 20)
+#define FD_CT_EVBUF_MAX (1024u << 20)
 
 /*
  * fd_ct_event_buf - the event socket's receive buffer now, bytes, as the
