@@ -8,19 +8,22 @@
  * (fd_offload), whether it qualifies the policy's (fd_policy).
  *
  * Four netlink sockets:
- * - events: conntrack's NEW, UPDATE and DESTROY groups, non-blocking, a
- *   receive buffer of FD_CT_EVBUF_ASK (64 MiB, SO_RCVBUFFORCE through
- *   nfnl_rcvbufsiz) doubled on each ENOBUFS up to FD_CT_EVBUF_MAX (256
- *   MiB), as conntrack-tools' nl_resize_socket_buffer: a lost event
- *   shows as -ENOBUFS and is counted (fd_ct_events_lost);
+ * - events: conntrack's NEW, UPDATE and DESTROY groups, non-blocking,
+ *   read 32 datagrams a recvmmsg(), a receive buffer of
+ *   FD_CT_EVBUF_ASK (512 MiB, SO_RCVBUFFORCE through nfnl_rcvbufsiz)
+ *   doubled on each ENOBUFS up to FD_CT_EVBUF_MAX (1 GiB), as
+ *   conntrack-tools' nl_resize_socket_buffer: a lost event shows as
+ *   -ENOBUFS and is counted (fd_ct_events_lost);
  * - queries (libnetfilter_conntrack): fd_ct_dump, read whole;
  * - posted requests (libmnl): updates, GETs and kills in batches of
  *   FD_CT_BATCH, each its own queue and flush, and the synchronous
  *   updates, GET and kill (each one post and a flush);
  * - a dump read incrementally (fd_ct_dump_start/_next), one at a time,
  *   opened for each dump.
- * The UPDATE events our own updates cause are dropped before they are
- * parsed (fd_ct_parse); our DESTROYs are handed on, flagged `own`.
+ * The UPDATE events our own updates cause are dropped in the kernel, by
+ * a socket filter on the event socket (fd_ct_own_filter), and again
+ * before they are parsed (fd_ct_parse) should one get through; our
+ * DESTROYs are handed on, flagged `own`.
  *
  * Main thread only.  fd_ct_close(NULL) does nothing.  Errors are negative
  * errnos; -ENOENT from an update: the state is gone.
@@ -65,6 +68,39 @@ int fd_ct_parse(const void *buf, size_t len, const uint32_t own[2], fd_ct_event_
 		void *arg);
 void fd_ct_close(struct fd_ct *c);
 
+/*
+ * fd_ct_own_filter - the event socket's classic BPF program (pure; run by
+ * the kernel on every event before it is queued, SO_ATTACH_FILTER; tested
+ * in userspace by libpcap's bpf_filter and against the kernel): a message
+ * whose nlmsg_pid is own[0] or own[1] (our sockets' port ids, not 0) and
+ * whose type is ctnetlink's CT_NEW (a NEW or an UPDATE) is refused, every
+ * other one kept whole.  Each of our offloads updates its state once
+ * (ctnetlink reports every update to every listener, the sender's other
+ * sockets too), so unfiltered the event socket queues two events a state,
+ * each taking about 1,280 bytes of its buffer (an event skb's truesize,
+ * measured: /proc/net/netlink's Rmem over the events queued), and a burst
+ * overflows twice as soon.  One event is one datagram (ctnetlink sends
+ * each in an skb of its own), so the program looks at one header only:
+ *
+ *   ld  [12]            nlmsg_pid, as BPF loads it: big-endian, ntohl(pid)
+ *   jeq ntohl(own[0])   -> type
+ *   jeq ntohl(own[1])   -> type, else keep
+ *   type: ldh [4]       nlmsg_type, ntohs()
+ *   jeq ntohs(CT_NEW)   -> refuse, else keep
+ *   refuse: ret 0
+ *   keep: ret 0xffffffff
+ *
+ * Hand-written: libnetfilter_conntrack's nfct_filter_attach builds its
+ * program from a state's attributes (protocols, addresses, TCP states,
+ * marks), and the sender's port id is no attribute of a state.  `prog`
+ * holds FD_CT_FILTER_LEN instructions (struct sock_filter, linux/filter.h).
+ * FD_CT_FILTER_LEN, or -EINVAL (both port ids 0: the kernel's own events
+ * carry 0; one 0 is read as the other).
+ */
+#define FD_CT_FILTER_LEN 7
+struct sock_filter;
+int fd_ct_own_filter(struct sock_filter *prog, const uint32_t own[2]);
+
 /* fd_ct_fd - the event socket, to poll (level-triggered: what is left stays readable). */
 int fd_ct_fd(const struct fd_ct *c);
 
@@ -78,8 +114,24 @@ int fd_ct_fd(const struct fd_ct *c);
  */
 int fd_ct_events(struct fd_ct *c, unsigned int max, fd_ct_event_fn *cb, void *arg);
 
-#define FD_CT_EVBUF_ASK (64u << 20)
-#define FD_CT_EVBUF_MAX (256u << 20)
+/*
+ * The event socket's buffer, chosen from what was measured: an event
+ * takes 1,280 bytes of it (its skb's truesize: /proc/net/netlink's Rmem
+ * over 100,000 NEW events queued, IPv4 UDP and IPv6 TCP alike), one a
+ * state now that our own updates' are filtered out.  In lab/scale.sh
+ * 1000000 flowcut-ctgen makes a million states in 6.6 to 11 s while
+ * flowcutd offloads 60,000 to 68,000 a second on this shared 2-core
+ * machine, so up to some 550,000 events wait at once (700 MB); 64 MiB
+ * asked (134 MB, 104,857 events) lost events and reconciled on every
+ * such run, 256 MiB (419,430) would still.  So 512 MiB asked at open
+ * (the kernel doubles it: 1 GiB, 838,860 events), and one doubling on
+ * ENOBUFS to 1 GiB asked (the kernel's most, INT_MAX: 1,677,721 events,
+ * a whole million-state burst with flowcutd reading none).  The memory
+ * is the kernel's only while events wait (charged as they are queued),
+ * nothing while the socket is read empty.
+ */
+#define FD_CT_EVBUF_ASK (512u << 20)
+#define FD_CT_EVBUF_MAX (1024u << 20)
 
 /*
  * fd_ct_event_buf - the event socket's receive buffer now, bytes, as the

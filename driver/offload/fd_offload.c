@@ -334,8 +334,20 @@ waiting_clear(struct fd_offload *o)
  * already dropping (fd_offload_post_create_cut), whether it qualifies or
  * not.
  */
+static int
+prepare(struct fd_offload *o, const struct nf_conntrack *ct, bool cut, bool looked,
+	struct fc_cmd_flow_create *c, struct off_entry **out);
+
 int
 off_prepare(struct fd_offload *o, const struct nf_conntrack *ct, bool cut,
+	struct fc_cmd_flow_create *c, struct off_entry **out)
+{
+	return prepare(o, ct, cut, false, c, out);
+}
+
+/* off_prepare; `looked`: the caller found no entry of ct's just now (one lookup, not two). */
+static int
+prepare(struct fd_offload *o, const struct nf_conntrack *ct, bool cut, bool looked,
 	struct fc_cmd_flow_create *c, struct off_entry **out)
 {
 	uint32_t ct_id = nfct_get_attr_u32(ct, ATTR_ID);
@@ -348,7 +360,7 @@ off_prepare(struct fd_offload *o, const struct nf_conntrack *ct, bool cut,
 	uint8_t action, verdict;
 	bool passed = false;
 
-	if (off_find_ct(o, ct_id, ct) != NULL)
+	if (!looked && off_find_ct(o, ct_id, ct) != NULL)
 		return -EEXIST;
 	if (!cut && !fd_policy_qualifies(ct, o->cfg.mark_bit))
 		return -EPERM;
@@ -449,8 +461,12 @@ off_enter(struct fd_offload *o, struct off_entry *e, int rc, uint64_t id)
 		return rc;
 	}
 	e->fp_id = id;
-	if (off_index(o, e, true) != 0) {
+	/* a made one is in by_ct since its post (make): by_fp only, no remove and add again */
+	if (off_index(o, e, !e->in_ct) != 0) {
 		/* untracked it must not live: out again, and take stock */
+		if (e->in_ct)
+			HASH_DELETE(hh_ct, o->by_ct, e);
+		e->in_ct = false;
 		if (e->on_long)
 			(void)leave_entry(o, e, 0, false);
 		off_free_entry(o, e);
@@ -582,6 +598,12 @@ create_done(void *dctx, int rc, const void *ans, uint16_t len)
 		rc = -EBADMSG;	/* not an answer of FLOW_CREATE_FP: take stock again */
 	if (rc == 0)
 		fd_hist_add(&o->offload_us, (off_now_ns(o) - f->t0_ns) / 1000u);
+	if (rc == 0 && e->after == OFF_AFTER_ENTER) {
+		e->pending = false;	/* in by_ct it stays: off_enter adds by_fp */
+		(void)off_enter(o, e, 0, a.id);
+		flight_end(f);
+		return;
+	}
 	unpend(o, e);
 	if (e->after != OFF_AFTER_ENTER) {
 		if (rc != 0 && off_no_answer(rc))
@@ -622,9 +644,10 @@ update_done(void *arg, int rc)
 /*
  * The state's connection made, posted (see above): 0 (posted: the answer
  * decides), or off_prepare()'s errors, -ENOMEM, or the update's post's.
+ * `looked`: the caller has just found no entry of the state (prepare's).
  */
 static int
-make(struct fd_offload *o, const struct nf_conntrack *ct, uint64_t t0_ns)
+make(struct fd_offload *o, const struct nf_conntrack *ct, uint64_t t0_ns, bool looked)
 {
 	struct fd_ct_update u = { .what = FD_CT_UP_TIMEOUT };
 	struct nf_conntrack *t;
@@ -639,7 +662,7 @@ make(struct fd_offload *o, const struct nf_conntrack *ct, uint64_t t0_ns)
 	f = calloc(1, sizeof(*f));
 	if (f == NULL)
 		return -ENOMEM;
-	rc = off_prepare(o, ct, false, &f->c, &f->e);
+	rc = prepare(o, ct, false, looked, &f->c, &f->e);
 	if (rc != 0) {
 		free(f);
 		return rc;
@@ -673,13 +696,13 @@ make(struct fd_offload *o, const struct nf_conntrack *ct, uint64_t t0_ns)
 void
 off_offload(struct fd_offload *o, const struct nf_conntrack *ct)
 {
-	(void)make(o, ct, off_now_ns(o));
+	(void)make(o, ct, off_now_ns(o), false);
 }
 
 int
 fd_offload_try(struct fd_offload *o, const struct nf_conntrack *ct)
 {
-	return make(o, ct, off_now_ns(o));
+	return make(o, ct, off_now_ns(o), false);
 }
 
 void
@@ -845,7 +868,7 @@ judge_got(void *arg, const struct nf_conntrack *whole, int rc)
 
 	j->o->inflight--;
 	if (whole != NULL)
-		(void)make(j->o, whole, j->t0_ns);
+		(void)make(j->o, whole, j->t0_ns, false);
 	else if (rc != -ENOENT)	/* gone: its DESTROY follows */
 		fprintf(stderr, "flowcutd: conntrack state %u: reading it to judge it: %s\n",
 			j->ct_id, strerror(-rc));
@@ -866,7 +889,7 @@ event_update(struct fd_offload *o, const struct nf_conntrack *ct, uint64_t t0_ns
 	if (!(nfct_get_attr_u32(ct, ATTR_MARK) & o->cfg.mark_bit))
 		return;			/* it would not qualify */
 	if (!o->get_mode && judgeable(ct)) {
-		(void)make(o, ct, t0_ns);
+		(void)make(o, ct, t0_ns, true);	/* off_find_state found none above */
 		return;
 	}
 	j = malloc(sizeof(*j));

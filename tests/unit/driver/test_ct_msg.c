@@ -9,7 +9,9 @@
  * - a dump's datagrams (fd_ct_dump_parse): states, the end, the kernel's
  *   errors, an interrupted dump, a message cut short;
  * - the event datagrams' own messages (fd_ct_parse): our UPDATEs skipped,
- *   our DESTROYs handed on flagged own.
+ *   our DESTROYs handed on flagged own; and the same datagrams through
+ *   the event socket's filter (fd_ct_own_filter), run here by libpcap's
+ *   bpf_filter, classic BPF as the kernel runs it (big-endian loads).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -25,6 +27,7 @@
 #include <libnetfilter_conntrack/libnetfilter_conntrack.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nfnetlink_conntrack.h>
+#include <pcap/bpf.h>
 
 #include "fd_ct.h"
 
@@ -350,46 +353,82 @@ on_event(void *arg, enum fd_ct_event type, const struct nf_conntrack *ct, bool o
 	s->own += own;
 }
 
+/*
+ * Each row one event datagram, from a sender (nlmsg_pid), of our two port
+ * ids `own` (the filter's; fd_ct_parse's own is { 1234, 5678 } but for a
+ * 0 in the row's): what fd_ct_parse hands on, and whether the event
+ * socket's filter keeps it.  The port ids have four distinct bytes each,
+ * so a load in the wrong byte order matches none.
+ */
+_Static_assert(sizeof(struct bpf_insn) == 8, "struct sock_filter's layout");
+
 static void
 test_own_events(void **st)
 {
-	static const uint32_t own[2] = { 1234, 5678 };
+	enum { Q = 0x01020304, NL = 0x0a0b0c0d };
 	static const struct {
 		const char *name;
-		uint8_t msg;
+		uint16_t type;
 		uint32_t pid;
-		unsigned int handed, own;
+		uint32_t own[2];
+		unsigned int handed, own_handed;
+		bool kept;		/* by the socket filter */
 	} rows[] = {
-		{ "the kernel's UPDATE", IPCTNL_MSG_CT_NEW, 0, 1, 0 },
-		{ "an UPDATE another program caused", IPCTNL_MSG_CT_NEW, 999, 1, 0 },
-		{ "our query socket's UPDATE: skipped", IPCTNL_MSG_CT_NEW, 1234, 0, 0 },
-		{ "our update socket's UPDATE: skipped", IPCTNL_MSG_CT_NEW, 5678, 0, 0 },
-		{ "our DESTROY: handed on, own", IPCTNL_MSG_CT_DELETE, 5678, 1, 1 },
-		{ "another's DESTROY", IPCTNL_MSG_CT_DELETE, 999, 1, 0 },
+		{ "the kernel's UPDATE", CT_TYPE(IPCTNL_MSG_CT_NEW), 0, { Q, NL }, 1, 0, true },
+		{ "an UPDATE another program caused", CT_TYPE(IPCTNL_MSG_CT_NEW), 999, { Q, NL },
+		  1, 0, true },
+		{ "our query socket's UPDATE: skipped", CT_TYPE(IPCTNL_MSG_CT_NEW), Q, { Q, NL },
+		  0, 0, false },
+		{ "our update socket's UPDATE: skipped", CT_TYPE(IPCTNL_MSG_CT_NEW), NL, { Q, NL },
+		  0, 0, false },
+		{ "our DESTROY: handed on, own", CT_TYPE(IPCTNL_MSG_CT_DELETE), NL, { Q, NL }, 1, 1,
+		  true },
+		{ "another's DESTROY", CT_TYPE(IPCTNL_MSG_CT_DELETE), 999, { Q, NL }, 1, 0, true },
+		{ "our pid byte-swapped: another's", CT_TYPE(IPCTNL_MSG_CT_NEW), 0x0d0c0b0a,
+		  { Q, NL }, 1, 0, true },
+		{ "an expectation's NEW from our socket", (NFNL_SUBSYS_CTNETLINK_EXP << 8) | 0, NL,
+		  { Q, NL }, 0, 0, true },
+		{ "one own id 0: the other stands for it", CT_TYPE(IPCTNL_MSG_CT_NEW), NL, { 0, NL },
+		  0, 0, false },
+		{ "one own id 0: the kernel's kept", CT_TYPE(IPCTNL_MSG_CT_NEW), 0, { 0, NL }, 1, 0,
+		  true },
 	};
+	struct bpf_insn prog[FD_CT_FILTER_LEN];
 
 	(void)st;
+	assert_int_equal(fd_ct_own_filter((struct sock_filter *)prog, (const uint32_t[2]){ 0, 0 }),
+			 -EINVAL);
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		char buf[4096] __attribute__((aligned(4))) = { 0 };
 		struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 		struct nf_conntrack *ct = state(4, IPPROTO_UDP, 5000, 0);
 		struct nfgenmsg *nfh;
 		struct seen s = { 0 };
+		unsigned int kept;
 		int rc;
 
-		nlh->nlmsg_type = CT_TYPE(rows[i].msg);
+		nlh->nlmsg_type = rows[i].type;
 		nlh->nlmsg_pid = rows[i].pid;
 		nfh = mnl_nlmsg_put_extra_header(nlh, sizeof(*nfh));
 		nfh->nfgen_family = AF_INET;
 		assert_true(nfct_nlmsg_build(nlh, ct) >= 0);
 		nfct_destroy(ct);
-		rc = fd_ct_parse(buf, nlh->nlmsg_len, own, on_event, &s);
-		if (rc != (int)rows[i].handed || s.n != rows[i].handed || s.own != rows[i].own)
+		rc = fd_ct_parse(buf, nlh->nlmsg_len, rows[i].own, on_event, &s);
+		if (rc != (int)rows[i].handed || s.n != rows[i].handed ||
+		    s.own != rows[i].own_handed)
 			fail_msg("%s: %d handed on (%u seen, %u own); want %u, %u own", rows[i].name,
-				 rc, s.n, s.own, rows[i].handed, rows[i].own);
+				 rc, s.n, s.own, rows[i].handed, rows[i].own_handed);
 		if (s.n == 1)
-			assert_int_equal(s.type[0], rows[i].msg == IPCTNL_MSG_CT_DELETE ?
+			assert_int_equal(s.type[0], NFNL_MSG_TYPE(rows[i].type) ==
+							    IPCTNL_MSG_CT_DELETE ?
 							    FD_CT_DESTROY : FD_CT_UPDATE);
+		assert_int_equal(fd_ct_own_filter((struct sock_filter *)prog, rows[i].own),
+				 FD_CT_FILTER_LEN);
+		kept = bpf_filter(prog, (const u_char *)buf, nlh->nlmsg_len, nlh->nlmsg_len);
+		if ((kept != 0) != rows[i].kept || (kept != 0 && kept < nlh->nlmsg_len))
+			fail_msg("%s: the socket filter returned %u for %u bytes; want %s",
+				 rows[i].name, kept, nlh->nlmsg_len,
+				 rows[i].kept ? "it kept whole" : "0 (refused)");
 	}
 }
 
