@@ -464,9 +464,7 @@ off_enter(struct fd_offload *o, struct off_entry *e, int rc, uint64_t id)
 	/* a made one is in by_ct since its post (make): by_fp only, no remove and add again */
 	if (off_index(o, e, !e->in_ct) != 0) {
 		/* untracked it must not live: out again, and take stock */
-		if (e->in_ct)
-			HASH_DELETE(hh_ct, o->by_ct, e);
-		e->in_ct = false;
+		off_unindex_ct(o, e);
 		if (e->on_long)
 			(void)leave_entry(o, e, 0, false);
 		off_free_entry(o, e);
