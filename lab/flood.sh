@@ -49,6 +49,15 @@
 # (routes added for the run), as a flood from outside would be: the host's
 # answers go back the way the SYNs came.
 #
+# The new-connection limit (flowcut-npu's --host-new-rate, docs/fastpath.md)
+# is the lab's: its default, or FLOWCUT_NPU_HOST_NEW_RATE (0: none).  Beside
+# the table: the fast path's counters over the flood (received, misses to
+# the host, SYNs dropped over the rate, the up ring full), the limit, and
+# each thread's CPU over it ("cpu PROCESS/PID THREAD/TID PERCENT" lines, %
+# of one core, 1 s in to 1 s before its end: trafgen, flowcut-npu's control
+# thread and worker, flowcutd's main thread and its two relay threads,
+# iperf3's ends, ksoftirqd; and the machine's whole, "cpu machine-busy").
+#
 # Prints a table and the figures as "key value" lines (build/lab/flood.txt).
 # Root only; a lab of its own, torn down on exit.  Uses trafgen (netsniff-ng),
 # iperf3, nft, conntrack.  Sourced (tests/lab/test_flood.sh), it only defines
