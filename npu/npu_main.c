@@ -58,7 +58,7 @@
  * lab/flood.sh on the lab (2 cores shared by the coprocessor's poller, the
  * host and the sender): docs/lab.md, npu/README.md.
  */
-#define NPU_HOST_NEW_RATE 10000u
+#define NPU_HOST_NEW_RATE 2000u
 
 struct npu_opts {
 	const char *link;
