@@ -215,10 +215,10 @@ print(" ".join(str(d.get("FROM_WIRE_" + k, 0)) for k in ("RX", "TO_KN_NON_ACCEL"
 	echo "$(streams_in_fp) $((w / 10))" >"$tmp/streams-offloaded"
 	t0=$(awk -v n="$(date +%s.%N)" 'BEGIN { printf "%.3f", n + 0.5 }')
 	at 1
-	ex client timeout 70 iperf3 -c 198.18.1.3 -p 5202 -u -b 20M -l 1000 -t 60 >/dev/null 2>&1 &
+	ex client timeout 70 iperf3 -c 198.18.1.3 -p 5202 -u -b 20M -l 1000 -t 60 >"$tmp/udp-a.out" 2>&1 &
 	local ua=$!
 	at 5
-	ex client timeout 70 iperf3 -c 198.18.1.4 -p 5203 -u -b 20M -l 1000 -t 60 >/dev/null 2>&1 &
+	ex client timeout 70 iperf3 -c 198.18.1.4 -p 5203 -u -b 20M -l 1000 -t 60 >"$tmp/udp-b.out" 2>&1 &
 	local ub=$!
 	a_ms=$(timed_cut 198.18.1.3)
 	at 10

@@ -42,7 +42,8 @@ calm_under_flood() {
 	command -v trafgen >/dev/null || { say "FAIL: no trafgen (scripts/deps.sh installs netsniff-ng)"; return 1; }
 	flood_run "$f" "${FLOOD_RATE-200000}" | sed 's/^/# /'
 	# the figures kept (the lab's folder goes with it), the CPU said
-	mkdir -p "$BUILD/lab" && cp "$f" "$BUILD/lab/flood-test.txt"
+	mkdir -p "$BUILD/lab" && cp "$f" "$BUILD/lab/flood-test.txt" &&
+		rm -rf "$BUILD/lab/flood-test.txt.d" && cp -r "$f.d" "$BUILD/lab/flood-test.txt.d"
 	grep -E '^(cpu|npu_|host_new_rate|syns_per_s)' "$f" | sed 's/^/# /'
 	fig() { awk -v k="$1" '$1 == k { $1 = ""; print substr($0, 2) }' "$f"; }
 	[ "$(fig streams_in_fp_before)" = 5 ] ||
