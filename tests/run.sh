@@ -77,6 +77,8 @@ cmocka "flowcut-ctgen against conntrack" "$BUILD/test_ctgen_netns"
 cmocka "ruleset check on the real nftables" "$BUILD/test_rulecheck_nft"
 # the appliance in the lab, with iperf3 streams (root only)
 cmocka "lab" tests/lab/test_lab.sh
+# issue 16: a SYN flood beside offloaded streams, the new-connection limit on (root, trafgen)
+cmocka "calm under a SYN flood" tests/lab/test_flood.sh
 # the same with real clients and servers: nginx, curl, dnsmasq, dig... (root only)
 cmocka "real clients" tests/lab/test_real.sh
 # TLS clients cut by a listed JA4 or JA3, through the inspector (root only)

@@ -27,7 +27,7 @@
 # takes its CPU: a core of the two); a flood from outside costs the
 # appliance no sender.  trafgen does not always hold its rate (-b): the
 # table's SYNs/s says what it sent (docs/lab.md).
-# Figures as "#" lines.
+# In make test's list (tests/run.sh), beside the lab.  Figures as "#" lines.
 #
 # Root only (namespaces), trafgen (netsniff-ng).  BUILD names the build folder.
 set -u
