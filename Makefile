@@ -28,7 +28,7 @@ FUZZ_SECS  ?= 45
 V          ?= 0
 
 DPDK_CFLAGS := $(shell pkg-config --cflags libdpdk 2>/dev/null)
-DPDK_LIBS   := -lrte_hash -lrte_rcu -lrte_ring -lrte_mbuf -lrte_mempool \
+DPDK_LIBS   := -lrte_hash -lrte_rcu -lrte_meter -lrte_ring -lrte_mbuf -lrte_mempool \
                -lrte_net -lrte_eal -lrte_kvargs -lrte_telemetry
 
 # gnu11: C11 plus the GNU extensions DPDK's headers use.

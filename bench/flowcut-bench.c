@@ -3,14 +3,16 @@
  * flowcut-bench: measures and prints; asserts nothing.
  *
  *   flowcut-bench fastpath [--conns N] [--frames N] [--burst N] [--warmup N]
- *                          [--reps N] [--only hit-1k|hit-big|miss-big]
+ *                          [--reps N] [--only hit-1k|hit-big|miss-big|miss-syn]
  *                          [--pass parse|floor|entry|fastpath] [--heap thp|dpdk]
  *
  * fastpath: a table of N connections (UDP over IPv4, action IPS, the IPS
  * switch on, verdict CUT_THRU: the path "Cut in hardware" runs), then
  * 64-byte frames of random connections pushed through fp_process_burst()
- * in bursts on one core.  Three runs: hits at 1,000 connections, hits at N,
- * misses at N.  Beside the fast path, in the same run and over the same
+ * in bursts on one core.  Four runs: hits at 1,000 connections, hits at N,
+ * misses at N, and metered misses at N (miss-syn: TCP SYNs that miss, with
+ * the new-connection limit at 1 a second - a flood's, nearly all dropped
+ * as FROM_WIRE_DROP_NEW_CONN_RATE: the cost of the meter beside a miss).  Beside the fast path, in the same run and over the same
  * frames, its floor (fp_parse_frame() and rte_hash_lookup_bulk_data() over
  * a table like its own) and two steps in between (enum pass); the fast
  * path is printed as a multiple of its floor, the figure that holds from
@@ -260,7 +262,8 @@ frame_write(struct rte_mbuf *m, const uint8_t tmpl[FRAME_LEN], uint32_t i, bool 
 	ip->hdr_checksum = 0;
 	ip->hdr_checksum = rte_ipv4_cksum(ip);
 	memcpy(f + 34, &k.sport, 2);
-	f[40] = f[41] = 0;	/* UDP checksum: none */
+	if (f[23] == IPPROTO_UDP)
+		f[40] = f[41] = 0;	/* UDP checksum: none (TCP's is left wrong: never checked) */
 }
 
 /*
@@ -420,6 +423,7 @@ struct bench_run {
 	const struct floor *fl;
 	uint32_t conns;
 	bool miss;
+	bool syn;	/* TCP SYNs, metered (fp_new_conn_rate_set) */
 	uint8_t tmpl[FRAME_LEN];
 	struct rte_mbuf *m[POOL_BURSTS][FP_BURST_MAX];
 };
@@ -477,7 +481,8 @@ pass_run(struct bench_run *br, enum pass pass, const struct opts *o)
 		r.frames += o->burst;
 		if (pass == PASS_FASTPATH)
 			for (unsigned int i = 0; i < o->burst; i++)
-				r.counted += out[i].reason == want;
+				r.counted += out[i].reason == want ||
+					     (br->syn && out[i].reason == FC_CNT_FROM_WIRE_DROP_NEW_CONN_RATE);
 		else
 			r.counted += pass == PASS_PARSE || !br->miss ? got : o->burst - got;
 	}
@@ -528,6 +533,11 @@ run_passes(struct bench_run *br, const struct opts *o)
 	}
 	memcpy(spec.dmac, LIF0_MAC, 6);
 	conn_key(0, &spec.key);
+	if (br->syn) {	/* the same addresses and ports, a TCP SYN: 20 bytes of header */
+		spec.key.proto = IPPROTO_TCP;
+		spec.tcp_flags = FP_TCP_SYN;
+		spec.payload = FRAME_LEN - 54;
+	}
 	if (fc_frame_build(&spec, br->tmpl, sizeof(br->tmpl)) != FRAME_LEN) {
 		fprintf(stderr, "flowcut-bench: template frame\n");
 		exit(1);
@@ -649,10 +659,12 @@ bench_fastpath(struct opts *o)
 		const char *name;
 		bool big;
 		bool miss;
+		bool syn;
 	} runs[] = {
-		{ "hit-1k", false, false },
-		{ "hit-big", true, false },
-		{ "miss-big", true, true },
+		{ "hit-1k", false, false, false },
+		{ "hit-big", true, false, false },
+		{ "miss-big", true, true, false },
+		{ "miss-syn", true, true, true },
 	};
 	struct pass_cycles pc[sizeof(runs) / sizeof(runs[0])];
 	bool ran[sizeof(runs) / sizeof(runs[0])] = { false };
@@ -694,7 +706,7 @@ bench_fastpath(struct opts *o)
 	printf("%-8s %9s %7s %8s %8s %7s %9s %8s %8s   %s\n", "run", "conns", "Mpps", "ns/frame",
 	       "cyc/frm", "B/conn", "table MiB", "floorMpps", "cyc/frm", "fastpath (range)");
 	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
-		struct bench_run br = { .miss = runs[i].miss };
+		struct bench_run br = { .miss = runs[i].miss, .syn = runs[i].syn };
 		struct floor fl;
 		uint64_t mem;
 
@@ -714,7 +726,11 @@ bench_fastpath(struct opts *o)
 			fl = floor_make(br.conns);
 			br.fl = &fl;
 		}
+		/* before the worker is made: its bucket holds one SYN, and the
+		 * passes' clock stands still (0), so the rest drop */
+		fp_new_conn_rate_set(br.fp, br.syn ? 1 : 0);
 		pc[i] = run_passes(&br, o);
+		fp_new_conn_rate_set(br.fp, 0);
 		ran[i] = true;
 		report(runs[i].name, br.conns, mem, &pc[i]);
 		if (br.fp != big) {
@@ -1775,7 +1791,7 @@ usage(void)
 {
 	fprintf(stderr,
 		"usage: flowcut-bench fastpath [--conns N] [--frames N] [--burst N]\n"
-		"                              [--warmup N] [--reps N] [--only hit-1k|hit-big|miss-big]\n"
+		"                              [--warmup N] [--reps N] [--only hit-1k|hit-big|miss-big|miss-syn]\n"
 		"                              [--pass parse|floor|entry|fastpath] [--heap thp|dpdk]\n"
 		"       flowcut-bench link [--calls N] [--secs N]\n"
 		"       flowcut-bench cut [--conns N]\n"

@@ -145,6 +145,41 @@ bool fp_lease_tick(struct fp *fp, uint64_t now);
 /* fp_lease_get - the lease as it stands at `now` (after fp_lease_tick). */
 void fp_lease_get(const struct fp *fp, uint64_t now, struct fp_lease *out);
 
+/* ---- new connections to the host (control) ---- */
+
+/*
+ * The new-connection limit: flowcut's rule, beyond the vendor's model, as
+ * an appliance polices its control plane.  A frame that matches no
+ * microflow (step 3) and is a TCP SYN without ACK is metered; over the
+ * rate it is dropped here (FROM_WIRE_DROP_NEW_CONN_RATE) instead of going
+ * to the host (FROM_WIRE_TO_KN_NON_ACCEL).  Every other miss (a SYN-ACK,
+ * any other TCP segment, UDP, ICMP: frames of connections the host knows,
+ * or not yet offloaded) is never metered.  Dropping more never lets a
+ * forbidden frame through; what it costs: new connections over the rate
+ * are refused, and the host's SYN cookies never see them.
+ *
+ * For the whole coprocessor, not per port: what it protects is the host's
+ * one path (flowcutd's relay, the kernel, conntrack), which every port
+ * shares; a limit per port would let N ports push N times the rate into
+ * it.  Workers share no state, so each worker has its own meter (DPDK's
+ * rte_meter srTCM) at per_s / max_workers: RSS spreads the SYNs of many
+ * sources evenly over the workers' queues.  The bucket holds 100 ms of its
+ * rate (at least one SYN), and is full at the first frame.  The meter's
+ * clock is the burst's `now`.
+ */
+#define FP_NEW_CONN_RATE_MAX 100000000u
+
+/*
+ * fp_new_conn_rate_set - the most SYNs a second that miss the host is
+ * handed, for the whole coprocessor; 0 = no limit (the default).  Before
+ * the workers run or between their bursts (flowcut-npu: once, at start);
+ * every worker's bucket starts full.  0, or -EINVAL for per_s over
+ * FP_NEW_CONN_RATE_MAX.
+ */
+int fp_new_conn_rate_set(struct fp *fp, uint32_t per_s);
+/* fp_new_conn_rate_get - the rate set, 0 for none (any). */
+uint32_t fp_new_conn_rate_get(const struct fp *fp);
+
 /* ---- ports (LIFs) and next hops (control) ---- */
 
 struct fp_lif {

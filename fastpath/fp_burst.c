@@ -2,8 +2,8 @@
 /*
  * fp_burst: the packet path, on the workers - a burst of frames from the
  * wire decided in coprocessor-model.md's order (ports and gate, parse,
- * one bulk lookup, the connection's state, the cut, the host's lease,
- * TCP, the action),
+ * one bulk lookup and its misses - a new connection's SYN metered, the
+ * connection's state, the cut, the host's lease, TCP, the action),
  * and the frames that go to the wire rewritten in place: L2 from the next
  * hop, TTL / hop limit, NAT (fp_nat.h), checksums.  Also a frame the host
  * sends out (fp_from_host).  See fp.h for the contract.
@@ -38,6 +38,7 @@ struct burst {
 	uint32_t cfg;
 	uint32_t rev;
 	bool closed;		/* the host's lease lapsed */
+	bool metered;		/* a new-connection limit is set */
 	uint64_t now;
 	uint32_t cnt[FC_CNT_MAX];
 };
@@ -108,6 +109,27 @@ pre_lookup(const struct burst *b, uint16_t port, const struct rte_mbuf *m,
 		return FC_CNT_FROM_WIRE_TO_KN_L2_NOT_LIF_MAC;
 	pp->key.port = port;
 	return FC_CNT_MAX;
+}
+
+/*
+ * Step 3's miss, and flowcut's rule beyond the vendor's (fp.h): a TCP SYN
+ * without ACK is metered by this worker's bucket; over the rate it drops.
+ * Every other miss goes to the host unmetered.
+ */
+static inline enum fc_cnt
+miss(struct burst *b, const struct fp_parsed *pp)
+{
+	struct rte_meter_srtcm *m = &b->w->new_meter;
+
+	if (!b->metered || pp->key.proto != IPPROTO_TCP ||
+	    (pp->tcp_flags & (FP_TCP_SYN | FP_TCP_ACK)) != FP_TCP_SYN)
+		return FC_CNT_FROM_WIRE_TO_KN_NON_ACCEL;
+	/* a clock behind the bucket's (a caller's) adds nothing, never wraps */
+	return rte_meter_srtcm_color_blind_check(m, &b->fp->new_prof,
+						 b->now > m->time ? b->now : m->time,
+						 1000) == RTE_COLOR_GREEN
+		       ? FC_CNT_FROM_WIRE_TO_KN_NON_ACCEL
+		       : FC_CNT_FROM_WIRE_DROP_NEW_CONN_RATE;
 }
 
 /*
@@ -324,6 +346,7 @@ fp_process_burst(struct fp_worker *w, uint16_t port, struct rte_mbuf **pkts,
 	b.closed = __atomic_load_n(&fp->closed, __ATOMIC_ACQUIRE);
 	b.rev = __atomic_load_n(&fp->fw_rev, __ATOMIC_ACQUIRE);
 	b.cfg = __atomic_load_n(&fp->cfg, __ATOMIC_ACQUIRE);
+	b.metered = __atomic_load_n(&fp->new_rate, __ATOMIC_ACQUIRE) != 0;
 	if (n > FP_BURST_MAX)
 		n = FP_BURST_MAX;
 	rte_rcu_qsbr_thread_online(fp->qsbr, w->id);
@@ -352,7 +375,8 @@ fp_process_burst(struct fp_worker *w, uint16_t port, struct rte_mbuf **pkts,
 		enum fc_cnt why;
 
 		if (!(hits & (1ull << j))) {
-			verdict_out(&b, &out[i], FP_DEST_HOST, FC_CNT_FROM_WIRE_TO_KN_NON_ACCEL);
+			why = miss(&b, &pp[i]);
+			verdict_out(&b, &out[i], dest_of(why), why);
 			continue;
 		}
 		why = decide(&b, (uintptr_t)data[j], pkts[i], &pp[i], &dest);

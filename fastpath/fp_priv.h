@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include <rte_common.h>
+#include <rte_meter.h>
 #include <rte_seqcount.h>
 
 #include "fp.h"
@@ -162,6 +163,9 @@ struct fp_worker {
 	rte_seqcount_t sc;		/* a burst's counts appear all at once */
 	uint64_t cnt[FC_CNT_MAX];	/* this worker's, published per burst */
 	struct rte_ring *given_back;	/* (gen << 32 | slot) it gave back: to report */
+	/* the new-connection limit (fp.h): its share of fp->new_rate, in
+	 * thousandths of a SYN; written only by this worker's bursts */
+	struct rte_meter_srtcm new_meter;
 } __rte_cache_aligned;
 
 struct fp {
@@ -189,6 +193,8 @@ struct fp {
 	uint16_t port_lifs[FP_MAX_PORTS];	/* LIFs on each port */
 	struct fp_lif_rt lifs[FP_MAX_LIFS];
 	uint64_t cnt_base[FC_CNT_MAX];		/* counts at the last clear */
+	uint32_t new_rate;			/* SYNs a second that miss, 0 = no limit */
+	struct rte_meter_srtcm_profile new_prof;	/* a worker's share of it */
 };
 
 /* ---- small helpers ---- */

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fp_table: a fast path's life - its tables made and freed, the
- * configuration word, the firewall revision, and the workers (their RCU
- * registration and give-back rings).  See fp.h for the contract.
+ * configuration word, the firewall revision, the new-connection limit,
+ * and the workers (their RCU registration, give-back rings and meters).
+ * See fp.h for the contract.
  *
  * Libraries doing the work: rte_hash (the microflow table, lock-free
  * readers), rte_rcu_qsbr and its defer queue (a connection's slot and
  * hash keys freed only after every worker has let go), rte_ring (the free
- * slot list, the give-back rings).
+ * slot list, the give-back rings), rte_meter (the new-connection limit's
+ * srTCM, a bucket a worker).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -170,6 +172,58 @@ fp_cfg_get(const struct fp *fp)
 	return __atomic_load_n(&fp->cfg, __ATOMIC_ACQUIRE);
 }
 
+/* ---- the new-connection limit ---- */
+
+/*
+ * A worker's meter, its bucket full: rte_meter_srtcm_config starts it at
+ * the TSC's time, the burst's clock is `now` (ns, the caller's): the time
+ * is set to 0, so the first frame finds the bucket full (capped at cbs).
+ */
+static void
+new_meter_arm(struct fp_worker *w)
+{
+	/* fails only for a NULL argument */
+	rte_meter_srtcm_config(&w->new_meter, &w->fp->new_prof);
+	w->new_meter.time = 0;
+}
+
+int
+fp_new_conn_rate_set(struct fp *fp, uint32_t per_s)
+{
+	/*
+	 * The meter counts thousandths of a SYN (one SYN: 1000, its "bytes"),
+	 * so a worker's share keeps its precision at low rates.  Its time is
+	 * ns, not the TSC's cycles the profile's rate is per: the rate is
+	 * scaled by hz / 1e9.  The bucket holds 100 ms of the share, at least
+	 * one SYN; no excess bucket (ebs 0: green or red).
+	 */
+	double share = per_s ? (double)per_s / fp->max_workers : 0;
+	struct rte_meter_srtcm_params prm = {
+		.cir = (uint64_t)(share * 1000.0 * (double)rte_get_tsc_hz() / 1e9 + 0.5),
+		.cbs = (uint64_t)(share * 100.0) > 1000 ? (uint64_t)(share * 100.0) : 1000,
+	};
+
+	if (per_s > FP_NEW_CONN_RATE_MAX)
+		return -EINVAL;
+	if (per_s) {
+		if (prm.cir == 0)
+			prm.cir = 1;
+		if (rte_meter_srtcm_profile_config(&fp->new_prof, &prm) != 0)
+			return -EINVAL;
+		for (unsigned int i = 0; i < fp->max_workers; i++)
+			if (fp->workers[i] != NULL)
+				new_meter_arm(fp->workers[i]);
+	}
+	__atomic_store_n(&fp->new_rate, per_s, __ATOMIC_RELEASE);
+	return 0;
+}
+
+uint32_t
+fp_new_conn_rate_get(const struct fp *fp)
+{
+	return __atomic_load_n(&fp->new_rate, __ATOMIC_ACQUIRE);
+}
+
 void
 fp_fw_rev_set(struct fp *fp, uint32_t rev)
 {
@@ -280,6 +334,8 @@ fp_worker_create(struct fp *fp, unsigned int id)
 		rte_errno = EINVAL;
 		return NULL;
 	}
+	if (fp->new_rate)
+		new_meter_arm(w);
 	__atomic_store_n(&fp->workers[id], w, __ATOMIC_RELEASE);
 	return w;
 }

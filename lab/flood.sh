@@ -49,6 +49,15 @@
 # (routes added for the run), as a flood from outside would be: the host's
 # answers go back the way the SYNs came.
 #
+# The new-connection limit (flowcut-npu's --host-new-rate, docs/fastpath.md)
+# is the lab's: its default, or FLOWCUT_NPU_HOST_NEW_RATE (0: none).  Beside
+# the table: the fast path's counters over the flood (received, misses to
+# the host, SYNs dropped over the rate, the up ring full), the limit, and
+# each thread's CPU over it ("cpu PROCESS/PID THREAD/TID PERCENT" lines, %
+# of one core, 1 s in to 1 s before its end: trafgen, flowcut-npu's control
+# thread and worker, flowcutd's main thread and its two relay threads,
+# iperf3's ends, ksoftirqd; and the machine's whole, "cpu machine-busy").
+#
 # Prints a table and the figures as "key value" lines (build/lab/flood.txt).
 # Root only; a lab of its own, torn down on exit.  Uses trafgen (netsniff-ng),
 # iperf3, nft, conntrack.  Sourced (tests/lab/test_flood.sh), it only defines
@@ -78,6 +87,47 @@ for k in sys.argv[2:]: print(d.get(k, "none"))' "$run/flowcutd.json" "$@"; }
 print(sum(1 for c in json.load(sys.stdin) if c["verdict"] != "DROP"
           and c["dirs"][0]["key"].split()[1] == "tcp" and c["dirs"][0]["key"].split()[4].endswith(":5201")))'; }
 	nic() { ex "$1" cat "/sys/class/net/$2/statistics/rx_packets"; }
+	# the coprocessor's counters of the flood's path (flowcutctl counters)
+	npu_cnt() { fctl --json counters --all | python3 -c 'import json,sys
+d = json.load(sys.stdin)
+print(" ".join(str(d.get("FROM_WIRE_" + k, 0)) for k in ("RX", "TO_KN_NON_ACCEL", "DROP_NEW_CONN_RATE")), d.get("NPU_UP_RING_FULL", 0))'; }
+	# cpu_threads SECS: after 1 s, each thread's CPU over SECS, in % of one
+	# core (utime + stime of /proc/PID/task/TID/stat): the lab's processes
+	# (trafgen, flowcut-npu, flowcutd, iperf3: the pids of the lab's
+	# namespaces) and ksoftirqd; and the machine's whole (/proc/stat)
+	cpu_threads() {
+		local pids='' r
+		sleep 1
+		for r in client npu host server; do pids="$pids $(ip netns pids "$L-$r" 2>/dev/null | tr '\n' ' ')"; done
+		python3 - "$1" $pids <<-'EOF'
+		import os, sys, time
+		secs, pids = float(sys.argv[1]), sys.argv[2:]
+		pids += [p for p in os.listdir("/proc") if p.isdigit() and
+		         open("/proc/%s/comm" % p).read().startswith("ksoftirqd")]
+		hz = os.sysconf("SC_CLK_TCK")
+		def snap():
+		    t = {}
+		    for p in pids:
+		        try: tids = os.listdir("/proc/%s/task" % p)
+		        except OSError: continue
+		        pc = open("/proc/%s/comm" % p).read().strip() if os.path.exists("/proc/%s/comm" % p) else "?"
+		        for i in tids:
+		            try: st = open("/proc/%s/task/%s/stat" % (p, i)).read()
+		            except OSError: continue
+		            comm, rest = st[st.index("(") + 1:st.rindex(")")], st[st.rindex(")") + 2:].split()
+		            t[(pc, p, comm, i)] = int(rest[11]) + int(rest[12])
+		    cpu = [int(x) for x in open("/proc/stat").readline().split()[1:]]
+		    return t, sum(cpu) - cpu[3] - cpu[4], sum(cpu)
+		(a, ba, ta), t0 = snap(), time.monotonic()
+		time.sleep(secs)
+		(b, bb, tb), t1 = snap(), time.monotonic()
+		dt = t1 - t0
+		for k in sorted(b, key=lambda k: (k[0], int(k[1]), int(k[3]))):
+		    if k in a and (b[k] - a[k]) / hz / dt >= 0.005:
+		        print("cpu %s/%s %s/%s %.1f" % (k[0], k[1], k[2], k[3], 100.0 * (b[k] - a[k]) / hz / dt))
+		print("cpu machine-busy - %.1f" % (100.0 * os.cpu_count() * (bb - ba) / (tb - ta)))
+		EOF
+	}
 	ct_stats() { # conntrack -S summed over the CPUs: insert_failed drop early_drop
 		ex host conntrack -S 2>/dev/null | awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "=")
 			s[kv[1]] += kv[2] } } END { printf "%d %d %d\n", s["insert_failed"], s["drop"], s["early_drop"] }'
@@ -119,7 +169,12 @@ print(sum(1 for c in json.load(sys.stdin) if c["verdict"] != "DROP"
 	ex host ip -6 route replace 2001:2:0:ff::/64 via 2001:2::2 dev fp0
 	ex server ip addr add 198.18.1.3/24 dev s0
 	ex server ip addr add 198.18.1.4/24 dev s0
-	for p in 5201 5202 5203 5301; do ex server iperf3 -s -D -p "$p" >/dev/null 2>&1; done
+	# the UDP flows' servers bound to their own address: unbound, a reply
+	# leaves from s0's first address (198.18.1.2), conntrack never sees it
+	# as the reply, and the flow stays UNREPLIED: never offloaded, never cut
+	for p in 5201 5301; do ex server iperf3 -s -D -p "$p" >/dev/null 2>&1; done
+	ex server iperf3 -s -D -p 5202 -B 198.18.1.3 >/dev/null 2>&1
+	ex server iperf3 -s -D -p 5203 -B 198.18.1.4 >/dev/null 2>&1
 	ex server nft -f - <<-'EOF'
 	table inet flood {
 		counter syn_open { }
@@ -160,25 +215,33 @@ print(sum(1 for c in json.load(sys.stdin) if c["verdict"] != "DROP"
 	echo "$(streams_in_fp) $((w / 10))" >"$tmp/streams-offloaded"
 	t0=$(awk -v n="$(date +%s.%N)" 'BEGIN { printf "%.3f", n + 0.5 }')
 	at 1
-	ex client timeout 70 iperf3 -c 198.18.1.3 -p 5202 -u -b 20M -l 1000 -t 60 >/dev/null 2>&1 &
+	ex client timeout 70 iperf3 -c 198.18.1.3 -p 5202 -u -b 20M -l 1000 -t 60 >"$tmp/udp-a.out" 2>&1 &
 	local ua=$!
 	at 5
-	ex client timeout 70 iperf3 -c 198.18.1.4 -p 5203 -u -b 20M -l 1000 -t 60 >/dev/null 2>&1 &
+	ex client timeout 70 iperf3 -c 198.18.1.4 -p 5203 -u -b 20M -l 1000 -t 60 >"$tmp/udp-b.out" 2>&1 &
 	local ub=$!
 	a_ms=$(timed_cut 198.18.1.3)
 	at 10
 	w0=$(nic npu w0) h0=$(nic host fp0)
+	local -a nc0 nc1
+	read -r -a nc0 <<<"$(npu_cnt)"
 	local tf0 tf1
 	tf0=$(date +%s.%N)
 	# bounded in time (timeout, SIGINT: trafgen prints what it sent) and count (-n)
 	timeout -s INT -k 3 "$secs" "$lab" exec "$L" client trafgen -i "$cfg" -o c0 -P 1 -n "$count" \
 		${rate:+-b "${rate}pps"} >"$tmp/trafgen.out" 2>&1 &
 	local tg=$!
+	# where the CPU goes over the flood (1 s in to 1 s before its end)
+	cpu_threads "$((secs - 2))" >"$tmp/cpu.txt" 2>&1 &
+	local cp=$!
 	at 14
 	b_ms=$(timed_cut 198.18.1.4)
 	wait "$tg"
 	tf1=$(date +%s.%N)
+	wait "$cp"
 	w1=$(nic npu w0) h1=$(nic host fp0)
+	sleep 0.1	# the counters window: refreshed every 50 ms
+	read -r -a nc1 <<<"$(npu_cnt)"
 	local after_flood
 	after_flood=$(streams_in_fp)
 	at 24
@@ -212,6 +275,11 @@ print(sum(1 for c in json.load(sys.stdin) if c["verdict"] != "DROP"
 		echo "syns_per_s $(awk -v n="${sent:-0}" -v s="$tsecs" 'BEGIN { printf "%.0f", (s > 0 ? n / s : 0) }')"
 		echo "wire_w0 $((w1 - w0))"
 		echo "host_fp0 $((h1 - h0))"
+		echo "npu_rx $((nc1[0] - nc0[0]))"
+		echo "npu_to_host_miss $((nc1[1] - nc0[1]))"
+		echo "npu_new_conn_rate_drop $((nc1[2] - nc0[2]))"
+		echo "npu_up_ring_full $((nc1[3] - nc0[3]))"
+		echo "host_new_rate ${FLOWCUT_NPU_HOST_NEW_RATE:-default}"
 		echo "server_syns $((syn_open + syn_closed))"
 		echo "server_syns_open $syn_open"
 		echo "server_syns_closed $syn_closed"
@@ -226,6 +294,7 @@ print(sum(1 for c in json.load(sys.stdin) if c["verdict"] != "DROP"
 		echo "ct_early_drop $((ct1[2] - ct0[2]))"
 		echo "nf_conntrack_count $count_now"
 		echo "reconciled ${rec:-no}"
+		cat "$tmp/cpu.txt"
 	} >"$out"
 	# the run's raw files beside the figures (iperf3, trafgen, the conns read)
 	rm -rf "$out.d" && cp -r "$tmp" "$out.d"
@@ -315,11 +384,11 @@ reconciled() { # tmp
 flood_table() { # figures
 	awk '{ k = $1; $1 = ""; v[k] = substr($0, 2) }
 	END {
-		printf "| streams in the fast path (of 5), before / after the flood | streams before, Mbit/s | during | ratio | SYNs sent (s) | SYNs/s | at the coprocessor (w0) | at the host (fp0) | at the server (5301 + 5399) | cut calm, ms | cut during, ms | resyncs | taken out | ct events lost | npu events lost | insert_failed / drop / early_drop | nf_conntrack_count | reconciled |\n"
-		printf "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
-		printf "| %s / %s | %s | %s | %s | %s (%s) | %s | %s | %s | %s (%s + %s) | %s | %s | %s | %s | %s | %s | %s / %s / %s | %s | %s |\n",
+		printf "| streams in the fast path (of 5), before / after the flood | streams before, Mbit/s | during | ratio | SYNs sent (s) | SYNs/s | at the coprocessor (w0) | its fast path: received / misses to the host / SYNs over the rate / up ring full | at the host (fp0) | at the server (5301 + 5399) | cut calm, ms | cut during, ms | resyncs | taken out | ct events lost | npu events lost | insert_failed / drop / early_drop | nf_conntrack_count | reconciled |\n"
+		printf "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
+		printf "| %s / %s | %s | %s | %s | %s (%s) | %s | %s | %s / %s / %s / %s | %s | %s (%s + %s) | %s | %s | %s | %s | %s | %s | %s / %s / %s | %s | %s |\n",
 			v["streams_in_fp_before"], v["streams_in_fp_after_flood"], v["before_mbps"], v["during_mbps"], v["ratio"], v["syns_sent"], v["flood_secs"], v["syns_per_s"],
-			v["wire_w0"], v["host_fp0"], v["server_syns"], v["server_syns_open"], v["server_syns_closed"],
+			v["wire_w0"], v["npu_rx"], v["npu_to_host_miss"], v["npu_new_conn_rate_drop"], v["npu_up_ring_full"], v["host_fp0"], v["server_syns"], v["server_syns_open"], v["server_syns_closed"],
 			v["cut_calm_ms"], v["cut_flood_ms"], v["resyncs"], v["resync_taken_out"], v["ct_events_lost"],
 			v["npu_events_lost"], v["ct_insert_failed"], v["ct_drop"], v["ct_early_drop"],
 			v["nf_conntrack_count"], v["reconciled"]

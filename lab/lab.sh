@@ -25,7 +25,9 @@
 # of flowcutd: e.g. "setpriv --bounding-set=... --" to run each with its
 # systemd unit's capabilities; default none), FLOWCUT_NPU_CONNS (flowcut-npu's
 # --conns, its table's size: its own default when unset; its EAL memory, -m,
-# grows with it past 256 MB, about 600 B a connection).
+# grows with it past 256 MB, about 600 B a connection), FLOWCUT_NPU_HOST_NEW_RATE
+# (flowcut-npu's --host-new-rate, the SYNs a second that miss handed to the
+# host, 0 = no limit: its own default when unset; docs/lab.md).
 # The lab's settings file is /run/flowcut-lab/NAME/settings.conf; `up` writes
 # it watching the ruleset's sets inet filter blocked4 and blocked6:
 #   build/flowcutctl --settings /run/flowcut-lab/NAME/settings.conf settings set KEY VALUE
@@ -100,7 +102,8 @@ start_npu() {
 	ip netns exec "$name-npu" ${FLOWCUT_NPU_WRAP:-} "$BUILD/flowcut-npu" --no-huge -m "$mem" --no-pci --no-telemetry --no-shconf \
 		--file-prefix "$name-npu" -l 0,1 --log-level=error \
 		--vdev net_af_packet0,iface=w0 --vdev net_af_packet1,iface=w1 \
-		-- --link "$run/link" ${conns:+--conns "$conns"} >>"$run/npu.log" 2>&1 &
+		-- --link "$run/link" ${conns:+--conns "$conns"} \
+		${FLOWCUT_NPU_HOST_NEW_RATE:+--host-new-rate "$FLOWCUT_NPU_HOST_NEW_RATE"} >>"$run/npu.log" 2>&1 &
 	echo $! >"$run/npu.pid"
 }
 

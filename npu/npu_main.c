@@ -5,6 +5,7 @@
  *
  *   flowcut-npu [EAL options] -- [--link PATH] [--conns N] [--nhops N]
  *                                [--workers N] [--sweep-ms N]
+ *                                [--host-new-rate N]
  *
  * Wire ports are the DPDK ports EAL made (in the lab net_af_xdp or
  * net_af_packet vdevs on veth ends, in tests net_pcap), front port i being
@@ -52,6 +53,12 @@
 #define NPU_PUBLISH_NS 50000000ull	/* counters window refresh */
 #define NPU_SLOW_NS 250000000ull	/* a control turn, or a wake-up, this late is said */
 #define NPU_SLOW_SAY_NS 10000000000ull	/* ... at most this often */
+/*
+ * --host-new-rate's default: SYNs a second that miss, to the host.  From
+ * lab/flood.sh on the lab (2 cores shared by the coprocessor's poller, the
+ * host and the sender): docs/lab.md, npu/README.md.
+ */
+#define NPU_HOST_NEW_RATE 2000u
 
 struct npu_opts {
 	const char *link;
@@ -59,6 +66,7 @@ struct npu_opts {
 	uint32_t nhops;
 	unsigned int workers;
 	unsigned int sweep_ms;
+	uint32_t host_new_rate;	/* SYNs a second that miss, to the host; 0 = no limit */
 };
 
 /* Counts the program keeps besides the fast path's (the FC_CLS_NPU ones). */
@@ -498,13 +506,17 @@ usage(void)
 {
 	fprintf(stderr,
 		"usage: flowcut-npu [EAL options] -- [--link PATH] [--conns N] [--nhops N]\n"
-		"                   [--workers N] [--sweep-ms N]\n"
+		"                   [--workers N] [--sweep-ms N] [--host-new-rate N]\n"
 		"  --link      the link's shared memory file (default " LK_PATH ";\n"
 		"              its directory made 0700 if missing, root's and writable by no other)\n"
 		"  --conns     connection table size (default 1048576)\n"
 		"  --nhops     next-hop table size (default 4096)\n"
 		"  --workers   worker lcores (default 1; more need RSS on every port)\n"
-		"  --sweep-ms  aging sweep period (default 100)\n");
+		"  --sweep-ms  aging sweep period (default 100)\n"
+		"  --host-new-rate  TCP SYNs a second that match no connection handed to\n"
+		"              the host, for the whole coprocessor; over it they drop\n"
+		"              (FROM_WIRE_DROP_NEW_CONN_RATE); 0 = no limit (default %u)\n",
+		NPU_HOST_NEW_RATE);
 }
 
 static int
@@ -516,6 +528,7 @@ parse_args(int argc, char **argv, struct npu_opts *o)
 		{ "nhops", required_argument, NULL, 'n' },
 		{ "workers", required_argument, NULL, 'w' },
 		{ "sweep-ms", required_argument, NULL, 's' },
+		{ "host-new-rate", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -532,10 +545,12 @@ parse_args(int argc, char **argv, struct npu_opts *o)
 		if (c != 'l') {
 			errno = 0;
 			v = strtoul(optarg, &end, 10);
-			if (errno || *end || v == 0 || v > (1ul << 26)) {
-				fprintf(stderr, "flowcut-npu: --%s: '%s' is not a number from 1 to %lu\n",
+			if (errno || *end || end == optarg || (v == 0 && c != 'r') ||
+			    v > (1ul << 26)) {
+				fprintf(stderr, "flowcut-npu: --%s: '%s' is not a number from %d to %lu\n",
 					c == 'c' ? "conns" : c == 'n' ? "nhops" : c == 'w' ? "workers"
-					: "sweep-ms", optarg, 1ul << 26);
+					: c == 'r' ? "host-new-rate" : "sweep-ms", optarg, c == 'r' ? 0 : 1,
+					1ul << 26);
 				return -1;
 			}
 		}
@@ -545,6 +560,7 @@ parse_args(int argc, char **argv, struct npu_opts *o)
 		case 'n': o->nhops = (uint32_t)v; break;
 		case 'w': o->workers = (unsigned int)v; break;
 		case 's': o->sweep_ms = (unsigned int)v; break;
+		case 'r': o->host_new_rate = (uint32_t)v; break;
 		}
 	}
 	if (optind != argc) {
@@ -558,7 +574,7 @@ int
 main(int argc, char **argv)
 {
 	struct npu_opts o = { .link = LK_PATH, .conns = 1048576, .nhops = 4096,
-			      .workers = 1, .sweep_ms = 100 };
+			      .workers = 1, .sweep_ms = 100, .host_new_rate = NPU_HOST_NEW_RATE };
 	struct fp_params fpp = { .name = "npu", .socket_id = (int)SOCKET_ID_ANY };
 	unsigned int lcore, i = 0;
 	bool thp = false;
@@ -598,6 +614,11 @@ main(int argc, char **argv)
 		}
 	}
 	fp = fp_create(&fpp);
+	/* before the workers run (fp.h); fails only for a rate the options refuse */
+	if (fp != NULL && fp_new_conn_rate_set(fp, o.host_new_rate) != 0) {
+		fprintf(stderr, "flowcut-npu: --host-new-rate %u refused\n", o.host_new_rate);
+		return 2;
+	}
 	pool = rte_pktmbuf_pool_create("npu_pool", NPU_POOL_SIZE, 256, 0,
 				       RTE_MBUF_DEFAULT_BUF_SIZE, (int)rte_socket_id());
 	if (fp == NULL || pool == NULL) {

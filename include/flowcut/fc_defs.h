@@ -225,6 +225,7 @@ enum fc_cnt_class {
 	X(FROM_WIRE_TO_KN_L2_NOT_LIF_MAC, FC_CLS_HOST) \
 	/* step 3: lookup */ \
 	X(FROM_WIRE_TO_KN_NON_ACCEL, FC_CLS_HOST) \
+	X(FROM_WIRE_DROP_NEW_CONN_RATE, FC_CLS_DROP)	/* flowcut's */ \
 	/* step 4: the microflow and its connection */ \
 	X(FROM_WIRE_TO_KN_MFLOW_NOT_ACTIVE, FC_CLS_HOST) \
 	X(FROM_WIRE_TO_KN_CONN_INVALID, FC_CLS_HOST) \

@@ -88,6 +88,9 @@ fuzz_init(void)
 	if (fp_lif_set(fp, 0, &l0) || fp_lif_set(fp, 1, &l1) || fp_lif_set(fp, 2, &l2) ||
 	    fp_nhop_set(fp, 0, &n0, false) || fp_nhop_set(fp, 1, &n1, false))
 		die("ports");
+	/* the new-connection limit on: a SYN that misses goes through the meter */
+	if (fp_new_conn_rate_set(fp, 100) != 0)
+		die("the new-connection limit");
 	for (int i = 0; i < 4; i++) {
 		struct fc_key k0, k1;
 

@@ -1693,6 +1693,136 @@ test_counters_and_host_path(void **state)
 	assert_null(fc_cnt_name(FC_CNT_MAX));
 }
 
+/* ---- the new-connection limit (step 3, flowcut's) ---- */
+
+/*
+ * One row: the clock moved on by `advance`, then `n` frames of a kind on
+ * worker `worker`, each counted `want`.  TCP frames miss unless `conn`
+ * (the connection made first: a hit, never metered).
+ */
+struct meter_row {
+	const char *what;
+	uint64_t advance;
+	int family;
+	uint8_t proto;
+	uint8_t flags;		/* TCP */
+	unsigned int worker;
+	unsigned int n;
+	enum fc_cnt want;
+};
+
+#define SYN_ FP_TCP_SYN
+#define ACK_ FP_TCP_ACK
+#define NEW_OK FC_CNT_FROM_WIRE_TO_KN_NON_ACCEL
+#define NEW_DROP FC_CNT_FROM_WIRE_DROP_NEW_CONN_RATE
+
+/*
+ * 2,000 SYNs a second for the coprocessor, the fixture's 2 workers 1,000
+ * each: a SYN a millisecond, a bucket of 100 (100 ms), full at the start.
+ */
+static const struct meter_row meter_rows[] = {
+	{ "a full bucket: 100 SYNs to the host", 0, 4, IPPROTO_TCP, SYN_, 0, 100, NEW_OK },
+	{ "the 101st drops (IPv4)", 0, 4, IPPROTO_TCP, SYN_, 0, 1, NEW_DROP },
+	{ "the same bucket for IPv6", 0, 6, IPPROTO_TCP, SYN_, 0, 3, NEW_DROP },
+	{ "a SYN-ACK is never metered", 0, 4, IPPROTO_TCP, SYN_ | ACK_, 0, 5, NEW_OK },
+	{ "an ACK is never metered", 0, 6, IPPROTO_TCP, ACK_, 0, 5, NEW_OK },
+	{ "a RST is never metered", 0, 4, IPPROTO_TCP, FP_TCP_RST, 0, 5, NEW_OK },
+	{ "UDP is never metered (IPv4)", 0, 4, IPPROTO_UDP, 0, 0, 5, NEW_OK },
+	{ "UDP is never metered (IPv6)", 0, 6, IPPROTO_UDP, 0, 0, 5, NEW_OK },
+	{ "ICMP is never metered", 0, 4, IPPROTO_ICMP, 0, 0, 5, NEW_OK },
+	{ "ICMPv6 is never metered", 0, 6, IPPROTO_ICMPV6, 0, 0, 5, NEW_OK },
+	{ "worker 1's bucket is its own", 0, 6, IPPROTO_TCP, SYN_, 1, 100, NEW_OK },
+	{ "... and empties the same", 0, 4, IPPROTO_TCP, SYN_, 1, 1, NEW_DROP },
+	{ "half a millisecond: no SYN yet", MS / 2, 6, IPPROTO_TCP, SYN_, 0, 1, NEW_DROP },
+	{ "a millisecond on: one SYN (IPv6)", MS / 2, 6, IPPROTO_TCP, SYN_, 0, 1, NEW_OK },
+	{ "... and no second", 0, 6, IPPROTO_TCP, SYN_, 0, 1, NEW_DROP },
+	{ "10 ms: 10 SYNs (IPv4)", 10 * MS, 4, IPPROTO_TCP, SYN_, 0, 10, NEW_OK },
+	{ "... the 11th drops", 0, 4, IPPROTO_TCP, SYN_, 0, 1, NEW_DROP },
+	{ "10 s: the bucket full, no more", 10 * S, 4, IPPROTO_TCP, SYN_, 0, 100, NEW_OK },
+	{ "... the 101st drops", 0, 6, IPPROTO_TCP, SYN_, 0, 1, NEW_DROP },
+};
+
+/* Runs the rows; returns how many frames they dropped. */
+static uint64_t
+run_meter_rows(struct t *t, const struct meter_row *rows, size_t nrows, struct fp_worker *w1)
+{
+	uint64_t drops = 0;
+
+	for (size_t r = 0; r < nrows; r++) {
+		const struct meter_row *row = &rows[r];
+		struct fc_frame_spec s = orig_frame(row->family, row->proto);
+
+		t->now += row->advance;
+		s.tcp_flags = row->flags;
+		for (unsigned int i = 0; i < row->n; i++) {
+			struct rte_mbuf *m;
+			struct fp_out o;
+
+			s.key.sport = (uint16_t)htons((uint16_t)(1024 + r * 128 + i));
+			if (row->proto == IPPROTO_ICMP || row->proto == IPPROTO_ICMPV6)
+				s.key.sport = 0;
+			m = mbuf_of(&s);
+			assert_int_equal(fp_process_burst(row->worker ? w1 : t->w, 0, &m, 1,
+							  t->now, &o), 1);
+			rte_pktmbuf_free(m);
+			if (o.reason != row->want)
+				fail_msg("%s: frame %u counted %s, expected %s", row->what, i,
+					 fc_cnt_name(o.reason), fc_cnt_name(row->want));
+			assert_int_equal(o.dest, dest_for(row->want, 1));
+		}
+		if (row->want == NEW_DROP)
+			drops += row->n;
+	}
+	return drops;
+}
+
+static void
+test_new_conn_rate(void **state)
+{
+	struct t *t = *state;
+	struct fp_worker *w1;
+
+	assert_int_equal(fp_new_conn_rate_get(t->fp), 0);
+	assert_int_equal(fp_new_conn_rate_set(t->fp, FP_NEW_CONN_RATE_MAX + 1), -EINVAL);
+	assert_int_equal(fp_new_conn_rate_get(t->fp), 0);
+	assert_int_equal(fp_new_conn_rate_set(t->fp, 2000), 0);
+	assert_int_equal(fp_new_conn_rate_get(t->fp), 2000);
+	w1 = fp_worker_create(t->fp, 1);	/* after the set: its bucket full too */
+	assert_non_null(w1);
+	assert_int_equal(counter(t, NEW_DROP),
+			 run_meter_rows(t, meter_rows, sizeof(meter_rows) / sizeof(meter_rows[0]), w1));
+	fp_worker_destroy(w1);
+}
+
+/*
+ * The bucket empty: a SYN of a connection the fast path holds is a hit
+ * (step 6 gives it back), never metered; with no limit (0) no miss drops;
+ * set again, the bucket starts full.
+ */
+static const struct meter_row meter_off_rows[] = {
+	{ "no limit: 300 SYNs to the host (IPv6)", 0, 6, IPPROTO_TCP, SYN_, 0, 300, NEW_OK },
+	{ "no limit: 300 SYNs to the host (IPv4)", 0, 4, IPPROTO_TCP, SYN_, 0, 300, NEW_OK },
+};
+
+static void
+test_new_conn_rate_off_and_hits(void **state)
+{
+	struct t *t = *state;
+	struct fc_frame_spec s = orig_frame(6, IPPROTO_TCP);
+
+	conn_make(t, 6, IPPROTO_TCP, FC_ACTION_FWD);
+	assert_int_equal(fp_new_conn_rate_set(t->fp, 2000), 0);
+	/* 100 to the host, then a drop: the bucket empty */
+	assert_int_equal(run_meter_rows(t, meter_rows, 2, NULL), 1);
+	s.tcp_flags = SYN_;
+	expect(send_frame(t, 0, &s), FC_CNT_FROM_WIRE_TO_KN_TCP_FIN_SYN_RST, FP_DEST_HOST);
+	assert_int_equal(fp_new_conn_rate_set(t->fp, 0), 0);
+	assert_int_equal(run_meter_rows(t, meter_off_rows, 2, NULL), 0);
+	assert_int_equal(fp_new_conn_rate_set(t->fp, 2000), 0);
+	assert_int_equal(run_meter_rows(t, meter_rows, 2, NULL), 1);
+	assert_int_equal(counter(t, NEW_DROP), 2);
+}
+
 /* A burst of mixed frames: each gets its own outcome, in place. */
 static void
 test_mixed_burst(void **state)
@@ -1787,6 +1917,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_counters_and_host_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mixed_burst, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_headroom, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_new_conn_rate, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_new_conn_rate_off_and_hits, setup, teardown),
 	};
 
 	if (fc_eal_init("test_fp", 256) != 0)
