@@ -1194,7 +1194,8 @@ rj_dump_step(struct fd_offload *o)
 		rj_post(o, rj->carry[k], nfct_get_attr_u8(rj->carry[k], ATTR_ORIG_L4PROTO), false);
 		nfct_destroy(rj->carry[k]);
 	}
-	memmove(rj->carry, rj->carry + k, (rj->ncarry - k) * sizeof(*rj->carry));
+	if (k > 0)	/* (none carried: no array yet) */
+		memmove(rj->carry, rj->carry + k, (rj->ncarry - k) * sizeof(*rj->carry));
 	rj->ncarry -= k;
 	for (unsigned int d = 0; d < FD_OFFLOAD_DUMP_PER_TURN && o->upd_budget > 0 &&
 	     rj->phase == OFF_RJ_DUMP && (rc = o->ct.dump_next(o->ct.ctx, 1, rj_dumped, o)) > 0;

@@ -1140,11 +1140,13 @@ when_churn(void)
 	for (unsigned int round = 0; round < 4; round++) {
 		for (unsigned int i = 0; i < MANY; i++) {
 			struct si_st st = many_st(i);
-			struct nf_conntrack **h;
+			struct nf_conntrack **h, *t;
 
 			if (i % 10 == 0)
 				continue;	/* kept through every round */
-			h = si_host_find(si_build(&st, 0));
+			t = si_build(&st, 0);
+			h = si_host_find(t);
+			nfct_destroy(t);
 			assert_non_null(h);
 			si_event(FD_CT_DESTROY, &st, nfct_get_attr_u32(*h, ATTR_ID));
 			nfct_destroy(*h);
