@@ -1463,8 +1463,13 @@ fd_offload_ruleset_changed(struct fd_offload *o)
 bool
 fd_offload_busy(const struct fd_offload *o)
 {
-	/* the paths job waits for a resync, which makes every path anew */
-	return o->rj.phase != OFF_RJ_IDLE ||
+	/*
+	 * The paths job waits for a resync, which makes every path anew.  An
+	 * offload, GET or leave in flight is work left too: its answer comes
+	 * in microseconds, and a turn asleep in epoll_wait meanwhile would
+	 * take it a poll interval late (qualify to answered: 5.3 ms, not µs).
+	 */
+	return o->inflight > 0 || o->rj.phase != OFF_RJ_IDLE ||
 	       (!o->need_resync && (o->paths_changed || o->paths_left > 0 || o->neigh_resolved)) ||
 	       off_ext_due(o, off_now_ns(o) / 1000000u) != NULL;
 }

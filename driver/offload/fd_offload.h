@@ -246,7 +246,8 @@ void fd_offload_work(struct fd_offload *o);
 /*
  * fd_offload_busy - has a job of fd_offload_work work left now (the
  * unmark or judging of a ruleset change, the paths job's lap, an
- * extension due)?  The loop then waits 0 ms for its sources, so the job
+ * extension due), or is an offload, GET or leave of the binding's in
+ * flight (its answer taken at the next turn's start)?  The loop then waits 0 ms for its sources, so the job
  * goes on at once after them.  A resync to retry is not: it waits its
  * second.
  */
