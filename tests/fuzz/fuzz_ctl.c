@@ -2,8 +2,8 @@
 /*
  * Fuzz target: flowcutd's control requests (driver/control/fd_ctl, what a client
  * of its socket sends).  Checks: no crash; a refusal says why; an accepted
- * request, written back as "cut-conn ID\n" or "status\n", reads back as
- * the same.
+ * request, written back as "cut-conn ID\n", "status\n" or "resync\n",
+ * reads back as the same.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -41,6 +41,8 @@ fuzz_one(const uint8_t *data, size_t size)
 		snprintf(text, sizeof(text), "cut-conn %" PRIu64 "\n", r.id);
 	else if (r.op == FD_CTL_STATUS && r.id == 0)
 		snprintf(text, sizeof(text), "status\n");
+	else if (r.op == FD_CTL_RESYNC && r.id == 0)
+		snprintf(text, sizeof(text), "resync\n");
 	else
 		die("an accepted request of no known op");
 	if (fd_ctl_parse(text, strlen(text), &back, err, sizeof(err)) != 0 || back.op != r.op ||
@@ -55,7 +57,7 @@ fuzz_seeds(const char *dir)
 	static const char *const seeds[] = {
 		"cut-conn 0\n", "cut-conn 18446744073709551615\n", "cut-conn 18446744073709551616",
 		"cut-conn 12a\n", "cut-conn \n", "uncut 5\n", "status\n", "status", "status 1\n",
-		"statusx\n", "cut-conn\n",
+		"statusx\n", "cut-conn\n", "resync\n", "resync", "resync 1\n", "resyncs\n",
 	};
 
 	return fuzz_seed_texts(dir, seeds, sizeof(seeds) / sizeof(seeds[0]));
