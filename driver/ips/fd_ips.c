@@ -358,6 +358,13 @@ apply(struct fd_ips *x, const struct fd_inspect_decision *d, uint64_t now)
 		return;
 	}
 	ct_id = nfct_get_attr_u32(ct, ATTR_ID);
+	/*
+	 * An offload on its way (posted, not answered) is not in the table
+	 * yet: settled first, or a pass would be lost (fd_offload_try finds
+	 * it there: -EEXIST) and the connection left SEND_TO_IPS, every frame
+	 * through the host; and a cut would not find it.
+	 */
+	fd_offload_settle(x->off);
 	if (fd_offload_find_ct(x->off, ct_id, ct, &oc) == 0) {
 		if (d->cut)
 			cut_now(x, &oc, tuple);
