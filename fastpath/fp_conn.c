@@ -119,6 +119,7 @@ fp_conn_unhook(struct fp *fp, uint32_t slot)
 	struct fp_conn *c = &fp->conns[slot];
 
 	fp_conn_state_set(c, FP_CONN_RECLAIM);	/* the copies first: fp_priv.h */
+	fp_used_set(fp->used, slot, false);
 	for (unsigned int d = 0; d < 2; d++) {
 		void *key;
 
@@ -225,6 +226,7 @@ fp_conn_create(struct fp *fp, const struct fp_conn_spec *s, uint64_t now,
 		c->key_pos[d] = rte_hash_lookup(fp->h, k);
 	}
 	fp_conn_state_set(c, FP_CONN_VALID);
+	fp_used_set(fp->used, slot, true);
 	fp->nconns++;
 	*id = fp_conn_id_of(fp, slot);
 	return 0;
@@ -424,7 +426,9 @@ fp_conn_next_before(const struct fp *fp, uint32_t *slot, uint32_t end,
 {
 	if (end > fp->max_conns)
 		end = fp->max_conns;
-	for (uint32_t s = *slot; s < end; s++) {
+	/* the slots in use only (fp->used): their state says VALID or INVALID */
+	for (uint32_t s = fp_used_next(fp->used, *slot, end); s < end;
+	     s = fp_used_next(fp->used, s + 1, end)) {
 		uint8_t st = __atomic_load_n(&fp->conns[s].state, __ATOMIC_ACQUIRE);
 
 		if (st == FP_CONN_VALID || st == FP_CONN_INVALID) {

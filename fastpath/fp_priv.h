@@ -148,6 +148,36 @@ struct fp_conn {
 _Static_assert(sizeof(struct fp_conn) == 3 * RTE_CACHE_LINE_SIZE,
 	       "a connection is a header line and two microflow lines");
 
+/* The slot's bit in fp->used: its connection is VALID or INVALID. */
+static inline void
+fp_used_set(uint64_t *used, uint32_t slot, bool on)
+{
+	if (on)
+		used[slot / 64] |= 1ull << (slot % 64);
+	else
+		used[slot / 64] &= ~(1ull << (slot % 64));
+}
+
+/*
+ * The first slot of [slot, end) whose bit is set, or end: a word at a
+ * time, the bits below `slot` in its first word masked off.
+ */
+static inline uint32_t
+fp_used_next(const uint64_t *used, uint32_t slot, uint32_t end)
+{
+	while (slot < end) {
+		uint64_t w = used[slot / 64] & (~0ull << (slot % 64));
+
+		if (w != 0) {
+			uint32_t s = (slot & ~63u) + (uint32_t)__builtin_ctzll(w);
+
+			return s < end ? s : end;
+		}
+		slot = (slot & ~63u) + 64;
+	}
+	return end;
+}
+
 /* The connection's state, as the control thread moves it: copies first. */
 static inline void
 fp_conn_state_set(struct fp_conn *c, uint8_t st)
@@ -186,6 +216,14 @@ struct fp {
 	struct rte_rcu_qsbr *qsbr;
 	struct rte_rcu_qsbr_dq *dq;
 	struct fp_conn *conns;
+	/*
+	 * A bit per slot, set while its connection is VALID or INVALID (from
+	 * fp_conn_create to fp_conn_unhook; the control thread's alone).  The
+	 * listing and the sweep skip 64 empty slots a word: a table of a
+	 * million holding a few costs them 16,384 loads, not a million lines
+	 * of 192 bytes (7 ms a listing, commands waiting behind it).
+	 */
+	uint64_t *used;
 	struct fp_nat (*nat)[2];		/* [slot][dir], written at create */
 	struct fp_nhop_rt *nhops;
 	struct fp_worker **workers;

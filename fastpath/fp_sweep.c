@@ -52,12 +52,24 @@ fp_sweep(struct fp *fp, uint64_t now, uint32_t budget, struct fp_event *ev,
 	if (budget == 0 || budget > fp->max_conns)
 		budget = fp->max_conns;
 	for (uint32_t n = 0; n < budget; n++) {
-		uint32_t slot = fp->sweep_cursor;
-		struct fp_conn *c = &fp->conns[slot];
-		uint8_t st = __atomic_load_n(&c->state, __ATOMIC_ACQUIRE);
-		uint8_t gb_reason = __atomic_load_n(&c->reason, __ATOMIC_ACQUIRE);
+		uint32_t slot = fp->sweep_cursor, lim = fp->max_conns - slot, to;
+		struct fp_conn *c;
+		uint8_t st, gb_reason;
 		bool report = false, remove = false;
 		uint8_t type = 0, reason = 0;
+
+		/* the budget counts slots, the empty ones a word at a time (fp->used) */
+		if (lim > budget - n)
+			lim = budget - n;
+		to = fp_used_next(fp->used, slot, slot + lim);
+		if (to != slot) {
+			n += to - slot - 1;	/* and the loop's one */
+			fp->sweep_cursor = to == fp->max_conns ? 0 : to;
+			continue;
+		}
+		c = &fp->conns[slot];
+		st = __atomic_load_n(&c->state, __ATOMIC_ACQUIRE);
+		gb_reason = __atomic_load_n(&c->reason, __ATOMIC_ACQUIRE);
 
 		if (st == FP_CONN_INVALID && gb_reason == FC_REASON_NONE) {
 			/* its worker is writing the time and reason: next round */

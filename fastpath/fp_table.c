@@ -61,6 +61,8 @@ fp_create(const struct fp_params *p)
 
 	fp->conns = fp_zmalloc(fp, "conns", sizeof(*fp->conns) * (size_t)p->max_conns,
 			       p->socket_id);
+	fp->used = fp_zmalloc(fp, "used", sizeof(*fp->used) * (((size_t)p->max_conns + 63) / 64),
+			      p->socket_id);
 	fp->nat = fp_zmalloc(fp, "nat", sizeof(*fp->nat) * (size_t)p->max_conns,
 			     p->socket_id);
 	fp->nhops = fp_zmalloc(fp, "nhops", sizeof(*fp->nhops) * (size_t)p->max_nhops,
@@ -69,7 +71,7 @@ fp_create(const struct fp_params *p)
 				 p->socket_id);
 	fp->lif_of = fp_zmalloc(fp, "lifmap", sizeof(*fp->lif_of) * FP_MAX_PORTS,
 				p->socket_id);
-	if (fp->conns == NULL || fp->nat == NULL || fp->nhops == NULL ||
+	if (fp->conns == NULL || fp->used == NULL || fp->nat == NULL || fp->nhops == NULL ||
 	    fp->workers == NULL || fp->lif_of == NULL)
 		goto fail;
 	memset(fp->lif_of, 0xff, sizeof(*fp->lif_of) * FP_MAX_PORTS);
@@ -151,6 +153,7 @@ fp_destroy(struct fp *fp)
 	rte_free(fp->workers);
 	rte_free(fp->nhops);
 	rte_free(fp->nat);
+	rte_free(fp->used);
 	rte_free(fp->conns);
 	rte_free(fp);
 }

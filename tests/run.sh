@@ -13,7 +13,7 @@ log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
 
 ok()   { pass=$((pass + 1)); echo "PASS $1"; }
-bad()  { fail=$((fail + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && sed 's/^/    /' "$2" | tail -40; }
+bad()  { fail=$((fail + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && sed "s/^/    /" "$2" | tail -"${3:-40}"; }
 skipped() { skip=$((skip + 1)); echo "SKIP $1: $2"; }
 
 # cmocka suite: one result per case
@@ -22,15 +22,31 @@ cmocka() { # name binary
 	out=$(mktemp "$log/cmocka.XXXXXX")	# a name may hold any character: not the file's
 	if [ ! -x "$bin" ]; then bad "$name (not built)"; return; fi
 	CMOCKA_MESSAGE_OUTPUT=TAP "$bin" >"$out" 2>&1
-	local rc=$?
+	local rc=$? ln=0 from=1 own failed="" fstart=0 fend=0
+	own=$(mktemp "$log/own.XXXXXX")
+	# A failing case shows its own lines (from the case before it to its
+	# "not ok": what it said) and those after it up to the next case (what
+	# the suite found in its lab), not the tail of the whole output.
+	shown() { # to
+		[ -n "$failed" ] || return 0
+		{ sed -n "${fstart},${fend}p" "$out" | tail -30
+		  [ "$1" -gt "$fend" ] && sed -n "$((fend + 1)),$1p" "$out" | head -40; } >"$own"
+		bad "$failed" "$own" 70
+		failed=""
+	}
 	while read -r line; do
+		ln=$((ln + 1))
 		case "$line" in
-		*"# SKIP "*) skipped "$name: ${line##*# SKIP }" "needs what this machine lacks (see the test)"
-			n=$((n + 1)) ;;
-		"ok "*) ok "$name: ${line#*- }"; n=$((n + 1)) ;;
-		"not ok "*) bad "$name: ${line#*- }" "$out"; n=$((n + 1)) ;;
+		*"# SKIP "*) shown $((ln - 1))
+			skipped "$name: ${line##*# SKIP }" "needs what this machine lacks (see the test)"
+			n=$((n + 1)); from=$((ln + 1)) ;;
+		"ok "*) shown $((ln - 1)); ok "$name: ${line#*- }"; n=$((n + 1)); from=$((ln + 1)) ;;
+		"not ok "*) shown $((ln - 1))
+			failed="$name: ${line#*- }" fstart=$from fend=$ln
+			n=$((n + 1)); from=$((ln + 1)) ;;
 		esac
 	done <"$out"
+	shown "$ln"
 	if [ "$n" -eq 0 ] || { [ $rc -ne 0 ] && ! grep "^not ok" "$out" | grep -qv "# SKIP"; }; then
 		bad "$name (exit $rc)" "$out"
 	fi

@@ -989,6 +989,72 @@ test_given_back_ring_full(void **state)
 	free(ev);
 }
 
+/*
+ * The listing and the sweep skip empty slots a word of fp->used at a time:
+ * on a table of 200 (three words and a part) with connections left in
+ * slots across the words' edges, the listing returns exactly those, in
+ * slot order, windows cut mid-word included; a sweep of budget 50 slots
+ * covers the table in four, empty stretches counted, and ages each idle
+ * connection out once.
+ */
+static void
+test_listing_and_sweep_skip_empty(void **state)
+{
+	enum { N = 200, BUDGET = 50 };
+	struct fp_params p = { .name = "used", .max_conns = N, .max_nhops = 2, .max_workers = 1,
+			       .socket_id = SOCKET_ID_ANY };
+	static const uint32_t kept[] = { 0, 7, 62, 63, 64, 65, 127, 128, 140, 191, 192, 199 };
+	fp_conn_id ids[N];
+	struct fp_conn_info ci;
+	struct fp_event ev[N];
+	struct fp *fp;
+	uint32_t slot, n, k;
+	uint64_t now = 1000 * S;
+
+	(void)state;
+	fp = fp_create(&p);
+	assert_non_null(fp);
+	for (uint32_t i = 0; i < N; i++) {
+		struct fp_conn_spec sp = conn_spec(4, IPPROTO_UDP, FC_ACTION_IPS);
+
+		sp.mf[0].key.sport = sp.mf[1].key.dport = htons((uint16_t)(20000 + i));
+		sp.mf[0].timeout_s = sp.mf[1].timeout_s = 10;
+		assert_int_equal(fp_conn_create(fp, &sp, now, &ids[i]), 0);
+	}
+	for (uint32_t i = 0, j = 0; i < N; i++) {
+		if (j < sizeof(kept) / sizeof(kept[0]) && kept[j] == i)
+			j++;
+		else
+			assert_int_equal(fp_conn_remove(fp, ids[i], NULL), 0);
+	}
+	/* the whole table: the kept, in order (slots were taken 0, 1, ...) */
+	for (slot = 0, k = 0; fp_conn_next(fp, &slot, &ci) == 0; k++) {
+		assert_true(k < sizeof(kept) / sizeof(kept[0]));
+		assert_true(ci.id == ids[kept[k]]);
+	}
+	assert_int_equal(k, sizeof(kept) / sizeof(kept[0]));
+	assert_int_equal(slot, N);
+	/* a window 63..140 (cut mid-word at both ends): 63, 64, 65, 127, 128 */
+	for (slot = 63, k = 0; fp_conn_next_before(fp, &slot, 140, &ci) == 0; k++)
+		assert_true(ci.id == ids[kept[3 + k]]);
+	assert_int_equal(k, 5);
+	assert_int_equal(slot, 140);
+	/* idle past 10 s: four sweeps of 50 slots age out every one, each once */
+	now += 11 * S;
+	for (n = 0, k = 0; k < N / BUDGET; k++)
+		n += fp_sweep(fp, now, BUDGET, ev + n, N - n);
+	assert_int_equal(n, sizeof(kept) / sizeof(kept[0]));
+	for (uint32_t i = 0; i < n; i++) {
+		assert_int_equal(ev[i].type, FC_EV_AGED_OUT);
+		assert_true(ev[i].id == ids[kept[i]]);
+	}
+	assert_int_equal(fp_conn_count(fp), 0);
+	assert_int_equal(fp_sweep(fp, now, 0, ev, N), 0);
+	slot = 0;
+	assert_int_equal(fp_conn_next(fp, &slot, &ci), -ENOENT);
+	fp_destroy(fp);
+}
+
 /* Puts a SACK option (one block, left..right) into a frame's TCP options. */
 static void
 sack(struct fc_frame_spec *s, uint32_t left, uint32_t right)
@@ -1919,6 +1985,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_no_headroom, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_new_conn_rate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_new_conn_rate_off_and_hits, setup, teardown),
+		cmocka_unit_test(test_listing_and_sweep_skip_empty),
 	};
 
 	if (fc_eal_init("test_fp", 256) != 0)
