@@ -36,10 +36,6 @@
 #include "fd_policy.h"
 #include "fd_route.h"
 
-/* the reconcile's F (fd_offload_sync.c): an allocation that fails leaves F as it was, the connection marked (oom) */
-#define HASH_NONFATAL_OOM 1
-#define uthash_nonfatal_oom(e) ((e)->oom = true)
-#include <uthash.h>
 
 #define FD_WAITING_MAX 1024
 /* T_long = P + OFF_LONG_S; extended every OFF_LONG_S / 2 (see fd_offload.c, "Timeouts") */
@@ -154,8 +150,6 @@ struct off_fconn {
 	uint32_t fw_rev;
 	bool dropping;			/* both ways (off_dropping): a cut's */
 	bool done;			/* matched to an entry or a state, or taken out */
-	bool oom;			/* F had no room for it */
-	UT_hash_handle hh;
 };
 
 /* The reconcile's budget a step (fd_offload_sync_step; see fd_offload_sync.c). */
@@ -198,12 +192,15 @@ struct off_sync {
 	uint64_t adopted0;		/* cut_adopted at the start */
 	uint32_t rev;			/* the coprocessor's revision at the start */
 	struct off_sync_win win[OFF_SYNC_READS];
-	struct off_fconn *f;		/* F, by key (uthash hh) */
+	struct off_fconn *fa;		/* F: the connections read, in the table's order */
+	size_t fn, fcap;
+	uint64_t *fix;			/* F by key (fd_offload_sync.c): 0, or hash << 32 | index + 1 */
+	uint32_t fixcap;		/* a power of two above twice fn; 0: none yet */
 	unsigned int intr;		/* dumps interrupted this run */
 	bool dump_whole;		/* the dump read through: marks_stale may end */
 	uint64_t *ids;			/* B's fast-path ids when the dump ended */
 	size_t nids, at;
-	struct off_fconn *f_at;		/* the walk of F after the confirms */
+	size_t f_at;			/* the walk of F after the confirms: fa's index */
 	struct off_sync_post post[OFF_SYNC_POSTS];
 };
 
@@ -275,6 +272,8 @@ struct fd_offload {
 
 /* fd_offload_table.c: the two tables, and the commands' small helpers */
 void off_orig_of(const struct nf_conntrack *ct, struct fc_key *k);
+/* A key's hash, as the index by state hashes its keys (with ct_id 0). */
+uint64_t off_key_hash(const struct fc_key *k);
 int off_call(struct fd_offload *o, uint16_t op, const void *p, uint16_t len, void *ans,
 	     uint16_t cap);
 int off_reclaim(struct fd_offload *o, uint64_t fp_id);

@@ -149,6 +149,12 @@ hash_ct(const struct fc_key *orig, uint32_t ct_id)
 	return h;
 }
 
+uint64_t
+off_key_hash(const struct fc_key *k)
+{
+	return hash_ct(k, 0);
+}
+
 enum ix_kind { IX_CT, IX_FP, IX_NAT };
 
 static struct off_ix *
