@@ -363,6 +363,8 @@ program(const struct fd_cmds *cmds, const struct opts *o)
 	OBJ(cuts, cuts_json(&s->cut))						\
 	COUNT(cut_failed, cut)							\
 	COUNT(cut_released, cut)						\
+	COUNT(watched_sets_followed, watch)					\
+	COUNT(watched_sets_beyond, watch)					\
 	COUNT(rtnl_bad, main)							\
 	COUNT(rtcache_route_hits, rtcache)					\
 	COUNT(rtcache_route_misses, rtcache)					\
@@ -392,6 +394,7 @@ struct stats {
 	struct fd_relay_stats relay;
 	struct fd_offload_stats offload;
 	struct fd_cut_stats cut;
+	struct fd_watch_stats watch;
 	struct fd_rtcache_stats rtcache;
 	struct main_stats main;
 };
@@ -435,7 +438,7 @@ cuts_json(const struct fd_cut_stats *cs)
  */
 static void
 stats_write(const char *path, const struct fd_relay *r, const struct fd_offload *off,
-	    const struct fd_cut *cut, unsigned int ports)
+	    const struct fd_cut *cut, const struct fd_watch *wat, unsigned int ports)
 {
 	struct stats st = { .main = mst }, *s = &st;
 	json_t *doc = json_object();
@@ -445,6 +448,7 @@ stats_write(const char *path, const struct fd_relay *r, const struct fd_offload 
 	fd_relay_stats(r, &st.relay);
 	fd_offload_stats(off, &st.offload);
 	fd_cut_stats(cut, &st.cut);
+	fd_watch_stats(wat, &st.watch);
 	fd_rtcache_stats(rtc, &st.rtcache);
 	/* json_object_set_new frees the value either way, and refuses a NULL one */
 #define STATS_COUNT_(name, room) \
@@ -1082,7 +1086,7 @@ flowcutd_turn(struct flowcutd *d)
 		mst.turn_p99_us = fd_hist_p99(&d->turns);
 		fd_hist_reset(&d->turns);
 		if (d->o.stats)
-			stats_write(d->o.stats, d->relay, d->off, d->cut, d->o.ports);
+			stats_write(d->o.stats, d->relay, d->off, d->cut, d->wat, d->o.ports);
 	}
 }
 
@@ -1094,7 +1098,7 @@ flowcutd_close(struct flowcutd *d)
 	if (d->programmed && fd_lease_release(&lease, &d->cmds) == 0)
 		printf("flowcutd: stopping: the lease released, the coprocessor fails closed\n");
 	if (d->o.stats)
-		stats_write(d->o.stats, d->relay, d->off, d->cut, d->o.ports);
+		stats_write(d->o.stats, d->relay, d->off, d->cut, d->wat, d->o.ports);
 	fd_relay_stop(d->relay);
 	fd_ips_close(ips);
 	fd_ctl_close(d->ctl);

@@ -147,7 +147,46 @@ nft_name(const char *v)
 	return true;
 }
 
-/* watched_set = FAMILY TABLE SET, added to s. */
+bool
+fc_settings_is_pattern(const char *set)
+{
+	return strpbrk(set, "*?[") != NULL;
+}
+
+/*
+ * A pattern on a set's name (fnmatch(3), no flags): nftables name
+ * characters, `*`, `?`, and bracket expressions `[...]` or `[!...]` of
+ * name characters and ranges (`[0-9]`).  NULL when it is one, else why
+ * not.  No character classes (`[[:digit:]]`) and no backslash: a set's
+ * name holds none of the pattern characters, so none needs escaping.
+ */
+static const char *
+pattern_bad(const char *v)
+{
+	for (const char *p = v; *p; p++) {
+		const char *start;
+
+		if (*p == '*' || *p == '?' || isalnum((unsigned char)*p) || strchr("_.-/", *p))
+			continue;
+		if (*p != '[')
+			return "watched_set: a pattern holds a character that is neither a name's "
+			       "nor one of '*', '?', '[...]'";
+		start = ++p;
+		if (*p == '!' || *p == '^')
+			start = ++p;
+		for (; *p && *p != ']'; p++)
+			if (!isalnum((unsigned char)*p) && !strchr("_.-/", *p))
+				return "watched_set: a pattern's '[...]' holds a character that is "
+				       "not a name's";
+		if (*p == '\0')
+			return "watched_set: a pattern's '[' is not closed by ']'";
+		if (p == start)
+			return "watched_set: a pattern's '[]' is empty";
+	}
+	return NULL;
+}
+
+/* watched_set = FAMILY TABLE SET, or FAMILY TABLE PATTERN, added to s. */
 static int
 set_watched_set(struct fc_settings *s, const char *value, unsigned int line, char *err,
 		size_t errlen)
@@ -173,6 +212,13 @@ set_watched_set(struct fc_settings *s, const char *value, unsigned int line, cha
 		if (strlen(w[i]) >= FC_SETTINGS_NAME_MAX)
 			return bad(err, errlen, line, "watched_set: a name is longer than 63 "
 				   "characters", w[i]);
+		if (i == 2 && fc_settings_is_pattern(w[i])) {
+			const char *why = pattern_bad(w[i]);
+
+			if (why != NULL)
+				return bad(err, errlen, line, why, w[i]);
+			continue;
+		}
 		if (!nft_name(w[i]))
 			return bad(err, errlen, line, "watched_set: a name is not an nftables name "
 				   "(a letter, '_' or '.', then letters, digits, '_', '.', '-', '/')",

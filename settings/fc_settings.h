@@ -12,7 +12,11 @@
  *   watched_fingerprints PATH a file of JA4 and JA3 fingerprints to cut
  *   tls_ports        PORT...  the TCP ports whose ClientHello is read (1-16 ports)
  *   watched_set      FAMILY TABLE SET   a set of the host's ruleset that
- *                             blocks, followed (repeatable)
+ *                             blocks, followed (repeatable); SET may be a
+ *                             pattern on the set's name (fnmatch(3):
+ *                             `*`, `?`, `[a-z]`, `[!...]`): every address
+ *                             set of the table it matches, those made
+ *                             later too (fc_settings_is_pattern)
  *   list_max_bytes   1024-1073741824  the largest watched list or
  *                             fingerprints file read (64 MiB)
  *   list_min_prefix4 0-32     a watched list's IPv4 entry wider than a /N
@@ -54,12 +58,25 @@
 #define FC_SETTINGS_LIST_MAX_BYTES_MIN 1024u
 #define FC_SETTINGS_LIST_MAX_BYTES_MAX (1u << 30)
 
-/* watched_set = FAMILY TABLE SET: a set of the host's own ruleset. */
+/*
+ * watched_set = FAMILY TABLE SET: a set of the host's own ruleset, or
+ * FAMILY TABLE PATTERN: the table's sets whose names match.  A SET
+ * holding one of `*`, `?`, `[` is a pattern (an nftables name holds none
+ * of them), any other an exact name, as before patterns were.  A pattern
+ * is name characters, `*`, `?`, and bracket expressions of name
+ * characters and ranges, `!` or `^` first to negate; no character
+ * classes, no backslash (nothing to escape); 63 characters at most.  The
+ * table is always a name.  Refused: an unclosed `[`, an empty `[]`, any
+ * other character.
+ */
 struct fc_watched_set {
 	char family[8];		/* ip, ip6, inet, arp, bridge, netdev */
 	char table[FC_SETTINGS_NAME_MAX];
-	char set[FC_SETTINGS_NAME_MAX];
+	char set[FC_SETTINGS_NAME_MAX];	/* a name or a pattern */
 };
+
+/* fc_settings_is_pattern - whether a watched_set's SET is a pattern (holds `*`, `?` or `[`). */
+bool fc_settings_is_pattern(const char *set);
 
 struct fc_settings {
 	bool offload;

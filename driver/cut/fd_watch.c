@@ -3,6 +3,7 @@
 #include "fd_watch.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,10 +23,22 @@ struct wlist {
 	bool dirty;				/* written since it was read */
 };
 
-/* A watched set. */
+/* A watched_set line: a set's name, or a pattern on the names of its table's sets. */
+struct wline {
+	uint8_t nfproto;
+	char family[8];
+	char table[FD_SETIO_NAME_MAX];
+	char name[FD_SETIO_NAME_MAX];	/* a set's name, or a pattern (fnmatch) */
+	bool pattern;
+	char text[160];		/* "inet f2b-table *" */
+	int state;		/* a pattern's table: 1 there, a negative errno not, 0 not looked at */
+};
+
+/* A watched set: named by a line, or found by a pattern. */
 struct wset {
 	struct fd_setio_set s;
 	char text[160];		/* "inet filter blocked4" */
+	bool under_pattern;	/* found by a pattern only (no line names it) */
 	int state;		/* 1 followed, a negative errno not, 0 not looked at yet */
 	char why[160];		/* what was said of it last */
 	/*
@@ -58,8 +71,11 @@ struct fd_watch {
 	bool fill;		/* the list sets are to be filled whole */
 	struct job job;		/* a change under way */
 	bool again;		/* the lists changed while it was */
-	struct wset sets[FC_SETTINGS_MAX_SETS];
+	struct wline lines[FC_SETTINGS_MAX_SETS];
+	unsigned int nlines;
+	struct wset *sets;	/* the lines' sets, as last looked at (sets_find) */
 	unsigned int nsets;
+	struct fd_watch_stats st;
 	uint64_t expiry_look_ms;	/* when the sets' last read for an expiry ended */
 	uint64_t expiry_read_ms;	/* ... and how long it took */
 	bool ready;		/* the coprocessor was programmed: cuts run */
@@ -122,10 +138,13 @@ sets_in_force(struct fd_watch *w, struct fc_list *all)
 		struct wset *ws = &w->sets[i];
 		struct fd_setio_set s = ws->s;
 		char why[160];
-		int rc = fd_setio_get(fd_nft_io(w->nft), &s, why, sizeof(why));
 		int64_t expires = -1;
 		long bad;
+		int rc;
 
+		if (ws->state == -E2BIG)
+			continue;	/* beyond the bound: not followed, cuts nothing */
+		rc = fd_setio_get(fd_nft_io(w->nft), &s, why, sizeof(why));
 		if (rc == -ENOENT || rc == -EMEDIUMTYPE) {
 			ws->due_ms = 0;		/* nothing in it runs out */
 			continue;
@@ -193,29 +212,173 @@ set_said(struct wset *ws, int state, const char *why, size_t ranges, long bad)
 	if (state == 1)
 		printf("flowcutd: watched set %s: followed (%s), %zu range%s in it%s\n", ws->text,
 		       why, ranges, ranges == 1 ? "" : "s", bad ? "; some elements not read" : "");
+	else if (ws->under_pattern && state == -EMEDIUMTYPE)
+		fprintf(stderr, "flowcutd: watched set %s: skipped, not an address set (%s)\n",
+			ws->text, why);
 	else
 		fprintf(stderr, "flowcutd: watched set %s: not watched: %s\n", ws->text, why);
 }
 
+/* Says what became of a pattern's table, once per change. */
+static void
+line_said(struct wline *l, int rc)
+{
+	int state = rc == 0 ? 1 : rc;
+
+	if (state == l->state)
+		return;
+	l->state = state;
+	if (rc == 0)
+		printf("flowcutd: watched sets %s: table %s %s found; its sets matching '%s' "
+		       "followed\n", l->text, l->family, l->table, l->name);
+	else if (rc == -ENOENT)
+		fprintf(stderr, "flowcutd: watched sets %s: no table %s %s; its sets are followed "
+			"once it is made\n", l->text, l->family, l->table);
+	else
+		fprintf(stderr, "flowcutd: watched sets %s: table %s %s not read (%s); the sets "
+			"found before stay\n", l->text, l->family, l->table, strerror(-rc));
+}
+
+/* The sets being found (sets_find): the lines' sets, the old ones' states carried. */
+struct found {
+	const struct wset *old;
+	unsigned int nold;
+	const struct wline *line;	/* the pattern being read */
+	struct wset *v;
+	unsigned int n, cap;
+	int err;			/* -ENOMEM */
+};
+
+/* The set `name` of line `l` found (once, however many lines find it).  0 or -ENOMEM. */
+static int
+found_add(struct found *f, const struct wline *l, const char *name)
+{
+	char text[sizeof(f->v->text)];
+	struct wset *ws;
+
+	snprintf(text, sizeof(text), "%s %s %s", l->family, l->table, name);
+	for (unsigned int i = 0; i < f->n; i++)
+		if (strcmp(f->v[i].text, text) == 0) {
+			f->v[i].under_pattern &= l->pattern;	/* a line names it: not under the bound */
+			return 0;
+		}
+	if (f->n == f->cap) {
+		unsigned int cap = f->cap ? 2 * f->cap : 16;
+		struct wset *v = realloc(f->v, cap * sizeof(*v));
+
+		if (v == NULL)
+			return -ENOMEM;
+		f->v = v;
+		f->cap = cap;
+	}
+	ws = &f->v[f->n++];
+	memset(ws, 0, sizeof(*ws));
+	for (unsigned int j = 0; j < f->nold; j++)
+		if (strcmp(f->old[j].text, text) == 0)
+			*ws = f->old[j];	/* what was said of it stays said */
+	ws->s.nfproto = l->nfproto;
+	snprintf(ws->s.table, sizeof(ws->s.table), "%s", l->table);
+	snprintf(ws->s.name, sizeof(ws->s.name), "%s", name);
+	snprintf(ws->text, sizeof(ws->text), "%s", text);
+	ws->under_pattern = l->pattern;
+	return 0;
+}
+
+/* fd_setio_sets' callback: a set of the pattern's table, kept when its name matches. */
+static void
+found_name(void *arg, const char *name)
+{
+	struct found *f = arg;
+
+	if (f->err == 0 && fnmatch(f->line->name, name, 0) == 0)
+		f->err = found_add(f, f->line, name);
+}
+
 /*
- * Every watched set looked at and read whole; the ones that can be are
- * followed, and with `cut_all` what they hold is cut.
+ * The lines' sets found again: each named set, and each set of a
+ * pattern's table whose name matches (read from the kernel: made since,
+ * or gone with its table).  A table that could not be read keeps the sets
+ * found in it before; with no memory, the sets stay as they were.  A
+ * followed set that is gone is said: what it held cuts no more.
+ */
+static void
+sets_find(struct fd_watch *w)
+{
+	struct found f = { .old = w->sets, .nold = w->nsets };
+
+	for (unsigned int i = 0; i < w->nlines && f.err == 0; i++) {
+		struct wline *l = &w->lines[i];
+		int rc;
+
+		if (!l->pattern) {
+			f.err = found_add(&f, l, l->name);
+			continue;
+		}
+		f.line = l;
+		rc = fd_setio_sets(fd_nft_io(w->nft), l->nfproto, l->table, found_name, &f);
+		line_said(l, rc);
+		for (unsigned int j = 0; rc != 0 && rc != -ENOENT && j < f.nold && f.err == 0; j++)
+			if (f.old[j].under_pattern && f.old[j].s.nfproto == l->nfproto &&
+			    strcmp(f.old[j].s.table, l->table) == 0 &&
+			    fnmatch(l->name, f.old[j].s.name, 0) == 0)
+				f.err = found_add(&f, l, f.old[j].s.name);
+	}
+	if (f.err != 0) {
+		fprintf(stderr, "flowcutd: watched sets: no memory to look for them; the sets "
+			"followed stay\n");
+		free(f.v);
+		return;
+	}
+	for (unsigned int j = 0; j < f.nold; j++) {
+		bool kept = false;
+
+		for (unsigned int i = 0; i < f.n && !kept; i++)
+			kept = strcmp(f.v[i].text, f.old[j].text) == 0;
+		if (!kept && f.old[j].state == 1)
+			printf("flowcutd: watched set %s: gone (deleted, or its table): no longer "
+			       "followed; what it alone cut is released\n", f.old[j].text);
+	}
+	free(w->sets);
+	w->sets = f.v;
+	w->nsets = f.n;
+}
+
+/*
+ * Every watched set found again (sets_find), looked at and read whole;
+ * the ones that can be are followed - under patterns, FD_WATCH_PATTERN_SETS
+ * at most, the rest said and counted - and with `cut_all` what they hold
+ * is cut.
  */
 static void
 sets_look(struct fd_watch *w, bool cut_all)
 {
-	struct fd_setio_set ok[FC_SETTINGS_MAX_SETS];
+	struct fd_setio_set *ok;
 	struct fc_list all = { 0 };
-	unsigned int nok = 0;
+	unsigned int nok = 0, npat = 0;
 
+	sets_find(w);
+	ok = calloc(w->nsets ? w->nsets : 1, sizeof(*ok));
+	if (ok == NULL) {
+		fprintf(stderr, "flowcutd: watched sets: no memory; not looked at\n");
+		return;
+	}
+	w->st.watched_sets_beyond = 0;
 	for (unsigned int i = 0; i < w->nsets; i++) {
 		struct wset *ws = &w->sets[i];
 		struct fc_list l = { 0 };
 		char why[160];
 		int rc = fd_setio_get(fd_nft_io(w->nft), &ws->s, why, sizeof(why));
 		int64_t expires = -1;
-		long bad = rc == 0 ? fd_setio_read(fd_nft_io(w->nft), &ws->s, &l, &expires) : 0;
+		long bad = 0;
 
+		if (rc == 0 && ws->under_pattern && npat++ >= FD_WATCH_PATTERN_SETS) {
+			rc = -E2BIG;
+			snprintf(why, sizeof(why), "beyond the %d sets followed under patterns",
+				 FD_WATCH_PATTERN_SETS);
+			w->st.watched_sets_beyond++;
+		}
+		if (rc == 0)
+			bad = fd_setio_read(fd_nft_io(w->nft), &ws->s, &l, &expires);
 		if (rc != 0 || bad >= 0)
 			due_read(ws, expires);	/* none when it is not there */
 		if (rc == 0 && bad < 0) {
@@ -236,38 +399,43 @@ sets_look(struct fd_watch *w, bool cut_all)
 			}
 		fc_list_free(&l);
 	}
+	w->st.watched_sets_followed = nok;
 	if (fd_nft_follow(w->nft, ok, nok) != 0)
 		fprintf(stderr, "flowcutd: watched sets: no memory; not followed\n");
+	free(ok);
 	fc_list_canon(&all);
 	if (cut_all)
 		cut(w, &all, FD_CUT_SET, "watched sets hold");
 	fc_list_free(&all);
 }
 
+/* The settings' watched_set lines (what was said of each stays said). */
 static void
 sets_set(struct fd_watch *w, const struct fc_settings *s)
 {
-	struct wset old[FC_SETTINGS_MAX_SETS];
-	unsigned int nold = w->nsets;
+	struct wline old[FC_SETTINGS_MAX_SETS];
+	unsigned int nold = w->nlines;
 
-	memcpy(old, w->sets, sizeof(old));
-	w->nsets = 0;
+	memcpy(old, w->lines, sizeof(old));
+	w->nlines = 0;
 	for (unsigned int i = 0; i < s->nsets; i++) {
-		struct wset *ws = &w->sets[w->nsets];
+		struct wline *l = &w->lines[w->nlines];
 		int f = fd_setio_family(s->sets[i].family);
 
 		if (f < 0)
 			continue;	/* fc_settings allows none such */
-		memset(ws, 0, sizeof(*ws));
-		ws->s.nfproto = (uint8_t)f;
-		snprintf(ws->s.table, sizeof(ws->s.table), "%s", s->sets[i].table);
-		snprintf(ws->s.name, sizeof(ws->s.name), "%s", s->sets[i].set);
-		snprintf(ws->text, sizeof(ws->text), "%s %s %s", s->sets[i].family,
-			 s->sets[i].table, s->sets[i].set);
+		memset(l, 0, sizeof(*l));
+		l->nfproto = (uint8_t)f;
+		snprintf(l->family, sizeof(l->family), "%s", s->sets[i].family);
+		snprintf(l->table, sizeof(l->table), "%s", s->sets[i].table);
+		snprintf(l->name, sizeof(l->name), "%s", s->sets[i].set);
+		l->pattern = fc_settings_is_pattern(l->name);
+		snprintf(l->text, sizeof(l->text), "%s %s %s", s->sets[i].family, s->sets[i].table,
+			 s->sets[i].set);
 		for (unsigned int j = 0; j < nold; j++)
-			if (strcmp(old[j].text, ws->text) == 0)
-				*ws = old[j];	/* what was said of it stays said */
-		w->nsets++;
+			if (strcmp(old[j].text, l->text) == 0)
+				l->state = old[j].state;
+		w->nlines++;
 	}
 }
 
@@ -522,6 +690,7 @@ fd_watch_close(struct fd_watch *w)
 	fc_list_free(&w->applied);
 	job_free(&w->job);
 	fd_dirwatch_close(w->dw);
+	free(w->sets);
 	free(w);
 }
 
@@ -529,6 +698,12 @@ int
 fd_watch_fd(const struct fd_watch *w)
 {
 	return fd_dirwatch_fd(w->dw);
+}
+
+void
+fd_watch_stats(const struct fd_watch *w, struct fd_watch_stats *st)
+{
+	*st = w != NULL ? w->st : (struct fd_watch_stats){ 0 };
 }
 
 void

@@ -14,6 +14,35 @@
  * change and after lost nftables events, each is read whole and what it
  * holds is cut.
  *
+ * Watched by table or by pattern (`watched_set = FAMILY TABLE *`, or a
+ * shell pattern on the set's name, fnmatch(3) without flags:
+ * `addr-set-*`, `crowdsec-blacklists*`): at each look - the settings, the
+ * coprocessor's boot, every ruleset change, lost events - the table's
+ * sets are listed (fd_setio_sets, a GETSET dump of the table), and each
+ * whose name matches is looked at, read whole and followed as a named set
+ * is.  No notification of its own is needed: nftables' NEWSET, DELSET,
+ * NEWTABLE and DELTABLE from another process are ruleset changes already
+ * (fd_nft: any message but an element's), so a set made later (fail2ban's
+ * jail started, CrowdSec's bouncer started) is found at that change, read
+ * whole, what it holds cut, and followed; one deleted, or gone with its
+ * table (fail2ban deletes `inet f2b-table` with its last jail, CrowdSec's
+ * bouncer `ip crowdsec` at its stop), is no longer found, so the release
+ * that follows every ruleset change finds what it held no longer in force
+ * and releases the connections it alone cut, as an uncut does; made again,
+ * it is found and followed again.  A table that is not there is said
+ * once per change ("followed once it is made"), one that cannot be read
+ * keeps the sets found in it before.  A set under a pattern that is not
+ * an address set (a map, a set of ports...) is skipped, said once (not at
+ * every look: what was said of each set is kept, as for named ones).
+ * A set two lines find (a name and a pattern, or two patterns) is one set.
+ * Sets found by a pattern only are bounded: FD_WATCH_PATTERN_SETS address
+ * sets followed, in the order of the lines and then the kernel's (the
+ * order they were made in); the next ones are said once each ("beyond the
+ * 256 sets followed under patterns") and counted (fd_watch_stats: at the
+ * last look), never silently dropped; they cut nothing and keep nothing
+ * cut, until sets before them go.  Named sets are not under the bound
+ * (16 lines at most).
+ *
  * Watched lists (`watched_list = PATH`): each file is read (fc_list: bad
  * lines said with their numbers, the good ones kept; a file that cannot
  * be read keeps its last good contents), and the union of all of them is
@@ -75,6 +104,25 @@ void fd_watch_close(struct fd_watch *w);
 
 /* fd_watch_fd - the list files' inotify descriptor, to poll. */
 int fd_watch_fd(const struct fd_watch *w);
+
+/*
+ * How many sets patterns follow at most.  fail2ban makes two a jail
+ * (`addr-set-JAIL`, `addr6-set-JAIL`): 128 jails; CrowdSec's bouncer one
+ * per origin of its decisions and per subscribed list: tens.  Each
+ * followed set is looked up and dumped at every look and every release
+ * (a ruleset change, a removal, an expiry's read), so the bound is also
+ * that work's: 256 sets, each a GETSET and a GETSETELEM round trip.
+ */
+#define FD_WATCH_PATTERN_SETS 256
+
+/* What fd_watch counts, as of the last look at the watched sets. */
+struct fd_watch_stats {
+	uint64_t watched_sets_followed;	/* sets followed, named or under patterns */
+	uint64_t watched_sets_beyond;	/* address sets under patterns beyond FD_WATCH_PATTERN_SETS */
+};
+
+/* fd_watch_stats - its counters into *st (zeros for NULL: a flowcutd that did not start). */
+void fd_watch_stats(const struct fd_watch *w, struct fd_watch_stats *st);
 
 /*
  * fd_watch_settings - the watched sets and lists as `s` names them (at

@@ -202,6 +202,38 @@ fd_setio_get(struct fd_setio *n, struct fd_setio_set *s, char *why, size_t len)
 	return 0;
 }
 
+struct names {
+	void (*each)(void *arg, const char *name);
+	void *arg;
+};
+
+static int
+names_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct names *nm = data;
+	const struct nlattr *a;
+
+	if (NFNL_MSG_TYPE(nlh->nlmsg_type) != NFT_MSG_NEWSET)
+		return MNL_CB_OK;
+	mnl_attr_for_each(a, nlh, sizeof(struct nfgenmsg))
+		if (mnl_attr_get_type(a) == NFTA_SET_NAME &&
+		    mnl_attr_validate(a, MNL_TYPE_NUL_STRING) == 0 &&
+		    mnl_attr_get_payload_len(a) <= FD_SETIO_NAME_MAX)
+			nm->each(nm->arg, mnl_attr_get_str(a));
+	return MNL_CB_OK;
+}
+
+int
+fd_setio_sets(struct fd_setio *n, uint8_t nfproto, const char *table,
+	      void (*each)(void *arg, const char *name), void *arg)
+{
+	struct nlmsghdr *nlh = rq_start(n, NFT_MSG_GETSET, NLM_F_DUMP, nfproto);
+	struct names nm = { .each = each, .arg = arg };
+
+	mnl_attr_put_strz(nlh, NFTA_SET_TABLE, table);
+	return rq_run(n, names_cb, &nm);
+}
+
 static int
 dump_cb(const struct nlmsghdr *nlh, void *data)
 {

@@ -63,6 +63,16 @@ int fd_setio_family(const char *name);
 int fd_setio_get(struct fd_setio *io, struct fd_setio_set *s, char *why, size_t len);
 
 /*
+ * fd_setio_sets - the names of the sets of table `table` of family
+ * `nfproto` (a GETSET dump of that table), each handed to `each` (maps
+ * and sets of every type alike: fd_setio_get tells them apart) in the
+ * kernel's order.  0; -ENOENT (no such table); or another -errno from
+ * netlink (some may have been handed).
+ */
+int fd_setio_sets(struct fd_setio *io, uint8_t nfproto, const char *table,
+		  void (*each)(void *arg, const char *name), void *arg);
+
+/*
  * fd_setio_read - what the set (fd_setio_get'ed) holds, appended to `out`
  * as ranges and made canonical (a GETSETELEM dump, started again when the
  * set changed under it), and in *expires_ms (NULL: not asked) how many ms

@@ -2413,6 +2413,276 @@ test_watch_big_list_in_steps(void **state)
 }
 
 
+/* A connection of test_watch_by_pattern: its client port and far end, IPv4 or IPv6. */
+struct pattern_conn {
+	uint16_t cport;
+	const char *dst;
+};
+
+/* One step of test_watch_by_pattern: what another process does, and what must follow. */
+struct pattern_step {
+	const char *what;
+	unsigned int remake;	/* the connections (bits) whose states are made again first */
+	const char *cmd;	/* nft's input, run with `nft -f -` (NULL: none) */
+	unsigned int dropping;	/* the connections (bits) dropping after, the others not */
+	unsigned int followed;	/* fd_watch_stats' watched_sets_followed after */
+};
+
+static struct fd_watch_stats
+watch_stats(const struct fd_watch *w)
+{
+	struct fd_watch_stats st;
+
+	fd_watch_stats(w, &st);
+	return st;
+}
+
+/* Whether each connection is dropping as `dropping` says, and `followed` sets followed. */
+static bool
+pattern_holds(const struct fd_watch *w, const struct pattern_conn *c, unsigned int nc,
+	      unsigned int dropping, unsigned int followed)
+{
+	if (watch_stats(w).watched_sets_followed != followed)
+		return false;
+	for (unsigned int i = 0; i < nc; i++)
+		if ((datagram(c[i].cport, c[i].dst).dest == FP_DEST_DROP) != !!(dropping & (1u << i)))
+			return false;
+	return true;
+}
+
+/* The watched lines of the pattern tests: patterns only, never a set's name. */
+static void
+pattern_settings(struct fc_settings *s, const char *const (*lines)[3], unsigned int n)
+{
+	fc_settings_default(s);
+	s->nsets = n;
+	for (unsigned int i = 0; i < n; i++) {
+		snprintf(s->sets[i].family, sizeof(s->sets[i].family), "%s", lines[i][0]);
+		snprintf(s->sets[i].table, sizeof(s->sets[i].table), "%s", lines[i][1]);
+		snprintf(s->sets[i].set, sizeof(s->sets[i].set), "%s", lines[i][2]);
+		assert_true(fc_settings_is_pattern(s->sets[i].set));
+	}
+}
+
+/*
+ * Watched by table or by pattern (`inet f2b-table *`, `ip crowdsec
+ * crowdsec-blacklists*`, `ip6 crowdsec6 *`), the tables made after the
+ * watcher started, as fail2ban and CrowdSec's bouncer make and delete
+ * them: a set made later is found, followed and what is added to it cut
+ * (IPv4 and IPv6, interval, plain and timeout sets); a map keyed by
+ * address and a set of ports under `*` are skipped, a set whose name does
+ * not match is not watched; a set deleted releases what it alone cut, and
+ * made again is followed again; a table deleted releases its sets' cuts,
+ * made anew is followed again.
+ */
+static void
+test_watch_by_pattern(void **state)
+{
+	static const char *const lines[][3] = {
+		{ "inet", "f2b-table", "*" },
+		{ "ip", "crowdsec", "crowdsec-blacklists*" },
+		{ "ip6", "crowdsec6", "*" },
+	};
+	static const struct pattern_conn c[] = {
+		{ 40050, "198.19.0.30" },	/* A: inet f2b-table addr-set-* */
+		{ 40051, "2001:2:0:1::30" },	/* B: inet f2b-table addr6-set-* */
+		{ 40052, "198.19.0.31" },	/* C: ip crowdsec crowdsec-blacklists-cscli */
+		{ 40053, "2001:2:0:1::31" },	/* D: ip6 crowdsec6 crowdsec6-blacklists-cscli */
+		{ 40054, "198.19.0.32" },	/* E: a key of a map in inet f2b-table: never cut */
+		{ 40055, "198.19.0.33" },	/* F: ip crowdsec's set not matching: never cut */
+	};
+	enum { A = 1, B = 2, C = 4, D = 8, NC = sizeof(c) / sizeof(c[0]) };
+	static const struct pattern_step steps[] = {
+		{ "no table yet", 0, NULL, 0, 0 },
+		{ "fail2ban's table made, its sets empty; a map and a set of ports beside", 0,
+		  "add table inet f2b-table\n"
+		  "add set inet f2b-table addr-set-sshd { type ipv4_addr; flags interval; }\n"
+		  "add set inet f2b-table addr6-set-sshd { type ipv6_addr; flags interval; }\n"
+		  "add set inet f2b-table ports { type inet_service; }\n"
+		  "add map inet f2b-table m { type ipv4_addr : verdict; elements = { 198.19.0.32 : drop } }\n",
+		  0, 2 },
+		{ "bans added (banip)", 0,
+		  "add element inet f2b-table addr-set-sshd { 198.19.0.30 }\n"
+		  "add element inet f2b-table addr6-set-sshd { 2001:2:0:1::30 }\n"
+		  "add element inet f2b-table ports { 5201 }\n", A | B, 2 },
+		{ "the bouncer starts: tables, sets and bans in one transaction", 0,
+		  "add table ip crowdsec\n"
+		  "add set ip crowdsec crowdsec-blacklists-cscli { type ipv4_addr; flags timeout; }\n"
+		  "add element ip crowdsec crowdsec-blacklists-cscli { 198.19.0.31 timeout 1h }\n"
+		  "add set ip crowdsec other { type ipv4_addr; }\n"
+		  "add element ip crowdsec other { 198.19.0.33 }\n"
+		  "add table ip6 crowdsec6\n"
+		  "add set ip6 crowdsec6 crowdsec6-blacklists-cscli { type ipv6_addr; flags timeout; }\n"
+		  "add element ip6 crowdsec6 crowdsec6-blacklists-cscli { 2001:2:0:1::31 timeout 1h }\n",
+		  A | B | C | D, 4 },
+		{ "a jail stops: its IPv4 set deleted", 0,
+		  "delete set inet f2b-table addr-set-sshd\n", B | C | D, 3 },
+		{ "the jail starts again: its set made again, its ban added", A,
+		  "add set inet f2b-table addr-set-sshd { type ipv4_addr; flags interval; }\n"
+		  "add element inet f2b-table addr-set-sshd { 198.19.0.30 }\n", A | B | C | D, 4 },
+		{ "the last jail stops: fail2ban's table deleted", 0,
+		  "delete table inet f2b-table\n", C | D, 2 },
+		{ "fail2ban starts again: the table made anew, other jails", A | B,
+		  "add table inet f2b-table\n"
+		  "add set inet f2b-table addr-set-web { type ipv4_addr; }\n"
+		  "add set inet f2b-table addr6-set-web { type ipv6_addr; flags timeout; }\n"
+		  "add element inet f2b-table addr-set-web { 198.19.0.30 }\n"
+		  "add element inet f2b-table addr6-set-web { 2001:2:0:1::30 timeout 1h }\n",
+		  A | B | C | D, 4 },
+		{ "the bouncer stops: ip crowdsec deleted", 0, "delete table ip crowdsec\n",
+		  A | B | D, 3 },
+		{ "... and ip6 crowdsec6", 0, "delete table ip6 crowdsec6\n", A | B, 2 },
+	};
+	struct nf_conntrack *ct[NC];
+	struct fc_settings s;
+	struct fd_watch *w;
+	struct fd_nft *n;
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	assert_int_equal(fc_netns_sh("for a in 30 31 32 33; do ip neigh replace 198.19.0.$a lladdr "
+			    "02:00:00:00:00:0c dev fp1 nud permanent && ip -6 neigh replace "
+			    "2001:2:0:1::$a lladdr 02:00:00:00:00:0c dev fp1 nud permanent || exit 1; "
+			    "done"), 0);
+	n = fd_nft_open(BIT);
+	assert_non_null(n);
+	w = fd_watch_open(n, cut);
+	assert_non_null(w);
+	pattern_settings(&s, lines, sizeof(lines) / sizeof(lines[0]));
+	fd_watch_settings(w, &s);
+	fd_watch_boot(w);
+	for (unsigned int i = 0; i < NC; i++) {
+		bool v6 = strchr(c[i].dst, ':') != NULL;
+
+		ct[i] = conn(IPPROTO_UDP, v6 ? "2001:2::10" : "198.18.0.10", c[i].cport, c[i].dst,
+			     5201, c[i].dst, 5201, BIT);
+		create(ct[i]);
+	}
+	turns(300);
+	assert_int_equal(conns(), NC);
+	for (unsigned int k = 0; k < sizeof(steps) / sizeof(steps[0]); k++) {
+		const struct pattern_step *st = &steps[k];
+		char cmd[2048];
+		bool held = false;
+
+		print_message("step %u: %s\n", k, st->what);
+		for (unsigned int i = 0; i < NC; i++)
+			if (st->remake & (1u << i)) {
+				assert_false(alive(ct[i]));	/* its cut killed it */
+				create(ct[i]);
+			}
+		if (st->remake) {
+			turns(300);
+			for (unsigned int i = 0; i < NC; i++)
+				if (st->remake & (1u << i))
+					assert_int_equal(conn_by_cport(c[i].cport).verdict,
+							 FC_VERDICT_CUT_THRU);
+		}
+		if (st->cmd) {
+			snprintf(cmd, sizeof(cmd), "nft -f - <<'EOF'\n%sEOF\n", st->cmd);
+			assert_int_equal(fc_netns_sh(cmd), 0);
+		}
+		/* flowcutd's loop for up to 2 s: nftables' events handed on */
+		for (int t = 0; t < 200 && !held; t++) {
+			fd_watch_nft(w, fd_nft_events(n));
+			held = pattern_holds(w, c, NC, st->dropping, st->followed);
+			if (!held)
+				usleep(10000);
+		}
+		for (unsigned int i = 0; i < NC; i++)
+			print_message("  %s: %s\n", c[i].dst,
+				      datagram(c[i].cport, c[i].dst).dest == FP_DEST_DROP ? "dropping"
+											  : "not dropping");
+		print_message("  followed: %" PRIu64 "\n", watch_stats(w).watched_sets_followed);
+		assert_true(held);
+		assert_int_equal(watch_stats(w).watched_sets_beyond, 0);
+	}
+	fd_watch_close(w);
+	nft_close(n);
+	assert_int_equal(fc_netns_sh("nft delete table inet f2b-table"), 0);
+	for (unsigned int i = 0; i < NC; i++)
+		nfct_destroy(ct[i]);
+}
+
+/*
+ * The bound on sets under patterns: a table of FD_WATCH_PATTERN_SETS + 2
+ * address sets (and a map, skipped, not counted) watched by `*`: the
+ * first FD_WATCH_PATTERN_SETS followed, the 2 beyond counted and cutting
+ * nothing; one before them deleted, the first beyond is followed and cuts.
+ */
+static void
+test_watch_pattern_bound(void **state)
+{
+	static const char *const lines[][3] = { { "inet", "many", "*" } };
+	struct nf_conntrack *a = conn(IPPROTO_UDP, "198.18.0.10", 40060, "198.19.0.30", 5201,
+				      "198.19.0.30", 5201, BIT);
+	enum { SETS = FD_WATCH_PATTERN_SETS + 2 };
+	char path[] = "/tmp/fc-many-XXXXXX";
+	struct fc_settings s;
+	struct fd_watch *w;
+	struct fd_nft *n;
+	char cmd[256];
+	uint64_t t0;
+	FILE *f;
+	int fd;
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	assert_int_equal(fc_netns_sh("ip neigh replace 198.19.0.30 lladdr 02:00:00:00:00:0c dev fp1 "
+			    "nud permanent"), 0);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	fprintf(f, "add table inet many\nadd map inet many m { type ipv4_addr : verdict; }\n");
+	for (int i = 0; i < SETS; i++)
+		fprintf(f, "add set inet many s%03d { type %s; }\n", i, i % 2 ? "ipv6_addr" : "ipv4_addr");
+	assert_int_equal(fclose(f), 0);
+	snprintf(cmd, sizeof(cmd), "nft -f %s && rm %s", path, path);
+	assert_int_equal(fc_netns_sh(cmd), 0);
+	n = fd_nft_open(BIT);
+	assert_non_null(n);
+	w = fd_watch_open(n, cut);
+	assert_non_null(w);
+	pattern_settings(&s, lines, 1);
+	t0 = now_ns();
+	fd_watch_settings(w, &s);
+	print_message("%d sets looked at and read whole in %.1f ms\n", SETS,
+		      (double)(now_ns() - t0) / 1e6);
+	fd_watch_boot(w);
+	assert_int_equal(watch_stats(w).watched_sets_followed, FD_WATCH_PATTERN_SETS);
+	assert_int_equal(watch_stats(w).watched_sets_beyond, 2);
+	create(a);
+	turns(300);
+	/* the first beyond (s256, IPv4): not followed, its element cuts nothing */
+	snprintf(cmd, sizeof(cmd), "nft add element inet many s%03d '{ 198.19.0.30 }'",
+		 FD_WATCH_PATTERN_SETS);
+	assert_int_equal(fc_netns_sh(cmd), 0);
+	for (int t = 0; t < 50; t++) {
+		fd_watch_nft(w, fd_nft_events(n));
+		usleep(10000);
+	}
+	assert_int_equal(datagram(40060, "198.19.0.30").dest != FP_DEST_DROP, 1);
+	assert_true(alive(a));
+	/* one before it deleted: it comes under the bound, read whole, cut */
+	assert_int_equal(fc_netns_sh("nft delete set inet many s000"), 0);
+	for (int t = 0; t < 200 && datagram(40060, "198.19.0.30").dest != FP_DEST_DROP; t++) {
+		fd_watch_nft(w, fd_nft_events(n));
+		usleep(10000);
+	}
+	assert_int_equal(datagram(40060, "198.19.0.30").dest, FP_DEST_DROP);
+	assert_int_equal(watch_stats(w).watched_sets_followed, FD_WATCH_PATTERN_SETS);
+	assert_int_equal(watch_stats(w).watched_sets_beyond, 1);
+	t0 = now_ns();
+	fd_watch_nft(w, -ENOBUFS);	/* a whole look, as after lost events */
+	print_message("a look at %d sets after lost events: %.1f ms\n", SETS - 1,
+		      (double)(now_ns() - t0) / 1e6);
+	fd_watch_close(w);
+	nft_close(n);
+	assert_int_equal(fc_netns_sh("nft delete table inet many"), 0);
+	nfct_destroy(a);
+}
+
 int
 main(void)
 {
@@ -2446,6 +2716,8 @@ main(void)
 		cmocka_unit_test_setup(test_watch_big_list_in_steps, fresh),
 		cmocka_unit_test_setup(test_uncut_releases, fresh),
 		cmocka_unit_test_setup(test_uncut_on_expiry, fresh),
+		cmocka_unit_test_setup(test_watch_by_pattern, fresh),
+		cmocka_unit_test_setup(test_watch_pattern_bound, fresh),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -31,6 +31,35 @@ test_rows(void **state)
 		{ "watched_list = /etc/a#b # a comment\n", NULL },
 		{ "watched_set = inet filter blocked4\nwatched_set =\tip6  f2b-table\taddr-set-ssh\n", NULL },
 		{ "watched_set = netdev _t .s/1\n", NULL },
+		/* patterns on the set's name: every set of the table, or those matching */
+		{ "watched_set = inet f2b-table *\n", NULL },
+		{ "watched_set = ip crowdsec crowdsec-blacklists*\nwatched_set = ip6 crowdsec6 *\n", NULL },
+		{ "watched_set = inet f2b-table addr-set-*\nwatched_set = inet f2b-table addr6-set-*\n", NULL },
+		{ "watched_set = inet t ?[0-9][!a-c]-[^x]_.*/\n", NULL },
+		{ "watched_set = inet t 4*\n", NULL },	/* a name may not start with a digit; a pattern may */
+		{ "watched_set = inet t *\nwatched_set = inet t *\n", "line 2: watched_set is given twice" },
+		{ "watched_set = inet t *\nwatched_set = inet t a*\nwatched_set = inet t a\n", NULL },
+		{ "watched_set = inet t []\n", "line 1: watched_set: a pattern's '[]' is empty" },
+		{ "watched_set = inet t a[!]\n", "line 1: watched_set: a pattern's '[]' is empty" },
+		{ "watched_set = inet t a[0-9\n", "line 1: watched_set: a pattern's '[' is not closed by ']'" },
+		{ "watched_set = inet t [[:digit:]]\n", "line 1: watched_set: a pattern's '[...]' holds a character that is not a name's" },
+		{ "watched_set = inet t a\\*\n", "line 1: watched_set: a pattern holds a character that is neither a name's nor one of '*', '?', '[...]'" },
+		{ "watched_set = inet t a*]\n", "line 1: watched_set: a pattern holds a character that is neither a name's nor one of '*', '?', '[...]'" },
+		{ "watched_set = inet t *a123456789012345678901234567890123456789012345678901234567890123\n", "line 1: watched_set: a name is longer than 63 characters" },
+		{ "watched_set = inet * a\n", "line 1: watched_set: a name is not an nftables name (a letter, '_' or '.', then letters, digits, '_', '.', '-', '/')" },
+		{ "watched_set = inet S3CR3T *$\n", "line 1: watched_set: a pattern holds a character that is neither a name's nor one of '*', '?', '[...]'" },
+		{ "watched_set = inet t 1*\nwatched_set = inet t 2*\nwatched_set = inet t 3*\n"
+		  "watched_set = inet t 4*\nwatched_set = inet t 5*\nwatched_set = inet t 6*\n"
+		  "watched_set = inet t 7*\nwatched_set = inet t 8*\nwatched_set = inet t 9*\n"
+		  "watched_set = inet t a*\nwatched_set = inet t b*\nwatched_set = inet t c*\n"
+		  "watched_set = inet t d*\nwatched_set = inet t e*\nwatched_set = inet t f*\n"
+		  "watched_set = inet t g\n", NULL },	/* 16 lines, patterns or not */
+		{ "watched_set = inet t 1*\nwatched_set = inet t 2*\nwatched_set = inet t 3*\n"
+		  "watched_set = inet t 4*\nwatched_set = inet t 5*\nwatched_set = inet t 6*\n"
+		  "watched_set = inet t 7*\nwatched_set = inet t 8*\nwatched_set = inet t 9*\n"
+		  "watched_set = inet t a*\nwatched_set = inet t b*\nwatched_set = inet t c*\n"
+		  "watched_set = inet t d*\nwatched_set = inet t e*\nwatched_set = inet t f*\n"
+		  "watched_set = inet t g\nwatched_set = inet t *\n", "line 17: more than 16 watched sets" },
 		{ "offload = yes\n", "line 1: offload is not on or off" },
 		{ "\n\ncut_in_hardware = 1\n", "line 3: cut_in_hardware is not on or off" },
 		{ "idle_timeout = 0\n", "line 1: idle_timeout is not 1 to 65535 seconds" },
@@ -184,7 +213,11 @@ test_set_and_round_trip(void **state)
 	assert_int_equal(fc_settings_set(&s, "watched_set", "inet filter", err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "watched_set is not FAMILY TABLE SET (three words, "
 			    "e.g. inet filter blocked4): 'inet filter'");	/* flowcutctl's own value */
-	assert_int_equal(s.nsets, 2);
+	assert_int_equal(fc_settings_set(&s, "watched_set", "inet f2b-table addr-set-*", err,
+					 sizeof(err)), 0);
+	assert_int_equal(fc_settings_set(&s, "watched_set", "inet t a[", err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "watched_set: a pattern's '[' is not closed by ']': 'a['");
+	assert_int_equal(s.nsets, 3);
 	assert_string_equal(s.sets[1].family, "ip6");
 	assert_string_equal(s.sets[1].table, "f2b-table");
 	assert_string_equal(s.sets[1].set, "addr-set-ssh");
@@ -201,6 +234,7 @@ test_set_and_round_trip(void **state)
 	assert_int_equal(fc_settings_parse(text, (size_t)n, &back, err, sizeof(err)), 0);
 	assert_memory_equal(&s, &back, sizeof(s));
 	assert_non_null(strstr(text, "watched_set = inet filter blocked4\n"));
+	assert_non_null(strstr(text, "watched_set = inet f2b-table addr-set-*\n"));
 	assert_int_equal(fc_settings_set(&s, "watched_list", "-", err, sizeof(err)), 0);
 	assert_int_equal(s.nlists, 0);
 	/* watched_fingerprints and tls_ports round-trip, and "-" takes the file away */
@@ -219,7 +253,7 @@ test_set_and_round_trip(void **state)
 	assert_null(strstr(text, "watched_fingerprints"));
 	assert_int_equal(fc_settings_parse(text, (size_t)n, &back, err, sizeof(err)), 0);
 	assert_memory_equal(&s, &back, sizeof(s));
-	assert_int_equal(s.nsets, 2);
+	assert_int_equal(s.nsets, 3);
 	assert_int_equal(fc_settings_set(&s, "watched_set", "-", err, sizeof(err)), 0);
 	assert_int_equal(s.nsets, 0);
 	/* control_read_group: resolved to its gid, written back, "-" takes it away */
@@ -239,6 +273,26 @@ test_set_and_round_trip(void **state)
 	assert_string_equal(s.control_read_group, "");
 	n = fc_settings_format(&s, text, sizeof(text));
 	assert_null(strstr(text, "control_read_group"));
+}
+
+/* A watched_set's SET: a pattern when it holds `*`, `?` or `[`, else an exact name. */
+static void
+test_is_pattern(void **state)
+{
+	static const struct {
+		const char *set;
+		bool pattern;
+	} rows[] = {
+		{ "*", true }, { "addr-set-*", true }, { "crowdsec-blacklists*", true },
+		{ "set?", true }, { "s[46]", true }, { "addr-set-ssh", false },
+		{ "crowdsec-blacklists", false }, { "_t.s/1", false }, { "a-b", false },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		print_message("row %zu: %s\n", i, rows[i].set);
+		assert_int_equal(fc_settings_is_pattern(rows[i].set), rows[i].pattern);
+	}
 }
 
 static void
@@ -297,6 +351,7 @@ main(void)
 		cmocka_unit_test(test_rows),
 		cmocka_unit_test(test_values_and_defaults),
 		cmocka_unit_test(test_set_and_round_trip),
+		cmocka_unit_test(test_is_pattern),
 		cmocka_unit_test(test_save_atomic),
 		cmocka_unit_test(test_trust),
 	};
