@@ -365,6 +365,9 @@ program(const struct fd_cmds *cmds, const struct opts *o)
 	COUNT(cut_released, cut)						\
 	COUNT(watched_sets_followed, watch)					\
 	COUNT(watched_sets_beyond, watch)					\
+	COUNT(never_cut_refused, cut)						\
+	COUNT(never_cut_set, cut)						\
+	COUNT(never_cut_given_back, cut)					\
 	COUNT(rtnl_bad, main)							\
 	COUNT(rtcache_route_hits, rtcache)					\
 	COUNT(rtcache_route_misses, rtcache)					\
@@ -592,6 +595,7 @@ struct flowcutd {
 	struct lk *lk;
 	bool programmed, judged;	/* judged: once, after the first programming */
 	bool busy;			/* a job outside the binding has work left (fd_watch_work) */
+	bool never_set;			/* never_cut applied once (never_apply) */
 	uint64_t programmed_boot;	/* the boot whose tables we filled */
 	time_t last_stats;
 	struct fd_hist turns;		/* this second's turns (main_stats' turn_*) */
@@ -682,6 +686,8 @@ sources_add(struct flowcutd *d)
 	}
 	return 0;
 }
+
+static void never_apply(struct flowcutd *d);
 
 /*
  * Opens everything, in order: the signal handlers, the TAPs, the settings
@@ -805,9 +811,51 @@ flowcutd_open(struct flowcutd *d)
 	}
 	fd_ips_bind(ips, d->off, &d->ctio, &d->cmds, d->cut);
 	fd_ips_settings(ips, &cur);
+	never_apply(d);		/* before any trigger cuts */
 	fd_watch_settings(d->wat, &cur);	/* the lists into their sets; cut once programmed */
 	(void)fd_rulecheck_run(rck);	/* what offloaded connections would bypass, said */
 	return sources_add(d);
+}
+
+/*
+ * The settings' never-cut list (never_cut, never_cut_file: read again at
+ * every look, the file too) into flowcutd's never-cut sets and the cut.
+ * When it changed: what it newly holds is released (fd_cut_never), and
+ * once programmed the triggers are asked again, so what it no longer
+ * holds is cut where a set, a list or a cut set still holds it.  A file
+ * that cannot be read keeps the list in force, said.
+ */
+static void
+never_apply(struct flowcutd *d)
+{
+	static struct fc_list now;	/* the list in force */
+	struct fc_list l = { 0 };
+	char err[512];
+	int rc = fc_settings_never_cut(&cur, &l, err, sizeof(err));
+
+	if (rc != 0) {
+		fprintf(stderr, "flowcutd: never_cut: %s; the list in force stays (%zu ranges)\n",
+			rc == -ENOMEM ? "no memory" : err, now.n);
+		fc_list_free(&l);
+		return;
+	}
+	if (l.n == now.n && (l.n == 0 || memcmp(l.r, now.r, l.n * sizeof(*l.r)) == 0) &&
+	    d->never_set) {
+		fc_list_free(&l);
+		return;
+	}
+	if (fd_nft_never(d->nft, &l) != 0 || fd_cut_never(d->cut, &l) < 0) {
+		fc_list_free(&l);
+		return;		/* said; looked at again at the next settings change */
+	}
+	printf("flowcutd: never_cut: %zu ranges never cut\n", l.n);
+	fc_list_free(&now);
+	now = l;
+	d->never_set = true;
+	if (d->programmed) {
+		fd_watch_boot(d->wat);	/* what no longer is never cut, cut if still asked */
+		fd_trigger_hand_all(d->nft, d->cut);
+	}
 }
 
 /*
@@ -842,14 +890,19 @@ on_nft_ready(struct flowcutd *d)
 static void
 on_settings_ready(struct flowcutd *d)
 {
-	if (!settings_touched() || !settings_load(d->o.settings))
+	if (!settings_touched())
 		return;
+	if (!settings_load(d->o.settings)) {
+		never_apply(d);		/* the same settings: never_cut_file may have changed */
+		return;
+	}
 	/* saved: applied at once, the gate and the switch together */
 	fd_offload_settings(d->off, cur.cut_in_hardware, cur.idle_timeout);
 	fd_cut_settings(d->cut, cur.cut_in_hardware);
 	fd_ips_settings(ips, &cur);
 	/* the gate and the switch as saved (once programmed: before, programming opens it) */
 	d->programmed = d->programmed && gate_set(&d->cmds, true, NULL) == 0;
+	never_apply(d);
 	fd_watch_settings(d->wat, &cur);
 	d->acc = ctl_access(&cur);
 	(void)fd_ctl_access(d->ctl, &d->acc);	/* a failure is said */

@@ -115,6 +115,31 @@ entry_parse(char *tok, struct fc_range *r)
 	return NULL;
 }
 
+const char *
+fc_list_entry(const char *entry, bool exact, struct fc_range *r)
+{
+	char buf[INET6_ADDRSTRLEN + 8];
+	uint8_t a[16];
+	const char *why, *slash;
+
+	*r = (struct fc_range){ 0 };
+	if (strlen(entry) >= sizeof(buf) || strpbrk(entry, " \t#;") != NULL)
+		return "not an address, a prefix (ADDR/LEN) or a range (ADDR-ADDR)";
+	if (exact && strchr(entry, '-') != NULL)
+		return "a range: an address or a prefix (ADDR/LEN) is wanted";
+	snprintf(buf, sizeof(buf), "%s", entry);
+	why = entry_parse(buf, r);
+	if (why != NULL && exact && strchr(entry, '/') == NULL)
+		return "not an address or a prefix (ADDR/LEN)";
+	if (why != NULL || !exact || (slash = strchr(entry, '/')) == NULL)
+		return why;
+	snprintf(buf, sizeof(buf), "%.*s", (int)(slash - entry), entry);
+	(void)addr_parse(buf, a);	/* parsed once already: the same family */
+	if (memcmp(a, r->lo, alen(r->family)) != 0)
+		return "a host part is set in the prefix (its address is not the prefix's first)";
+	return NULL;
+}
+
 /* Whether r holds more addresses than a prefix of length min: hi - lo >= 2^(bits - min). */
 static bool
 wider_than(const struct fc_range *r, unsigned int min)

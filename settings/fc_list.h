@@ -82,6 +82,15 @@ long fc_list_parse_within(const char *text, size_t len, const struct fc_list_lim
 long fc_list_load(const char *path, const struct fc_list_limits *lim, struct fc_list *out,
 		  fc_list_bad_fn *bad, void *arg, char *err, size_t errlen);
 
+/*
+ * fc_list_entry - one entry as a list line holds it ("ADDR", "ADDR/LEN",
+ * "ADDR-ADDR", no blanks or comment) into *r.  Returns NULL, or a fixed
+ * reason (none of its text).  With `exact` (the settings' never_cut),
+ * only an address or a prefix is taken, and a prefix with a bit set below
+ * its length is refused ("a host part is set ..."), not cleared.
+ */
+const char *fc_list_entry(const char *entry, bool exact, struct fc_range *r);
+
 /* fc_list_canon - sort, and merge overlapping and adjacent ranges. */
 void fc_list_canon(struct fc_list *l);
 

@@ -255,17 +255,75 @@ set_watched_list(struct fc_settings *s, const char *value, unsigned int line, ch
 	return 0;
 }
 
+/*
+ * never_cut = ADDR[/LEN] ...: each entry added to s (fc_list_entry, exact:
+ * no range, no host part set); "-" (by flowcutctl) removes them all.  An
+ * error names the entry by its place on the line, from the file.
+ */
+static int
+never_cut_set(struct fc_settings *s, const char *value, unsigned int line, char *err,
+	      size_t errlen)
+{
+	char copy[LINE_MAX_LEN + 1], *save = NULL, why[160];
+	unsigned int k = 0, n = s->nnever;
+	struct fc_range r[FC_SETTINGS_MAX_NEVER];
+
+	if (line == 0 && strcmp(value, "-") == 0) {
+		memset(s->never, 0, sizeof(s->never));
+		s->nnever = 0;
+		return 0;
+	}
+	memcpy(r, s->never, sizeof(r));
+	snprintf(copy, sizeof(copy), "%s", value);
+	for (char *t = strtok_r(copy, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
+		const char *what = fc_list_entry(t, true, &r[n]);
+
+		k++;
+		if (what == NULL && n == FC_SETTINGS_MAX_NEVER)
+			what = "more than 64 never_cut entries (a longer list: never_cut_file)";
+		if (what != NULL) {
+			if (line)
+				snprintf(why, sizeof(why), "never_cut, entry %u: %s", k, what);
+			else
+				snprintf(why, sizeof(why), "never_cut: %s", what);
+			return bad(err, errlen, line, why, t);
+		}
+		n++;
+	}
+	memcpy(s->never, r, sizeof(r));
+	s->nnever = n;
+	return 0;
+}
+
+/* never_cut_file = PATH (absolute), or "-" (by flowcutctl) for none. */
+static int
+never_file_set(struct fc_settings *s, const char *value, unsigned int line, char *err,
+	       size_t errlen)
+{
+	memset(s->never_file, 0, sizeof(s->never_file));
+	s->never_file_line = 0;
+	if (line == 0 && strcmp(value, "-") == 0)
+		return 0;
+	if (value[0] != '/')
+		return bad(err, errlen, line, "never_cut_file is not an absolute path", value);
+	if (strlen(value) >= FC_SETTINGS_PATH_MAX)
+		return bad(err, errlen, line, "never_cut_file is longer than 255 bytes", NULL);
+	memcpy(s->never_file, value, strlen(value));
+	s->never_file_line = line;
+	return 0;
+}
+
 /* The keys, in the order of their bits in `seen`. */
 enum key {
 	K_OFFLOAD, K_CUT_IN_HARDWARE, K_IDLE_TIMEOUT, K_WATCHED_LIST, K_WATCHED_SET,
 	K_FINGERPRINTS, K_TLS_PORTS, K_LIST_MAX_BYTES, K_LIST_MIN_PREFIX4, K_LIST_MIN_PREFIX6,
-	K_READ_GROUP, NKEYS
+	K_READ_GROUP, K_NEVER_CUT, K_NEVER_FILE, NKEYS
 };
 
 static const char *const key_names[NKEYS] = {
 	"offload", "cut_in_hardware", "idle_timeout", "watched_list", "watched_set",
 	"watched_fingerprints", "tls_ports", "list_max_bytes", "list_min_prefix4",
-	"list_min_prefix6", "control_read_group",
+	"list_min_prefix6", "control_read_group", "never_cut", "never_cut_file",
 };
 
 /* The numeric keys: their range and what a value out of it is told. */
@@ -350,9 +408,10 @@ set_one(struct fc_settings *s, const char *key, const char *value, unsigned int 
 	if (k == NKEYS)
 		return bad(err, errlen, line, "unknown key (offload, cut_in_hardware, idle_timeout, "
 			   "watched_list, watched_set, watched_fingerprints, tls_ports, "
-			   "list_max_bytes, list_min_prefix4, list_min_prefix6, control_read_group)",
+			   "list_max_bytes, list_min_prefix4, list_min_prefix6, control_read_group, "
+			   "never_cut, never_cut_file)",
 			   key);
-	if (k != K_WATCHED_LIST && k != K_WATCHED_SET && seen != NULL && (*seen & (1u << k))) {
+	if (k != K_WATCHED_LIST && k != K_WATCHED_SET && k != K_NEVER_CUT && seen != NULL && (*seen & (1u << k))) {
 		snprintf(why, sizeof(why), "'%s' is given twice", key_names[k]);
 		return bad(err, errlen, line, why, NULL);
 	}
@@ -381,6 +440,10 @@ set_one(struct fc_settings *s, const char *key, const char *value, unsigned int 
 		return tls_ports_set(s, value, line, err, errlen);
 	case K_READ_GROUP:
 		return read_group_set(s, value, line, err, errlen);
+	case K_NEVER_CUT:
+		return never_cut_set(s, value, line, err, errlen);
+	case K_NEVER_FILE:
+		return never_file_set(s, value, line, err, errlen);
 	default:
 		if (line == 0 && strcmp(value, "-") == 0) {
 			/* flowcutctl: none of them, as parsed without them */
@@ -464,15 +527,89 @@ fc_settings_parse(const char *text, size_t len, struct fc_settings *out, char *e
 int
 fc_settings_load(const char *path, struct fc_settings *s, char *err, size_t errlen)
 {
+	struct fc_settings t;
 	char *text;
 	size_t len;
 	int rc = fc_file_read(path, FC_SETTINGS_MAX_BYTES, NULL, &text, &len, err, errlen);
 
 	if (rc != 0)
 		return rc;
-	rc = fc_settings_parse(text, len, s, err, errlen);
+	rc = fc_settings_parse(text, len, &t, err, errlen);
 	free(text);
+	if (rc == 0 && t.never_file[0] != '\0') {	/* a file that cannot be read refuses them */
+		struct fc_list l = { 0 };
+
+		rc = fc_settings_never_cut(&t, &l, err, errlen);
+		fc_list_free(&l);
+	}
+	if (rc == 0)
+		*s = t;
 	return rc;
+}
+
+/* A bad line of never_cut_file: the first one kept for the error. */
+struct never_bad {
+	unsigned long line;
+	char what[96];
+};
+
+static void
+never_bad_line(void *arg, unsigned long line, const char *what)
+{
+	struct never_bad *b = arg;
+
+	if (b->line == 0) {
+		b->line = line;
+		snprintf(b->what, sizeof(b->what), "%s", what);
+	}
+}
+
+int
+fc_settings_never_cut(const struct fc_settings *s, struct fc_list *out, char *err,
+		      size_t errlen)
+{
+	struct fc_list_limits lim = { .max_bytes = s->list_max_bytes };
+	struct never_bad nb = { 0 };
+	char why[FC_SETTINGS_PATH_MAX + 160];
+	long rc;
+
+	fc_list_free(out);
+	for (unsigned int i = 0; i < s->nnever; i++)
+		if (fc_list_add(out, &s->never[i]) != 0) {
+			fc_list_free(out);
+			return -ENOMEM;
+		}
+	if (s->never_file[0] != '\0') {
+		struct fc_list f = { 0 };
+
+		rc = fc_list_load(s->never_file, &lim, &f, never_bad_line, &nb, why, sizeof(why));
+		if (rc == -ENOMEM) {
+			fc_list_free(out);
+			return -ENOMEM;
+		}
+		if (rc != 0) {
+			if (rc > 0)
+				snprintf(why, sizeof(why), "%s: line %lu: %s (%ld bad line%s)",
+					 s->never_file, nb.line, nb.what, rc, rc == 1 ? "" : "s");
+			fc_list_free(&f);
+			fc_list_free(out);
+			if (s->never_file_line)
+				snprintf(err, errlen, "line %u: never_cut_file %s",
+					 s->never_file_line, why);
+			else
+				snprintf(err, errlen, "never_cut_file %s", why);
+			return rc > 0 ? -EINVAL : (int)rc;
+		}
+		for (size_t i = 0; i < f.n; i++)
+			if (fc_list_add(out, &f.r[i]) != 0) {
+				fc_list_free(&f);
+				fc_list_free(out);
+				return -ENOMEM;
+			}
+		fc_list_free(&f);
+	}
+	fc_list_canon(out);
+	return 0;
 }
 
 int
@@ -523,6 +660,17 @@ fc_settings_format(const struct fc_settings *s, char *buf, size_t len)
 		n += snprintf(buf + ((size_t)n < len ? (size_t)n : len),
 			      (size_t)n < len ? len - (size_t)n : 0, "watched_set = %s %s %s\n",
 			      s->sets[i].family, s->sets[i].table, s->sets[i].set);
+	for (unsigned int i = 0; i < s->nnever && n >= 0; i++) {
+		char r[96];
+
+		n += snprintf(buf + ((size_t)n < len ? (size_t)n : len),
+			      (size_t)n < len ? len - (size_t)n : 0, "never_cut = %s\n",
+			      fc_range_format(&s->never[i], r, sizeof(r)));
+	}
+	if (s->never_file[0] != '\0' && n >= 0)
+		n += snprintf(buf + ((size_t)n < len ? (size_t)n : len),
+			      (size_t)n < len ? len - (size_t)n : 0, "never_cut_file = %s\n",
+			      s->never_file);
 	if (s->control_read_group[0] != '\0' && n >= 0)
 		n += snprintf(buf + ((size_t)n < len ? (size_t)n : len),
 			      (size_t)n < len ? len - (size_t)n : 0, "control_read_group = %s\n",

@@ -25,6 +25,24 @@
  *   control_read_group NAME   a group whose members may ask flowcutd's
  *                             control socket what only reads (status);
  *                             resolved with getgrnam when parsed
+ *   never_cut        ADDR[/LEN]...  addresses and prefixes flowcut's own
+ *                             triggers never cut (repeatable, several a
+ *                             line, FC_SETTINGS_MAX_NEVER in all)
+ *   never_cut_file   PATH     ... and a list file of them (fc_list's
+ *                             formats), read by fc_settings_never_cut
+ *
+ * never_cut: an entry is an address or a prefix with no host bit set
+ * (198.51.100.0/24, not 198.51.100.7/24: a typo there would protect what
+ * was not meant); a bad one is an error naming the line and the entry's
+ * place on it ("line 4: never_cut, entry 2: ..."), never its text.  The
+ * entries are kept in the settings (a fixed array: settings copy and
+ * compare whole); the file only by its path, read with the entries into
+ * one list by fc_settings_never_cut - by fc_settings_load too, so a file
+ * that cannot be read, or has a bad line, refuses the settings with the
+ * line of never_cut_file (never_cut_line) and why.  The file's lines are
+ * read as fc_list reads a list (a range ADDR-ADDR allowed, a prefix's host
+ * bits cleared as the list formats have it), within list_max_bytes, no
+ * prefix-width bound: a never-cut list protects, it cannot cut.
  *
  * A file that does not parse is refused whole with the line and the reason
  * (never a byte of the line's text), and whoever read it keeps the
@@ -45,12 +63,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fc_list.h"
+
 #define FC_SETTINGS_MAX_LISTS 16
 #define FC_SETTINGS_PATH_MAX 256
 #define FC_SETTINGS_MAX_TLS_PORTS 16
 /* tls_ports when the file does not say */
 #define FC_SETTINGS_TLS_PORTS_DEFAULT { 443, 465, 853, 993, 995, 8443 }
 #define FC_SETTINGS_MAX_SETS 16
+#define FC_SETTINGS_MAX_NEVER 64	/* never_cut entries in all (a longer list: never_cut_file) */
 #define FC_SETTINGS_NAME_MAX 64	/* a table's or a set's name, its NUL included */
 #define FC_SETTINGS_MAX_BYTES (64u << 10)	/* a larger settings file is refused */
 /* list_max_bytes: 64 MiB by default (a million-line list of IPv6 /64s with comments is 34 MB) */
@@ -94,6 +115,10 @@ struct fc_settings {
 	uint8_t list_min_prefix6;
 	char control_read_group[FC_SETTINGS_NAME_MAX];	/* "" none (root only) */
 	uint32_t control_read_gid;	/* its gid, when named */
+	unsigned int nnever;
+	struct fc_range never[FC_SETTINGS_MAX_NEVER];	/* never_cut, in the order given */
+	char never_file[FC_SETTINGS_PATH_MAX];	/* never_cut_file; "" none */
+	unsigned int never_file_line;	/* its line in the file read (0: set by flowcutctl) */
 };
 
 /* fc_settings_default - the settings of a new appliance (Cut in hardware on). */
@@ -123,6 +148,17 @@ int fc_settings_load(const char *path, struct fc_settings *s, char *err, size_t 
  */
 int fc_settings_set(struct fc_settings *s, const char *key, const char *value, char *err,
 		    size_t errlen);
+
+/*
+ * fc_settings_never_cut - the never-cut list of *s: its never_cut entries
+ * and what never_cut_file holds (fc_list_load within s->list_max_bytes),
+ * into `out` (emptied first, canonical).  0; or -EINVAL (a bad line of the
+ * file: "line N: never_cut_file PATH: line M: why") or the file's read
+ * error ("line N: never_cut_file: PATH: why"), with err, and `out` empty;
+ * or -ENOMEM.
+ */
+int fc_settings_never_cut(const struct fc_settings *s, struct fc_list *out, char *err,
+			  size_t errlen);
 
 /* fc_settings_format - the file's text for *s; returns its length (snprintf's). */
 int fc_settings_format(const struct fc_settings *s, char *buf, size_t len);

@@ -39,6 +39,8 @@ struct fd_cut {
 	uint64_t t0;		/* fd_clock_ns() at the cut's start */
 	double first_ms, last_ms;
 	unsigned int dropping, on_host;
+	struct fc_list never;	/* never_cut, canonical (fd_cut_never) */
+	struct fc_list said;	/* the never-cut addresses said already (not canonical) */
 	size_t log_len;
 	char log[64 * 1024];	/* lines kept until the batch is over (say, log_flush) */
 };
@@ -93,6 +95,10 @@ fd_cut_settings(struct fd_cut *c, bool cut_in_hardware)
 void
 fd_cut_close(struct fd_cut *c)
 {
+	if (c == NULL)
+		return;
+	fc_list_free(&c->never);
+	fc_list_free(&c->said);
 	free(c);
 }
 
@@ -128,6 +134,89 @@ far_end_in(const struct nf_conntrack *ct, const struct fc_list *l)
 		return true;
 	addr(ct, family, ATTR_REPL_IPV4_SRC, ATTR_REPL_IPV6_SRC, a);
 	return fc_list_holds(l, (uint8_t)family, a);
+}
+
+/* ---- never cut ---- */
+
+static unsigned int
+alen(uint8_t family)
+{
+	return family == 4 ? 4 : 16;
+}
+
+/* The first of two ends (4 or 16 bytes by family) never_cut holds, or NULL. */
+static const uint8_t *
+never_end(const struct fd_cut *c, uint8_t family, const uint8_t *a, const uint8_t *b)
+{
+	if (fc_list_holds(&c->never, family, a))
+		return a;
+	return fc_list_holds(&c->never, family, b) ? b : NULL;
+}
+
+/*
+ * A cut over never-cut addresses `r` (a range within never_cut): counted,
+ * and said once per range (an address, or the part of a never-cut prefix
+ * a cut's range covers) with the trigger that asked.
+ */
+static void
+never_said(struct fd_cut *c, const struct fc_range *r, enum fd_cut_trigger t, const char *how)
+{
+	char a[96];
+
+	if (t == FD_CUT_SET)
+		c->st.never_cut_set++;
+	else
+		c->st.never_cut_refused++;
+	for (size_t i = 0; i < c->said.n; i++)
+		if (memcmp(&c->said.r[i], r, sizeof(*r)) == 0)
+			return;
+	if (c->said.n == FD_CUT_NEVER_SAID || fc_list_add(&c->said, r) != 0)
+		return;		/* counted; no more said (or no memory to know) */
+	fc_range_format(r, a, sizeof(a));
+	if (t == FD_CUT_SET)
+		fprintf(stderr, "flowcutd: never cut: watched set's element %s %s, in never_cut: "
+			"not cut by flowcut; its connections left to the host's rules\n", how, a);
+	else
+		printf("flowcutd: never cut (%s): %s %s, in never_cut: not cut there (the rest of "
+		       "the cut is)\n", fd_cut_trigger_name(t), how, a);
+	fflush(stdout);
+}
+
+/* A connection with never-cut end `e` (of `family`): said as its address. */
+static void
+never_conn(struct fd_cut *c, uint8_t family, const uint8_t *e, enum fd_cut_trigger t)
+{
+	struct fc_range r = { .family = family };
+
+	memcpy(r.lo, e, alen(family));
+	memcpy(r.hi, e, alen(family));
+	never_said(c, &r, t, "a connection's end");
+}
+
+/* Whether two ranges of one family overlap, and their common part in *both. */
+static bool
+overlap(const struct fc_range *x, const struct fc_range *y, struct fc_range *both)
+{
+	unsigned int n = alen(x->family);
+
+	if (x->family != y->family || memcmp(x->lo, y->hi, n) > 0 || memcmp(y->lo, x->hi, n) > 0)
+		return false;
+	*both = (struct fc_range){ .family = x->family };
+	memcpy(both->lo, memcmp(x->lo, y->lo, n) > 0 ? x->lo : y->lo, n);
+	memcpy(both->hi, memcmp(x->hi, y->hi, n) < 0 ? x->hi : y->hi, n);
+	return true;
+}
+
+/* The never-cut addresses a cut of `l` covers: each counted, said once. */
+static void
+never_ranges(struct fd_cut *c, const struct fc_list *l, enum fd_cut_trigger t)
+{
+	struct fc_range both;
+
+	for (size_t j = 0; j < c->never.n; j++)
+		for (size_t i = 0; i < l->n; i++)
+			if (overlap(&c->never.r[j], &l->r[i], &both))
+				never_said(c, &both, t, "covers");
 }
 
 /* "tcp 198.18.0.10:40000 -> 198.19.0.10:80": the state's original tuple, by fd_tuple_format. */
@@ -416,6 +505,43 @@ cut_offloaded(struct fd_cut *c, const struct fd_offload_conn *oc, struct pending
 	}
 }
 
+/*
+ * Whether the state has a never-cut end: then said and counted, and with
+ * a watched set's trigger, given back to the host if offloaded (`oc`):
+ * taken out, its state killed, counted never_cut_given_back.
+ */
+static bool
+never_state(struct fd_cut *c, const struct nf_conntrack *ct, const struct fd_offload_conn *oc,
+	    enum fd_cut_trigger t)
+{
+	uint8_t family = (uint8_t)fd_policy_family(ct), a[16], b[16];
+	const uint8_t *e;
+	char tuple[160];
+	int rc;
+
+	addr(ct, family, ATTR_ORIG_IPV4_SRC, ATTR_ORIG_IPV6_SRC, a);
+	addr(ct, family, ATTR_REPL_IPV4_SRC, ATTR_REPL_IPV6_SRC, b);
+	e = never_end(c, family, a, b);
+	if (e == NULL)
+		return false;
+	never_conn(c, family, e, t);
+	if (t != FD_CUT_SET || oc == NULL)
+		return true;
+	tuple_format(ct, tuple, sizeof(tuple));
+	rc = fd_offload_take_out(c->off, oc->ct_id, ct);
+	if (rc == 0)
+		rc = c->ct.kill(c->ct.ctx, ct);
+	if (rc == 0 || rc == -ENOENT) {
+		c->st.never_cut_given_back++;
+		say(c, "flowcutd: never cut (set) %s conn %" PRIu64 ": given back to the host's "
+		    "rules (out of the fast path, a new state)\n", tuple, oc->fp_id);
+	} else {
+		fprintf(stderr, "flowcutd: never cut (set) %s conn %" PRIu64 ": not given back: "
+			"%s\n", tuple, oc->fp_id, strerror(-rc));
+	}
+	return true;
+}
+
 /* One live state to cut: 1 when it was (or is being) cut, 0 when it was cut already. */
 static int
 cut_one(struct fd_cut *c, const struct nf_conntrack *ct, enum fd_cut_trigger t)
@@ -430,6 +556,8 @@ cut_one(struct fd_cut *c, const struct nf_conntrack *ct, enum fd_cut_trigger t)
 
 	if (offloaded && oc.cut)
 		return 0;
+	if (c->never.n > 0 && never_state(c, ct, offloaded ? &oc : NULL, t))
+		return -EPERM;
 	p = pending_new(c, ct, t);
 	if (p == NULL) {
 		cut_bare(c, ct, offloaded ? &oc : NULL, t);
@@ -486,14 +614,23 @@ cut_summary(struct fd_cut *c, enum fd_cut_trigger t, int cut)
 	fflush(stdout);
 }
 
-/* fd_offload_pick's test: not cut yet, and an end in the list. */
+struct pick_in {
+	const struct fd_cut *c;
+	const struct fc_list *l;
+};
+
+/*
+ * fd_offload_pick's test: not cut yet, an end in the list, and neither
+ * end never cut (those the dump's phase says, counts and gives back).
+ */
 static bool
 ends_in(void *arg, const struct fd_offload_conn *oc)
 {
-	const struct fc_list *l = arg;
+	const struct pick_in *p = arg;
 
-	return !oc->cut && (fc_list_holds(l, oc->family, oc->ends[0]) ||
-			    fc_list_holds(l, oc->family, oc->ends[1]));
+	return !oc->cut && (fc_list_holds(p->l, oc->family, oc->ends[0]) ||
+			    fc_list_holds(p->l, oc->family, oc->ends[1])) &&
+	       never_end(p->c, oc->family, oc->ends[0], oc->ends[1]) == NULL;
 }
 
 /*
@@ -514,7 +651,8 @@ fd_cut_ranges(struct fd_cut *c, const struct fc_list *l, enum fd_cut_trigger t)
 	int rc, cut = 0;
 
 	cut_begin(c);
-	npk = fd_offload_pick(c->off, ends_in, (void *)l, &pk);
+	never_ranges(c, l, t);
+	npk = fd_offload_pick(c->off, ends_in, &(struct pick_in){ .c = c, .l = l }, &pk);
 
 	for (long i = 0; i < npk; i++) {
 		struct nf_conntrack *tuple = NULL;
@@ -543,8 +681,8 @@ fd_cut_ranges(struct fd_cut *c, const struct fc_list *l, enum fd_cut_trigger t)
 	cut_done(c);
 	rc = c->ct.dump(c->ct.ctx, &all, &n);
 	for (size_t i = 0; i < n; i++)
-		if (far_end_in(all[i], l))
-			cut += cut_one(c, all[i], t);
+		if (far_end_in(all[i], l) && cut_one(c, all[i], t) > 0)
+			cut++;
 	fd_ct_dump_free(all, n);
 	cut_done(c);
 	cut_summary(c, t, cut);
@@ -582,10 +720,10 @@ fd_cut_conn(struct fd_cut *c, uint64_t fp_id, enum fd_cut_trigger t)
 	nfct_destroy(tuple);
 	if (whole == NULL)
 		return -ENOENT;	/* the state just went: its DESTROY takes it out */
-	cut_one(c, whole, t);
+	rc = cut_one(c, whole, t);
 	nfct_destroy(whole);
 	cut_done(c);
-	return 0;
+	return rc < 0 ? rc : 0;
 }
 
 /*
@@ -614,13 +752,14 @@ cut_by_name(uint8_t by)
 	return by == FD_OFFLOAD_CUT_BY_UNKNOWN ? "a flowcutd before" : fd_cut_trigger_name(by);
 }
 
-long
-fd_cut_release(struct fd_cut *c, const struct fc_list *in_force)
+/* The cut connections `pick` picks, released (taken out of the fast path): each said, counted. */
+static long
+release_picked(struct fd_cut *c, fd_offload_pick_fn *pick, void *arg, const char *why)
 {
 	struct fd_offload_conn *pk = NULL;
 	uint64_t t0;
 	uint64_t *ids;
-	long npk = fd_offload_pick_cut(c->off, released_by, (void *)in_force, &pk), done;
+	long npk = fd_offload_pick_cut(c->off, pick, arg, &pk), done;
 
 	if (npk <= 0) {
 		free(pk);
@@ -644,9 +783,9 @@ fd_cut_release(struct fd_cut *c, const struct fc_list *in_force)
 		ids[i] = pk[i].fp_id;
 		inet_ntop(af, pk[i].ends[1], a, sizeof(a));
 		inet_ntop(af, pk[i].ends[0], b, sizeof(b));
-		say(c, "flowcutd: release (cut by %s) conn %" PRIu64 " %s <-> %s: no cut in force "
-		    "holds either end; taken out, the host's rules judge it again\n",
-		    cut_by_name(pk[i].cut_by), pk[i].fp_id, a, b);
+		say(c, "flowcutd: release (cut by %s) conn %" PRIu64 " %s <-> %s: %s; taken out, "
+		    "the host's rules judge it again\n", cut_by_name(pk[i].cut_by), pk[i].fp_id, a,
+		    b, why);
 	}
 	done = fd_offload_release(c->off, ids, (size_t)npk);
 	c->st.cut_released += (uint64_t)done;
@@ -657,6 +796,40 @@ fd_cut_release(struct fd_cut *c, const struct fc_list *in_force)
 	free(ids);
 	free(pk);
 	return done;
+}
+
+long
+fd_cut_release(struct fd_cut *c, const struct fc_list *in_force)
+{
+	return release_picked(c, released_by, (void *)in_force,
+			      "no cut in force holds either end");
+}
+
+/* fd_cut_never's pick: a cut connection, by any trigger, with a never-cut end. */
+static bool
+never_protects(void *arg, const struct fd_offload_conn *oc)
+{
+	return never_end(arg, oc->family, oc->ends[0], oc->ends[1]) != NULL;
+}
+
+long
+fd_cut_never(struct fd_cut *c, const struct fc_list *never)
+{
+	struct fc_list copy = { 0 };
+
+	for (size_t i = 0; i < never->n; i++)
+		if (fc_list_add(&copy, &never->r[i]) != 0) {
+			fc_list_free(&copy);
+			fprintf(stderr, "flowcutd: never_cut: no memory for its %zu ranges; the list "
+				"before stays\n", never->n);
+			return -ENOMEM;
+		}
+	fc_list_free(&c->never);
+	fc_list_free(&c->said);		/* a new list: its addresses said anew */
+	c->never = copy;
+	if (c->never.n == 0)
+		return 0;
+	return release_picked(c, never_protects, c, "an end is never cut now (never_cut)");
 }
 
 /* fd_cut_releasable's pick: with nothing in force, every one an address cut. */

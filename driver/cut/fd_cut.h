@@ -35,6 +35,26 @@
  * state is killed, and logged on stdout in one line: trigger, tuple,
  * connection id, where (the lines of one cut written together at its end).
  *
+ * Never cut (the settings' never_cut, fd_cut_never): a connection with
+ * either end (the same two as above) in the never-cut list is not cut by
+ * any trigger: no DROP is sent to the fast path for it, its state is not
+ * killed.  For hand, conn, tls and list it is refused: the refusal said
+ * once per address (with the trigger that asked) and counted
+ * (never_cut_refused); a cut of ranges that covers a never-cut address
+ * says and counts that address the same way, and cuts the rest of its
+ * ranges.  For set - a watched set is the operator's own rule, not
+ * flowcut's - the element over a never-cut address is warned of once per
+ * address and counted (never_cut_set), and an offloaded connection with a
+ * never-cut end in the set's ranges is given back to the host: taken out
+ * of the fast path and its state killed (not blocked in conn4/conn6), so
+ * its next frame is a new state the host's rules judge, the set's drop
+ * included, and no mark of a rule before carries it back into the fast
+ * path (never_cut_given_back).  A choice: the kill, rather than leaving
+ * the state, because the binding offloads a state whose mark says the
+ * rules accepted it once, and a watched set's additions are no ruleset
+ * change that would judge it again.  "Once per address": the addresses
+ * said are kept (FD_CUT_NEVER_SAID at most; the next list forgets them).
+ *
  * Main thread only (the binding's).  fd_cut_close(NULL) does nothing.
  */
 #ifndef FLOWCUT_FD_CUT_H
@@ -71,7 +91,13 @@ struct fd_cut_stats {
 	uint64_t on_host[FD_CUT_NTRIGGERS];	/* state killed, not (or no longer) in the fast path */
 	uint64_t cut_failed;			/* a state that could not be killed (said why) */
 	uint64_t cut_released;			/* cut connections let go (fd_cut_release) */
+	uint64_t never_cut_refused;	/* a cut of a never-cut address refused (hand, conn, tls, list) */
+	uint64_t never_cut_set;		/* a watched set's cut over a never-cut address, warned of */
+	uint64_t never_cut_given_back;	/* ... its offloaded connections given back to the host */
 };
+
+/* never-cut addresses said once each, at most (after: counted, not said) */
+#define FD_CUT_NEVER_SAID 4096
 
 struct fd_cut;
 
@@ -100,6 +126,17 @@ void fd_cut_close(struct fd_cut *c);
 void fd_cut_settings(struct fd_cut *c, bool cut_in_hardware);
 
 /*
+ * fd_cut_never - the never-cut list from now on (canonical; copied).  The
+ * connections cut already with an end in it (by any trigger) are released
+ * (as fd_cut_release: taken out of the fast path, the host's rules judge
+ * their next frames).  What it no longer protects is cut again only if a
+ * trigger asks again: the caller reads the triggers again (fd_watch_boot,
+ * fd_trigger_hand_all).  Returns how many were released, or -ENOMEM (the
+ * list before stays).
+ */
+long fd_cut_never(struct fd_cut *c, const struct fc_list *never);
+
+/*
  * fd_cut_ranges - cuts every live state with a far end in `l`.  Returns
  * how many were cut (0: none in it), or -EIO when conntrack's dump did not
  * complete (what it held was cut; the rest is not).
@@ -111,14 +148,15 @@ int fd_cut_ranges(struct fd_cut *c, const struct fc_list *l, enum fd_cut_trigger
  * gives it), offloaded or not, as a cut of ranges cuts each: made dropping
  * on the coprocessor first with the setting on (created dropping if it is
  * not offloaded), then killed; with it off, killed on the host behind
- * conn4/conn6.  1 when cut, 0 when it was cut already.
+ * conn4/conn6.  1 when cut, 0 when it was cut already, -EPERM when an end
+ * is never cut (refused or given back, as above; said and counted).
  */
 int fd_cut_state(struct fd_cut *c, const struct nf_conntrack *ct, enum fd_cut_trigger t);
 
 /*
  * fd_cut_conn - cuts one offloaded connection by its fast-path id.  0,
  * -ENOENT (no such connection in the binding), -EALREADY (cut already),
- * or -ENOMEM.
+ * -EPERM (an end is never cut: refused), or -ENOMEM.
  */
 int fd_cut_conn(struct fd_cut *c, uint64_t fp_id, enum fd_cut_trigger t);
 

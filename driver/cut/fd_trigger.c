@@ -57,6 +57,9 @@ fd_trigger_conn(struct fd_cut *cut, uint64_t id, char *ans, size_t cap)
 			 "this flowcutd\n", id);
 	else if (rc == -EALREADY)
 		snprintf(ans, cap, "error connection %" PRIu64 ": cut already\n", id);
+	else if (rc == -EPERM)
+		snprintf(ans, cap, "error connection %" PRIu64 ": an end is never cut "
+			 "(never_cut)\n", id);
 	else
 		snprintf(ans, cap, "error connection %" PRIu64 ": %s\n", id, strerror(-rc));
 }

@@ -51,7 +51,7 @@ void fd_trigger_hand_all(struct fd_nft *nft, struct fd_cut *cut);
  * connection cut (trigger conn), and the answer (fc_ctl.h) written into
  * `ans` (cap bytes): "ok connection ID cut in hardware|on the host ...",
  * or "error connection ID: " and why (not an offloaded connection of this
- * flowcutd, cut already, or the errno's text).
+ * flowcutd, cut already, an end never cut, or the errno's text).
  */
 void fd_trigger_conn(struct fd_cut *cut, uint64_t id, char *ans, size_t cap);
 

@@ -294,7 +294,7 @@ cut_now(struct fd_ips *x, const struct fd_offload_conn *oc, const char *tuple)
 
 	if (rc == 0)
 		x->st.cuts++;
-	else if (rc != -EALREADY)
+	else if (rc != -EALREADY && rc != -EPERM)	/* never cut: fd_cut said it */
 		fprintf(stderr, "flowcutd: tls: %s conn %" PRIu64 ": not cut: %s\n", tuple,
 			oc->fp_id, strerror(-rc));
 }

@@ -75,6 +75,8 @@ struct fd_nft {
 	/* the list sets' handles and their table's, to know them made anew */
 	uint64_t list_handle[5];
 	bool lists_lost;
+	struct fc_list never;	/* never_cut4/never_cut6's, as fd_nft_never was last given */
+	bool never_given;	/* so: put in with the table (before: a flowcutd before's kept) */
 	/*
 	 * The cut sets as last read, to put back when the table is made anew
 	 * (fd_nft.h, 8): each range (its family says its set), when it expires.
@@ -92,6 +94,7 @@ struct fd_nft {
 };
 
 static void cut_keep_restore(struct fd_nft *n);
+static int never_put(struct fd_nft *n);
 static void cut_keep_read(struct fd_nft *n);
 
 /*
@@ -140,9 +143,16 @@ table_install(struct fd_nft *n)
 		 SET FC_NFT_LIST6 " { type ipv6_addr; }\n"
 		 SET FC_NFT_LISTNET4 " { type ipv4_addr; flags interval; }\n"
 		 SET FC_NFT_LISTNET6 " { type ipv6_addr; flags interval; }\n"
+		 SET FC_NFT_NEVER4 " { type ipv4_addr; flags interval; }\n"
+		 SET FC_NFT_NEVER6 " { type ipv6_addr; flags interval; }\n"
 		 "add chain " FC_NFT_TABLE_NAME " seen { type filter hook forward priority 100; "
 		 "policy accept; }\n"
 		 "flush chain " FC_NFT_TABLE_NAME " seen\n"
+		 /* never cut: accepted, and marked as the host's rules accepted it, first */
+		 RULE "ip saddr @" FC_NFT_NEVER4 " ct mark set ct mark or 0x%08x accept\n"
+		 RULE "ip daddr @" FC_NFT_NEVER4 " ct mark set ct mark or 0x%08x accept\n"
+		 RULE "ip6 saddr @" FC_NFT_NEVER6 " ct mark set ct mark or 0x%08x accept\n"
+		 RULE "ip6 daddr @" FC_NFT_NEVER6 " ct mark set ct mark or 0x%08x accept\n"
 		 RULE "ip saddr @" FC_NFT_CUT4 " drop\n"
 		 RULE "ip daddr @" FC_NFT_CUT4 " drop\n"
 		 RULE "ip6 saddr @" FC_NFT_CUT6 " drop\n"
@@ -159,7 +169,8 @@ table_install(struct fd_nft *n)
 		 RULE "ip daddr @" FC_NFT_LISTNET4 " drop\n"
 		 RULE "ip6 saddr @" FC_NFT_LISTNET6 " drop\n"
 		 RULE "ip6 daddr @" FC_NFT_LISTNET6 " drop\n"
-		 RULE "ct mark set ct mark or 0x%08x\n", n->mark_bit);
+		 RULE "ct mark set ct mark or 0x%08x\n", n->mark_bit, n->mark_bit, n->mark_bit,
+		 n->mark_bit, n->mark_bit);
 #undef SET
 #undef RULE
 	rc = nft_run_cmd_from_buffer(n->nft, cmd);
@@ -168,7 +179,66 @@ table_install(struct fd_nft *n)
 			" failed: %s\n", nft_ctx_get_error_buffer(n->nft));
 	if (rc != 0)
 		return -EIO;
+	if (n->never_given)
+		(void)never_put(n);	/* said */
 	return list_handles(n);
+}
+
+/* never_cut4/never_cut6 flushed and filled with n->never, one transaction: 0 or -EIO (said). */
+static int
+never_put(struct fd_nft *n)
+{
+	char *cmd = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&cmd, &len);
+	int rc;
+
+	if (f == NULL) {
+		fprintf(stderr, "flowcutd: nftables: never_cut's sets not written: %s\n",
+			strerror(errno));
+		return -EIO;
+	}
+	fprintf(f, "flush set " FC_NFT_TABLE_NAME " " FC_NFT_NEVER4 "\n"
+		"flush set " FC_NFT_TABLE_NAME " " FC_NFT_NEVER6 "\n");
+	for (size_t i = 0; i < n->never.n; i++) {
+		char elem[100];
+
+		fprintf(f, "add element " FC_NFT_TABLE_NAME " %s { %s }\n",
+			n->never.r[i].family == 4 ? FC_NFT_NEVER4 : FC_NFT_NEVER6,
+			fc_range_format(&n->never.r[i], elem, sizeof(elem)));
+	}
+	if (fclose(f) != 0 || cmd == NULL) {
+		fprintf(stderr, "flowcutd: nftables: never_cut's sets not written: no memory\n");
+		free(cmd);
+		return -EIO;
+	}
+	rc = nft_run_cmd_from_buffer(n->nft, cmd);
+	if (rc != 0)
+		fprintf(stderr, "flowcutd: nftables: never_cut's sets (%zu ranges) not written: %s",
+			n->never.n, nft_ctx_get_error_buffer(n->nft));
+	free(cmd);
+	return rc != 0 ? -EIO : 0;
+}
+
+int
+fd_nft_never(struct fd_nft *n, const struct fc_list *l)
+{
+	struct fc_list copy = { 0 }, before = n->never;
+
+	for (size_t i = 0; i < l->n; i++)
+		if (fc_list_add(&copy, &l->r[i]) != 0) {
+			fc_list_free(&copy);
+			return -ENOMEM;
+		}
+	n->never = copy;
+	n->never_given = true;
+	if (never_put(n) != 0) {
+		n->never = before;	/* what the sets still hold */
+		fc_list_free(&copy);
+		return -EIO;
+	}
+	fc_list_free(&before);
+	return 0;
 }
 
 struct fd_nft *
@@ -227,6 +297,7 @@ fd_nft_close(struct fd_nft *n)
 	for (int i = 0; i < 2; i++)
 		fd_setelem_acc_free(&n->cut_acc[i]);
 	fc_list_free(&n->cut_new);
+	fc_list_free(&n->never);
 	if (n->nft)
 		nft_ctx_free(n->nft);
 	if (n->nl)

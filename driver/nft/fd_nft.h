@@ -71,6 +71,14 @@
  * were, each timeout with what is left of it, in one transaction of
  * flowcutd's own.
  *
+ * (9) The never-cut sets: `inet flowcut` never_cut4 and never_cut6
+ * (interval), the settings' never_cut (fd_nft_never), whose members the
+ * chain accepts - marked as every packet the host's rules let through is,
+ * so they are offloaded as any - in its first rules, before any drop:
+ * flowcut's own cuts (cut sets, lists, connections cut on the host) never
+ * drop them on the host.  Written whole (flushed and filled in one
+ * transaction) at each change and each time the table is put in.
+ *
  * Main thread only.  fd_nft_close(NULL) does nothing.
  */
 #ifndef FLOWCUT_FD_NFT_H
@@ -179,6 +187,13 @@ int fd_nft_followed_take(struct fd_nft *n, struct fc_list *added);
  * timeout, or `s` is not followed.
  */
 uint64_t fd_nft_followed_due(struct fd_nft *n, const struct fd_setio_set *s);
+
+/*
+ * fd_nft_never - the never-cut sets made to hold `l` (canonical; kept, to
+ * put back whenever the table is put in again).  0, -ENOMEM, or -EIO
+ * (said on stderr; the sets keep what they held).
+ */
+int fd_nft_never(struct fd_nft *n, const struct fc_list *l);
 
 /* fd_nft_io - its request channel, for the watched sets and the list sets (main thread). */
 struct fd_setio *fd_nft_io(struct fd_nft *n);

@@ -13,6 +13,9 @@
  *                                  timeout)
  *          list4 / list6           the watched lists' single addresses (hash)
  *          listnet4 / listnet6     ... their prefixes and ranges (interval)
+ *          never_cut4 / never_cut6 the settings' never_cut (interval): their
+ *                                  members accepted (and marked) before
+ *                                  any of the drops
  *
  * The family is nftables' `inet` (NFPROTO_INET on netlink).
  */
@@ -29,6 +32,8 @@
 #define FC_NFT_LIST6 "list6"
 #define FC_NFT_LISTNET4 "listnet4"
 #define FC_NFT_LISTNET6 "listnet6"
+#define FC_NFT_NEVER4 "never_cut4"
+#define FC_NFT_NEVER6 "never_cut6"
 
 /* "inet flowcut": the table as nft's commands name it */
 #define FC_NFT_TABLE_NAME FC_NFT_FAMILY " " FC_NFT_TABLE

@@ -2683,6 +2683,74 @@ test_watch_pattern_bound(void **state)
 	nfct_destroy(a);
 }
 
+/*
+ * Never cut, against the real kernel: flowcutd's table holds never_cut4
+ * and never_cut6 with their accept rules (marking) ahead of every drop
+ * (listed by `nft -j list table inet flowcut`, IPv4 and IPv6), put back
+ * after a `flush ruleset`; a hand cut of a /24 holding a never-cut /32
+ * cuts the rest (the other connection dropping and killed, the never-cut
+ * one forwarding and alive); an IPv6 connection whose client is never
+ * cut stays forwarding under a cut of its /64 (the rest of a prefix
+ * IPv6: test_cut's rows; the namespace routes one IPv6 pair).
+ */
+static void
+test_never_cut_table_and_cut(void **state)
+{
+	struct nf_conntrack *a = conn(IPPROTO_UDP, "198.18.0.10", 40000, "198.19.0.10", 53,
+				      "198.19.0.10", 53, BIT);
+	struct nf_conntrack *b = conn(IPPROTO_UDP, "198.18.0.10", 40001, "198.19.0.11", 53,
+				      "198.19.0.11", 53, BIT);
+	struct nf_conntrack *c6 = conn(IPPROTO_UDP, "2001:2::10", 40002, "2001:2:0:1::10", 53,
+				       "2001:2:0:1::10", 53, BIT);
+	struct fc_list never = list_of("198.19.0.10\n198.51.100.0/24\n2001:2::10\n"), l;
+	/* the chain's rules in order: each an accept of a never-cut set before the first drop */
+	static const char check[] =
+		"nft -j list table inet flowcut | jq -e '[.nftables[] | .rule? | select(.) | "
+		"select(.chain == \"seen\") | .expr | tostring] as $r | ($r[0:4] | "
+		"map(test(\"never_cut[46]\") and test(\"accept\") and test(\"mangle\")) | all) and "
+		"($r[4:] | map(test(\"never_cut\")) | any | not) and "
+		"(($r | map(test(\"drop\")) | index(true)) >= 4)' >/dev/null && "
+		"nft -j list set inet flowcut never_cut4 | jq -e '[.nftables[].set? | select(.) | "
+		".elem[]? | tostring] | any(. == \"198.19.0.10\") and any(test(\"198.51.100.0\"))' "
+		">/dev/null && nft -j list set inet flowcut never_cut6 | jq -e '[.nftables[].set? | "
+		"select(.) | .elem[]? | tostring] | any(. == \"2001:2::10\")' >/dev/null";
+	struct fd_nft *n;
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	n = fd_nft_open(BIT);
+	assert_non_null(n);
+	assert_int_equal(fd_nft_never(n, &never), 0);
+	assert_int_equal(fc_netns_sh(check), 0);
+	assert_int_equal(fc_netns_sh("nft flush ruleset"), 0);
+	(void)nft_events(n);	/* the ruleset change: the table put in again */
+	while (fd_nft_events(n) != 0)
+		;
+	assert_int_equal(fc_netns_sh(check), 0);	/* put back with the table */
+	assert_int_equal(fd_cut_never(cut, &never), 0);
+	create(a);
+	create(b);
+	create(c6);
+	turns(300);
+	assert_int_equal(conns(), 3);
+	l = list_of("198.19.0.0/24\n2001:2::/64\n");
+	assert_int_equal(fd_cut_ranges(cut, &l, FD_CUT_HAND), 1);
+	assert_int_equal(conn_by_cport(40000).verdict, FC_VERDICT_CUT_THRU);
+	assert_int_equal(conn_by_cport(40001).verdict, FC_VERDICT_DROP);
+	assert_int_equal(conn_by_cport(40002).verdict, FC_VERDICT_CUT_THRU);
+	assert_true(alive(a));
+	assert_false(alive(b));
+	assert_true(alive(c6));
+	fc_list_free(&l);
+	fc_list_free(&never);
+	never = (struct fc_list){ 0 };
+	assert_int_equal(fd_cut_never(cut, &never), 0);
+	nft_close(n);
+	nfct_destroy(a);
+	nfct_destroy(b);
+	nfct_destroy(c6);
+}
+
 int
 main(void)
 {
@@ -2718,6 +2786,7 @@ main(void)
 		cmocka_unit_test_setup(test_uncut_on_expiry, fresh),
 		cmocka_unit_test_setup(test_watch_by_pattern, fresh),
 		cmocka_unit_test_setup(test_watch_pattern_bound, fresh),
+		cmocka_unit_test_setup(test_never_cut_table_and_cut, fresh),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

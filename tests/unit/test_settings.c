@@ -66,7 +66,7 @@ test_rows(void **state)
 		{ "idle_timeout = 65536\n", "line 1: idle_timeout is not 1 to 65535 seconds" },
 		{ "idle_timeout = -1\n", "line 1: idle_timeout is not 1 to 65535 seconds" },
 		{ "idle_timeout = 10s\n", "line 1: idle_timeout is not 1 to 65535 seconds" },
-		{ "gate = on\n", "line 1: unknown key (offload, cut_in_hardware, idle_timeout, watched_list, watched_set, watched_fingerprints, tls_ports, list_max_bytes, list_min_prefix4, list_min_prefix6, control_read_group)" },
+		{ "gate = on\n", "line 1: unknown key (offload, cut_in_hardware, idle_timeout, watched_list, watched_set, watched_fingerprints, tls_ports, list_max_bytes, list_min_prefix4, list_min_prefix6, control_read_group, never_cut, never_cut_file)" },
 		{ "watched_fingerprints = /etc/flowcut/ja.txt\n", NULL },
 		{ "watched_fingerprints = ja.txt\n", "line 1: watched_fingerprints is not an absolute path" },
 		{ "watched_fingerprints = /a\nwatched_fingerprints = /b\n", "line 2: 'watched_fingerprints' is given twice" },
@@ -107,7 +107,7 @@ test_rows(void **state)
 		/* a file's text is never told back: only the line and the key */
 		{ "offload = S3CR3T\n", "line 1: offload is not on or off" },
 		{ "root:$y$j9T$S3CR3T:19000:0:99999:7:::\n", "line 1: not key = value" },
-		{ "S3CR3T = on\n", "line 1: unknown key (offload, cut_in_hardware, idle_timeout, watched_list, watched_set, watched_fingerprints, tls_ports, list_max_bytes, list_min_prefix4, list_min_prefix6, control_read_group)" },
+		{ "S3CR3T = on\n", "line 1: unknown key (offload, cut_in_hardware, idle_timeout, watched_list, watched_set, watched_fingerprints, tls_ports, list_max_bytes, list_min_prefix4, list_min_prefix6, control_read_group, never_cut, never_cut_file)" },
 		{ "watched_list = S3CR3T\n", "line 1: watched_list is not an absolute path" },
 		{ "watched_set = inet S3CR3T$ x\n", "line 1: watched_set: a name is not an nftables name (a letter, '_' or '.', then letters, digits, '_', '.', '-', '/')" },
 		{ "tls_ports = S3CR3T\n", "line 1: tls_ports: not a port (1 to 65535)" },
@@ -118,6 +118,23 @@ test_rows(void **state)
 		{ "control_read_group = ../x\n", "line 1: control_read_group is not a group name (letters, digits, '_', '.', '-')" },
 		{ "control_read_group = a123456789012345678901234567890123456789012345678901234567890123\n", "line 1: control_read_group is longer than 63 characters" },
 		{ "control_read_group = root\ncontrol_read_group = root\n", "line 2: 'control_read_group' is given twice" },
+		/* never_cut: addresses and prefixes, several a line and several lines, both families */
+		{ "never_cut = 198.51.100.1 2001:db8::/32\tnever_cut_file = /etc/x\n", "line 1: never_cut, entry 3: not an address or a prefix (ADDR/LEN)" },
+		{ "never_cut = 198.51.100.1 2001:db8::/32 10.0.0.0/8\nnever_cut = 192.0.2.53 ::1 0.0.0.0/0\n", NULL },
+		{ "never_cut = 198.51.100.7/24\n", "line 1: never_cut, entry 1: a host part is set in the prefix (its address is not the prefix's first)" },
+		{ "never_cut = 10.0.0.1\nnever_cut = 2001:db8::1 2001:db8::1/32\n", "line 2: never_cut, entry 2: a host part is set in the prefix (its address is not the prefix's first)" },
+		{ "never_cut = 10.0.0.1 resolver\n", "line 1: never_cut, entry 2: not an address or a prefix (ADDR/LEN)" },
+		{ "never_cut = 10.0.0.0/33\n", "line 1: never_cut, entry 1: the prefix length is not 0 to 32" },
+		{ "\nnever_cut = 2001:db8::/129\n", "line 2: never_cut, entry 1: the prefix length is not 0 to 128" },
+		{ "never_cut = 10.0.0.1/x\n", "line 1: never_cut, entry 1: the prefix length is not 0 to 32" },
+		{ "never_cut = 10.0.0.1-10.0.0.9\n", "line 1: never_cut, entry 1: a range: an address or a prefix (ADDR/LEN) is wanted" },
+		{ "never_cut = S3CR3T/8\n", "line 1: never_cut, entry 1: not an address before the '/'" },
+		{ "never_cut = 1.0.0.1 1.0.0.2 1.0.0.3 1.0.0.4 1.0.0.5 1.0.0.6 1.0.0.7 1.0.0.8 1.0.0.9 1.0.0.10 1.0.0.11 1.0.0.12 1.0.0.13 1.0.0.14 1.0.0.15 1.0.0.16 1.0.0.17 1.0.0.18 1.0.0.19 1.0.0.20 1.0.0.21 1.0.0.22 1.0.0.23 1.0.0.24 1.0.0.25 1.0.0.26 1.0.0.27 1.0.0.28 1.0.0.29 1.0.0.30 1.0.0.31 1.0.0.32\n"
+		  "never_cut = 2.0.0.1 2.0.0.2 2.0.0.3 2.0.0.4 2.0.0.5 2.0.0.6 2.0.0.7 2.0.0.8 2.0.0.9 2.0.0.10 2.0.0.11 2.0.0.12 2.0.0.13 2.0.0.14 2.0.0.15 2.0.0.16 2.0.0.17 2.0.0.18 2.0.0.19 2.0.0.20 2.0.0.21 2.0.0.22 2.0.0.23 2.0.0.24 2.0.0.25 2.0.0.26 2.0.0.27 2.0.0.28 2.0.0.29 2.0.0.30 2.0.0.31 2.0.0.32 2.0.0.33\n",
+		  "line 2: never_cut, entry 33: more than 64 never_cut entries (a longer list: never_cut_file)" },
+		{ "never_cut_file = /etc/flowcut/never-cut.txt\n", NULL },
+		{ "never_cut_file = never.txt\n", "line 1: never_cut_file is not an absolute path" },
+		{ "never_cut_file = /a\nnever_cut_file = /b\n", "line 2: 'never_cut_file' is given twice" },
 	};
 
 	(void)state;
@@ -324,6 +341,103 @@ test_save_atomic(void **state)
 	rmdir(dir);
 }
 
+/* never_cut's entries and never_cut_file's lines into one list; the file's errors refuse the settings. */
+static void
+test_never_cut(void **state)
+{
+	static const struct {
+		const char *file;	/* never_cut_file's text (NULL: no file) */
+		const char *err;	/* fc_settings_load's error (NULL: loads) */
+		const char *list;	/* what fc_settings_never_cut gives, formatted */
+	} rows[] = {
+		{ NULL, NULL, "192.0.2.0/24 198.51.100.1 2001:db8::53" },
+		{ "# resolvers\n198.51.100.2 ; one more\n203.0.113.0/25\n2001:db8:1::/48\n", NULL,
+		  "192.0.2.0/24 198.51.100.1-198.51.100.2 203.0.113.0/25 2001:db8::53 2001:db8:1::/48" },
+		{ "198.51.100.9\nresolver\n", "line 4: never_cut_file DIR/never.txt: line 2: not an "
+		  "address, a prefix (ADDR/LEN) or a range (ADDR-ADDR) (1 bad line)", NULL },
+	};
+	char dir[] = "/tmp/fc-never-XXXXXX", conf[128], never[128], err[512], text[512];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chmod(dir, 0755), 0);
+	snprintf(conf, sizeof(conf), "%s/settings.conf", dir);
+	snprintf(never, sizeof(never), "%s/never.txt", dir);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct fc_settings s;
+		struct fc_list l = { 0 };
+		char got[512] = "", want[512];
+		FILE *f = fopen(conf, "w");
+
+		assert_non_null(f);
+		fprintf(f, "offload = on\nnever_cut = 198.51.100.1 192.0.2.0/24\n"
+			"never_cut = 2001:db8::53\n");
+		if (rows[i].file != NULL) {
+			FILE *g = fopen(never, "w");
+
+			assert_non_null(g);
+			fputs(rows[i].file, g);
+			fclose(g);
+			fprintf(f, "never_cut_file = %s\n", never);
+		}
+		fclose(f);
+		err[0] = '\0';
+		if (rows[i].err != NULL) {
+			const char *at = strstr(rows[i].err, "DIR");
+
+			assert_int_equal(fc_settings_load(conf, &s, err, sizeof(err)), -EINVAL);
+			snprintf(want, sizeof(want), "%.*s%s%s", (int)(at - rows[i].err), rows[i].err,
+				 dir, at + 3);
+			assert_string_equal(err, want);
+			continue;
+		}
+		if (fc_settings_load(conf, &s, err, sizeof(err)) != 0)
+			fail_msg("row %zu: refused: %s", i, err);
+		assert_int_equal(fc_settings_never_cut(&s, &l, err, sizeof(err)), 0);
+		for (size_t j = 0; j < l.n; j++)
+			snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%s", j ? " " : "",
+				 fc_range_format(&l.r[j], text, sizeof(text)));
+		assert_string_equal(got, rows[i].list);
+		fc_list_free(&l);
+	}
+	/* a file that cannot be read: the settings refused, naming never_cut_file's line */
+	{
+		struct fc_settings s;
+		FILE *f = fopen(conf, "w");
+		char want[512];
+
+		assert_non_null(f);
+		fprintf(f, "offload = on\n\nnever_cut_file = %s/none.txt\n", dir);
+		fclose(f);
+		assert_int_equal(fc_settings_load(conf, &s, err, sizeof(err)), -ENOENT);
+		snprintf(want, sizeof(want), "line 3: never_cut_file %s/none.txt: ", dir);
+		assert_memory_equal(err, want, strlen(want));
+	}
+	/* flowcutctl: entries added, "-" takes them away; written back and read again */
+	{
+		struct fc_settings s, back;
+		int n;
+
+		fc_settings_default(&s);
+		assert_int_equal(fc_settings_set(&s, "never_cut", "10.1.0.0/16 2001:db8::/64", err,
+						 sizeof(err)), 0);
+		assert_int_equal(fc_settings_set(&s, "never_cut", "10.1.0.1/16", err, sizeof(err)),
+				 -EINVAL);
+		assert_string_equal(err, "never_cut: a host part is set in the prefix (its address "
+				    "is not the prefix's first): '10.1.0.1/16'");
+		assert_int_equal(s.nnever, 2);
+		n = fc_settings_format(&s, text, sizeof(text));
+		assert_non_null(strstr(text, "never_cut = 10.1.0.0/16\nnever_cut = 2001:db8::/64\n"));
+		assert_int_equal(fc_settings_parse(text, (size_t)n, &back, err, sizeof(err)), 0);
+		assert_memory_equal(&s, &back, sizeof(s));
+		assert_int_equal(fc_settings_set(&s, "never_cut", "-", err, sizeof(err)), 0);
+		assert_int_equal(s.nnever, 0);
+	}
+	unlink(conf);
+	unlink(never);
+	rmdir(dir);
+}
+
 static long
 trust_load(const char *path, char *err, size_t errlen)
 {
@@ -354,6 +468,7 @@ main(void)
 		cmocka_unit_test(test_is_pattern),
 		cmocka_unit_test(test_save_atomic),
 		cmocka_unit_test(test_trust),
+		cmocka_unit_test(test_never_cut),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

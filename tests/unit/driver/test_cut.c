@@ -96,6 +96,11 @@ static const struct si_st nat_t6 = { AF_INET6, IPPROTO_UDP, "2001:2::11", "2001:
 				     4500, IPS_ASSURED | IPS_SEEN_REPLY | IPS_CONFIRMED, 0, SI_BIT,
 				     NULL, false };
 
+/* a second server in si_tcp4's /24 (198.19.0.0/24), offloaded beside it */
+static const struct si_st other4 = { AF_INET, IPPROTO_TCP, "198.18.0.30", "198.19.0.11", 40020,
+				     80, IPS_ASSURED | IPS_SEEN_REPLY | IPS_CONFIRMED,
+				     3 /* TCP_CONNTRACK_ESTABLISHED */, SI_BIT, NULL, false };
+
 /* ---- starting points ---- */
 
 static void
@@ -213,6 +218,14 @@ given_tcp4_cut_by_tls(void)
 	assert_int_equal(fd_cut_state(cut, si_host[0], FD_CUT_TLS), 1);
 }
 
+/* tcp4 (id 1) and other4 (id 2), both offloaded, both in 198.19.0.0/24 */
+static void
+given_tcp4_other4(void)
+{
+	si_offloaded(&si_tcp4, 101);
+	si_offloaded(&other4, 105);
+}
+
 static void
 given_tcp4_refused(void)
 {
@@ -233,6 +246,37 @@ static long
 when_state_tcp4(void)
 {
 	return fd_cut_state(cut, si_host[0], FD_CUT_HAND);
+}
+
+/* a fingerprint's cut of si_tcp4's state */
+static long
+when_tls_tcp4(void)
+{
+	return fd_cut_state(cut, si_host[0], FD_CUT_TLS);
+}
+
+static long
+when_list_24(void)
+{
+	return cut_ranges("198.19.0.0/24\n", FD_CUT_LIST);
+}
+
+/* a watched set's element over the /24 */
+static long
+when_set_24(void)
+{
+	return cut_ranges("198.19.0.0/24\n", FD_CUT_SET);
+}
+
+/* never_cut made to hold si_tcp4's server (a settings reload) */
+static long
+when_never_server(void)
+{
+	struct fc_list l = list_of("198.19.0.10\n");
+	long n = fd_cut_never(cut, &l);
+
+	fc_list_free(&l);
+	return n;
 }
 
 static long
@@ -280,6 +324,30 @@ then_tcp4_out(void)
 	assert_null(si_fp_conn(1));
 	assert_int_equal(fd_offload_find_fp(off, 1, &(struct fd_offload_conn){ 0 }, NULL),
 			 -ENOENT);
+}
+
+/* tcp4 untouched, other4 (the rest of the /24) dropping */
+static void
+then_other4_only(void)
+{
+	then_tcp4_untouched();
+	assert_true(conn(2).cut);
+	assert_int_equal(si_fp_conn(2)->verdict, FC_VERDICT_DROP);
+}
+
+/* given back: out of the fast path and the binding, its state killed, no DROP sent */
+static void
+then_tcp4_given_back(void)
+{
+	then_tcp4_out();
+	assert_null(si_host[0]);
+}
+
+static void
+then_udp6_untouched(void)
+{
+	assert_false(conn(1).cut);
+	assert_non_null(si_host[0]);
 }
 
 static void
@@ -424,96 +492,131 @@ static const struct row {
 	const char *seq;	/* the commands answered and conntrack calls, in order (NULL: not checked) */
 	unsigned int in_hw, on_host;	/* counted by the step */
 	void (*then)(void);
+	const char *never;	/* never_cut from the start (NULL: none) */
+	unsigned int refused, set_warned, given_back;	/* never_cut_* counted by the step */
 } rows[] = {
 	/* which connections a cut picks */
 	{ "offloaded IPv4, the far end the server (reply source): dropped, then killed", true,
 	  given_tcp4, "198.19.0.10\n", NULL, 1,
 	  "CONN_MODIFY_FP_VERDICT id=1 verdict=DROP; datagram kills=1; kill sport=40000; dump",
-	  1, 0, then_tcp4_dropping },
+	  1, 0, then_tcp4_dropping, NULL, 0, 0, 0 },
 	{ "a state cut while its offload is in flight: the create answered first, then dropped, killed",
 	  true, given_tcp4_in_flight, NULL, when_state_tcp4, 1,
 	  "FLOW_CREATE_FP sport=40000 verdict=CUT_THRU action=IPS; "
 	  "CONN_MODIFY_FP_VERDICT id=1 verdict=DROP; datagram kills=1; kill sport=40000",
-	  1, 0, then_tcp4_dropping },
+	  1, 0, then_tcp4_dropping, NULL, 0, 0, 0 },
 	{ "a cut of ranges while an offload is in flight: the create answered first, then dropped",
 	  true, given_tcp4_in_flight, "198.19.0.10\n", NULL, 1,
 	  "FLOW_CREATE_FP sport=40000 verdict=CUT_THRU action=IPS; "
 	  "CONN_MODIFY_FP_VERDICT id=1 verdict=DROP; datagram kills=1; kill sport=40000; dump",
-	  1, 0, then_tcp4_dropping },
+	  1, 0, then_tcp4_dropping, NULL, 0, 0, 0 },
 	{ "offloaded IPv6, the far end the client (original source): dropped, then killed", true,
 	  given_udp6, "2001:2::/64\n", NULL, 1,
 	  "CONN_MODIFY_FP_VERDICT id=1 verdict=DROP; datagram kills=1; kill sport=40001; dump",
-	  1, 0, NULL },
+	  1, 0, NULL, NULL, 0, 0, 0 },
 	{ "offloaded FWD (IPv6 UDP 4500): its action made DROP both ways, then killed", true,
 	  given_nat_t6, "2001:2:1::11\n", NULL, 1,
 	  "CONN_MODIFY_FP id=1 action=DROP,DROP; datagram kills=1; kill sport=40004; dump",
-	  1, 0, NULL },
+	  1, 0, NULL, NULL, 0, 0, 0 },
 	{ "DNAT: the far end its target (reply source): dropped, then killed", true,
 	  given_dnat4, "198.19.0.20\n", NULL, 1,
 	  "CONN_MODIFY_FP_VERDICT id=1 verdict=DROP; datagram kills=1; kill sport=40010; dump",
-	  1, 0, NULL },
+	  1, 0, NULL, NULL, 0, 0, 0 },
 	{ "DNAT: its public address (original destination) no far end: untouched", true,
-	  given_dnat4, "203.0.113.80\n", NULL, 0, "dump", 0, 0, NULL },
+	  given_dnat4, "203.0.113.80\n", NULL, 0, "dump", 0, 0, NULL, NULL, 0, 0, 0 },
 	{ "a connection not in the ranges: untouched", true, given_tcp4, "203.0.113.0/24\n",
-	  NULL, 0, "dump", 0, 0, then_tcp4_untouched },
+	  NULL, 0, "dump", 0, 0, then_tcp4_untouched, NULL, 0, 0, 0 },
 	{ "not offloaded, from conntrack's dump: created dropping, then killed", true, given_syn4,
 	  "198.19.0.0/16\n", NULL, 1,
 	  "dump; NHOP_PROGRAM port=1; NHOP_PROGRAM port=0; "
 	  "FLOW_CREATE_FP sport=40002 verdict=DROP action=IPS; datagram kills=1; "
-	  "kill sport=40002", 1, 0, then_syn4_created_dropping },
+	  "kill sport=40002", 1, 0, then_syn4_created_dropping, NULL, 0, 0, 0 },
 	{ "offloaded ones first, before the dump; the one not offloaded after", true, given_three,
 	  "198.19.0.10\n2001:2::10\n", NULL, 3,
 	  "CONN_MODIFY_FP_VERDICT id=1 verdict=DROP; CONN_MODIFY_FP_VERDICT id=2 verdict=DROP; "
 	  "datagram kills=2; kill sport=40000; kill sport=40001; dump; "
 	  "FLOW_CREATE_FP sport=40002 verdict=DROP action=IPS; datagram kills=1; "
-	  "kill sport=40002", 3, 0, NULL },
+	  "kill sport=40002", 3, 0, NULL, NULL, 0, 0, 0 },
 	{ "a drop refused: taken out instead, killed, counted on the host", true,
 	  given_tcp4_refused, "198.19.0.10\n", NULL, 1,
 	  "CONN_MODIFY_FP_VERDICT refused; CONN_RECLAIM_FP id=1; datagram kills=1; "
-	  "kill sport=40000; dump", 0, 1, then_tcp4_out },
+	  "kill sport=40000; dump", 0, 1, then_tcp4_out, NULL, 0, 0, 0 },
 	{ "cut already: skipped", true, given_tcp4_cut_by_hand, "198.19.0.10\n", NULL, 0, "dump",
-	  0, 0, then_tcp4_dropping },
+	  0, 0, then_tcp4_dropping, NULL, 0, 0, 0 },
 	/* batching */
 	{ "200 offloaded: 200 drops in one flush, then kills 64 a datagram", true,
 	  given_many_offloaded, "198.19.1.0/24\n2001:2::/64\n", NULL, MANY, NULL, MANY, 0,
-	  then_batched },
+	  then_batched, NULL, 0, 0, 0 },
 	{ "200 not offloaded: 200 creations in one flush, then kills 64 a datagram", true,
 	  given_many_not_offloaded, "198.19.1.0/24\n2001:2::/64\n", NULL, MANY, NULL, MANY, 0,
-	  then_batched },
+	  then_batched, NULL, 0, 0, 0 },
 	/* Cut in hardware off */
 	{ "off, offloaded: taken out, then killed", false, given_tcp4, "198.19.0.10\n", NULL, 1,
-	  "CONN_RECLAIM_FP id=1; datagram kills=1; kill sport=40000; dump", 0, 1, then_tcp4_out },
+	  "CONN_RECLAIM_FP id=1; datagram kills=1; kill sport=40000; dump", 0, 1, then_tcp4_out, NULL, 0, 0, 0 },
 	{ "off, not offloaded: killed", false, given_syn4, "198.18.0.10\n", NULL, 1,
-	  "dump; datagram kills=1; kill sport=40002", 0, 1, NULL },
+	  "dump; datagram kills=1; kill sport=40002", 0, 1, NULL, NULL, 0, 0, 0 },
 	{ "off, 200 not offloaded: kills 64 a datagram", false, given_many_not_offloaded,
-	  "198.18.1.0/24\n2001:2::/64\n", NULL, MANY, NULL, 0, MANY, then_batched_on_host },
+	  "198.18.1.0/24\n2001:2::/64\n", NULL, MANY, NULL, 0, MANY, then_batched_on_host, NULL, 0, 0, 0 },
 	/* one connection by its fast-path id */
 	{ "by connection: its state read whole, dropped, then killed", true, given_tcp4, NULL,
 	  when_conn_1, 0,
 	  "get sport=40000; CONN_MODIFY_FP_VERDICT id=1 verdict=DROP; datagram kills=1; "
-	  "kill sport=40000", 1, 0, then_tcp4_by_conn },
+	  "kill sport=40000", 1, 0, then_tcp4_by_conn, NULL, 0, 0, 0 },
 	{ "by connection, no such id: -ENOENT, nothing asked", true, given_tcp4, NULL, when_conn_9,
-	  -ENOENT, "", 0, 0, then_tcp4_untouched },
+	  -ENOENT, "", 0, 0, then_tcp4_untouched, NULL, 0, 0, 0 },
 	{ "by connection, cut already: -EALREADY, nothing asked", true, given_tcp4_cut_by_hand,
-	  NULL, when_conn_1, -EALREADY, "", 0, 0, then_tcp4_dropping },
+	  NULL, when_conn_1, -EALREADY, "", 0, 0, then_tcp4_dropping, NULL, 0, 0, 0 },
 	{ "by connection, Cut in hardware off: taken out, then killed", false, given_tcp4, NULL,
 	  when_conn_1, 0,
 	  "get sport=40000; CONN_RECLAIM_FP id=1; datagram kills=1; kill sport=40000", 0, 1,
-	  then_tcp4_out },
+	  then_tcp4_out, NULL, 0, 0, 0 },
 	/* while a ruleset change's unmark of 10,000 runs */
 	{ "a cut while a ruleset change's job runs: made in the call, dropping at the new revision",
 	  true, given_ten_k, NULL, when_cut_mid_job, 1,
 	  "dump; FLOW_CREATE_FP sport=40001 verdict=DROP action=IPS; datagram kills=1; "
-	  "kill sport=40001", 1, 0, then_cut_mid_job },
+	  "kill sport=40001", 1, 0, then_cut_mid_job, NULL, 0, 0, 0 },
 	/* a release */
 	{ "a release, nothing in force: the hand's cut taken out", true, given_tcp4_cut_by_hand,
-	  NULL, when_release_none, 1, "CONN_RECLAIM_FP id=1", 0, 0, then_released },
+	  NULL, when_release_none, 1, "CONN_RECLAIM_FP id=1", 0, 0, then_released, NULL, 0, 0, 0 },
 	{ "a release, its far end still in force: kept", true, given_tcp4_cut_by_hand, NULL,
-	  when_release_held, 0, "", 0, 0, then_kept },
+	  when_release_held, 0, "", 0, 0, then_kept, NULL, 0, 0, 0 },
 	{ "a release never lets go a cut by connection", true, given_tcp4_cut_by_conn, NULL,
-	  when_release_none, 0, "", 0, 0, then_never_released },
+	  when_release_none, 0, "", 0, 0, then_never_released, NULL, 0, 0, 0 },
 	{ "a release never lets go a fingerprint's (tls) cut", true, given_tcp4_cut_by_tls, NULL,
-	  when_release_none, 0, "", 0, 0, then_never_released },
+	  when_release_none, 0, "", 0, 0, then_never_released, NULL, 0, 0, 0 },
+	/* never cut: each trigger against a never-cut address (the range said, the connection refused) */
+	{ "never cut, by hand: the address refused, no DROP, its state kept", true, given_tcp4,
+	  "198.19.0.10\n", NULL, 0, "dump", 0, 0, then_tcp4_untouched, "198.19.0.10\n", 2, 0, 0 },
+	{ "never cut, a /32 inside a hand cut's /24: the rest of the /24 cut", true,
+	  given_tcp4_other4, "198.19.0.0/24\n", NULL, 1,
+	  "CONN_MODIFY_FP_VERDICT id=2 verdict=DROP; datagram kills=1; kill sport=40020; dump",
+	  1, 0, then_other4_only, "198.19.0.10\n", 2, 0, 0 },
+	{ "never cut, a list's /24 over it: the same", true, given_tcp4_other4, NULL, when_list_24,
+	  1, "CONN_MODIFY_FP_VERDICT id=2 verdict=DROP; datagram kills=1; kill sport=40020; dump",
+	  1, 0, then_other4_only, "198.19.0.10\n", 2, 0, 0 },
+	{ "never cut, IPv6: the cut end's peer never cut, so the connection is not cut", true,
+	  given_udp6, "2001:2:1::/48\n", NULL, 0, "dump", 0, 0, then_udp6_untouched,
+	  "2001:2::/64\n", 1, 0, 0 },
+	{ "never cut, by connection: -EPERM, its state read, nothing sent", true, given_tcp4, NULL,
+	  when_conn_1, -EPERM, "get sport=40000", 0, 0, then_tcp4_untouched, "198.18.0.0/24\n",
+	  1, 0, 0 },
+	{ "never cut, a fingerprint's: -EPERM, nothing sent", true, given_tcp4, NULL,
+	  when_tls_tcp4, -EPERM, "", 0, 0, then_tcp4_untouched, "198.19.0.10\n", 1, 0, 0 },
+	{ "never cut, a watched set's element over it: warned, given back (out, killed), the rest cut",
+	  true, given_tcp4_other4, NULL, when_set_24, 1,
+	  "CONN_MODIFY_FP_VERDICT id=2 verdict=DROP; datagram kills=1; kill sport=40020; dump; "
+	  "CONN_RECLAIM_FP id=1; kill sport=40000", 1, 0, then_tcp4_given_back, "198.19.0.10\n",
+	  0, 2, 1 },
+	{ "never cut, Cut in hardware off: still not cut", false, given_tcp4, "198.19.0.10\n", NULL,
+	  0, "dump", 0, 0, then_tcp4_untouched, "198.19.0.10\n", 2, 0, 0 },
+	/* a settings reload: what never_cut newly holds released, whoever cut it */
+	{ "never_cut newly holds a hand cut's end: released", true, given_tcp4_cut_by_hand, NULL,
+	  when_never_server, 1, "CONN_RECLAIM_FP id=1", 0, 0, then_released, NULL, 0, 0, 0 },
+	{ "never_cut newly holds a fingerprint's cut's end: released", true,
+	  given_tcp4_cut_by_tls, NULL, when_never_server, 1, "CONN_RECLAIM_FP id=1", 0, 0,
+	  then_released, NULL, 0, 0, 0 },
+	{ "never_cut newly holds nothing cut: nothing released", true, given_three, NULL,
+	  when_never_server, 0, "", 0, 0, then_tcp4_untouched, NULL, 0, 0, 0 },
 };
 
 /* Every kill after its drop's answer; every drop answered followed by its kill. */
@@ -549,6 +652,12 @@ cut_open(void **state)
 	parts.off = off;
 	cut = fd_cut_open(&parts);
 	assert_non_null(cut);
+	if (r->never != NULL) {
+		struct fc_list l = list_of(r->never);
+
+		assert_int_equal(fd_cut_never(cut, &l), 0);
+		fc_list_free(&l);
+	}
 	return 0;
 }
 
@@ -580,11 +689,20 @@ test_row(void **state)
 		on_host += (unsigned int)(after.on_host[t] - before.on_host[t]);
 	}
 	if (got != r->want || (r->seq != NULL && strcmp(si_all_log, r->seq) != 0) ||
-	    in_hw != r->in_hw || on_host != r->on_host || after.cut_failed != 0)
+	    in_hw != r->in_hw || on_host != r->on_host || after.cut_failed != 0 ||
+	    after.never_cut_refused - before.never_cut_refused != r->refused ||
+	    after.never_cut_set - before.never_cut_set != r->set_warned ||
+	    after.never_cut_given_back - before.never_cut_given_back != r->given_back)
 		fail_msg("%s:\n  returned %ld, wanted %ld\n  asked  %s\n  wanted %s\n"
-			 "  in hardware %u, wanted %u; on the host %u, wanted %u; failed %lu",
-			 r->what, got, r->want, si_all_log, r->seq ? r->seq : "(any)", in_hw,
-			 r->in_hw, on_host, r->on_host, (unsigned long)after.cut_failed);
+			 "  in hardware %u, wanted %u; on the host %u, wanted %u; failed %lu\n"
+			 "  never cut: refused %lu, wanted %u; set %lu, wanted %u; given back %lu, "
+			 "wanted %u", r->what, got, r->want, si_all_log, r->seq ? r->seq : "(any)",
+			 in_hw, r->in_hw, on_host, r->on_host, (unsigned long)after.cut_failed,
+			 (unsigned long)(after.never_cut_refused - before.never_cut_refused),
+			 r->refused, (unsigned long)(after.never_cut_set - before.never_cut_set),
+			 r->set_warned,
+			 (unsigned long)(after.never_cut_given_back - before.never_cut_given_back),
+			 r->given_back);
 	check_order(r->what);
 	if (r->then)
 		r->then();
