@@ -178,6 +178,8 @@ test_json_drop(void **state)
 		{ DROP6 "\n", "2001:678:738::/48\n", 0, { 0 }, { NULL } },
 		{ DROP4 "\n" DROP6 "\n" META "\n", "1.10.16.0/20\n2001:678:738::/48\n", 0, { 0 }, { NULL } },
 		{ META "\n", "", 0, { 0 }, { NULL } },				/* an empty list */
+		{ DROP4 "\n" META "\n" DROP6 "\n" META "\n", "1.10.16.0/20\n2001:678:738::/48\n", 0, { 0 },
+		  { NULL } },					/* cat drop_v4.json drop_v6.json */
 		{ DROP4 "\r\n" DROP6 "\r\n" META "\r\n", "1.10.16.0/20\n2001:678:738::/48\n", 0, { 0 },
 		  { NULL } },							/* CRLF */
 		{ "\n   \n" DROP4 "\n\n\t\n" DROP6, "1.10.16.0/20\n2001:678:738::/48\n", 0, { 0 },
