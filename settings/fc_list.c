@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "fc_file.h"
 
 static unsigned int
@@ -165,6 +167,63 @@ is_blank(char c)
 	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
 }
 
+/* What jansson said was wrong with a line, as a fixed text (its own texts quote the line). */
+static const struct {
+	enum json_error_code code;
+	const char *what;
+} json_whys[] = {
+	{ json_error_premature_end_of_input, "bad JSON: the object is cut short" },
+	{ json_error_end_of_input_expected, "bad JSON: text after the object (one object a line)" },
+	{ json_error_invalid_utf8, "bad JSON: not UTF-8" },
+	{ json_error_null_character, "bad JSON: a \\u0000 in a string" },
+	{ json_error_duplicate_key, "bad JSON: a member named twice" },
+};
+
+/*
+ * One JSON DROP line, s[0] == '{' (len bytes, blanks gone): 1 and *r (its
+ * "cidr"), 0 (the metadata line: skipped), or -EINVAL and *why (static,
+ * or written in msg).
+ */
+static int
+json_entry(const char *s, size_t len, struct fc_range *r, const char **why, char *msg,
+	   size_t msglen)
+{
+	json_error_t e;
+	json_t *o = json_loadb(s, len, JSON_REJECT_DUPLICATES, &e), *type, *cidr;
+	char tok[FC_LIST_MAX_LINE + 1];
+	int rc = -EINVAL;
+
+	if (o == NULL) {
+		*why = "bad JSON: not an object of members";
+		for (size_t i = 0; i < sizeof(json_whys) / sizeof(json_whys[0]); i++)
+			if (json_whys[i].code == json_error_code(&e))
+				*why = json_whys[i].what;
+		return -EINVAL;
+	}
+	type = json_object_get(o, "type");
+	cidr = json_object_get(o, "cidr");
+	if (json_is_string(type) && strcmp(json_string_value(type), "metadata") == 0) {
+		rc = 0;
+	} else if (cidr == NULL) {
+		*why = "a JSON object without a \"cidr\" (nor \"type\": \"metadata\")";
+	} else if (!json_is_string(cidr)) {
+		*why = "a \"cidr\" that is not a string";
+	} else {
+		/* no NUL in it (no JSON_ALLOW_NUL), and no longer than its line */
+		snprintf(tok, sizeof(tok), "%s", json_string_value(cidr));
+		if (strchr(tok, '-') != NULL) {
+			*why = "a \"cidr\" that is a range (an address or ADDR/LEN, as Spamhaus writes)";
+		} else if ((*why = entry_parse(tok, r)) != NULL) {
+			snprintf(msg, msglen, "the \"cidr\": %s", *why);
+			*why = msg;
+		} else {
+			rc = 1;
+		}
+	}
+	json_decref(o);
+	return rc;
+}
+
 long
 fc_list_parse(const char *text, size_t len, struct fc_list *out, fc_list_bad_fn *bad, void *arg)
 {
@@ -176,15 +235,17 @@ fc_list_parse_within(const char *text, size_t len, const struct fc_list_limits *
 		     struct fc_list *out, fc_list_bad_fn *bad, void *arg)
 {
 	size_t n0 = out->n, pos = 0;
-	unsigned long line = 0;
+	unsigned long line = 0, first = 0;	/* the first entry's line: the file's format */
+	bool json = false;
 	long nbad = 0;
 
 	while (pos < len) {
 		const char *s = text + pos, *nl = memchr(s, '\n', len - pos);
 		size_t ll = nl ? (size_t)(nl - s) : len - pos, a = 0, b, t;
-		char buf[FC_LIST_MAX_LINE + 1], wide[64];
+		char buf[FC_LIST_MAX_LINE + 1], msg[160];
 		const char *why = NULL;
 		struct fc_range r;
+		bool is_json;
 
 		pos += ll + (nl != NULL);
 		line++;
@@ -198,14 +259,35 @@ fc_list_parse_within(const char *text, size_t len, const struct fc_list_limits *
 			why = "a NUL byte in the line";
 			goto bad_line;
 		}
-		b = strcspn(buf, "#;");		/* a comment runs to the end */
-		while (a < b && is_blank(buf[a]))
+		while (a < ll && is_blank(buf[a]))
 			a++;
+		is_json = buf[a] == '{';
+		b = is_json ? ll : strcspn(buf, "#;");	/* a text comment runs to the end */
 		while (b > a && is_blank(buf[b - 1]))
 			b--;
 		if (a == b)
 			continue;
 		buf[b] = '\0';
+		if (first == 0) {
+			first = line;
+			json = is_json;
+		} else if (is_json != json) {
+			snprintf(msg, sizeof(msg), is_json
+				 ? "a JSON object among text entries (one format a file: line %lu is text)"
+				 : "a text entry among JSON objects (one format a file: line %lu is JSON)",
+				 first);
+			why = msg;
+			goto bad_line;
+		}
+		if (is_json) {
+			int rc = json_entry(buf + a, b - a, &r, &why, msg, sizeof(msg));
+
+			if (rc == 0)
+				continue;
+			if (rc < 0)
+				goto bad_line;
+			goto entry;
+		}
 		for (t = a; t < b && !is_blank(buf[t]); t++)
 			;
 		if (t < b) {
@@ -213,13 +295,14 @@ fc_list_parse_within(const char *text, size_t len, const struct fc_list_limits *
 			goto bad_line;
 		}
 		why = entry_parse(buf + a, &r);
+entry:
 		if (why == NULL && lim != NULL) {
 			unsigned int min = r.family == 4 ? lim->min_prefix4 : lim->min_prefix6;
 
 			if (wider_than(&r, min)) {
-				snprintf(wide, sizeof(wide), "wider than a /%u (list_min_prefix%c)",
+				snprintf(msg, sizeof(msg), "wider than a /%u (list_min_prefix%c)",
 					 min, r.family == 4 ? '4' : '6');
-				why = wide;
+				why = msg;
 			}
 		}
 		if (why == NULL) {

@@ -5,7 +5,9 @@
  * form is sorted and disjoint and holds both ends of every entry read;
  * each canonical range, written and read again, is itself; a list differs
  * from itself in nothing; read with a minimum prefix (from the first
- * byte), no entry is wider and each entry refused is one line more told.
+ * byte), no entry is wider and each entry refused is one line more told;
+ * each canonical prefix or address, as a JSON DROP object's "cidr", reads
+ * back as itself.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -109,6 +111,16 @@ fuzz_one(const uint8_t *data, size_t size)
 		    memcmp(&back.r[0], &l.r[i], sizeof(back.r[0])) != 0)
 			die("a canonical range does not read back as itself");
 		fc_list_free(&back);
+		/* and a prefix or an address as a JSON DROP object's "cidr": the same reader */
+		if (strchr(text, '-') == NULL) {
+			char obj[192];
+
+			snprintf(obj, sizeof(obj), "{\"cidr\":\"%s\",\"sblid\":\"SBL1\"}\r\n", text);
+			if (fc_list_parse(obj, strlen(obj), &back, NULL, NULL) != 0 || back.n != 1 ||
+			    memcmp(&back.r[0], &l.r[i], sizeof(back.r[0])) != 0)
+				die("a canonical prefix does not read back as itself from JSON");
+			fc_list_free(&back);
+		}
 	}
 	for (size_t i = 0; i < raw.n; i++)
 		if (!fc_list_holds(&l, raw.r[i].family, raw.r[i].lo) ||
@@ -130,6 +142,18 @@ fuzz_seeds(const char *dir)
 		"#\n# firehol\n#\n0.0.0.0/8\n10.0.0.0/8\n\n",
 		"2001:2::1-2001:2::ff\n::/0\nffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff\n",
 		"255.255.255.255\r\n0.0.0.0/0 # all\n198.18.0.300\nnot an address\n",
+		/* Spamhaus's JSON DROP: drop_v4.json, drop_v6.json */
+		"{\"cidr\":\"1.10.16.0/20\",\"sblid\":\"SBL256894\",\"rir\":\"apnic\"}\n"
+		"{\"cidr\":\"1.19.0.0/16\",\"sblid\":\"SBL434604\",\"rir\":\"apnic\"}\n"
+		"{\"type\":\"metadata\",\"timestamp\":1733011200,\"size\":12345,\"records\":2,"
+		"\"copyright\":\"(c) 2024 The Spamhaus Project SLU\","
+		"\"terms\":\"https://www.spamhaus.org/drop/terms/\"}\n",
+		"{\"cidr\":\"2001:678:738::/48\",\"sblid\":\"SBL636047\",\"rir\":\"ripencc\"}\r\n"
+		"\r\n{\"cidr\":\"2a06:e480::/29\",\"sblid\":\"SBL1\",\"rir\":\"ripencc\"}\r\n"
+		"{\"type\":\"metadata\",\"records\":2}\r\n",
+		"; a mirror's note\n{\"cidr\":\"198.18.0.1\"}\n{\"cidr\":\"0.0.0.0/0\"}\n{\"cidr\":17}\n"
+		"{\"cidr\":\"198.18.0.0/33\"}\n{\"sblid\":\"SBL1\"}\n{\"cidr\":\"198.18.0.1\",}\n"
+		"198.18.0.2\n{\"cidr\":\"a-b\",\"cidr\":\"c\"}\n",
 	};
 
 	return fuzz_seed_texts(dir, seeds, sizeof(seeds) / sizeof(seeds[0]));

@@ -156,6 +156,118 @@ test_file_formats(void **state)
 	fc_list_free(&l);
 }
 
+/*
+ * Spamhaus's JSON DROP, one object a line: each row a whole file, what it
+ * reads as, and its bad lines (number and reason) under the defaults.
+ */
+#define DROP4 "{\"cidr\":\"1.10.16.0/20\",\"sblid\":\"SBL256894\",\"rir\":\"apnic\"}"
+#define DROP6 "{\"cidr\":\"2001:678:738::/48\",\"sblid\":\"SBL636047\",\"rir\":\"ripencc\"}"
+#define META "{\"type\":\"metadata\",\"timestamp\":1733011200,\"size\":12345,\"records\":2," \
+	"\"copyright\":\"(c) 2024 The Spamhaus Project SLU\",\"terms\":\"https://www.spamhaus.org/drop/terms/\"}"
+
+static void
+test_json_drop(void **state)
+{
+	static const struct {
+		const char *text, *want;
+		unsigned int nbad;
+		unsigned long line[3];
+		const char *what[3];
+	} rows[] = {
+		{ DROP4 "\n", "1.10.16.0/20\n", 0, { 0 }, { NULL } },
+		{ DROP6 "\n", "2001:678:738::/48\n", 0, { 0 }, { NULL } },
+		{ DROP4 "\n" DROP6 "\n" META "\n", "1.10.16.0/20\n2001:678:738::/48\n", 0, { 0 }, { NULL } },
+		{ META "\n", "", 0, { 0 }, { NULL } },				/* an empty list */
+		{ DROP4 "\n" META "\n" DROP6 "\n" META "\n", "1.10.16.0/20\n2001:678:738::/48\n", 0, { 0 },
+		  { NULL } },					/* cat drop_v4.json drop_v6.json */
+		{ DROP4 "\r\n" DROP6 "\r\n" META "\r\n", "1.10.16.0/20\n2001:678:738::/48\n", 0, { 0 },
+		  { NULL } },							/* CRLF */
+		{ "\n   \n" DROP4 "\n\n\t\n" DROP6, "1.10.16.0/20\n2001:678:738::/48\n", 0, { 0 },
+		  { NULL } },							/* blank lines, no last newline */
+		{ "; Spamhaus DROP v4\n# mirrored\n" DROP4 "\n; end\n", "1.10.16.0/20\n", 0, { 0 },
+		  { NULL } },							/* comment lines */
+		{ "  \t{ \"cidr\" : \"198.18.0.1\" }  \n", "198.18.0.1\n", 0, { 0 }, { NULL } },
+		{ "{\"rir\":\"arin\",\"x\":{\"y\":[1,2,null]},\"cidr\":\"198.18.0.77/24\",\"n\":1.5e3}\n",
+		  "198.18.0.0/24\n", 0, { 0 }, { NULL } },			/* unknown members */
+		{ "{\"cidr\":\"198.18.0.1#x\"}\n", NULL, 1, { 1 },		/* no comment in a string */
+		  { "the \"cidr\": not an address, a prefix (ADDR/LEN) or a range (ADDR-ADDR)" } },
+		{ "{\"cidr\":\"198.18.0.1;x\"}\n" DROP4 "\n", "1.10.16.0/20\n", 1, { 1 },
+		  { "the \"cidr\": not an address, a prefix (ADDR/LEN) or a range (ADDR-ADDR)" } },
+		{ "{\"type\":\"metadata\",\"cidr\":\"198.18.0.1\"}\n", "", 0, { 0 }, { NULL } },
+		{ DROP4 "\n{\"sblid\":\"SBL1\",\"rir\":\"arin\"}\n", "1.10.16.0/20\n", 1, { 2 },
+		  { "a JSON object without a \"cidr\" (nor \"type\": \"metadata\")" } },
+		{ "{\"type\":\"other\"}\n{}\n", "", 2, { 1, 2 },
+		  { "a JSON object without a \"cidr\" (nor \"type\": \"metadata\")",
+		    "a JSON object without a \"cidr\" (nor \"type\": \"metadata\")" } },
+		{ DROP6 "\n{\"cidr\":17}\n{\"cidr\":null}\n{\"cidr\":[\"198.18.0.1\"]}\n",
+		  "2001:678:738::/48\n", 3, { 2, 3, 4 },
+		  { "a \"cidr\" that is not a string", "a \"cidr\" that is not a string",
+		    "a \"cidr\" that is not a string" } },
+		{ "{\"cidr\":\"1.10.16.0/20\"\n{\"cidr\":\"1.10.16.0/20\"} {}\n{\"cidr\":\"198.18.0.1\",}\n",
+		  NULL, 3, { 1, 2, 3 },
+		  { "bad JSON: the object is cut short",
+		    "bad JSON: text after the object (one object a line)",
+		    "bad JSON: not an object of members" } },
+		{ "{cidr:\"198.18.0.1\"}\n{\"cidr\":\"\xff\"}\n{\"cidr\":\"\\u0000\"}\n", NULL, 3, { 1, 2, 3 },
+		  { "bad JSON: not an object of members", "bad JSON: not UTF-8",
+		    "bad JSON: a \\u0000 in a string" } },
+		{ "{\"cidr\":\"198.18.0.1\",\"cidr\":\"198.18.0.2\"}\n", NULL, 1, { 1 },
+		  { "bad JSON: a member named twice" } },
+		{ DROP4 "\n{\"cidr\":\"1.10.16.0/33\"}\n{\"cidr\":\"2001:678::/129\"}\n", "1.10.16.0/20\n", 2,
+		  { 2, 3 },
+		  { "the \"cidr\": the prefix length is not 0 to 32",
+		    "the \"cidr\": the prefix length is not 0 to 128" } },
+		{ "{\"cidr\":\"example.com/24\"}\n{\"cidr\":\"\"}\n{\"cidr\":\" 198.18.0.1\"}\n", NULL, 3,
+		  { 1, 2, 3 },
+		  { "the \"cidr\": not an address before the '/'",
+		    "the \"cidr\": not an address, a prefix (ADDR/LEN) or a range (ADDR-ADDR)",
+		    "the \"cidr\": not an address, a prefix (ADDR/LEN) or a range (ADDR-ADDR)" } },
+		{ "{\"cidr\":\"198.18.0.5-198.18.0.9\"}\n", NULL, 1, { 1 },
+		  { "a \"cidr\" that is a range (an address or ADDR/LEN, as Spamhaus writes)" } },
+		{ "{\"cidr\":\"0.0.0.0/0\"}\n{\"cidr\":\"::/0\"}\n", NULL, 2, { 1, 2 },
+		  { "wider than a /1 (list_min_prefix4)", "wider than a /1 (list_min_prefix6)" } },
+		/* one format a file: the first entry's line sets it */
+		{ "; DROP\n" DROP4 "\n198.18.0.1\n2001:2::/48 ; SBL1\n" DROP6 "\n", "1.10.16.0/20\n2001:678:738::/48\n",
+		  2, { 3, 4 },
+		  { "a text entry among JSON objects (one format a file: line 2 is JSON)",
+		    "a text entry among JSON objects (one format a file: line 2 is JSON)" } },
+		{ "\n198.18.0.1 ; SBL1\n" DROP4 "\n" META "\n", "198.18.0.1\n", 2, { 3, 4 },
+		  { "a JSON object among text entries (one format a file: line 2 is text)",
+		    "a JSON object among text entries (one format a file: line 2 is text)" } },
+		{ "{ bad\n198.18.0.1\n", NULL, 2, { 1, 2 },	/* a bad object sets the format too */
+		  { "bad JSON: not an object of members",
+		    "a text entry among JSON objects (one format a file: line 1 is JSON)" } },
+		{ "{\"cidr\":\"S3CR3T\"}\n{\"S3CR3T\":1}\n{S3CR3T}\n", NULL, 3, { 1, 2, 3 },	/* no echo */
+		  { "the \"cidr\": not an address, a prefix (ADDR/LEN) or a range (ADDR-ADDR)",
+		    "a JSON object without a \"cidr\" (nor \"type\": \"metadata\")",
+		    "bad JSON: not an object of members" } },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct fc_list l = { 0 };
+		struct bads b = { 0 };
+		char buf[512];
+		long nbad = fc_list_parse_within(rows[i].text, strlen(rows[i].text), &dflt, &l, on_bad,
+						 &b);
+
+		fc_list_canon(&l);
+		print_message("row %zu: %ld bad, %zu read\n", i, nbad, l.n);
+		if (nbad != (long)rows[i].nbad || b.n != rows[i].nbad)
+			fail_msg("row %zu: %ld bad lines (first: %lu %s), not %u", i, nbad, b.line[0],
+				 b.n ? b.what[0] : "-", rows[i].nbad);
+		for (unsigned int k = 0; k < rows[i].nbad; k++) {
+			if (b.line[k] != rows[i].line[k] || strcmp(b.what[k], rows[i].what[k]) != 0)
+				fail_msg("row %zu: bad line %lu '%s', not %lu '%s'", i, b.line[k],
+					 b.what[k], rows[i].line[k], rows[i].what[k]);
+		}
+		dump(&l, buf, sizeof(buf));
+		if (strcmp(buf, rows[i].want ? rows[i].want : "") != 0)
+			fail_msg("row %zu: read as '%s', not '%s'", i, buf, rows[i].want);
+		fc_list_free(&l);
+	}
+}
+
 static void
 test_long_line_and_nul(void **state)
 {
@@ -531,6 +643,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_entries),
 		cmocka_unit_test(test_file_formats),
+		cmocka_unit_test(test_json_drop),
 		cmocka_unit_test(test_long_line_and_nul),
 		cmocka_unit_test(test_canon),
 		cmocka_unit_test(test_diff),
