@@ -13,7 +13,8 @@
 #   --secs S     the flood's length (default 10); --count N its bound in
 #                frames (default 20,000,000): it stops at whichever first
 #
-# The run: 4 iperf3 TCP streams (-P 4) to 198.18.1.2:5201 first, alone,
+# The run: 4 iperf3 TCP streams (-P 4, FLOOD_STREAM_RATE each: 250M unless
+# set, empty for no bound; see below) to 198.18.1.2:5201 first, alone,
 # until all are in the fast path (their 5 connections, iperf3's control one
 # among them; up to 15 s): t0.  Then, in seconds from t0:
 #   0-5  the streams' rate before (iperf3's 1 s reports, their [SUM])
@@ -65,11 +66,23 @@
 set -u
 
 FLOOD_MARK=0x40000000	# flowcutd's mark bit (docs/settings.md)
+# FLOOD_STREAM_RATE: each of the 4 streams' rate (iperf3 -b; 250M unless
+# set; empty: as fast as they go), read in flood_run.
+# Bounded, so the streams' rate before the flood is not this machine's
+# spare CPU nor the lab wire's capacity: unbounded (2.2 Gbit/s here) they
+# filled the server's veth backlog (net.core.netdev_max_backlog 1,000;
+# /proc/net/softnet_stat counted the drops), which dropped frames of every
+# flow to the server - one run in three lost iperf3's one UDP connect
+# datagram of flow A (3.12 does not send it again: A never started, the
+# calm cut had nothing to cut) - and what the streams kept during the
+# flood measured trafgen's share of the two cores (0.63-0.89), not the
+# appliance.
 
 # flood_run OUT [RATE] [SECS] [COUNT]: the run in the lab $L (lab/lab.sh's,
 # started), its figures as "key value" lines in OUT and the table on stdout
 flood_run() {
 	local out=$1 rate=${2:-} secs=${3:-10} count=${4:-20000000}
+	local srate=${FLOOD_STREAM_RATE-250M}	# each stream's (above)
 	local run=/run/flowcut-lab/$L lab=$top/lab/lab.sh ctl=$BUILD/flowcutctl
 	local tmp=$run/flood t0 fmac cmac cfg ipid
 	mkdir -p "$tmp"
@@ -205,6 +218,7 @@ print(" ".join(str(d.get("FROM_WIRE_" + k, 0)) for k in ("RX", "TO_KN_NON_ACCEL"
 	# 15 s); the run's clock starts then.  They run on until the figures are
 	# read (killed then; 70 s at most)
 	ex client timeout 70 iperf3 -c 198.18.1.2 -p 5201 -P 4 -t 60 -i 1 --forceflush \
+		${srate:+-b "$srate"} \
 		--timestamps='%s ' >"$tmp/streams.out" 2>&1 &
 	ipid=$!
 	local w
@@ -221,6 +235,9 @@ print(" ".join(str(d.get("FROM_WIRE_" + k, 0)) for k in ("RX", "TO_KN_NON_ACCEL"
 	ex client timeout 70 iperf3 -c 198.18.1.4 -p 5203 -u -b 20M -l 1000 -t 60 >"$tmp/udp-b.out" 2>&1 &
 	local ub=$!
 	a_ms=$(timed_cut 198.18.1.3)
+	# not offloaded: what conntrack and the host's neighbours said of it, kept
+	[ "$a_ms" = not-offloaded ] && { ex host conntrack -L -d 198.18.1.3 2>&1
+		ex host ip neigh; tail -20 "$run/flowcutd.log"; } >"$tmp/a-not-offloaded.txt" 2>&1
 	at 10
 	w0=$(nic npu w0) h0=$(nic host fp0)
 	local -a nc0 nc1
@@ -266,6 +283,7 @@ print(" ".join(str(d.get("FROM_WIRE_" + k, 0)) for k in ("RX", "TO_KN_NON_ACCEL"
 	syn_closed=$(ex server nft list counter inet flood syn_closed | sed -n 's/.*packets \([0-9]*\).*/\1/p')
 	{
 		stream_rates "$tmp/streams.out" "$t0" 0 5 10 $((10 + secs))
+		echo "stream_rate_each ${srate:-unbounded}"
 		read -r w i <"$tmp/streams-offloaded"
 		echo "streams_in_fp_before $w"
 		echo "streams_offloaded_after_s $i"
