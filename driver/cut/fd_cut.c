@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <libnetfilter_conntrack/libnetfilter_conntrack.h>
 
@@ -23,6 +24,7 @@
 #include "fd_offload_cut.h"
 #include "fd_policy.h"
 #include "fd_tuple.h"
+#include "fd_why.h"
 
 /* room for one log line: a tuple of two IPv6 ends and the rest */
 #define FD_CUT_LINE 320
@@ -41,6 +43,7 @@ struct fd_cut {
 	unsigned int dropping, on_host;
 	struct fc_list never;	/* never_cut, canonical (fd_cut_never) */
 	struct fc_list said;	/* the never-cut addresses said already (not canonical) */
+	struct fd_why *why;	/* what each cut connection keeps for `why` (fd_cut_why); may be NULL */
 	size_t log_len;
 	char log[64 * 1024];	/* lines kept until the batch is over (say, log_flush) */
 };
@@ -413,6 +416,35 @@ now_dropping(struct fd_cut *c)
 		c->first_ms = c->last_ms;
 }
 
+void
+fd_cut_why(struct fd_cut *c, struct fd_why *why)
+{
+	c->why = why;
+}
+
+/*
+ * A connection now dropping on the coprocessor: its record for `why` (its
+ * source by its ends: the set's or the list's that holds one), kept beside
+ * the binding's entry.  `made`: created dropping, its frames counted from 0.
+ */
+static void
+why_note(struct fd_cut *c, uint64_t fp_id, enum fd_cut_trigger t, bool made)
+{
+	struct fd_offload_conn oc;
+	struct fd_why_rec r = { .trigger = (uint8_t)t, .hw = 1, .based = made,
+				.when_s = (uint32_t)time(NULL), .src = FD_WHY_NONE };
+
+	if (c->why == NULL || fd_offload_find_fp(c->off, fp_id, &oc, NULL) != 0)
+		return;
+	r.slot = oc.slot;
+	if (t == FD_CUT_SET || t == FD_CUT_LIST)
+		r.src = (uint16_t)fd_why_owner(c->why, t == FD_CUT_SET ? FD_WHY_SET : FD_WHY_LIST,
+					       oc.family, oc.ends[0], oc.ends[1]);
+	if (fd_why_cut(c->why, &r) != 0)
+		fprintf(stderr, "flowcutd: cut (%s) conn %" PRIu64 ": no memory for its record; "
+			"why will not know it\n", fd_cut_trigger_name(t), fp_id);
+}
+
 /* A state not offloaded was made dropping (or not): killed either way. */
 static void
 made_done(void *dctx, int rc, uint64_t fp_id)
@@ -420,8 +452,10 @@ made_done(void *dctx, int rc, uint64_t fp_id)
 	struct pending *p = dctx;
 
 	p->fp_id = fp_id;
-	if (rc == 0)
+	if (rc == 0) {
 		now_dropping(p->c);
+		why_note(p->c, fp_id, p->trigger, true);
+	}
 	kill_state(p, rc == 0, rc == 0, rc);
 }
 
@@ -436,6 +470,7 @@ drop_done(void *dctx, int rc, const void *ans, uint16_t len)
 	(void)ans, (void)len;
 	if (rc == 0 && fd_offload_mark_cut(c->off, p->fp_id, (uint8_t)p->trigger) == 0) {
 		now_dropping(c);
+		why_note(c, p->fp_id, p->trigger, false);
 		kill_state(p, true, true, 0);
 		return;
 	}

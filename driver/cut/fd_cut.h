@@ -183,4 +183,12 @@ long fd_cut_releasable(struct fd_cut *c);
 
 void fd_cut_stats(const struct fd_cut *c, struct fd_cut_stats *out);
 
+struct fd_why;
+/*
+ * fd_cut_why - each connection made dropping from now on keeps its record
+ * in `why` (fd_why.h: trigger, source, when; it must outlive the cut; NULL:
+ * none kept).
+ */
+void fd_cut_why(struct fd_cut *c, struct fd_why *why);
+
 #endif

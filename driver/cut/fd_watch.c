@@ -13,6 +13,7 @@
 #include "fc_list.h"
 #include "fd_clock.h"
 #include "fd_dirwatch.h"
+#include "fd_why.h"
 
 _Static_assert(FC_SETTINGS_MAX_LISTS <= FD_DIRWATCH_MAX, "a list a slot of fd_dirwatch");
 
@@ -79,6 +80,7 @@ struct fd_watch {
 	uint64_t expiry_look_ms;	/* when the sets' last read for an expiry ended */
 	uint64_t expiry_read_ms;	/* ... and how long it took */
 	bool ready;		/* the coprocessor was programmed: cuts run */
+	struct fd_why *why;	/* each set's and list's contents and figures (fd_watch_why); may be NULL */
 };
 
 /* how often the watched sets are read while one is due (an element still listed) */
@@ -107,6 +109,67 @@ first_ranges(const struct fc_list *l, char *buf, size_t len)
 	if (l->n > 3 && used < len)
 		snprintf(buf + used, len - used, " and %zu more", l->n - 3);
 	return buf;
+}
+
+/* ---- the sources' contents for fd_why ---- */
+
+/* A watched set read (rc 0) or not: its contents (`l`, moved) are its source's. */
+static void
+why_set(struct fd_watch *w, const struct wset *ws, int rc, struct fc_list *l)
+{
+	int src;
+
+	if (w->why == NULL)
+		return;
+	src = fd_why_source(w->why, FD_WHY_SET, ws->text);
+	if (rc != 0) {
+		fd_why_gone(w->why, src);
+		return;
+	}
+	fc_list_canon(l);
+	fd_why_own(w->why, src, l);
+}
+
+/* The sets sets_find no longer finds: not followed. */
+static void
+why_sets_gone(struct fd_watch *w)
+{
+	for (unsigned int k = 0; w->why != NULL && k < fd_why_nsources(w->why); k++) {
+		const struct fd_why_src *src = fd_why_src(w->why, (int)k);
+		bool there = false;
+
+		for (unsigned int i = 0; i < w->nsets && !there; i++)
+			there = w->sets[i].state == 1 && strcmp(w->sets[i].text, src->name) == 0;
+		if (src->kind == FD_WHY_SET && !there)
+			fd_why_gone(w->why, (int)k);
+	}
+}
+
+/* What each followed set added since, its source's too (before it is cut). */
+static void
+why_sets_added(struct fd_watch *w)
+{
+	for (unsigned int i = 0; i < w->nsets; i++) {
+		struct fc_list a;
+
+		if (fd_nft_followed_added(w->nft, &w->sets[i].s, &a) == 0 && w->why != NULL &&
+		    fd_why_add(w->why, fd_why_source(w->why, FD_WHY_SET, w->sets[i].text), &a) != 0)
+			fprintf(stderr, "flowcutd: watched set %s: no memory for its figures; what it "
+				"added is not found by why\n", w->sets[i].text);
+		fc_list_free(&a);
+	}
+}
+
+/* The list files watched now: each one's contents its source's (not copied). */
+static void
+why_lists(struct fd_watch *w)
+{
+	for (unsigned int k = 0; w->why != NULL && k < fd_why_nsources(w->why); k++)
+		if (fd_why_src(w->why, (int)k)->kind == FD_WHY_LIST)
+			fd_why_holds(w->why, (int)k, NULL);
+	for (unsigned int i = 0; w->why != NULL && i < w->nlists; i++)
+		fd_why_holds(w->why, fd_why_source(w->why, FD_WHY_LIST, w->lists[i].path),
+			     &w->lists[i].l);
 }
 
 /* What `l` holds cut, once the coprocessor is there; said in one line. */
@@ -357,6 +420,7 @@ sets_look(struct fd_watch *w, bool cut_all)
 	unsigned int nok = 0, npat = 0;
 
 	sets_find(w);
+	why_sets_added(w);	/* what the whole reads below hold: dropped */
 	ok = calloc(w->nsets ? w->nsets : 1, sizeof(*ok));
 	if (ok == NULL) {
 		fprintf(stderr, "flowcutd: watched sets: no memory; not looked at\n");
@@ -397,8 +461,10 @@ sets_look(struct fd_watch *w, bool cut_all)
 					"it cut\n", ws->text);
 				break;
 			}
+		why_set(w, ws, rc, &l);	/* moved there, or freed */
 		fc_list_free(&l);
 	}
+	why_sets_gone(w);
 	w->st.watched_sets_followed = nok;
 	if (fd_nft_follow(w->nft, ok, nok) != 0)
 		fprintf(stderr, "flowcutd: watched sets: no memory; not followed\n");
@@ -707,11 +773,18 @@ fd_watch_stats(const struct fd_watch *w, struct fd_watch_stats *st)
 }
 
 void
+fd_watch_why(struct fd_watch *w, struct fd_why *why)
+{
+	w->why = why;
+}
+
+void
 fd_watch_settings(struct fd_watch *w, const struct fc_settings *s)
 {
 	sets_set(w, s);
 	sets_look(w, true);
 	lists_set(w, s);
+	why_lists(w);
 	if (fd_nft_lists_lost(w->nft)) {
 		job_free(&w->job);
 		w->fill = true;
@@ -735,6 +808,7 @@ fd_watch_files(struct fd_watch *w)
 	for (unsigned int i = 0; i < w->nlists; i++)
 		if (w->lists[i].dirty)
 			list_read(&w->lists[i], &w->lim);
+	why_lists(w);
 	lists_apply(w);
 }
 
@@ -763,8 +837,10 @@ fd_watch_nft(struct fd_watch *w, int nft_rc)
 	} else {
 		if ((nft_rc & FD_NFT_WATCHED) && rc != 0)	/* not all of it read: read whole */
 			sets_look(w, true);
-		else if (nft_rc & FD_NFT_WATCHED)
+		else if (nft_rc & FD_NFT_WATCHED) {
+			why_sets_added(w);	/* so the cut finds each one's set */
 			cut(w, &added, FD_CUT_SET, "watched set added");
+		}
 		if (nft_rc & FD_NFT_UNCUT)
 			release(w, "elements removed");
 	}

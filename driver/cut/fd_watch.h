@@ -149,6 +149,17 @@ void fd_watch_nft(struct fd_watch *w, int nft_rc);
  */
 void fd_watch_expiry(struct fd_watch *w);
 
+struct fd_why;
+/*
+ * fd_watch_why - from now on each watched set and list file is a source of
+ * `why` (fd_why.h; it outlives the watch): named by its line's text or its
+ * path, told what it holds at each read (a set's elements moved there from
+ * its whole read and its additions, a list's own contents pointed at),
+ * before what is added is cut, so the cut finds each connection's source.
+ * Call it before fd_watch_settings.
+ */
+void fd_watch_why(struct fd_watch *w, struct fd_why *why);
+
 /* fd_watch_boot - the coprocessor was programmed: what the sets and lists hold is cut. */
 void fd_watch_boot(struct fd_watch *w);
 

@@ -49,6 +49,7 @@ struct followed {
 	struct fd_setio_set s;
 	struct fd_setelem_acc acc;
 	uint64_t due_ms;	/* the soonest expiry added (CLOCK_MONOTONIC), until taken; 0 none */
+	struct fc_list added;	/* what it added, until fd_nft_followed_added takes it */
 };
 
 struct fd_nft {
@@ -417,6 +418,9 @@ followed_commit(struct fd_nft *n)
 		bad = fd_setelem_ranges(&f->acc, false, &n->added);
 		if (bad != 0)
 			n->reread = true;
+		for (size_t k = before; k < n->added.n; k++)	/* this set's, for fd_why */
+			if (fc_list_add(&f->added, &n->added.r[k]) != 0)
+				n->reread = true;
 		any |= bad != 0 || n->added.n > before;
 	}
 	n->fol_touched = false;
@@ -805,8 +809,10 @@ fd_nft_follow(struct fd_nft *n, const struct fd_setio_set *s, unsigned int count
 {
 	struct followed *f = count ? calloc(count, sizeof(*f)) : NULL;
 
-	for (unsigned int i = 0; i < n->nfol; i++)
+	for (unsigned int i = 0; i < n->nfol; i++) {
 		fd_setelem_acc_free(&n->fol[i].acc);
+		fc_list_free(&n->fol[i].added);
+	}
 	free(n->fol);
 	n->fol = NULL;
 	n->nfol = 0;
@@ -827,6 +833,19 @@ int
 fd_nft_followed_take(struct fd_nft *n, struct fc_list *added)
 {
 	return take(&n->added, &n->reread, added);
+}
+
+int
+fd_nft_followed_added(struct fd_nft *n, const struct fd_setio_set *s, struct fc_list *added)
+{
+	struct followed *f = followed_find(n, s->nfproto, s->table, s->name);
+
+	*added = (struct fc_list){ 0 };
+	if (f == NULL)
+		return -ENOENT;
+	*added = f->added;
+	f->added = (struct fc_list){ 0 };
+	return 0;
 }
 
 uint64_t

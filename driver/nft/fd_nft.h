@@ -187,6 +187,13 @@ int fd_nft_followed_take(struct fd_nft *n, struct fc_list *added);
  * timeout, or `s` is not followed.
  */
 uint64_t fd_nft_followed_due(struct fd_nft *n, const struct fd_setio_set *s);
+/*
+ * fd_nft_followed_added - what was added to followed set `s` alone since
+ * the last call (the same ranges fd_nft_followed_take hands, by set: for
+ * fd_why's per-set figures), moved into *added (the caller frees it).
+ * 0, or -ENOENT (not followed: *added empty).
+ */
+int fd_nft_followed_added(struct fd_nft *n, const struct fd_setio_set *s, struct fc_list *added);
 
 /*
  * fd_nft_never - the never-cut sets made to hold `l` (canonical; kept, to

@@ -41,6 +41,7 @@ struct fd_offload_conn {
 	uint8_t family;		/* 4 or 6 */
 	uint8_t ends[2][16];	/* as the wire sees them: the server (reply source, the
 				 * DNAT target) and the client (original source) */
+	uint32_t slot;		/* its entry's slot: stable while it lives, a side table's key */
 };
 
 typedef bool fd_offload_pick_fn(void *arg, const struct fd_offload_conn *oc);

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fd_why: what a cut connection keeps for `flowcutctl why`, and the
+ * figures of each trigger's source (`flowcutctl triggers`, flowcutd.json)
+ * - issue 17's "per-trigger figures" and "why".
+ *
+ * A source is a watched set ("inet f2b-table addr-set-sshd") or a watched
+ * list file (its path), named by fd_watch when it is looked at, kept for
+ * flowcutd's life (FD_WHY_SOURCES at most: 256 sets under patterns, 16
+ * named, 16 lists, and room): a set deleted stays a source, followed
+ * false, its figures kept.  fd_watch tells each source what it holds now
+ * (fd_why_holds: a canonical list, not copied - the list file's own
+ * contents, a set's kept from its whole read), so the elements it holds
+ * are `l->n` ranges, and a cut connection's source is found by its ends
+ * (fd_why_owner: the first source, in the order they were named, that
+ * holds either end).
+ *
+ * The record of a cut connection: a side table beside the binding's
+ * (whose entry is 96 B and full), keyed by the entry's slot
+ * (fd_offload_conn.slot: an entry never moves while it lives, a ruleset
+ * change makes a cut connection again in the same entry under a new id).
+ * 32 bytes a record (slot, when, line, source, trigger, where: 16; the
+ * frames' base and count: 16), in an open-addressing table of at least
+ * twice the records (linear probing, no deletion: a slot's record is
+ * written over by the next cut in that slot); so 100,000 cut connections
+ * keep 8 MB here (a table of 262,144 records), 80 B each at worst, 64 at
+ * best.  A record whose entry is no longer cut (released, aged
+ * out) is stale: the caller checks the binding (cut, cut_by) before it
+ * believes one.  Records are never freed one by one: at most one a slot
+ * the binding ever used.
+ *
+ * `when` is the wall clock (CLOCK_REALTIME seconds), as an operator reads
+ * it; `line` is a fingerprint's list line (trigger tls; 0 for the others,
+ * whose element or line is found by the address when asked: a cut by an
+ * address is released as soon as no element holds it, so the element that
+ * holds it now is the one that cut it or one that keeps it cut).
+ *
+ * Frames dropped since the cut: fd_why_frames hands a connection's
+ * packets (both microflows, as the coprocessor counts them) as read; the
+ * first reading of a connection cut while offloaded is its base (the
+ * frames between its cut and that reading are not counted: at most the
+ * reader's period), one made already dropping (not offloaded before the
+ * cut: the caller sets `based`, base 0) counts from its first frame.
+ *
+ * Main thread only (the cut's).  fd_why_close(NULL) does nothing.
+ */
+#ifndef FLOWCUT_FD_WHY_H
+#define FLOWCUT_FD_WHY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fc_list.h"
+
+#define FD_WHY_SOURCES 320	/* sources named at most (256 + 16 + 16, and room) */
+#define FD_WHY_NONE 0xffff	/* a record's source: none (hand, conn, tls, or not found) */
+#define FD_WHY_NAME_MAX 192
+
+enum fd_why_kind {
+	FD_WHY_SET,	/* a watched set: "FAMILY TABLE SET" */
+	FD_WHY_LIST,	/* a watched list file: its path */
+};
+
+struct fd_why_rec {
+	uint32_t slot;		/* the binding entry's slot (the key) */
+	uint32_t when_s;	/* the cut's wall clock, seconds since 1970 */
+	uint32_t line;		/* tls: the fingerprint's list line; else 0 */
+	uint16_t src;		/* the source (fd_why_source), or FD_WHY_NONE */
+	uint8_t trigger;	/* fd_cut's enum fd_cut_trigger */
+	uint8_t hw : 1;		/* dropping on the coprocessor */
+	uint8_t based : 1;	/* frames: its base was read */
+	uint8_t used : 1;	/* the table's slot holds a record */
+	uint64_t base;		/* the packets at the cut (based), or 0 */
+	uint64_t frames;	/* dropped since the cut, as last read */
+};
+_Static_assert(sizeof(struct fd_why_rec) == 32, "a record's bytes, said in the header");
+
+/* One source's figures. */
+struct fd_why_src {
+	enum fd_why_kind kind;
+	char name[FD_WHY_NAME_MAX];
+	bool followed;		/* looked at and held now (a set there, a list read) */
+	uint64_t elements;	/* ranges it holds now */
+	uint64_t cut;		/* connections it cut, since flowcutd started */
+	uint64_t frames;	/* frames dropped for them since (as last read) */
+};
+
+struct fd_why;
+
+/* fd_why_open - an empty table.  NULL, errno. */
+struct fd_why *fd_why_open(void);
+void fd_why_close(struct fd_why *w);
+
+/*
+ * fd_why_source - the source of `kind` named `name` (found, or added):
+ * its id, -E2BIG (FD_WHY_SOURCES named already), -ENAMETOOLONG.
+ */
+int fd_why_source(struct fd_why *w, enum fd_why_kind kind, const char *name);
+/*
+ * fd_why_holds - source `src` holds `l` from now on (canonical; not
+ * copied: it must stay until the next call; NULL: not followed, nothing).
+ */
+void fd_why_holds(struct fd_why *w, int src, const struct fc_list *l);
+/*
+ * fd_why_own - source `src` holds `l` from now on, moved in (`l` emptied;
+ * what it held before freed): a set's elements as read.  fd_why_add -
+ * and `add` besides (copied; canonical after): what was added to it since.
+ * 0, or -ENOMEM (fd_why_add: what it held stays).
+ */
+void fd_why_own(struct fd_why *w, int src, struct fc_list *l);
+int fd_why_add(struct fd_why *w, int src, const struct fc_list *add);
+/* fd_why_gone - source `src` is not followed now (what it held freed; its figures kept). */
+void fd_why_gone(struct fd_why *w, int src);
+/* What source `src` holds now (NULL: nothing). */
+const struct fc_list *fd_why_held(const struct fd_why *w, int src);
+
+/*
+ * fd_why_owner - the first source of `kind` that holds either of the two
+ * ends (4 or 16 bytes each, by family): its id, or FD_WHY_NONE.
+ */
+int fd_why_owner(const struct fd_why *w, enum fd_why_kind kind, uint8_t family,
+		 const uint8_t *a, const uint8_t *b);
+
+/*
+ * fd_why_cut - a connection cut: its record in slot `slot` (one there
+ * before written over), its source's cut counted.  0, or -ENOMEM (not
+ * kept: `why` will not know it; the source's count still counted).
+ */
+int fd_why_cut(struct fd_why *w, const struct fd_why_rec *r);
+
+/* fd_why_get - the record of slot `slot`, or NULL. */
+const struct fd_why_rec *fd_why_get(const struct fd_why *w, uint32_t slot);
+
+/*
+ * fd_why_frames - the coprocessor's packets of slot `slot`'s connection,
+ * read now: its frames since the cut, and its source's.  -ENOENT: no record.
+ */
+int fd_why_frames(struct fd_why *w, uint32_t slot, uint64_t packets);
+
+/* fd_why_nsources - how many sources are named; fd_why_src - one (NULL past them). */
+unsigned int fd_why_nsources(const struct fd_why *w);
+const struct fd_why_src *fd_why_src(const struct fd_why *w, int src);
+
+/* fd_why_bytes - the records' memory, bytes (the table). */
+size_t fd_why_bytes(const struct fd_why *w);
+
+#endif
