@@ -2,6 +2,7 @@
 /* fd_ctl: see fd_ctl.h. */
 #include "fd_ctl.h"
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -34,22 +35,54 @@ struct fd_ctl {
 /* The requests: their text, whether they only read. */
 static const struct {
 	const char *word;
-	bool with_id;
+	bool with_id;		/* a connection id follows */
 	bool reads;
+	bool with_addr;		/* an address follows */
 } ops[] = {
-	[FD_CTL_CUT_CONN] = { "cut-conn", true, false },
-	[FD_CTL_STATUS] = { "status", false, true },
-	[FD_CTL_RESYNC] = { "resync", false, false },
+	[FD_CTL_CUT_CONN] = { "cut-conn", true, false, false },
+	[FD_CTL_STATUS] = { "status", false, true, false },
+	[FD_CTL_RESYNC] = { "resync", false, false, false },
+	[FD_CTL_WHY] = { "why", false, true, true },
+	[FD_CTL_WHY_CONN] = { "why-conn", true, true, false },
+	[FD_CTL_TRIGGERS] = { "triggers", false, true, false },
 };
 
+/* "why ADDR"'s address: an IPv4 or IPv6 one, whole.  0, or -EINVAL said. */
 static int
-parse_id(const char *buf, size_t n, uint64_t *out, char *err, size_t errlen)
+parse_addr(const char *buf, size_t n, struct fd_ctl_req *out, char *err, size_t errlen)
+{
+	char a[INET6_ADDRSTRLEN];
+	bool printable = true;
+
+	for (size_t i = 0; i < n; i++)
+		printable &= buf[i] > ' ' && buf[i] < 0x7f;
+	if (n == 0 || n >= sizeof(a) || !printable) {
+		snprintf(err, errlen, "why: the address is missing, too long (%zu bytes) or not "
+			 "printable", n);
+		return -EINVAL;
+	}
+	memcpy(a, buf, n);
+	a[n] = '\0';
+	if (inet_pton(AF_INET, a, out->addr) == 1) {
+		out->family = 4;
+		return 0;
+	}
+	if (inet_pton(AF_INET6, a, out->addr) == 1) {
+		out->family = 6;
+		return 0;
+	}
+	snprintf(err, errlen, "why: '%s' is not an IPv4 or IPv6 address", a);
+	return -EINVAL;
+}
+
+static int
+parse_id(const char *word, const char *buf, size_t n, uint64_t *out, char *err, size_t errlen)
 {
 	char num[24];
 	uint64_t id = 0;
 
 	if (n == 0 || n >= sizeof(num)) {
-		snprintf(err, errlen, "cut-conn: the id is missing or too long");
+		snprintf(err, errlen, "%s: the id is missing or too long", word);
 		return -EINVAL;
 	}
 	memcpy(num, buf, n);
@@ -58,7 +91,7 @@ parse_id(const char *buf, size_t n, uint64_t *out, char *err, size_t errlen)
 		unsigned int d = (unsigned char)num[i] - '0';
 
 		if (d > 9 || id > (UINT64_MAX - d) / 10) {
-			snprintf(err, errlen, "cut-conn: '%s' is not a connection id", num);
+			snprintf(err, errlen, "%s: '%s' is not a connection id", word, num);
 			return -EINVAL;
 		}
 		id = id * 10 + d;
@@ -77,14 +110,22 @@ fd_ctl_parse(const char *buf, size_t len, struct fd_ctl_req *out, char *err, siz
 
 		if (len < w || memcmp(buf, ops[k].word, w) != 0)
 			continue;
-		if (!ops[k].with_id && len == w) {
+		memset(out, 0, sizeof(*out));
+		if (!ops[k].with_id && !ops[k].with_addr && len == w) {
 			out->op = (enum fd_ctl_op)k;
-			out->id = 0;
+			return 0;
+		}
+		if (ops[k].with_addr && len > w && buf[w] == ' ') {
+			int rc = parse_addr(buf + w + 1, len - w - 1, out, err, errlen);
+
+			if (rc != 0)
+				return rc;
+			out->op = (enum fd_ctl_op)k;
 			return 0;
 		}
 		if (ops[k].with_id && len > w && buf[w] == ' ') {
 			uint64_t id;
-			int rc = parse_id(buf + w + 1, len - w - 1, &id, err, errlen);
+			int rc = parse_id(ops[k].word, buf + w + 1, len - w - 1, &id, err, errlen);
 
 			if (rc != 0)
 				return rc;
@@ -93,7 +134,8 @@ fd_ctl_parse(const char *buf, size_t len, struct fd_ctl_req *out, char *err, siz
 			return 0;
 		}
 	}
-	snprintf(err, errlen, "not a request (cut-conn ID, status, resync)");
+	snprintf(err, errlen, "not a request (cut-conn ID, status, resync, why ADDR, why-conn ID, "
+		 "triggers)");
 	return -EINVAL;
 }
 

@@ -43,6 +43,13 @@
  * whether the peer may ask it, hands it to the handler and sends its
  * answer.  Main thread only.
  *
+ * `why ADDR` (an IPv4 or IPv6 address, inet_pton's forms only: no
+ * prefix, no name), `why-conn ID` and `triggers` only read (root or the
+ * read group): which trigger cuts an address or a connection, and each
+ * watched set's and list's figures (driver/cut/fd_why.h); flowcutd.c
+ * answers them.  Their answers may be long (a source a line, 320 at
+ * most): FC_CTL_ANS_MAX.
+ *
  * `resync` (fd_offload_resync, what lost events start; for issue 16's
  * measurement of a resync at a million, lab/scale.sh) is a change: it
  * takes connections out of the fast path and offloads them again, so it
@@ -72,11 +79,16 @@ enum fd_ctl_op {
 	FD_CTL_CUT_CONN,	/* a change: root only */
 	FD_CTL_STATUS,		/* reads only: root or the read group */
 	FD_CTL_RESYNC,		/* a change: root only */
+	FD_CTL_WHY,		/* `why ADDR`: reads only */
+	FD_CTL_WHY_CONN,	/* `why-conn ID`: reads only */
+	FD_CTL_TRIGGERS,	/* `triggers`, each source's figures: reads only */
 };
 
 struct fd_ctl_req {
 	enum fd_ctl_op op;
-	uint64_t id;		/* FD_CTL_CUT_CONN's */
+	uint64_t id;		/* FD_CTL_CUT_CONN's, FD_CTL_WHY_CONN's */
+	uint8_t family;		/* FD_CTL_WHY's address: 4 or 6 (else 0) */
+	uint8_t addr[16];	/* ... network order, 4 or 16 bytes */
 };
 
 /*

@@ -33,6 +33,8 @@
 #define NOBODY 65534	/* nobody, and nogroup: Debian's */
 #define OTHER_GID 4242	/* a group nobody is in unless a case puts it there */
 
+#define NOT_A_REQUEST "not a request (cut-conn ID, status, resync, why ADDR, why-conn ID, triggers)"
+
 static void
 test_parse_rows(void **state)
 {
@@ -41,30 +43,59 @@ test_parse_rows(void **state)
 		int op;		/* -1: refused with err */
 		uint64_t id;
 		const char *err;
+		uint8_t family;	/* why's: 4, 6, or 0 */
+		const char *addr;	/* ... its bytes, as a string of them */
 	} rows[] = {
-		{ "cut-conn 0\n", FD_CTL_CUT_CONN, 0, NULL },
-		{ "cut-conn 42", FD_CTL_CUT_CONN, 42, NULL },
-		{ "cut-conn 18446744073709551615\n", FD_CTL_CUT_CONN, UINT64_MAX, NULL },
-		{ "status\n", FD_CTL_STATUS, 0, NULL },
-		{ "status", FD_CTL_STATUS, 0, NULL },
-		{ "resync\n", FD_CTL_RESYNC, 0, NULL },
-		{ "resync", FD_CTL_RESYNC, 0, NULL },
-		{ "resync 1\n", -1, 0, "not a request (cut-conn ID, status, resync)" },
-		{ "resyncs\n", -1, 0, "not a request (cut-conn ID, status, resync)" },
+		{ "why 198.18.1.2\n", FD_CTL_WHY, 0, NULL, 4, "\xc6\x12\x01\x02" },
+		{ "why 0.0.0.0", FD_CTL_WHY, 0, NULL, 4, "\0\0\0\0" },
+		{ "why 2001:db8::1\n", FD_CTL_WHY, 0, NULL, 6,
+		  "\x20\x01\x0d\xb8\0\0\0\0\0\0\0\0\0\0\0\x01" },
+		{ "why ::ffff:198.18.1.2\n", FD_CTL_WHY, 0, NULL, 6,
+		  "\0\0\0\0\0\0\0\0\0\0\xff\xff\xc6\x12\x01\x02" },
+		{ "why 198.18.1.0/24\n", -1, 0, "why: '198.18.1.0/24' is not an IPv4 or IPv6 address", 0, NULL },
+		{ "why 198.18.1\n", -1, 0, "why: '198.18.1' is not an IPv4 or IPv6 address", 0, NULL },
+		{ "why example.org\n", -1, 0, "why: 'example.org' is not an IPv4 or IPv6 address", 0, NULL },
+		{ "why 2001:db8::1::2\n", -1, 0, "why: '2001:db8::1::2' is not an IPv4 or IPv6 address", 0, NULL },
+		{ "why \n", -1, 0, "why: the address is missing, too long (0 bytes) or not printable", 0, NULL },
+		{ "why 1.2.3.4 5\n", -1, 0,
+		  "why: the address is missing, too long (9 bytes) or not printable", 0, NULL },
+		{ "why 1.2.3.4\x1b[2J\n", -1, 0,
+		  "why: the address is missing, too long (11 bytes) or not printable", 0, NULL },
+		{ "why 1111:2222:3333:4444:5555:6666:7777:8888:9999:0000\n", -1, 0,
+		  "why: the address is missing, too long (49 bytes) or not printable", 0, NULL },
+		{ "why\n", -1, 0, NOT_A_REQUEST, 0, NULL },
+		{ "whyx 1.2.3.4\n", -1, 0, NOT_A_REQUEST, 0, NULL },
+		{ "why-conn 7\n", FD_CTL_WHY_CONN, 7, NULL, 0, NULL },
+		{ "why-conn 18446744073709551615", FD_CTL_WHY_CONN, UINT64_MAX, NULL, 0, NULL },
+		{ "why-conn 1.2.3.4\n", -1, 0, "why-conn: '1.2.3.4' is not a connection id", 0, NULL },
+		{ "why-conn \n", -1, 0, "why-conn: the id is missing or too long", 0, NULL },
+		{ "why-conn\n", -1, 0, NOT_A_REQUEST, 0, NULL },
+		{ "triggers\n", FD_CTL_TRIGGERS, 0, NULL, 0, NULL },
+		{ "triggers", FD_CTL_TRIGGERS, 0, NULL, 0, NULL },
+		{ "triggers --json\n", -1, 0, NOT_A_REQUEST, 0, NULL },
+		{ "cut-conn 0\n", FD_CTL_CUT_CONN, 0, NULL, 0, NULL },
+		{ "cut-conn 42", FD_CTL_CUT_CONN, 42, NULL, 0, NULL },
+		{ "cut-conn 18446744073709551615\n", FD_CTL_CUT_CONN, UINT64_MAX, NULL, 0, NULL },
+		{ "status\n", FD_CTL_STATUS, 0, NULL, 0, NULL },
+		{ "status", FD_CTL_STATUS, 0, NULL, 0, NULL },
+		{ "resync\n", FD_CTL_RESYNC, 0, NULL, 0, NULL },
+		{ "resync", FD_CTL_RESYNC, 0, NULL, 0, NULL },
+		{ "resync 1\n", -1, 0, NOT_A_REQUEST, 0, NULL },
+		{ "resyncs\n", -1, 0, NOT_A_REQUEST, 0, NULL },
 		{ "cut-conn 18446744073709551616\n", -1, 0,
-		  "cut-conn: '18446744073709551616' is not a connection id" },
-		{ "cut-conn 12a\n", -1, 0, "cut-conn: '12a' is not a connection id" },
-		{ "cut-conn \n", -1, 0, "cut-conn: the id is missing or too long" },
+		  "cut-conn: '18446744073709551616' is not a connection id", 0, NULL },
+		{ "cut-conn 12a\n", -1, 0, "cut-conn: '12a' is not a connection id", 0, NULL },
+		{ "cut-conn \n", -1, 0, "cut-conn: the id is missing or too long", 0, NULL },
 		{ "cut-conn 000000000000000000000001\n", -1, 0,
-		  "cut-conn: the id is missing or too long" },
-		{ "cut-conn\n", -1, 0, "not a request (cut-conn ID, status, resync)" },
-		{ "cut-conn5\n", -1, 0, "not a request (cut-conn ID, status, resync)" },
-		{ "status 1\n", -1, 0, "not a request (cut-conn ID, status, resync)" },
-		{ "statusx\n", -1, 0, "not a request (cut-conn ID, status, resync)" },
-		{ "status\n\n", -1, 0, "not a request (cut-conn ID, status, resync)" },
-		{ "STATUS\n", -1, 0, "not a request (cut-conn ID, status, resync)" },
-		{ "", -1, 0, "not a request (cut-conn ID, status, resync)" },
-		{ "uncut 5\n", -1, 0, "not a request (cut-conn ID, status, resync)" },
+		  "cut-conn: the id is missing or too long", 0, NULL },
+		{ "cut-conn\n", -1, 0, NOT_A_REQUEST, 0, NULL },
+		{ "cut-conn5\n", -1, 0, NOT_A_REQUEST, 0, NULL },
+		{ "status 1\n", -1, 0, NOT_A_REQUEST, 0, NULL },
+		{ "statusx\n", -1, 0, NOT_A_REQUEST, 0, NULL },
+		{ "status\n\n", -1, 0, NOT_A_REQUEST, 0, NULL },
+		{ "STATUS\n", -1, 0, NOT_A_REQUEST, 0, NULL },
+		{ "", -1, 0, NOT_A_REQUEST, 0, NULL },
+		{ "uncut 5\n", -1, 0, NOT_A_REQUEST, 0, NULL },
 	};
 
 	(void)state;
@@ -81,6 +112,9 @@ test_parse_rows(void **state)
 			assert_int_equal(rc, 0);
 			assert_int_equal(r.op, rows[i].op);
 			assert_true(r.id == rows[i].id);
+			assert_int_equal(r.family, rows[i].family);
+			if (rows[i].family)
+				assert_memory_equal(r.addr, rows[i].addr, rows[i].family == 4 ? 4 : 16);
 		}
 	}
 }
@@ -107,6 +141,11 @@ test_allowed_rows(void **state)
 		  "uid 65534 is not root (cut-conn changes flowcutd's state: root only)" },
 		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_STATUS, NULL },	/* its own group */
 		{ true, 1000, 1000, 2, adm_other, FD_CTL_STATUS, NULL },	/* a supplementary one */
+		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_WHY, NULL },	/* why, triggers: read */
+		{ true, 1000, 1000, 2, adm_other, FD_CTL_WHY_CONN, NULL },
+		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_TRIGGERS, NULL },
+		{ true, 1000, 1000, 1, adm, FD_CTL_TRIGGERS,
+		  "uid 1000 is not root and not in group flowcut-read" },
 		{ true, 1000, 1000, 2, adm_other, FD_CTL_CUT_CONN,
 		  "uid 1000 is not root (cut-conn changes flowcutd's state: root only)" },
 		{ true, NOBODY, NOBODY, 0, NULL, FD_CTL_STATUS,
@@ -297,7 +336,7 @@ test_nobody_asks(void **state)
 		  NOBODY, 0, "junk\n",
 		  "error refused: uid 65534 is not root and no control_read_group is set\n", false },
 		{ "in the read group, junk", true, NOBODY, false, NOBODY, NOBODY, 0, "junk\n",
-		  "error not a request (cut-conn ID, status, resync)\n", false },
+		  "error " NOT_A_REQUEST "\n", false },
 		{ "root, cut-conn", true, NOBODY, false, 0, 0, 0, "cut-conn 5\n", "ok cut\n", true },
 		{ "in the read group, resync", true, NOBODY, false, NOBODY, NOBODY, 0, "resync\n",
 		  "error refused: uid 65534 is not root (resync changes flowcutd's state: root "
