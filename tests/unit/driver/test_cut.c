@@ -12,6 +12,7 @@
  * without its kill.  With "Cut in hardware" off, fd_cut is opened without
  * an nft (conn4/conn6 need root: tests/integration/test_driver.c).
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <setjmp.h>
@@ -30,6 +31,7 @@
 #include "fd_cut.h"
 #include "fd_offload.h"
 #include "fd_offload_cut.h"
+#include "fd_why.h"
 #include "standins.h"
 
 #define MANY 200	/* the batching rows: half IPv4 TCP, half IPv6 UDP */
@@ -708,14 +710,104 @@ test_row(void **state)
 		r->then();
 }
 
+/*
+ * fd_why: whose a connection's end is (the sets and the list as fd_watch
+ * names them), its record, its frames since the cut; each source's
+ * figures.  Rows: an end, the kind asked, the source wanted.
+ */
+static void
+test_why_rows(void **state)
+{
+	static const char sshd[] = "198.51.100.0/24\n2001:db8:1::/48\n";
+	static const char cscli[] = "203.0.113.7\n198.51.100.9\n";
+	static const char drop[] = "192.0.2.0/24\n2001:db8:2::/64\n";
+	static const struct {
+		const char *end;
+		enum fd_why_kind kind;
+		int want;	/* the source's id, or FD_WHY_NONE */
+	} wrows[] = {
+		{ "198.51.100.20", FD_WHY_SET, 0 },
+		{ "198.51.100.9", FD_WHY_SET, 0 },	/* two hold it: the first named */
+		{ "203.0.113.7", FD_WHY_SET, 1 },
+		{ "203.0.113.8", FD_WHY_SET, FD_WHY_NONE },
+		{ "2001:db8:1:ffff::1", FD_WHY_SET, 0 },
+		{ "2001:db8:2::1", FD_WHY_SET, FD_WHY_NONE },	/* the list's, not a set's */
+		{ "2001:db8:2::1", FD_WHY_LIST, 2 },
+		{ "192.0.2.255", FD_WHY_LIST, 2 },
+		{ "198.51.100.20", FD_WHY_LIST, FD_WHY_NONE },
+	};
+	struct fd_why *w = fd_why_open();
+	struct fc_list s0 = list_of(sshd), s1 = list_of(cscli), l0 = list_of(drop);
+	struct fd_why_rec r = { .slot = 5, .trigger = FD_CUT_SET, .hw = 1, .src = 0, .when_s = 1 };
+	const struct fd_why_rec *got;
+
+	(void)state;
+	assert_non_null(w);
+	assert_int_equal(fd_why_source(w, FD_WHY_SET, "inet f2b-table addr-set-sshd"), 0);
+	assert_int_equal(fd_why_source(w, FD_WHY_SET, "ip crowdsec crowdsec-blacklists-cscli"), 1);
+	assert_int_equal(fd_why_source(w, FD_WHY_LIST, "/etc/flowcut/drop.txt"), 2);
+	assert_int_equal(fd_why_source(w, FD_WHY_SET, "inet f2b-table addr-set-sshd"), 0);
+	fd_why_own(w, 0, &s0);
+	fd_why_own(w, 1, &s1);
+	fd_why_holds(w, 2, &l0);
+	assert_int_equal(fd_why_src(w, 0)->elements, 2);
+	assert_int_equal(fd_why_src(w, 2)->elements, 2);
+	for (size_t i = 0; i < sizeof(wrows) / sizeof(wrows[0]); i++) {
+		uint8_t a[16] = { 0 }, none[16] = { 0 };
+		uint8_t family = strchr(wrows[i].end, ':') ? 6 : 4;
+
+		assert_int_equal(inet_pton(family == 4 ? AF_INET : AF_INET6, wrows[i].end, a), 1);
+		print_message("why row %zu: %s\n", i, wrows[i].end);
+		assert_int_equal(fd_why_owner(w, wrows[i].kind, family, none, a), wrows[i].want);
+		assert_int_equal(fd_why_owner(w, wrows[i].kind, family, a, none), wrows[i].want);
+	}
+
+	/* cut while offloaded: its first reading is the base */
+	assert_int_equal(fd_why_cut(w, &r), 0);
+	assert_int_equal(fd_why_frames(w, 5, 100), 0);
+	assert_int_equal(fd_why_frames(w, 5, 130), 0);
+	assert_int_equal(fd_why_frames(w, 5, 150), 0);	/* the source's: 50, not 30 + 50 */
+	got = fd_why_get(w, 5);
+	assert_non_null(got);
+	assert_int_equal(got->frames, 50);
+	assert_int_equal(got->trigger, FD_CUT_SET);
+	/* made dropping: counted from 0 */
+	r = (struct fd_why_rec){ .slot = 6, .trigger = FD_CUT_LIST, .hw = 1, .src = 2, .based = 1 };
+	assert_int_equal(fd_why_cut(w, &r), 0);
+	assert_int_equal(fd_why_frames(w, 6, 7), 0);
+	assert_int_equal(fd_why_get(w, 6)->frames, 7);
+	assert_int_equal(fd_why_frames(w, 7, 1), -ENOENT);
+	assert_null(fd_why_get(w, 7));
+	for (uint32_t k = 100; k < 3000; k++) {	/* the table grows, the records stay */
+		r = (struct fd_why_rec){ .slot = k, .trigger = FD_CUT_HAND, .src = FD_WHY_NONE };
+		assert_int_equal(fd_why_cut(w, &r), 0);
+	}
+	assert_int_equal(fd_why_get(w, 5)->frames, 50);
+	assert_int_equal(fd_why_get(w, 2999)->trigger, FD_CUT_HAND);
+	assert_true(fd_why_bytes(w) >= 2 * 2902 * sizeof(struct fd_why_rec));
+	assert_int_equal(fd_why_src(w, 0)->cut, 1);
+	assert_int_equal(fd_why_src(w, 0)->frames, 50);
+	assert_int_equal(fd_why_src(w, 1)->cut, 0);
+	assert_int_equal(fd_why_src(w, 2)->cut, 1);
+	assert_int_equal(fd_why_src(w, 2)->frames, 7);
+	fd_why_gone(w, 0);	/* a set deleted: nothing held, its figures kept */
+	assert_false(fd_why_src(w, 0)->followed);
+	assert_int_equal(fd_why_src(w, 0)->elements, 0);
+	assert_int_equal(fd_why_src(w, 0)->cut, 1);
+	fd_why_close(w);
+	fc_list_free(&l0);
+}
+
 int
 main(void)
 {
-	struct CMUnitTest tests[sizeof(rows) / sizeof(rows[0])];
+	struct CMUnitTest tests[sizeof(rows) / sizeof(rows[0]) + 1];
 
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
 		tests[i] = (struct CMUnitTest){ .name = rows[i].what, .test_func = test_row,
 						.setup_func = cut_open, .teardown_func = cut_close,
 						.initial_state = (void *)&rows[i] };
+	tests[sizeof(rows) / sizeof(rows[0])] = (struct CMUnitTest){ .name = "why: sources, "
+		"records, frames", .test_func = test_why_rows };
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
