@@ -64,6 +64,7 @@
 #include "fd_ctl.h"
 #include "fd_cut.h"
 #include "fd_dirwatch.h"
+#include "fd_explain.h"
 #include "fd_hist.h"
 #include "fd_ips.h"
 #include "fd_lease.h"
@@ -77,6 +78,7 @@
 #include "fd_tap.h"
 #include "fd_trigger.h"
 #include "fd_watch.h"
+#include "fd_why.h"
 #include "lk.h"
 
 #include <sys/epoll.h>
@@ -99,6 +101,7 @@ static struct fc_settings cur;		/* the settings in force */
 static struct fd_ips *ips;		/* the inspector */
 static struct fd_rulecheck *rck;	/* what offloaded connections bypass in the ruleset */
 static struct fd_rtcache *rtc;		/* the routes and neighbours the binding asks, remembered */
+static struct fd_why *whys;		/* what each cut keeps for why, each source's figures */
 static char settings_error[512];	/* why the file was last refused, or "" */
 static struct fd_dirwatch *settings_dw;	/* its folder's watch, or NULL */
 
@@ -170,6 +173,7 @@ struct ctl_ctx {
 	struct fd_offload *off;	/* a resync asked changes it */
 	struct lk *lk;
 	const bool *programmed;
+	struct fd_explain_parts why;	/* why ADDR, why-conn ID, triggers (fd_explain.h) */
 };
 
 /*
@@ -241,6 +245,12 @@ on_ctl(void *arg, const struct fd_ctl_req *req, char *ans, size_t cap)
 		ctl_status(x, ans, cap);
 	else if (req->op == FD_CTL_RESYNC)
 		ctl_resync(x, ans, cap);
+	else if (req->op == FD_CTL_WHY)
+		fd_explain_addr(&x->why, req->family, req->addr, ans, cap);
+	else if (req->op == FD_CTL_WHY_CONN)
+		fd_explain_conn(&x->why, req->id, ans, cap);
+	else if (req->op == FD_CTL_TRIGGERS)
+		fd_explain_triggers(&x->why, ans, cap);
 	else
 		fd_trigger_conn(x->cut, req->id, ans, cap);	/* the cut by connection */
 }
@@ -361,6 +371,7 @@ program(const struct fd_cmds *cmds, const struct opts *o)
 	COUNT(waiting_dropped, offload)						\
 	COUNT(cut_adopted, offload)						\
 	OBJ(cuts, cuts_json(&s->cut))						\
+	OBJ(triggers, fd_explain_sources(whys))					\
 	COUNT(cut_failed, cut)							\
 	COUNT(cut_released, cut)						\
 	COUNT(watched_sets_followed, watch)					\
@@ -791,20 +802,28 @@ flowcutd_open(struct flowcutd *d)
 						     .nft = d->nft,
 						     .cut_in_hardware = cur.cut_in_hardware }) : NULL;
 	d->wat = d->nft && d->cut ? fd_watch_open(d->nft, d->cut) : NULL;
+	whys = d->wat ? fd_why_open() : NULL;
+	if (whys != NULL) {	/* before the settings are read: every source named, every cut kept */
+		fd_cut_why(d->cut, whys);
+		fd_watch_why(d->wat, whys);
+	}
 	d->ctlx = (struct ctl_ctx){ .cut = d->cut, .off = d->off, .lk = d->lk,
-				    .programmed = &d->programmed };
+				    .programmed = &d->programmed,
+				    .why = { .why = whys, .cut = d->cut, .off = d->off, .nft = d->nft } };
 	d->acc = ctl_access(&cur);
 	d->ctl = fd_ctl_open(o->control, &d->acc, on_ctl, &d->ctlx);
 	d->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (d->relay == NULL || d->off == NULL || d->nft == NULL || d->cut == NULL ||
-	    d->wat == NULL || d->rtw == NULL || d->ctl == NULL || rck == NULL || d->epfd < 0) {
+	    d->wat == NULL || whys == NULL || d->rtw == NULL || d->ctl == NULL || rck == NULL ||
+	    d->epfd < 0) {
 		int e = errno;
 
 		fprintf(stderr, "flowcutd: %s: %s\n", d->relay == NULL ? "relay" : d->ct == NULL ?
 			"conntrack" : d->route == NULL ? "routes" : d->rtw == NULL ? "rtnetlink" :
 			rtc == NULL ? "route cache" : d->nhops == NULL ? "next hops" :
 			d->off == NULL ? "binding" : d->nft == NULL ? "nftables" : d->cut == NULL ? "cut" :
-			d->wat == NULL ? "watched lists" : d->ctl == NULL ? "control socket" :
+			d->wat == NULL ? "watched lists" : whys == NULL ? "why's table" :
+			d->ctl == NULL ? "control socket" :
 			rck == NULL ? "ruleset check" : "epoll",
 			strerror(e));
 		return neg_errno(e);
@@ -1160,6 +1179,7 @@ flowcutd_close(struct flowcutd *d)
 	fd_rulecheck_close(rck);
 	fd_route_watch_close(d->rtw);
 	fd_cut_close(d->cut);
+	fd_why_close(whys);	/* after the cut and the watch that fed it */
 	fd_offload_close(d->off);
 	fd_nhop_close(d->nhops);
 	fd_rtcache_close(rtc);

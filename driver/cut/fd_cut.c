@@ -422,6 +422,12 @@ fd_cut_why(struct fd_cut *c, struct fd_why *why)
 	c->why = why;
 }
 
+const struct fc_list *
+fd_cut_never_list(const struct fd_cut *c)
+{
+	return &c->never;
+}
+
 /*
  * A connection now dropping on the coprocessor: its record for `why` (its
  * source by its ends: the set's or the list's that holds one), kept beside

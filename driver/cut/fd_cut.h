@@ -191,4 +191,7 @@ struct fd_why;
  */
 void fd_cut_why(struct fd_cut *c, struct fd_why *why);
 
+/* fd_cut_never_list - the never-cut list in force (canonical; the cut's). */
+const struct fc_list *fd_cut_never_list(const struct fd_cut *c);
+
 #endif

@@ -25,6 +25,6 @@
  */
 #define FC_CTL_PATH "/run/flowcut-ctl/flowcutd.sock"
 #define FC_CTL_MAX 256		/* a request, bytes */
-#define FC_CTL_ANS_MAX 512	/* an answer, bytes */
+#define FC_CTL_ANS_MAX 65536	/* an answer, bytes: triggers, a source a line (320 at most), in one message */
 
 #endif

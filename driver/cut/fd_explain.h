@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fd_explain: the control socket's `why ADDR`, `why-conn ID` and
+ * `triggers` answered from what the cut keeps (fd_why.h), the cut's
+ * never-cut list, the cut sets and the binding's table - issue 17's "why".
+ *
+ * Each answer is one JSON object on one line (fc_ctl.h: "ok TEXT\n"), as
+ * `status`'s: flowcutctl prints it as text, or as it is with --json.  A
+ * list's line is found by reading that file's lines again when asked (one
+ * line parsed at a time by fc_list_parse: the file as it is now; a line
+ * changed since the cut is not the one that cut it), so a cut keeps no
+ * line and no text (fd_why.h: 32 B a connection).  A fingerprint's cut
+ * (tls) says "by fingerprint" and its list line if the record has one;
+ * its fingerprint itself is not kept (fd_cut_conn carries none).
+ *
+ * Frames dropped since the cut: as fd_why_frames last set them;
+ * `frames_read` says whether a reader feeds them (false: each reads 0,
+ * "not read yet" - no reader runs yet).
+ *
+ * Main thread only (the cut's).
+ */
+#ifndef FLOWCUT_FD_EXPLAIN_H
+#define FLOWCUT_FD_EXPLAIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+struct fd_why;
+struct fd_cut;
+struct fd_offload;
+struct fd_nft;
+
+/* What the answers read; each the caller's (nft may be NULL: the cut sets not read). */
+struct fd_explain_parts {
+	const struct fd_why *why;
+	const struct fd_cut *cut;
+	struct fd_offload *off;
+	struct fd_nft *nft;
+	bool frames_read;	/* a reader feeds fd_why_frames */
+};
+
+/*
+ * fd_explain_addr - `why ADDR` (family 4 or 6, 4 or 16 bytes): "ok {...}"
+ * naming the never-cut entry that holds it (never_cut: RANGE, or null),
+ * the cut sets' elements that hold it (hand), each watched set (its
+ * element) and list (its line and entry) that holds it, and the cut
+ * connections with an end at it (trigger, source, when, in hardware,
+ * frames); "cut": whether anything cuts it, "why" a sentence.  Or "error
+ * why ADDR: " and what failed.
+ */
+void fd_explain_addr(const struct fd_explain_parts *p, uint8_t family, const uint8_t *addr,
+		     char *ans, size_t cap);
+
+/*
+ * fd_explain_conn - `why-conn ID`: "ok {...}" with the connection's
+ * record (trigger, source and its element or line, when, in hardware,
+ * frames), or "cut":false and why (an end never cut: its entry; nothing
+ * cuts it); "error connection ID: not an offloaded connection ...".
+ */
+void fd_explain_conn(const struct fd_explain_parts *p, uint64_t id, char *ans, size_t cap);
+
+/*
+ * fd_explain_sources - each source's figures (fd_why_src), a JSON array
+ * of {"kind","name","followed","elements","cut","frames"} (flowcutd.json's
+ * `triggers`); NULL: no memory.  fd_explain_triggers - `triggers`'s
+ * answer: {"sources": [...], "frames_read": B, "record_bytes": N}.
+ */
+json_t *fd_explain_sources(const struct fd_why *w);
+void fd_explain_triggers(const struct fd_explain_parts *p, char *ans, size_t cap);
+
+#endif
