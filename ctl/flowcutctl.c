@@ -35,6 +35,13 @@
  *                                   starts the run and says its number;
  *                                   --wait waits until it is through and
  *                                   prints resync_last_ms
+ *   why ADDRESS | why --conn ID     which trigger cuts it (never-cut entry,
+ *                                   cut set, watched set and element, list
+ *                                   and line, the cut connections: when,
+ *                                   in hardware, frames since), or why
+ *                                   nothing does (root or the read group)
+ *   triggers                        each watched set's and list's figures:
+ *                                   elements, connections cut, frames
  *
  * Human-readable by default; --json prints one JSON document (jansson).
  * Exit status: 0, 1 when the coprocessor refused or could not be reached
@@ -969,6 +976,170 @@ cmd_fingerprint(int argc, char **argv)
 	return 0;
 }
 
+/* ---- why, triggers (flowcutd's control socket: fd_explain's answers) ---- */
+
+/* A trailing --json, as the global one.  The arguments left. */
+static int
+json_tail(int argc, char **argv)
+{
+	if (argc > 0 && strcmp(argv[argc - 1], "--json") == 0) {
+		json = true;
+		return argc - 1;
+	}
+	return argc;
+}
+
+/* One request whose answer is a JSON object: parsed into *doc.  0, 1 (said). */
+static int
+ctl_ask_json(const char *control, const char *req, json_t **doc)
+{
+	static char ans[FC_CTL_ANS_MAX + 1];
+	json_error_t jerr;
+
+	if (ctl_ask(control, req, ans, sizeof(ans)) != 0)
+		return 1;
+	*doc = json_loads(ans, 0, &jerr);
+	if (*doc == NULL || !json_is_object(*doc)) {
+		fprintf(stderr, "flowcutctl: flowcutd's answer to %.*s is not what this flowcutctl "
+			"reads: %s\n", (int)strcspn(req, "\n"), req, *doc ? "not an object" : jerr.text);
+		json_decref(*doc);
+		return 1;
+	}
+	return 0;
+}
+
+static const char *
+jstr(const json_t *o, const char *key, const char *none)
+{
+	const char *v = json_string_value(json_object_get(o, key));
+
+	return v ? v : none;
+}
+
+/* A watched set's or list's part in a why: "set NAME: element E", "list PATH: line N (E)". */
+static void
+why_source(const json_t *s, const char *indent)
+{
+	if (strcmp(jstr(s, "kind", ""), "set") == 0)
+		printf("%sset %s: element %s\n", indent, jstr(s, "name", "?"),
+		       jstr(s, "element", "(none now)"));
+	else
+		printf("%slist %s: line %" JSON_INTEGER_FORMAT " (%s)\n", indent, jstr(s, "name", "?"),
+		       json_integer_value(json_object_get(s, "line")),
+		       jstr(s, "entry", "not found in the file now"));
+}
+
+static void
+why_conn(const json_t *c)
+{
+	json_t *src = json_object_get(c, "source");
+
+	printf("  connection %" JSON_INTEGER_FORMAT ": server %s, client %s: ",
+	       json_integer_value(json_object_get(c, "id")), jstr(c, "server", "?"),
+	       jstr(c, "client", "?"));
+	if (!json_is_true(json_object_get(c, "cut"))) {
+		printf("%s%s%s\n", jstr(c, "why", "not cut"),
+		       json_is_string(json_object_get(c, "never_cut")) ? ": never_cut " : "",
+		       jstr(c, "never_cut", ""));
+		return;
+	}
+	printf("cut by %s", jstr(c, "trigger", "?"));
+	if (json_object_get(c, "when") == NULL) {
+		printf(" (%s)\n", jstr(c, "record", "no record"));
+		return;
+	}
+	printf(" at %s, %s, frames dropped since: ", jstr(c, "when", "?"),
+	       json_is_true(json_object_get(c, "in_hardware")) ? "in hardware" : "on the host");
+	if (json_is_true(json_object_get(c, "frames_read")))
+		printf("%" JSON_INTEGER_FORMAT "\n", json_integer_value(json_object_get(c, "frames")));
+	else
+		printf("not read yet\n");
+	if (json_object_get(c, "by") != NULL)
+		printf("    %s%s\n", jstr(c, "by", ""), json_object_get(c, "line") ? " (its list line "
+		       "is kept)" : "");
+	if (json_is_object(src))
+		why_source(src, "    ");
+}
+
+/* why ADDR | why --conn ID: which trigger cuts it, or why nothing does. */
+static int
+cmd_why(const char *control, int argc, char **argv)
+{
+	char req[FC_CTL_MAX];
+	json_t *doc, *v;
+	size_t i;
+	char *end;
+
+	argc = json_tail(argc, argv);
+	if (argc == 2 && strcmp(argv[0], "--conn") == 0) {
+		uint64_t id = strtoull(argv[1], &end, 10);
+
+		if (!isdigit((unsigned char)argv[1][0]) || *end) {
+			fprintf(stderr, "flowcutctl: why --conn: '%s' is not a connection id\n",
+				argv[1]);
+			return 2;
+		}
+		snprintf(req, sizeof(req), "why-conn %" PRIu64 "\n", id);
+	} else if (argc == 1 && strlen(argv[0]) < 64 && !strpbrk(argv[0], "\n ")) {
+		snprintf(req, sizeof(req), "why %s\n", argv[0]);
+	} else {
+		fprintf(stderr, "flowcutctl: why ADDRESS | why --conn ID (an IPv4 or IPv6 address)\n");
+		return 2;
+	}
+	if (ctl_ask_json(control, req, &doc) != 0)
+		return 1;
+	if (json)
+		return print_json(doc);
+	if (json_object_get(doc, "address") == NULL) {	/* why-conn */
+		why_conn(doc);
+		json_decref(doc);
+		return 0;
+	}
+	printf("%s: %s\n", jstr(doc, "address", "?"), jstr(doc, "why", "?"));
+	if (json_is_string(json_object_get(doc, "never_cut")))
+		printf("  never_cut entry %s\n", jstr(doc, "never_cut", ""));
+	json_array_foreach(json_object_get(doc, "hand"), i, v)
+		printf("  by hand: cut set element %s\n", json_string_value(v));
+	json_array_foreach(json_object_get(doc, "sources"), i, v)
+		why_source(v, "  ");
+	json_array_foreach(json_object_get(doc, "connections"), i, v)
+		why_conn(v);
+	json_decref(doc);
+	return 0;
+}
+
+/* triggers: each watched set's and list's figures. */
+static int
+cmd_triggers(const char *control, int argc, char **argv)
+{
+	json_t *doc, *v;
+	size_t i;
+
+	if (json_tail(argc, argv) != 0) {
+		fprintf(stderr, "flowcutctl: triggers takes no argument (but --json)\n");
+		return 2;
+	}
+	if (ctl_ask_json(control, "triggers\n", &doc) != 0)
+		return 1;
+	if (json)
+		return print_json(doc);
+	printf("%-4s %-8s %10s %10s %12s  %s\n", "kind", "followed", "elements", "cut", "frames",
+	       "name");
+	json_array_foreach(json_object_get(doc, "sources"), i, v) {
+		char frames[24] = "not read";
+
+		if (json_is_true(json_object_get(doc, "frames_read")))
+			snprintf(frames, sizeof(frames), "%" JSON_INTEGER_FORMAT,
+				 json_integer_value(json_object_get(v, "frames")));
+		printf("%-4s %-8s %10" JSON_INTEGER_FORMAT " %10" JSON_INTEGER_FORMAT " %12s  %s\n",
+		       jstr(v, "kind", "?"), json_is_true(json_object_get(v, "followed")) ? "yes" : "no",
+		       json_integer_value(json_object_get(v, "elements")),
+		       json_integer_value(json_object_get(v, "cut")), frames, jstr(v, "name", "?"));
+	}
+	json_decref(doc);
+	return 0;
+}
+
 static void
 usage(void)
 {
@@ -984,7 +1155,9 @@ usage(void)
 		"  cut ADDRESS|PREFIX|RANGE [--for SECONDS] | uncut ADDRESS|PREFIX|RANGE\n"
 		"  [--control PATH] cut --conn ID\n"
 		"  [--control PATH] daemon\n"
-		"  [--control PATH] resync [--wait]\n");
+		"  [--control PATH] resync [--wait]\n"
+		"  [--control PATH] why ADDRESS | why --conn ID [--json]\n"
+		"  [--control PATH] triggers [--json]\n");
 }
 
 int
@@ -1021,6 +1194,10 @@ main(int argc, char **argv)
 		return cmd_fingerprint(argc - optind - 1, argv + optind + 1);
 	if (strcmp(argv[optind], "daemon") == 0)
 		return cmd_daemon(control, argc - optind - 1);
+	if (strcmp(argv[optind], "why") == 0)
+		return cmd_why(control, argc - optind - 1, argv + optind + 1);
+	if (strcmp(argv[optind], "triggers") == 0)
+		return cmd_triggers(control, argc - optind - 1, argv + optind + 1);
 	if (strcmp(argv[optind], "resync") == 0)
 		return cmd_resync(control, argc - optind - 1, argv + optind + 1);
 	if (strcmp(argv[optind], "cut") == 0 || strcmp(argv[optind], "uncut") == 0)

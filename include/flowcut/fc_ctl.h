@@ -13,7 +13,12 @@
  *                                      with its number, {"resync":N}: it is
  *                                      through once status's resyncs is past
  *                                      N, or N and resyncing false
- *   answer   "ok TEXT\n" or "error TEXT\n"; status's TEXT is one JSON object;
+ *            "why ADDR\n", "why-conn ID\n", "triggers\n"
+ *                                      which trigger cuts an address or a
+ *                                      connection, each source's figures
+ *                                      (reads only; driver/cut/fd_explain.h)
+ *   answer   "ok TEXT\n" or "error TEXT\n"; status's, why's and triggers'
+ *            TEXT is one JSON object;
  *            a peer without the right: "error refused: uid U is not root ..."
  */
 #ifndef FLOWCUT_FC_CTL_H
