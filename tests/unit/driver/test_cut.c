@@ -14,6 +14,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,6 +22,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <libnetfilter_conntrack/libnetfilter_conntrack.h>
@@ -29,6 +31,7 @@
 
 #include "fc_list.h"
 #include "fd_cut.h"
+#include "fd_explain.h"
 #include "fd_offload.h"
 #include "fd_offload_cut.h"
 #include "fd_why.h"
@@ -798,10 +801,127 @@ test_why_rows(void **state)
 	fc_list_free(&l0);
 }
 
+/*
+ * fd_explain: what `why ADDR`, `why-conn ID` and `triggers` answer.  A
+ * watched set holds si_tcp4's server's /24 and cuts it (trigger set), a
+ * list file holds si_udp6's server on its line 3 and cuts it (list),
+ * never_cut holds 198.18.0.30.  Rows: the request, what the answer must
+ * hold, what it must not.
+ */
+static void
+test_explain_rows(void **state)
+{
+	static const struct {
+		const char *addr;	/* why ADDR; NULL: why-conn id */
+		uint64_t id;
+		const char *has[4];
+		const char *hasnt;
+	} erows[] = {
+		{ "198.19.0.10", 0, { "\"cut\":true", "\"name\":\"inet f2b-table addr-set-sshd\"",
+				      "\"element\":\"198.19.0.0/24\"", "\"trigger\":\"set\"" },
+		  "never cut" },
+		{ "198.19.0.10", 0, { "\"id\":1,", "\"in_hardware\":true", "\"frames_read\":false",
+				      "\"server\":\"198.19.0.10\"" }, "\"kind\":\"list\"" },
+		{ "198.18.0.10", 0, { "\"cut\":true", "\"connections\":[{\"id\":1,",
+				      "\"source\":{\"kind\":\"set\"", NULL }, "\"sources\":[{" },
+		{ "2001:2:1::10", 0, { "\"kind\":\"list\"", "\"line\":3", "\"entry\":\"2001:2:1::10\"",
+				       "\"trigger\":\"list\"" }, "\"kind\":\"set\"" },
+		{ "198.19.0.99", 0, { "\"cut\":true", "\"element\":\"198.19.0.0/24\"",
+				      "\"connections\":[]", NULL }, "\"trigger\"" },
+		{ "203.0.113.1", 0, { "\"cut\":false", "not cut: no cut set, watched set or list",
+				      "\"never_cut\":null", NULL }, "\"element\"" },
+		{ "198.18.0.30", 0, { "\"cut\":false", "never cut", "\"never_cut\":\"198.18.0.30\"",
+				      NULL }, "\"connections\":[{" },
+		{ "2001:db8::1", 0, { "\"cut\":false", "\"sources\":[]", NULL, NULL }, "\"line\"" },
+		{ NULL, 1, { "\"id\":1,", "\"trigger\":\"set\"", "\"element\":\"198.19.0.0/24\"",
+			     "\"when\":\"20" }, "error" },
+		{ NULL, 2, { "\"trigger\":\"list\"", "\"line\":3", NULL, NULL }, "error" },
+		{ NULL, 3, { "\"cut\":false", "not cut: an end is never cut",
+			     "\"never_cut\":\"198.18.0.30\"", NULL }, "\"when\"" },
+		{ NULL, 99, { "error connection 99: not an offloaded connection", NULL, NULL, NULL },
+		  "ok" },
+	};
+	static const char lines[] = "# the drop list\n\n2001:2:1::10\n192.0.2.0/24\n";
+	static const struct si_st never4 = { AF_INET, IPPROTO_TCP, "198.18.0.30", "198.51.100.1",
+					     40030, 80, IPS_ASSURED | IPS_SEEN_REPLY | IPS_CONFIRMED,
+					     3, SI_BIT, NULL, false };
+	struct fd_cut_parts parts = { .ct = si_ctio, .cmds = si_cmds, .cut_in_hardware = true };
+	struct fd_why *w = fd_why_open();
+	struct fc_list set = list_of("198.19.0.0/24\n"), lst = list_of("2001:2:1::10\n192.0.2.0/24\n");
+	struct fc_list nv = list_of("198.18.0.30\n");
+	char path[] = "/tmp/test_cut_explain_XXXXXX", ans[4096];
+	int fd = mkstemp(path), src;
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, lines, sizeof(lines) - 1), (ssize_t)sizeof(lines) - 1);
+	close(fd);
+	off = si_open(true);
+	parts.off = off;
+	cut = fd_cut_open(&parts);
+	assert_non_null(cut);
+	assert_non_null(w);
+	fd_cut_why(cut, w);
+	assert_int_equal(fd_cut_never(cut, &nv), 0);
+	src = fd_why_source(w, FD_WHY_SET, "inet f2b-table addr-set-sshd");
+	fd_why_own(w, src, &set);
+	src = fd_why_source(w, FD_WHY_LIST, path);
+	fd_why_holds(w, src, &lst);
+	si_offloaded(&si_tcp4, 101);	/* fast-path id 1 */
+	si_offloaded(&si_udp6, 102);	/* 2 */
+	si_offloaded(&never4, 103);	/* 3 */
+	assert_int_equal(cut_ranges("198.19.0.0/24\n", FD_CUT_SET), 1);
+	assert_int_equal(fd_cut_ranges(cut, &lst, FD_CUT_LIST), 1);
+	for (size_t i = 0; i < sizeof(erows) / sizeof(erows[0]); i++) {
+		struct fd_explain_parts p = { .why = w, .cut = cut, .off = off };
+
+		if (erows[i].addr != NULL) {
+			uint8_t a[16] = { 0 };
+			uint8_t family = strchr(erows[i].addr, ':') ? 6 : 4;
+
+			assert_int_equal(inet_pton(family == 4 ? AF_INET : AF_INET6, erows[i].addr,
+						   a), 1);
+			fd_explain_addr(&p, family, a, ans, sizeof(ans));
+		} else {
+			fd_explain_conn(&p, erows[i].id, ans, sizeof(ans));
+		}
+		for (int k = 0; k < 4; k++)
+			if (erows[i].has[k] && strstr(ans, erows[i].has[k]) == NULL)
+				fail_msg("explain row %zu (%s %" PRIu64 "): no '%s' in %s", i,
+					 erows[i].addr ? erows[i].addr : "conn", erows[i].id,
+					 erows[i].has[k], ans);
+		if (strstr(ans, erows[i].hasnt) != NULL)
+			fail_msg("explain row %zu (%s %" PRIu64 "): '%s' in %s", i,
+				 erows[i].addr ? erows[i].addr : "conn", erows[i].id, erows[i].hasnt,
+				 ans);
+	}
+	/* the figures: each source's cut, its elements */
+	fd_explain_triggers(&(struct fd_explain_parts){ .why = w, .cut = cut, .off = off }, ans,
+			    sizeof(ans));
+	assert_non_null(strstr(ans, "\"name\":\"inet f2b-table addr-set-sshd\",\"followed\":true,"
+				    "\"elements\":1,\"cut\":1,\"frames\":0"));
+	assert_non_null(strstr(ans, "\",\"followed\":true,\"elements\":2,\"cut\":1,"));
+	assert_int_equal(strncmp(ans, "ok {\"sources\":[{", 15), 0);
+	assert_non_null(strstr(ans, "}\n"));
+	{	/* an answer longer than the room: an error, not a part */
+		uint8_t a[4] = { 198, 19, 0, 10 };
+
+		fd_explain_addr(&(struct fd_explain_parts){ .why = w, .cut = cut, .off = off }, 4, a,
+				ans, 60);
+		assert_string_equal(ans, "error why 198.19.0.10: longer than an answer\n");
+	}
+	fd_cut_close(cut);
+	si_close();
+	fd_why_close(w);
+	fc_list_free(&lst);
+	fc_list_free(&nv);
+	unlink(path);
+}
+
 int
 main(void)
 {
-	struct CMUnitTest tests[sizeof(rows) / sizeof(rows[0]) + 1];
+	struct CMUnitTest tests[sizeof(rows) / sizeof(rows[0]) + 2];
 
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
 		tests[i] = (struct CMUnitTest){ .name = rows[i].what, .test_func = test_row,
@@ -809,5 +929,7 @@ main(void)
 						.initial_state = (void *)&rows[i] };
 	tests[sizeof(rows) / sizeof(rows[0])] = (struct CMUnitTest){ .name = "why: sources, "
 		"records, frames", .test_func = test_why_rows };
+	tests[sizeof(rows) / sizeof(rows[0]) + 1] = (struct CMUnitTest){ .name = "why: the "
+		"answers (why ADDR, why-conn ID, triggers)", .test_func = test_explain_rows };
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
