@@ -50,12 +50,14 @@
 #include "fd_cmds.h"
 #include "fd_ct.h"
 #include "fd_cut.h"
+#include "fd_explain.h"
 #include "fd_lease.h"
 #include "fd_nft.h"
 #include "fd_offload.h"
 #include "fd_rtcache.h"
 #include "fd_trigger.h"
 #include "fd_watch.h"
+#include "fd_why.h"
 #include "fp.h"
 #include "lk.h"
 #include "npu_cmd.h"
@@ -2033,6 +2035,107 @@ test_watch_lists_and_sets(void **state)
 	nfct_destroy(b);
 }
 
+/*
+ * Issue 17's why, on the real kernel: a watched set's element cuts two
+ * connections (one server, two client ports); the set's figures say 2 cut
+ * and 1 element; `why` of the server names the set and the element and
+ * both connections (in hardware, set); `why-conn` of one says the same; an
+ * address nothing holds is "not cut"; a never-cut one names its entry.
+ */
+static void
+test_why_names_the_set(void **state)
+{
+	struct nf_conntrack *a = conn(IPPROTO_UDP, "198.18.0.10", 40050, "198.19.0.11", 5201,
+				      "198.19.0.11", 5201, BIT);
+	struct nf_conntrack *b = conn(IPPROTO_UDP, "198.18.0.10", 40051, "198.19.0.11", 5201,
+				      "198.19.0.11", 5201, BIT);
+	static const char *const wants[] = {
+		"\"cut\":true", "\"kind\":\"set\",\"name\":\"inet filter blocked4\","
+		"\"element\":\"198.19.0.11\"", "\"trigger\":\"set\"", "\"in_hardware\":true",
+	};
+	struct fd_why *why = fd_why_open();
+	struct fd_explain_parts p = { .why = why, .cut = cut, .off = off };
+	struct fc_list nv = { 0 }, none = { 0 };
+	struct fc_settings s;
+	struct fd_watch *w;
+	struct fd_nft *n;
+	char ans[4096];
+	uint8_t addr[4];
+	int src;
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	assert_non_null(why);
+	assert_int_equal(fc_netns_sh("nft add table inet filter && "
+			    "nft add set inet filter blocked4 '{ type ipv4_addr; flags interval; }'"), 0);
+	n = fd_nft_open(BIT);
+	assert_non_null(n);
+	w = fd_watch_open(n, cut);
+	assert_non_null(w);
+	p.nft = n;
+	fd_cut_why(cut, why);
+	fd_watch_why(w, why);	/* before the settings */
+	fc_settings_default(&s);
+	s.nsets = 1;
+	snprintf(s.sets[0].family, sizeof(s.sets[0].family), "inet");
+	snprintf(s.sets[0].table, sizeof(s.sets[0].table), "filter");
+	snprintf(s.sets[0].set, sizeof(s.sets[0].set), "blocked4");
+	fd_watch_settings(w, &s);
+	fd_watch_boot(w);
+	create(a);
+	create(b);
+	turns(300);
+	assert_int_equal(conns(), 2);
+	assert_int_equal(fc_netns_sh("nft add element inet filter blocked4 '{ 198.19.0.11 }'"), 0);
+	fd_watch_nft(w, nft_events(n));
+	assert_int_equal(conn_by_cport(40050).verdict, FC_VERDICT_DROP);
+	assert_int_equal(conn_by_cport(40051).verdict, FC_VERDICT_DROP);
+
+	src = fd_why_source(why, FD_WHY_SET, "inet filter blocked4");
+	assert_true(src >= 0);
+	print_message("  the set's figures: %" PRIu64 " elements, %" PRIu64 " cut; %zu B kept\n",
+		      fd_why_src(why, src)->elements, fd_why_src(why, src)->cut,
+		      fd_why_bytes(why));
+	assert_int_equal(fd_why_src(why, src)->cut, 2);
+	assert_int_equal(fd_why_src(why, src)->elements, 1);
+	assert_true(fd_why_src(why, src)->followed);
+	fd_explain_triggers(&p, ans, sizeof(ans));
+	assert_non_null(strstr(ans, "\"name\":\"inet filter blocked4\",\"followed\":true,"
+				    "\"elements\":1,\"cut\":2,"));
+
+	inet_pton(AF_INET, "198.19.0.11", addr);
+	fd_explain_addr(&p, 4, addr, ans, sizeof(ans));
+	print_message("  why 198.19.0.11: %s", ans);
+	for (size_t i = 0; i < sizeof(wants) / sizeof(wants[0]); i++)
+		if (strstr(ans, wants[i]) == NULL)
+			fail_msg("why 198.19.0.11: no '%s' in %s", wants[i], ans);
+	assert_non_null(strstr(strstr(ans, "\"connections\":[{") + 16, "},{\"id\":"));	/* two */
+	fd_explain_conn(&p, conn_by_cport(40051).id, ans, sizeof(ans));
+	assert_non_null(strstr(ans, "\"trigger\":\"set\""));
+	assert_non_null(strstr(ans, "\"element\":\"198.19.0.11\""));
+
+	inet_pton(AF_INET, "203.0.113.9", addr);	/* nothing holds it */
+	fd_explain_addr(&p, 4, addr, ans, sizeof(ans));
+	assert_non_null(strstr(ans, "\"cut\":false,\"why\":\"not cut: no cut set, watched set or "
+				    "list holds it\""));
+	assert_int_equal(fc_list_parse("203.0.113.0/28\n", 15, &nv, NULL, NULL), 0);
+	fc_list_canon(&nv);
+	assert_int_equal(fd_cut_never(cut, &nv), 0);
+	fd_explain_addr(&p, 4, addr, ans, sizeof(ans));
+	assert_non_null(strstr(ans, "\"never_cut\":\"203.0.113.0/28\""));
+	assert_non_null(strstr(ans, "never cut: a never_cut entry holds it"));
+	assert_int_equal(fd_cut_never(cut, &none), 0);
+
+	fd_cut_why(cut, NULL);
+	fd_watch_close(w);
+	nft_close(n);
+	fd_why_close(why);
+	fc_list_free(&nv);
+	assert_int_equal(fc_netns_sh("nft delete table inet filter"), 0);
+	nfct_destroy(a);
+	nfct_destroy(b);
+}
+
 /* A UDP datagram of the client at 198.18.0.10 (or 2001:2::10) from `cport` to `dst`:5201. */
 static struct fp_out
 datagram(uint16_t cport, const char *dst)
@@ -2781,6 +2884,7 @@ main(void)
 		cmocka_unit_test_setup(test_watched_set_additions_cut, fresh),
 		cmocka_unit_test_setup(test_list_sets, fresh),
 		cmocka_unit_test_setup(test_watch_lists_and_sets, fresh),
+		cmocka_unit_test_setup(test_why_names_the_set, fresh),
 		cmocka_unit_test_setup(test_watch_big_list_in_steps, fresh),
 		cmocka_unit_test_setup(test_uncut_releases, fresh),
 		cmocka_unit_test_setup(test_uncut_on_expiry, fresh),
