@@ -65,6 +65,7 @@
 #include "fd_cut.h"
 #include "fd_dirwatch.h"
 #include "fd_explain.h"
+#include "fd_frames.h"
 #include "fd_hist.h"
 #include "fd_ips.h"
 #include "fd_lease.h"
@@ -102,6 +103,7 @@ static struct fd_ips *ips;		/* the inspector */
 static struct fd_rulecheck *rck;	/* what offloaded connections bypass in the ruleset */
 static struct fd_rtcache *rtc;		/* the routes and neighbours the binding asks, remembered */
 static struct fd_why *whys;		/* what each cut keeps for why, each source's figures */
+static struct fd_frames *frames;	/* the cut connections' frames read into whys */
 static char settings_error[512];	/* why the file was last refused, or "" */
 static struct fd_dirwatch *settings_dw;	/* its folder's watch, or NULL */
 
@@ -803,18 +805,20 @@ flowcutd_open(struct flowcutd *d)
 						     .cut_in_hardware = cur.cut_in_hardware }) : NULL;
 	d->wat = d->nft && d->cut ? fd_watch_open(d->nft, d->cut) : NULL;
 	whys = d->wat ? fd_why_open() : NULL;
+	frames = whys ? fd_frames_open(d->off, &d->cmds, whys) : NULL;
 	if (whys != NULL) {	/* before the settings are read: every source named, every cut kept */
 		fd_cut_why(d->cut, whys);
 		fd_watch_why(d->wat, whys);
 	}
 	d->ctlx = (struct ctl_ctx){ .cut = d->cut, .off = d->off, .lk = d->lk,
 				    .programmed = &d->programmed,
-				    .why = { .why = whys, .cut = d->cut, .off = d->off, .nft = d->nft } };
+				    .why = { .why = whys, .cut = d->cut, .off = d->off, .nft = d->nft,
+					     .frames_read = true } };
 	d->acc = ctl_access(&cur);
 	d->ctl = fd_ctl_open(o->control, &d->acc, on_ctl, &d->ctlx);
 	d->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (d->relay == NULL || d->off == NULL || d->nft == NULL || d->cut == NULL ||
-	    d->wat == NULL || whys == NULL || d->rtw == NULL || d->ctl == NULL || rck == NULL ||
+	    d->wat == NULL || frames == NULL || d->rtw == NULL || d->ctl == NULL || rck == NULL ||
 	    d->epfd < 0) {
 		int e = errno;
 
@@ -822,7 +826,7 @@ flowcutd_open(struct flowcutd *d)
 			"conntrack" : d->route == NULL ? "routes" : d->rtw == NULL ? "rtnetlink" :
 			rtc == NULL ? "route cache" : d->nhops == NULL ? "next hops" :
 			d->off == NULL ? "binding" : d->nft == NULL ? "nftables" : d->cut == NULL ? "cut" :
-			d->wat == NULL ? "watched lists" : whys == NULL ? "why's table" :
+			d->wat == NULL ? "watched lists" : frames == NULL ? "why's table" :
 			d->ctl == NULL ? "control socket" :
 			rck == NULL ? "ruleset check" : "epoll",
 			strerror(e));
@@ -1150,6 +1154,8 @@ flowcutd_turn(struct flowcutd *d)
 	if (d->programmed) {
 		fd_offload_work(d->off);	/* unmark, paths, extensions due, a resync to retry */
 		(void)fd_offload_sync_step(d->off);	/* a resync's step (fd_offload_sync.c) */
+		/* the cut ones' frames, 256 a second at most; a failed post tried next second */
+		(void)fd_frames_turn(frames, fd_clock_ns() / 1000000);
 	}
 	fd_hist_add(&d->turns, (fd_clock_ns() - t0 - waited) / 1000);
 	if (time(NULL) != d->last_stats) {
@@ -1179,13 +1185,14 @@ flowcutd_close(struct flowcutd *d)
 	fd_rulecheck_close(rck);
 	fd_route_watch_close(d->rtw);
 	fd_cut_close(d->cut);
-	fd_why_close(whys);	/* after the cut and the watch that fed it */
 	fd_offload_close(d->off);
 	fd_nhop_close(d->nhops);
 	fd_rtcache_close(rtc);
 	fd_route_close(d->route);
 	fd_ct_close(d->ct);
 	fd_cmdq_destroy(d->cmdq);	/* after the binding: it fails what is left in flight */
+	fd_frames_close(frames);	/* after: the reads it failed touched it */
+	fd_why_close(whys);	/* after the cut, the watch and the reader that fed it */
 	close(d->epfd);	/* nothing was written through it: no error to lose */
 	lk_close(d->lk);
 }

@@ -13,9 +13,10 @@
  * (tls) says "by fingerprint" and its list line if the record has one;
  * its fingerprint itself is not kept (fd_cut_conn carries none).
  *
- * Frames dropped since the cut: as fd_why_frames last set them;
- * `frames_read` says whether a reader feeds them (false: each reads 0,
- * "not read yet" - no reader runs yet).
+ * Frames dropped since the cut: as fd_why_frames last set them (fd_frames:
+ * 256 cut connections a second, so a count is at most ceil(cut / 256) s
+ * old); `frames_read` says whether a reader feeds them (false: each reads
+ * 0, "not read yet").
  *
  * Main thread only (the cut's).
  */

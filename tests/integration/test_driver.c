@@ -51,6 +51,7 @@
 #include "fd_ct.h"
 #include "fd_cut.h"
 #include "fd_explain.h"
+#include "fd_frames.h"
 #include "fd_lease.h"
 #include "fd_nft.h"
 #include "fd_offload.h"
@@ -2035,12 +2036,16 @@ test_watch_lists_and_sets(void **state)
 	nfct_destroy(b);
 }
 
+static struct fp_out datagram(uint16_t cport, const char *dst);
+
 /*
  * Issue 17's why, on the real kernel: a watched set's element cuts two
  * connections (one server, two client ports); the set's figures say 2 cut
  * and 1 element; `why` of the server names the set and the element and
  * both connections (in hardware, set); `why-conn` of one says the same; an
  * address nothing holds is "not cut"; a never-cut one names its entry.
+ * The frames reader (fd_frames): its first read is each one's base, then
+ * 3 datagrams dropped on one of them read as the set's 3.
  */
 static void
 test_why_names_the_set(void **state)
@@ -2054,7 +2059,8 @@ test_why_names_the_set(void **state)
 		"\"element\":\"198.19.0.11\"", "\"trigger\":\"set\"", "\"in_hardware\":true",
 	};
 	struct fd_why *why = fd_why_open();
-	struct fd_explain_parts p = { .why = why, .cut = cut, .off = off };
+	struct fd_explain_parts p = { .why = why, .cut = cut, .off = off, .frames_read = true };
+	struct fd_frames *frames;
 	struct fc_list nv = { 0 }, none = { 0 };
 	struct fc_settings s;
 	struct fd_watch *w;
@@ -2099,9 +2105,21 @@ test_why_names_the_set(void **state)
 	assert_int_equal(fd_why_src(why, src)->cut, 2);
 	assert_int_equal(fd_why_src(why, src)->elements, 1);
 	assert_true(fd_why_src(why, src)->followed);
+	frames = fd_frames_open(off, &cmds, why);
+	assert_non_null(frames);
+	assert_int_equal(fd_frames_turn(frames, 1), 2);	/* the base */
+	assert_int_equal(fd_frames_turn(frames, 2), 0);	/* not due yet */
+	assert_int_equal(fd_cmds_flush(&cmds, -1), 0);
+	assert_int_equal(fd_frames_read(frames), 2);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(datagram(40050, "198.19.0.11").dest, FP_DEST_DROP);
+	assert_int_equal(fd_frames_turn(frames, 1 + FD_FRAMES_PERIOD_MS), 2);
+	assert_int_equal(fd_cmds_flush(&cmds, -1), 0);
+	assert_int_equal(fd_why_src(why, src)->frames, 3);
+	fd_frames_close(frames);
 	fd_explain_triggers(&p, ans, sizeof(ans));
 	assert_non_null(strstr(ans, "\"name\":\"inet filter blocked4\",\"followed\":true,"
-				    "\"elements\":1,\"cut\":2,"));
+				    "\"elements\":1,\"cut\":2,\"frames\":3}"));
 
 	inet_pton(AF_INET, "198.19.0.11", addr);
 	fd_explain_addr(&p, 4, addr, ans, sizeof(ans));

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* fd_frames: see fd_frames.h. */
+#include "fd_frames.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <flowcut/fc_cmd.h>
+
+#include "fd_offload_cut.h"
+#include "fd_why.h"
+
+/* One read in flight: whose answer it is. */
+struct rd {
+	struct fd_frames *f;
+	uint64_t id;
+	uint32_t slot;
+};
+
+struct fd_frames {
+	struct fd_offload *off;
+	struct fd_cmds cmds;
+	struct fd_why *why;
+	struct fd_offload_conn *round;	/* this round's cut connections (fd_offload_pick_cut) */
+	long n, next;			/* their count, the next to read */
+	unsigned int inflight;
+	uint64_t last_ms, read;
+	bool started;
+	struct rd rd[FD_FRAMES_PER_TURN];
+};
+
+struct fd_frames *
+fd_frames_open(struct fd_offload *off, const struct fd_cmds *cmds, struct fd_why *why)
+{
+	struct fd_frames *f = calloc(1, sizeof(*f));
+
+	if (f == NULL)
+		return NULL;
+	f->off = off;
+	f->cmds = *cmds;
+	f->why = why;
+	return f;
+}
+
+void
+fd_frames_close(struct fd_frames *f)
+{
+	if (f == NULL)
+		return;
+	free(f->round);
+	free(f);
+}
+
+static bool
+pick_all(void *arg, const struct fd_offload_conn *oc)
+{
+	(void)arg, (void)oc;
+	return true;
+}
+
+static void
+read_done(void *dctx, int rc, const void *ans, uint16_t len)
+{
+	struct rd *r = dctx;
+	struct fc_conn_info ci;
+
+	r->f->inflight--;
+	if (rc != 0 || len < sizeof(ci))
+		return;		/* gone meanwhile (aged out, released): nothing to count */
+	memcpy(&ci, ans, sizeof(ci));
+	if (ci.id != r->id)
+		return;
+	if (fd_why_frames(r->f->why, r->slot, ci.mf[0].stats.packets + ci.mf[1].stats.packets) == 0)
+		r->f->read++;
+}
+
+int
+fd_frames_turn(struct fd_frames *f, uint64_t now_ms)
+{
+	int posted = 0;
+
+	if (f->inflight != 0 || (f->started && now_ms - f->last_ms < FD_FRAMES_PERIOD_MS))
+		return 0;
+	f->started = true;
+	f->last_ms = now_ms;
+	if (f->next >= f->n) {	/* a new round */
+		free(f->round);
+		f->round = NULL;
+		f->next = 0;
+		f->n = fd_offload_pick_cut(f->off, pick_all, NULL, &f->round);
+		if (f->n < 0) {
+			f->n = 0;
+			return -ENOMEM;
+		}
+	}
+	while (posted < FD_FRAMES_PER_TURN && f->next < f->n) {
+		const struct fd_offload_conn *oc = &f->round[f->next++];
+		struct fc_cmd_conn_id id = { .id = oc->fp_id };
+		struct rd *r = &f->rd[posted];
+		int rc;
+
+		*r = (struct rd){ .f = f, .id = oc->fp_id, .slot = oc->slot };
+		f->inflight++;
+		rc = fd_cmds_post(&f->cmds, FC_CMD_CONN_READ_BY_ID, &id, sizeof(id), read_done, r);
+		if (rc != 0) {
+			f->inflight--;
+			return rc;
+		}
+		posted++;
+	}
+	return posted;
+}
+
+uint64_t
+fd_frames_read(const struct fd_frames *f)
+{
+	return f->read;
+}
