@@ -276,11 +276,12 @@ never_cut_set(struct fc_settings *s, const char *value, unsigned int line, char 
 	memcpy(r, s->never, sizeof(r));
 	snprintf(copy, sizeof(copy), "%s", value);
 	for (char *t = strtok_r(copy, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
-		const char *what = fc_list_entry(t, true, &r[n]);
+		/* room first: r[n] is written by the parse */
+		const char *what = n == FC_SETTINGS_MAX_NEVER
+			? "more than 64 never_cut entries (a longer list: never_cut_file)"
+			: fc_list_entry(t, true, &r[n]);
 
 		k++;
-		if (what == NULL && n == FC_SETTINGS_MAX_NEVER)
-			what = "more than 64 never_cut entries (a longer list: never_cut_file)";
 		if (what != NULL) {
 			if (line)
 				snprintf(why, sizeof(why), "never_cut, entry %u: %s", k, what);
