@@ -73,6 +73,15 @@ flood() { # family from port [rate]
 	sleep 0.5
 }
 
+# stops every flood: the processes of the lab's client namespace (iperf3
+# clients), by their pids, and waits until they are gone - killing the
+# background job alone may leave its iperf3 sending (into the next window)
+floods_stop() {
+	local p
+	for p in $(ip netns pids "$L-client"); do kill "$p" 2>/dev/null; done
+	wait_for 30 bash -c "[ -z \"\$(ip netns pids $L-client)\" ]"
+}
+
 lab_on_fail() {
 	grep -E 'watched|never|cut \(|release' "$run/flowcutd.log" | tail -15
 	[ -f "$run/f2b/fail2ban.log" ] && grep -E 'ERROR|Ban|jail' "$run/f2b/fail2ban.log" | tail -8
@@ -92,7 +101,7 @@ lab_on_fail() {
 # again (its ban restored from its database): its set followed again, and
 # its ban of a second flood's client (the other family) cuts that one.
 t_f2b() { # table|pattern FA
-	local how=$1 fa=$2 fb=6 src alt spare dst a_src set_a set_b r0 r1 f1 f2
+	local how=$1 fa=$2 fb=6 src alt spare dst a_src set_a set_b r0 r1
 	[ "$fa" = 6 ] && fb=4
 	command -v fail2ban-client >/dev/null || { say "fail2ban-client is not installed (make deps)"; return 1; }
 	alt_addresses || return 1
@@ -133,7 +142,6 @@ t_f2b() { # table|pattern FA
 	addrs "$fa"
 	a_src=$src
 	flood "$fa" "$src" 5202 || return 1
-	f1=$stream
 	f2b set lab-a banip "$src" >/dev/null || { say "banip in lab-a failed"; return 1; }
 	win_start
 	sleep 3
@@ -149,20 +157,19 @@ t_f2b() { # table|pattern FA
 	say "$(grep "$set_b: gone" "$run/flowcutd.log" | tail -1)"
 	say "cut_released before lab-b's stop $r0, after $r1"
 	[ "$r1" = "$r0" ] || { say "lab-b's stop released a cut connection"; return 1; }
-	kill "$f1" 2>/dev/null
+	floods_stop
 	# lab-b again: its set made anew (its ban restored), followed again
-	f2b reload >/dev/null || { say "fail2ban-client reload failed"; return 1; }
+	f2b reload >/dev/null 2>&1 || { say "fail2ban-client reload failed"; return 1; }
 	wait_for 50 f2b status lab-b || { say "lab-b did not start again"; return 1; }
 	logged "watched set inet f2b-table $set_b: followed" 2 ||
 		{ say "flowcutd does not follow $set_b again"; return 1; }
 	say "$(grep "$set_b: followed" "$run/flowcutd.log" | tail -1)"
 	addrs "$fb"
 	flood "$fb" "$alt" 5203 || return 1
-	f2=$stream
 	f2b set lab-b banip "$alt" >/dev/null || { say "banip in lab-b failed"; return 1; }
 	win_start
 	win_end "UDP/IPv$fb 400 Mbit/s from $alt, banned in lab-b restarted ($set_b, watched by $how)" || return 1
-	kill "$f2" 2>/dev/null
+	floods_stop
 	say "$(grep -c 'cut (set) udp .* in hardware' "$run/flowcutd.log") cuts (set) in hardware logged;" \
 	    "fail2ban: $(grep -c 'Ban ' "$run/f2b/fail2ban.log") bans, $a_src's: $(grep -c "Ban $a_src" "$run/f2b/fail2ban.log")"
 	f2b_stop
@@ -186,7 +193,7 @@ t_made_later() {
 	ex host nft add element inet lab-made blk-v4 "{ 198.18.0.2 }" || return 1
 	win_start
 	win_end "UDP/IPv4 400 Mbit/s from 198.18.0.2, added to inet lab-made blk-v4 (made after flowcutd started)" || return 1
-	kill "$stream" 2>/dev/null; stream_end
+	floods_stop
 	ex host nft delete table inet lab-made || return 1
 	logged "watched set inet lab-made blk-v4: gone" || { say "blk-v4's end not said"; return 1; }
 	ex host nft "add table inet lab-made; add set inet lab-made blk-v6 { type ipv6_addr; flags interval; }" ||
@@ -199,7 +206,7 @@ t_made_later() {
 	ex host nft add element inet lab-made blk-v6 "{ 2001:2::/64 }" || return 1
 	win_start
 	win_end "UDP/IPv6 400 Mbit/s from 2001:2::2, 2001:2::/64 added to blk-v6 of the table made anew" || return 1
-	kill "$stream" 2>/dev/null; stream_end
+	floods_stop
 }
 
 # never_cut: KEEP (the client's own address) is never cut; a list line and
@@ -211,17 +218,15 @@ t_made_later() {
 # the server takes KEEP's flood in (90% of it at least) and KEEP's stays
 # forwarding in the fast path; the refusals are said and counted.
 t_never() { # family
-	local fam=$1 src alt spare dst prefix=198.18.0.0/30 k0 k1 want kf cf
 	# shellcheck disable=SC2034	# addrs sets them all
+	local fam=$1 src alt spare dst prefix=198.18.0.0/30 k0 k1 want
 	addrs "$fam"
 	[ "$fam" = 6 ] && prefix=2001:2::/126
 	alt_addresses && port_counters || return 1
 	set_ never_cut "$src" || return 1
 	logged "never_cut: 1 ranges never cut" || { say "never_cut not applied"; return 1; }
 	flood "$fam" "$src" 5202 100M || return 1
-	kf=$stream
 	flood "$fam" "$alt" 5203 || return 1
-	cf=$stream
 	printf '# the lab'"'"'s block list\n%s\n' "$prefix" >"$run/block.txt"
 	set_ watched_list "$run/block.txt" || return 1
 	logged "list $run/block.txt: 1 ranges read" || { say "the list was not read"; return 1; }
@@ -237,7 +242,7 @@ t_never() { # family
 	grep 'never cut (' "$run/flowcutd.log" | while read -r line; do say "  $line"; done
 	sleep 1.2
 	say "never_cut_refused $(stat never_cut_refused)"
-	kill "$kf" "$cf" 2>/dev/null
+	floods_stop
 	[ $(( k1 - k0 )) -ge "$want" ] || { say "the never-cut flood did not reach the server"; return 1; }
 	forwarding "$fam" 5202 || { say "the never-cut flood is not forwarding in the fast path"; conns; return 1; }
 	grep -q "never cut (list): .* $src" "$run/flowcutd.log" || { say "the list's refusal not said"; return 1; }
