@@ -13,7 +13,8 @@ pkgs=(make gcc clang libclang-rt-14-dev pkg-config
       # hellos and holds JA3 against tshark's (tests/tls/test_oracle.sh)
       libssl-dev tcpdump tshark
       # a real fail2ban whose nftables action writes a set flowcutd watches
-      # (tests/lab/test_lab.sh): installed, never started as the machine's
+      # (tests/lab/test_lab.sh, test_lists.sh): installed, never started as
+      # the machine's (masked below)
       fail2ban
       # the lab's measurement scripts draw their plots (lab/measure.py)
       gnuplot-nox
@@ -42,3 +43,21 @@ if [ ! -e /usr/sbin/policy-rc.d ]; then
 fi
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# fail2ban installed here is the tests' alone (each runs its own, its files
+# under the test's run folder): the machine's service, whose Debian jail
+# (sshd) bans into the machine's own nftables, is stopped if it started
+# anyway (a policy-rc.d of the machine's own that allows it) and masked, so
+# no boot starts it either.  Masked only when installed here: a fail2ban
+# the machine already had is left as it is.
+if [[ " ${missing[*]} " == *" fail2ban "* ]]; then
+	if [ -d /run/systemd/system ]; then
+		systemctl stop fail2ban.service 2>/dev/null || true
+		systemctl mask fail2ban.service >/dev/null
+	else	# no systemd running (a container): the unit masked on disk, the init script stopped
+		if [ -x /etc/init.d/fail2ban ]; then /etc/init.d/fail2ban stop >/dev/null 2>&1 || true; fi
+		systemctl --root=/ mask fail2ban.service >/dev/null 2>&1 ||
+			ln -sf /dev/null /etc/systemd/system/fail2ban.service
+		update-rc.d fail2ban disable >/dev/null 2>&1 || true
+	fi
+	echo "deps: fail2ban installed for the tests, its service masked (systemctl unmask fail2ban to use it)"
+fi

@@ -101,6 +101,9 @@ cmocka "calm under a SYN flood" tests/lab/test_flood.sh
 cmocka "real clients" tests/lab/test_real.sh
 # TLS clients cut by a listed JA4 or JA3, through the inspector (root only)
 cmocka "TLS fingerprints through the inspector" tests/lab/test_tls.sh
+# issue 17's block lists as the tools write them: the real fail2ban's two jails by table and
+# by pattern, a set made later, a never-cut address in a cut prefix (root only)
+cmocka "block lists as the tools write them" tests/lab/test_lists.sh
 # the measurement scripts, run short: lab/cut.sh, lab/verdict.sh, lab/many.sh (root only)
 cmocka "lab scripts" tests/lab/test_scripts.sh
 export FC_PROGS=$BUILD/asan

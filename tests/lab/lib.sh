@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# What the lab suites (tests/lab/test_lab.sh, tests/lab/test_real.sh) share:
+# What the lab suites (tests/lab/test_lab.sh, test_real.sh, test_lists.sh) share:
 # sourced, never run.  The suite then defines its tests as functions, lists
 # them in the array `tests`, and calls lab_suite:
 #
@@ -59,6 +59,92 @@ kill_and_wait() {
 
 # flowcutd has programmed a coprocessor a second time
 reprogrammed() { wait_for 50 bash -c "[ \$(grep -c programmed $run/flowcutd.log) -ge 2 ]"; }
+
+# ---- streams, counters and fail2ban, for more than one suite ----
+
+# the stream itself (not iperf3's TCP control connection) crosses the fast path:
+# its protocol is in the table and frames are forwarded there
+stream_offloaded() { # proto
+	conns | grep -q " IPS  [46] $1 " &&
+		[ "$(counter FROM_WIRE_TO_WIRE_VERDICT_CUT_THRU)" -ge 200 ] 2>/dev/null
+}
+# a UDP stream in the background (its pid in $stream): to dst at rate for
+# seconds, to port (5202; iperf3's output in $run/udp.out, or udp-PORT.out)
+# from source (the client's first address by default)
+udp_stream() { # dst rate seconds [port [source]]
+	local port=${4:-5202}
+	ex server iperf3 -s -D -1 -p "$port" >/dev/null 2>&1
+	sleep 0.3
+	ex client timeout $(( $3 + 5 )) iperf3 -u -c "$1" -p "$port" ${5:+-B "$5"} -b "$2" -t "$3" -l 1000 \
+		>"$run/udp${4:+-$4}.out" 2>&1 &
+	stream=$!
+}
+# waits for the stream's end (not for daemons a test started again)
+stream_end() { wait "$stream" 2>/dev/null || true; }
+
+# frames the server took in: UDP to 5202, TCP to 5203 (counters of its own)
+port_counters() {
+	ex server nft -f - <<-EOF
+	table inet cnt {
+		counter p5202 {}
+		counter p5203 {}
+		chain in {
+			type filter hook input priority -10; policy accept;
+			udp dport 5202 counter name p5202
+			tcp dport 5203 counter name p5203
+		}
+	}
+	EOF
+}
+port_rx() { ex server nft list counter inet cnt "p$1" | sed -n 's/.*packets \([0-9]*\).*/\1/p'; }
+# "FAMILY PORT": a connection to PORT forwards in the fast path now, at the
+# revision in force (its orig packets climb over 0.2 s), not cut
+forwarding() {
+	local a b
+	a=$(fwd_packets "$1" "$2") || return 1
+	sleep 0.2
+	b=$(fwd_packets "$1" "$2") || return 1
+	[ "$b" -gt "$a" ]
+}
+fwd_packets() {
+	local st cs
+	st=$("$ctl" --link "/run/flowcut-lab/$L/link" --json status) || return 1
+	cs=$("$ctl" --link "/run/flowcut-lab/$L/link" --json conns) || return 1
+	python3 -c '
+import json, sys
+st, cs, fam, port = json.loads(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3], sys.argv[4]
+n = [c["dirs"][0]["packets"] for c in cs
+     if c["state"] == "valid" and c["fw_rev"] == st["fw_rev"] and c["verdict"] != "DROP"
+     and c["dirs"][0]["action"] != "DROP" and c["dirs"][0]["key"].startswith(fam + " ")
+     and (":" + port + " port ") in c["dirs"][0]["key"]]
+sys.exit(1) if not n else print(sum(n))' "$st" "$cs" "$1" "$2"
+}
+
+# The real fail2ban (Debian's package) in the host's namespace, every file
+# of its own in $run/f2b: f2b_conf makes $run/f2b/conf, a copy of
+# /etc/fail2ban without Debian's jails (sshd on the machine's logs) and with
+# its socket, pid, database and log in $run/f2b - the machine's fail2ban
+# and its files are never touched; the suite writes conf/jail.local, then
+# f2b_up JAIL starts it (ready when JAIL answers).
+f2b() { ex host fail2ban-client -c "$run/f2b/conf" "$@"; }
+f2b_conf() {
+	rm -rf "$run/f2b"
+	mkdir -p "$run/f2b"
+	cp -r /etc/fail2ban "$run/f2b/conf"
+	rm -f "$run/f2b/conf/jail.d/"*	# Debian's: sshd, on the machine's logs
+	cat >"$run/f2b/conf/fail2ban.local" <<-EOF
+	[Definition]
+	logtarget = $run/f2b/fail2ban.log
+	socket = $run/f2b/fail2ban.sock
+	pidfile = $run/f2b/fail2ban.pid
+	dbfile = $run/f2b/fail2ban.sqlite3
+	EOF
+}
+f2b_up() { # jail
+	timeout 20 "$lab" exec "$L" host fail2ban-client -c "$run/f2b/conf" start >/dev/null 2>&1 &&
+		wait_for 50 f2b status "$1"
+}
+f2b_stop() { timeout 20 "$lab" exec "$L" host fail2ban-client -c "$run/f2b/conf" stop >/dev/null 2>&1; }
 
 # runs "${tests[@]}" (see the top of this file), which the suite sets
 # shellcheck disable=SC2154

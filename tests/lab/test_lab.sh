@@ -10,12 +10,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/lab/lib.sh
 . "$here/lib.sh"	# say ex rx counter conns cfg wait_for lab_up lab_down, the runner: lab_suite
 
-# the stream itself (not iperf3's TCP control connection) crosses the fast path:
-# its protocol is in the table and frames are forwarded there
-stream_offloaded() { # proto
-	conns | grep -q " IPS  [46] $1 " &&
-		[ "$(counter FROM_WIRE_TO_WIRE_VERDICT_CUT_THRU)" -ge 200 ] 2>/dev/null
-}
 # connections in the fast path; "error" when flowcutctl could not say
 njson() {
 	local out
@@ -29,43 +23,21 @@ no_udp_conn() {
 	! echo "$out" | grep -q ' udp '
 }
 
-# a UDP stream in the background: dst rate seconds
 # flowcutctl as nobody (nogroup, no other group) on flowcutd's control socket
 ctl_as_nobody() {
 	ex host setpriv --reuid=nobody --regid=nogroup --clear-groups "$ctl" --control "$run-ctl/flowcutd.sock" "$@"
 }
 
-udp_stream() {
-	ex server iperf3 -s -D -1 -p 5202 >/dev/null 2>&1
-	sleep 0.3
-	ex client timeout $(( $3 + 5 )) iperf3 -u -c "$1" -p 5202 -b "$2" -t "$3" -l 1000 \
-		>"$run/udp.out" 2>&1 &
-	stream=$!
-}
-# waits for the stream's end (not for daemons a test started again)
-stream_end() { wait "$stream" 2>/dev/null || true; }
 
 # ---- the tests: each returns 0 (ok), 1 (not ok) ----
 
-# fail2ban in the host's namespace, every file of its own in $run/f2b (its
-# socket, pid, database and log: the machine's fail2ban is not touched),
-# one jail whose ban action is Debian's nftables action writing into
-# inet filter f2b-flowcut (a set flowcutd is told to watch), with a rule
-# of its own in the forward hook.
-f2b() { ex host fail2ban-client -c "$run/f2b/conf" "$@"; }
+# fail2ban in the host's namespace (lib.sh's f2b_conf: every file of its
+# own in $run/f2b), one jail whose ban action is Debian's nftables action
+# writing into inet filter f2b-flowcut (a set flowcutd is told to watch),
+# with a rule of its own in the forward hook.
 f2b_start() {
-	rm -rf "$run/f2b"
-	mkdir -p "$run/f2b"
-	cp -r /etc/fail2ban "$run/f2b/conf"
-	rm -f "$run/f2b/conf/jail.d/"*	# Debian's: sshd, on the machine's logs
+	f2b_conf
 	: >"$run/f2b/auth.log"
-	cat >"$run/f2b/conf/fail2ban.local" <<-EOF
-	[Definition]
-	logtarget = $run/f2b/fail2ban.log
-	socket = $run/f2b/fail2ban.sock
-	pidfile = $run/f2b/fail2ban.pid
-	dbfile = $run/f2b/fail2ban.sqlite3
-	EOF
 	cat >"$run/f2b/conf/jail.local" <<-EOF
 	[flowcut-lab]
 	enabled = true
@@ -77,10 +49,8 @@ f2b_start() {
 	protocol = tcp,udp
 	banaction = nftables[type=allports, table=filter, table_family=inet, chain=f2b-chain, chain_hook=forward, blocktype=drop, addr_set=f2b-flowcut, actionstart_on_demand=false]
 	EOF
-	timeout 20 "$lab" exec "$L" host fail2ban-client -c "$run/f2b/conf" start >/dev/null 2>&1 &&
-		wait_for 50 f2b status flowcut-lab
+	f2b_up flowcut-lab
 }
-f2b_stop() { timeout 20 "$lab" exec "$L" host fail2ban-client -c "$run/f2b/conf" stop >/dev/null 2>&1; }
 
 # The seed's cut: a UDP flood at 400 Mbit/s offloaded, then a cut of one of
 # its ends (the server, or with "client" the client).  In the ten seconds
@@ -665,43 +635,6 @@ t_flowcutd_restart() {
 
 # ---- the host's lease: flowcutd stopped, or stopped cleanly ----
 
-# frames the server took in: UDP to 5202, TCP to 5203 (counters of its own)
-port_counters() {
-	ex server nft -f - <<-EOF
-	table inet cnt {
-		counter p5202 {}
-		counter p5203 {}
-		chain in {
-			type filter hook input priority -10; policy accept;
-			udp dport 5202 counter name p5202
-			tcp dport 5203 counter name p5203
-		}
-	}
-	EOF
-}
-port_rx() { ex server nft list counter inet cnt "p$1" | sed -n 's/.*packets \([0-9]*\).*/\1/p'; }
-# "FAMILY PORT": a connection to PORT forwards in the fast path now, at the
-# revision in force (its orig packets climb over 0.2 s), not cut
-forwarding() {
-	local a b
-	a=$(fwd_packets "$1" "$2") || return 1
-	sleep 0.2
-	b=$(fwd_packets "$1" "$2") || return 1
-	[ "$b" -gt "$a" ]
-}
-fwd_packets() {
-	local st cs
-	st=$("$ctl" --link "/run/flowcut-lab/$L/link" --json status) || return 1
-	cs=$("$ctl" --link "/run/flowcut-lab/$L/link" --json conns) || return 1
-	python3 -c '
-import json, sys
-st, cs, fam, port = json.loads(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3], sys.argv[4]
-n = [c["dirs"][0]["packets"] for c in cs
-     if c["state"] == "valid" and c["fw_rev"] == st["fw_rev"] and c["verdict"] != "DROP"
-     and c["dirs"][0]["action"] != "DROP" and c["dirs"][0]["key"].startswith(fam + " ")
-     and (":" + port + " port ") in c["dirs"][0]["key"]]
-sys.exit(1) if not n else print(sum(n))' "$st" "$cs" "$1" "$2"
-}
 lease_state() { "$ctl" --link "/run/flowcut-lab/$L/link" --json status | sed -n 's/.*"state": "\([a-z]*\)".*/\1/p'; }
 
 # flowcutd stopped (SIGSTOP) under two live streams (UDP to 5202, TCP to
