@@ -1026,7 +1026,7 @@ why_source(const json_t *s, const char *indent)
 	else
 		printf("%slist %s: line %" JSON_INTEGER_FORMAT " (%s)\n", indent, jstr(s, "name", "?"),
 		       json_integer_value(json_object_get(s, "line")),
-		       jstr(s, "entry", "not found in the file now"));
+		       jstr(s, "entry", "not in the file's first 65,536 lines now"));
 }
 
 static void

@@ -16,6 +16,8 @@
 #include "fd_offload_cut.h"
 #include "fd_why.h"
 
+#define FD_EXPLAIN_LINES_MAX 65536	/* a list's lines read for a `why` (list_line) */
+
 /* The range of canonical `l` that holds the address, or NULL. */
 static const struct fc_range *
 range_of(const struct fc_list *l, uint8_t family, const uint8_t *addr)
@@ -37,7 +39,13 @@ range_json(const struct fc_range *r)
 	return r ? json_string(fc_range_format(r, buf, sizeof(buf))) : json_null();
 }
 
-/* The line (from 1) of list file `path` whose entry holds the address, it in *entry; 0: none. */
+/*
+ * The line (from 1) of list file `path` whose entry holds the address, it
+ * in *entry; 0: none in the first FD_EXPLAIN_LINES_MAX lines.  Bounded: a
+ * `why` (root's, or the read group's) is answered in the main loop, and a
+ * million-line list read a line at a time, each parsed, would hold every
+ * cut and offload behind it; a read-group user could ask again and again.
+ */
 static unsigned long
 list_line(const char *path, uint8_t family, const uint8_t *addr, json_t **entry)
 {
@@ -48,7 +56,8 @@ list_line(const char *path, uint8_t family, const uint8_t *addr, json_t **entry)
 	unsigned long no = 0, found = 0;
 
 	*entry = json_null();
-	while (f != NULL && found == 0 && (n = getline(&line, &cap, f)) >= 0) {
+	while (f != NULL && found == 0 && no < FD_EXPLAIN_LINES_MAX &&
+	       (n = getline(&line, &cap, f)) >= 0) {
 		struct fc_list one = { 0 };
 
 		no++;

@@ -9,7 +9,9 @@
  * list's line is found by reading that file's lines again when asked (one
  * line parsed at a time by fc_list_parse: the file as it is now; a line
  * changed since the cut is not the one that cut it), so a cut keeps no
- * line and no text (fd_why.h: 32 B a connection).  A fingerprint's cut
+ * line and no text (fd_why.h: 32 B a connection); the first 65,536 lines
+ * only (the main loop's: a line past them reads as line 0, "not in the
+ * first 65,536 lines").  A fingerprint's cut
  * (tls) says "by fingerprint" and its list line if the record has one;
  * its fingerprint itself is not kept (fd_cut_conn carries none).
  *

@@ -903,6 +903,21 @@ test_explain_rows(void **state)
 	assert_non_null(strstr(ans, "\",\"followed\":true,\"elements\":2,\"cut\":1,"));
 	assert_int_equal(strncmp(ans, "ok {\"sources\":[{", 15), 0);
 	assert_non_null(strstr(ans, "}\n"));
+	/* a list's lines read for a `why`: the first 65,536 (the main loop's time) */
+	for (int past = 0; past < 2; past++) {
+		uint8_t a[4] = { 192, 0, 2, 7 };
+		FILE *f = fopen(path, "w");
+
+		assert_non_null(f);
+		for (int k = 0; k < 65535 + past; k++)
+			fputs("# a comment\n", f);
+		fputs("192.0.2.0/24\n", f);	/* line 65,536, or 65,537 */
+		assert_int_equal(fclose(f), 0);
+		fd_explain_addr(&(struct fd_explain_parts){ .why = w, .cut = cut, .off = off }, 4, a,
+				ans, sizeof(ans));
+		if (strstr(ans, past ? "\"line\":0," : "\"line\":65536,") == NULL)
+			fail_msg("why 192.0.2.7, its line at %d: %s", 65536 + past, ans);
+	}
 	{	/* an answer longer than the room: an error, not a part */
 		uint8_t a[4] = { 198, 19, 0, 10 };
 
