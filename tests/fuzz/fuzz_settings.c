@@ -28,9 +28,12 @@ fuzz_one(const uint8_t *data, size_t size)
 	if (rc == 0) {
 		int n = fc_settings_format(&s, text, sizeof(text));
 
-		if (n < 0 || (size_t)n >= sizeof(text) ||
-		    fc_settings_parse(text, (size_t)n, &back, err, sizeof(err)) != 0 ||
-		    memcmp(&s, &back, sizeof(s)) != 0) {
+		int again = n < 0 || (size_t)n >= sizeof(text) ? -1
+			    : fc_settings_parse(text, (size_t)n, &back, err, sizeof(err));
+
+		/* where never_cut_file stood is not a setting: the written file orders the keys */
+		s.never_file_line = back.never_file_line = 0;
+		if (again != 0 || memcmp(&s, &back, sizeof(s)) != 0) {
 			fprintf(stderr, "fuzz_settings: an accepted file does not round-trip\n");
 			abort();
 		}
