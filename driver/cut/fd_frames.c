@@ -26,7 +26,8 @@ struct fd_frames {
 	long n, next;			/* their count, the next to read */
 	unsigned int inflight;
 	uint64_t last_ms, read;
-	bool started;
+	uint64_t round_ms;		/* when the last round's walk was */
+	bool started, rounded;
 	struct rd rd[FD_FRAMES_PER_TURN];
 };
 
@@ -84,7 +85,11 @@ fd_frames_turn(struct fd_frames *f, uint64_t now_ms)
 		return 0;
 	f->started = true;
 	f->last_ms = now_ms;
-	if (f->next >= f->n) {	/* a new round */
+	if (f->next >= f->n) {	/* a new round: its walk once a minute at most (fd_frames.h) */
+		if (f->rounded && now_ms - f->round_ms < FD_FRAMES_ROUND_MS)
+			return 0;
+		f->rounded = true;
+		f->round_ms = now_ms;
 		free(f->round);
 		f->round = NULL;
 		f->next = 0;
