@@ -346,6 +346,19 @@ lost(struct fd_ct *c)
 		nfnl_rcvbufsiz(nfct_nfnlh(c->ev), c->evbuf_ask));
 }
 
+/*
+ * nfct_nlmsg_parse, after the length check it does not make: a message
+ * shorter than its nfgenmsg made it parse attributes from past the
+ * message's end (the fuzzer's: a 16-byte CT_NEW, a read past the buffer).
+ */
+static int
+ct_parse(const struct nlmsghdr *nlh, struct nf_conntrack *ct)
+{
+	if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(struct nfgenmsg)))
+		return -1;
+	return nfct_nlmsg_parse(nlh, ct);
+}
+
 /* ---- events ---- */
 
 struct parse_ctx {
@@ -371,7 +384,7 @@ event_msg(const struct nlmsghdr *nlh, void *data)
 	ct = nfct_new();
 	if (ct == NULL)
 		return -ENOMEM;	/* lost: the caller reconciles as for ENOBUFS */
-	if (nfct_nlmsg_parse(nlh, ct) < 0) {
+	if (ct_parse(nlh, ct) < 0) {
 		fprintf(stderr, "flowcutd: a conntrack event (type %u, %u bytes) did not parse\n",
 			type, nlh->nlmsg_len);
 		nfct_destroy(ct);
@@ -684,7 +697,7 @@ batch_answer(const struct nlmsghdr *nlh, void *arg)
 		return 0;	/* not one of ours (nothing else is sent on it) */
 	if (nlh->nlmsg_type == ((NFNL_SUBSYS_CTNETLINK << 8) | IPCTNL_MSG_CT_NEW)) {
 		if (a->ct[i] == NULL && (a->ct[i] = nfct_new()) != NULL &&
-		    nfct_nlmsg_parse(nlh, a->ct[i]) < 0) {
+		    ct_parse(nlh, a->ct[i]) < 0) {
 			nfct_destroy(a->ct[i]);	/* done gets -EPROTO */
 			a->ct[i] = NULL;
 		}
@@ -947,7 +960,7 @@ dump_msg(const struct nlmsghdr *nlh, void *data)
 	ct = nfct_new();
 	if (ct == NULL)
 		return -ENOMEM;
-	if (nfct_nlmsg_parse(nlh, ct) < 0) {
+	if (ct_parse(nlh, ct) < 0) {
 		fprintf(stderr, "flowcutd: a dumped conntrack state (%u bytes) did not parse; "
 			"skipped\n", nlh->nlmsg_len);
 		nfct_destroy(ct);
