@@ -109,10 +109,10 @@ f_tag(uint64_t h)
 	return t != 0 ? t : 1;	/* a slot of 0 is empty */
 }
 
+/* The slot of key `k` (its hash `h`, off_key_hash's): its record's, or the empty one it would take. */
 static uint64_t *
-f_slot(struct off_sync *s, const struct fc_key *k)
+f_slot(struct off_sync *s, const struct fc_key *k, uint64_t h)
 {
-	uint64_t h = off_key_hash(k);
 	uint32_t tag = f_tag(h);
 
 	if (s->fixcap == 0)
@@ -129,7 +129,7 @@ f_slot(struct off_sync *s, const struct fc_key *k)
 static struct off_fconn *
 f_find(struct fd_offload *o, const struct fc_key *orig)
 {
-	uint64_t *v = f_slot(&o->sync, orig);
+	uint64_t *v = f_slot(&o->sync, orig, off_key_hash(orig));
 
 	return v != NULL && *v != 0 ? &o->sync.fa[(uint32_t)*v - 1] : NULL;
 }
@@ -215,7 +215,7 @@ f_add(struct fd_offload *o, const struct fc_conn_brief *b)
 	struct fc_conn_info ci;
 	struct off_fconn f = { .id = b->id, .last_seen = b->last_seen, .fw_rev = b->fw_rev };
 	struct off_entry *e = off_find_fp(o, b->id);
-	uint64_t *v;
+	uint64_t *v, h;
 
 	info_of(b, &ci);
 	if (e == NULL && off_dropping(&ci))
@@ -223,7 +223,8 @@ f_add(struct fd_offload *o, const struct fc_conn_brief *b)
 	f.key = b->key[0];
 	f.key.port = 0;
 	f.dropping = off_dropping(&ci);
-	v = f_slot(s, &f.key);
+	h = off_key_hash(&f.key);
+	v = f_slot(s, &f.key, h);
 	if (v != NULL && *v != 0) {
 		struct off_fconn *old = &s->fa[(uint32_t)*v - 1];
 
@@ -234,9 +235,9 @@ f_add(struct fd_offload *o, const struct fc_conn_brief *b)
 	}
 	if (f_room(s) != 0)
 		return;		/* unknown to the run: neither reclaimed nor matched */
-	v = f_slot(s, &f.key);	/* the index may have grown */
+	v = f_slot(s, &f.key, h);	/* the index may have grown */
 	s->fa[s->fn] = f;
-	*v = (uint64_t)f_tag(off_key_hash(&f.key)) << 32 | (s->fn + 1);
+	*v = (uint64_t)f_tag(h) << 32 | (s->fn + 1);
 	s->fn++;
 }
 
