@@ -1023,6 +1023,9 @@ why_source(const json_t *s, const char *indent)
 	if (strcmp(jstr(s, "kind", ""), "set") == 0)
 		printf("%sset %s: element %s\n", indent, jstr(s, "name", "?"),
 		       jstr(s, "element", "(none now)"));
+	else if (strcmp(jstr(s, "kind", ""), "fingerprints") == 0)
+		printf("%sfingerprints %s: line %" JSON_INTEGER_FORMAT "\n", indent,
+		       jstr(s, "name", "?"), json_integer_value(json_object_get(s, "line")));
 	else
 		printf("%slist %s: line %" JSON_INTEGER_FORMAT " (%s)\n", indent, jstr(s, "name", "?"),
 		       json_integer_value(json_object_get(s, "line")),
@@ -1054,9 +1057,13 @@ why_conn(const json_t *c)
 		printf("%" JSON_INTEGER_FORMAT "\n", json_integer_value(json_object_get(c, "frames")));
 	else
 		printf("not read yet\n");
-	if (json_object_get(c, "by") != NULL)
-		printf("    %s%s\n", jstr(c, "by", ""), json_object_get(c, "line") ? " (its list line "
-		       "is kept)" : "");
+	if (json_object_get(c, "by") != NULL && !json_is_object(src)) {
+		printf("    %s", jstr(c, "by", ""));
+		if (json_object_get(c, "line") != NULL)
+			printf(": its list line %" JSON_INTEGER_FORMAT,
+			       json_integer_value(json_object_get(c, "line")));
+		printf("\n");
+	}
 	if (json_is_object(src))
 		why_source(src, "    ");
 }
@@ -1123,7 +1130,7 @@ cmd_triggers(const char *control, int argc, char **argv)
 		return 1;
 	if (json)
 		return print_json(doc);
-	printf("%-4s %-8s %10s %10s %12s  %s\n", "kind", "followed", "elements", "cut", "frames",
+	printf("%-12s %-8s %10s %10s %12s  %s\n", "kind", "followed", "elements", "cut", "frames",
 	       "name");
 	json_array_foreach(json_object_get(doc, "sources"), i, v) {
 		char frames[24] = "not read";
@@ -1131,7 +1138,7 @@ cmd_triggers(const char *control, int argc, char **argv)
 		if (json_is_true(json_object_get(doc, "frames_read")))
 			snprintf(frames, sizeof(frames), "%" JSON_INTEGER_FORMAT,
 				 json_integer_value(json_object_get(v, "frames")));
-		printf("%-4s %-8s %10" JSON_INTEGER_FORMAT " %10" JSON_INTEGER_FORMAT " %12s  %s\n",
+		printf("%-12s %-8s %10" JSON_INTEGER_FORMAT " %10" JSON_INTEGER_FORMAT " %12s  %s\n",
 		       jstr(v, "kind", "?"), json_is_true(json_object_get(v, "followed")) ? "yes" : "no",
 		       json_integer_value(json_object_get(v, "elements")),
 		       json_integer_value(json_object_get(v, "cut")), frames, jstr(v, "name", "?"));

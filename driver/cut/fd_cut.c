@@ -55,6 +55,8 @@ struct pending {
 	uint32_t ct_id;
 	uint64_t fp_id;
 	enum fd_cut_trigger trigger;
+	uint32_t line;		/* its record's (fd_cut_cause): a fingerprint's list line, or 0 */
+	uint16_t src;		/* its record's source when the cause named one, else FD_WHY_NONE */
 	bool in_fp;		/* in the fast path (fp_id) */
 	bool hw;		/* dropping there */
 	int why;		/* why it could not be made dropping (a negative errno), or 0 */
@@ -250,6 +252,7 @@ pending_new(struct fd_cut *c, const struct nf_conntrack *ct, enum fd_cut_trigger
 	p->c = c;
 	p->ct_id = nfct_get_attr_u32(ct, ATTR_ID);
 	p->trigger = t;
+	p->src = FD_WHY_NONE;
 	return p;
 }
 
@@ -261,7 +264,8 @@ pending_take(struct fd_cut *c, struct nf_conntrack *tuple, uint32_t ct_id, enum 
 
 	if (p == NULL)
 		return NULL;
-	*p = (struct pending){ .c = c, .ct = tuple, .ct_id = ct_id, .trigger = t };
+	*p = (struct pending){ .c = c, .ct = tuple, .ct_id = ct_id, .trigger = t,
+			       .src = FD_WHY_NONE };
 	return p;
 }
 
@@ -430,15 +434,18 @@ fd_cut_never_list(const struct fd_cut *c)
 
 /*
  * A connection now dropping on the coprocessor: its record for `why` (its
- * source by its ends: the set's or the list's that holds one), kept beside
- * the binding's entry.  `made`: created dropping, its frames counted from 0.
+ * source by its ends: the set's or the list's that holds one; or the one
+ * its cause named, with its line), kept beside the binding's entry.
+ * `made`: created dropping, its frames counted from 0.
  */
 static void
-why_note(struct fd_cut *c, uint64_t fp_id, enum fd_cut_trigger t, bool made)
+why_note(struct fd_cut *c, uint64_t fp_id, const struct pending *p, bool made)
 {
+	enum fd_cut_trigger t = p->trigger;
 	struct fd_offload_conn oc;
 	struct fd_why_rec r = { .trigger = (uint8_t)t, .hw = 1, .based = made,
-				.when_s = (uint32_t)time(NULL), .src = FD_WHY_NONE };
+				.when_s = (uint32_t)time(NULL), .src = p->src,
+				.line = p->line };
 
 	if (c->why == NULL || fd_offload_find_fp(c->off, fp_id, &oc, NULL) != 0)
 		return;
@@ -460,7 +467,7 @@ made_done(void *dctx, int rc, uint64_t fp_id)
 	p->fp_id = fp_id;
 	if (rc == 0) {
 		now_dropping(p->c);
-		why_note(p->c, fp_id, p->trigger, true);
+		why_note(p->c, fp_id, p, true);
 	}
 	kill_state(p, rc == 0, rc == 0, rc);
 }
@@ -476,7 +483,7 @@ drop_done(void *dctx, int rc, const void *ans, uint16_t len)
 	(void)ans, (void)len;
 	if (rc == 0 && fd_offload_mark_cut(c->off, p->fp_id, (uint8_t)p->trigger) == 0) {
 		now_dropping(c);
-		why_note(c, p->fp_id, p->trigger, false);
+		why_note(c, p->fp_id, p, false);
 		kill_state(p, true, true, 0);
 		return;
 	}
@@ -583,9 +590,24 @@ never_state(struct fd_cut *c, const struct nf_conntrack *ct, const struct fd_off
 	return true;
 }
 
+/* The cause's part of a pending cut's record: its line, its source named (fd_why_source). */
+static void
+pending_cause(struct fd_cut *c, struct pending *p, const struct fd_cut_cause *from)
+{
+	int src;
+
+	if (from == NULL)
+		return;
+	p->line = from->line;
+	if (from->list != NULL && c->why != NULL &&
+	    (src = fd_why_source(c->why, FD_WHY_FINGERPRINTS, from->list)) >= 0)
+		p->src = (uint16_t)src;
+}
+
 /* One live state to cut: 1 when it was (or is being) cut, 0 when it was cut already. */
 static int
-cut_one(struct fd_cut *c, const struct nf_conntrack *ct, enum fd_cut_trigger t)
+cut_one(struct fd_cut *c, const struct nf_conntrack *ct, enum fd_cut_trigger t,
+	const struct fd_cut_cause *from)
 {
 	struct fd_offload_conn oc;
 	bool offloaded;
@@ -604,6 +626,7 @@ cut_one(struct fd_cut *c, const struct nf_conntrack *ct, enum fd_cut_trigger t)
 		cut_bare(c, ct, offloaded ? &oc : NULL, t);
 		return 1;
 	}
+	pending_cause(c, p, from);
 	if (offloaded) {
 		cut_offloaded(c, &oc, p);
 		return 1;
@@ -722,7 +745,7 @@ fd_cut_ranges(struct fd_cut *c, const struct fc_list *l, enum fd_cut_trigger t)
 	cut_done(c);
 	rc = c->ct.dump(c->ct.ctx, &all, &n);
 	for (size_t i = 0; i < n; i++)
-		if (far_end_in(all[i], l) && cut_one(c, all[i], t) > 0)
+		if (far_end_in(all[i], l) && cut_one(c, all[i], t, NULL) > 0)
 			cut++;
 	fd_ct_dump_free(all, n);
 	cut_done(c);
@@ -736,16 +759,30 @@ fd_cut_ranges(struct fd_cut *c, const struct fc_list *l, enum fd_cut_trigger t)
 }
 
 int
-fd_cut_state(struct fd_cut *c, const struct nf_conntrack *ct, enum fd_cut_trigger t)
+fd_cut_state_from(struct fd_cut *c, const struct nf_conntrack *ct, enum fd_cut_trigger t,
+		  const struct fd_cut_cause *from)
 {
-	int cut = cut_one(c, ct, t);
+	int cut = cut_one(c, ct, t, from);
 
 	cut_done(c);
 	return cut;
 }
 
 int
+fd_cut_state(struct fd_cut *c, const struct nf_conntrack *ct, enum fd_cut_trigger t)
+{
+	return fd_cut_state_from(c, ct, t, NULL);
+}
+
+int
 fd_cut_conn(struct fd_cut *c, uint64_t fp_id, enum fd_cut_trigger t)
+{
+	return fd_cut_conn_from(c, fp_id, t, NULL);
+}
+
+int
+fd_cut_conn_from(struct fd_cut *c, uint64_t fp_id, enum fd_cut_trigger t,
+		 const struct fd_cut_cause *from)
 {
 	struct fd_offload_conn oc;
 	struct nf_conntrack *tuple = NULL, *whole;
@@ -761,7 +798,7 @@ fd_cut_conn(struct fd_cut *c, uint64_t fp_id, enum fd_cut_trigger t)
 	nfct_destroy(tuple);
 	if (whole == NULL)
 		return -ENOENT;	/* the state just went: its DESTROY takes it out */
-	rc = cut_one(c, whole, t);
+	rc = cut_one(c, whole, t, from);
 	nfct_destroy(whole);
 	cut_done(c);
 	return rc < 0 ? rc : 0;

@@ -161,6 +161,24 @@ int fd_cut_state(struct fd_cut *c, const struct nf_conntrack *ct, enum fd_cut_tr
 int fd_cut_conn(struct fd_cut *c, uint64_t fp_id, enum fd_cut_trigger t);
 
 /*
+ * What a fingerprint's cut carries to its record (fd_why.h) besides its
+ * trigger: the watched_fingerprints file that matched (its path; NULL:
+ * none named) and the fingerprint's line in it (from 1; 0: not known).
+ * fd_cut_conn_from, fd_cut_state_from - fd_cut_conn and fd_cut_state with
+ * it (`from` NULL: as they are).  A choice: a cause beside the trigger,
+ * not a line in every call, so the cuts that keep no line (hand, conn,
+ * set, list: theirs is found by the address when asked) keep their calls.
+ */
+struct fd_cut_cause {
+	const char *list;
+	uint32_t line;
+};
+int fd_cut_conn_from(struct fd_cut *c, uint64_t fp_id, enum fd_cut_trigger t,
+		     const struct fd_cut_cause *from);
+int fd_cut_state_from(struct fd_cut *c, const struct nf_conntrack *ct, enum fd_cut_trigger t,
+		      const struct fd_cut_cause *from);
+
+/*
  * fd_cut_release - the cut undone where what cut it is gone: every
  * connection cut by hand, a watched set or a list (or by a flowcutd before
  * this one: its trigger is unknown, so its addresses decide) with neither

@@ -77,6 +77,13 @@ list_line(const char *path, uint8_t family, const uint8_t *addr, json_t **entry)
 	return found;
 }
 
+/* A source's kind as the answers name it. */
+static const char *
+kind_name(enum fd_why_kind k)
+{
+	return k == FD_WHY_SET ? "set" : k == FD_WHY_LIST ? "list" : "fingerprints";
+}
+
 /* Source `src`'s part in an answer about the address: name, kind, element or line. */
 static json_t *
 source_json(const struct fd_why *w, int src, uint8_t family, const uint8_t *addr)
@@ -86,8 +93,7 @@ source_json(const struct fd_why *w, int src, uint8_t family, const uint8_t *addr
 
 	if (s == NULL)
 		return json_null();
-	o = json_pack("{s:s, s:s}", "kind", s->kind == FD_WHY_SET ? "set" : "list", "name",
-		      s->name);
+	o = json_pack("{s:s, s:s}", "kind", kind_name(s->kind), "name", s->name);
 	if (o == NULL)
 		return NULL;
 	if (s->kind == FD_WHY_SET) {
@@ -139,9 +145,16 @@ conn_json(const struct fd_explain_parts *p, const struct fd_offload_conn *oc)
 	json_object_set_new(o, "frames", json_integer((json_int_t)r->frames));
 	json_object_set_new(o, "frames_read", json_boolean(p->frames_read));
 	if (r->trigger == FD_CUT_TLS) {
+		const struct fd_why_src *s = fd_why_src(p->why, r->src);
+
 		json_object_set_new(o, "by", json_string("by fingerprint"));
 		if (r->line)
 			json_object_set_new(o, "line", json_integer((json_int_t)r->line));
+		if (s != NULL)	/* the file that matched, and its line */
+			json_object_set_new(o, "source", json_pack("{s:s, s:s, s:I}", "kind",
+								   kind_name(s->kind), "name",
+								   s->name, "line",
+								   (json_int_t)r->line));
 	} else if (r->src != FD_WHY_NONE) {
 		/* the end the source holds: the server's, else the client's */
 		const struct fc_list *l = fd_why_held(p->why, r->src);
@@ -262,8 +275,7 @@ fd_explain_sources(const struct fd_why *w)
 		const struct fd_why_src *s = fd_why_src(w, (int)i);
 
 		if (json_array_append_new(a, json_pack("{s:s, s:s, s:b, s:I, s:I, s:I}", "kind",
-						       s->kind == FD_WHY_SET ? "set" : "list",
-						       "name", s->name, "followed", s->followed,
+						       kind_name(s->kind), "name", s->name, "followed", s->followed,
 						       "elements", (json_int_t)s->elements, "cut",
 						       (json_int_t)s->cut, "frames",
 						       (json_int_t)s->frames)) != 0) {

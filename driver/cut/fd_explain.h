@@ -11,9 +11,12 @@
  * changed since the cut is not the one that cut it), so a cut keeps no
  * line and no text (fd_why.h: 32 B a connection); the first 65,536 lines
  * only (the main loop's: a line past them reads as line 0, "not in the
- * first 65,536 lines").  A fingerprint's cut
- * (tls) says "by fingerprint" and its list line if the record has one;
- * its fingerprint itself is not kept (fd_cut_conn carries none).
+ * first 65,536 lines").  A fingerprint's cut (tls) says "by fingerprint",
+ * its list line ("line", kept in the record: fd_cut_conn_from) and the
+ * watched_fingerprints file that matched ("source": {"kind":
+ * "fingerprints", "name": its path, "line"}) when the record names it;
+ * the fingerprint itself is not kept (its line is read in the file, and
+ * flowcutd's log line of the cut says it).
  *
  * Frames dropped since the cut: as fd_why_frames last set them (fd_frames:
  * 256 cut connections a second, so a count is at most ceil(cut / 256) s

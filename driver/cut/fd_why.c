@@ -43,6 +43,7 @@ fd_why_source(struct fd_why *w, enum fd_why_kind kind, const char *name)
 	if (w->nsrc == FD_WHY_SOURCES)
 		return -E2BIG;
 	w->src[w->nsrc].kind = kind;
+	w->src[w->nsrc].followed = kind == FD_WHY_FINGERPRINTS;	/* named by its cut: read */
 	strcpy(w->src[w->nsrc].name, name);
 	return (int)w->nsrc++;
 }

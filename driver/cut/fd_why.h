@@ -29,6 +29,15 @@
  * believes one.  Records are never freed one by one: at most one a slot
  * the binding ever used.
  *
+ * A fingerprints file (FD_WHY_FINGERPRINTS) is a source too, named by
+ * fd_cut at the first cut it asks for (fd_cut_conn_from: the file's path
+ * as it was at the match, so a cut keeps naming the file that cut it after
+ * the setting changes), followed from then on; it holds no addresses
+ * (fd_why_held NULL, fd_why_owner never finds it, its `elements` 0: the
+ * fingerprints it holds are fd_ips's figures), its `cut` and `frames`
+ * counted as the others'.  A tls record's `src` names it (FD_WHY_NONE when
+ * the cut came without a file, or the sources were full).
+ *
  * `when` is the wall clock (CLOCK_REALTIME seconds), as an operator reads
  * it; `line` is a fingerprint's list line (trigger tls; 0 for the others,
  * whose element or line is found by the address when asked: a cut by an
@@ -54,12 +63,13 @@
 #include "fc_list.h"
 
 #define FD_WHY_SOURCES 320	/* sources named at most (256 + 16 + 16, and room) */
-#define FD_WHY_NONE 0xffff	/* a record's source: none (hand, conn, tls, or not found) */
+#define FD_WHY_NONE 0xffff	/* a record's source: none (hand, conn, or not found) */
 #define FD_WHY_NAME_MAX 192
 
 enum fd_why_kind {
 	FD_WHY_SET,	/* a watched set: "FAMILY TABLE SET" */
 	FD_WHY_LIST,	/* a watched list file: its path */
+	FD_WHY_FINGERPRINTS,	/* a watched_fingerprints file: its path (fd_cut names it) */
 };
 
 struct fd_why_rec {

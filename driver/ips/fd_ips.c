@@ -32,6 +32,7 @@ struct pending {
 	struct nf_conntrack *tuple;	/* its original tuple (the state's identity, with the id) */
 	struct fd_tuple key;
 	uint64_t deadline;
+	uint32_t line;			/* the fingerprint's list line (its cut's record) */
 };
 
 struct fd_ips {
@@ -287,10 +288,25 @@ pass(struct fd_ips *x, const struct fd_offload_conn *oc)
 		x->st.verdict_failed++;
 }
 
-static void
-cut_now(struct fd_ips *x, const struct fd_offload_conn *oc, const char *tuple)
+/* A decision's list line as a cut's record keeps it (32 bits). */
+static uint32_t
+line32(unsigned long line)
 {
-	int rc = fd_cut_conn(x->cut, oc->fp_id, FD_CUT_TLS);	/* it logs the cut */
+	return line > UINT32_MAX ? UINT32_MAX : (uint32_t)line;
+}
+
+/* What a cut's record names: the file as it is now, the fingerprint's line in it. */
+static struct fd_cut_cause
+cause(const struct fd_ips *x, uint32_t line)
+{
+	return (struct fd_cut_cause){ .list = x->path[0] ? x->path : NULL, .line = line };
+}
+
+static void
+cut_now(struct fd_ips *x, const struct fd_offload_conn *oc, const char *tuple, uint32_t line)
+{
+	struct fd_cut_cause from = cause(x, line);
+	int rc = fd_cut_conn_from(x->cut, oc->fp_id, FD_CUT_TLS, &from);	/* it logs the cut */
 
 	if (rc == 0)
 		x->st.cuts++;
@@ -306,9 +322,11 @@ cut_now(struct fd_ips *x, const struct fd_offload_conn *oc, const char *tuple)
  * connection drop sets).
  */
 static void
-cut_unoffloaded(struct fd_ips *x, const struct nf_conntrack *ct)
+cut_unoffloaded(struct fd_ips *x, const struct nf_conntrack *ct, uint32_t line)
 {
-	if (fd_cut_state(x->cut, ct, FD_CUT_TLS) > 0)	/* it logs the cut */
+	struct fd_cut_cause from = cause(x, line);
+
+	if (fd_cut_state_from(x->cut, ct, FD_CUT_TLS, &from) > 0)	/* it logs the cut */
 		x->st.cut_not_offloaded++;
 }
 
@@ -326,7 +344,7 @@ cut_pending_now(struct fd_ips *x, const struct pending *p)
 		nfct_destroy(ct);
 		return;
 	}
-	cut_unoffloaded(x, ct);
+	cut_unoffloaded(x, ct, p->line);
 	nfct_destroy(ct);
 }
 
@@ -367,7 +385,7 @@ apply(struct fd_ips *x, const struct fd_inspect_decision *d, uint64_t now)
 	fd_offload_settle(x->off);
 	if (fd_offload_find_ct(x->off, ct_id, ct, &oc) == 0) {
 		if (d->cut)
-			cut_now(x, &oc, tuple);
+			cut_now(x, &oc, tuple, line32(d->line));
 		else
 			pass(x, &oc);
 	} else if (!d->cut) {
@@ -385,12 +403,13 @@ apply(struct fd_ips *x, const struct fd_inspect_decision *d, uint64_t now)
 		 * only once its server has answered, which it never will; or
 		 * no room to wait.  The inspector drops its frames meanwhile.
 		 */
-		cut_unoffloaded(x, ct);
+		cut_unoffloaded(x, ct, line32(d->line));
 	} else {
 		/* offloaded in a moment, most likely (its hello came up before its offload) */
 		x->pend[x->npend++] = (struct pending){ .ct_id = ct_id, .tuple = orig,
 							.key = d->key,
-							.deadline = now + FD_IPS_PENDING_MS };
+							.deadline = now + FD_IPS_PENDING_MS,
+							.line = line32(d->line) };
 	}
 	nfct_destroy(ct);
 }
@@ -407,7 +426,7 @@ pending_turn(struct fd_ips *x, uint64_t now)
 		if (fd_offload_find_ct(x->off, p->ct_id, p->tuple, &oc) == 0) {
 			char tuple[128];
 
-			cut_now(x, &oc, fd_tuple_format(&p->key, tuple, sizeof(tuple)));
+			cut_now(x, &oc, fd_tuple_format(&p->key, tuple, sizeof(tuple)), p->line);
 			nfct_destroy(p->tuple);
 		} else if (now >= p->deadline) {
 			cut_pending_now(x, p);

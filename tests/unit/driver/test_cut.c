@@ -840,16 +840,32 @@ test_explain_rows(void **state)
 			     "\"never_cut\":\"198.18.0.30\"", NULL }, "\"when\"" },
 		{ NULL, 99, { "error connection 99: not an offloaded connection", NULL, NULL, NULL },
 		  "ok" },
+		/* a fingerprint's cut (IPv6): its file and its line, as the match carried them */
+		{ NULL, 4, { "\"trigger\":\"tls\"", "\"by\":\"by fingerprint\"", "\"line\":7",
+			     "\"source\":{\"kind\":\"fingerprints\",\"name\":\"/etc/flowcut/ja4.txt\","
+			     "\"line\":7}" }, "error" },
+		{ "2001:2::40", 0, { "\"cut\":true", "\"trigger\":\"tls\"",
+				     "\"name\":\"/etc/flowcut/ja4.txt\",\"line\":7}",
+				     "\"sources\":[]" }, "\"kind\":\"list\"" },
+		/* one cut with no file named: its line alone, no source */
+		{ NULL, 5, { "\"trigger\":\"tls\"", "\"by\":\"by fingerprint\"", "\"line\":9}",
+			     NULL }, "\"source\"" },
 	};
 	static const char lines[] = "# the drop list\n\n2001:2:1::10\n192.0.2.0/24\n";
 	static const struct si_st never4 = { AF_INET, IPPROTO_TCP, "198.18.0.30", "198.51.100.1",
 					     40030, 80, IPS_ASSURED | IPS_SEEN_REPLY | IPS_CONFIRMED,
 					     3, SI_BIT, NULL, false };
+	static const struct si_st tls6 = { AF_INET6, IPPROTO_TCP, "2001:2::40", "2001:2:1::40",
+					   40040, 443, IPS_ASSURED | IPS_SEEN_REPLY | IPS_CONFIRMED,
+					   3, SI_BIT, NULL, false };
+	static const struct si_st tls4 = { AF_INET, IPPROTO_TCP, "198.18.0.50", "198.51.100.50",
+					   40050, 443, IPS_ASSURED | IPS_SEEN_REPLY | IPS_CONFIRMED,
+					   3, SI_BIT, NULL, false };
 	struct fd_cut_parts parts = { .ct = si_ctio, .cmds = si_cmds, .cut_in_hardware = true };
 	struct fd_why *w = fd_why_open();
 	struct fc_list set = list_of("198.19.0.0/24\n"), lst = list_of("2001:2:1::10\n192.0.2.0/24\n");
 	struct fc_list nv = list_of("198.18.0.30\n");
-	char path[] = "/tmp/test_cut_explain_XXXXXX", ans[4096];
+	char path[] = "/tmp/test_cut_explain_XXXXXX", ans[8192];
 	int fd = mkstemp(path), src;
 
 	(void)state;
@@ -870,8 +886,14 @@ test_explain_rows(void **state)
 	si_offloaded(&si_tcp4, 101);	/* fast-path id 1 */
 	si_offloaded(&si_udp6, 102);	/* 2 */
 	si_offloaded(&never4, 103);	/* 3 */
+	si_offloaded(&tls6, 104);	/* 4 */
+	si_offloaded(&tls4, 105);	/* 5 */
 	assert_int_equal(cut_ranges("198.19.0.0/24\n", FD_CUT_SET), 1);
 	assert_int_equal(fd_cut_ranges(cut, &lst, FD_CUT_LIST), 1);
+	assert_int_equal(fd_cut_conn_from(cut, 4, FD_CUT_TLS, &(struct fd_cut_cause){
+						  "/etc/flowcut/ja4.txt", 7 }), 0);
+	assert_int_equal(fd_cut_conn_from(cut, 5, FD_CUT_TLS, &(struct fd_cut_cause){ NULL, 9 }),
+			 0);
 	for (size_t i = 0; i < sizeof(erows) / sizeof(erows[0]); i++) {
 		struct fd_explain_parts p = { .why = w, .cut = cut, .off = off };
 
@@ -901,6 +923,8 @@ test_explain_rows(void **state)
 	assert_non_null(strstr(ans, "\"name\":\"inet f2b-table addr-set-sshd\",\"followed\":true,"
 				    "\"elements\":1,\"cut\":1,\"frames\":0"));
 	assert_non_null(strstr(ans, "\",\"followed\":true,\"elements\":2,\"cut\":1,"));
+	assert_non_null(strstr(ans, "{\"kind\":\"fingerprints\",\"name\":\"/etc/flowcut/ja4.txt\","
+				    "\"followed\":true,\"elements\":0,\"cut\":1,"));
 	assert_int_equal(strncmp(ans, "ok {\"sources\":[{", 15), 0);
 	assert_non_null(strstr(ans, "}\n"));
 	/* a list's lines read for a `why`: the first 65,536 (the main loop's time) */
