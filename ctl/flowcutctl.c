@@ -1143,6 +1143,10 @@ cmd_triggers(const char *control, int argc, char **argv)
 		       json_integer_value(json_object_get(v, "elements")),
 		       json_integer_value(json_object_get(v, "cut")), frames, jstr(v, "name", "?"));
 	}
+	if (json_integer_value(json_object_get(doc, "sources_left")) > 0)
+		printf("(and %" JSON_INTEGER_FORMAT " sources more: no room in flowcutd's answer; "
+		       "flowcutd.json's triggers has them all)\n",
+		       json_integer_value(json_object_get(doc, "sources_left")));
 	json_decref(doc);
 	return 0;
 }

@@ -286,10 +286,33 @@ fd_explain_sources(const struct fd_why *w)
 	return a;
 }
 
+/*
+ * The room of an answer's part besides its sources: "ok {"sources":[",
+ * "],"sources_left":N,"frames_read":false,"record_bytes":N}\n" and its NUL,
+ * with room to spare.
+ */
+#define FD_EXPLAIN_TRIGGERS_REST 128
+
 void
 fd_explain_triggers(const struct fd_explain_parts *p, char *ans, size_t cap)
 {
-	answer(json_pack("{s:o?, s:b, s:I}", "sources", fd_explain_sources(p->why), "frames_read",
-			 p->frames_read, "record_bytes", (json_int_t)fd_why_bytes(p->why)),
+	json_t *all = fd_explain_sources(p->why);
+	size_t n = json_array_size(all), k, used = FD_EXPLAIN_TRIGGERS_REST;
+
+	/* the sources that fit, in the order named: each one's text and its comma */
+	for (k = 0; k < n; k++) {
+		char *t = json_dumps(json_array_get(all, k), JSON_COMPACT | JSON_PRESERVE_ORDER);
+		size_t len = t ? strlen(t) + 1 : cap;
+
+		free(t);
+		if (used + len > cap)
+			break;
+		used += len;
+	}
+	while (json_array_size(all) > k)
+		json_array_remove(all, k);
+	answer(json_pack("{s:o?, s:I, s:b, s:I}", "sources", all, "sources_left",
+			 (json_int_t)(n - k), "frames_read", p->frames_read, "record_bytes",
+			 (json_int_t)fd_why_bytes(p->why)),
 	       "triggers", ans, cap);
 }

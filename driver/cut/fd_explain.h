@@ -72,7 +72,13 @@ void fd_explain_conn(const struct fd_explain_parts *p, uint64_t id, char *ans, s
  * fd_explain_sources - each source's figures (fd_why_src), a JSON array
  * of {"kind","name","followed","elements","cut","frames"} (flowcutd.json's
  * `triggers`); NULL: no memory.  fd_explain_triggers - `triggers`'s
- * answer: {"sources": [...], "frames_read": B, "record_bytes": N}.
+ * answer: {"sources": [...], "sources_left": N, "frames_read": B,
+ * "record_bytes": N}.  The sources that fit in `cap` (FC_CTL_ANS_MAX, 64
+ * KiB) first, in the order they were named, and "sources_left" the number
+ * that did not fit (0: every one): 320 sources with names of
+ * FD_WHY_NAME_MAX bytes are some 90 KB, and an answer is one message.  A
+ * choice: cut short and said, not a second request for the rest - the
+ * request's form stays, and flowcutd.json's `triggers` has them all.
  */
 json_t *fd_explain_sources(const struct fd_why *w);
 void fd_explain_triggers(const struct fd_explain_parts *p, char *ans, size_t cap);

@@ -25,9 +25,11 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 #include <libnetfilter_conntrack/libnetfilter_conntrack.h>
 
 #include <flowcut/fc_cmd.h>
+#include <flowcut/fc_ctl.h>
 
 #include "fc_list.h"
 #include "fd_cut.h"
@@ -957,10 +959,76 @@ test_explain_rows(void **state)
 	unlink(path);
 }
 
+/*
+ * fd_explain_triggers in one answer of FC_CTL_ANS_MAX: the sources that
+ * fit first, in the order named, and "sources_left" for the rest - never
+ * an error for the whole.  Rows: how many sources, their names' length,
+ * how many left out.
+ */
+static void
+test_triggers_rows(void **state)
+{
+	static const struct {
+		unsigned int nsrc;
+		size_t name_len;
+		long left;	/* -1: some (more than none) */
+	} trows[] = {
+		{ FD_WHY_SOURCES, FD_WHY_NAME_MAX - 1, -1 },	/* every source, the longest names */
+		{ FD_WHY_SOURCES, 40, 0 },
+		{ 10, FD_WHY_NAME_MAX - 1, 0 },
+		{ 0, 0, 0 },
+	};
+	static char ans[FC_CTL_ANS_MAX];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(trows) / sizeof(trows[0]); i++) {
+		struct fd_why *w = fd_why_open();
+		json_t *doc, *srcs;
+		size_t got;
+		long left;
+
+		assert_non_null(w);
+		for (unsigned int k = 0; k < trows[i].nsrc; k++) {
+			char name[FD_WHY_NAME_MAX];	/* unique by its number, name_len bytes */
+
+			memset(name, 'a' + (char)(k % 26), trows[i].name_len);
+			snprintf(name, sizeof(name), "/etc/flowcut/%03u", k);
+			name[strlen(name)] = trows[i].name_len > 16 ? '-' : '\0';
+			name[trows[i].name_len] = '\0';
+			assert_int_equal(fd_why_source(w, k % 2 ? FD_WHY_SET : FD_WHY_LIST, name),
+					 (int)k);
+		}
+		fd_explain_triggers(&(struct fd_explain_parts){ .why = w }, ans, sizeof(ans));
+		if (strncmp(ans, "ok {", 4) != 0 || strlen(ans) >= sizeof(ans) ||
+		    ans[strlen(ans) - 1] != '\n')
+			fail_msg("triggers row %zu (%u sources of %zu): %.120s", i, trows[i].nsrc,
+				 trows[i].name_len, ans);
+		doc = json_loads(ans + 3, 0, NULL);
+		assert_non_null(doc);
+		srcs = json_object_get(doc, "sources");
+		got = json_array_size(srcs);
+		left = (long)json_integer_value(json_object_get(doc, "sources_left"));
+		print_message("triggers row %zu: %zu sources answered, %ld left, %zu bytes\n", i,
+			      got, left, strlen(ans));
+		assert_true(json_is_integer(json_object_get(doc, "sources_left")));
+		assert_int_equal(got + (size_t)left, trows[i].nsrc);
+		if (trows[i].left >= 0)
+			assert_int_equal(left, trows[i].left);
+		else
+			assert_true(left > 0 && got > 0);
+		if (got > 0)	/* the first named first */
+			assert_string_equal(json_string_value(json_object_get(json_array_get(srcs, 0),
+									      "name")),
+					    fd_why_src(w, 0)->name);
+		json_decref(doc);
+		fd_why_close(w);
+	}
+}
+
 int
 main(void)
 {
-	struct CMUnitTest tests[sizeof(rows) / sizeof(rows[0]) + 2];
+	struct CMUnitTest tests[sizeof(rows) / sizeof(rows[0]) + 3];
 
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
 		tests[i] = (struct CMUnitTest){ .name = rows[i].what, .test_func = test_row,
@@ -970,5 +1038,7 @@ main(void)
 		"records, frames", .test_func = test_why_rows };
 	tests[sizeof(rows) / sizeof(rows[0]) + 1] = (struct CMUnitTest){ .name = "why: the "
 		"answers (why ADDR, why-conn ID, triggers)", .test_func = test_explain_rows };
+	tests[sizeof(rows) / sizeof(rows[0]) + 2] = (struct CMUnitTest){ .name = "triggers: "
+		"320 sources in one answer", .test_func = test_triggers_rows };
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
