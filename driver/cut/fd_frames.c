@@ -22,10 +22,10 @@ struct fd_frames {
 	struct fd_offload *off;
 	struct fd_cmds cmds;
 	struct fd_why *why;
-	struct fd_offload_conn *round;	/* this round's cut connections (fd_offload_pick_cut) */
-	long n, next;			/* their count, the next to read */
+	uint32_t at;			/* this round's place in fd_why's records (fd_why_next) */
+	bool in_round;			/* a round is going (else: the next waits its time) */
 	unsigned int inflight;
-	uint64_t last_ms, read;
+	uint64_t last_ms, read, looked;
 	uint64_t round_ms;		/* when the last round's walk was */
 	bool started, rounded;
 	struct rd rd[FD_FRAMES_PER_TURN];
@@ -49,15 +49,7 @@ fd_frames_close(struct fd_frames *f)
 {
 	if (f == NULL)
 		return;
-	free(f->round);
 	free(f);
-}
-
-static bool
-pick_all(void *arg, const struct fd_offload_conn *oc)
-{
-	(void)arg, (void)oc;
-	return true;
 }
 
 static void
@@ -85,27 +77,30 @@ fd_frames_turn(struct fd_frames *f, uint64_t now_ms)
 		return 0;
 	f->started = true;
 	f->last_ms = now_ms;
-	if (f->next >= f->n) {	/* a new round: its walk once a minute at most (fd_frames.h) */
+	if (!f->in_round) {	/* a new round: once a minute at most (fd_frames.h) */
 		if (f->rounded && now_ms - f->round_ms < FD_FRAMES_ROUND_MS)
 			return 0;
-		f->rounded = true;
+		f->rounded = f->in_round = true;
 		f->round_ms = now_ms;
-		free(f->round);
-		f->round = NULL;
-		f->next = 0;
-		f->n = fd_offload_pick_cut(f->off, pick_all, NULL, &f->round);
-		if (f->n < 0) {
-			f->n = 0;
-			return -ENOMEM;
-		}
+		f->at = 0;
 	}
-	while (posted < FD_FRAMES_PER_TURN && f->next < f->n) {
-		const struct fd_offload_conn *oc = &f->round[f->next++];
-		struct fc_cmd_conn_id id = { .id = oc->fp_id };
+	while (posted < FD_FRAMES_PER_TURN) {
+		const struct fd_why_rec *w = fd_why_next(f->why, &f->at);
+		struct fd_offload_conn oc;
+		struct fc_cmd_conn_id id;
 		struct rd *r = &f->rd[posted];
 		int rc;
 
-		*r = (struct rd){ .f = f, .id = oc->fp_id, .slot = oc->slot };
+		if (w == NULL) {
+			f->in_round = false;
+			break;
+		}
+		f->looked++;
+		/* stale: released, aged out, or another's cut in the slot since */
+		if (fd_offload_find_cut_slot(f->off, w->slot, &oc) != 0 || oc.cut_by != w->trigger)
+			continue;
+		id = (struct fc_cmd_conn_id){ .id = oc.fp_id };
+		*r = (struct rd){ .f = f, .id = oc.fp_id, .slot = oc.slot };
 		f->inflight++;
 		rc = fd_cmds_post(&f->cmds, FC_CMD_CONN_READ_BY_ID, &id, sizeof(id), read_done, r);
 		if (rc != 0) {
@@ -121,4 +116,10 @@ uint64_t
 fd_frames_read(const struct fd_frames *f)
 {
 	return f->read;
+}
+
+uint64_t
+fd_frames_looked(const struct fd_frames *f)
+{
+	return f->looked;
 }

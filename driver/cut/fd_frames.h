@@ -8,14 +8,16 @@
  * the loop, it acts when FD_FRAMES_PERIOD_MS passed since its last read
  * and nothing of that read is still in flight): it posts CONN_READ_BY_ID
  * for at most FD_FRAMES_PER_TURN cut connections (answered in the loop's
- * poll, no wait), going round the binding's cut connections; a round's
- * ids are taken once (fd_offload_pick_cut: one walk of the binding's
- * table) when the last round is through, and a round starts
- * FD_FRAMES_ROUND_MS after the last one started at the soonest: the walk
- * is of every offloaded connection, cut or not, and once a second it was
- * work per connection per second (test_scale: flowcutd at 1.20 % of a
- * core idle with 60,000 offloaded and none cut, 0.50 % before the
- * reader).  So a connection's count is at most max(60, ceil(cut / 256))
+ * poll, no wait), going round the cut connections by fd_why's records
+ * (fd_why_next: it holds one a slot that was cut, so a round is work per
+ * cut record - stale ones, released or aged out, included, each looked at
+ * in its slot alone, fd_offload_find_cut_slot - never per offloaded
+ * connection), and a round starts FD_FRAMES_ROUND_MS after the last one
+ * started at the soonest (the round once walked the binding's whole
+ * table: test_scale, flowcutd at 1.20 % of a core idle with 60,000
+ * offloaded and none cut, 0.50 % before the reader; kept, so the figures
+ * stay as they were).  A record the table's growth moves mid-round may be
+ * read twice or wait for the next round.  So a connection's count is at most max(60, ceil(cut / 256))
  * seconds old, and one cut since the round began waits for the next: 60 s
  * up to 15,360 cut connections, 391 s at 100,000.  The cost, bounded: 256
  * commands a second at most (24 B each way plus a 200 B answer), one walk
@@ -66,5 +68,7 @@ int fd_frames_turn(struct fd_frames *f, uint64_t now_ms);
 
 /* fd_frames_read - how many counts were read and handed to fd_why so far. */
 uint64_t fd_frames_read(const struct fd_frames *f);
+/* fd_frames_looked - how many of fd_why's records the rounds looked at so far. */
+uint64_t fd_frames_looked(const struct fd_frames *f);
 
 #endif

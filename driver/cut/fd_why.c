@@ -176,6 +176,15 @@ fd_why_get(const struct fd_why *w, uint32_t slot)
 	return p->used ? p : NULL;
 }
 
+const struct fd_why_rec *
+fd_why_next(const struct fd_why *w, uint32_t *at)
+{
+	for (; *at < w->cap; (*at)++)
+		if (w->tab[*at].used)
+			return &w->tab[(*at)++];
+	return NULL;
+}
+
 int
 fd_why_frames(struct fd_why *w, uint32_t slot, uint64_t packets)
 {

@@ -141,6 +141,14 @@ int fd_why_cut(struct fd_why *w, const struct fd_why_rec *r);
 
 /* fd_why_get - the record of slot `slot`, or NULL. */
 const struct fd_why_rec *fd_why_get(const struct fd_why *w, uint32_t slot);
+/*
+ * fd_why_next - an iteration over the records: `*at` starts at 0; the
+ * next record from it (and *at past it), or NULL at the end.  Work per
+ * record (the table is at most 4 times them), not per offloaded
+ * connection; a record written meanwhile may or may not come, and one
+ * the table's growth moved may come twice or not at all in that walk.
+ */
+const struct fd_why_rec *fd_why_next(const struct fd_why *w, uint32_t *at);
 
 /*
  * fd_why_frames - the coprocessor's packets of slot `slot`'s connection,

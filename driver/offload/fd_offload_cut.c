@@ -95,6 +95,17 @@ fd_offload_find_fp(struct fd_offload *o, uint64_t fp_id, struct fd_offload_conn 
 }
 
 int
+fd_offload_find_cut_slot(struct fd_offload *o, uint32_t slot, struct fd_offload_conn *out)
+{
+	const struct off_entry *e = off_slot(o, slot);
+
+	if (e == NULL || !e->cut)
+		return -ENOENT;
+	view(o, e, out);
+	return 0;
+}
+
+int
 fd_offload_mark_cut(struct fd_offload *o, uint64_t fp_id, uint8_t by)
 {
 	struct off_entry *e = off_find_fp(o, fp_id);

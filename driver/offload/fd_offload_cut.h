@@ -88,6 +88,12 @@ int fd_offload_find_fp(struct fd_offload *o, uint64_t fp_id, struct fd_offload_c
 long fd_offload_pick_cut(struct fd_offload *o, fd_offload_pick_fn *pick, void *arg,
 			 struct fd_offload_conn **out);
 /*
+ * fd_offload_find_cut_slot - the cut connection in entry slot `slot`
+ * (fd_offload_conn.slot, a side table's key): 0, or -ENOENT (no entry
+ * there, or not cut).  No walk: the slot is looked at alone.
+ */
+int fd_offload_find_cut_slot(struct fd_offload *o, uint32_t slot, struct fd_offload_conn *out);
+/*
  * fd_offload_mark_cut - the coprocessor answered its DROP: marked cut by
  * `by` (kept for fd_offload_release's caller).  0, or -ENOENT.
  */

@@ -351,6 +351,8 @@ void off_forget_all(struct fd_offload *o);
  * the entry returned is allowed; one indexed meanwhile may or may not come.
  */
 struct off_entry *off_next(const struct fd_offload *o, uint32_t *at);
+/* off_slot - the entry of slot `slot` if it is live and in by_fp, else NULL. */
+struct off_entry *off_slot(const struct fd_offload *o, uint32_t slot);
 struct off_entry **off_snapshot(const struct fd_offload *o, size_t *n);
 /* off_table_free - the table's memory let go (every entry forgotten first). */
 void off_table_free(struct fd_offload *o);

@@ -615,6 +615,14 @@ off_next(const struct fd_offload *o, uint32_t *i)
 	return NULL;
 }
 
+struct off_entry *
+off_slot(const struct fd_offload *o, uint32_t slot)
+{
+	struct off_entry *e = slot < o->tab.used ? at(&o->tab, slot) : NULL;
+
+	return e != NULL && e->live && e->in_fp ? e : NULL;
+}
+
 /*
  * Every offloaded connection, in an array of its own (the caller frees
  * it): for a caller whose work on each may index others (an iteration

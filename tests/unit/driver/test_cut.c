@@ -34,6 +34,7 @@
 #include "fc_list.h"
 #include "fd_cut.h"
 #include "fd_explain.h"
+#include "fd_frames.h"
 #include "fd_offload.h"
 #include "fd_offload_cut.h"
 #include "fd_why.h"
@@ -1025,10 +1026,66 @@ test_triggers_rows(void **state)
 	}
 }
 
+/*
+ * fd_frames: a round looks at fd_why's records (the cut connections), not
+ * at every offloaded one.  Rows: MANY offloaded, what is cut (by hand),
+ * what is in force after (a release: NULL, none), the records looked at
+ * and the counts read in the round.
+ */
+static void
+test_frames_rows(void **state)
+{
+	static const struct {
+		const char *what, *cut, *in_force;
+		uint64_t looked, read;
+	} frows[] = {
+		{ "3 of 200 cut: 3 looked at", "198.19.1.1\n198.19.1.2\n2001:2:1::1:a0\n", NULL, 3, 3 },
+		{ "none cut: none looked at", NULL, NULL, 0, 0 },
+		{ "every one cut: each", "198.19.1.0/24\n2001:2:1::/64\n", NULL, MANY, MANY },
+		{ "3 cut, 1 released: 3 looked at, 2 read", "198.19.1.1\n198.19.1.2\n198.19.1.3\n",
+		  "198.19.1.1\n198.19.1.2\n", 3, 2 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(frows) / sizeof(frows[0]); i++) {
+		struct fd_cut_parts parts = { .ct = si_ctio, .cmds = si_cmds,
+					      .cut_in_hardware = true };
+		struct fd_why *w = fd_why_open();
+		struct fd_frames *f;
+		int posted;
+
+		off = si_open(true);
+		parts.off = off;
+		cut = fd_cut_open(&parts);
+		assert_non_null(cut);
+		assert_non_null(w);
+		fd_cut_why(cut, w);
+		many(true);
+		if (frows[i].cut)
+			assert_true(cut_ranges(frows[i].cut, FD_CUT_HAND) > 0);
+		if (frows[i].in_force)
+			assert_int_equal(release(frows[i].in_force), 1);
+		f = fd_frames_open(off, &si_cmds, w);
+		assert_non_null(f);
+		posted = fd_frames_turn(f, 1000);
+		(void)fd_cmds_flush(&si_cmds, -1);
+		if (fd_frames_looked(f) != frows[i].looked || fd_frames_read(f) != frows[i].read ||
+		    posted != (int)frows[i].read)
+			fail_msg("frames row %zu (%s): %" PRIu64 " looked at, %d posted, %" PRIu64
+				 " read; want %" PRIu64 ", %" PRIu64, i, frows[i].what,
+				 fd_frames_looked(f), posted, fd_frames_read(f), frows[i].looked,
+				 frows[i].read);
+		fd_frames_close(f);
+		fd_cut_close(cut);
+		si_close();
+		fd_why_close(w);
+	}
+}
+
 int
 main(void)
 {
-	struct CMUnitTest tests[sizeof(rows) / sizeof(rows[0]) + 3];
+	struct CMUnitTest tests[sizeof(rows) / sizeof(rows[0]) + 4];
 
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
 		tests[i] = (struct CMUnitTest){ .name = rows[i].what, .test_func = test_row,
@@ -1040,5 +1097,7 @@ main(void)
 		"answers (why ADDR, why-conn ID, triggers)", .test_func = test_explain_rows };
 	tests[sizeof(rows) / sizeof(rows[0]) + 2] = (struct CMUnitTest){ .name = "triggers: "
 		"320 sources in one answer", .test_func = test_triggers_rows };
+	tests[sizeof(rows) / sizeof(rows[0]) + 3] = (struct CMUnitTest){ .name = "frames: a "
+		"round looks at the cut records only", .test_func = test_frames_rows };
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
