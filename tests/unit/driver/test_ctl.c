@@ -359,7 +359,8 @@ handler(void *arg, const struct fd_ctl_req *req, char *ans, size_t cap)
 	(void)arg;
 	handled++;
 	snprintf(ans, cap, req->op == FD_CTL_STATUS ? "ok {\"status\":true}\n" :
-		 req->op == FD_CTL_RESYNC ? "ok {\"resyncs\":1}\n" : "ok cut\n");
+		 req->op == FD_CTL_RESYNC ? "ok {\"resyncs\":1}\n" :
+		 req->op == FD_CTL_SETTINGS_SET ? "ok set\n" : "ok cut\n");
 }
 
 static int
@@ -536,6 +537,163 @@ test_nobody_asks(void **state)
 	}
 }
 
+/*
+ * The secret file (fd_secret) as rows: its mode, owner and text -> the
+ * verdict on a given secret; then the socket asked by nobody (not in the
+ * read group, the socket opened up) with an auth line.
+ */
+static void
+test_secret_rows(void **state)
+{
+	static const struct {
+		const char *what;
+		const char *text;	/* the file's; NULL: no file */
+		mode_t mode;
+		uid_t uid;
+		const char *given;	/* NULL: none */
+		enum fd_secret_verdict v;
+	} rows[] = {
+		{ "right", SECRET "\n", 0600, 0, SECRET, FD_SECRET_RIGHT },
+		{ "right, no newline", SECRET, 0400, 0, SECRET, FD_SECRET_RIGHT },
+		{ "uppercase in the file, lowercase given: compared as text", "0123456789ABCDEF0123456789abcdef0123456789abcdef"
+		  "0123456789abcdef\n", 0600, 0, SECRET, FD_SECRET_WRONG },
+		{ "wrong, its last digit", SECRET "\n", 0600, 0,
+		  "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdee", FD_SECRET_WRONG },
+		{ "too short", SECRET "\n", 0600, 0, "0123456789abcdef", FD_SECRET_WRONG },
+		{ "too long", SECRET "\n", 0600, 0, SECRET "0", FD_SECRET_WRONG },
+		{ "none given", SECRET "\n", 0600, 0, NULL, FD_SECRET_NONE },
+		{ "the file 0644", SECRET "\n", 0644, 0, SECRET, FD_SECRET_REFUSED },
+		{ "the file 0640", SECRET "\n", 0640, 0, SECRET, FD_SECRET_REFUSED },
+		{ "the file 0602", SECRET "\n", 0602, 0, SECRET, FD_SECRET_REFUSED },
+		{ "the file nobody's", SECRET "\n", 0600, NOBODY, SECRET, FD_SECRET_REFUSED },
+		{ "no file", NULL, 0600, 0, SECRET, FD_SECRET_REFUSED },
+		{ "63 digits", "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\n",
+		  0600, 0, "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde",
+		  FD_SECRET_REFUSED },
+		{ "not hex", "g123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n", 0600,
+		  0, "g123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+		  FD_SECRET_REFUSED },
+		{ "a second line", SECRET "\n" SECRET "\n", 0600, 0, SECRET, FD_SECRET_REFUSED },
+		{ "empty", "", 0600, 0, SECRET, FD_SECRET_REFUSED },
+	};
+	char path[160], why[256], hex[FD_SECRET_HEX + 1];
+	struct stat st;
+	FILE *f;
+
+	(void)state;
+	SKIP_UNLESS_ROOT();
+	snprintf(path, sizeof(path), "%s/web.secret", top);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		print_message("row %zu: %s\n", i, rows[i].what);
+		unlink(path);
+		if (rows[i].text != NULL) {
+			f = fopen(path, "w");
+			assert_non_null(f);
+			fputs(rows[i].text, f);
+			fclose(f);
+			assert_int_equal(chmod(path, rows[i].mode), 0);
+			assert_int_equal(chown(path, rows[i].uid, 0), 0);
+		}
+		why[0] = '\0';
+		assert_int_equal(fd_secret_check(path, rows[i].given,
+						 rows[i].given ? strlen(rows[i].given) : 0, why,
+						 sizeof(why)), rows[i].v);
+		if (rows[i].v == FD_SECRET_REFUSED)
+			assert_non_null(strstr(why, path));	/* said, with the path */
+	}
+	/* made when missing: 0600 root, 64 hex digits; never over one there */
+	unlink(path);
+	assert_int_equal(fd_secret_make(path, why, sizeof(why)), 1);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(st.st_uid, 0);
+	assert_int_equal(fd_secret_read(path, hex, why, sizeof(why)), 0);
+	assert_int_equal(strlen(hex), FD_SECRET_HEX);
+	assert_int_equal(fd_secret_check(path, hex, FD_SECRET_HEX, why, sizeof(why)),
+			 FD_SECRET_RIGHT);
+	assert_int_equal(chmod(path, 0644), 0);
+	assert_int_equal(fd_secret_make(path, why, sizeof(why)), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0644);	/* left as it was, and refused */
+	assert_int_equal(fd_secret_read(path, hex, why, sizeof(why)), -EPERM);
+	unlink(path);
+}
+
+static void
+test_nobody_with_secret(void **state)
+{
+	static const struct {
+		const char *what;
+		mode_t mode;		/* the secret file's */
+		uid_t file_uid;
+		uid_t uid;		/* who asks */
+		const char *req;
+		const char *want;
+		bool handled;
+	} rows[] = {
+		{ "right secret, settings-set", 0600, 0, NOBODY,
+		  "auth " SECRET "\nsettings-set offload off\n", "ok set\n", true },
+		{ "right secret, cut-conn", 0600, 0, NOBODY, "auth " SECRET "\ncut-conn 5\n",
+		  "ok cut\n", true },
+		{ "wrong secret", 0600, 0, NOBODY, "auth " SECRET "0\nsettings-set offload off\n",
+		  "error refused: uid 65534: the secret is wrong (settings-set changes flowcutd's "
+		  "state: root, or the operator's secret)\n", false },
+		{ "too short", 0600, 0, NOBODY, "auth 0123\nsettings-set offload off\n",
+		  "error refused: uid 65534: the secret is wrong (settings-set changes flowcutd's "
+		  "state: root, or the operator's secret)\n", false },
+		{ "missing", 0600, 0, NOBODY, "settings-set offload off\n",
+		  "error refused: uid 65534 is not root and no control_read_group is set\n", false },
+		{ "right secret, a read: not opened by it", 0600, 0, NOBODY,
+		  "auth " SECRET "\ncounters\n",
+		  "error refused: uid 65534 is not root and no control_read_group is set\n", false },
+		{ "the file 0644: no secret works", 0644, 0, NOBODY,
+		  "auth " SECRET "\nsettings-set offload off\n",
+		  "error refused: uid 65534 is not root and no secret is accepted now: the secret "
+		  "file is missing or refused (settings-set changes flowcutd's state; flowcutd's "
+		  "log says why)\n", false },
+		{ "the file nobody's: no secret works", 0600, NOBODY, NOBODY,
+		  "auth " SECRET "\ncut-conn 5\n",
+		  "error refused: uid 65534 is not root and no secret is accepted now: the secret "
+		  "file is missing or refused (cut-conn changes flowcutd's state; flowcutd's log "
+		  "says why)\n", false },
+		{ "root needs none", 0644, 0, 0, "settings-set offload off\n", "ok set\n", true },
+	};
+	char dir[128], path[160], secret[160], ans[FC_CTL_ANS_MAX + 64];
+	uint64_t auth_refused = 0;
+
+	(void)state;
+	SKIP_UNLESS_ROOT();
+	snprintf(dir, sizeof(dir), "%s/ctl", top);
+	snprintf(path, sizeof(path), "%s/flowcutd.sock", dir);
+	snprintf(secret, sizeof(secret), "%s/web.secret", top);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct fd_ctl_access a = { .secret_path = secret };
+		struct fd_ctl *c;
+		unsigned int before = handled;
+		FILE *f = fopen(secret, "w");
+
+		print_message("row %zu: %s\n", i, rows[i].what);
+		assert_non_null(f);
+		fputs(SECRET "\n", f);
+		fclose(f);
+		assert_int_equal(chmod(secret, rows[i].mode), 0);
+		assert_int_equal(chown(secret, rows[i].file_uid, 0), 0);
+		c = fd_ctl_open(path, &a, handler, NULL);
+		assert_non_null(c);
+		assert_int_equal(chmod(dir, 0755), 0);
+		assert_int_equal(chmod(path, 0666), 0);
+		ask_as(c, path, rows[i].uid, rows[i].uid, 0, NULL, rows[i].req, ans, sizeof(ans));
+		auth_refused = fd_ctl_auth_refused(c);
+		fd_ctl_close(c);
+		assert_string_equal(ans, rows[i].want);
+		assert_int_equal(handled - before, rows[i].handled ? 1 : 0);
+		/* counted: a change refused for its secret (not one refused unparsed) */
+		assert_int_equal(auth_refused, !rows[i].handled && strstr(rows[i].req, "auth ") &&
+				 !strstr(rows[i].req, "counters") ? 1 : 0);
+	}
+	unlink(secret);
+}
+
 /* A loop of refused connects: each refused, one log line for the uid. */
 static void
 test_refusals_logged_once(void **state)
@@ -705,6 +863,8 @@ main(void)
 		cmocka_unit_test(test_page_parse_rows),
 		cmocka_unit_test(test_allowed_rows),
 		cmocka_unit_test(test_nobody_asks),
+		cmocka_unit_test(test_secret_rows),
+		cmocka_unit_test(test_nobody_with_secret),
 		cmocka_unit_test(test_refusals_logged_once),
 		cmocka_unit_test(test_folder_and_modes),
 	};
