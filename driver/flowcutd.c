@@ -3,7 +3,7 @@
  * flowcutd: the host side of the appliance (part 4 of the architecture).
  *
  *   flowcutd [--link PATH] [--ports N] [--tap PREFIX] [--settings PATH]
- *            [--stats PATH] [--control PATH] [--lease MS]
+ *            [--stats PATH] [--control PATH] [--secret PATH] [--lease MS]
  *
  * Now: it presents each front port to the host kernel as a persistent TAP
  * (PREFIX0, PREFIX1, ...) with the port's MAC (02:fc:00:00:00:<port+1>),
@@ -80,6 +80,8 @@
 #include "fd_trigger.h"
 #include "fd_watch.h"
 #include "fd_why.h"
+#include "fc_settings_keys.h"
+#include "fd_secret.h"
 #include "lk.h"
 
 #include <sys/epoll.h>
@@ -94,6 +96,7 @@ struct opts {
 	const char *stats;
 	const char *settings;
 	const char *control;
+	const char *secret;	/* the operator's secret file (fd_secret.h) */
 	unsigned int ports;
 	unsigned int lease_ms;
 };
@@ -122,6 +125,7 @@ struct main_stats {
 	 */
 	uint64_t turn_max_us;
 	uint64_t turn_p99_us;
+	uint64_t ctl_auth_refused;	/* control changes refused for their secret (fd_ctl) */
 };
 static struct main_stats mst;
 static struct fd_lease lease;		/* on the coprocessor: renewed while the loop turns */
@@ -176,7 +180,50 @@ struct ctl_ctx {
 	struct lk *lk;
 	const bool *programmed;
 	struct fd_explain_parts why;	/* why ADDR, why-conn ID, triggers (fd_explain.h) */
+	const char *settings;		/* the settings file: settings, settings-set */
 };
+
+/* `settings`: every key of the file, its value, default, kind and help (fc_settings_keys). */
+static void
+ctl_settings(const struct ctl_ctx *x, char *ans, size_t cap)
+{
+	json_t *doc = json_pack("{s:s, s:o, s:o}", "path", x->settings, "refused",
+				settings_error[0] ? json_string(settings_error) : json_null(),
+				"keys", fc_settings_keys_json(&cur));
+	char *text = doc ? json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+
+	if (text == NULL || strlen(text) + 5 > cap)
+		snprintf(ans, cap, "error settings: no memory for the answer, or longer than %zu "
+			 "bytes\n", cap);
+	else
+		snprintf(ans, cap, "ok %s\n", text);
+	free(text);
+	json_decref(doc);
+}
+
+/*
+ * `settings-set KEY VALUE|lines`: the file saved as flowcutctl settings set
+ * saves it; flowcutd follows its file (the save takes effect as any save).
+ */
+static void
+ctl_settings_set(const struct ctl_ctx *x, const struct fd_ctl_req *req, char *ans, size_t cap)
+{
+	char err[512];
+	json_t *doc;
+	char *text;
+	int rc = fc_settings_keys_save(x->settings, req->key, req->value, req->lines, err,
+				       sizeof(err));
+
+	if (rc != 0) {
+		snprintf(ans, cap, "error %s\n", err);
+		return;
+	}
+	doc = json_pack("{s:s, s:s}", "key", req->key, "value", req->value);
+	text = doc ? json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+	snprintf(ans, cap, text ? "ok %s\n" : "ok {}\n", text);
+	free(text);
+	json_decref(doc);
+}
 
 /*
  * flowcutd's own state as one JSON object on one line (what the stats file
@@ -253,16 +300,26 @@ on_ctl(void *arg, const struct fd_ctl_req *req, char *ans, size_t cap)
 		fd_explain_conn(&x->why, req->id, ans, cap);
 	else if (req->op == FD_CTL_TRIGGERS)
 		fd_explain_triggers(&x->why, ans, cap);
-	else
+	else if (req->op == FD_CTL_SETTINGS)
+		ctl_settings(x, ans, cap);
+	else if (req->op == FD_CTL_SETTINGS_SET)
+		ctl_settings_set(x, req, ans, cap);
+	else if (req->op == FD_CTL_CUT_CONN)
 		fd_trigger_conn(x->cut, req->id, ans, cap);	/* the cut by connection */
+	else	/* counters, conns, cuts: issue 18's, not answered yet */
+		snprintf(ans, cap, "error %s: not answered by this flowcutd yet\n",
+			 req->op == FD_CTL_COUNTERS ? "counters" : req->op == FD_CTL_CONNS ? "conns" :
+			 "cuts");
 }
 
 /* Who may read on the control socket, as the settings say. */
+static const char *secret_path;	/* --secret: the operator's secret file */
+
 static struct fd_ctl_access
 ctl_access(const struct fc_settings *s)
 {
 	struct fd_ctl_access a = { .read_group = s->control_read_group[0] != '\0',
-				   .gid = (gid_t)s->control_read_gid };
+				   .gid = (gid_t)s->control_read_gid, .secret_path = secret_path };
 
 	snprintf(a.name, sizeof(a.name), "%s", s->control_read_group);
 	return a;
@@ -397,6 +454,7 @@ program(const struct fd_cmds *cmds, const struct opts *o)
 	COUNT(offload_us_p50, offload)						\
 	COUNT(offload_us_p99, offload)						\
 	COUNT(turn_max_us, main)						\
+	COUNT(ctl_auth_refused, main)						\
 	COUNT(turn_p99_us, main)						\
 	OBJ(lease, json_pack("{s:I, s:s, s:I, s:I}", "ms", (json_int_t)lease.ms, "state", \
 			     fd_lease_state_name(lease.last.state), "lapses",	\
@@ -563,7 +621,7 @@ usage(void)
 {
 	fprintf(stderr,
 		"usage: flowcutd [--link PATH] [--ports N] [--tap PREFIX] [--settings PATH]\n"
-		"                [--stats PATH] [--control PATH] [--lease MS]\n");
+		"                [--stats PATH] [--control PATH] [--secret PATH] [--lease MS]\n");
 }
 
 /* The loop's sources: each one's epoll data word, and its handler in on_ready[]. */
@@ -625,6 +683,7 @@ opts_parse(int argc, char **argv, struct opts *o)
 		{ "settings", required_argument, NULL, 'S' },
 		{ "stats", required_argument, NULL, 's' },
 		{ "control", required_argument, NULL, 'c' },
+		{ "secret", required_argument, NULL, 'W' },
 		{ "lease", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -648,6 +707,7 @@ opts_parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'S': o->settings = optarg; break;
 		case 'c': o->control = optarg; break;
+		case 'W': o->secret = optarg; break;
 		case 'L':
 			o->lease_ms = (unsigned int)strtoul(optarg, &end, 10);
 			if (*end || o->lease_ms < FD_LEASE_MIN_MS || o->lease_ms > FD_LEASE_MAX_MS) {
@@ -813,7 +873,17 @@ flowcutd_open(struct flowcutd *d)
 	d->ctlx = (struct ctl_ctx){ .cut = d->cut, .off = d->off, .lk = d->lk,
 				    .programmed = &d->programmed,
 				    .why = { .why = whys, .cut = d->cut, .off = d->off, .nft = d->nft,
-					     .frames_read = true } };
+					     .frames_read = true }, .settings = o->settings };
+	secret_path = o->secret;
+	{	/* the operator's secret: made when missing, said when refused */
+		char why[256], hex[FD_SECRET_HEX + 1];
+
+		if (fd_secret_make(o->secret, why, sizeof(why)) < 0 ||
+		    fd_secret_read(o->secret, hex, why, sizeof(why)) != 0)
+			fprintf(stderr, "flowcutd: the operator's secret: %s: no secret is accepted "
+				"(changes over the control socket are root's only)\n", why);
+		explicit_bzero(hex, sizeof(hex));
+	}
 	d->acc = ctl_access(&cur);
 	d->ctl = fd_ctl_open(o->control, &d->acc, on_ctl, &d->ctlx);
 	d->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -1162,6 +1232,7 @@ flowcutd_turn(struct flowcutd *d)
 		d->last_stats = time(NULL);
 		mst.turn_max_us = d->turns.max_us;
 		mst.turn_p99_us = fd_hist_p99(&d->turns);
+		mst.ctl_auth_refused = fd_ctl_auth_refused(d->ctl);
 		fd_hist_reset(&d->turns);
 		if (d->o.stats)
 			stats_write(d->o.stats, d->relay, d->off, d->cut, d->wat, d->o.ports);
@@ -1202,7 +1273,7 @@ main(int argc, char **argv)
 {
 	static struct flowcutd d = {
 		.o = { .link = LK_PATH, .tap = "fp", .ports = 2,
-		       .settings = "/etc/flowcut/settings.conf", .control = FC_CTL_PATH,
+		       .settings = "/etc/flowcut/settings.conf", .control = FC_CTL_PATH, .secret = FC_WEB_SECRET_PATH,
 		       .lease_ms = FD_LEASE_MS },
 		.ocfg = { .mark_bit = CT_MARK_BIT },
 		.down = FD_CMDQ_UP,

@@ -28,50 +28,98 @@ struct fd_ctl {
 	fd_ctl_handler_fn *h;
 	void *arg;
 	uint64_t refused;
+	uint64_t auth_refused;		/* of them, changes refused for their secret */
+	char secret_said[192];		/* the secret file's last refusal said on stderr */
 	unsigned int nlogged;		/* refused uids logged, up to FD_CTL_LOGGED_UIDS */
 	uid_t logged[FD_CTL_LOGGED_UIDS];
 };
 
-/* The requests: their text, whether they only read. */
-static const struct {
-	const char *word;
-	bool with_id;		/* a connection id follows */
-	bool reads;
-	bool with_addr;		/* an address follows */
-} ops[] = {
-	[FD_CTL_CUT_CONN] = { "cut-conn", true, false, false },
-	[FD_CTL_STATUS] = { "status", false, true, false },
-	[FD_CTL_RESYNC] = { "resync", false, false, false },
-	[FD_CTL_WHY] = { "why", false, true, true },
-	[FD_CTL_WHY_CONN] = { "why-conn", true, true, false },
-	[FD_CTL_TRIGGERS] = { "triggers", false, true, false },
+/* What follows a request's word. */
+enum fd_ctl_args {
+	ARGS_NONE,	/* nothing */
+	ARGS_ID,	/* " ID" */
+	ARGS_ADDR,	/* " ADDR" */
+	ARGS_CONNS,	/* " FROM N [filters]" */
+	ARGS_CUTS,	/* nothing, or " N" */
+	ARGS_SET,	/* " KEY VALUE", or " KEY" and lines */
 };
 
-/* "why ADDR"'s address: an IPv4 or IPv6 one, whole.  0, or -EINVAL said. */
-static int
-parse_addr(const char *buf, size_t n, struct fd_ctl_req *out, char *err, size_t errlen)
+/* The requests: their text, whether they only read, what follows. */
+static const struct {
+	const char *word;
+	bool reads;
+	enum fd_ctl_args args;
+} ops[] = {
+	[FD_CTL_CUT_CONN] = { "cut-conn", false, ARGS_ID },
+	[FD_CTL_STATUS] = { "status", true, ARGS_NONE },
+	[FD_CTL_RESYNC] = { "resync", false, ARGS_NONE },
+	[FD_CTL_WHY] = { "why", true, ARGS_ADDR },
+	[FD_CTL_WHY_CONN] = { "why-conn", true, ARGS_ID },
+	[FD_CTL_TRIGGERS] = { "triggers", true, ARGS_NONE },
+	[FD_CTL_COUNTERS] = { "counters", true, ARGS_NONE },
+	[FD_CTL_CONNS] = { "conns", true, ARGS_CONNS },
+	[FD_CTL_CUTS] = { "cuts", true, ARGS_CUTS },
+	[FD_CTL_SETTINGS] = { "settings", true, ARGS_NONE },
+	[FD_CTL_SETTINGS_SET] = { "settings-set", false, ARGS_SET },
+};
+
+#define NOPS (sizeof(ops) / sizeof(ops[0]))
+
+bool
+fd_ctl_op_reads(enum fd_ctl_op op)
 {
-	char a[INET6_ADDRSTRLEN];
+	return ops[op].reads;
+}
+
+/*
+ * An address (inet_pton's forms), or with prefix_ok an ADDR/LEN too, of
+ * request `word`.  0, or -EINVAL said.
+ */
+static int
+parse_addr(const char *word, const char *buf, size_t n, bool prefix_ok, struct fd_ctl_req *out,
+	   char *err, size_t errlen)
+{
+	char a[INET6_ADDRSTRLEN + 4], *slash;
 	bool printable = true;
+	unsigned long plen = 0;
 
 	for (size_t i = 0; i < n; i++)
 		printable &= buf[i] > ' ' && buf[i] < 0x7f;
-	if (n == 0 || n >= sizeof(a) || !printable) {
-		snprintf(err, errlen, "why: the address is missing, too long (%zu bytes) or not "
-			 "printable", n);
+	if (n == 0 || n >= sizeof(a) - (prefix_ok ? 0 : 4) || !printable) {
+		snprintf(err, errlen, "%s: the address is missing, too long (%zu bytes) or not "
+			 "printable", word, n);
 		return -EINVAL;
 	}
 	memcpy(a, buf, n);
 	a[n] = '\0';
-	if (inet_pton(AF_INET, a, out->addr) == 1) {
+	slash = prefix_ok ? strchr(a, '/') : NULL;
+	if (slash != NULL) {
+		char *end;
+
+		*slash = '\0';
+		errno = 0;
+		plen = strtoul(slash + 1, &end, 10);
+		if (slash[1] < '0' || slash[1] > '9' || *end != '\0' || plen > 128) {
+			*slash = '/';
+			snprintf(err, errlen, "%s: '%s' is not an address or ADDR/LEN", word, a);
+			return -EINVAL;
+		}
+	}
+	if (inet_pton(AF_INET, a, out->addr) == 1 && plen <= 32) {
 		out->family = 4;
+		out->plen = slash ? (uint8_t)plen : 32;
 		return 0;
 	}
 	if (inet_pton(AF_INET6, a, out->addr) == 1) {
 		out->family = 6;
+		out->plen = slash ? (uint8_t)plen : 128;
 		return 0;
 	}
-	snprintf(err, errlen, "why: '%s' is not an IPv4 or IPv6 address", a);
+	memset(out->addr, 0, sizeof(out->addr));
+	if (slash != NULL)
+		*slash = '/';
+	snprintf(err, errlen, prefix_ok ? "%s: '%s' is not an address or ADDR/LEN" :
+		 "%s: '%s' is not an IPv4 or IPv6 address", word, a);
 	return -EINVAL;
 }
 
@@ -100,55 +148,276 @@ parse_id(const char *word, const char *buf, size_t n, uint64_t *out, char *err, 
 	return 0;
 }
 
+/* A count, 1 to FD_CTL_PAGE_MAX (a page's).  0, or -EINVAL said. */
+static int
+parse_count(const char *word, const char *buf, size_t n, unsigned int *out, char *err,
+	    size_t errlen)
+{
+	unsigned int v = 0;
+	bool ok = n > 0 && n <= 3;
+
+	for (size_t i = 0; ok && i < n; i++) {
+		ok = buf[i] >= '0' && buf[i] <= '9';
+		v = v * 10 + (unsigned int)(buf[i] - '0');
+	}
+	if (!ok || v == 0 || v > FD_CTL_PAGE_MAX) {
+		snprintf(err, errlen, "%s: N is not 1 to %d", word, FD_CTL_PAGE_MAX);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+/* A word of letters and '_' into out (cap bytes, NUL included).  Whether it fits. */
+static bool
+parse_word(const char *buf, size_t n, char *out, size_t cap)
+{
+	bool ok = n > 0 && n < cap;
+
+	for (size_t i = 0; ok && i < n; i++)
+		ok = (buf[i] >= 'a' && buf[i] <= 'z') || (buf[i] >= 'A' && buf[i] <= 'Z') ||
+		     (buf[i] >= '0' && buf[i] <= '9') || buf[i] == '_';
+	if (ok) {
+		memcpy(out, buf, n);
+		out[n] = '\0';
+	}
+	return ok;
+}
+
+/* The length of the word at buf (up to a space or the end). */
+static size_t
+word_len(const char *buf, size_t n)
+{
+	const char *sp = memchr(buf, ' ', n);
+
+	return sp ? (size_t)(sp - buf) : n;
+}
+
+/* conns' " FROM N [addr=ADDR] [port=P] [state=STATE] [action=A]".  0, or -EINVAL said. */
+static int
+parse_conns(const char *buf, size_t n, struct fd_ctl_req *out, char *err, size_t errlen)
+{
+	size_t w = word_len(buf, n);
+	int rc = parse_id("conns", buf, w, &out->id, err, errlen);
+	bool seen[4] = { false };
+
+	if (rc != 0)
+		return rc;
+	if (w == n) {
+		snprintf(err, errlen, "conns: N is missing (conns FROM N [filters])");
+		return -EINVAL;
+	}
+	buf += w + 1, n -= w + 1;
+	w = word_len(buf, n);
+	rc = parse_count("conns", buf, w, &out->n, err, errlen);
+	out->port = -1;
+	while (rc == 0 && w < n) {
+		static const char *const keys[] = { "addr=", "port=", "state=", "action=" };
+		unsigned int k;
+
+		buf += w + 1, n -= w + 1;
+		w = word_len(buf, n);
+		for (k = 0; k < 4; k++)
+			if (w > strlen(keys[k]) && memcmp(buf, keys[k], strlen(keys[k])) == 0)
+				break;
+		if (k == 4 || seen[k]) {
+			snprintf(err, errlen, "conns: filter %u is %s (addr=, port=, state=, "
+				 "action=, each once)", (unsigned int)(seen[0] + seen[1] + seen[2] +
+								      seen[3] + 1),
+				 k == 4 ? "not one" : "given twice");
+			return -EINVAL;
+		}
+		seen[k] = true;
+		const char *v = buf + strlen(keys[k]);
+		size_t vn = w - strlen(keys[k]);
+
+		if (k == 0) {
+			rc = parse_addr("conns: addr=", v, vn, true, out, err, errlen);
+		} else if (k == 1) {
+			uint64_t p;
+
+			rc = parse_id("conns: port=", v, vn, &p, err, errlen);
+			if (rc == 0 && p > 65535)
+				rc = -EINVAL;
+			if (rc != 0) {
+				snprintf(err, errlen, "conns: port= is not 0 to 65535");
+				return -EINVAL;
+			}
+			out->port = (int32_t)p;
+		} else if (!parse_word(v, vn, k == 2 ? out->state : out->action,
+				       FD_CTL_WORD_MAX)) {
+			snprintf(err, errlen, "conns: %s is not a word of letters, digits and _ "
+				 "(%d at most)", keys[k], FD_CTL_WORD_MAX - 1);
+			return -EINVAL;
+		}
+	}
+	return rc;
+}
+
+/*
+ * settings-set's " KEY VALUE" (one line) or " KEY" then "\nLINE" each.
+ * Every byte printable but the lines' '\n'; no empty line.  0, or -EINVAL said.
+ */
+static int
+parse_set(const char *buf, size_t n, struct fd_ctl_req *out, char *err, size_t errlen)
+{
+	size_t k = 0;
+
+	while (k < n && buf[k] != ' ' && buf[k] != '\n')
+		k++;
+	if (k == 0 || k >= FD_CTL_KEY_MAX) {
+		snprintf(err, errlen, "settings-set: the key is missing or longer than %d bytes",
+			 FD_CTL_KEY_MAX - 1);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < k; i++)
+		if (!((buf[i] >= 'a' && buf[i] <= 'z') || (buf[i] >= '0' && buf[i] <= '9') ||
+		      buf[i] == '_')) {
+			snprintf(err, errlen, "settings-set: the key is not lowercase letters, digits "
+				 "and _");
+			return -EINVAL;
+		}
+	memcpy(out->key, buf, k);
+	out->key[k] = '\0';
+	out->lines = k == n || buf[k] == '\n';
+	buf += k, n -= k;
+	if (!out->lines) {		/* " VALUE" */
+		buf++, n--;
+		if (n == 0) {
+			snprintf(err, errlen, "settings-set %s: the value is missing", out->key);
+			return -EINVAL;
+		}
+	} else if (n > 0) {		/* "\nLINE..." */
+		buf++, n--;
+		if (n == 0 || buf[n - 1] == '\n') {
+			snprintf(err, errlen, "settings-set %s: an empty line", out->key);
+			return -EINVAL;
+		}
+	}
+	for (size_t i = 0, line = 1; i < n; i++) {
+		bool sep = out->lines && buf[i] == '\n';
+
+		if (sep && (i == 0 || buf[i - 1] == '\n')) {
+			snprintf(err, errlen, "settings-set %s: line %zu is empty", out->key, line);
+			return -EINVAL;
+		}
+		if (!sep && (buf[i] < ' ' || buf[i] >= 0x7f)) {
+			snprintf(err, errlen, "settings-set %s: line %zu holds a byte that is not "
+				 "printable (0x%02x)", out->key, line, (unsigned char)buf[i]);
+			return -EINVAL;
+		}
+		line += sep;
+	}
+	memcpy(out->value, buf, n);	/* n < FC_CTL_MAX: the request's own bound */
+	out->value[n] = '\0';
+	return 0;
+}
+
+/* The `auth SECRET\n` line, if it comes first: *skip its bytes.  0, or -EINVAL said. */
+static int
+parse_auth(const char *buf, size_t len, struct fd_ctl_req *out, size_t *skip, char *err,
+	   size_t errlen)
+{
+	const char *nl;
+	size_t n;
+
+	*skip = 0;
+	if (len < 5 || memcmp(buf, "auth ", 5) != 0)
+		return 0;
+	nl = memchr(buf + 5, '\n', len - 5);
+	n = nl ? (size_t)(nl - buf) - 5 : len - 5;
+	if (nl == NULL || n == 0 || n > FD_CTL_SECRET_MAX) {
+		snprintf(err, errlen, "auth: %s", nl == NULL ? "the request is missing after the "
+			 "secret's line" : n == 0 ? "the secret is missing" :
+			 "the secret is longer than 128 bytes");
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (buf[5 + i] <= ' ' || buf[5 + i] >= 0x7f) {
+			snprintf(err, errlen, "auth: the secret holds a byte that is not printable");
+			return -EINVAL;
+		}
+	out->auth = true;
+	out->secret_len = n;
+	memcpy(out->secret, buf + 5, n);
+	*skip = n + 6;
+	return 0;
+}
+
 int
 fd_ctl_parse(const char *buf, size_t len, struct fd_ctl_req *out, char *err, size_t errlen)
 {
+	struct fd_ctl_req r;
+	size_t skip;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	r.port = -1;
+	if (len > FC_CTL_MAX) {
+		snprintf(err, errlen, "request longer than %d bytes", FC_CTL_MAX);
+		return -EINVAL;
+	}
+	rc = parse_auth(buf, len, &r, &skip, err, errlen);
+	if (rc != 0)
+		return rc;
+	buf += skip, len -= skip;
 	if (len > 0 && buf[len - 1] == '\n')
 		len--;
-	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
+	for (size_t k = 0; k < NOPS; k++) {
 		size_t w = strlen(ops[k].word);
+		enum fd_ctl_args args = ops[k].args;
+		bool more;
 
-		if (len < w || memcmp(buf, ops[k].word, w) != 0)
+		if (len < w || memcmp(buf, ops[k].word, w) != 0 ||
+		    (len > w && buf[w] != ' ' && !(args == ARGS_SET && buf[w] == '\n')))
 			continue;
-		memset(out, 0, sizeof(*out));
-		if (!ops[k].with_id && !ops[k].with_addr && len == w) {
-			out->op = (enum fd_ctl_op)k;
-			return 0;
-		}
-		if (ops[k].with_addr && len > w && buf[w] == ' ') {
-			int rc = parse_addr(buf + w + 1, len - w - 1, out, err, errlen);
-
-			if (rc != 0)
-				return rc;
-			out->op = (enum fd_ctl_op)k;
-			return 0;
-		}
-		if (ops[k].with_id && len > w && buf[w] == ' ') {
-			uint64_t id;
-			int rc = parse_id(ops[k].word, buf + w + 1, len - w - 1, &id, err, errlen);
-
-			if (rc != 0)
-				return rc;
-			out->op = (enum fd_ctl_op)k;
-			out->id = id;
-			return 0;
-		}
+		more = len > w && buf[w] == ' ';
+		r.op = (enum fd_ctl_op)k;
+		if (args == ARGS_CUTS && !more)
+			r.n = FD_CTL_CUTS_DEFAULT;
+		if (!more && (args == ARGS_NONE || args == ARGS_CUTS))
+			rc = 0;
+		else if (!more)
+			break;		/* its arguments missing: not a request */
+		else if (args == ARGS_ID)
+			rc = parse_id(ops[k].word, buf + w + 1, len - w - 1, &r.id, err, errlen);
+		else if (args == ARGS_ADDR)
+			rc = parse_addr(ops[k].word, buf + w + 1, len - w - 1, false, &r, err,
+					errlen);
+		else if (args == ARGS_CONNS)
+			rc = parse_conns(buf + w + 1, len - w - 1, &r, err, errlen);
+		else if (args == ARGS_CUTS)
+			rc = parse_count("cuts", buf + w + 1, len - w - 1, &r.n, err, errlen);
+		else if (args == ARGS_SET)
+			rc = parse_set(buf + w + 1, len - w - 1, &r, err, errlen);
+		else
+			break;		/* ARGS_NONE with more: not a request */
+		if (rc == 0)
+			*out = r;
+		return rc;
 	}
 	snprintf(err, errlen, "not a request (cut-conn ID, status, resync, why ADDR, why-conn ID, "
-		 "triggers)");
+		 "triggers, counters, conns FROM N, cuts [N], settings, settings-set KEY VALUE)");
 	return -EINVAL;
 }
 
 int
 fd_ctl_allowed(const struct fd_ctl_access *a, const struct fd_ctl_peer *p, enum fd_ctl_op op,
-	       char *why, size_t len)
+	       enum fd_secret_verdict v, char *why, size_t len)
 {
 	bool member = false;
 
 	if (p->uid == 0)
 		return 0;
 	if (!ops[op].reads) {
-		snprintf(why, len, "uid %u is not root (%s changes flowcutd's state: root only)",
+		if (v == FD_SECRET_RIGHT)
+			return 0;
+		snprintf(why, len, v == FD_SECRET_WRONG ? "uid %u: the secret is wrong (%s "
+			 "changes flowcutd's state: root, or the operator's secret)" :
+			 v == FD_SECRET_REFUSED ? "uid %u is not root and no secret is accepted "
+			 "now: the secret file is missing or refused (%s changes flowcutd's state; "
+			 "flowcutd's log says why)" : "uid %u is not root and sent no secret (%s "
+			 "changes flowcutd's state: root, or the operator's secret)",
 			 (unsigned int)p->uid, ops[op].word);
 		return -EACCES;
 	}
@@ -353,6 +622,31 @@ fd_ctl_refused(const struct fd_ctl *c)
 	return c->refused;
 }
 
+uint64_t
+fd_ctl_auth_refused(const struct fd_ctl *c)
+{
+	return c->auth_refused;
+}
+
+/* The verdict on a request's secret; a secret file refused said once for each reason. */
+static enum fd_secret_verdict
+secret_of(struct fd_ctl *c, const struct fd_ctl_req *r)
+{
+	char why[sizeof(c->secret_said)] = "no secret file is set";
+	enum fd_secret_verdict v = FD_SECRET_REFUSED;
+
+	if (!r->auth)
+		return FD_SECRET_NONE;
+	if (c->acc.secret_path != NULL)
+		v = fd_secret_check(c->acc.secret_path, r->secret, r->secret_len, why, sizeof(why));
+	if (v == FD_SECRET_REFUSED && strcmp(why, c->secret_said) != 0) {
+		snprintf(c->secret_said, sizeof(c->secret_said), "%s", why);
+		fprintf(stderr, "flowcutd: control socket: the operator's secret: %s: no secret is "
+			"accepted until it is fixed\n", why);
+	}
+	return v;
+}
+
 /* A refusal counted, and logged the first time its uid is refused. */
 static void
 refused(struct fd_ctl *c, const struct ucred *cr, const char *why)
@@ -405,7 +699,7 @@ void
 fd_ctl_serve(struct fd_ctl *c)
 {
 	struct timeval tv = { .tv_sec = 0, .tv_usec = FD_CTL_RECV_MS * 1000 };
-	char req[FC_CTL_MAX + 1], ans[FC_CTL_ANS_MAX], err[160];
+	char req[FC_CTL_MAX + 1], ans[FC_CTL_ANS_MAX], err[256];
 	gid_t groups[FD_CTL_GROUPS], *more = NULL;
 	struct fd_ctl_peer peer;
 	struct fd_ctl_req r;
@@ -432,20 +726,26 @@ fd_ctl_serve(struct fd_ctl *c)
 			strerror(-rc));
 		snprintf(ans, sizeof(ans), "error refused: your credentials could not be read (%s)\n",
 			 strerror(-rc));
-	} else if (fd_ctl_allowed(&c->acc, &peer, FD_CTL_STATUS, err, sizeof(err)) != 0) {
-		/* may ask nothing: its request is not even parsed */
-		refused(c, &cr, err);
-		snprintf(ans, sizeof(ans), "error refused: %s\n", err);
 	} else if ((size_t)n > FC_CTL_MAX) {
 		snprintf(ans, sizeof(ans), "error request longer than %d bytes\n", FC_CTL_MAX);
+	} else if ((n < 5 || memcmp(req, "auth ", 5) != 0) &&
+		   fd_ctl_allowed(&c->acc, &peer, FD_CTL_STATUS, FD_SECRET_NONE, err,
+				  sizeof(err)) != 0) {
+		/* may ask nothing, and sent no secret: its request is not even parsed */
+		refused(c, &cr, err);
+		snprintf(ans, sizeof(ans), "error refused: %s\n", err);
 	} else if (fd_ctl_parse(req, (size_t)n, &r, err, sizeof(err)) != 0) {
 		snprintf(ans, sizeof(ans), "error %s\n", err);
-	} else if (fd_ctl_allowed(&c->acc, &peer, r.op, err, sizeof(err)) != 0) {
+	} else if (fd_ctl_allowed(&c->acc, &peer, r.op, secret_of(c, &r), err,
+				  sizeof(err)) != 0) {
+		c->auth_refused += !ops[r.op].reads;
 		refused(c, &cr, err);
 		snprintf(ans, sizeof(ans), "error refused: %s\n", err);
 	} else {
 		c->h(c->arg, &r, ans, sizeof(ans));
 	}
+	explicit_bzero(&r, sizeof(r));
+	explicit_bzero(req, sizeof(req));
 	free(more);
 	if (send(s, ans, strlen(ans), MSG_NOSIGNAL) < 0)
 		fprintf(stderr, "flowcutd: control socket: answer not sent: %s\n", strerror(errno));

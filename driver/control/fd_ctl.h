@@ -62,6 +62,29 @@
  * second, and it says nothing of which run is through).
  * fd_ctl_close(NULL) does nothing; it removes
  * the socket's path (and the folder, if fd_ctl made it).
+ *
+ * Issue 18, the page's requests (the lead's protocol, fc_ctl.h):
+ * `counters`, `conns FROM N [addr=A] [port=P] [state=S] [action=A]`,
+ * `cuts [N]` and `settings` read (root or the read group); `settings-set
+ * KEY VALUE` (or `settings-set KEY` and one line per value, a repeatable
+ * key set whole) is a change.  A change is root's, or any peer's whose
+ * message starts with the line `auth SECRET` where SECRET is the secret
+ * file's (fd_secret.h; the access's secret_path).  fd_ctl_allowed stays
+ * pure: the secret's verdict (fd_secret_check's, made by fd_ctl_serve
+ * only when an `auth` line came) is its input.  A peer that may not read
+ * is still refused unparsed unless its message starts with `auth `: the
+ * parser is pure and fuzzed, the secret's read is 65 bytes.  A change
+ * refused for its secret (missing, wrong, or no secret accepted) is
+ * counted (fd_ctl_auth_refused: flowcutd.json's ctl_auth_refused) and
+ * logged once per uid as every refusal is; a secret file refused is said
+ * on stderr once for each different reason.
+ *
+ * settings-set's form is told by the line: `KEY VALUE` (one line) or
+ * `KEY` alone then lines; the parser does not know which keys repeat
+ * (driver/control uses no settings/), so it hands both forms on (lines
+ * true or false) and flowcutd.c's handler refuses the list form for a
+ * key that takes one value.  Chosen so the room keeps its arrow (nothing
+ * but include/flowcut/).
  */
 #ifndef FLOWCUT_FD_CTL_H
 #define FLOWCUT_FD_CTL_H
@@ -73,6 +96,8 @@
 
 #include <flowcut/fc_ctl.h>
 
+#include "fd_secret.h"
+
 #define FD_CTL_LOGGED_UIDS 32	/* refused uids logged, one line each */
 
 enum fd_ctl_op {
@@ -82,13 +107,35 @@ enum fd_ctl_op {
 	FD_CTL_WHY,		/* `why ADDR`: reads only */
 	FD_CTL_WHY_CONN,	/* `why-conn ID`: reads only */
 	FD_CTL_TRIGGERS,	/* `triggers`, each source's figures: reads only */
+	FD_CTL_COUNTERS,	/* `counters`: reads only */
+	FD_CTL_CONNS,		/* `conns FROM N [filters]`: reads only */
+	FD_CTL_CUTS,		/* `cuts [N]`: reads only */
+	FD_CTL_SETTINGS,	/* `settings`: reads only */
+	FD_CTL_SETTINGS_SET,	/* `settings-set KEY ...`: a change */
 };
+
+#define FD_CTL_PAGE_MAX 100	/* conns' N, cuts' N: at most */
+#define FD_CTL_CUTS_DEFAULT 50	/* cuts' N when not given */
+#define FD_CTL_KEY_MAX 32	/* settings-set's KEY, its NUL included */
+#define FD_CTL_SECRET_MAX 128	/* an auth line's SECRET, bytes (longer: refused unread) */
+#define FD_CTL_WORD_MAX 16	/* conns' state= and action=, their NUL included */
 
 struct fd_ctl_req {
 	enum fd_ctl_op op;
-	uint64_t id;		/* FD_CTL_CUT_CONN's, FD_CTL_WHY_CONN's */
-	uint8_t family;		/* FD_CTL_WHY's address: 4 or 6 (else 0) */
+	uint64_t id;		/* FD_CTL_CUT_CONN's, FD_CTL_WHY_CONN's, FD_CTL_CONNS' FROM */
+	uint8_t family;		/* FD_CTL_WHY's address, FD_CTL_CONNS' addr=: 4 or 6 (else 0) */
 	uint8_t addr[16];	/* ... network order, 4 or 16 bytes */
+	uint8_t plen;		/* FD_CTL_CONNS' addr=: its prefix (32 or 128: an address) */
+	int32_t port;		/* FD_CTL_CONNS' port=: 0-65535, -1 none */
+	char state[FD_CTL_WORD_MAX];	/* FD_CTL_CONNS' state= ("" none) */
+	char action[FD_CTL_WORD_MAX];	/* FD_CTL_CONNS' action= ("" none) */
+	unsigned int n;		/* FD_CTL_CONNS' N, FD_CTL_CUTS' N: 1 to FD_CTL_PAGE_MAX */
+	bool auth;		/* an `auth SECRET` line came first */
+	size_t secret_len;
+	char secret[FD_CTL_SECRET_MAX];	/* ... its SECRET (not NUL-terminated) */
+	char key[FD_CTL_KEY_MAX];	/* FD_CTL_SETTINGS_SET's KEY */
+	bool lines;		/* ... the list form: value holds 0 or more lines */
+	char value[FC_CTL_MAX];	/* ... its VALUE, or its lines joined by '\n' (NUL-terminated) */
 };
 
 /*
@@ -97,11 +144,12 @@ struct fd_ctl_req {
  */
 int fd_ctl_parse(const char *buf, size_t len, struct fd_ctl_req *out, char *err, size_t errlen);
 
-/* Who may ask what only reads, besides root. */
+/* Who may ask what only reads, besides root; what lets others change. */
 struct fd_ctl_access {
 	bool read_group;	/* false: root only */
 	gid_t gid;
 	char name[64];		/* the group's name, for the answers and the log */
+	const char *secret_path;	/* the secret file (fd_secret.h); NULL: none accepted */
 };
 
 /* A peer as the kernel vouches for it (SO_PEERCRED, SO_PEERGROUPS). */
@@ -113,11 +161,15 @@ struct fd_ctl_peer {
 };
 
 /*
- * fd_ctl_allowed - may this peer ask `op`?  Pure.  0, or -EACCES with why
- * in `why` ("uid 65534 is not root and not in group NAME", ...).
+ * fd_ctl_allowed - may this peer ask `op`, its request's secret found to
+ * be `v`?  Pure.  Root: always; a read: the read group; a change: the
+ * secret RIGHT.  0, or -EACCES with why in `why` ("uid 65534 is not root
+ * and not in group NAME", "uid 65534: the secret is wrong (...)", ...).
  */
 int fd_ctl_allowed(const struct fd_ctl_access *a, const struct fd_ctl_peer *p,
-		   enum fd_ctl_op op, char *why, size_t len);
+		   enum fd_ctl_op op, enum fd_secret_verdict v, char *why, size_t len);
+/* fd_ctl_op_reads - whether `op` only reads (else: a change). */
+bool fd_ctl_op_reads(enum fd_ctl_op op);
 
 /* Answers an allowed request: writes "ok ..." or "error ..." into ans (cap bytes). */
 typedef void fd_ctl_handler_fn(void *arg, const struct fd_ctl_req *req, char *ans, size_t cap);
@@ -144,5 +196,7 @@ int fd_ctl_fd(const struct fd_ctl *c);
 void fd_ctl_serve(struct fd_ctl *c);
 /* fd_ctl_refused - requests refused for the peer's credentials, so far. */
 uint64_t fd_ctl_refused(const struct fd_ctl *c);
+/* fd_ctl_auth_refused - of them, changes refused for their secret (missing, wrong, none accepted). */
+uint64_t fd_ctl_auth_refused(const struct fd_ctl *c);
 
 #endif

@@ -17,8 +17,20 @@
  *                                      which trigger cuts an address or a
  *                                      connection, each source's figures
  *                                      (reads only; driver/cut/fd_explain.h)
- *   answer   "ok TEXT\n" or "error TEXT\n"; status's, why's and triggers'
- *            TEXT is one JSON object;
+ *            issue 18, the page's (flowcut-web's), reads:
+ *            "counters\n"              every figure by name, one JSON object
+ *            "conns FROM N [addr=ADDR[/LEN]] [port=P] [state=S] [action=A]\n"
+ *                                      a page of N (1-100) connections from id FROM
+ *            "cuts [N]\n"              the N (1-100, 50) newest cuts
+ *            "settings\n"              every key: value, default, kind, help
+ *            and a change:
+ *            "settings-set KEY VALUE\n", or "settings-set KEY\nLINE\n..." (a
+ *                                      repeatable key set whole; no line: cleared)
+ *            a change from a peer not root: its message starts with the line
+ *            "auth SECRET\n" (FC_WEB_SECRET_PATH's 64 hex digits), the
+ *            request after it in the same message
+ *   answer   "ok TEXT\n" or "error TEXT\n"; status's, why's, triggers' and
+ *            the page's TEXT is one JSON object;
  *            a peer without the right: "error refused: uid U is not root ..."
  */
 #ifndef FLOWCUT_FC_CTL_H
@@ -29,7 +41,9 @@
  * (0700), and a read group must be able to reach the socket.
  */
 #define FC_CTL_PATH "/run/flowcut-ctl/flowcutd.sock"
-#define FC_CTL_MAX 256		/* a request, bytes */
+#define FC_CTL_MAX 4096	/* a request, bytes: a settings-set of a list (issue 18) */
+/* The operator's secret: a change from a peer not root (fd_secret.h, issue 18) */
+#define FC_WEB_SECRET_PATH "/etc/flowcut/web.secret"
 #define FC_CTL_ANS_MAX 65536	/* an answer, bytes: triggers, a source a line (320 at most), in one message */
 
 #endif

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "fc_settings.h"
+#include "fc_settings_keys.h"
 #include "trust_rows.h"
 
 static void
@@ -458,6 +459,74 @@ test_trust(void **state)
 		print_message("# the rows that chown were skipped: not root\n");
 }
 
+/*
+ * fc_settings_keys: settings-set's saves as rows (a file in /tmp, saved
+ * step by step) -> rc, err, and the key's value in the `settings` answer.
+ */
+static void
+test_keys_rows(void **state)
+{
+	static const struct {
+		const char *key, *value;
+		bool lines;
+		int rc;
+		const char *err;	/* "" none */
+		const char *json;	/* the key's value after, as JSON */
+	} rows[] = {
+		{ "cut_in_hardware", "off", false, 0, "", "\"off\"" },
+		{ "cut_in_hardware", "maybe", false, -EINVAL, "cut_in_hardware: ", "\"off\"" },
+		{ "watched_set", "inet f2b-table *\nip crowdsec crowdsec-*", true, 0, "",
+		  "[\"inet f2b-table *\", \"ip crowdsec crowdsec-*\"]" },
+		{ "watched_set", "inet t a\nip t b!", true, -EINVAL, "watched_set: ",
+		  "[\"inet f2b-table *\", \"ip crowdsec crowdsec-*\"]" },	/* one bad line: none */
+		{ "watched_set", "inet filter blocked4", false, 0, "", "[\"inet filter blocked4\"]" },
+		{ "watched_set", "", true, 0, "", "[]" },
+		{ "never_cut", "198.51.100.0/24\n2001:db8::1", true, 0, "",
+		  "[\"198.51.100.0/24\", \"2001:db8::1\"]" },
+		{ "idle_timeout", "30", false, 0, "", "\"30\"" },
+		{ "idle_timeout", "30", true, -EINVAL,
+		  "idle_timeout: takes one value (settings-set KEY VALUE), not lines", "\"30\"" },
+		{ "no_such_key", "1", false, -EINVAL, "no_such_key: not a key of the settings", NULL },
+	};
+	char path[] = "/tmp/fc-keys-XXXXXX", file[64], err[512];
+	struct fc_settings s;
+
+	(void)state;
+	assert_non_null(mkdtemp(path));
+	snprintf(file, sizeof(file), "%s/settings.conf", path);
+	assert_string_equal(fc_settings_keys[0].name, "cut_in_hardware");	/* first */
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		json_t *keys, *want;
+		int rc;
+
+		print_message("row %zu: %s\n", i, rows[i].key);
+		err[0] = '\0';
+		rc = fc_settings_keys_save(file, rows[i].key, rows[i].value, rows[i].lines, err,
+					   sizeof(err));
+		assert_int_equal(rc, rows[i].rc);
+		assert_true(strncmp(err, rows[i].err, strlen(rows[i].err)) == 0);
+		if (rows[i].json == NULL)
+			continue;
+		assert_int_equal(fc_settings_load(file, &s, err, sizeof(err)), 0);
+		keys = fc_settings_keys_json(&s);
+		assert_non_null(keys);
+		assert_int_equal(json_array_size(keys), fc_settings_nkeys);
+		want = json_loads(rows[i].json, JSON_DECODE_ANY, NULL);
+		assert_non_null(want);
+		for (size_t k = 0; k < json_array_size(keys); k++) {
+			json_t *e = json_array_get(keys, k);
+
+			assert_non_null(json_object_get(e, "help"));
+			if (strcmp(json_string_value(json_object_get(e, "key")), rows[i].key) == 0)
+				assert_true(json_equal(json_object_get(e, "value"), want));
+		}
+		json_decref(want);
+		json_decref(keys);
+	}
+	unlink(file);
+	rmdir(path);
+}
+
 int
 main(void)
 {
@@ -469,6 +538,7 @@ main(void)
 		cmocka_unit_test(test_save_atomic),
 		cmocka_unit_test(test_trust),
 		cmocka_unit_test(test_never_cut),
+		cmocka_unit_test(test_keys_rows),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -33,7 +33,11 @@
 #define NOBODY 65534	/* nobody, and nogroup: Debian's */
 #define OTHER_GID 4242	/* a group nobody is in unless a case puts it there */
 
-#define NOT_A_REQUEST "not a request (cut-conn ID, status, resync, why ADDR, why-conn ID, triggers)"
+#define NOT_A_REQUEST "not a request (cut-conn ID, status, resync, why ADDR, why-conn ID, " \
+	"triggers, counters, conns FROM N, cuts [N], settings, settings-set KEY VALUE)"
+#define SECRET "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define NO_SECRET(uid, op) "uid " uid " is not root and sent no secret (" op " changes " \
+	"flowcutd's state: root, or the operator's secret)"
 
 static void
 test_parse_rows(void **state)
@@ -119,6 +123,139 @@ test_parse_rows(void **state)
 	}
 }
 
+/* Issue 18's requests, and the auth line: what each parses to, or why not. */
+#define BAD(text, err) { text, -1, err, 0, 0, 0, 0, -1, "", "", "", "", false, NULL }
+static void
+test_page_parse_rows(void **state)
+{
+	static char big[FC_CTL_MAX + 2];
+	static const struct {
+		const char *text;	/* NULL: big (a request over FC_CTL_MAX) */
+		int op;			/* -1: refused with err */
+		const char *err;
+		uint64_t id;		/* conns' FROM */
+		unsigned int n;
+		uint8_t family, plen;
+		int32_t port;
+		const char *state, *action, *key, *value;
+		bool lines;
+		const char *secret;	/* the auth line's, NULL none */
+	} rows[] = {
+		{ "counters\n", FD_CTL_COUNTERS, NULL, 0, 0, 0, 0, -1, "", "", "", "", false, NULL },
+		BAD("counters 1\n", NOT_A_REQUEST),
+		{ "settings\n", FD_CTL_SETTINGS, NULL, 0, 0, 0, 0, -1, "", "", "", "", false, NULL },
+		{ "cuts\n", FD_CTL_CUTS, NULL, 0, 50, 0, 0, -1, "", "", "", "", false, NULL },
+		{ "cuts 100\n", FD_CTL_CUTS, NULL, 0, 100, 0, 0, -1, "", "", "", "", false, NULL },
+		{ "cuts 1", FD_CTL_CUTS, NULL, 0, 1, 0, 0, -1, "", "", "", "", false, NULL },
+		BAD("cuts 101\n", "cuts: N is not 1 to 100"),
+		BAD("cuts 0\n", "cuts: N is not 1 to 100"),
+		BAD("cuts x\n", "cuts: N is not 1 to 100"),
+		BAD("cuts \n", "cuts: N is not 1 to 100"),
+		{ "conns 0 100\n", FD_CTL_CONNS, NULL, 0, 100, 0, 0, -1, "", "", "", "", false, NULL },
+		{ "conns 77 5 addr=198.18.0.0/15 port=443 state=ESTABLISHED action=DROP\n",
+		  FD_CTL_CONNS, NULL, 77, 5, 4, 15, 443, "ESTABLISHED", "DROP", "", "", false, NULL },
+		{ "conns 1 1 action=FWD addr=2001:2::1\n", FD_CTL_CONNS, NULL, 1, 1, 6, 128, -1, "",
+		  "FWD", "", "", false, NULL },
+		{ "conns 1 1 addr=2001:2::/48 state=cut\n", FD_CTL_CONNS, NULL, 1, 1, 6, 48, -1,
+		  "cut", "", "", "", false, NULL },
+		{ "conns 1 1 port=0\n", FD_CTL_CONNS, NULL, 1, 1, 0, 0, 0, "", "", "", "", false,
+		  NULL },
+		BAD("conns 0\n", "conns: N is missing (conns FROM N [filters])"),
+		BAD("conns\n", NOT_A_REQUEST),
+		BAD("conns x 5\n", "conns: 'x' is not a connection id"),
+		BAD("conns 0 101\n", "conns: N is not 1 to 100"),
+		BAD("conns 0 5 port=65536\n", "conns: port= is not 0 to 65535"),
+		BAD("conns 0 5 port=\n", "conns: filter 1 is not one (addr=, port=, state=, "
+		  "action=, each once)"),
+		BAD("conns 0 5 port=1 port=2\n", "conns: filter 2 is given twice (addr=, port=, "
+		  "state=, action=, each once)"),
+		BAD("conns 0 5 proto=tcp\n", "conns: filter 1 is not one (addr=, port=, state=, "
+		  "action=, each once)"),
+		BAD("conns 0 5 addr=198.18.0.0/33\n", "conns: addr=: '198.18.0.0/33' is not an address or ADDR/LEN"),
+		BAD("conns 0 5 addr=2001:2::/129\n", "conns: addr=: '2001:2::/129' is not an address or ADDR/LEN"),
+		BAD("conns 0 5 addr=1.2.3.4/\n", "conns: addr=: '1.2.3.4/' is not an address or ADDR/LEN"),
+		BAD("conns 0 5 addr=example.org\n", "conns: addr=: 'example.org' is not an address or ADDR/LEN"),
+		BAD("conns 0 5 state=a-b\n", "conns: state= is not a word of letters, digits and _ "
+		  "(15 at most)"),
+		BAD("conns 0 5 action=ABCDEFGHIJKLMNOP\n", "conns: action= is not a word of "
+		  "letters, digits and _ (15 at most)"),
+		BAD("conns 0 5  port=1\n", "conns: filter 1 is not one (addr=, port=, state=, "
+		  "action=, each once)"),
+		{ "settings-set cut_in_hardware off\n", FD_CTL_SETTINGS_SET, NULL, 0, 0, 0, 0, -1, "",
+		  "", "cut_in_hardware", "off", false, NULL },
+		{ "settings-set tls_ports 443 8443\n", FD_CTL_SETTINGS_SET, NULL, 0, 0, 0, 0, -1, "",
+		  "", "tls_ports", "443 8443", false, NULL },
+		{ "settings-set watched_set\ninet f2b-table *\nip crowdsec crowdsec-*\n",
+		  FD_CTL_SETTINGS_SET, NULL, 0, 0, 0, 0, -1, "", "", "watched_set",
+		  "inet f2b-table *\nip crowdsec crowdsec-*", true, NULL },
+		{ "settings-set never_cut\n", FD_CTL_SETTINGS_SET, NULL, 0, 0, 0, 0, -1, "", "",
+		  "never_cut", "", true, NULL },
+		{ "settings-set never_cut", FD_CTL_SETTINGS_SET, NULL, 0, 0, 0, 0, -1, "", "",
+		  "never_cut", "", true, NULL },
+		BAD("settings-set watched_set\ninet t a\n\nip t b\n", "settings-set watched_set: line 2 is empty"),
+		BAD("settings-set watched_set\n\n", "settings-set watched_set: an empty line"),
+		BAD("settings-set watched_list\n/a\x01\n", "settings-set watched_list: line 1 holds a byte that is not printable (0x01)"),
+		BAD("settings-set cut_in_hardware \n", "settings-set cut_in_hardware: the value is missing"),
+		BAD("settings-set offload o\tn\n", "settings-set offload: line 1 holds a byte that is not printable (0x09)"),
+		BAD("settings-set Offload on\n", "settings-set: the key is not lowercase letters, digits and _"),
+		BAD("settings-set  on\n", "settings-set: the key is missing or longer than 31 bytes"),
+		BAD("settings-set abcdefghijklmnopqrstuvwxyz_abcdef on\n", "settings-set: the key is missing or longer than 31 bytes"),
+		BAD("settings-set\n", NOT_A_REQUEST),
+		BAD("settings-setx a b\n", NOT_A_REQUEST),
+		{ "auth " SECRET "\nsettings-set offload off\n", FD_CTL_SETTINGS_SET, NULL, 0, 0, 0,
+		  0, -1, "", "", "offload", "off", false, SECRET },
+		{ "auth " SECRET "\ncut-conn 9\n", FD_CTL_CUT_CONN, NULL, 9, 0, 0, 0, -1, "", "", "",
+		  "", false, SECRET },
+		{ "auth short\nstatus\n", FD_CTL_STATUS, NULL, 0, 0, 0, 0, -1, "", "", "", "", false,
+		  "short" },
+		BAD("auth " SECRET, "auth: the request is missing after the secret's line"),
+		BAD("auth " SECRET "\n", NOT_A_REQUEST),
+		BAD("auth \nstatus\n", "auth: the secret is missing"),
+		BAD("auth " SECRET SECRET "x\nstatus\n", "auth: the secret is longer than 128 "
+		  "bytes"),
+		BAD("auth a b\nstatus\n", "auth: the secret holds a byte that is not printable"),
+		BAD("auth " SECRET "\nauth " SECRET "\nstatus\n", NOT_A_REQUEST),
+		BAD("auth\nstatus\n", NOT_A_REQUEST),
+		BAD(NULL, "request longer than 4096 bytes"),
+	};
+
+	(void)state;
+	memset(big, 'a', sizeof(big));
+	memcpy(big, "settings-set watched_list\n", 26);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct fd_ctl_req r = { .op = FD_CTL_CUT_CONN, .id = 777 };
+		char err[256] = "";
+		const char *text = rows[i].text ? rows[i].text : big;
+		size_t len = rows[i].text ? strlen(text) : FC_CTL_MAX + 1;
+		int rc = fd_ctl_parse(text, len, &r, err, sizeof(err));
+
+		print_message("row %zu\n", i);
+		if (rows[i].op < 0) {
+			assert_int_equal(rc, -EINVAL);
+			assert_string_equal(err, rows[i].err);
+			assert_int_equal(r.id, 777);	/* untouched */
+			continue;
+		}
+		assert_int_equal(rc, 0);
+		assert_int_equal(r.op, rows[i].op);
+		assert_true(r.id == rows[i].id);
+		assert_int_equal(r.n, rows[i].n);
+		assert_int_equal(r.family, rows[i].family);
+		assert_int_equal(r.plen, rows[i].plen);
+		assert_int_equal(r.port, rows[i].port);
+		assert_string_equal(r.state, rows[i].state);
+		assert_string_equal(r.action, rows[i].action);
+		assert_string_equal(r.key, rows[i].key);
+		assert_string_equal(r.value, rows[i].value);
+		assert_int_equal(r.lines, rows[i].lines);
+		assert_int_equal(r.auth, rows[i].secret != NULL);
+		if (rows[i].secret) {
+			assert_int_equal(r.secret_len, strlen(rows[i].secret));
+			assert_memory_equal(r.secret, rows[i].secret, r.secret_len);
+		}
+	}
+}
+
 static void
 test_allowed_rows(void **state)
 {
@@ -131,36 +268,64 @@ test_allowed_rows(void **state)
 		const gid_t *groups;
 		enum fd_ctl_op op;
 		const char *why;	/* NULL: allowed */
+		enum fd_secret_verdict v;	/* the request's secret (FD_SECRET_NONE: none) */
 	} rows[] = {
-		{ false, 0, 0, 0, NULL, FD_CTL_CUT_CONN, NULL },
-		{ false, 0, 0, 0, NULL, FD_CTL_STATUS, NULL },
-		{ true, 0, NOBODY, 0, NULL, FD_CTL_CUT_CONN, NULL },
+		{ false, 0, 0, 0, NULL, FD_CTL_CUT_CONN, NULL, FD_SECRET_NONE },
+		{ false, 0, 0, 0, NULL, FD_CTL_STATUS, NULL, FD_SECRET_NONE },
+		{ true, 0, NOBODY, 0, NULL, FD_CTL_CUT_CONN, NULL, FD_SECRET_NONE },
 		{ false, NOBODY, NOBODY, 0, NULL, FD_CTL_STATUS,
-		  "uid 65534 is not root and no control_read_group is set" },
+		  "uid 65534 is not root and no control_read_group is set", FD_SECRET_NONE },
 		{ false, NOBODY, NOBODY, 0, NULL, FD_CTL_CUT_CONN,
-		  "uid 65534 is not root (cut-conn changes flowcutd's state: root only)" },
-		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_STATUS, NULL },	/* its own group */
-		{ true, 1000, 1000, 2, adm_other, FD_CTL_STATUS, NULL },	/* a supplementary one */
-		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_WHY, NULL },	/* why, triggers: read */
-		{ true, 1000, 1000, 2, adm_other, FD_CTL_WHY_CONN, NULL },
-		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_TRIGGERS, NULL },
+		  NO_SECRET("65534", "cut-conn"), FD_SECRET_NONE },
+		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_STATUS, NULL, FD_SECRET_NONE },	/* its own group */
+		{ true, 1000, 1000, 2, adm_other, FD_CTL_STATUS, NULL, FD_SECRET_NONE },	/* a supplementary one */
+		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_WHY, NULL, FD_SECRET_NONE },	/* why, triggers: read */
+		{ true, 1000, 1000, 2, adm_other, FD_CTL_WHY_CONN, NULL, FD_SECRET_NONE },
+		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_TRIGGERS, NULL, FD_SECRET_NONE },
 		{ true, 1000, 1000, 1, adm, FD_CTL_TRIGGERS,
-		  "uid 1000 is not root and not in group flowcut-read" },
+		  "uid 1000 is not root and not in group flowcut-read", FD_SECRET_NONE },
 		{ true, 1000, 1000, 2, adm_other, FD_CTL_CUT_CONN,
-		  "uid 1000 is not root (cut-conn changes flowcutd's state: root only)" },
+		  NO_SECRET("1000", "cut-conn"), FD_SECRET_NONE },
 		{ true, NOBODY, NOBODY, 0, NULL, FD_CTL_STATUS,
-		  "uid 65534 is not root and not in group flowcut-read" },
+		  "uid 65534 is not root and not in group flowcut-read", FD_SECRET_NONE },
 		{ true, 1000, 1000, 1, adm, FD_CTL_STATUS,
-		  "uid 1000 is not root and not in group flowcut-read" },
+		  "uid 1000 is not root and not in group flowcut-read", FD_SECRET_NONE },
 		/* gid 0 is no root: only uid 0 is */
 		{ true, NOBODY, 0, 0, NULL, FD_CTL_CUT_CONN,
-		  "uid 65534 is not root (cut-conn changes flowcutd's state: root only)" },
+		  NO_SECRET("65534", "cut-conn"), FD_SECRET_NONE },
 		/* a resync is a change: root only, the read group or not */
-		{ false, 0, 0, 0, NULL, FD_CTL_RESYNC, NULL },
+		{ false, 0, 0, 0, NULL, FD_CTL_RESYNC, NULL, FD_SECRET_NONE },
 		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_RESYNC,
-		  "uid 65534 is not root (resync changes flowcutd's state: root only)" },
+		  NO_SECRET("65534", "resync"), FD_SECRET_NONE },
 		{ false, 1000, 1000, 0, NULL, FD_CTL_RESYNC,
-		  "uid 1000 is not root (resync changes flowcutd's state: root only)" },
+		  NO_SECRET("1000", "resync"), FD_SECRET_NONE },
+		/* issue 18: the page's reads are reads, settings-set a change */
+		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_COUNTERS, NULL, FD_SECRET_NONE },
+		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_CONNS, NULL, FD_SECRET_NONE },
+		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_CUTS, NULL, FD_SECRET_NONE },
+		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_SETTINGS, NULL, FD_SECRET_NONE },
+		{ false, NOBODY, NOBODY, 0, NULL, FD_CTL_SETTINGS,
+		  "uid 65534 is not root and no control_read_group is set", FD_SECRET_NONE },
+		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_SETTINGS_SET,
+		  NO_SECRET("65534", "settings-set"), FD_SECRET_NONE },
+		/* the secret: right lets anyone change, wrong or none accepted does not */
+		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_SETTINGS_SET, NULL, FD_SECRET_RIGHT },
+		{ false, NOBODY, NOBODY, 0, NULL, FD_CTL_CUT_CONN, NULL, FD_SECRET_RIGHT },
+		{ false, NOBODY, NOBODY, 0, NULL, FD_CTL_RESYNC, NULL, FD_SECRET_RIGHT },
+		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_SETTINGS_SET,
+		  "uid 65534: the secret is wrong (settings-set changes flowcutd's state: root, or "
+		  "the operator's secret)", FD_SECRET_WRONG },
+		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_CUT_CONN,
+		  "uid 65534 is not root and no secret is accepted now: the secret file is missing "
+		  "or refused (cut-conn changes flowcutd's state; flowcutd's log says why)",
+		  FD_SECRET_REFUSED },
+		/* a secret opens no read: reads stay the read group's */
+		{ false, NOBODY, NOBODY, 0, NULL, FD_CTL_CONNS,
+		  "uid 65534 is not root and no control_read_group is set", FD_SECRET_RIGHT },
+		/* root needs none, and a wrong one does not refuse it */
+		{ false, 0, 0, 0, NULL, FD_CTL_SETTINGS_SET, NULL, FD_SECRET_NONE },
+		{ false, 0, 0, 0, NULL, FD_CTL_SETTINGS_SET, NULL, FD_SECRET_WRONG },
+		{ false, 0, 0, 0, NULL, FD_CTL_CUT_CONN, NULL, FD_SECRET_REFUSED },
 	};
 
 	(void)state;
@@ -169,8 +334,8 @@ test_allowed_rows(void **state)
 					   .name = "flowcut-read" };
 		struct fd_ctl_peer p = { .uid = rows[i].uid, .gid = rows[i].gid,
 					 .ngroups = rows[i].ngroups, .groups = rows[i].groups };
-		char why[160] = "";
-		int rc = fd_ctl_allowed(&a, &p, rows[i].op, why, sizeof(why));
+		char why[256] = "";
+		int rc = fd_ctl_allowed(&a, &p, rows[i].op, rows[i].v, why, sizeof(why));
 
 		print_message("row %zu: uid %u op %d\n", i, (unsigned int)rows[i].uid, rows[i].op);
 		if (rows[i].why == NULL) {
@@ -194,7 +359,8 @@ handler(void *arg, const struct fd_ctl_req *req, char *ans, size_t cap)
 	(void)arg;
 	handled++;
 	snprintf(ans, cap, req->op == FD_CTL_STATUS ? "ok {\"status\":true}\n" :
-		 req->op == FD_CTL_RESYNC ? "ok {\"resyncs\":1}\n" : "ok cut\n");
+		 req->op == FD_CTL_RESYNC ? "ok {\"resyncs\":1}\n" :
+		 req->op == FD_CTL_SETTINGS_SET ? "ok set\n" : "ok cut\n");
 }
 
 static int
@@ -314,8 +480,7 @@ test_nobody_asks(void **state)
 		  "status\n", "ok {\"status\":true}\n", true },
 		{ "in the read group, cut-conn", true, NOBODY, false, NOBODY, NOBODY, 0,
 		  "cut-conn 5\n",
-		  "error refused: uid 65534 is not root (cut-conn changes flowcutd's state: root "
-		  "only)\n", false },
+		  "error refused: " NO_SECRET("65534", "cut-conn") "\n", false },
 		{ "in the read group by a supplementary group", true, OTHER_GID, false, NOBODY,
 		  NOBODY, OTHER_GID, "status\n", "ok {\"status\":true}\n", true },
 		/* not in it: the socket's mode keeps nobody out, and so does the check */
@@ -339,8 +504,7 @@ test_nobody_asks(void **state)
 		  "error " NOT_A_REQUEST "\n", false },
 		{ "root, cut-conn", true, NOBODY, false, 0, 0, 0, "cut-conn 5\n", "ok cut\n", true },
 		{ "in the read group, resync", true, NOBODY, false, NOBODY, NOBODY, 0, "resync\n",
-		  "error refused: uid 65534 is not root (resync changes flowcutd's state: root "
-		  "only)\n", false },
+		  "error refused: " NO_SECRET("65534", "resync") "\n", false },
 		{ "root, resync", false, 0, false, 0, 0, 0, "resync\n", "ok {\"resyncs\":1}\n",
 		  true },
 		{ "root, no read group, status", false, 0, false, 0, 0, 0, "status\n",
@@ -371,6 +535,163 @@ test_nobody_asks(void **state)
 		assert_string_equal(ans, r->want);
 		assert_int_equal(handled - before, r->handled ? 1 : 0);
 	}
+}
+
+/*
+ * The secret file (fd_secret) as rows: its mode, owner and text -> the
+ * verdict on a given secret; then the socket asked by nobody (not in the
+ * read group, the socket opened up) with an auth line.
+ */
+static void
+test_secret_rows(void **state)
+{
+	static const struct {
+		const char *what;
+		const char *text;	/* the file's; NULL: no file */
+		mode_t mode;
+		uid_t uid;
+		const char *given;	/* NULL: none */
+		enum fd_secret_verdict v;
+	} rows[] = {
+		{ "right", SECRET "\n", 0600, 0, SECRET, FD_SECRET_RIGHT },
+		{ "right, no newline", SECRET, 0400, 0, SECRET, FD_SECRET_RIGHT },
+		{ "uppercase in the file, lowercase given: compared as text", "0123456789ABCDEF0123456789abcdef0123456789abcdef"
+		  "0123456789abcdef\n", 0600, 0, SECRET, FD_SECRET_WRONG },
+		{ "wrong, its last digit", SECRET "\n", 0600, 0,
+		  "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdee", FD_SECRET_WRONG },
+		{ "too short", SECRET "\n", 0600, 0, "0123456789abcdef", FD_SECRET_WRONG },
+		{ "too long", SECRET "\n", 0600, 0, SECRET "0", FD_SECRET_WRONG },
+		{ "none given", SECRET "\n", 0600, 0, NULL, FD_SECRET_NONE },
+		{ "the file 0644", SECRET "\n", 0644, 0, SECRET, FD_SECRET_REFUSED },
+		{ "the file 0640", SECRET "\n", 0640, 0, SECRET, FD_SECRET_REFUSED },
+		{ "the file 0602", SECRET "\n", 0602, 0, SECRET, FD_SECRET_REFUSED },
+		{ "the file nobody's", SECRET "\n", 0600, NOBODY, SECRET, FD_SECRET_REFUSED },
+		{ "no file", NULL, 0600, 0, SECRET, FD_SECRET_REFUSED },
+		{ "63 digits", "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\n",
+		  0600, 0, "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde",
+		  FD_SECRET_REFUSED },
+		{ "not hex", "g123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n", 0600,
+		  0, "g123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+		  FD_SECRET_REFUSED },
+		{ "a second line", SECRET "\n" SECRET "\n", 0600, 0, SECRET, FD_SECRET_REFUSED },
+		{ "empty", "", 0600, 0, SECRET, FD_SECRET_REFUSED },
+	};
+	char path[160], why[256], hex[FD_SECRET_HEX + 1];
+	struct stat st;
+	FILE *f;
+
+	(void)state;
+	SKIP_UNLESS_ROOT();
+	snprintf(path, sizeof(path), "%s/web.secret", top);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		print_message("row %zu: %s\n", i, rows[i].what);
+		unlink(path);
+		if (rows[i].text != NULL) {
+			f = fopen(path, "w");
+			assert_non_null(f);
+			fputs(rows[i].text, f);
+			fclose(f);
+			assert_int_equal(chmod(path, rows[i].mode), 0);
+			assert_int_equal(chown(path, rows[i].uid, 0), 0);
+		}
+		why[0] = '\0';
+		assert_int_equal(fd_secret_check(path, rows[i].given,
+						 rows[i].given ? strlen(rows[i].given) : 0, why,
+						 sizeof(why)), rows[i].v);
+		if (rows[i].v == FD_SECRET_REFUSED)
+			assert_non_null(strstr(why, path));	/* said, with the path */
+	}
+	/* made when missing: 0600 root, 64 hex digits; never over one there */
+	unlink(path);
+	assert_int_equal(fd_secret_make(path, why, sizeof(why)), 1);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(st.st_uid, 0);
+	assert_int_equal(fd_secret_read(path, hex, why, sizeof(why)), 0);
+	assert_int_equal(strlen(hex), FD_SECRET_HEX);
+	assert_int_equal(fd_secret_check(path, hex, FD_SECRET_HEX, why, sizeof(why)),
+			 FD_SECRET_RIGHT);
+	assert_int_equal(chmod(path, 0644), 0);
+	assert_int_equal(fd_secret_make(path, why, sizeof(why)), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0644);	/* left as it was, and refused */
+	assert_int_equal(fd_secret_read(path, hex, why, sizeof(why)), -EPERM);
+	unlink(path);
+}
+
+static void
+test_nobody_with_secret(void **state)
+{
+	static const struct {
+		const char *what;
+		mode_t mode;		/* the secret file's */
+		uid_t file_uid;
+		uid_t uid;		/* who asks */
+		const char *req;
+		const char *want;
+		bool handled;
+	} rows[] = {
+		{ "right secret, settings-set", 0600, 0, NOBODY,
+		  "auth " SECRET "\nsettings-set offload off\n", "ok set\n", true },
+		{ "right secret, cut-conn", 0600, 0, NOBODY, "auth " SECRET "\ncut-conn 5\n",
+		  "ok cut\n", true },
+		{ "wrong secret", 0600, 0, NOBODY, "auth " SECRET "0\nsettings-set offload off\n",
+		  "error refused: uid 65534: the secret is wrong (settings-set changes flowcutd's "
+		  "state: root, or the operator's secret)\n", false },
+		{ "too short", 0600, 0, NOBODY, "auth 0123\nsettings-set offload off\n",
+		  "error refused: uid 65534: the secret is wrong (settings-set changes flowcutd's "
+		  "state: root, or the operator's secret)\n", false },
+		{ "missing", 0600, 0, NOBODY, "settings-set offload off\n",
+		  "error refused: uid 65534 is not root and no control_read_group is set\n", false },
+		{ "right secret, a read: not opened by it", 0600, 0, NOBODY,
+		  "auth " SECRET "\ncounters\n",
+		  "error refused: uid 65534 is not root and no control_read_group is set\n", false },
+		{ "the file 0644: no secret works", 0644, 0, NOBODY,
+		  "auth " SECRET "\nsettings-set offload off\n",
+		  "error refused: uid 65534 is not root and no secret is accepted now: the secret "
+		  "file is missing or refused (settings-set changes flowcutd's state; flowcutd's "
+		  "log says why)\n", false },
+		{ "the file nobody's: no secret works", 0600, NOBODY, NOBODY,
+		  "auth " SECRET "\ncut-conn 5\n",
+		  "error refused: uid 65534 is not root and no secret is accepted now: the secret "
+		  "file is missing or refused (cut-conn changes flowcutd's state; flowcutd's log "
+		  "says why)\n", false },
+		{ "root needs none", 0644, 0, 0, "settings-set offload off\n", "ok set\n", true },
+	};
+	char dir[128], path[160], secret[160], ans[FC_CTL_ANS_MAX + 64];
+	uint64_t auth_refused = 0;
+
+	(void)state;
+	SKIP_UNLESS_ROOT();
+	snprintf(dir, sizeof(dir), "%s/ctl", top);
+	snprintf(path, sizeof(path), "%s/flowcutd.sock", dir);
+	snprintf(secret, sizeof(secret), "%s/web.secret", top);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct fd_ctl_access a = { .secret_path = secret };
+		struct fd_ctl *c;
+		unsigned int before = handled;
+		FILE *f = fopen(secret, "w");
+
+		print_message("row %zu: %s\n", i, rows[i].what);
+		assert_non_null(f);
+		fputs(SECRET "\n", f);
+		fclose(f);
+		assert_int_equal(chmod(secret, rows[i].mode), 0);
+		assert_int_equal(chown(secret, rows[i].file_uid, 0), 0);
+		c = fd_ctl_open(path, &a, handler, NULL);
+		assert_non_null(c);
+		assert_int_equal(chmod(dir, 0755), 0);
+		assert_int_equal(chmod(path, 0666), 0);
+		ask_as(c, path, rows[i].uid, rows[i].uid, 0, NULL, rows[i].req, ans, sizeof(ans));
+		auth_refused = fd_ctl_auth_refused(c);
+		fd_ctl_close(c);
+		assert_string_equal(ans, rows[i].want);
+		assert_int_equal(handled - before, rows[i].handled ? 1 : 0);
+		/* counted: a change refused for its secret (not one refused unparsed) */
+		assert_int_equal(auth_refused, !rows[i].handled && strstr(rows[i].req, "auth ") &&
+				 !strstr(rows[i].req, "counters") ? 1 : 0);
+	}
+	unlink(secret);
 }
 
 /* A loop of refused connects: each refused, one log line for the uid. */
@@ -539,8 +860,11 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_rows),
+		cmocka_unit_test(test_page_parse_rows),
 		cmocka_unit_test(test_allowed_rows),
 		cmocka_unit_test(test_nobody_asks),
+		cmocka_unit_test(test_secret_rows),
+		cmocka_unit_test(test_nobody_with_secret),
 		cmocka_unit_test(test_refusals_logged_once),
 		cmocka_unit_test(test_folder_and_modes),
 	};

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* fd_secret: see fd_secret.h. */
+#include "fd_secret.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static bool
+is_hex(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+int
+fd_secret_read(const char *path, char *hex, char *why, size_t len)
+{
+	char buf[FD_SECRET_HEX + 2];
+	struct stat st;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK), err;
+	bool ok;
+
+	if (fd < 0) {
+		err = errno;
+		snprintf(why, len, "%s: %s", path, err == ELOOP ? "a symlink" : strerror(err));
+		return err == ELOOP ? -EPERM : -err;
+	}
+	if (fstat(fd, &st) != 0) {
+		err = errno;
+		snprintf(why, len, "%s: %s", path, strerror(err));
+		close(fd);
+		return -err;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 077) != 0) {
+		if (!S_ISREG(st.st_mode))
+			snprintf(why, len, "%s: not a regular file", path);
+		else if (st.st_uid != 0)
+			snprintf(why, len, "%s: owned by uid %u, not root", path,
+				 (unsigned int)st.st_uid);
+		else
+			snprintf(why, len, "%s: mode %04o: group or others have a bit (0600 root "
+				 "only)", path, (unsigned int)(st.st_mode & 07777));
+		close(fd);
+		return -EPERM;
+	}
+	n = read(fd, buf, sizeof(buf));
+	err = errno;
+	close(fd);
+	if (n < 0) {
+		snprintf(why, len, "%s: %s", path, strerror(err));
+		return -err;
+	}
+	ok = n == FD_SECRET_HEX || (n == FD_SECRET_HEX + 1 && buf[FD_SECRET_HEX] == '\n');
+	for (ssize_t i = 0; ok && i < FD_SECRET_HEX; i++)
+		ok = is_hex(buf[i]);
+	if (!ok) {
+		snprintf(why, len, "%s: not one line of %d hex digits", path, FD_SECRET_HEX);
+		return -EINVAL;
+	}
+	memcpy(hex, buf, FD_SECRET_HEX);
+	hex[FD_SECRET_HEX] = '\0';
+	return 0;
+}
+
+int
+fd_secret_make(const char *path, char *why, size_t len)
+{
+	static const char digits[] = "0123456789abcdef";
+	uint8_t raw[FD_SECRET_HEX / 2];
+	char line[FD_SECRET_HEX + 1];
+	int fd, err;
+
+	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw)) {
+		err = errno;
+		snprintf(why, len, "%s: getrandom: %s", path, strerror(err));
+		return -err;
+	}
+	for (size_t i = 0; i < sizeof(raw); i++) {
+		line[2 * i] = digits[raw[i] >> 4];
+		line[2 * i + 1] = digits[raw[i] & 15];
+	}
+	line[FD_SECRET_HEX] = '\n';
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 && errno == EEXIST)
+		return 0;
+	if (fd < 0 || fchmod(fd, 0600) != 0 ||
+	    write(fd, line, sizeof(line)) != (ssize_t)sizeof(line) || fsync(fd) != 0) {
+		err = errno ? errno : EIO;
+		snprintf(why, len, "%s: written: %s", path, strerror(err));
+		if (fd >= 0) {
+			close(fd);
+			unlink(path);
+		}
+		return -err;
+	}
+	explicit_bzero(line, sizeof(line));
+	explicit_bzero(raw, sizeof(raw));
+	close(fd);
+	return 1;
+}
+
+enum fd_secret_verdict
+fd_secret_check(const char *path, const char *given, size_t n, char *why, size_t len)
+{
+	char hex[FD_SECRET_HEX + 1];
+	unsigned int diff = n != FD_SECRET_HEX;
+
+	if (fd_secret_read(path, hex, why, len) != 0)
+		return FD_SECRET_REFUSED;
+	if (given == NULL)
+		return FD_SECRET_NONE;
+	/* every byte, no early exit: a short or long one compared against itself */
+	for (size_t i = 0; i < FD_SECRET_HEX; i++)
+		diff |= (unsigned char)hex[i] ^ (unsigned char)(n == FD_SECRET_HEX ? given[i] :
+								 hex[i] ^ 1);
+	explicit_bzero(hex, sizeof(hex));
+	return diff == 0 ? FD_SECRET_RIGHT : FD_SECRET_WRONG;
+}

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* fc_settings_keys: see fc_settings_keys.h. */
+#include "fc_settings_keys.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const struct fc_settings_key fc_settings_keys[] = {
+	{ "cut_in_hardware", "bool", "on",
+	  "A cut drops the connection on the coprocessor, both ways, then kills its state; off: "
+	  "the connection is taken out of the fast path and its frames reach the host." },
+	{ "offload", "bool", "on",
+	  "The gate: connections go to the fast path; off, every frame goes to the host." },
+	{ "idle_timeout", "number", "60",
+	  "Seconds a quiet connection stays in the fast path (at most conntrack's timeout)." },
+	{ "watched_list", "list", "",
+	  "A block list file whose addresses are dropped both ways and their connections cut." },
+	{ "watched_set", "list", "",
+	  "FAMILY TABLE SET (or a pattern): a set of the host's ruleset whose additions are cut." },
+	{ "watched_fingerprints", "path", "",
+	  "A file of JA4 and JA3 fingerprints whose TLS and QUIC connections are cut." },
+	{ "tls_ports", "text", "443 465 853 993 995 8443",
+	  "The ports whose ClientHello the inspector reads (1 to 16, blank-separated)." },
+	{ "control_read_group", "text", "",
+	  "A group whose members may read flowcutd's state over its control socket." },
+	{ "list_max_bytes", "number", "67108864",
+	  "The largest watched list or fingerprints file read, in bytes." },
+	{ "list_min_prefix4", "number", "1",
+	  "A list's IPv4 entry wider than this prefix is a bad line (0: none refused)." },
+	{ "list_min_prefix6", "number", "1",
+	  "A list's IPv6 entry wider than this prefix is a bad line (0: none refused)." },
+	{ "never_cut", "list", "",
+	  "Addresses and prefixes that none of flowcut's triggers ever cut." },
+	{ "never_cut_file", "path", "",
+	  "A list file of addresses and prefixes never cut." },
+};
+
+const size_t fc_settings_nkeys = sizeof(fc_settings_keys) / sizeof(fc_settings_keys[0]);
+
+const struct fc_settings_key *
+fc_settings_keys_find(const char *name)
+{
+	for (size_t i = 0; i < fc_settings_nkeys; i++)
+		if (strcmp(fc_settings_keys[i].name, name) == 0)
+			return &fc_settings_keys[i];
+	return NULL;
+}
+
+/* Key k's value from the file's text: a string, or a list's array; "" / [] when absent. */
+static json_t *
+value_of(const char *text, const struct fc_settings_key *k)
+{
+	bool list = strcmp(k->kind, "list") == 0;
+	json_t *v = list ? json_array() : json_string("");
+	size_t kn = strlen(k->name);
+
+	for (const char *l = text; v != NULL && l != NULL && *l; l = strchr(l, '\n'), l += l != NULL) {
+		const char *end = strchr(l, '\n');
+		size_t n = end ? (size_t)(end - l) : strlen(l);
+
+		if (n < kn + 3 || memcmp(l, k->name, kn) != 0 || memcmp(l + kn, " = ", 3) != 0)
+			continue;
+		if (list ? json_array_append_new(v, json_stringn(l + kn + 3, n - kn - 3)) != 0 :
+		    json_string_setn(v, l + kn + 3, n - kn - 3) != 0) {
+			json_decref(v);
+			return NULL;
+		}
+	}
+	return v;
+}
+
+json_t *
+fc_settings_keys_json(const struct fc_settings *s)
+{
+	char text[FC_SETTINGS_MAX_BYTES];
+	json_t *a = json_array();
+	int n = fc_settings_format(s, text, sizeof(text));
+
+	if (n < 0 || (size_t)n >= sizeof(text)) {
+		json_decref(a);
+		return NULL;
+	}
+	for (size_t i = 0; a != NULL && i < fc_settings_nkeys; i++) {
+		const struct fc_settings_key *k = &fc_settings_keys[i];
+		json_t *v = value_of(text, k);
+
+		if (v == NULL || json_array_append_new(a, json_pack("{s:s, s:o, s:s, s:s, s:s}", "key",
+								      k->name, "value", v, "default",
+								      k->def, "help", k->help,
+								      "kind", k->kind)) != 0) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
+int
+fc_settings_keys_save(const char *path, const char *key, const char *value, bool lines,
+		      char *err, size_t errlen)
+{
+	const struct fc_settings_key *k = fc_settings_keys_find(key);
+	struct fc_settings s;
+	char one[FC_SETTINGS_MAX_BYTES > 4096 ? 4096 : FC_SETTINGS_MAX_BYTES], why[256];
+	int rc;
+
+	if (k == NULL || (lines && strcmp(k->kind, "list") != 0)) {
+		snprintf(err, errlen, "%s: %s", key, k == NULL ? "not a key of the settings" :
+			 "takes one value (settings-set KEY VALUE), not lines");
+		return -EINVAL;
+	}
+	rc = fc_settings_load(path, &s, err, errlen);
+	if (rc == -ENOENT)
+		fc_settings_default(&s);	/* the first save makes the file */
+	else if (rc != 0)
+		return rc;
+	if (strcmp(k->kind, "list") == 0 && fc_settings_set(&s, key, "-", why, sizeof(why)) != 0) {
+		snprintf(err, errlen, "%s: %s", key, why);
+		return -EINVAL;
+	}
+	for (const char *l = value; l != NULL && (*l || !lines); ) {
+		const char *end = lines ? strchr(l, '\n') : NULL;
+		size_t n = end ? (size_t)(end - l) : strlen(l);
+
+		snprintf(one, sizeof(one), "%.*s", (int)n, l);
+		if (fc_settings_set(&s, key, one, why, sizeof(why)) != 0) {
+			snprintf(err, errlen, "%s: %s", key, why);
+			return -EINVAL;
+		}
+		l = end ? end + 1 : NULL;
+	}
+	rc = fc_settings_save(path, &s);
+	if (rc != 0)
+		snprintf(err, errlen, "%s: saving %s: %s", key, path, strerror(-rc));
+	return rc;
+}
