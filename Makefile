@@ -334,10 +334,12 @@ INSTALL_PROGS := flowcut-npu flowcutd flowcutctl $(filter flowcut-web,$(PROGS))
 INSTALL_UNITS := $(filter-out flowcutctl,$(INSTALL_PROGS))
 D := $(DESTDIR)
 
-.PHONY: install uninstall
-install: $(addprefix $(BUILD)/,$(INSTALL_PROGS))
+.PHONY: programs install uninstall
+# what install installs, and nothing else (the Debian package builds this)
+programs: $(addprefix $(BUILD)/,$(INSTALL_PROGS))
+install: programs
 	install -d $(D)$(SBINDIR) $(D)$(MAN8DIR) $(D)$(UNITDIR) $(D)$(SYSUSERSDIR) $(D)$(DATADIR)
-	install -m 0755 $^ $(D)$(SBINDIR)/
+	install -m 0755 $(addprefix $(BUILD)/,$(INSTALL_PROGS)) $(D)$(SBINDIR)/
 	$(foreach p,$(INSTALL_PROGS),install -m 0644 docs/man/$p.8 $(D)$(MAN8DIR)/ &&) true
 	$(foreach p,$(INSTALL_UNITS),sed 's#/usr/local/sbin/#$(SBINDIR)/#g' deploy/$p.service \
 		>$(D)$(UNITDIR)/$p.service && chmod 0644 $(D)$(UNITDIR)/$p.service &&) true
