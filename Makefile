@@ -309,6 +309,59 @@ bench: deps
 	lab/reload.sh
 	lab/scale.sh 1000000 --figures all
 
+# ---- make install, make uninstall ------------------------------------------
+# Where Debian puts them: the daemons and the tool in $(PREFIX)/sbin (each
+# needs root for nearly everything, as nft and conntrack do: man section 8),
+# man pages in $(PREFIX)/share/man/man8, the units where systemd looks for
+# them - /lib/systemd/system for PREFIX=/usr (Debian 12's packages), else
+# $(PREFIX)/lib/systemd/system (/usr/local/lib/systemd/system is on
+# systemd's own path: the local administrator's) - and the users' sysusers.d
+# file beside them.  The programs read /etc/flowcut and the units
+# /etc/default/flowcut whatever the PREFIX: those two are made only when
+# missing (never an operator's overwritten; ETC=no: not at all, the Debian
+# package's postinst makes them), and `make uninstall` takes them only when
+# they are still as installed.  flowcut-web is installed when this Makefile
+# builds it (its program line), with its unit and man page.  The units'
+# ExecStart names $(SBINDIR).
+PREFIX      ?= /usr/local
+SBINDIR     ?= $(PREFIX)/sbin
+MAN8DIR     ?= $(PREFIX)/share/man/man8
+DATADIR     ?= $(PREFIX)/share/flowcut
+UNITDIR     ?= $(if $(filter /usr,$(PREFIX)),/lib/systemd/system,$(PREFIX)/lib/systemd/system)
+SYSUSERSDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/sysusers.d,$(PREFIX)/lib/sysusers.d)
+ETC         ?= yes
+INSTALL_PROGS := flowcut-npu flowcutd flowcutctl $(filter flowcut-web,$(PROGS))
+INSTALL_UNITS := $(filter-out flowcutctl,$(INSTALL_PROGS))
+D := $(DESTDIR)
+
+.PHONY: programs install uninstall
+# what install installs, and nothing else (the Debian package builds this)
+programs: $(addprefix $(BUILD)/,$(INSTALL_PROGS))
+install: programs
+	install -d $(D)$(SBINDIR) $(D)$(MAN8DIR) $(D)$(UNITDIR) $(D)$(SYSUSERSDIR) $(D)$(DATADIR)
+	install -m 0755 $(addprefix $(BUILD)/,$(INSTALL_PROGS)) $(D)$(SBINDIR)/
+	$(foreach p,$(INSTALL_PROGS),install -m 0644 docs/man/$p.8 $(D)$(MAN8DIR)/ &&) true
+	$(foreach p,$(INSTALL_UNITS),sed 's#/usr/local/sbin/#$(SBINDIR)/#g' deploy/$p.service \
+		>$(D)$(UNITDIR)/$p.service && chmod 0644 $(D)$(UNITDIR)/$p.service &&) true
+	install -m 0644 deploy/flowcut.sysusers $(D)$(SYSUSERSDIR)/flowcut.conf
+	install -m 0644 deploy/flowcut.default $(D)$(DATADIR)/flowcut.default
+	rm -f $(D)$(DATADIR)/settings.conf
+	$(BUILD)/flowcutctl --settings $(D)$(DATADIR)/settings.conf settings set offload on >/dev/null
+ifeq ($(ETC),yes)
+	install -d $(D)/etc/flowcut $(D)/etc/default
+	test -e $(D)/etc/flowcut/settings.conf || install -m 0644 $(D)$(DATADIR)/settings.conf $(D)/etc/flowcut/
+	test -e $(D)/etc/default/flowcut || install -m 0644 deploy/flowcut.default $(D)/etc/default/flowcut
+endif
+
+# every name install may have put there (flowcut-web's too, built or not)
+uninstall:
+	rm -f $(foreach p,flowcut-npu flowcutd flowcutctl flowcut-web,$(D)$(SBINDIR)/$p \
+		$(D)$(MAN8DIR)/$p.8 $(D)$(UNITDIR)/$p.service) $(D)$(SYSUSERSDIR)/flowcut.conf
+	! cmp -s $(D)/etc/flowcut/settings.conf $(D)$(DATADIR)/settings.conf || rm -f $(D)/etc/flowcut/settings.conf
+	! cmp -s $(D)/etc/default/flowcut $(D)$(DATADIR)/flowcut.default || rm -f $(D)/etc/default/flowcut
+	rm -f $(D)$(DATADIR)/settings.conf $(D)$(DATADIR)/flowcut.default
+	-rmdir $(D)$(DATADIR) $(D)/etc/flowcut 2>/dev/null
+
 clean:
 	rm -rf $(BUILD)
 

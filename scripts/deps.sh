@@ -19,7 +19,10 @@ pkgs=(make gcc clang libclang-rt-14-dev pkg-config
       # the lab's measurement scripts draw their plots (lab/measure.py)
       gnuplot-nox
       # trafgen, lab/flood.sh's SYN flood (tests/lab/test_flood.sh)
-      netsniff-ng)
+      netsniff-ng
+      # the Debian package built, linted and installed (tests/pkg/test_pkg.sh),
+      # the man pages checked (tests/pkg/test_man.sh)
+      debhelper lintian dpkg-dev fakeroot man-db)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

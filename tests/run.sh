@@ -114,6 +114,10 @@ cmocka "tls fingerprints vs tshark" tests/tls/test_oracle.sh
 
 # deploy/'s units: verify, exposure at most MEDIUM, restarts that never stop
 cmocka "systemd units" tests/deploy/test_units.sh
+# the man pages: no warning, lexgrog, their options the programs' getopt tables
+cmocka "man pages" tests/pkg/test_man.sh
+# the Debian package built, linted, installed, removed and purged here; make install/uninstall (root only)
+cmocka "the Debian package and make install" tests/pkg/test_pkg.sh
 
 check "every #include follows an arrow of the Makefile's table (make check-arrows)" make -s --no-print-directory check-arrows
 check "check-arrows and the compiler refuse an include across a missing arrow" scripts/check-arrows.sh --self-test
