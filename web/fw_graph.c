@@ -61,9 +61,11 @@ fw_graph_svg(struct fw_buf *b, const struct fw_point *pts, unsigned int n)
 		human(b, max * t / 2.0);
 		fw_buf_str(b, "/s</text>\n");
 	}
-	for (int m = 0; m <= 5; m++)
-		fw_buf_printf(b, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" font-size=\"12\">%s%d min</text>\n",
-			      LEFT + pw * m / 5.0, FW_GRAPH_H - 6, m == 5 ? "" : "-", 5 - m);
+	for (int m = 0; m < 5; m++)
+		fw_buf_printf(b, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" font-size=\"12\">-%d min</text>\n",
+			      LEFT + pw * m / 5.0, FW_GRAPH_H - 6, 5 - m);
+	fw_buf_printf(b, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"end\" font-size=\"12\">now</text>\n",
+		      LEFT + pw, FW_GRAPH_H - 6);
 	/* x: a point's place by its age against the newest, 300 s wide */
 	for (size_t l = 0; l < 3; l++) {
 		int open = 0;

@@ -9,7 +9,7 @@
 static const char css[] =
 	"body{font-family:system-ui,sans-serif;margin:0;color:#222;background:#fff}"
 	"header{background:#1d3557;color:#fff;padding:8px 16px;display:flex;gap:18px;align-items:center}"
-	"header a{color:#fff;text-decoration:none}header a.on{font-weight:bold;text-decoration:underline}"
+	"header a{color:#fff;text-decoration:none}header a.cur{font-weight:bold;text-decoration:underline}"
 	"header .me{margin-left:auto}main{padding:12px 16px}"
 	"table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 8px;text-align:left}"
 	"td.n{text-align:right;font-variant-numeric:tabular-nums}th{background:#f1f1f1}"
@@ -35,7 +35,7 @@ begin(struct fw_buf *b, const char *title, const char *path, const char *csrf)
 	fw_buf_printf(b, "</title><style>%s</style></head>\n<body><header><strong>flowcut</strong>", css);
 	for (size_t i = 0; i < sizeof(nav) / sizeof(nav[0]); i++)
 		fw_buf_printf(b, "<a href=\"%s\"%s>%s</a>", nav[i].path,
-			      strcmp(nav[i].path, path) == 0 ? " class=\"on\"" : "", nav[i].name);
+			      strcmp(nav[i].path, path) == 0 ? " class=\"cur\"" : "", nav[i].name);
 	fw_buf_printf(b, "<a class=\"me\" href=\"/login\">%s</a></header>\n<main><h1>",
 		      csrf ? "Logged in (log out)" : "Log in to change");
 	fw_buf_html(b, title);
