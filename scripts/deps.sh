@@ -19,7 +19,9 @@ pkgs=(make gcc clang libclang-rt-14-dev pkg-config
       # the lab's measurement scripts draw their plots (lab/measure.py)
       gnuplot-nox
       # trafgen, lab/flood.sh's SYN flood (tests/lab/test_flood.sh)
-      netsniff-ng)
+      netsniff-ng
+      # flowcut-web (web/): its HTTP library; promtool and headless Chromium in its test
+      libmicrohttpd-dev prometheus chromium)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

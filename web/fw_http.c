@@ -310,7 +310,7 @@ page_read(struct fw_http *h, struct MHD_Connection *c, const char *path, const s
 		return send_json(c, doc);
 	}
 	if (strcmp(what, "/conns") == 0) {
-		char key[65], note[256];
+		char key[65], note[512];
 		int refused = 0, any = take_note(h, c, key, note, sizeof(note), &refused);
 
 		fw_html_conns(&b, doc, e ? err : NULL, q, csrf, any ? note : NULL);
@@ -320,7 +320,7 @@ page_read(struct fw_http *h, struct MHD_Connection *c, const char *path, const s
 		fw_html_cuts(&b, doc, t, e ? err : NULL);
 		json_decref(t);
 	} else {
-		char key[65] = "", note[256] = "";
+		char key[65] = "", note[512] = "";
 		int refused = 0, any = take_note(h, c, key, note, sizeof(note), &refused);
 
 		fw_html_settings(&b, doc, e ? err : NULL, csrf, any && refused ? key : NULL, note,
@@ -409,7 +409,7 @@ change(struct fw_http *h, struct MHD_Connection *c, const char *path, const stru
 			const char *why = !cut && kl && strncmp(err, key, kl) == 0 && err[kl] == ':' ?
 					  err + kl + 1 + (err[kl + 1] == ' ') : err;
 
-			snprintf(s->note, sizeof(s->note), "%s%s", cut ? "not cut: " : "", why);
+			snprintf(s->note, sizeof(s->note), "%s%.480s", cut ? "not cut: " : "", why);
 		} else {
 			snprintf(s->note, sizeof(s->note), "%s%s", cut ? "cut connection " : "saved",
 				 cut ? fw_form_get(f, "id") : "");

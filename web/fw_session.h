@@ -40,7 +40,7 @@ struct fw_session {
 	int64_t last_s;
 	/* what the last change said, shown once by the next page (fw_http) */
 	char note_key[65];
-	char note[256];
+	char note[512];
 	bool note_refused;
 };
 
