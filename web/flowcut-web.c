@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flowcut/fc_ctl.h"
+#include <flowcut/fc_ctl.h>
 #include "fw_http.h"
 #include "fw_sample.h"
 

@@ -8,7 +8,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "flowcut/fc_ctl.h"
+#include <flowcut/fc_ctl.h>
 #include "fw_ctl.h"
 
 static int
