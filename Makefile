@@ -69,14 +69,16 @@ USES_tests/lib         := fastpath dpdk
 USES_tests/unit        := fastpath link settings inspect tools driver/base tests/lib dpdk
 USES_tests/unit/driver := fastpath link settings inspect npu $(DRIVER) tests/lib dpdk
 USES_tests/integration := fastpath link settings npu $(DRIVER) tests/lib dpdk
-USES_tests/fuzz        := fastpath link settings inspect npu $(DRIVER) tools tests/lib dpdk
+USES_tests/fuzz        := fastpath link settings inspect npu $(DRIVER) tools tests/lib dpdk web
 USES_bench             := fastpath link settings $(DRIVER) tests/lib dpdk
 USES_tools             := fastpath driver/base link tests/lib dpdk
+USES_web               :=
+USES_tests/unit/web    := web
 FOLDERS := $(sort $(patsubst USES_%,%,$(filter USES_%,$(.VARIABLES))))
 
 # The folders built as libraries: each takes every .c in it that no program
 # below names as its own (npu/npu_main.c).
-LIBRARIES := fastpath link settings inspect npu $(DRIVER) tools tests/lib
+LIBRARIES := fastpath link settings inspect npu $(DRIVER) tools tests/lib web
 
 # ---- the programs -----------------------------------------------------------
 # $(call program,NAME, ITS OWN SOURCES, LIBRARIES IT LINKS, OTHER -l FLAGS)
@@ -114,6 +116,7 @@ $(call program,flowcutctl,        ctl/flowcutctl.c,                       link s
 $(call program,flowcut-bench,     bench/flowcut-bench.c,                  fastpath link settings driver/cut driver/offload driver/nft driver/ct driver/path driver/port driver/cmd driver/base tests/lib dpdk, -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson)
 $(call program,flowcut-fpdemo,    tools/flowcut-fpdemo.c,                 fastpath tests/lib dpdk,   )
 $(call program,flowcut-ctgen,     tools/flowcut-ctgen.c,                  tools driver/base,         -lmnl -lnetfilter_conntrack -lnfnetlink)
+$(call program,flowcut-web,       web/flowcut-web.c,                      web,                       -lmicrohttpd -ljansson -lpthread)
 $(call program,flowcut-ctleave,   tools/flowcut-ctleave.c,                tools driver/base link,    -lmnl -lnetfilter_conntrack -lnfnetlink)
 $(call program,test_driver,       tests/integration/test_driver.c,        driver/cut driver/offload driver/nft driver/ct driver/path driver/port driver/cmd driver/base settings npu fastpath link tests/lib dpdk, -lcmocka -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson)
 $(call program,test_ct,           tests/integration/test_ct.c,            driver/ct driver/base tests/lib, -lcmocka -lmnl -lnetfilter_conntrack -lnfnetlink)
@@ -152,6 +155,7 @@ $(call unit,test_hist,         tests/unit/driver/test_hist.c,          driver/ba
 $(call unit,test_setelem,      tests/unit/driver/test_setelem.c,       driver/nft settings,                     -lcmocka -lmnl -ljansson,               nftables set elements)
 $(call unit,test_ctl,          tests/unit/driver/test_ctl.c,           driver/control,                          -lcmocka,                      control socket: requests, who may ask what, as nobody (root only))
 $(call unit,test_ctgen,        tests/unit/test_ctgen.c,         tools driver/base,                       -lcmocka -lmnl -lnetfilter_conntrack -lnfnetlink, flowcut-ctgen: its command line$(comma) tuples$(comma) messages and acks)
+$(call unit,test_web,          tests/unit/web/test_web.c,              web,                                     -lcmocka -ljansson -lmicrohttpd -lpthread, flowcut-web: forms$(comma) requests$(comma) sessions$(comma) metrics and pages from documents)
 $(call unit,test_rulecheck,    tests/unit/driver/test_rulecheck.c,     driver/nft tests/lib,                    -lcmocka -ljansson -lnftables, ruleset check: what offload bypasses)
 
 # The fuzz targets: tests/fuzz/fuzz_TARGET.c as fuzz_TARGET_replay (the corpus
@@ -173,6 +177,7 @@ $(call fuzz_target,inspect,   tests/fuzz/fuzz_inspect.c,   driver/ips driver/bas
 $(call fuzz_target,quic,      tests/fuzz/fuzz_quic.c,      inspect tests/lib,                                 -lcrypto)
 $(call fuzz_target,seg,       tests/fuzz/fuzz_seg.c,       inspect tests/lib fastpath,                        )
 $(call fuzz_target,ctgen,     tests/fuzz/fuzz_ctgen.c,     tools driver/base,                                 -lmnl -lnetfilter_conntrack -lnfnetlink)
+$(call fuzz_target,webform,   tests/fuzz/fuzz_webform.c,   web,                                               -ljansson -lmicrohttpd -lpthread)
 $(call fuzz_target,rulecheck, tests/fuzz/fuzz_rulecheck.c, driver/nft,                                        -ljansson -lnftables)
 
 # libFuzzer builds, $(BUILD)/fuzz/fuzz_<t>: fuzz_<t>_replay with the glue in

@@ -22,7 +22,9 @@ pkgs=(make gcc clang libclang-rt-14-dev pkg-config
       netsniff-ng
       # the Debian package built, linted and installed (tests/pkg/test_pkg.sh),
       # the man pages checked (tests/pkg/test_man.sh)
-      debhelper lintian dpkg-dev fakeroot man-db)
+      debhelper lintian dpkg-dev fakeroot man-db
+      # flowcut-web (web/): its HTTP library; promtool and headless Chromium in its test
+      libmicrohttpd-dev prometheus chromium)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -112,6 +112,12 @@ unset FC_PROGS
 # JA3 against tshark on hellos of real clients, in a namespace of its own (root only)
 cmocka "tls fingerprints vs tshark" tests/tls/test_oracle.sh
 
+# flowcut-web on a loopback port against a control-socket peer: curl, promtool, headless Chromium (no root)
+cmocka "flowcut-web live" tests/web/test_web.sh
+export FC_PROGS=$BUILD/asan
+cmocka "flowcut-web live[asan]" tests/web/test_web.sh
+unset FC_PROGS
+
 # deploy/'s units: verify, exposure at most MEDIUM, restarts that never stop
 cmocka "systemd units" tests/deploy/test_units.sh
 # the man pages: no warning, lexgrog, their options the programs' getopt tables

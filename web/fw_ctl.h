@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fw_ctl - flowcut-web's client of flowcutd's control socket
+ * (include/flowcut/fc_ctl.h, the requests of issue 18: counters, conns,
+ * cuts, settings, settings-set, cut-conn): one connection, one request,
+ * one answer, each bounded in time (FW_CTL_TIMEOUT_MS on connect, send and
+ * receive), so an HTTP request never waits on flowcutd longer than that
+ * and never holds it: flowcutd answers a request in its loop and the page
+ * asks at most one per HTTP request.
+ *
+ * A change carries the operator's secret: fw_ctl_ask's secret, when not
+ * NULL, goes first as "auth SECRET\n", the request after it in the same
+ * message (t18-proto.md).  The secret is the caller's; fw_ctl keeps no copy
+ * (the message buffer is wiped before it is freed).
+ *
+ * Any thread; no state.
+ */
+#ifndef FLOWCUT_FW_CTL_H
+#define FLOWCUT_FW_CTL_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#define FW_CTL_TIMEOUT_MS 2000
+/*
+ * a request's bytes: t18-proto.md grows FC_CTL_MAX to 4096 (a settings
+ * value can be long); fc_ctl.h still says 256 where flowcutd's side is
+ * not merged yet, so this side holds the protocol's figure itself.
+ */
+#define FW_CTL_REQ_MAX 4096
+
+/*
+ * fw_ctl_ask - send req (it ends in '\n') to the socket at path, read the
+ * answer.  0 and *doc the answer's JSON ("ok JSON\n"; the caller
+ * json_decref()s it); -EPROTO and err the answer's own text
+ * ("error TEXT\n": flowcutd refused, its reason); -EMSGSIZE a request past
+ * FW_CTL_REQ_MAX; -EBADMSG an answer neither (err says what came);
+ * -ETIMEDOUT; or a socket call's -errno, with err naming the call and path.
+ */
+int fw_ctl_ask(const char *path, const char *secret, const char *req, json_t **doc, char *err,
+	       size_t errlen);
+
+#endif

@@ -1,0 +1,503 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fw_graph.h"
+#include "fw_html.h"
+
+static const char css[] =
+	"body{font-family:system-ui,sans-serif;margin:0;color:#222;background:#fff}"
+	"header{background:#1d3557;color:#fff;padding:8px 16px;display:flex;gap:18px;align-items:center}"
+	"header a{color:#fff;text-decoration:none}header a.cur{font-weight:bold;text-decoration:underline}"
+	"header .me{margin-left:auto}main{padding:12px 16px}"
+	"table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 8px;text-align:left}"
+	"td.n{text-align:right;font-variant-numeric:tabular-nums}th{background:#f1f1f1}"
+	".cards{display:flex;flex-wrap:wrap;gap:10px}.card{border:1px solid #ccc;border-radius:6px;padding:8px 14px;min-width:120px}"
+	".card b{display:block;font-size:1.5em}.on{color:#1a7f37}.off{color:#b42318}"
+	".err{color:#b42318;font-weight:bold}.ok{color:#1a7f37}.help{color:#555;font-size:.9em}"
+	"form.inline{display:inline;margin:0}.setting{border-bottom:1px solid #eee;padding:8px 0}"
+	".setting label{font-weight:bold;display:block}textarea{width:40em;height:5em}"
+	".cols{columns:3;font-size:.9em}.cols div{break-inside:avoid}";
+
+static const struct {
+	const char *path, *name;
+} nav[] = {
+	{"/", "Status"}, {"/conns", "Connections"}, {"/cuts", "Cuts"}, {"/settings", "Settings"},
+};
+
+static void
+begin(struct fw_buf *b, const char *title, const char *path, const char *csrf)
+{
+	fw_buf_str(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+		      "<meta name=\"viewport\" content=\"width=device-width\"><title>flowcut - ");
+	fw_buf_html(b, title);
+	fw_buf_printf(b, "</title><style>%s</style></head>\n<body><header><strong>flowcut</strong>", css);
+	for (size_t i = 0; i < sizeof(nav) / sizeof(nav[0]); i++)
+		fw_buf_printf(b, "<a href=\"%s\"%s>%s</a>", nav[i].path,
+			      strcmp(nav[i].path, path) == 0 ? " class=\"cur\"" : "", nav[i].name);
+	fw_buf_printf(b, "<a class=\"me\" href=\"/login\">%s</a></header>\n<main><h1>",
+		      csrf ? "Logged in (log out)" : "Log in to change");
+	fw_buf_html(b, title);
+	fw_buf_str(b, "</h1>\n");
+}
+
+static int
+end(struct fw_buf *b)
+{
+	fw_buf_str(b, "</main></body></html>\n");
+	return fw_buf_err(b);
+}
+
+static void
+csrf_field(struct fw_buf *b, const char *csrf)
+{
+	fw_buf_printf(b, "<input type=\"hidden\" name=\"csrf\" value=\"%s\">", csrf);
+}
+
+/* an integer as it is, anything else "-" */
+static void
+num(struct fw_buf *b, const json_t *v)
+{
+	if (json_is_integer(v))
+		fw_buf_printf(b, "%lld", (long long)json_integer_value(v));
+	else
+		fw_buf_str(b, "-");
+}
+
+/* a string escaped, an integer as it is, anything else "-" */
+static void
+text(struct fw_buf *b, const json_t *v)
+{
+	if (json_is_integer(v))
+		num(b, v);
+	else
+		fw_buf_html(b, json_string_value(v));
+}
+
+static void
+onoff(struct fw_buf *b, const json_t *v, const char *on, const char *off)
+{
+	if (json_is_boolean(v))
+		fw_buf_printf(b, "<b class=\"%s\">%s</b>", json_is_true(v) ? "on" : "off",
+			      json_is_true(v) ? on : off);
+	else
+		fw_buf_str(b, "<b>-</b>");
+}
+
+static void
+card(struct fw_buf *b, const char *name, const json_t *v)
+{
+	fw_buf_printf(b, "<div class=\"card\">%s<b>", name);
+	num(b, v);
+	fw_buf_str(b, "</b></div>");
+}
+
+static void
+uptime(struct fw_buf *b, const json_t *v)
+{
+	long long s;
+
+	if (!json_is_integer(v)) {
+		fw_buf_str(b, "-");
+		return;
+	}
+	s = json_integer_value(v);
+	fw_buf_printf(b, "%lldd %02lld:%02lld:%02lld", s / 86400, s / 3600 % 24, s / 60 % 60, s % 60);
+}
+
+/* every counter of section by name, with its rate */
+static void
+counter_table(struct fw_buf *b, const json_t *last, const json_t *prev, const char *section)
+{
+	const char *key;
+	json_t *v;
+
+	fw_buf_printf(b, "<h3>%s</h3><table><tr><th>counter</th><th>value</th><th>a second</th></tr>\n",
+		      section);
+	json_object_foreach(json_object_get(last, section), key, v) {
+		double r;
+
+		fw_buf_str(b, "<tr><td>");
+		fw_buf_html(b, key);
+		fw_buf_str(b, "</td><td class=\"n\">");
+		num(b, v);
+		fw_buf_str(b, "</td><td class=\"n\">");
+		if (prev != NULL && fw_sample_rate(prev, last, section, key, &r) == 0)
+			fw_buf_printf(b, "%.1f", r);
+		else
+			fw_buf_str(b, "-");
+		fw_buf_str(b, "</td></tr>\n");
+	}
+	fw_buf_str(b, "</table>\n");
+}
+
+int
+fw_html_status(struct fw_buf *b, const json_t *last, const json_t *prev,
+	       const struct fw_point *pts, unsigned int n, const char *err, const char *csrf)
+{
+	const json_t *conns = json_object_get(last, "connections");
+
+	begin(b, "Status", "/", csrf);
+	if (err != NULL && err[0] != '\0') {
+		fw_buf_str(b, "<p class=\"err\">flowcutd did not answer: ");
+		fw_buf_html(b, err);
+		fw_buf_str(b, "</p>\n");
+	}
+	fw_buf_str(b, "<div class=\"cards\"><div class=\"card\">gate");
+	onoff(b, json_object_get(last, "gate"), "open", "closed");
+	fw_buf_str(b, "</div><div class=\"card\">IPS switch");
+	onoff(b, json_object_get(last, "ips_switch"), "on", "off");
+	fw_buf_str(b, "</div><div class=\"card\">boot id<b>");
+	text(b, json_object_get(last, "boot_id"));
+	fw_buf_str(b, "</b></div><div class=\"card\">uptime<b>");
+	uptime(b, json_object_get(last, "uptime_s"));
+	fw_buf_str(b, "</b></div>");
+	card(b, "IPS", json_object_get(conns, "ips"));
+	card(b, "FWD", json_object_get(conns, "fwd"));
+	card(b, "cut", json_object_get(conns, "cut"));
+	card(b, "dropping", json_object_get(conns, "dropping"));
+	fw_buf_str(b, "</div>\n<h2>Frames a second, last five minutes</h2>\n");
+	fw_graph_svg(b, pts, n);
+	if (n > 0 && pts[n - 1].ok)
+		fw_buf_printf(b, "<p>now: to the wire %.0f/s, to the host %.0f/s, dropped %.0f/s</p>\n",
+			      pts[n - 1].wire, pts[n - 1].host, pts[n - 1].dropped);
+	fw_buf_str(b, "<h2>Counters</h2><div class=\"cols\">");
+	fw_buf_str(b, "<div>");
+	counter_table(b, last, prev, "fastpath");
+	fw_buf_str(b, "</div><div>");
+	counter_table(b, last, prev, "flowcutd");
+	counter_table(b, last, prev, "link");
+	counter_table(b, last, prev, "conntrack");
+	fw_buf_str(b, "</div></div>\n<script>setTimeout(function(){location.reload()},2000)</script>\n");
+	return end(b);
+}
+
+static void
+endpoint(struct fw_buf *b, const json_t *c, const char *addr, const char *port)
+{
+	const json_t *a = json_object_get(c, addr);
+	int v6 = json_integer_value(json_object_get(c, "family")) == 6;
+
+	fw_buf_str(b, v6 ? "[" : "");
+	text(b, a);
+	fw_buf_str(b, v6 ? "]:" : ":");
+	num(b, json_object_get(c, port));
+}
+
+/* a cut's trigger: "set inet t s 10.0.0.0/8", "list NAME line N", ... */
+static void
+trigger(struct fw_buf *b, const json_t *cut)
+{
+	const json_t *el = json_object_get(cut, "element"), *line = json_object_get(cut, "line");
+
+	if (!json_is_object(cut)) {
+		fw_buf_str(b, "-");
+		return;
+	}
+	text(b, json_object_get(cut, "trigger"));
+	fw_buf_str(b, " ");
+	text(b, json_object_get(cut, "source"));
+	if (json_is_string(el)) {
+		fw_buf_str(b, " ");
+		fw_buf_html(b, json_string_value(el));
+	}
+	if (json_is_integer(line)) {
+		fw_buf_str(b, " line ");
+		num(b, line);
+	}
+	fw_buf_str(b, json_is_true(json_object_get(cut, "in_hardware")) ? " (in hardware)" : "");
+}
+
+static void
+qval(struct fw_buf *b, const struct fw_form *q, const char *key)
+{
+	const char *v = q ? fw_form_get(q, key) : NULL;
+
+	fw_buf_html(b, v ? v : "");
+}
+
+/* a query value percent-encoded for a link */
+static void
+qenc(struct fw_buf *b, const char *v)
+{
+	for (; *v != '\0'; v++) {
+		unsigned char c = (unsigned char)*v;
+
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		    c == '.' || c == '_' || c == '-' || c == ':')
+			fw_buf_add(b, v, 1);
+		else
+			fw_buf_printf(b, "%%%02X", c);
+	}
+}
+
+int
+fw_html_conns(struct fw_buf *b, const json_t *doc, const char *err, const struct fw_form *q,
+	      const char *csrf, const char *msg)
+{
+	static const char *const filters[] = {"addr", "port", "state", "action"};
+	const json_t *c, *next = json_object_get(doc, "next");
+	size_t i;
+
+	begin(b, "Connections", "/conns", csrf);
+	if (msg != NULL) {
+		fw_buf_str(b, "<p class=\"ok\">");
+		fw_buf_html(b, msg);
+		fw_buf_str(b, "</p>\n");
+	}
+	fw_buf_str(b, "<form method=\"get\" action=\"/conns\">");
+	for (i = 0; i < 4; i++) {
+		fw_buf_printf(b, "<label>%s <input name=\"%s\" size=\"14\" value=\"", filters[i], filters[i]);
+		qval(b, q, filters[i]);
+		fw_buf_str(b, "\"></label> ");
+	}
+	fw_buf_str(b, "<button>filter</button></form>\n");
+	if (doc == NULL) {
+		if (err != NULL) {
+			fw_buf_str(b, "<p class=\"err\">");
+			fw_buf_html(b, err);
+			fw_buf_str(b, "</p>\n");
+		}
+		return end(b);
+	}
+	fw_buf_str(b, "<table><tr><th>id</th><th>proto</th><th>source</th><th>destination</th>"
+		      "<th>action</th><th>verdict</th><th>state</th><th>idle s</th><th>packets</th>"
+		      "<th>bytes</th><th>cut by</th><th></th></tr>\n");
+	json_array_foreach(json_object_get(doc, "conns"), i, c) {
+		const json_t *idle = json_object_get(c, "idle_ms");
+
+		fw_buf_str(b, "<tr><td class=\"n\">");
+		num(b, json_object_get(c, "id"));
+		fw_buf_str(b, "</td><td>");
+		text(b, json_object_get(c, "proto"));
+		fw_buf_str(b, "</td><td>");
+		endpoint(b, c, "src", "sport");
+		fw_buf_str(b, "</td><td>");
+		endpoint(b, c, "dst", "dport");
+		fw_buf_str(b, "</td><td>");
+		text(b, json_object_get(c, "action"));
+		fw_buf_str(b, "</td><td>");
+		text(b, json_object_get(c, "verdict"));
+		fw_buf_str(b, "</td><td>");
+		text(b, json_object_get(c, "state"));
+		fw_buf_str(b, "</td><td class=\"n\">");
+		if (json_is_integer(idle))
+			fw_buf_printf(b, "%.1f", (double)json_integer_value(idle) / 1000.0);
+		else
+			fw_buf_str(b, "-");
+		fw_buf_str(b, "</td><td class=\"n\">");
+		num(b, json_object_get(c, "packets"));
+		fw_buf_str(b, "</td><td class=\"n\">");
+		num(b, json_object_get(c, "bytes"));
+		fw_buf_str(b, "</td><td>");
+		trigger(b, json_object_get(c, "cut"));
+		fw_buf_str(b, "</td><td>");
+		if (csrf != NULL && json_is_integer(json_object_get(c, "id"))) {
+			fw_buf_str(b, "<form class=\"inline\" method=\"post\" action=\"/conns/cut\">");
+			csrf_field(b, csrf);
+			fw_buf_printf(b, "<input type=\"hidden\" name=\"id\" value=\"%lld\"><button>cut</button></form>",
+				      (long long)json_integer_value(json_object_get(c, "id")));
+		}
+		fw_buf_str(b, "</td></tr>\n");
+	}
+	fw_buf_str(b, "</table>\n");
+	if (json_is_integer(next)) {
+		fw_buf_printf(b, "<p><a href=\"/conns?from=%lld", (long long)json_integer_value(next));
+		for (i = 0; i < 4; i++) {
+			const char *v = q ? fw_form_get(q, filters[i]) : NULL;
+
+			if (v != NULL && v[0] != '\0') {
+				fw_buf_printf(b, "&amp;%s=", filters[i]);
+				qenc(b, v);
+			}
+		}
+		fw_buf_str(b, "\">next page</a></p>\n");
+	} else {
+		fw_buf_str(b, "<p>the end of the table</p>\n");
+	}
+	if (csrf == NULL)
+		fw_buf_str(b, "<p class=\"help\"><a href=\"/login\">Log in</a> to cut a connection.</p>\n");
+	return end(b);
+}
+
+int
+fw_html_cuts(struct fw_buf *b, const json_t *cuts, const json_t *triggers, const char *err)
+{
+	const json_t *c;
+	size_t i;
+
+	begin(b, "Cuts", "/cuts", NULL);
+	if (err != NULL && err[0] != '\0') {
+		fw_buf_str(b, "<p class=\"err\">");
+		fw_buf_html(b, err);
+		fw_buf_str(b, "</p>\n");
+	}
+	fw_buf_str(b, "<h2>Watched sets and lists</h2><table><tr><th>kind</th><th>name</th>"
+		      "<th>elements</th><th>connections cut</th><th>frames dropped</th></tr>\n");
+	json_array_foreach(json_object_get(triggers, "sources"), i, c) {
+		fw_buf_str(b, "<tr><td>");
+		text(b, json_object_get(c, "kind"));
+		fw_buf_str(b, "</td><td>");
+		text(b, json_object_get(c, "name"));
+		fw_buf_str(b, "</td><td class=\"n\">");
+		num(b, json_object_get(c, "elements"));
+		fw_buf_str(b, "</td><td class=\"n\">");
+		num(b, json_object_get(c, "cut"));
+		fw_buf_str(b, "</td><td class=\"n\">");
+		num(b, json_object_get(c, "frames"));
+		fw_buf_str(b, "</td></tr>\n");
+	}
+	fw_buf_str(b, "</table>\n<h2>Recent cuts</h2><table><tr><th>when (s)</th><th>trigger</th>"
+		      "<th>connection</th><th>tuple</th><th>in hardware</th><th>frames dropped</th></tr>\n");
+	json_array_foreach(json_object_get(cuts, "cuts"), i, c) {
+		const json_t *hw = json_object_get(c, "in_hardware");
+
+		fw_buf_str(b, "<tr><td class=\"n\">");
+		num(b, json_object_get(c, "when_s"));
+		fw_buf_str(b, "</td><td>");
+		trigger(b, c);
+		fw_buf_str(b, "</td><td class=\"n\">");
+		num(b, json_object_get(c, "id"));
+		fw_buf_str(b, "</td><td>");
+		text(b, json_object_get(c, "proto"));
+		fw_buf_str(b, " ");
+		endpoint(b, c, "src", "sport");
+		fw_buf_str(b, " &rarr; ");
+		endpoint(b, c, "dst", "dport");
+		fw_buf_printf(b, "</td><td>%s</td><td class=\"n\">",
+			      json_is_boolean(hw) ? (json_is_true(hw) ? "yes" : "no") : "-");
+		num(b, json_object_get(c, "frames_dropped"));
+		fw_buf_str(b, "</td></tr>\n");
+	}
+	fw_buf_str(b, "</table>\n");
+	return end(b);
+}
+
+static void
+setting_value(struct fw_buf *b, const json_t *k)
+{
+	const char *kind = json_string_value(json_object_get(k, "kind"));
+	const char *key = json_string_value(json_object_get(k, "key"));
+	const json_t *v = json_object_get(k, "value"), *e;
+	size_t i;
+
+	if (kind != NULL && strcmp(kind, "bool") == 0) {
+		const char *s = json_string_value(v);
+
+		fw_buf_str(b, "<select name=\"value\" id=\"");
+		fw_buf_html(b, key);
+		fw_buf_printf(b, "\"><option%s>on</option><option%s>off</option></select>",
+			      s && strcmp(s, "on") == 0 ? " selected" : "",
+			      s && strcmp(s, "off") == 0 ? " selected" : "");
+	} else if (json_is_array(v) || (kind != NULL && strcmp(kind, "list") == 0)) {
+		fw_buf_str(b, "<input type=\"hidden\" name=\"list\" value=\"1\"><textarea name=\"value\" id=\"");
+		fw_buf_html(b, key);
+		fw_buf_str(b, "\">");
+		json_array_foreach(v, i, e) {
+			fw_buf_html(b, json_string_value(e));
+			fw_buf_str(b, "\n");
+		}
+		fw_buf_str(b, "</textarea>");
+	} else {
+		fw_buf_str(b, "<input name=\"value\" size=\"40\" id=\"");
+		fw_buf_html(b, key);
+		fw_buf_str(b, "\" value=\"");
+		fw_buf_html(b, json_is_string(v) ? json_string_value(v) : "");
+		fw_buf_str(b, "\">");
+	}
+}
+
+int
+fw_html_settings(struct fw_buf *b, const json_t *doc, const char *err, const char *csrf,
+		 const char *refused_key, const char *refused_why, const char *saved_key)
+{
+	const json_t *k, *refused = json_object_get(doc, "refused");
+	size_t i;
+
+	begin(b, "Settings", "/settings", csrf);
+	if (doc == NULL) {
+		fw_buf_str(b, "<p class=\"err\">");
+		fw_buf_html(b, err ? err : "no answer");
+		fw_buf_str(b, "</p>\n");
+		return end(b);
+	}
+	fw_buf_str(b, "<p>The file: <code>");
+	text(b, json_object_get(doc, "path"));
+	fw_buf_str(b, "</code>. A save takes effect as a save of the file does.</p>\n");
+	if (json_is_string(refused)) {
+		fw_buf_str(b, "<p class=\"err\">The file as it is now is refused: ");
+		fw_buf_html(b, json_string_value(refused));
+		fw_buf_str(b, "</p>\n");
+	}
+	if (csrf == NULL)
+		fw_buf_str(b, "<p class=\"help\"><a href=\"/login\">Log in</a> to save a setting.</p>\n");
+	json_array_foreach(json_object_get(doc, "keys"), i, k) {
+		const char *key = json_string_value(json_object_get(k, "key"));
+
+		if (key == NULL)
+			continue;
+		fw_buf_str(b, "<div class=\"setting\"><form method=\"post\" action=\"/settings\"><label for=\"");
+		fw_buf_html(b, key);
+		fw_buf_str(b, "\">");
+		fw_buf_html(b, key);
+		fw_buf_str(b, "</label>");
+		if (csrf != NULL)
+			csrf_field(b, csrf);
+		fw_buf_str(b, "<input type=\"hidden\" name=\"key\" value=\"");
+		fw_buf_html(b, key);
+		fw_buf_str(b, "\">");
+		setting_value(b, k);
+		if (csrf != NULL)
+			fw_buf_str(b, " <button>save</button>");
+		if (refused_key != NULL && strcmp(refused_key, key) == 0) {
+			fw_buf_str(b, " <span class=\"err\">refused: ");
+			fw_buf_html(b, refused_why);
+			fw_buf_str(b, "</span>");
+		} else if (saved_key != NULL && strcmp(saved_key, key) == 0) {
+			fw_buf_str(b, " <span class=\"ok\">saved</span>");
+		}
+		fw_buf_str(b, "<div class=\"help\">");
+		text(b, json_object_get(k, "help"));
+		fw_buf_str(b, " (default: ");
+		if (json_is_array(json_object_get(k, "default")))
+			fw_buf_str(b, "none");
+		else
+			text(b, json_object_get(k, "default"));
+		fw_buf_str(b, ")</div></form></div>\n");
+	}
+	return end(b);
+}
+
+int
+fw_html_login(struct fw_buf *b, const char *msg, const char *csrf)
+{
+	begin(b, csrf ? "Log out" : "Log in", "/login", csrf);
+	if (msg != NULL) {
+		fw_buf_str(b, "<p class=\"err\">");
+		fw_buf_html(b, msg);
+		fw_buf_str(b, "</p>\n");
+	}
+	if (csrf != NULL) {
+		fw_buf_str(b, "<form method=\"post\" action=\"/logout\">");
+		csrf_field(b, csrf);
+		fw_buf_str(b, "<button>log out</button></form>\n");
+	} else {
+		fw_buf_str(b, "<form method=\"post\" action=\"/login\"><label>The operator's secret "
+			      "(<code>/etc/flowcut/web.secret</code>) <input type=\"password\" name=\"secret\" "
+			      "size=\"66\" autocomplete=\"off\"></label> <button>log in</button></form>\n"
+			      "<p class=\"help\">It is kept in this program's memory for the session only and sent "
+			      "to flowcutd with each change; flowcutd judges it.</p>\n");
+	}
+	return end(b);
+}
+
+int
+fw_html_error(struct fw_buf *b, unsigned int code, const char *what)
+{
+	fw_buf_printf(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>%u</title>"
+		      "</head><body><h1>%u</h1><p>", code, code);
+	fw_buf_html(b, what);
+	fw_buf_str(b, "</p><p><a href=\"/\">status</a></p></body></html>\n");
+	return fw_buf_err(b);
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fw_html - flowcut-web's pages, server-rendered HTML with the CSS inline
+ * and no outside asset (the appliance may have no internet), readable
+ * with JavaScript off; the status page's only script reloads it every two
+ * seconds.  Each renderer is a pure function of flowcutd's documents
+ * (t18-proto.md) and the page's own state (a session's CSRF token, a
+ * message): no I/O, any thread.  A field a document lacks is shown as
+ * "-", never as 0.  Every text from a document is HTML-escaped.
+ *
+ * Each appends a whole page to b and returns 0 or -ENOMEM (fw_buf_err).
+ * csrf: the session's token, or NULL when nobody is logged in (then the
+ * changing forms are not shown; the server refuses them anyway).
+ */
+#ifndef FLOWCUT_FW_HTML_H
+#define FLOWCUT_FW_HTML_H
+
+#include <jansson.h>
+
+#include "fw_buf.h"
+#include "fw_form.h"
+#include "fw_sample.h"
+
+/* Status: last, prev `counters` answers (NULL: none yet), the points, err the sampler's */
+int fw_html_status(struct fw_buf *b, const json_t *last, const json_t *prev,
+		   const struct fw_point *pts, unsigned int n, const char *err, const char *csrf);
+
+/*
+ * Connections: doc a `conns` answer or NULL (err says why), q the query
+ * (addr, port, state, action, from) to fill the filter form and the next
+ * page's link with; msg a line to show first (a cut's outcome) or NULL.
+ */
+int fw_html_conns(struct fw_buf *b, const json_t *doc, const char *err, const struct fw_form *q,
+		  const char *csrf, const char *msg);
+
+/* Cuts: cuts a `cuts` answer, triggers a `triggers` answer; either NULL (err) */
+int fw_html_cuts(struct fw_buf *b, const json_t *cuts, const json_t *triggers, const char *err);
+
+/*
+ * Settings: doc a `settings` answer or NULL (err); refused_key's field shows
+ * refused_why beside it (a save flowcutd refused), saved_key's says "saved".
+ */
+int fw_html_settings(struct fw_buf *b, const json_t *doc, const char *err, const char *csrf,
+		     const char *refused_key, const char *refused_why, const char *saved_key);
+
+/* Login: msg (a refusal) or NULL; logged_in: show the logout form instead */
+int fw_html_login(struct fw_buf *b, const char *msg, const char *csrf);
+
+/* A short page for an error: code and its text, what was wrong */
+int fw_html_error(struct fw_buf *b, unsigned int code, const char *what);
+
+#endif

@@ -1,0 +1,659 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fw_buf.h"
+#include "fw_ctl.h"
+#include "fw_form.h"
+#include "fw_html.h"
+#include "fw_http.h"
+#include "fw_metrics.h"
+#include "fw_req.h"
+
+/* one request's own: the raw URI (from the log callback) and its body */
+struct req {
+	char *uri;
+	char *body;
+	size_t len;
+	int too_big;
+};
+
+enum kind { HTML, TEXT, JSON, METRICS };
+
+static const char *const types[] = {
+	[HTML] = "text/html; charset=utf-8",
+	[TEXT] = "text/plain; charset=utf-8",
+	[JSON] = "application/json",
+	[METRICS] = "text/plain; version=0.0.4; charset=utf-8",
+};
+
+static int64_t
+now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec;
+}
+
+static enum MHD_Result
+send_text(struct MHD_Connection *c, unsigned int code, enum kind k, char *text, size_t len,
+	  const char *hdr, const char *val)
+{
+	struct MHD_Response *r;
+	enum MHD_Result rc;
+
+	if (text == NULL)
+		return MHD_NO;
+	r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+	if (r == NULL) {
+		free(text);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, "Content-Type", types[k]);
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(r, "Content-Security-Policy",
+				"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
+				"img-src 'self'; form-action 'self'; frame-ancestors 'none'");
+	if (hdr != NULL)
+		MHD_add_response_header(r, hdr, val);
+	rc = MHD_queue_response(c, code, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
+static enum MHD_Result
+send_buf(struct MHD_Connection *c, unsigned int code, enum kind k, struct fw_buf *b)
+{
+	size_t len = b->len;
+
+	return send_text(c, code, k, fw_buf_take(b), len, NULL, NULL);
+}
+
+/* an error page (HTML) or, under /api/, {"error": what} */
+static enum MHD_Result
+fail(struct MHD_Connection *c, const char *path, unsigned int code, const char *what,
+     const char *hdr, const char *val)
+{
+	struct fw_buf b = {0};
+	size_t len;
+
+	if (strncmp(path, "/api/", 5) == 0) {
+		json_t *j = json_pack("{s:s, s:i}", "error", what, "code", code);
+		char *s = j ? json_dumps(j, 0) : NULL;
+
+		json_decref(j);
+		if (s == NULL)
+			return MHD_NO;
+		return send_text(c, code, JSON, s, strlen(s), hdr, val);
+	}
+	fw_html_error(&b, code, what);
+	len = b.len;
+	return send_text(c, code, HTML, fw_buf_take(&b), len, hdr, val);
+}
+
+static enum MHD_Result
+send_json(struct MHD_Connection *c, json_t *j)
+{
+	char *s = j ? json_dumps(j, JSON_INDENT(1)) : NULL;
+
+	json_decref(j);
+	if (s == NULL)
+		return MHD_NO;
+	return send_text(c, 200, JSON, s, strlen(s), NULL, NULL);
+}
+
+static enum MHD_Result
+see_other(struct MHD_Connection *c, const char *to, const char *cookie)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(0, "", MHD_RESPMEM_PERSISTENT);
+	enum MHD_Result rc;
+
+	if (r == NULL)
+		return MHD_NO;
+	MHD_add_response_header(r, "Location", to);
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	if (cookie != NULL)
+		MHD_add_response_header(r, "Set-Cookie", cookie);
+	rc = MHD_queue_response(c, MHD_HTTP_SEE_OTHER, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
+static const char *
+hdr(struct MHD_Connection *c, const char *name)
+{
+	return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
+}
+
+/* the session of the request's cookie, or NULL; the csrf token copied out */
+static int
+session_csrf(struct fw_http *h, struct MHD_Connection *c, char csrf[FW_SESSION_HEX])
+{
+	struct fw_session *s;
+
+	pthread_mutex_lock(&h->lock);
+	s = fw_session_find(&h->sessions, hdr(c, "Cookie"), now_s());
+	if (s != NULL)
+		memcpy(csrf, s->csrf, FW_SESSION_HEX);
+	pthread_mutex_unlock(&h->lock);
+	return s != NULL;
+}
+
+/* the session's note taken (shown once): 1 when there was one */
+static int
+take_note(struct fw_http *h, struct MHD_Connection *c, char *key, char *note, size_t len,
+	  int *refused)
+{
+	struct fw_session *s;
+	int any = 0;
+
+	pthread_mutex_lock(&h->lock);
+	s = fw_session_find(&h->sessions, hdr(c, "Cookie"), now_s());
+	if (s != NULL && s->note[0] != '\0') {
+		snprintf(key, 65, "%s", s->note_key);
+		snprintf(note, len, "%s", s->note);
+		*refused = s->note_refused;
+		s->note[0] = s->note_key[0] = '\0';
+		any = 1;
+	}
+	pthread_mutex_unlock(&h->lock);
+	return any;
+}
+
+/* ---- the reads ---- */
+
+static enum MHD_Result
+page_status(struct fw_http *h, struct MHD_Connection *c, int api, const char *csrf)
+{
+	struct fw_point *p = malloc(sizeof(struct fw_point) * FW_SAMPLE_N);
+	json_t *last, *prev;
+	char err[256];
+	unsigned int n;
+	struct fw_buf b = {0};
+	enum MHD_Result rc;
+
+	if (p == NULL)
+		return MHD_NO;
+	n = fw_sample_get(h->sample, &last, &prev, p, err, sizeof(err));
+	if (api) {
+		json_t *j = json_object();
+
+		json_object_set_new(j, "flowcutd_error", err[0] ? json_string(err) : json_null());
+		if (last != NULL) {
+			static const char *const keys[] = {"gate", "ips_switch", "boot_id", "uptime_s",
+							   "connections", "time_ms"};
+
+			for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+				json_t *v = json_object_get(last, keys[i]);
+
+				if (v != NULL)
+					json_object_set(j, keys[i], v);
+			}
+		}
+		rc = send_json(c, j);
+	} else {
+		fw_html_status(&b, last, prev, p, n, last == NULL && !err[0] ? "no answer yet" : err, csrf);
+		rc = send_buf(c, 200, HTML, &b);
+	}
+	json_decref(last);
+	json_decref(prev);
+	free(p);
+	return rc;
+}
+
+static enum MHD_Result
+api_counters(struct fw_http *h, struct MHD_Connection *c)
+{
+	struct fw_point *p = malloc(sizeof(struct fw_point) * FW_SAMPLE_N);
+	json_t *last, *prev, *j, *rates, *series;
+	static const char *const sections[] = {"fastpath", "flowcutd", "link"};
+	unsigned int n;
+	char err[256];
+
+	if (p == NULL)
+		return MHD_NO;
+	n = fw_sample_get(h->sample, &last, &prev, p, err, sizeof(err));
+	if (last == NULL) {
+		json_decref(prev);
+		free(p);
+		return fail(c, "/api/", 502, err[0] ? err : "flowcutd has not answered yet", NULL, NULL);
+	}
+	rates = json_object();
+	for (size_t s = 0; s < 3; s++) {
+		json_t *r = json_object(), *v;
+		const char *key;
+
+		json_object_foreach(json_object_get(last, sections[s]), key, v) {
+			double x;
+
+			if (prev != NULL && fw_sample_rate(prev, last, sections[s], key, &x) == 0)
+				json_object_set_new(r, key, json_real(x));
+		}
+		json_object_set_new(rates, sections[s], r);
+	}
+	series = json_array();
+	for (unsigned int i = 0; i < n; i++)
+		json_array_append_new(series, p[i].ok ?
+			json_pack("{s:I, s:f, s:f, s:f}", "time_ms", (json_int_t)p[i].t_ms, "to_wire",
+				  p[i].wire, "to_host", p[i].host, "dropped", p[i].dropped) :
+			json_pack("{s:I, s:n}", "time_ms", (json_int_t)p[i].t_ms, "rate"));
+	j = json_pack("{s:O, s:o, s:o}", "counters", last, "rates", rates, "series", series);
+	json_decref(last);
+	json_decref(prev);
+	free(p);
+	return send_json(c, j);
+}
+
+static enum MHD_Result
+metrics(struct fw_http *h, struct MHD_Connection *c)
+{
+	json_t *last, *prev, *trig = fw_sample_triggers_get(h->sample);
+	struct fw_buf b = {0};
+
+	fw_sample_get(h->sample, &last, &prev, NULL, NULL, 0);
+	fw_metrics_render(&b, last, trig);
+	json_decref(last);
+	json_decref(prev);
+	json_decref(trig);
+	return send_buf(c, 200, METRICS, &b);
+}
+
+static unsigned int
+code_of(int e, const char *err)
+{
+	if (e == -EPROTO)
+		return strncmp(err, "refused", 7) == 0 ? 403 : 400;
+	return 502;
+}
+
+static enum MHD_Result
+page_read(struct fw_http *h, struct MHD_Connection *c, const char *path, const struct fw_form *q,
+	  const char *csrf)
+{
+	char req[FW_CTL_REQ_MAX], err[512] = "";
+	int api = strncmp(path, "/api/", 5) == 0;
+	const char *what = path + (api ? 4 : 0);
+	struct fw_buf b = {0};
+	json_t *doc = NULL;
+	int e;
+
+	if (strcmp(what, "/conns") == 0) {
+		if (fw_req_conns(q, req, sizeof(req), err, sizeof(err)) != 0)
+			return fail(c, path, 400, err, NULL, NULL);
+	} else if (strcmp(what, "/cuts") == 0) {
+		const char *n = fw_form_get(q, "n");
+
+		if (n != NULL && (strspn(n, "0123456789") != strlen(n) || strlen(n) > 3 || !n[0] ||
+				  atoi(n) > 100 || atoi(n) < 1))
+			return fail(c, path, 400, "n: not a count from 1 to 100", NULL, NULL);
+		snprintf(req, sizeof(req), "cuts %s\n", n ? n : "50");
+	} else {
+		snprintf(req, sizeof(req), "settings\n");
+	}
+	e = fw_ctl_ask(h->ctl_path, NULL, req, &doc, err, sizeof(err));
+	if (api) {
+		if (e != 0)
+			return fail(c, path, code_of(e, err), err, NULL, NULL);
+		if (strcmp(what, "/cuts") == 0) {
+			json_t *t = fw_sample_triggers_get(h->sample);
+
+			json_object_set(doc, "sources", t ? json_object_get(t, "sources") : json_null());
+			json_decref(t);
+		}
+		return send_json(c, doc);
+	}
+	if (strcmp(what, "/conns") == 0) {
+		char key[65], note[512];
+		int refused = 0, any = take_note(h, c, key, note, sizeof(note), &refused);
+
+		fw_html_conns(&b, doc, e ? err : NULL, q, csrf, any ? note : NULL);
+	} else if (strcmp(what, "/cuts") == 0) {
+		json_t *t = fw_sample_triggers_get(h->sample);
+
+		fw_html_cuts(&b, doc, t, e ? err : NULL);
+		json_decref(t);
+	} else {
+		char key[65] = "", note[512] = "";
+		int refused = 0, any = take_note(h, c, key, note, sizeof(note), &refused);
+
+		fw_html_settings(&b, doc, e ? err : NULL, csrf, any && refused ? key : NULL, note,
+				 any && !refused ? key : NULL);
+	}
+	json_decref(doc);
+	return send_buf(c, e ? code_of(e, err) : 200, HTML, &b);
+}
+
+/* ---- the changes ---- */
+
+static enum MHD_Result
+login(struct fw_http *h, struct MHD_Connection *c, const struct fw_form *f)
+{
+	const char *secret = fw_form_get(f, "secret");
+	struct fw_session *s;
+	char cookie[128];
+
+	if (secret == NULL || secret[0] == '\0')
+		return fail(c, "/login", 400, "secret: missing (the login form's field)", NULL, NULL);
+	pthread_mutex_lock(&h->lock);
+	s = fw_session_new(&h->sessions, secret, now_s());
+	if (s != NULL)
+		snprintf(cookie, sizeof(cookie), "%s=%s; HttpOnly; SameSite=Strict; Path=/",
+			 FW_SESSION_COOKIE, s->id);
+	pthread_mutex_unlock(&h->lock);
+	if (s == NULL)
+		return fail(c, "/login", errno == EINVAL ? 400 : 500,
+			    errno == EINVAL ? "secret: 1 to 128 printable bytes, no space" :
+			    "a session: no random bytes (getrandom)", NULL, NULL);
+	return see_other(c, "/", cookie);
+}
+
+static enum MHD_Result
+change(struct fw_http *h, struct MHD_Connection *c, const char *path, const struct fw_form *f)
+{
+	char req[FW_CTL_REQ_MAX], err[512] = "", secret[FW_SESSION_SECRET_MAX + 1] = "";
+	const char *key = fw_form_get(f, "key");
+	struct fw_session *s;
+	json_t *doc = NULL;
+	int e;
+
+	pthread_mutex_lock(&h->lock);
+	s = fw_session_find(&h->sessions, hdr(c, "Cookie"), now_s());
+	if (s == NULL) {
+		pthread_mutex_unlock(&h->lock);
+		return fail(c, path, 403, "no session: log in first (/login)", NULL, NULL);
+	}
+	if (!fw_session_csrf_ok(s, fw_form_get(f, "csrf"))) {
+		pthread_mutex_unlock(&h->lock);
+		return fail(c, path, 403, "csrf: the form's token is not this session's (reload the page)",
+			    NULL, NULL);
+	}
+	if (strcmp(path, "/logout") == 0) {
+		fw_session_drop(s);
+		pthread_mutex_unlock(&h->lock);
+		return see_other(c, "/login", FW_SESSION_COOKIE "=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0");
+	}
+	memcpy(secret, s->secret, sizeof(secret));
+	pthread_mutex_unlock(&h->lock);
+
+	if (strcmp(path, "/conns/cut") == 0)
+		e = fw_req_cut(fw_form_get(f, "id"), req, sizeof(req), err, sizeof(err));
+	else
+		e = fw_req_set(key, fw_form_get(f, "value"), fw_form_get(f, "list") != NULL, req,
+			       sizeof(req), err, sizeof(err));
+	if (e != 0) {
+		explicit_bzero(secret, sizeof(secret));
+		return fail(c, path, 400, err, NULL, NULL);
+	}
+	e = fw_ctl_ask(h->ctl_path, secret, req, &doc, err, sizeof(err));
+	explicit_bzero(secret, sizeof(secret));
+	json_decref(doc);
+	if (e != 0 && e != -EPROTO)
+		return fail(c, path, 502, err, NULL, NULL);
+	pthread_mutex_lock(&h->lock);
+	s = fw_session_find(&h->sessions, hdr(c, "Cookie"), now_s());
+	if (s != NULL) {
+		int cut = strcmp(path, "/conns/cut") == 0;
+
+		snprintf(s->note_key, sizeof(s->note_key), "%s", cut ? "" : key);
+		s->note_refused = e != 0;
+		if (e != 0) {
+			/* "KEY: REASON": the reason beside the field */
+			size_t kl = key ? strlen(key) : 0;
+			const char *why = !cut && kl && strncmp(err, key, kl) == 0 && err[kl] == ':' ?
+					  err + kl + 1 + (err[kl + 1] == ' ') : err;
+
+			snprintf(s->note, sizeof(s->note), "%s%.480s", cut ? "not cut: " : "", why);
+		} else {
+			snprintf(s->note, sizeof(s->note), "%s%s", cut ? "cut connection " : "saved",
+				 cut ? fw_form_get(f, "id") : "");
+		}
+	}
+	pthread_mutex_unlock(&h->lock);
+	return see_other(c, strcmp(path, "/conns/cut") == 0 ? "/conns" : "/settings", NULL);
+}
+
+/* ---- the routes ---- */
+
+static const struct route {
+	const char *path;
+	int get, post;
+} routes[] = {
+	{"/", 1, 0}, {"/conns", 1, 0}, {"/cuts", 1, 0}, {"/settings", 1, 1}, {"/login", 1, 1},
+	{"/logout", 0, 1}, {"/conns/cut", 0, 1}, {"/metrics", 1, 0}, {"/api/status", 1, 0},
+	{"/api/counters", 1, 0}, {"/api/conns", 1, 0}, {"/api/cuts", 1, 0}, {"/api/settings", 1, 0},
+};
+
+static enum MHD_Result
+route(struct fw_http *h, struct MHD_Connection *c, struct req *r, const char *method)
+{
+	const char *uri = r->uri ? r->uri : "/";
+	const char *qm = strchr(uri, '?');
+	size_t plen = qm ? (size_t)(qm - uri) : strlen(uri);
+	char path[128], err[256], csrf[FW_SESSION_HEX];
+	const struct route *rt = NULL;
+	int get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+	struct fw_form q;
+	enum MHD_Result rc;
+	int has;
+
+	if (plen >= sizeof(path))
+		return fail(c, "/", 404, "no such page (a path past 127 bytes)", NULL, NULL);
+	memcpy(path, uri, plen);
+	path[plen] = '\0';
+	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
+		if (strcmp(routes[i].path, path) == 0)
+			rt = &routes[i];
+	if (rt == NULL)
+		return fail(c, path, 404, "no such page", NULL, NULL);
+	if (!((get && rt->get) || (strcmp(method, "POST") == 0 && rt->post)))
+		return fail(c, path, 405, "this method is not allowed here", "Allow",
+			    rt->get && rt->post ? "GET, HEAD, POST" : rt->get ? "GET, HEAD" : "POST");
+	if (fw_form_parse(qm ? qm + 1 : "", qm ? strlen(qm + 1) : 0, &q, err, sizeof(err)) != 0) {
+		char what[300];
+
+		snprintf(what, sizeof(what), "query: %s", err);
+		return fail(c, path, 400, what, NULL, NULL);
+	}
+	if (!get) {
+		struct fw_form f;
+
+		fw_form_free(&q);
+		if (r->too_big)
+			return fail(c, path, 413, "the form is past 16 KiB", NULL, NULL);
+		if (!fw_session_origin_ok(hdr(c, "Origin"), hdr(c, "Referer"), hdr(c, "Host")))
+			return fail(c, path, 403, "a change from another origin (Origin or Referer)", NULL, NULL);
+		if (fw_form_parse(r->body ? r->body : "", r->len, &f, err, sizeof(err)) != 0) {
+			char what[300];
+
+			snprintf(what, sizeof(what), "form: %s", err);
+			return fail(c, path, 400, what, NULL, NULL);
+		}
+		rc = strcmp(path, "/login") == 0 ? login(h, c, &f) : change(h, c, path, &f);
+		fw_form_free(&f);
+		return rc;
+	}
+	has = session_csrf(h, c, csrf);
+	if (strcmp(path, "/") == 0 || strcmp(path, "/api/status") == 0)
+		rc = page_status(h, c, path[1] == 'a', has ? csrf : NULL);
+	else if (strcmp(path, "/api/counters") == 0)
+		rc = api_counters(h, c);
+	else if (strcmp(path, "/metrics") == 0)
+		rc = metrics(h, c);
+	else if (strcmp(path, "/login") == 0) {
+		struct fw_buf b = {0};
+
+		fw_html_login(&b, NULL, has ? csrf : NULL);
+		rc = send_buf(c, 200, HTML, &b);
+	} else
+		rc = page_read(h, c, path, &q, has ? csrf : NULL);
+	fw_form_free(&q);
+	return rc;
+}
+
+static enum MHD_Result
+handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+	const char *version, const char *upload, size_t *upload_len, void **ctx)
+{
+	struct req *r = *ctx;
+
+	(void)url;
+	(void)version;
+	if (r == NULL)
+		return MHD_NO;
+	if (strcmp(method, "POST") == 0) {
+		if (r->body == NULL) {	/* the first call: the headers only */
+			const char *cl = hdr(c, "Content-Length");
+			const char *ct = hdr(c, "Content-Type");
+
+			r->body = calloc(1, FW_FORM_BODY_MAX + 1);
+			if (r->body == NULL)
+				return MHD_NO;
+			if (cl != NULL && strtoull(cl, NULL, 10) > FW_FORM_BODY_MAX)
+				return fail(c, "/", 413, "the form is past 16 KiB (Content-Length)", NULL, NULL);
+			if (ct == NULL || strncasecmp(ct, "application/x-www-form-urlencoded", 33) != 0 ||
+			    (ct[33] != '\0' && ct[33] != ';'))
+				return fail(c, "/", 415, "a form must be application/x-www-form-urlencoded",
+					    NULL, NULL);
+			return MHD_YES;
+		}
+		if (*upload_len > 0) {
+			if (r->len + *upload_len > FW_FORM_BODY_MAX)
+				r->too_big = 1;
+			else
+				memcpy(r->body + r->len, upload, *upload_len);
+			r->len += r->too_big ? 0 : *upload_len;
+			*upload_len = 0;
+			return MHD_YES;
+		}
+	}
+	return route(cls, c, r, method);
+}
+
+static void *
+uri_log(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	struct req *r = calloc(1, sizeof(*r));
+
+	(void)cls;
+	(void)c;
+	if (r != NULL)
+		r->uri = strdup(uri);
+	return r;
+}
+
+static void
+completed(void *cls, struct MHD_Connection *c, void **ctx, enum MHD_RequestTerminationCode why)
+{
+	struct req *r = *ctx;
+
+	(void)cls;
+	(void)c;
+	(void)why;
+	if (r != NULL) {
+		free(r->uri);
+		if (r->body != NULL)
+			explicit_bzero(r->body, r->len);	/* a login's secret */
+		free(r->body);
+		free(r);
+	}
+	*ctx = NULL;
+}
+
+static int
+parse_addr(const char *s, struct sockaddr_storage *ss, int *v6)
+{
+	char host[INET6_ADDRSTRLEN + 2];
+	const char *colon = strrchr(s, ':');
+	size_t hl;
+	char *end;
+	unsigned long port;
+
+	if (colon == NULL || colon == s)
+		return -EINVAL;
+	port = strtoul(colon + 1, &end, 10);
+	if (*end != '\0' || colon[1] == '\0' || port == 0 || port > 65535)
+		return -EINVAL;
+	hl = (size_t)(colon - s);
+	if (hl >= sizeof(host))
+		return -EINVAL;
+	memcpy(host, s, hl);
+	host[hl] = '\0';
+	memset(ss, 0, sizeof(*ss));
+	if (host[0] == '[' && host[hl - 1] == ']') {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
+
+		host[hl - 1] = '\0';
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons((uint16_t)port);
+		*v6 = 1;
+		return inet_pton(AF_INET6, host + 1, &a->sin6_addr) == 1 ? 0 : -EINVAL;
+	}
+	struct sockaddr_in *a = (struct sockaddr_in *)ss;
+
+	a->sin_family = AF_INET;
+	a->sin_port = htons((uint16_t)port);
+	*v6 = 0;
+	return inet_pton(AF_INET, host, &a->sin_addr) == 1 ? 0 : -EINVAL;
+}
+
+int
+fw_http_start(struct fw_http *h, const char *const *addrs, unsigned int n, const char *ctl_path,
+	      struct fw_sample *sample, char *err, size_t errlen)
+{
+	memset(h, 0, sizeof(*h));
+	pthread_mutex_init(&h->lock, NULL);
+	h->ctl_path = ctl_path;
+	h->sample = sample;
+	if (n > FW_HTTP_LISTEN_MAX) {
+		snprintf(err, errlen, "--listen: more than %d addresses", FW_HTTP_LISTEN_MAX);
+		return -EINVAL;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		struct sockaddr_storage ss;
+		int v6;
+
+		if (parse_addr(addrs[i], &ss, &v6) != 0) {
+			snprintf(err, errlen, "--listen %s: not ADDR:PORT (127.0.0.1:9842, [::1]:9842)",
+				 addrs[i]);
+			fw_http_stop(h);
+			return -EINVAL;
+		}
+		h->d[i] = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
+					   (v6 ? MHD_USE_IPv6 : 0),
+					   0, NULL, NULL, handler, h,
+					   MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+					   MHD_OPTION_CONNECTION_LIMIT, (unsigned int)FW_HTTP_CONN_LIMIT,
+					   MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)FW_HTTP_PER_IP_LIMIT,
+					   MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)FW_HTTP_TIMEOUT_S,
+					   MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)FW_HTTP_CONN_MEMORY,
+					   MHD_OPTION_URI_LOG_CALLBACK, uri_log, NULL,
+					   MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+					   MHD_OPTION_END);
+		if (h->d[i] == NULL) {
+			snprintf(err, errlen, "--listen %s: libmicrohttpd could not listen there", addrs[i]);
+			fw_http_stop(h);
+			return -EADDRNOTAVAIL;
+		}
+		h->nd = i + 1;
+	}
+	return 0;
+}
+
+void
+fw_http_stop(struct fw_http *h)
+{
+	for (unsigned int i = 0; i < h->nd; i++)
+		MHD_stop_daemon(h->d[i]);
+	h->nd = 0;
+	pthread_mutex_lock(&h->lock);
+	fw_session_fini(&h->sessions);
+	pthread_mutex_unlock(&h->lock);
+	pthread_mutex_destroy(&h->lock);
+}

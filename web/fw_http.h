@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fw_http - flowcut-web's HTTP server on libmicrohttpd: one MHD daemon per
+ * --listen address, each with its internal polling thread and its limits
+ * (FW_HTTP_* below: connections in all and per address, an idle timeout
+ * for slow clients, each connection's memory; a POST body past
+ * FW_FORM_BODY_MAX is 413), the routes, and the answers: 404 for an
+ * unknown path, 405 (with Allow) for a wrong method, 400 for a malformed
+ * query or form (what was wrong in the body), 413, 415 for a POST that is
+ * not application/x-www-form-urlencoded, 403 for a change without a
+ * session, with a bad CSRF token or from another origin, 502 when flowcutd
+ * did not answer.
+ *
+ *   GET  /  /conns  /cuts  /settings  /login      the pages (fw_html)
+ *   GET  /metrics                                  Prometheus (fw_metrics)
+ *   GET  /api/status /api/counters /api/conns /api/cuts /api/settings   JSON
+ *   POST /login /logout /conns/cut /settings       changes (fw_session)
+ *
+ * An HTTP request asks flowcutd at most once (fw_ctl, bounded in time): /
+ * and /metrics ask nothing (the sampler's figures, fw_sample), the others
+ * one request each; a change answers 303 to its page, and what flowcutd
+ * said (saved, or refused and why) is kept in the session for that page.
+ * The raw request line is taken in MHD's URI log callback, so the query
+ * goes through fw_form (MHD's own parse of it says nothing of what is
+ * wrong).
+ *
+ * fw_http_start from one thread; the routes run on MHD's threads (a mutex
+ * around the sessions); fw_http_stop stops and frees everything it made.
+ */
+#ifndef FLOWCUT_FW_HTTP_H
+#define FLOWCUT_FW_HTTP_H
+
+#include <pthread.h>
+
+#include "fw_sample.h"
+#include "fw_session.h"
+
+#define FW_HTTP_LISTEN_MAX 8
+#define FW_HTTP_CONN_LIMIT 64		/* MHD_OPTION_CONNECTION_LIMIT, each address */
+#define FW_HTTP_PER_IP_LIMIT 16		/* MHD_OPTION_PER_IP_CONNECTION_LIMIT */
+#define FW_HTTP_TIMEOUT_S 10		/* MHD_OPTION_CONNECTION_TIMEOUT: idle, slow clients */
+#define FW_HTTP_CONN_MEMORY (64 * 1024)	/* MHD_OPTION_CONNECTION_MEMORY_LIMIT */
+
+struct MHD_Daemon;
+
+struct fw_http {
+	const char *ctl_path;
+	struct fw_sample *sample;
+	pthread_mutex_t lock;		/* the sessions */
+	struct fw_sessions sessions;
+	struct MHD_Daemon *d[FW_HTTP_LISTEN_MAX];
+	unsigned int nd;
+};
+
+/*
+ * fw_http_start - listen on each of addrs ("127.0.0.1:9842", "[::1]:9842");
+ * 0, or -EINVAL (an address not ADDR:PORT, err says which) or
+ * -EADDRNOTAVAIL (MHD could not listen there) with err naming it; then
+ * nothing is left listening.
+ */
+int fw_http_start(struct fw_http *h, const char *const *addrs, unsigned int n,
+		  const char *ctl_path, struct fw_sample *sample, char *err, size_t errlen);
+void fw_http_stop(struct fw_http *h);
+
+#endif
