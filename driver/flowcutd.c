@@ -115,8 +115,8 @@ struct main_stats {
 	/*
 	 * A turn's work (flowcutd_turn, less its wait in epoll_wait), over
 	 * the last whole second (the window between two stats writes): the
-	 * longest, and the 99th percentile of fd_hist (a power-of-two
-	 * bucket's upper bound, capped at the longest).  Only turns that
+	 * longest, and the 99th percentile of fd_hist (a log-linear
+	 * bucket's upper edge, within 1/16 above, capped at the longest).  Only turns that
 	 * ran whole: one that ends early (the coprocessor booting, the
 	 * lease not taken) sleeps, and is not counted.
 	 */

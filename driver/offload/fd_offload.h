@@ -176,7 +176,7 @@ struct fd_offload_stats {
 	uint64_t left;		/* states whose timeout went back to P - idle on leaving */
 	/*
 	 * qualify (the event parsed, or the state handed in) -> FLOW_CREATE_FP
-	 * answered 0, us, since open: fd_hist's percentiles (exact to a factor of 2)
+	 * answered 0, us, since open: fd_hist's percentiles (within 1/16 above)
 	 */
 	uint64_t offload_us_p50;
 	uint64_t offload_us_p99;
