@@ -396,6 +396,11 @@ program(const struct fd_cmds *cmds, const struct opts *o)
 	COUNT(left, offload)							\
 	COUNT(offload_us_p50, offload)						\
 	COUNT(offload_us_p99, offload)						\
+	COUNT(first_frame_us_p50, offload)					\
+	COUNT(first_frame_us_p99, offload)					\
+	COUNT(first_frame_samples, offload)					\
+	COUNT(first_frame_unseen, offload)					\
+	COUNT(first_frame_skipped, offload)					\
 	COUNT(turn_max_us, main)						\
 	COUNT(turn_p99_us, main)						\
 	OBJ(lease, json_pack("{s:I, s:s, s:I, s:I}", "ms", (json_int_t)lease.ms, "state", \
@@ -752,6 +757,7 @@ flowcutd_open(struct flowcutd *d)
 	d->ocfg.nports = o->ports;
 	d->ocfg.cut_in_hardware = cur.cut_in_hardware;
 	d->ocfg.timeout_s = cur.idle_timeout;
+	d->ocfg.first_frame_reads = true;	/* first_frame_us_* (fd_first.h) */
 	/* the coprocessor may not be there yet: wait for it */
 	for (int said = 0; !quit && (d->lk = lk_attach(o->link, 0)) == NULL; said = errno) {
 		/* not there yet, booting, or slot 0 held (another flowcutd: said once) */
