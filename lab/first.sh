@@ -68,4 +68,4 @@ read -r s1 u1 sk o50 o99 f50 f99 off <<<"$(stat_of first_frame_samples first_fra
 echo "first: $(date -u +%H:%M:%SZ), load $(cut -d' ' -f1-3 /proc/loadavg) (a shared machine, not a quiet one)"
 echo "first: $n ctgen states, $k streams of 64-byte datagrams, one every 0.512 ms a stream (the sender's gap); offloaded $off"
 echo "first: qualify -> FLOW_CREATE_FP answered: p50 $o50 us, p99 $o99 us (every offload since start)"
-echo "first: qualify -> first frame forwarded: p50 $f50 us, p99 $f99 us ($((s1 - s0)) streams' samples of $k; unseen $((u1 - u0)) in the streams' run, $u0 before; skipped $sk)"
+echo "first: qualify -> first frame forwarded: p50 $f50 us, p99 $f99 us ($((s1 - s0)) samples: the $k streams' and iperf3's control connection's; unseen $((u1 - u0)) in the streams' run, $u0 before; skipped $sk)"
