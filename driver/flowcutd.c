@@ -118,8 +118,8 @@ struct main_stats {
 	/*
 	 * A turn's work (flowcutd_turn, less its wait in epoll_wait), over
 	 * the last whole second (the window between two stats writes): the
-	 * longest, and the 99th percentile of fd_hist (a power-of-two
-	 * bucket's upper bound, capped at the longest).  Only turns that
+	 * longest, and the 99th percentile of fd_hist (a log-linear
+	 * bucket's upper edge, within 1/16 above, capped at the longest).  Only turns that
 	 * ran whole: one that ends early (the coprocessor booting, the
 	 * lease not taken) sleeps, and is not counted.
 	 */
@@ -453,6 +453,11 @@ program(const struct fd_cmds *cmds, const struct opts *o)
 	COUNT(left, offload)							\
 	COUNT(offload_us_p50, offload)						\
 	COUNT(offload_us_p99, offload)						\
+	COUNT(first_frame_us_p50, offload)					\
+	COUNT(first_frame_us_p99, offload)					\
+	COUNT(first_frame_samples, offload)					\
+	COUNT(first_frame_unseen, offload)					\
+	COUNT(first_frame_skipped, offload)					\
 	COUNT(turn_max_us, main)						\
 	COUNT(ctl_auth_refused, main)						\
 	COUNT(turn_p99_us, main)						\
@@ -812,6 +817,7 @@ flowcutd_open(struct flowcutd *d)
 	d->ocfg.nports = o->ports;
 	d->ocfg.cut_in_hardware = cur.cut_in_hardware;
 	d->ocfg.timeout_s = cur.idle_timeout;
+	d->ocfg.first_frame_reads = true;	/* first_frame_us_* (fd_first.h) */
 	/* the coprocessor may not be there yet: wait for it */
 	for (int said = 0; !quit && (d->lk = lk_attach(o->link, 0)) == NULL; said = errno) {
 		/* not there yet, booting, or slot 0 held (another flowcutd: said once) */

@@ -346,6 +346,13 @@ struct fp_conn_info {
 		uint16_t timeout_s;
 		uint32_t nhop;
 		struct fp_mflow_stats stats;
+		/*
+		 * this direction's first frame forwarded to the wire, ns of
+		 * the caller's clock (the burst's `now`, 1 for a burst at 0);
+		 * 0 none yet.  Kept across modify, verdict and revive; a new
+		 * connection starts at 0.  Never after stats.last_seen.
+		 */
+		uint64_t first_fwd;
 	} mf[2];
 };
 

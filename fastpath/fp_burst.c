@@ -169,8 +169,22 @@ give_back(struct burst *b, uint32_t slot, uint8_t reason)
  * place (TTL, NAT, checksums), then L2 (the next hop's MACs and VLAN).
  * Returns the counter of the outcome: `ok` when the frame leaves on *dest.
  */
+/*
+ * The first frame direction `dir` forwards: its stamp (fp_priv.h), once.
+ * Out of line: a connection's frames call it once a direction.
+ */
+static __rte_noinline void
+first_fwd(struct burst *b, struct fp_mflow *mf, uint32_t slot, unsigned int dir)
+{
+	uint64_t *at = &b->fp->conns[slot].first_fwd[dir];
+
+	if (ld64(at) == 0)
+		__atomic_store_n(at, b->now ? b->now : 1, __ATOMIC_RELEASE);
+	st8(&mf->tcp.fwd, 1);
+}
+
 static __rte_always_inline enum fc_cnt
-forward(struct burst *b, const struct fp_mflow *mf, uint8_t ctl, uint32_t slot,
+forward(struct burst *b, struct fp_mflow *mf, uint8_t ctl, uint32_t slot,
 	unsigned int dir, struct rte_mbuf *m, const struct fp_parsed *pp, enum fc_cnt ok,
 	uint16_t *dest)
 {
@@ -225,6 +239,9 @@ forward(struct burst *b, const struct fp_mflow *mf, uint8_t ctl, uint32_t slot,
 		f[15] = (uint8_t)nh.vlan;
 	}
 	*dest = nh.port;
+	/* the one branch a frame the first-frame stamp costs, on this line */
+	if (mf->tcp.fwd == 0)
+		first_fwd(b, mf, slot, dir);
 	return ok;
 }
 

@@ -195,6 +195,7 @@ fp_conn_create(struct fp *fp, const struct fp_conn_spec *s, uint64_t now,
 	c->fw_rev = fp_fw_rev_get(fp);
 	c->given_back_at = 0;
 	c->key_pos[0] = c->key_pos[1] = -1;
+	c->first_fwd[0] = c->first_fwd[1] = 0;
 	for (unsigned int d = 0; d < 2; d++) {
 		const struct fp_mflow_spec *ms = &s->mf[d];
 		struct fp_mflow *m = &c->mf[d];
@@ -367,6 +368,9 @@ info_fill(const struct fp *fp, uint32_t slot, struct fp_conn_info *out)
 	const struct fp_conn *c = &fp->conns[slot];
 	struct fp_mflow_stats st[2];
 
+	/* the stamps before the counts: a stamp read is never after its last_seen */
+	for (unsigned int d = 0; d < 2; d++)
+		out->mf[d].first_fwd = __atomic_load_n(&c->first_fwd[d], __ATOMIC_ACQUIRE);
 	fp_conn_stats(c, st);
 	out->id = fp_conn_id_of(fp, slot);
 	out->state = __atomic_load_n(&c->state, __ATOMIC_ACQUIRE);

@@ -143,6 +143,14 @@ struct fp_conn {
 	uint32_t gen;		/* climbs each time the slot is freed */
 	uint64_t given_back_at;	/* the give-back's winner, before its reason */
 	int32_t key_pos[2];	/* the keys' positions in the hash, -1 none */
+	/*
+	 * Direction d's first frame forwarded (to the wire: FROM_WIRE_TO_WIRE*),
+	 * the burst's `now` (1 for a burst at 0), 0 for none yet.  Written once,
+	 * by the worker that sees direction d (release, after its last_seen),
+	 * when mf[d].tcp.fwd says it may not have been; cleared by create, kept
+	 * by modify, verdict and revive.
+	 */
+	uint64_t first_fwd[2];
 	struct fp_mflow mf[2];
 } __rte_cache_aligned;
 _Static_assert(sizeof(struct fp_conn) == 3 * RTE_CACHE_LINE_SIZE,

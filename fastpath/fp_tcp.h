@@ -39,7 +39,14 @@ struct fp_tcp_dir {
 	uint8_t dup_cnt;
 	uint8_t seen;		/* 1 once a segment set the fields above */
 	uint8_t wscale;		/* this sender's window scale (control, at create) */
-	uint8_t pad;
+	/*
+	 * Not TCP's: fp_burst's mark, 1 once this direction's worker stamped
+	 * (or found stamped) fp_conn.first_fwd[dir] - the microflow line's one
+	 * free byte, so the stamp costs a frame one branch on a line it holds.
+	 * fp_tcp_reset clears it with the rest: after a revive the next
+	 * forwarded frame finds the stamp kept and sets it again.
+	 */
+	uint8_t fwd;
 };
 _Static_assert(sizeof(struct fp_tcp_dir) == 28, "fp_tcp_dir fits a microflow's line (fp_priv.h)");
 

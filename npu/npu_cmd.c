@@ -41,6 +41,8 @@ info_out(const struct fp_conn_info *in, struct fc_conn_info *out)
 		out->mf[d].nat = in->mf[d].nat;
 		out->mf[d].timeout_s = in->mf[d].timeout_s;
 		memcpy(&out->mf[d].stats, &in->mf[d].stats, sizeof(out->mf[d].stats));
+		out->mf[d].first_fwd_us = fc_first_fwd_us(in->mf[d].first_fwd,
+							  in->mf[d].stats.last_seen);
 	}
 }
 

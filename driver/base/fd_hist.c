@@ -4,13 +4,48 @@
 
 #include <string.h>
 
-/* The bucket of `us`: the bit length of us - 1 (0 and 1 in bucket 0), capped. */
+/* The last bucket's index: everything at or above 2^FD_HIST_TOP_BIT. */
+#define LAST (FD_HIST_BUCKETS - 1)
+
+/*
+ * Below FD_HIST_SUB a bucket a value; above, e = the top bit's place:
+ * the 16 buckets of [2^e, 2^(e+1)) start at (e - 3) * 16, each 2^(e-4) wide.
+ */
 static unsigned int
 bucket_of(uint64_t us)
 {
-	unsigned int b = us <= 1 ? 0 : 64 - (unsigned int)__builtin_clzll(us - 1);
+	unsigned int e, shift;
 
-	return b < FD_HIST_BUCKETS ? b : FD_HIST_BUCKETS - 1;
+	if (us < FD_HIST_SUB)
+		return (unsigned int)us;
+	e = 63u - (unsigned int)__builtin_clzll(us);
+	if (e >= FD_HIST_TOP_BIT)
+		return LAST;
+	shift = e - FD_HIST_SUB_BITS;
+	return ((e - FD_HIST_SUB_BITS + 1) << FD_HIST_SUB_BITS) +
+	       (unsigned int)(us >> shift) - FD_HIST_SUB;
+}
+
+/* The largest value bucket b (< LAST) holds. */
+static uint64_t
+upper_of(unsigned int b)
+{
+	unsigned int octave = b >> FD_HIST_SUB_BITS, sub = b & (FD_HIST_SUB - 1);
+	unsigned int shift;
+
+	if (octave == 0)
+		return b;
+	shift = octave - 1;
+	return ((uint64_t)(FD_HIST_SUB + sub + 1) << shift) - 1;
+}
+
+unsigned int
+fd_hist_bucket(uint64_t us, uint64_t *upper)
+{
+	unsigned int b = bucket_of(us);
+
+	*upper = b == LAST ? UINT64_MAX : upper_of(b);
+	return b;
 }
 
 void
@@ -36,8 +71,8 @@ fd_hist_pct(const struct fd_hist *h, unsigned int pct)
 
 	if (h->n == 0)
 		return 0;
-	for (unsigned int b = 0; b < FD_HIST_BUCKETS - 1; b++) {
-		uint64_t upper = (uint64_t)1 << b;
+	for (unsigned int b = 0; b < LAST; b++) {
+		uint64_t upper = upper_of(b);
 
 		seen += h->count[b];
 		if (seen >= want)

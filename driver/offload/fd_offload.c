@@ -594,8 +594,11 @@ create_done(void *dctx, int rc, const void *ans, uint16_t len)
 		memcpy(&a, ans, sizeof(a));
 	else if (rc == 0)
 		rc = -EBADMSG;	/* not an answer of FLOW_CREATE_FP: take stock again */
-	if (rc == 0)
+	if (rc == 0) {
 		fd_hist_add(&o->offload_us, (off_now_ns(o) - f->t0_ns) / 1000u);
+		if (o->cfg.first_frame_reads)
+			(void)fd_first_offer(&o->first, a.id, f->t0_ns, off_now_ns(o));
+	}
 	if (rc == 0 && e->after == OFF_AFTER_ENTER) {
 		e->pending = false;	/* in by_ct it stays: off_enter adds by_fp */
 		(void)off_enter(o, e, 0, a.id);
@@ -1254,6 +1257,9 @@ fd_offload_open(const struct fd_cmds *cmds, const struct fd_ct_io *ct,
 {
 	struct fd_offload *o = calloc(1, sizeof(*o));
 
+	if (o != NULL)
+		fd_first_init(&o->first);
+
 	if (o == NULL)
 		return NULL;
 	o->cmds = *cmds;
@@ -1368,6 +1374,59 @@ fd_offload_fp_event(struct fd_offload *o, const struct lk_event *ev)
 	off_forget(o, e);
 }
 
+/* A sample's read back (fd_first): its context, freed by its completion. */
+struct first_read {
+	struct fd_offload *o;
+	struct fd_first_sample *s;
+};
+
+static void
+first_read_done(void *dctx, int rc, const void *ans, uint16_t len)
+{
+	struct first_read *r = dctx;
+	struct fc_conn_info ci;
+
+	if (rc == 0 && len < sizeof(ci))
+		rc = -EBADMSG;	/* not an answer of CONN_READ_BY_ID: read again later */
+	if (rc == 0)
+		memcpy(&ci, ans, sizeof(ci));
+	fd_first_answer(&r->o->first, r->s, rc, &ci, off_now_ns(r->o));
+	r->o->inflight--;
+	free(r);
+}
+
+/*
+ * The first-frame samples due (fd_first.h), each read back once by a
+ * posted CONN_READ_BY_ID: FIRST_READS_PER_TURN a turn at most.
+ */
+#define FIRST_READS_PER_TURN 32
+static void
+first_reads(struct fd_offload *o)
+{
+	struct fd_first_sample *s;
+
+	for (unsigned int k = 0; k < FIRST_READS_PER_TURN &&
+				 (s = fd_first_due(&o->first, off_now_ns(o))) != NULL; k++) {
+		struct fc_cmd_conn_id id = { .id = s->id };
+		struct first_read *r = malloc(sizeof(*r));
+		int rc = r != NULL ? 0 : -ENOMEM;
+
+		if (r != NULL) {
+			*r = (struct first_read){ .o = o, .s = s };
+			o->inflight++;
+			rc = fd_cmds_post(&o->cmds, FC_CMD_CONN_READ_BY_ID, &id, sizeof(id),
+					  first_read_done, r);
+		}
+		if (rc != 0) {		/* as if answered so: read again later */
+			if (r != NULL) {
+				o->inflight--;
+				free(r);
+			}
+			fd_first_answer(&o->first, s, rc, NULL, off_now_ns(o));
+		}
+	}
+}
+
 void
 fd_offload_work(struct fd_offload *o)
 {
@@ -1385,6 +1444,7 @@ fd_offload_work(struct fd_offload *o)
 	}
 	rj_step(o);		/* a ruleset change's unmark first */
 	fd_offload_paths(o);	/* a route change's look at every path */
+	first_reads(o);		/* the first-frame samples due */
 	/* the FIFO's head is the first due: nothing due, nothing done; what the unmark left */
 	if (budget > o->upd_budget)
 		budget = o->upd_budget;
@@ -1496,5 +1556,10 @@ fd_offload_stats(const struct fd_offload *o, struct fd_offload_stats *out)
 	*out = o->st;
 	out->offload_us_p50 = fd_hist_pct(&o->offload_us, 50);
 	out->offload_us_p99 = fd_hist_pct(&o->offload_us, 99);
+	out->first_frame_us_p50 = fd_hist_pct(&o->first.us, 50);
+	out->first_frame_us_p99 = fd_hist_pct(&o->first.us, 99);
+	out->first_frame_samples = o->first.us.n;
+	out->first_frame_unseen = o->first.unseen;
+	out->first_frame_skipped = o->first.skipped;
 }
 

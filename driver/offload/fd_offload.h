@@ -154,6 +154,13 @@ struct fd_offload_cfg {
 	 */
 	uint8_t (*inspect_verdict)(void *arg, const struct nf_conntrack *ct);
 	void *inspect_arg;
+	/*
+	 * Offloads sampled and read back once for the time to their first
+	 * forwarded frame (fd_first.h: at most 256 waiting, each read 5 times
+	 * at most over ~3 s, nothing once offloads stop): flowcutd's; false
+	 * posts no such read (the stand-in tests count every command).
+	 */
+	bool first_frame_reads;
 };
 
 /* Each published under its own name (flowcutd.c FLOWCUTD_STATS, docs/counters.md). */
@@ -176,10 +183,22 @@ struct fd_offload_stats {
 	uint64_t left;		/* states whose timeout went back to P - idle on leaving */
 	/*
 	 * qualify (the event parsed, or the state handed in) -> FLOW_CREATE_FP
-	 * answered 0, us, since open: fd_hist's percentiles (exact to a factor of 2)
+	 * answered 0, us, since open: fd_hist's percentiles (within 1/16 above)
 	 */
 	uint64_t offload_us_p50;
 	uint64_t offload_us_p99;
+	/*
+	 * qualify -> the first frame the fast path forwarded, us, since open,
+	 * over the offloads sampled and read back once (fd_first.h): the
+	 * percentiles (fd_hist), the samples measured, the ones that showed no
+	 * frame forwarded (gone first, or silent ~3 s), the offers let go
+	 * while FD_FIRST_MAX samples waited
+	 */
+	uint64_t first_frame_us_p50;
+	uint64_t first_frame_us_p99;
+	uint64_t first_frame_samples;
+	uint64_t first_frame_unseen;
+	uint64_t first_frame_skipped;
 };
 
 struct fd_offload;

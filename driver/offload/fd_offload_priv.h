@@ -29,6 +29,7 @@
 #include <flowcut/fc_cmd.h>
 
 #include "fd_ct.h"
+#include "fd_first.h"
 #include "fd_hist.h"
 #include "fd_nhop.h"
 #include "fd_offload.h"
@@ -264,6 +265,7 @@ struct fd_offload {
 	/* a ruleset change: every candidate judged by GET until the event socket is read empty */
 	bool get_mode;
 	struct fd_hist offload_us;	/* qualify (event parsed) -> FLOW_CREATE_FP answered */
+	struct fd_first first;		/* qualify -> first frame forwarded, sampled (fd_first.h) */
 	struct fd_offload_stats st;
 	struct off_sync sync;		/* the reconcile (fd_offload_sync.c) */
 };

@@ -349,9 +349,14 @@ struct fc_ans_reclaim {
  *   | state |verdict|reason | zero  |          fw_rev (32)          |
  *   +-------+-------+-------+-------+-------------------------------+
  *   | mf[0]: key (48) | nhop (32) | action | active | nat | zero |
- *   |        timeout (16) | zero (16) | stats (24 bytes)           |
+ *   |        timeout (16) | zero (16) | first_fwd_us (32) | stats (24 bytes) |
  *   | mf[1]: the same                                               |
  *   +---------------------------------------------------------------+
+ *   first_fwd_us: this direction's first frame forwarded to the wire, as
+ *   microseconds before stats.last_seen, plus one (0: none forwarded yet;
+ *   UINT32_MAX: 71 minutes or more before) - relative to a time of the
+ *   record itself, so the answer keeps its size (fc_first_fwd_us,
+ *   fc_first_fwd_ns); in the coprocessor's clock, as last_seen is.
  */
 struct fc_mflow_info {
 	struct fc_key key;
@@ -362,9 +367,37 @@ struct fc_mflow_info {
 	uint8_t zero;
 	uint16_t timeout_s;
 	uint16_t zero2;
-	uint32_t zero3;
+	uint32_t first_fwd_us;
 	struct fc_mflow_stats stats;
 };
+
+/* first_fwd_us for a first forwarded frame at first_ns (0: none), last seen at last_ns. */
+static inline uint32_t
+fc_first_fwd_us(uint64_t first_ns, uint64_t last_ns)
+{
+	uint64_t us;
+
+	if (first_ns == 0)
+		return 0;
+	us = (last_ns > first_ns ? last_ns - first_ns : 0) / 1000u + 1u;
+	return us < UINT32_MAX ? (uint32_t)us : UINT32_MAX;
+}
+
+/*
+ * The first forwarded frame of a read direction, ns of the coprocessor's
+ * clock (under a microsecond after it: the microseconds back from last
+ * seen are whole), or 0: none forwarded yet, or too long before
+ * (UINT32_MAX) to say.
+ */
+static inline uint64_t
+fc_first_fwd_ns(const struct fc_mflow_info *mf)
+{
+	uint64_t back = (uint64_t)(mf->first_fwd_us - 1u) * 1000u;
+
+	if (mf->first_fwd_us == 0 || mf->first_fwd_us == UINT32_MAX || back >= mf->stats.last_seen)
+		return 0;
+	return mf->stats.last_seen - back;
+}
 struct fc_conn_info {
 	uint64_t id;
 	uint8_t state;

@@ -540,6 +540,28 @@ static void prep_mtu(struct t *t, fp_conn_id id, struct fc_frame_spec *s, uint16
 static void prep_mtu_fits(struct t *t, fp_conn_id id, struct fc_frame_spec *s, uint16_t *port)
 { (void)id; (void)port; s->payload = 100; nhop0_set(t, true, SERVER_MAC, 128, 0); }
 
+/*
+ * The first-frame stamps of `id` say a frame was forwarded exactly when a
+ * wire counter counted one (every frame of a row at t->now): a dropped,
+ * host-bound or inspected frame stamps nothing.
+ */
+static void
+first_fwd_by_wire(struct t *t, fp_conn_id id)
+{
+	uint64_t c[FC_CNT_MAX], wire = 0;
+	struct fp_conn_info ci;
+
+	fp_counters_read(t->fp, c);
+	for (unsigned int i = 0; i < FC_CNT_MAX; i++)
+		if (fc_cnt_class(i) == FC_CLS_WIRE)
+			wire += c[i];
+	if (fp_conn_get(t->fp, id, &ci) != 0)
+		return;		/* a row that took it out: nothing left to stamp */
+	assert_int_equal(ci.mf[0].first_fwd != 0 || ci.mf[1].first_fwd != 0, wire != 0);
+	for (unsigned int d = 0; d < 2; d++)
+		assert_true(ci.mf[d].first_fwd == 0 || ci.mf[d].first_fwd == t->now);
+}
+
 static void
 test_model_steps(void **state)
 {
@@ -597,6 +619,7 @@ test_model_steps(void **state)
 		id = conn_make(t, 4, rows[r].proto, rows[r].action);
 		rows[r].prep(t, id, &s, &port);
 		expect(send_frame(t, port, &s), rows[r].want, dest_for(rows[r].want, 1));
+		first_fwd_by_wire(t, id);
 	}
 }
 
@@ -1304,6 +1327,143 @@ test_tcp_spoof_in_dup_acks(void **state)
 
 /* ---- time ---- */
 
+/* What happens between a connection's first forwarded frame and its next. */
+static void ff_none(struct t *t, fp_conn_id *id) { (void)t; (void)id; }
+static void
+ff_modify(struct t *t, fp_conn_id *id)
+{
+	struct fp_conn_mod m = { .mask = FP_MOD_ACTION | FP_MOD_TIMEOUT,
+				 .action = { FC_ACTION_FWD, FC_ACTION_FWD },
+				 .timeout_s = { 30, 30 } };
+
+	assert_int_equal(fp_conn_modify(t->fp, *id, &m), 0);
+}
+static void
+ff_cut(struct t *t, fp_conn_id *id)
+{
+	assert_int_equal(fp_conn_verdict_set(t->fp, *id, FC_VERDICT_DROP), 0);
+}
+static void
+ff_revive(struct t *t, fp_conn_id *id)
+{
+	struct fc_frame_spec rst = orig_frame(4, IPPROTO_TCP);
+
+	rst.tcp_flags = FP_TCP_RST;
+	expect(send_frame(t, 0, &rst), FC_CNT_FROM_WIRE_TO_KN_TCP_FIN_SYN_RST, FP_DEST_HOST);
+	assert_int_equal(fp_conn_revive(t->fp, *id), 0);
+}
+static void
+ff_remade(struct t *t, fp_conn_id *id)
+{
+	struct fp_conn_info ci;
+	struct fp_event ev[4];
+	fp_conn_id old = *id;
+
+	assert_int_equal(fp_conn_remove(t->fp, old, NULL), 0);
+	assert_int_equal(fp_conn_get(t->fp, old, &ci), -ENOENT);
+	*id = conn_make(t, 6, IPPROTO_UDP, FC_ACTION_IPS);
+	assert_int_equal(fp_conn_get(t->fp, *id, &ci), 0);
+	assert_int_equal(ci.mf[0].first_fwd, 0);
+	assert_int_equal(ci.mf[1].first_fwd, 0);
+	/* the old slot freed (the sweep, past the grace period), then taken again */
+	assert_int_equal(fp_sweep(t->fp, t->now, 0, ev, 4), 0);
+	for (uint16_t sport = 41000;; sport++) {
+		struct fp_conn_spec cs = conn_spec(6, IPPROTO_UDP, FC_ACTION_IPS);
+		fp_conn_id other;
+
+		assert_true(sport < 41000 + 64);
+		cs.mf[0].key.sport = htons(sport);
+		cs.mf[1].key.dport = htons(sport);
+		assert_int_equal(fp_conn_create(t->fp, &cs, t->now, &other), 0);
+		if (FP_CONN_SLOT(other) != FP_CONN_SLOT(old))
+			continue;
+		assert_int_equal(fp_conn_get(t->fp, other, &ci), 0);
+		assert_int_equal(ci.mf[0].first_fwd, 0);
+		assert_int_equal(ci.mf[1].first_fwd, 0);
+		break;
+	}
+}
+
+/*
+ * The first forwarded frame's stamp (fp.h, fp_conn_info's first_fwd), as
+ * rows: a connection forwards its first frame at T1, then `between`, then
+ * a frame at T2 counted `second`; the original direction's stamp is then
+ * T1 (kept), T2 (made anew) - the reply's stays 0.  Then the reply's own
+ * stamp, and a burst at time 0.
+ */
+static void
+test_first_fwd(void **state)
+{
+	enum { KEPT, AT_T2 };
+	static const struct {
+		const char *what;
+		int family;
+		uint8_t proto;
+		void (*between)(struct t *t, fp_conn_id *id);
+		enum fc_cnt second;
+		int stamp;
+	} rows[] = {
+		{ "a second frame: stamped once", 4, IPPROTO_UDP, ff_none,
+		  FC_CNT_FROM_WIRE_TO_WIRE_VERDICT_CUT_THRU, KEPT },
+		{ "a second frame, IPv6", 6, IPPROTO_UDP, ff_none,
+		  FC_CNT_FROM_WIRE_TO_WIRE_VERDICT_CUT_THRU, KEPT },
+		{ "kept across a modify (action, timeouts)", 4, IPPROTO_UDP, ff_modify,
+		  FC_CNT_FROM_WIRE_TO_WIRE, KEPT },
+		{ "kept across a cut: the drop stamps nothing", 6, IPPROTO_UDP, ff_cut,
+		  FC_CNT_FROM_WIRE_DROP_IPS_VERDICT, KEPT },
+		{ "kept across a give-back and revive (TCP)", 4, IPPROTO_TCP, ff_revive,
+		  FC_CNT_FROM_WIRE_TO_WIRE_VERDICT_CUT_THRU, KEPT },
+		{ "cleared by its delete: made again, stamped anew", 6, IPPROTO_UDP, ff_remade,
+		  FC_CNT_FROM_WIRE_TO_WIRE_VERDICT_CUT_THRU, AT_T2 },
+	};
+	struct t *t = *state;
+	struct fp_conn_info ci;
+	struct fc_frame_spec p;
+	fp_conn_id id;
+
+	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+		struct fc_frame_spec o = orig_frame(rows[r].family, rows[r].proto);
+		uint64_t t1, t2;
+
+		print_message("first frame: %s\n", rows[r].what);
+		assert_int_equal(teardown(state), 0);
+		assert_int_equal(setup(state), 0);
+		t = *state;
+		id = conn_make(t, rows[r].family, rows[r].proto, FC_ACTION_IPS);
+		t1 = t->now += 3 * MS;
+		expect(send_frame(t, 0, &o), FC_CNT_FROM_WIRE_TO_WIRE_VERDICT_CUT_THRU, 1);
+		assert_int_equal(fp_conn_get(t->fp, id, &ci), 0);
+		assert_int_equal(ci.mf[0].first_fwd, t1);
+		assert_int_equal(ci.mf[1].first_fwd, 0);
+		rows[r].between(t, &id);
+		t2 = t->now += 5 * MS;
+		expect(send_frame(t, 0, &o), rows[r].second, dest_for(rows[r].second, 1));
+		assert_int_equal(fp_conn_get(t->fp, id, &ci), 0);
+		assert_int_equal(ci.mf[0].first_fwd, rows[r].stamp == KEPT ? t1 : t2);
+		assert_int_equal(ci.mf[1].first_fwd, 0);
+		assert_true(ci.mf[0].first_fwd <= ci.mf[0].stats.last_seen);
+	}
+
+	/* the reply's stamp is its own */
+	p = reply_frame(4, IPPROTO_UDP);
+	assert_int_equal(teardown(state), 0);
+	assert_int_equal(setup(state), 0);
+	t = *state;
+	id = conn_make(t, 4, IPPROTO_UDP, FC_ACTION_FWD);
+	t->now += 7 * MS;
+	expect(send_frame(t, 1, &p), FC_CNT_FROM_WIRE_TO_WIRE, 0);
+	assert_int_equal(fp_conn_get(t->fp, id, &ci), 0);
+	assert_int_equal(ci.mf[0].first_fwd, 0);
+	assert_int_equal(ci.mf[1].first_fwd, t->now);
+
+	/* a burst at time 0 stamps 1: 0 stays "none" */
+	t->now = 0;
+	p = orig_frame(4, IPPROTO_UDP);
+	expect(send_frame(t, 0, &p), FC_CNT_FROM_WIRE_TO_WIRE, 1);
+	assert_int_equal(fp_conn_get(t->fp, id, &ci), 0);
+	assert_int_equal(ci.mf[0].first_fwd, 1);
+}
+
 static void
 test_aging(void **state)
 {
@@ -1970,6 +2130,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_tcp_spoof_in_dup_acks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tcp_revive_learns_anew, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_aging, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_first_fwd, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sweep_no_lost_events, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fw_rev, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fw_rev_create_replaces, setup, teardown),

@@ -853,6 +853,7 @@ si_event(enum fd_ct_event type, const struct si_st *s, uint32_t id)
 
 static struct fd_nhop *nhops;
 struct fd_offload *si_off;
+bool si_first_frame_reads;
 
 struct fd_offload *
 si_open(bool cut_in_hardware)
@@ -860,7 +861,8 @@ si_open(bool cut_in_hardware)
 	struct fd_offload_cfg cfg = { .nports = 2, .ifindex = { SI_IFINDEX0, SI_IFINDEX0 + 1 },
 				      .mac = { { 2, 0, 0, 0, 0, 1 }, { 2, 0, 0, 0, 0, 2 } },
 				      .mark_bit = SI_BIT, .cut_in_hardware = cut_in_hardware,
-				      .timeout_s = 30, .now_ns = si_clock };
+				      .timeout_s = 30, .now_ns = si_clock,
+				      .first_frame_reads = si_first_frame_reads };
 
 	memset(fp_slot, 0, sizeof(fp_slot));
 	fp_next_id = 1;

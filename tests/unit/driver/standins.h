@@ -152,6 +152,8 @@ extern struct fd_offload *si_off;
  * let go.
  */
 struct fd_offload *si_open(bool cut_in_hardware);
+/* cfg.first_frame_reads of the next si_open (false unless a row sets it) */
+extern bool si_first_frame_reads;
 void si_close(void);
 /* si_offloaded - a state conntrack holds, offloaded: its UPDATE event read. */
 void si_offloaded(const struct si_st *s, uint32_t id);
