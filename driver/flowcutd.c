@@ -62,6 +62,7 @@
 #include "fd_cmds.h"
 #include "fd_ct.h"
 #include "fd_ctl.h"
+#include "fd_ctstat.h"
 #include "fd_cut.h"
 #include "fd_dirwatch.h"
 #include "fd_explain.h"
@@ -72,6 +73,7 @@
 #include "fd_nft.h"
 #include "fd_nhop.h"
 #include "fd_offload.h"
+#include "fd_page.h"
 #include "fd_relay.h"
 #include "fd_route.h"
 #include "fd_rtcache.h"
@@ -181,7 +183,44 @@ struct ctl_ctx {
 	const bool *programmed;
 	struct fd_explain_parts why;	/* why ADDR, why-conn ID, triggers (fd_explain.h) */
 	const char *settings;		/* the settings file: settings, settings-set */
+	struct fd_page_parts page;	/* conns, cuts (fd_page.h) */
+	struct fd_relay *relay;		/* counters: flowcutd's stats, the ports' */
+	struct fd_watch *wat;
+	unsigned int ports;
 };
+
+/*
+ * The configuration word as the coprocessor last took it (gate_set: the
+ * FW_CFG_PARAMS_SET answered 0, on what FW_CFG_PARAMS_GET read): counters'
+ * gate and ips_switch.  Not known (no set answered yet): left out.
+ */
+static bool fw_cfg_known;
+static uint32_t fw_cfg_last;
+
+static void ctl_counters(const struct ctl_ctx *x, char *ans, size_t cap);
+
+/* Writes "ok JSON\n" of `doc` (the caller's), or an error naming `what`. */
+static void
+ctl_answer(const json_t *doc, const char *what, char *ans, size_t cap)
+{
+	char *text = json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER);
+
+	if (text == NULL || (size_t)snprintf(ans, cap, "ok %s\n", text) >= cap)
+		snprintf(ans, cap, "error %s: %s\n", what, text ? "longer than an answer"
+								  : "no memory for the answer");
+	free(text);
+}
+
+/* `conns FROM N [filters]`: a page of the fast path's table (fd_page.h). */
+static void
+ctl_conns(const struct ctl_ctx *x, const struct fd_ctl_req *req, char *ans, size_t cap)
+{
+	struct fd_page_filter f = { .family = req->family, .plen = req->plen, .port = req->port,
+				    .state = req->state, .action = req->action };
+
+	memcpy(f.addr, req->addr, sizeof(f.addr));
+	fd_page_conns(&x->page, req->id, req->n, &f, ans, cap);
+}
 
 /* `settings`: every key of the file, its value, default, kind and help (fc_settings_keys). */
 static void
@@ -306,10 +345,12 @@ on_ctl(void *arg, const struct fd_ctl_req *req, char *ans, size_t cap)
 		ctl_settings_set(x, req, ans, cap);
 	else if (req->op == FD_CTL_CUT_CONN)
 		fd_trigger_conn(x->cut, req->id, ans, cap);	/* the cut by connection */
-	else	/* counters, conns, cuts: issue 18's, not answered yet */
-		snprintf(ans, cap, "error %s: not answered by this flowcutd yet\n",
-			 req->op == FD_CTL_COUNTERS ? "counters" : req->op == FD_CTL_CONNS ? "conns" :
-			 "cuts");
+	else if (req->op == FD_CTL_COUNTERS)
+		ctl_counters(x, ans, cap);
+	else if (req->op == FD_CTL_CONNS)
+		ctl_conns(x, req, ans, cap);
+	else
+		fd_page_cuts(&x->page, req->n, ans, cap);
 }
 
 /* Who may read on the control socket, as the settings say. */
@@ -375,6 +416,8 @@ gate_set(const struct fd_cmds *cmds, bool open, uint32_t *set_out)
 	}
 	if (set_out != NULL)
 		*set_out = set.fw_cfg;
+	fw_cfg_known = true;
+	fw_cfg_last = set.fw_cfg;
 	return 0;
 }
 
@@ -509,6 +552,19 @@ cuts_json(const struct fd_cut_stats *cs)
 	return cuts;
 }
 
+/* Each room's stats, and main's own, read now. */
+static void
+stats_fill(struct stats *st, const struct fd_relay *r, const struct fd_offload *off,
+	   const struct fd_cut *cut, const struct fd_watch *wat)
+{
+	*st = (struct stats){ .main = mst };
+	fd_relay_stats(r, &st->relay);
+	fd_offload_stats(off, &st->offload);
+	fd_cut_stats(cut, &st->cut);
+	fd_watch_stats(wat, &st->watch);
+	fd_rtcache_stats(rtc, &st->rtcache);
+}
+
 /*
  * Writes flowcutd's stats (FLOWCUTD_STATS) as JSON, atomically (a
  * temporary file renamed).  A document that could not be built whole (no
@@ -519,16 +575,12 @@ static void
 stats_write(const char *path, const struct fd_relay *r, const struct fd_offload *off,
 	    const struct fd_cut *cut, const struct fd_watch *wat, unsigned int ports)
 {
-	struct stats st = { .main = mst }, *s = &st;
+	struct stats st, *s = &st;
 	json_t *doc = json_object();
 	char tmp[4096];
 	bool bad = doc == NULL;
 
-	fd_relay_stats(r, &st.relay);
-	fd_offload_stats(off, &st.offload);
-	fd_cut_stats(cut, &st.cut);
-	fd_watch_stats(wat, &st.watch);
-	fd_rtcache_stats(rtc, &st.rtcache);
+	stats_fill(&st, r, off, cut, wat);
 	/* json_object_set_new frees the value either way, and refuses a NULL one */
 #define STATS_COUNT_(name, room) \
 	bad |= json_object_set_new(doc, #name, json_integer((json_int_t)s->room.name)) != 0;
@@ -546,6 +598,99 @@ stats_write(const char *path, const struct fd_relay *r, const struct fd_offload 
 		fprintf(stderr, "flowcutd: stats: %s to %s: %s\n", tmp, path, strerror(errno));
 		unlink(tmp);	/* nothing more to do with it */
 	}
+	json_decref(doc);
+}
+
+/* conntrack's own figures into `o`: those the kernel gives (fd_ctstat.h; -1 left out). */
+static bool
+conntrack_json(json_t *o)
+{
+	struct fd_ctstat c;
+	char err[128];
+	bool bad = false;
+
+	if (fd_ctstat_read(NULL, &c, err, sizeof(err)) != 0)
+		fprintf(stderr, "flowcutd: counters: /proc/net/stat/nf_conntrack: %s\n", err);
+	const char *names[] = { "entries", "limit", "insert_failed", "drop", "early_drop" };
+	int64_t v[] = { c.entries, c.limit, c.insert_failed, c.drop, c.early_drop };
+
+	for (unsigned int i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		if (v[i] >= 0)
+			bad |= json_object_set_new(o, names[i], json_integer(v[i])) != 0;
+	return bad;
+}
+
+/*
+ * `counters`: the coprocessor's counters window by the names `flowcutctl
+ * counters --all` prints (fc_cnt_name), flowcutd's counters by their
+ * flowcutd.json names (FLOWCUTD_STATS' COUNTs: its objects - per-port
+ * arrays, settings, triggers, lease - are not counters, and triggers alone
+ * may be 90 KB), conntrack's, each port's frames to the host, the link's
+ * refusals, the gate and IPS switch as last set (fw_cfg_last), the boot
+ * id, the wall clock.  Left out, as the code has no such figure: the
+ * ports' to_wire and dropped (the coprocessor counts by outcome, not by
+ * port), "connections" by action (the binding does not count them),
+ * uptime_s (the link carries no coprocessor start time); "fastpath" when
+ * the window cannot be read whole (said on stderr); gate and ips_switch
+ * before the first FW_CFG_PARAMS_SET.
+ */
+static void
+ctl_counters(const struct ctl_ctx *x, char *ans, size_t cap)
+{
+	uint64_t cnt[FC_CNT_MAX], when;
+	struct stats st, *s = &st;
+	struct lk_stats ls;
+	struct timespec now;
+	char boot[20];
+	json_t *doc = json_object(), *fd = json_object(), *ctj = json_object();
+	json_t *ports = json_array();
+	bool bad = doc == NULL || fd == NULL || ctj == NULL || ports == NULL;
+	int rc = lk_counters_read(x->lk, cnt, &when);
+
+	if (rc == 0 && !bad) {
+		json_t *fp = json_object();
+
+		for (unsigned int i = 0; fp != NULL && i < FC_CNT_MAX; i++)
+			bad |= json_object_set_new(fp, fc_cnt_name(i), json_integer((json_int_t)cnt[i]));
+		bad |= json_object_set_new(doc, "fastpath", fp) != 0;
+	} else if (rc != 0) {
+		fprintf(stderr, "flowcutd: counters: the counters window: %s\n", strerror(-rc));
+	}
+	stats_fill(&st, x->relay, x->off, x->cut, x->wat);
+#define CTR_COUNT_(name, room) \
+	bad |= json_object_set_new(fd, #name, json_integer((json_int_t)s->room.name)) != 0;
+#define CTR_OBJ_(name, value)
+	FLOWCUTD_STATS(CTR_COUNT_, CTR_OBJ_)
+#undef CTR_COUNT_
+#undef CTR_OBJ_
+	bad |= ctj != NULL && conntrack_json(ctj);
+	for (unsigned int p = 0; ports != NULL && p < x->ports; p++)
+		bad |= json_array_append_new(ports, json_pack("{s:i, s:I}", "port", (int)p, "to_host",
+							      (json_int_t)st.relay.to_host[p])) != 0;
+	lk_stats(x->lk, &ls);
+	snprintf(boot, sizeof(boot), "%016" PRIx64, lk_boot_id(x->lk));
+	clock_gettime(CLOCK_REALTIME, &now);
+	bad |= json_object_set_new(doc, "flowcutd", fd) |
+	       json_object_set_new(doc, "conntrack", ctj) |
+	       json_object_set_new(doc, "ports", ports) |
+	       json_object_set_new(doc, "link", json_pack(
+		       "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "refused",
+		       (json_int_t)(ls.bad_index + ls.bad_length + ls.bad_message), "bad_index",
+		       (json_int_t)ls.bad_index, "bad_length", (json_int_t)ls.bad_length,
+		       "bad_message", (json_int_t)ls.bad_message, "ring_full",
+		       (json_int_t)ls.ring_full, "frame_too_big", (json_int_t)ls.frame_too_big,
+		       "counters_torn", (json_int_t)ls.counters_torn, "events_lost",
+		       (json_int_t)ls.events_lost));
+	if (fw_cfg_known)
+		bad |= json_object_set_new(doc, "gate", json_boolean(fw_cfg_last & FC_CFG_OFFLOAD)) |
+		       json_object_set_new(doc, "ips_switch", json_boolean(fw_cfg_last & FC_CFG_IPS));
+	bad |= json_object_set_new(doc, "boot_id", json_string(boot)) |
+	       json_object_set_new(doc, "time_ms", json_integer((json_int_t)now.tv_sec * 1000 +
+								now.tv_nsec / 1000000));
+	if (bad)
+		snprintf(ans, cap, "error counters: no memory for the answer\n");
+	else
+		ctl_answer(doc, "counters", ans, cap);
 	json_decref(doc);
 }
 
@@ -879,7 +1024,9 @@ flowcutd_open(struct flowcutd *d)
 	d->ctlx = (struct ctl_ctx){ .cut = d->cut, .off = d->off, .lk = d->lk,
 				    .programmed = &d->programmed,
 				    .why = { .why = whys, .cut = d->cut, .off = d->off, .nft = d->nft,
-					     .frames_read = true }, .settings = o->settings };
+					     .frames_read = true }, .settings = o->settings,
+				    .page = { .cmds = &d->cmds, .off = d->off, .why = whys },
+				    .relay = d->relay, .wat = d->wat, .ports = o->ports };
 	secret_path = o->secret;
 	{	/* the operator's secret: made when missing, said when refused */
 		char why[256], hex[FD_SECRET_HEX + 1];

@@ -18,9 +18,8 @@
 
 #define FD_EXPLAIN_LINES_MAX 65536	/* a list's lines read for a `why` (list_line) */
 
-/* The range of canonical `l` that holds the address, or NULL. */
-static const struct fc_range *
-range_of(const struct fc_list *l, uint8_t family, const uint8_t *addr)
+const struct fc_range *
+fd_explain_range(const struct fc_list *l, uint8_t family, const uint8_t *addr)
 {
 	size_t len = family == 4 ? 4 : 16;
 
@@ -66,7 +65,7 @@ list_line(const char *path, uint8_t family, const uint8_t *addr, json_t **entry)
 			if (fc_list_holds(&one, family, addr)) {
 				found = no;
 				json_decref(*entry);
-				*entry = range_json(range_of(&one, family, addr));
+				*entry = range_json(fd_explain_range(&one, family, addr));
 			}
 		}
 		fc_list_free(&one);
@@ -97,7 +96,7 @@ source_json(const struct fd_why *w, int src, uint8_t family, const uint8_t *addr
 	if (o == NULL)
 		return NULL;
 	if (s->kind == FD_WHY_SET) {
-		json_object_set_new(o, "element", range_json(range_of(fd_why_held(w, src), family,
+		json_object_set_new(o, "element", range_json(fd_explain_range(fd_why_held(w, src), family,
 									addr)));
 		return o;
 	}
@@ -199,7 +198,7 @@ fd_explain_addr(const struct fd_explain_parts *p, uint8_t family, const uint8_t 
 		char *ans, size_t cap)
 {
 	char text[INET6_ADDRSTRLEN], what[INET6_ADDRSTRLEN + 8];
-	const struct fc_range *never = range_of(fd_cut_never_list(p->cut), family, addr);
+	const struct fc_range *never = fd_explain_range(fd_cut_never_list(p->cut), family, addr);
 	struct fc_list hand = { 0 };
 	struct fd_offload_conn *cs = NULL;
 	struct at at = { family, addr };
@@ -218,7 +217,7 @@ fd_explain_addr(const struct fd_explain_parts *p, uint8_t family, const uint8_t 
 	}
 	if (p->nft != NULL && fd_nft_cut_read(p->nft, &hand) >= 0 &&
 	    fc_list_holds(&hand, family, addr))
-		json_array_append_new(handj, range_json(range_of(&hand, family, addr)));
+		json_array_append_new(handj, range_json(fd_explain_range(&hand, family, addr)));
 	fc_list_free(&hand);
 	for (unsigned int s = 0; s < fd_why_nsources(p->why); s++) {
 		const struct fc_list *l = fd_why_held(p->why, (int)s);
@@ -256,9 +255,9 @@ fd_explain_conn(const struct fd_explain_parts *p, uint64_t id, char *ans, size_t
 	doc = conn_json(p, &oc);
 	if (doc != NULL && !oc.cut) {
 		const struct fc_list *nv = fd_cut_never_list(p->cut);
-		const struct fc_range *r = range_of(nv, oc.family, oc.ends[0]);
+		const struct fc_range *r = fd_explain_range(nv, oc.family, oc.ends[0]);
 
-		r = r ? r : range_of(nv, oc.family, oc.ends[1]);
+		r = r ? r : fd_explain_range(nv, oc.family, oc.ends[1]);
 		json_object_set_new(doc, "why", json_string(r ? "not cut: an end is never cut"
 							      : "not cut: no trigger cut it"));
 		json_object_set_new(doc, "never_cut", range_json(r));

@@ -80,6 +80,12 @@ void fd_explain_conn(const struct fd_explain_parts *p, uint64_t id, char *ans, s
  * choice: cut short and said, not a second request for the rest - the
  * request's form stays, and flowcutd.json's `triggers` has them all.
  */
+/* fd_explain_range - the range of canonical `l` (may be NULL) that holds the address, or NULL. */
+struct fc_list;
+struct fc_range;
+const struct fc_range *fd_explain_range(const struct fc_list *l, uint8_t family,
+					const uint8_t *addr);
+
 json_t *fd_explain_sources(const struct fd_why *w);
 void fd_explain_triggers(const struct fd_explain_parts *p, char *ans, size_t cap);
 

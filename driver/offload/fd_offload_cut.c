@@ -13,7 +13,7 @@ view(const struct fd_offload *o, const struct off_entry *e, struct fd_offload_co
 	*out = (struct fd_offload_conn){ .ct_id = e->ct_id, .fp_id = e->fp_id,
 					 .action = e->action, .cut = e->cut,
 					 .cut_by = e->cut_by, .family = e->orig.family,
-					 .slot = e->self };
+					 .slot = e->self, .orig = e->orig };
 	off_dst(o, e, 0, out->ends[0]);
 	off_dst(o, e, 1, out->ends[1]);
 }

@@ -26,6 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <flowcut/fc_cmd.h>
+
 struct fd_offload;
 struct nf_conntrack;
 
@@ -42,6 +44,7 @@ struct fd_offload_conn {
 	uint8_t ends[2][16];	/* as the wire sees them: the server (reply source, the
 				 * DNAT target) and the client (original source) */
 	uint32_t slot;		/* its entry's slot: stable while it lives, a side table's key */
+	struct fc_key orig;	/* its state's original tuple as its key has it (the page's cuts) */
 };
 
 typedef bool fd_offload_pick_fn(void *arg, const struct fd_offload_conn *oc);

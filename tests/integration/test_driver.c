@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 #include <libnetfilter_conntrack/libnetfilter_conntrack.h>
 #include <libnetfilter_conntrack/libnetfilter_conntrack_tcp.h>
 #include <linux/netfilter/nf_conntrack_common.h>
@@ -55,6 +56,7 @@
 #include "fd_lease.h"
 #include "fd_nft.h"
 #include "fd_offload.h"
+#include "fd_page.h"
 #include "fd_rtcache.h"
 #include "fd_trigger.h"
 #include "fd_watch.h"
@@ -2212,6 +2214,219 @@ test_why_names_the_set(void **state)
 	nfct_destroy(b);
 }
 
+/* Every key of `keys` in `o` with its type (jansson's), or the test fails naming it. */
+struct page_key {
+	const char *key;
+	json_type type;
+};
+
+static void
+page_keys(const json_t *o, const struct page_key *keys, size_t n, const char *what)
+{
+	for (size_t i = 0; i < n; i++) {
+		const json_t *v = json_object_get(o, keys[i].key);
+
+		if (v == NULL || json_typeof(v) != keys[i].type)
+			fail_msg("%s: key '%s' %s", what, keys[i].key, v ? "of another type" : "missing");
+	}
+}
+
+/* An answer "ok JSON\n" parsed (the caller decrefs it). */
+static json_t *
+page_ok(const char *ans)
+{
+	json_error_t e;
+	json_t *doc;
+
+	if (strncmp(ans, "ok ", 3) != 0)
+		fail_msg("not ok: %s", ans);
+	doc = json_loads(ans + 3, 0, &e);
+	if (doc == NULL)
+		fail_msg("not JSON (%s): %s", e.text, ans);
+	return doc;
+}
+
+/*
+ * Issue 18's page, on the real kernel and coprocessor: a watched set cuts
+ * two of three connections; `conns` answers every key of the protocol
+ * with its type, each filter as a row (rows, cut rows), a page of one
+ * row's `next` goes on to the next, a FROM past the table answers no row
+ * and `next` null; `cuts` the two, newest first, with their tuples.
+ */
+static void
+test_page_conns_cuts(void **state)
+{
+	struct nf_conntrack *ct[3] = {
+		conn(IPPROTO_UDP, "198.18.0.10", 40060, "198.19.0.11", 5201, "198.19.0.11", 5201, BIT),
+		conn(IPPROTO_UDP, "198.18.0.10", 40061, "198.19.0.11", 5201, "198.19.0.11", 5201, BIT),
+		conn(IPPROTO_UDP, "198.18.0.10", 40062, "198.19.0.10", 5201, "198.19.0.10", 5201, BIT),
+	};
+	static const struct page_key row_keys[] = {
+		{ "id", JSON_INTEGER }, { "family", JSON_INTEGER }, { "proto", JSON_STRING },
+		{ "src", JSON_STRING }, { "sport", JSON_INTEGER }, { "dst", JSON_STRING },
+		{ "dport", JSON_INTEGER }, { "action", JSON_STRING }, { "verdict", JSON_STRING },
+		{ "state", JSON_STRING }, { "idle_ms", JSON_INTEGER }, { "packets", JSON_INTEGER },
+		{ "bytes", JSON_INTEGER },
+	};
+	static const struct page_key cut_keys[] = {
+		{ "trigger", JSON_STRING }, { "source", JSON_STRING }, { "element", JSON_STRING },
+		{ "line", JSON_NULL }, { "when_s", JSON_INTEGER }, { "in_hardware", JSON_TRUE },
+		{ "frames_dropped", JSON_INTEGER },
+	};
+	static const struct page_key cuts_keys[] = {
+		{ "id", JSON_INTEGER }, { "family", JSON_INTEGER }, { "proto", JSON_STRING },
+		{ "src", JSON_STRING }, { "sport", JSON_INTEGER }, { "dst", JSON_STRING },
+		{ "dport", JSON_INTEGER },
+	};
+	static const struct {
+		const char *what;
+		const char *addr;	/* NULL: none */
+		uint8_t plen;
+		int32_t port;
+		const char *state, *action;
+		size_t rows, cut;
+	} rows[] = {
+		{ "no filter", NULL, 0, -1, NULL, NULL, 3, 2 },
+		{ "state=cut", NULL, 0, -1, "cut", NULL, 2, 2 },
+		{ "state=valid", NULL, 0, -1, "valid", NULL, 3, 2 },
+		{ "addr=198.19.0.11", "198.19.0.11", 32, -1, NULL, NULL, 2, 2 },
+		{ "addr=198.19.0.10", "198.19.0.10", 32, -1, NULL, NULL, 1, 0 },
+		{ "addr=198.19.0.0/16", "198.19.0.0", 16, -1, NULL, NULL, 3, 2 },
+		{ "addr=198.19.0.64/26 (holds none)", "198.19.0.64", 26, -1, NULL, NULL, 0, 0 },
+		{ "port=40062", NULL, 0, 40062, NULL, NULL, 1, 0 },
+		{ "port=5201", NULL, 0, 5201, NULL, NULL, 3, 2 },
+		{ "action=NONE_SUCH", NULL, 0, -1, NULL, "NONE_SUCH", 0, 0 },
+	};
+	struct fd_why *why = fd_why_open();
+	struct fd_page_parts pp = { .cmds = &cmds, .off = off, .why = why };
+	struct fc_settings s;
+	struct fd_watch *w;
+	struct fd_nft *n;
+	static char ans[FC_CTL_ANS_MAX];
+	json_t *doc, *a;
+	uint64_t next;
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	assert_non_null(why);
+	assert_int_equal(fc_netns_sh("nft add table inet filter && "
+			    "nft add set inet filter blocked4 '{ type ipv4_addr; flags interval; }'"), 0);
+	n = fd_nft_open(BIT);
+	assert_non_null(n);
+	w = fd_watch_open(n, cut);
+	assert_non_null(w);
+	fd_cut_why(cut, why);
+	fd_watch_why(w, why);
+	fc_settings_default(&s);
+	s.nsets = 1;
+	snprintf(s.sets[0].family, sizeof(s.sets[0].family), "inet");
+	snprintf(s.sets[0].table, sizeof(s.sets[0].table), "filter");
+	snprintf(s.sets[0].set, sizeof(s.sets[0].set), "blocked4");
+	fd_watch_settings(w, &s);
+	fd_watch_boot(w);
+	for (int i = 0; i < 3; i++)
+		create(ct[i]);
+	turns(300);
+	assert_int_equal(conns(), 3);
+	assert_int_equal(fc_netns_sh("nft add element inet filter blocked4 '{ 198.19.0.11 }'"), 0);
+	fd_watch_nft(w, nft_events(n));
+
+	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+		struct fd_page_filter f = { .port = rows[r].port, .state = rows[r].state,
+					    .action = rows[r].action };
+		struct timespec t0, t1;
+		size_t ncut = 0;
+
+		if (rows[r].addr) {
+			f.family = 4;
+			f.plen = rows[r].plen;
+			inet_pton(AF_INET, rows[r].addr, f.addr);
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		fd_page_conns(&pp, 0, FD_PAGE_ROWS, &f, ans, sizeof(ans));
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		doc = page_ok(ans);
+		a = json_object_get(doc, "conns");
+		assert_true(json_is_array(a));
+		assert_true(json_is_null(json_object_get(doc, "next")));
+		assert_true(json_is_integer(json_object_get(doc, "from")));
+		for (size_t i = 0; i < json_array_size(a); i++) {
+			json_t *row = json_array_get(a, i), *c = json_object_get(row, "cut");
+
+			page_keys(row, row_keys, sizeof(row_keys) / sizeof(row_keys[0]), rows[r].what);
+			if (c == NULL)
+				fail_msg("%s: no key 'cut'", rows[r].what);
+			if (!json_is_null(c)) {
+				ncut++;
+				page_keys(c, cut_keys, sizeof(cut_keys) / sizeof(cut_keys[0]),
+					  rows[r].what);
+				assert_string_equal(json_string_value(json_object_get(c, "source")),
+						    "inet filter blocked4");
+				assert_string_equal(json_string_value(json_object_get(c, "element")),
+						    "198.19.0.11");
+			}
+		}
+		print_message("  conns (%s): %zu rows, %zu cut, %.3f ms\n", rows[r].what,
+			      json_array_size(a), ncut, (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+			      (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+		if (json_array_size(a) != rows[r].rows || ncut != rows[r].cut)
+			fail_msg("%s: %zu rows, %zu cut; want %zu, %zu: %s", rows[r].what,
+				 json_array_size(a), ncut, rows[r].rows, rows[r].cut, ans);
+		json_decref(doc);
+	}
+
+	/* a page of one: next is the second's id, and from it the second and third */
+	fd_page_conns(&pp, 0, 1, &(struct fd_page_filter){ .port = -1 }, ans, sizeof(ans));
+	doc = page_ok(ans);
+	assert_int_equal(json_array_size(json_object_get(doc, "conns")), 1);
+	assert_true(json_is_integer(json_object_get(doc, "next")));
+	next = (uint64_t)json_integer_value(json_object_get(doc, "next"));
+	json_decref(doc);
+	fd_page_conns(&pp, next, FD_PAGE_ROWS, &(struct fd_page_filter){ .port = -1 }, ans,
+		      sizeof(ans));
+	doc = page_ok(ans);
+	assert_int_equal(json_array_size(json_object_get(doc, "conns")), 2);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(json_object_get(doc,
+		"conns"), 0), "id")), next);
+	json_decref(doc);
+	/* past the table's end: no row, next null */
+	fd_page_conns(&pp, 0xfffffff0u, FD_PAGE_ROWS, &(struct fd_page_filter){ .port = -1 }, ans,
+		      sizeof(ans));
+	doc = page_ok(ans);
+	assert_int_equal(json_array_size(json_object_get(doc, "conns")), 0);
+	assert_true(json_is_null(json_object_get(doc, "next")));
+	json_decref(doc);
+
+	/* cuts: the two, with their tuples; cuts 1: one, none left out */
+	fd_page_cuts(&pp, 50, ans, sizeof(ans));
+	print_message("  cuts: %s", ans);
+	doc = page_ok(ans);
+	a = json_object_get(doc, "cuts");
+	assert_int_equal(json_array_size(a), 2);
+	assert_int_equal(json_integer_value(json_object_get(doc, "cuts_left")), 0);
+	for (size_t i = 0; i < json_array_size(a); i++) {
+		json_t *row = json_array_get(a, i);
+
+		page_keys(row, cut_keys, sizeof(cut_keys) / sizeof(cut_keys[0]), "cuts");
+		page_keys(row, cuts_keys, sizeof(cuts_keys) / sizeof(cuts_keys[0]), "cuts");
+		assert_string_equal(json_string_value(json_object_get(row, "dst")), "198.19.0.11");
+		assert_int_equal(json_integer_value(json_object_get(row, "dport")), 5201);
+	}
+	json_decref(doc);
+	fd_page_cuts(&pp, 1, ans, sizeof(ans));
+	doc = page_ok(ans);
+	assert_int_equal(json_array_size(json_object_get(doc, "cuts")), 1);
+	json_decref(doc);
+
+	fd_cut_why(cut, NULL);
+	fd_watch_close(w);
+	nft_close(n);
+	fd_why_close(why);
+	assert_int_equal(fc_netns_sh("nft delete table inet filter"), 0);
+	for (int i = 0; i < 3; i++)
+		nfct_destroy(ct[i]);
+}
+
 /* A UDP datagram of the client at 198.18.0.10 (or 2001:2::10) from `cport` to `dst`:5201. */
 static struct fp_out
 datagram(uint16_t cport, const char *dst)
@@ -2962,6 +3177,7 @@ main(void)
 		cmocka_unit_test_setup(test_list_sets, fresh),
 		cmocka_unit_test_setup(test_watch_lists_and_sets, fresh),
 		cmocka_unit_test_setup(test_why_names_the_set, fresh),
+		cmocka_unit_test_setup(test_page_conns_cuts, fresh),
 		cmocka_unit_test_setup(test_watch_big_list_in_steps, fresh),
 		cmocka_unit_test_setup(test_uncut_releases, fresh),
 		cmocka_unit_test_setup(test_uncut_on_expiry, fresh),
