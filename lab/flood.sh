@@ -145,6 +145,10 @@ print(" ".join(str(d.get("FROM_WIRE_" + k, 0)) for k in ("RX", "TO_KN_NON_ACCEL"
 		ex host conntrack -S 2>/dev/null | awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "=")
 			s[kv[1]] += kv[2] } } END { printf "%d %d %d\n", s["insert_failed"], s["drop"], s["early_drop"] }'
 	}
+	# what conntrack, the host's neighbours and flowcutd said of ADDRESS's flow
+	not_offloaded() {
+		ex host conntrack -L -d "$1"; ex host ip neigh; tail -20 "$run/flowcutd.log"
+	}
 	# the cut of ADDRESS timed: from the command's start to its connection
 	# (the one whose first key's destination is ADDRESS) dropping in the fast
 	# path; prints milliseconds, "never" after 5 s, or "not-offloaded" when
@@ -214,7 +218,17 @@ print(" ".join(str(d.get("FROM_WIRE_" + k, 0)) for k in ("RX", "TO_KN_NON_ACCEL"
 	read -r s0 p0 <<<"$(stat_of resyncs events_lost | tr '\n' ' ')"
 	read -r r0 c0 <<<"$(stat_of resync_taken_out ct_events_lost | tr '\n' ' ')"
 	read -r -a ct0 <<<"$(ct_stats)"
-	# the streams first, alone, until all 4 are in the fast path (up to
+	# the two UDP flows to be cut (198.18.1.3 calm, 198.18.1.4 during the
+	# flood) first, on an idle wire: iperf3 (3.12) starts a UDP test with
+	# one datagram each way and never sends it again, and with the TCP
+	# streams filling the server's veth backlog that datagram was lost (a
+	# clean clone's run: flow b's control connection offloaded and idle,
+	# no UDP state at all, its cut "not-offloaded")
+	ex client timeout 70 iperf3 -c 198.18.1.3 -p 5202 -u -b 20M -l 1000 -t 60 >"$tmp/udp-a.out" 2>&1 &
+	local ua=$!
+	ex client timeout 70 iperf3 -c 198.18.1.4 -p 5203 -u -b 20M -l 1000 -t 60 >"$tmp/udp-b.out" 2>&1 &
+	local ub=$!
+	# the streams then, until all 4 are in the fast path (up to
 	# 15 s); the run's clock starts then.  They run on until the figures are
 	# read (killed then; 70 s at most)
 	ex client timeout 70 iperf3 -c 198.18.1.2 -p 5201 -P 4 -t 60 -i 1 --forceflush \
@@ -229,15 +243,9 @@ print(" ".join(str(d.get("FROM_WIRE_" + k, 0)) for k in ("RX", "TO_KN_NON_ACCEL"
 	echo "$(streams_in_fp) $((w / 10))" >"$tmp/streams-offloaded"
 	t0=$(awk -v n="$(date +%s.%N)" 'BEGIN { printf "%.3f", n + 0.5 }')
 	at 1
-	ex client timeout 70 iperf3 -c 198.18.1.3 -p 5202 -u -b 20M -l 1000 -t 60 >"$tmp/udp-a.out" 2>&1 &
-	local ua=$!
-	at 5
-	ex client timeout 70 iperf3 -c 198.18.1.4 -p 5203 -u -b 20M -l 1000 -t 60 >"$tmp/udp-b.out" 2>&1 &
-	local ub=$!
 	a_ms=$(timed_cut 198.18.1.3)
 	# not offloaded: what conntrack and the host's neighbours said of it, kept
-	[ "$a_ms" = not-offloaded ] && { ex host conntrack -L -d 198.18.1.3 2>&1
-		ex host ip neigh; tail -20 "$run/flowcutd.log"; } >"$tmp/a-not-offloaded.txt" 2>&1
+	[ "$a_ms" = not-offloaded ] && not_offloaded 198.18.1.3 >"$tmp/a-not-offloaded.txt" 2>&1
 	at 10
 	w0=$(nic npu w0) h0=$(nic host fp0)
 	local -a nc0 nc1
@@ -253,6 +261,7 @@ print(" ".join(str(d.get("FROM_WIRE_" + k, 0)) for k in ("RX", "TO_KN_NON_ACCEL"
 	local cp=$!
 	at 14
 	b_ms=$(timed_cut 198.18.1.4)
+	[ "$b_ms" = not-offloaded ] && not_offloaded 198.18.1.4 >"$tmp/b-not-offloaded.txt" 2>&1
 	wait "$tg"
 	tf1=$(date +%s.%N)
 	wait "$cp"

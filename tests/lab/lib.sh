@@ -28,6 +28,14 @@ case "$BUILD" in /*) ;; *) BUILD=$top/$BUILD ;; esac
 lab=$top/lab/lab.sh
 ctl=$BUILD/flowcutctl
 LAB_VARS=${LAB_VARS:-}
+# the variables a case's shell gets: those set (an unset one, a LAB_VARS
+# the caller did not give, stays unset there, its default in force)
+lab_vars() {
+	local v
+	for v in L run lab ctl top BUILD $LAB_VARS; do
+		[ -n "${!v+x}" ] && declare -p "$v"
+	done
+}
 
 say() { echo "# $*"; }
 ex() { "$lab" exec "$L" "$@"; }
@@ -173,7 +181,7 @@ lab_suite() { # prefix [per-test]
 		t0=$SECONDS
 		# shellcheck disable=SC2086
 		if lab_up >"/tmp/$base.up.log" 2>&1; then
-			if timeout "$secs" bash ${TRACE:+-x} -c "$(declare -f); $(declare -p L run lab ctl top BUILD $LAB_VARS); $cmd"; then
+			if timeout "$secs" bash ${TRACE:+-x} -c "$(declare -f); $(lab_vars); $cmd"; then
 				echo "ok - $name"
 			else
 				echo "not ok - $name"
