@@ -2,7 +2,9 @@
 # Block lists as the tools write them (issue 17), in the lab (lab/lab.sh):
 # the real fail2ban (Debian's package and its own nftables action) with two
 # jails, watched by its table or by a pattern, never by a set name written
-# here; a set made after flowcutd started, under a pattern, and its table
+# here; the real CrowdSec and its firewall bouncer (Debian's crowdsec and
+# crowdsec-firewall-bouncer), watched the same ways; a set made after
+# flowcutd started, under a pattern, and its table
 # deleted and made anew; a never-cut address inside a prefix that a list
 # line and a hand cut both cover.  Every flood check is test_lab's: at most
 # 10 frames to the host in the 10 s from 1 s after the cut of a 400 Mbit/s
