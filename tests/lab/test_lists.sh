@@ -149,7 +149,7 @@ cs_up() {
 	EOF
 	cs machines add flowcut-lab --password "lab-$$-$RANDOM-$RANDOM" -f "$run/cs/local_api_credentials.yaml" ||
 		{ say "cscli machines add failed"; return 1; }
-	key=$(cs bouncers add flowcut-lab-fw -o raw) && [ -n "$key" ] || { say "cscli bouncers add failed"; return 1; }
+	{ key=$(cs bouncers add flowcut-lab-fw -o raw) && [ -n "$key" ]; } || { say "cscli bouncers add failed"; return 1; }
 	cat >"$run/cs/bouncer.yaml" <<-EOF
 	mode: nftables
 	pid_dir: $run/cs/
@@ -300,7 +300,7 @@ t_f2b() { # table|pattern FA
 t_crowdsec() { # table|pattern FA
 	local how=$1 fa=$2 fb=6 src alt spare dst a_src ta=ip tb=ip6 set_a set_b k0 k1 why
 	[ "$fa" = 6 ] && fb=4 ta=ip6 tb=ip
-	command -v cscli >/dev/null && command -v crowdsec-firewall-bouncer >/dev/null ||
+	{ command -v cscli >/dev/null && command -v crowdsec-firewall-bouncer >/dev/null; } ||
 		{ say "crowdsec or crowdsec-firewall-bouncer is not installed (make deps)"; return 1; }
 	trap cs_down EXIT
 	alt_addresses && port_counters || return 1
@@ -344,7 +344,7 @@ t_crowdsec() { # table|pattern FA
 	floods_stop
 	# the bouncer stopped: both tables deleted; started: made again, followed
 	cs_kill "$run/cs/bouncer.pid" || { say "the bouncer did not stop at SIGTERM"; return 1; }
-	! ex host nft list table ip crowdsec >/dev/null 2>&1 && ! ex host nft list table ip6 crowdsec6 >/dev/null 2>&1 ||
+	{ ! ex host nft list table ip crowdsec >/dev/null 2>&1 && ! ex host nft list table ip6 crowdsec6 >/dev/null 2>&1; } ||
 		{ say "the bouncer's tables outlived it"; return 1; }
 	{ logged "watched set $ta $set_a: gone" && logged "watched set $tb $set_b: gone"; } ||
 		{ say "flowcutd did not say the sets are gone"; return 1; }
