@@ -16,6 +16,10 @@ pkgs=(make gcc clang libclang-rt-14-dev pkg-config
       # (tests/lab/test_lab.sh, test_lists.sh): installed, never started as
       # the machine's (masked below)
       fail2ban
+      # the real CrowdSec (its local API) and its firewall bouncer, nftables
+      # mode (tests/lab/test_lists.sh): installed, never started as the
+      # machine's (masked below), registered with no central API
+      crowdsec crowdsec-firewall-bouncer
       # the lab's measurement scripts draw their plots (lab/measure.py)
       gnuplot-nox
       # trafgen, lab/flood.sh's SYN flood (tests/lab/test_flood.sh)
@@ -46,23 +50,37 @@ if [ ! -e /usr/sbin/policy-rc.d ]; then
 	chmod 755 /usr/sbin/policy-rc.d
 	trap 'rm -f /usr/sbin/policy-rc.d' EXIT
 fi
+# crowdsec's postinst registers with CrowdSec's central API, on the
+# internet, and fails the install without it; a comment in its credentials
+# file before the install skips that (Debian's README.Debian: "# no
+# thanks"), and the file stays, as the admin's wish, when it is purged
+if [[ " ${missing[*]} " == *" crowdsec "* ]] && [ ! -s /etc/crowdsec/online_api_credentials.yaml ]; then
+	mkdir -p /etc/crowdsec
+	echo "# no thanks: flowcut's tests run crowdsec offline (scripts/deps.sh)" \
+		>/etc/crowdsec/online_api_credentials.yaml
+fi
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-# fail2ban installed here is the tests' alone (each runs its own, its files
-# under the test's run folder): the machine's service, whose Debian jail
-# (sshd) bans into the machine's own nftables, is stopped if it started
-# anyway (a policy-rc.d of the machine's own that allows it) and masked, so
-# no boot starts it either.  Masked only when installed here: a fail2ban
-# the machine already had is left as it is.
-if [[ " ${missing[*]} " == *" fail2ban "* ]]; then
+# fail2ban, crowdsec and its bouncer installed here are the tests' alone
+# (each runs its own, its files under the test's run folder): the
+# machine's services (fail2ban's Debian jail, sshd, bans into the machine's
+# own nftables; the bouncer too) are stopped if they started anyway (a
+# policy-rc.d of the machine's own that allows it) and masked, so no boot
+# starts them either.  Masked only when installed here: one the machine
+# already had is left as it is.
+mask_service() { # package (its service of the same name)
+	[[ " ${missing[*]} " == *" $1 "* ]] || return 0
 	if [ -d /run/systemd/system ]; then
-		systemctl stop fail2ban.service 2>/dev/null || true
-		systemctl mask fail2ban.service >/dev/null
+		systemctl stop "$1.service" 2>/dev/null || true
+		systemctl mask "$1.service" >/dev/null
 	else	# no systemd running (a container): the unit masked on disk, the init script stopped
-		if [ -x /etc/init.d/fail2ban ]; then /etc/init.d/fail2ban stop >/dev/null 2>&1 || true; fi
-		systemctl --root=/ mask fail2ban.service >/dev/null 2>&1 ||
-			ln -sf /dev/null /etc/systemd/system/fail2ban.service
-		update-rc.d fail2ban disable >/dev/null 2>&1 || true
+		if [ -x "/etc/init.d/$1" ]; then "/etc/init.d/$1" stop >/dev/null 2>&1 || true; fi
+		systemctl --root=/ mask "$1.service" >/dev/null 2>&1 ||
+			ln -sf /dev/null "/etc/systemd/system/$1.service"
+		update-rc.d "$1" disable >/dev/null 2>&1 || true
 	fi
-	echo "deps: fail2ban installed for the tests, its service masked (systemctl unmask fail2ban to use it)"
-fi
+	echo "deps: $1 installed for the tests, its service masked (systemctl unmask $1 to use it)"
+}
+mask_service fail2ban
+mask_service crowdsec
+mask_service crowdsec-firewall-bouncer

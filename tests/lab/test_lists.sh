@@ -2,7 +2,9 @@
 # Block lists as the tools write them (issue 17), in the lab (lab/lab.sh):
 # the real fail2ban (Debian's package and its own nftables action) with two
 # jails, watched by its table or by a pattern, never by a set name written
-# here; a set made after flowcutd started, under a pattern, and its table
+# here; the real CrowdSec and its firewall bouncer (Debian's crowdsec and
+# crowdsec-firewall-bouncer), watched the same ways; a set made after
+# flowcutd started, under a pattern, and its table
 # deleted and made anew; a never-cut address inside a prefix that a list
 # line and a hand cut both cover.  Every flood check is test_lab's: at most
 # 10 frames to the host in the 10 s from 1 s after the cut of a 400 Mbit/s
@@ -85,8 +87,115 @@ floods_stop() {
 lab_on_fail() {
 	grep -E 'watched|never|cut \(|release' "$run/flowcutd.log" | tail -15
 	[ -f "$run/f2b/fail2ban.log" ] && grep -E 'ERROR|Ban|jail' "$run/f2b/fail2ban.log" | tail -8
+	[ -f "$run/cs/crowdsec-firewall-bouncer.log" ] && tail -6 "$run/cs/crowdsec-firewall-bouncer.log"
 	return 0
 }
+
+
+# The real CrowdSec (Debian's crowdsec 1.4.6: its local API alone, no agent,
+# no central API) and its real firewall bouncer (crowdsec-firewall-bouncer
+# 0.0.25, nftables mode) in the lab's host namespace, every file of theirs
+# in $run/cs - the machine's /etc/crowdsec and /var/lib/crowdsec are read
+# (the hub, the profiles), never written.  cs_up makes the config, registers
+# a machine (cscli's credentials) and a bouncer (its api key) in the test's
+# own database, starts crowdsec (its API on 127.0.0.1:18087, the lab
+# host's own loopback) and the bouncer; cs_down stops both (SIGTERM: the
+# bouncer deletes its tables), then SIGKILL past 5 s.  The bouncer's
+# `daemonize: true` is what makes it handle SIGTERM at all (0.0.25 runs in
+# the foreground either way; with false a SIGTERM kills it and its tables
+# stay); `update_frequency: 1s` puts a decision in its set within a second.
+cs() { ex host cscli -c "$run/cs/config.yaml" --error "$@"; }
+cs_up() {
+	local key port=18087
+	rm -rf "$run/cs"
+	mkdir -p "$run/cs/data"
+	: >"$run/cs/acquis.yaml"
+	cat >"$run/cs/config.yaml" <<-EOF
+	common:
+	  daemonize: false
+	  log_media: file
+	  log_dir: $run/cs/
+	  log_level: info
+	  working_dir: $run/cs/
+	config_paths:
+	  config_dir: $run/cs/
+	  data_dir: $run/cs/data/
+	  simulation_path: /etc/crowdsec/simulation.yaml
+	  hub_dir: /var/lib/crowdsec/hub/
+	  index_path: /var/lib/crowdsec/hub/.index.json
+	  notification_dir: $run/cs/notifications/
+	  plugin_dir: /usr/lib/crowdsec/plugins/
+	crowdsec_service:
+	  acquisition_path: $run/cs/acquis.yaml
+	cscli:
+	  output: human
+	  color: false
+	db_config:
+	  log_level: info
+	  type: sqlite
+	  db_path: $run/cs/data/crowdsec.db
+	  use_wal: true
+	api:
+	  client:
+	    credentials_path: $run/cs/local_api_credentials.yaml
+	  server:
+	    log_level: info
+	    listen_uri: 127.0.0.1:$port
+	    profiles_path: /etc/crowdsec/profiles.yaml
+	    trusted_ips:
+	      - 127.0.0.1
+	prometheus:
+	  enabled: false
+	EOF
+	cs machines add flowcut-lab --password "lab-$$-$RANDOM-$RANDOM" -f "$run/cs/local_api_credentials.yaml" ||
+		{ say "cscli machines add failed"; return 1; }
+	{ key=$(cs bouncers add flowcut-lab-fw -o raw) && [ -n "$key" ]; } || { say "cscli bouncers add failed"; return 1; }
+	cat >"$run/cs/bouncer.yaml" <<-EOF
+	mode: nftables
+	pid_dir: $run/cs/
+	update_frequency: 1s
+	daemonize: true
+	log_mode: file
+	log_dir: $run/cs/
+	log_level: info
+	api_url: http://127.0.0.1:$port/
+	api_key: $key
+	disable_ipv6: false
+	deny_action: DROP
+	supported_decisions_types:
+	  - ban
+	prometheus:
+	  enabled: false
+	EOF
+	ip netns exec "$L-host" crowdsec -c "$run/cs/config.yaml" -no-cs -no-capi >"$run/cs/crowdsec.out" 2>&1 &
+	echo $! >"$run/cs/crowdsec.pid"
+	wait_for 100 grep -q "Local API listening on 127.0.0.1:$port" "$run/cs/crowdsec.log" ||
+		{ say "crowdsec's local API did not start"; return 1; }
+	cs_bouncer_up
+}
+# the bouncer started: up once it has made both its tables (5 s).  The
+# daemons are started by `ip netns exec`, which execs them: $! is theirs
+# (`ex`, a function, would leave the pid of a subshell).
+cs_bouncer_up() {
+	ip netns exec "$L-host" crowdsec-firewall-bouncer -c "$run/cs/bouncer.yaml" >>"$run/cs/bouncer.out" 2>&1 &
+	echo $! >"$run/cs/bouncer.pid"
+	wait_for 50 bash -c "ip netns exec $L-host nft list table ip crowdsec && ip netns exec $L-host nft list table ip6 crowdsec6" ||
+		{ say "the bouncer made no tables"; return 1; }
+}
+# SIGTERM to a daemon (its pid file), SIGKILL past 5 s; true when it had stopped by itself
+cs_kill() {
+	local pid
+	[ -f "$1" ] || return 0
+	pid=$(cat "$1")
+	rm -f "$1"
+	kill "$pid" 2>/dev/null || return 0
+	wait_for 50 bash -c "! kill -0 $pid" && return 0
+	kill -9 "$pid" 2>/dev/null
+	return 1
+}
+cs_down() { cs_kill "$run/cs/bouncer.pid"; cs_kill "$run/cs/crowdsec.pid"; }
+# the set the bouncer made in TABLE (its name read from the kernel, never written here)
+cs_set() { ex host nft list table "$@" | sed -n 's/^[[:space:]]*set \([^ ]*\) {.*/\1/p' | head -1; }
 
 # ---- the tests: each returns 0 (ok), 1 (not ok) ----
 
@@ -178,6 +287,85 @@ t_f2b() { # table|pattern FA
 	logged "watched set inet f2b-table $set_a: gone"
 }
 
+# The real CrowdSec and its firewall bouncer (cs_up), watched by HOW:
+# "table" (`ip crowdsec *`, `ip6 crowdsec6 *`) or "pattern"
+# (`crowdsec-blacklists*`, `crowdsec6-blacklists*`), as docs/settings.md
+# says to write them; the sets' names are read from what the bouncer made.
+# `cscli decisions add` of a flood's client (family FA) cuts it; `why` names
+# the bouncer's set and element; `cscli decisions delete` releases it (its
+# frames reach the server again).  The bouncer stopped deletes both tables
+# (flowcutd says the sets are gone), started again makes them (followed
+# again), and a decision on a second flood's client (the other family)
+# cuts that one.
+t_crowdsec() { # table|pattern FA
+	local how=$1 fa=$2 fb=6 src alt spare dst a_src ta=ip tb=ip6 set_a set_b k0 k1 why
+	[ "$fa" = 6 ] && fb=4 ta=ip6 tb=ip
+	{ command -v cscli >/dev/null && command -v crowdsec-firewall-bouncer >/dev/null; } ||
+		{ say "crowdsec or crowdsec-firewall-bouncer is not installed (make deps)"; return 1; }
+	trap cs_down EXIT
+	alt_addresses && port_counters || return 1
+	if [ "$how" = table ]; then
+		set_ watched_set ip crowdsec '*' && set_ watched_set ip6 crowdsec6 '*' || return 1
+	else
+		set_ watched_set ip crowdsec 'crowdsec-blacklists*' &&
+			set_ watched_set ip6 crowdsec6 'crowdsec6-blacklists*' || return 1
+	fi
+	logged "watched sets ip crowdsec .*: no table ip crowdsec" ||
+		{ say "flowcutd did not say the table is missing"; return 1; }
+	cs_up || return 1
+	ta="$ta $([ "$ta" = ip ] && echo crowdsec || echo crowdsec6)"
+	tb="$tb $([ "$tb" = ip ] && echo crowdsec || echo crowdsec6)"
+	# shellcheck disable=SC2086	# "FAMILY TABLE"
+	set_a=$(cs_set $ta) set_b=$(cs_set $tb)
+	say "the bouncer made $ta $set_a and $tb $set_b"
+	{ logged "watched set $ta $set_a: followed" && logged "watched set $tb $set_b: followed"; } ||
+		{ say "flowcutd does not follow the bouncer's sets"; return 1; }
+	# a decision on the client's own address cuts its flood
+	addrs "$fa"
+	a_src=$src
+	flood "$fa" "$src" 5202 || return 1
+	cs decisions add --ip "$src" --duration 1h || { say "cscli decisions add --ip $src failed"; return 1; }
+	# shellcheck disable=SC2086
+	wait_for 30 ex host nft get element $ta "$set_a" "{ $src }" || { say "the bouncer did not add $src"; return 1; }
+	win_start
+	win_end "UDP/IPv$fa 400 Mbit/s from $src, cscli decisions add ($ta $set_a, watched by $how)" || return 1
+	why=$("$ctl" --control "$run-ctl/flowcutd.sock" why "$src") || { say "flowcutctl why $src failed"; return 1; }
+	echo "$why" | while read -r line; do say "  $line"; done
+	echo "$why" | grep -qF "set $ta $set_a: element $src" || { say "why does not name the set and element"; return 1; }
+	# the decision deleted: released, its frames reach the server again
+	cs decisions delete --ip "$src" || { say "cscli decisions delete --ip $src failed"; return 1; }
+	logged "release (cut by set) conn .* $src " || { say "the deleted decision released nothing"; return 1; }
+	sleep 0.5
+	k0=$(port_rx 5202)
+	sleep 1
+	k1=$(port_rx 5202)
+	say "released: the server took in $(( k1 - k0 )) frames of the flood from $src in 1 s from 0.5 s after the release"
+	[ $(( k1 - k0 )) -ge 1000 ] || { say "the released flood does not reach the server"; return 1; }
+	floods_stop
+	# the bouncer stopped: both tables deleted; started: made again, followed
+	cs_kill "$run/cs/bouncer.pid" || { say "the bouncer did not stop at SIGTERM"; return 1; }
+	{ ! ex host nft list table ip crowdsec >/dev/null 2>&1 && ! ex host nft list table ip6 crowdsec6 >/dev/null 2>&1; } ||
+		{ say "the bouncer's tables outlived it"; return 1; }
+	{ logged "watched set $ta $set_a: gone" && logged "watched set $tb $set_b: gone"; } ||
+		{ say "flowcutd did not say the sets are gone"; return 1; }
+	cs_bouncer_up || return 1
+	{ logged "watched set $ta $set_a: followed" 2 && logged "watched set $tb $set_b: followed" 2; } ||
+		{ say "flowcutd does not follow the bouncer's sets again"; return 1; }
+	say "$(grep "$set_b: followed" "$run/flowcutd.log" | tail -1)"
+	addrs "$fb"
+	flood "$fb" "$alt" 5203 || return 1
+	cs decisions add --ip "$alt" --duration 1h || { say "cscli decisions add --ip $alt failed"; return 1; }
+	# shellcheck disable=SC2086
+	wait_for 30 ex host nft get element $tb "$set_b" "{ $alt }" || { say "the bouncer did not add $alt"; return 1; }
+	win_start
+	win_end "UDP/IPv$fb 400 Mbit/s from $alt, cscli decisions add after the bouncer's restart ($tb $set_b)" || return 1
+	floods_stop
+	"$ctl" --control "$run-ctl/flowcutd.sock" why "$alt" | grep -qF "set $tb $set_b: element $alt" ||
+		{ say "why $alt does not name the set and element"; return 1; }
+	say "$(grep -c 'cut (set) udp .* in hardware' "$run/flowcutd.log") cuts (set) in hardware logged;" \
+	    "the bouncer: $(grep -c 'decision added\|decisions added' "$run/cs/crowdsec-firewall-bouncer.log") additions, $a_src's cut and released"
+}
+
 # A set made after flowcutd started, under a pattern (`inet lab-made blk-*`):
 # the table is not there at first (said); made with blk-v4, the set is
 # followed, `nft add element` of a flood's client cuts it.  The table
@@ -252,6 +440,8 @@ t_never() { # family
 tests=(
 	"fail2ban, two jails watched by its table: a ban in one cuts a 400 Mbit/s flood (IPv4), the other stopped releases nothing, started again cuts (IPv6)|90|t_f2b table 4"
 	"fail2ban, two jails watched by a pattern: a ban in one cuts a 400 Mbit/s flood (IPv6), the other stopped releases nothing, started again cuts (IPv4)|90|t_f2b pattern 6"
+	"crowdsec: the real bouncer watched by its tables: a decision cuts a 400 Mbit/s flood (IPv4), its delete releases, the bouncer stopped and started again is followed, a decision cuts (IPv6)|90|t_crowdsec table 4"
+	"crowdsec: the real bouncer watched by a pattern: a decision cuts a 400 Mbit/s flood (IPv6), its delete releases, the bouncer stopped and started again is followed, a decision cuts (IPv4)|90|t_crowdsec pattern 6"
 	"a set made after flowcutd started, under a pattern, cuts a flood (IPv4); its table deleted and made anew is followed again (IPv6)|75|t_made_later"
 	"never_cut: an address inside a prefix a list and a hand cut both cover stays forwarded, the rest is cut (IPv4)|45|t_never 4"
 	"never_cut: an address inside a prefix a list and a hand cut both cover stays forwarded, the rest is cut (IPv6)|45|t_never 6"
