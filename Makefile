@@ -59,7 +59,7 @@ USES_driver/port       := driver/base link
 USES_driver/path       := driver/base driver/cmd driver/port link
 USES_driver/ct         := driver/base
 USES_driver/nft        := driver/base settings
-USES_driver/control    :=
+USES_driver/control    := settings
 USES_driver/offload    := driver/base driver/cmd driver/port driver/path driver/ct link
 USES_driver/cut        := driver/offload driver/nft driver/ct driver/cmd driver/base settings
 USES_driver/ips        := driver/cut driver/offload driver/ct driver/path driver/port driver/cmd driver/base settings inspect link
@@ -154,7 +154,8 @@ $(call unit,test_tuple,        tests/unit/driver/test_tuple.c,         driver/ba
 $(call unit,test_hist,         tests/unit/driver/test_hist.c,          driver/base,                             -lcmocka,                      turn times: a fixed histogram's buckets, max and percentiles)
 $(call unit,test_first,        tests/unit/driver/test_first.c,         driver/offload driver/base,              -lcmocka,                      qualify to first frame: the sampler's reads and figure)
 $(call unit,test_setelem,      tests/unit/driver/test_setelem.c,       driver/nft settings,                     -lcmocka -lmnl -ljansson,               nftables set elements)
-$(call unit,test_ctl,          tests/unit/driver/test_ctl.c,           driver/control,                          -lcmocka,                      control socket: requests, who may ask what, as nobody (root only))
+$(call unit,test_ctl,          tests/unit/driver/test_ctl.c,           driver/control settings,                 -lcmocka,                      control socket: requests, who may ask what, as nobody (root only))
+$(call unit,test_ctstat,      tests/unit/driver/test_ctstat.c,        driver/ct,                               -lcmocka,                      conntrack's own figures from procfs: the stat file as rows$(comma) a folder of 1024 CPUs$(comma) this kernel's)
 $(call unit,test_ctgen,        tests/unit/test_ctgen.c,         tools driver/base,                       -lcmocka -lmnl -lnetfilter_conntrack -lnfnetlink, flowcut-ctgen: its command line$(comma) tuples$(comma) messages and acks)
 $(call unit,test_web,          tests/unit/web/test_web.c,              web,                                     -lcmocka -ljansson -lmicrohttpd -lpthread, flowcut-web: forms$(comma) requests$(comma) sessions$(comma) metrics and pages from documents)
 $(call unit,test_rulecheck,    tests/unit/driver/test_rulecheck.c,     driver/nft tests/lib,                    -lcmocka -ljansson -lnftables, ruleset check: what offload bypasses)
@@ -171,7 +172,8 @@ $(call fuzz_target,list,      tests/fuzz/fuzz_list.c,      settings,            
 $(call fuzz_target,tls,       tests/fuzz/fuzz_tls.c,       inspect tests/lib,                                 -lcrypto)
 $(call fuzz_target,ct,        tests/fuzz/fuzz_ct.c,        driver/ct driver/base,                             -lmnl -lnetfilter_conntrack -lnfnetlink)
 $(call fuzz_target,ctdump,    tests/fuzz/fuzz_ctdump.c,    driver/ct driver/base,                             -lmnl -lnetfilter_conntrack -lnfnetlink)
-$(call fuzz_target,ctl,       tests/fuzz/fuzz_ctl.c,       driver/control,                                    )
+$(call fuzz_target,ctl,       tests/fuzz/fuzz_ctl.c,       driver/control settings,                           )
+$(call fuzz_target,ctstat,    tests/fuzz/fuzz_ctstat.c,    driver/ct,                                         )
 $(call fuzz_target,nftset,    tests/fuzz/fuzz_nftset.c,    driver/nft settings,                               -lmnl -ljansson)
 $(call fuzz_target,fplist,    tests/fuzz/fuzz_fplist.c,    settings,                                          -ljansson)
 $(call fuzz_target,inspect,   tests/fuzz/fuzz_inspect.c,   driver/ips driver/base settings inspect tests/lib fastpath,    -lcrypto -lpthread -ljansson)

@@ -42,6 +42,12 @@
  *                                   nothing does (root or the read group)
  *   triggers                        each watched set's and list's figures:
  *                                   elements, connections cut, frames
+ *   web-secret [--make]             the operator's secret file (--secret
+ *                                   PATH, default /etc/flowcut/web.secret):
+ *                                   its path and whether flowcutd accepts it
+ *                                   (fc_secret's checks: root's, 0600, 64 hex
+ *                                   digits), never the secret; --make writes
+ *                                   one when missing (root), as flowcutd does
  *
  * Human-readable by default; --json prints one JSON document (jansson).
  * Exit status: 0, 1 when the coprocessor refused or could not be reached
@@ -76,6 +82,7 @@
 
 #include "fc_ja.h"
 #include "fc_list.h"
+#include "fc_secret.h"
 #include "fc_settings.h"
 #include "fc_tlscap.h"
 #include "lk.h"
@@ -1151,6 +1158,57 @@ cmd_triggers(const char *control, int argc, char **argv)
 	return 0;
 }
 
+/*
+ * web-secret [--make]: the secret file's path and flowcutd's verdict on it
+ * (fc_secret_read, the check flowcutd's `auth` line makes), never the
+ * secret; --make writes one when none is there (fc_secret_make, as
+ * flowcutd's start does: root's, since a file of another user is refused).
+ * Exit 0 when accepted, 1 when missing or refused (or the make failed).
+ */
+static int
+cmd_web_secret(const char *path, int argc, char **argv)
+{
+	char hex[FC_SECRET_HEX + 1], why[512] = "";
+	bool make = false;
+	int made = 0, rc;
+
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--make") == 0) {
+			make = true;
+		} else if (strcmp(argv[i], "--json") == 0) {
+			json = true;
+		} else {
+			fprintf(stderr, "flowcutctl: web-secret: '%s': it takes --make and --json "
+				"alone\n", argv[i]);
+			return 2;
+		}
+	}
+	if (make && geteuid() != 0) {
+		fprintf(stderr, "flowcutctl: web-secret --make: %s: root's to make (flowcutd "
+			"refuses a secret file not root's)\n", path);
+		return 1;
+	}
+	if (make && (made = fc_secret_make(path, why, sizeof(why))) < 0) {
+		fprintf(stderr, "flowcutctl: web-secret --make: %s\n", why);
+		return 1;
+	}
+	rc = fc_secret_read(path, hex, why, sizeof(why));
+	explicit_bzero(hex, sizeof(hex));
+	if (json)
+		return print_json(json_pack("{s:s, s:b, s:b, s:o}", "path", path, "accepted",
+					    rc == 0, "made", made == 1, "refused",
+					    rc == 0 ? json_null() : json_string(why))) != 0 || rc != 0;
+	if (rc == 0)
+		printf("%s: %s; flowcutd accepts it (root's, 0600, %d hex digits)\n", path,
+		       made == 1 ? "made" : "there", FC_SECRET_HEX);
+	else if (rc == -ENOENT)
+		printf("%s: missing: flowcutd accepts no secret (flowcutctl web-secret --make "
+		       "writes one)\n", path);
+	else
+		printf("%s: refused: flowcutd accepts no secret: %s\n", path, why);
+	return rc == 0 ? 0 : 1;
+}
+
 static void
 usage(void)
 {
@@ -1168,7 +1226,8 @@ usage(void)
 		"  [--control PATH] daemon\n"
 		"  [--control PATH] resync [--wait]\n"
 		"  [--control PATH] why ADDRESS | why --conn ID [--json]\n"
-		"  [--control PATH] triggers [--json]\n");
+		"  [--control PATH] triggers [--json]\n"
+		"  [--secret PATH] web-secret [--make] [--json]\n");
 }
 
 int
@@ -1179,11 +1238,12 @@ main(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "settings", required_argument, NULL, 'S' },
 		{ "control", required_argument, NULL, 'c' },
+		{ "secret", required_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = LK_PATH, *settings = "/etc/flowcut/settings.conf";
-	const char *control = FC_CTL_PATH;
+	const char *control = FC_CTL_PATH, *secret = FC_WEB_SECRET_PATH;
 	int c, rc;
 
 	while ((c = getopt_long(argc, argv, "+", lo, NULL)) != -1) {
@@ -1192,6 +1252,7 @@ main(int argc, char **argv)
 		case 'j': json = true; break;
 		case 'S': settings = optarg; break;
 		case 'c': control = optarg; break;
+		case 'W': secret = optarg; break;
 		default: usage(); return 2;
 		}
 	}
@@ -1209,6 +1270,8 @@ main(int argc, char **argv)
 		return cmd_why(control, argc - optind - 1, argv + optind + 1);
 	if (strcmp(argv[optind], "triggers") == 0)
 		return cmd_triggers(control, argc - optind - 1, argv + optind + 1);
+	if (strcmp(argv[optind], "web-secret") == 0)
+		return cmd_web_secret(secret, argc - optind - 1, argv + optind + 1);
 	if (strcmp(argv[optind], "resync") == 0)
 		return cmd_resync(control, argc - optind - 1, argv + optind + 1);
 	if (strcmp(argv[optind], "cut") == 0 || strcmp(argv[optind], "uncut") == 0)

@@ -83,7 +83,7 @@
 #include "fd_watch.h"
 #include "fd_why.h"
 #include "fc_settings_keys.h"
-#include "fd_secret.h"
+#include "fc_secret.h"
 #include "lk.h"
 
 #include <sys/epoll.h>
@@ -98,7 +98,7 @@ struct opts {
 	const char *stats;
 	const char *settings;
 	const char *control;
-	const char *secret;	/* the operator's secret file (fd_secret.h) */
+	const char *secret;	/* the operator's secret file (fc_secret.h) */
 	unsigned int ports;
 	unsigned int lease_ms;
 };
@@ -1029,10 +1029,10 @@ flowcutd_open(struct flowcutd *d)
 				    .relay = d->relay, .wat = d->wat, .ports = o->ports };
 	secret_path = o->secret;
 	{	/* the operator's secret: made when missing, said when refused */
-		char why[256], hex[FD_SECRET_HEX + 1];
+		char why[256], hex[FC_SECRET_HEX + 1];
 
-		if (fd_secret_make(o->secret, why, sizeof(why)) < 0 ||
-		    fd_secret_read(o->secret, hex, why, sizeof(why)) != 0)
+		if (fc_secret_make(o->secret, why, sizeof(why)) < 0 ||
+		    fc_secret_read(o->secret, hex, why, sizeof(why)) != 0)
 			fprintf(stderr, "flowcutd: the operator's secret: %s: no secret is accepted "
 				"(changes over the control socket are root's only)\n", why);
 		explicit_bzero(hex, sizeof(hex));

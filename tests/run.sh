@@ -122,6 +122,8 @@ unset FC_PROGS
 cmocka "systemd units" tests/deploy/test_units.sh
 # the man pages: no warning, lexgrog, their options the programs' getopt tables
 cmocka "man pages" tests/pkg/test_man.sh
+# flowcutctl web-secret [--make] on a secret file of the test's own folder (root)
+cmocka "flowcutctl web-secret" tests/ctl/test_web_secret.sh
 # the Debian package built, linted, installed, removed and purged here; make install/uninstall (root only)
 cmocka "the Debian package and make install" tests/pkg/test_pkg.sh
 

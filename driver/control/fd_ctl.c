@@ -403,18 +403,18 @@ fd_ctl_parse(const char *buf, size_t len, struct fd_ctl_req *out, char *err, siz
 
 int
 fd_ctl_allowed(const struct fd_ctl_access *a, const struct fd_ctl_peer *p, enum fd_ctl_op op,
-	       enum fd_secret_verdict v, char *why, size_t len)
+	       enum fc_secret_verdict v, char *why, size_t len)
 {
 	bool member = false;
 
 	if (p->uid == 0)
 		return 0;
 	if (!ops[op].reads) {
-		if (v == FD_SECRET_RIGHT)
+		if (v == FC_SECRET_RIGHT)
 			return 0;
-		snprintf(why, len, v == FD_SECRET_WRONG ? "uid %u: the secret is wrong (%s "
+		snprintf(why, len, v == FC_SECRET_WRONG ? "uid %u: the secret is wrong (%s "
 			 "changes flowcutd's state: root, or the operator's secret)" :
-			 v == FD_SECRET_REFUSED ? "uid %u is not root and no secret is accepted "
+			 v == FC_SECRET_REFUSED ? "uid %u is not root and no secret is accepted "
 			 "now: the secret file is missing or refused (%s changes flowcutd's state; "
 			 "flowcutd's log says why)" : "uid %u is not root and sent no secret (%s "
 			 "changes flowcutd's state: root, or the operator's secret)",
@@ -629,17 +629,17 @@ fd_ctl_auth_refused(const struct fd_ctl *c)
 }
 
 /* The verdict on a request's secret; a secret file refused said once for each reason. */
-static enum fd_secret_verdict
+static enum fc_secret_verdict
 secret_of(struct fd_ctl *c, const struct fd_ctl_req *r)
 {
 	char why[sizeof(c->secret_said)] = "no secret file is set";
-	enum fd_secret_verdict v = FD_SECRET_REFUSED;
+	enum fc_secret_verdict v = FC_SECRET_REFUSED;
 
 	if (!r->auth)
-		return FD_SECRET_NONE;
+		return FC_SECRET_NONE;
 	if (c->acc.secret_path != NULL)
-		v = fd_secret_check(c->acc.secret_path, r->secret, r->secret_len, why, sizeof(why));
-	if (v == FD_SECRET_REFUSED && strcmp(why, c->secret_said) != 0) {
+		v = fc_secret_check(c->acc.secret_path, r->secret, r->secret_len, why, sizeof(why));
+	if (v == FC_SECRET_REFUSED && strcmp(why, c->secret_said) != 0) {
 		snprintf(c->secret_said, sizeof(c->secret_said), "%s", why);
 		fprintf(stderr, "flowcutd: control socket: the operator's secret: %s: no secret is "
 			"accepted until it is fixed\n", why);
@@ -729,7 +729,7 @@ fd_ctl_serve(struct fd_ctl *c)
 	} else if ((size_t)n > FC_CTL_MAX) {
 		snprintf(ans, sizeof(ans), "error request longer than %d bytes\n", FC_CTL_MAX);
 	} else if ((n < 5 || memcmp(req, "auth ", 5) != 0) &&
-		   fd_ctl_allowed(&c->acc, &peer, FD_CTL_STATUS, FD_SECRET_NONE, err,
+		   fd_ctl_allowed(&c->acc, &peer, FD_CTL_STATUS, FC_SECRET_NONE, err,
 				  sizeof(err)) != 0) {
 		/* may ask nothing, and sent no secret: its request is not even parsed */
 		refused(c, &cr, err);

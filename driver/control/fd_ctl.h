@@ -69,8 +69,8 @@
  * KEY VALUE` (or `settings-set KEY` and one line per value, a repeatable
  * key set whole) is a change.  A change is root's, or any peer's whose
  * message starts with the line `auth SECRET` where SECRET is the secret
- * file's (fd_secret.h; the access's secret_path).  fd_ctl_allowed stays
- * pure: the secret's verdict (fd_secret_check's, made by fd_ctl_serve
+ * file's (fc_secret.h; the access's secret_path).  fd_ctl_allowed stays
+ * pure: the secret's verdict (fc_secret_check's, made by fd_ctl_serve
  * only when an `auth` line came) is its input.  A peer that may not read
  * is still refused unparsed unless its message starts with `auth `: the
  * parser is pure and fuzzed, the secret's read is 65 bytes.  A change
@@ -96,7 +96,7 @@
 
 #include <flowcut/fc_ctl.h>
 
-#include "fd_secret.h"
+#include "fc_secret.h"
 
 #define FD_CTL_LOGGED_UIDS 32	/* refused uids logged, one line each */
 
@@ -149,7 +149,7 @@ struct fd_ctl_access {
 	bool read_group;	/* false: root only */
 	gid_t gid;
 	char name[64];		/* the group's name, for the answers and the log */
-	const char *secret_path;	/* the secret file (fd_secret.h); NULL: none accepted */
+	const char *secret_path;	/* the secret file (fc_secret.h); NULL: none accepted */
 };
 
 /* A peer as the kernel vouches for it (SO_PEERCRED, SO_PEERGROUPS). */
@@ -167,7 +167,7 @@ struct fd_ctl_peer {
  * and not in group NAME", "uid 65534: the secret is wrong (...)", ...).
  */
 int fd_ctl_allowed(const struct fd_ctl_access *a, const struct fd_ctl_peer *p,
-		   enum fd_ctl_op op, enum fd_secret_verdict v, char *why, size_t len);
+		   enum fd_ctl_op op, enum fc_secret_verdict v, char *why, size_t len);
 /* fd_ctl_op_reads - whether `op` only reads (else: a change). */
 bool fd_ctl_op_reads(enum fd_ctl_op op);
 

@@ -8,7 +8,8 @@
 #include <string.h>
 
 #define FD_CTSTAT_COLS 64	/* columns of the stat file at most */
-#define FD_CTSTAT_TEXT 65536	/* the stat file's bytes read at most (a CPU a line) */
+#define FD_CTSTAT_TEXT 65536	/* the stat file's first read (a CPU a line: ~420 CPUs) */
+#define FD_CTSTAT_TEXT_MAX (16u << 20)	/* ... grown to at most (100,000 CPUs) */
 
 /* The columns summed, by their header's name, and where each goes. */
 static int64_t *
@@ -72,7 +73,7 @@ fd_ctstat_parse(const char *text, size_t len, struct fd_ctstat *out, char *err, 
 		p++;	/* the '\n' */
 		line++;
 		for (; (n = word(&p, end)) > 0; c++) {
-			char hex[17], *e;
+			char hex[17];
 			unsigned long long v;
 
 			if (c == ncols || n > 16) {
@@ -82,14 +83,15 @@ fd_ctstat_parse(const char *text, size_t len, struct fd_ctstat *out, char *err, 
 			}
 			memcpy(hex, p - n, n);
 			hex[n] = '\0';
-			v = strtoull(hex, &e, 16);
-			if (*e != '\0') {
+			if (strspn(hex, "0123456789abcdefABCDEF") != n) {	/* no sign, no 0x */
 				snprintf(err, errlen, "line %u, column %u: '%s' is not hex", line,
 					 c + 1, hex);
 				goto bad;
 			}
-			if (where[c] != NULL)
-				*where[c] += (int64_t)(v & INT64_MAX);
+			v = strtoull(hex, NULL, 16);
+			if (where[c] != NULL)	/* held at INT64_MAX, never wrapped */
+				*where[c] = (uint64_t)*where[c] + v > INT64_MAX || v > INT64_MAX ?
+					    INT64_MAX : *where[c] + (int64_t)v;
 		}
 		if (c != 0 && c != ncols) {
 			snprintf(err, errlen, "line %u: %u columns, its header %u", line, c, ncols);
@@ -120,6 +122,37 @@ slurp(const char *proc, const char *name, char *buf, size_t cap)
 	return (long)n;
 }
 
+/*
+ * The stat file whole into *text (grown, the caller frees; a machine of
+ * more CPUs than the first read holds is read whole, not cut mid-line):
+ * its length, or -1 (none, no memory, or past FD_CTSTAT_TEXT_MAX).
+ */
+static long
+slurp_all(const char *proc, const char *name, char **text)
+{
+	char path[512], *buf = NULL, *more;
+	size_t n = 0, cap = FD_CTSTAT_TEXT / 2, got;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", proc, name);
+	f = fopen(path, "re");
+	if (f == NULL)
+		return -1;
+	do {
+		if (cap >= FD_CTSTAT_TEXT_MAX || (more = realloc(buf, cap * 2)) == NULL) {
+			n = 0;
+			break;
+		}
+		buf = more;
+		cap *= 2;
+		got = fread(buf + n, 1, cap - n, f);
+		n += got;
+	} while (n == cap);
+	fclose(f);
+	*text = buf;
+	return n > 0 ? (long)n : -1;
+}
+
 static int64_t
 number(const char *proc, const char *name)
 {
@@ -135,7 +168,7 @@ number(const char *proc, const char *name)
 int
 fd_ctstat_read(const char *proc, struct fd_ctstat *out, char *err, size_t errlen)
 {
-	char *text = malloc(FD_CTSTAT_TEXT);
+	char *text = NULL;
 	long n;
 	int rc = 0;
 
@@ -143,7 +176,7 @@ fd_ctstat_read(const char *proc, struct fd_ctstat *out, char *err, size_t errlen
 	out->entries = number(proc, "sys/net/netfilter/nf_conntrack_count");
 	out->limit = number(proc, "sys/net/netfilter/nf_conntrack_max");
 	out->insert_failed = out->drop = out->early_drop = -1;
-	n = text ? slurp(proc, "net/stat/nf_conntrack", text, FD_CTSTAT_TEXT) : -1;
+	n = slurp_all(proc, "net/stat/nf_conntrack", &text);
 	if (n > 0)
 		rc = fd_ctstat_parse(text, (size_t)n, out, err, errlen);
 	free(text);

@@ -33,15 +33,17 @@ struct fd_ctstat {
 /*
  * fd_ctstat_parse - the text of /proc/net/stat/nf_conntrack (pure: the
  * fuzz target's): insert_failed, drop and early_drop summed over its
- * lines (those the header does not name: -1).  0, or -EINVAL with what was
- * wrong (no header, a line of more or fewer columns than its header, a
- * figure not hex) in err; then the three are -1.
+ * lines (those the header does not name: -1; a sum past INT64_MAX held
+ * there).  0, or -EINVAL with what was wrong (no header, a line of more
+ * or fewer columns than its header, a figure not hex digits alone - no
+ * sign, no 0x -, or over 16) in err; then the three are -1.
  */
 int fd_ctstat_parse(const char *text, size_t len, struct fd_ctstat *out, char *err,
 		    size_t errlen);
 /*
  * fd_ctstat_read - every figure of the kernel's procfs under `proc` (NULL:
- * "/proc"; a test's folder), those it cannot read -1.  0 (some figure may
+ * "/proc"; a test's folder), those it cannot read -1; the stat file read
+ * whole, however many CPUs (up to 16 MiB).  0 (some figure may
  * be -1), or -EINVAL: the stat file did not parse (err says why).
  */
 int fd_ctstat_read(const char *proc, struct fd_ctstat *out, char *err, size_t errlen);

@@ -42,7 +42,7 @@
  */
 #define FC_CTL_PATH "/run/flowcut-ctl/flowcutd.sock"
 #define FC_CTL_MAX 4096	/* a request, bytes: a settings-set of a list (issue 18) */
-/* The operator's secret: a change from a peer not root (fd_secret.h, issue 18) */
+/* The operator's secret: a change from a peer not root (fc_secret.h, issue 18) */
 #define FC_WEB_SECRET_PATH "/etc/flowcut/web.secret"
 #define FC_CTL_ANS_MAX 65536	/* an answer, bytes: triggers, a source a line (320 at most), in one message */
 

@@ -268,64 +268,64 @@ test_allowed_rows(void **state)
 		const gid_t *groups;
 		enum fd_ctl_op op;
 		const char *why;	/* NULL: allowed */
-		enum fd_secret_verdict v;	/* the request's secret (FD_SECRET_NONE: none) */
+		enum fc_secret_verdict v;	/* the request's secret (FC_SECRET_NONE: none) */
 	} rows[] = {
-		{ false, 0, 0, 0, NULL, FD_CTL_CUT_CONN, NULL, FD_SECRET_NONE },
-		{ false, 0, 0, 0, NULL, FD_CTL_STATUS, NULL, FD_SECRET_NONE },
-		{ true, 0, NOBODY, 0, NULL, FD_CTL_CUT_CONN, NULL, FD_SECRET_NONE },
+		{ false, 0, 0, 0, NULL, FD_CTL_CUT_CONN, NULL, FC_SECRET_NONE },
+		{ false, 0, 0, 0, NULL, FD_CTL_STATUS, NULL, FC_SECRET_NONE },
+		{ true, 0, NOBODY, 0, NULL, FD_CTL_CUT_CONN, NULL, FC_SECRET_NONE },
 		{ false, NOBODY, NOBODY, 0, NULL, FD_CTL_STATUS,
-		  "uid 65534 is not root and no control_read_group is set", FD_SECRET_NONE },
+		  "uid 65534 is not root and no control_read_group is set", FC_SECRET_NONE },
 		{ false, NOBODY, NOBODY, 0, NULL, FD_CTL_CUT_CONN,
-		  NO_SECRET("65534", "cut-conn"), FD_SECRET_NONE },
-		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_STATUS, NULL, FD_SECRET_NONE },	/* its own group */
-		{ true, 1000, 1000, 2, adm_other, FD_CTL_STATUS, NULL, FD_SECRET_NONE },	/* a supplementary one */
-		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_WHY, NULL, FD_SECRET_NONE },	/* why, triggers: read */
-		{ true, 1000, 1000, 2, adm_other, FD_CTL_WHY_CONN, NULL, FD_SECRET_NONE },
-		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_TRIGGERS, NULL, FD_SECRET_NONE },
+		  NO_SECRET("65534", "cut-conn"), FC_SECRET_NONE },
+		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_STATUS, NULL, FC_SECRET_NONE },	/* its own group */
+		{ true, 1000, 1000, 2, adm_other, FD_CTL_STATUS, NULL, FC_SECRET_NONE },	/* a supplementary one */
+		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_WHY, NULL, FC_SECRET_NONE },	/* why, triggers: read */
+		{ true, 1000, 1000, 2, adm_other, FD_CTL_WHY_CONN, NULL, FC_SECRET_NONE },
+		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_TRIGGERS, NULL, FC_SECRET_NONE },
 		{ true, 1000, 1000, 1, adm, FD_CTL_TRIGGERS,
-		  "uid 1000 is not root and not in group flowcut-read", FD_SECRET_NONE },
+		  "uid 1000 is not root and not in group flowcut-read", FC_SECRET_NONE },
 		{ true, 1000, 1000, 2, adm_other, FD_CTL_CUT_CONN,
-		  NO_SECRET("1000", "cut-conn"), FD_SECRET_NONE },
+		  NO_SECRET("1000", "cut-conn"), FC_SECRET_NONE },
 		{ true, NOBODY, NOBODY, 0, NULL, FD_CTL_STATUS,
-		  "uid 65534 is not root and not in group flowcut-read", FD_SECRET_NONE },
+		  "uid 65534 is not root and not in group flowcut-read", FC_SECRET_NONE },
 		{ true, 1000, 1000, 1, adm, FD_CTL_STATUS,
-		  "uid 1000 is not root and not in group flowcut-read", FD_SECRET_NONE },
+		  "uid 1000 is not root and not in group flowcut-read", FC_SECRET_NONE },
 		/* gid 0 is no root: only uid 0 is */
 		{ true, NOBODY, 0, 0, NULL, FD_CTL_CUT_CONN,
-		  NO_SECRET("65534", "cut-conn"), FD_SECRET_NONE },
+		  NO_SECRET("65534", "cut-conn"), FC_SECRET_NONE },
 		/* a resync is a change: root only, the read group or not */
-		{ false, 0, 0, 0, NULL, FD_CTL_RESYNC, NULL, FD_SECRET_NONE },
+		{ false, 0, 0, 0, NULL, FD_CTL_RESYNC, NULL, FC_SECRET_NONE },
 		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_RESYNC,
-		  NO_SECRET("65534", "resync"), FD_SECRET_NONE },
+		  NO_SECRET("65534", "resync"), FC_SECRET_NONE },
 		{ false, 1000, 1000, 0, NULL, FD_CTL_RESYNC,
-		  NO_SECRET("1000", "resync"), FD_SECRET_NONE },
+		  NO_SECRET("1000", "resync"), FC_SECRET_NONE },
 		/* issue 18: the page's reads are reads, settings-set a change */
-		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_COUNTERS, NULL, FD_SECRET_NONE },
-		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_CONNS, NULL, FD_SECRET_NONE },
-		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_CUTS, NULL, FD_SECRET_NONE },
-		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_SETTINGS, NULL, FD_SECRET_NONE },
+		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_COUNTERS, NULL, FC_SECRET_NONE },
+		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_CONNS, NULL, FC_SECRET_NONE },
+		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_CUTS, NULL, FC_SECRET_NONE },
+		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_SETTINGS, NULL, FC_SECRET_NONE },
 		{ false, NOBODY, NOBODY, 0, NULL, FD_CTL_SETTINGS,
-		  "uid 65534 is not root and no control_read_group is set", FD_SECRET_NONE },
+		  "uid 65534 is not root and no control_read_group is set", FC_SECRET_NONE },
 		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_SETTINGS_SET,
-		  NO_SECRET("65534", "settings-set"), FD_SECRET_NONE },
+		  NO_SECRET("65534", "settings-set"), FC_SECRET_NONE },
 		/* the secret: right lets anyone change, wrong or none accepted does not */
-		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_SETTINGS_SET, NULL, FD_SECRET_RIGHT },
-		{ false, NOBODY, NOBODY, 0, NULL, FD_CTL_CUT_CONN, NULL, FD_SECRET_RIGHT },
-		{ false, NOBODY, NOBODY, 0, NULL, FD_CTL_RESYNC, NULL, FD_SECRET_RIGHT },
+		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_SETTINGS_SET, NULL, FC_SECRET_RIGHT },
+		{ false, NOBODY, NOBODY, 0, NULL, FD_CTL_CUT_CONN, NULL, FC_SECRET_RIGHT },
+		{ false, NOBODY, NOBODY, 0, NULL, FD_CTL_RESYNC, NULL, FC_SECRET_RIGHT },
 		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_SETTINGS_SET,
 		  "uid 65534: the secret is wrong (settings-set changes flowcutd's state: root, or "
-		  "the operator's secret)", FD_SECRET_WRONG },
+		  "the operator's secret)", FC_SECRET_WRONG },
 		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_CUT_CONN,
 		  "uid 65534 is not root and no secret is accepted now: the secret file is missing "
 		  "or refused (cut-conn changes flowcutd's state; flowcutd's log says why)",
-		  FD_SECRET_REFUSED },
+		  FC_SECRET_REFUSED },
 		/* a secret opens no read: reads stay the read group's */
 		{ false, NOBODY, NOBODY, 0, NULL, FD_CTL_CONNS,
-		  "uid 65534 is not root and no control_read_group is set", FD_SECRET_RIGHT },
+		  "uid 65534 is not root and no control_read_group is set", FC_SECRET_RIGHT },
 		/* root needs none, and a wrong one does not refuse it */
-		{ false, 0, 0, 0, NULL, FD_CTL_SETTINGS_SET, NULL, FD_SECRET_NONE },
-		{ false, 0, 0, 0, NULL, FD_CTL_SETTINGS_SET, NULL, FD_SECRET_WRONG },
-		{ false, 0, 0, 0, NULL, FD_CTL_CUT_CONN, NULL, FD_SECRET_REFUSED },
+		{ false, 0, 0, 0, NULL, FD_CTL_SETTINGS_SET, NULL, FC_SECRET_NONE },
+		{ false, 0, 0, 0, NULL, FD_CTL_SETTINGS_SET, NULL, FC_SECRET_WRONG },
+		{ false, 0, 0, 0, NULL, FD_CTL_CUT_CONN, NULL, FC_SECRET_REFUSED },
 	};
 
 	(void)state;
@@ -538,7 +538,7 @@ test_nobody_asks(void **state)
 }
 
 /*
- * The secret file (fd_secret) as rows: its mode, owner and text -> the
+ * The secret file (fc_secret) as rows: its mode, owner and text -> the
  * verdict on a given secret; then the socket asked by nobody (not in the
  * read group, the socket opened up) with an auth line.
  */
@@ -551,32 +551,32 @@ test_secret_rows(void **state)
 		mode_t mode;
 		uid_t uid;
 		const char *given;	/* NULL: none */
-		enum fd_secret_verdict v;
+		enum fc_secret_verdict v;
 	} rows[] = {
-		{ "right", SECRET "\n", 0600, 0, SECRET, FD_SECRET_RIGHT },
-		{ "right, no newline", SECRET, 0400, 0, SECRET, FD_SECRET_RIGHT },
+		{ "right", SECRET "\n", 0600, 0, SECRET, FC_SECRET_RIGHT },
+		{ "right, no newline", SECRET, 0400, 0, SECRET, FC_SECRET_RIGHT },
 		{ "uppercase in the file, lowercase given: compared as text", "0123456789ABCDEF0123456789abcdef0123456789abcdef"
-		  "0123456789abcdef\n", 0600, 0, SECRET, FD_SECRET_WRONG },
+		  "0123456789abcdef\n", 0600, 0, SECRET, FC_SECRET_WRONG },
 		{ "wrong, its last digit", SECRET "\n", 0600, 0,
-		  "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdee", FD_SECRET_WRONG },
-		{ "too short", SECRET "\n", 0600, 0, "0123456789abcdef", FD_SECRET_WRONG },
-		{ "too long", SECRET "\n", 0600, 0, SECRET "0", FD_SECRET_WRONG },
-		{ "none given", SECRET "\n", 0600, 0, NULL, FD_SECRET_NONE },
-		{ "the file 0644", SECRET "\n", 0644, 0, SECRET, FD_SECRET_REFUSED },
-		{ "the file 0640", SECRET "\n", 0640, 0, SECRET, FD_SECRET_REFUSED },
-		{ "the file 0602", SECRET "\n", 0602, 0, SECRET, FD_SECRET_REFUSED },
-		{ "the file nobody's", SECRET "\n", 0600, NOBODY, SECRET, FD_SECRET_REFUSED },
-		{ "no file", NULL, 0600, 0, SECRET, FD_SECRET_REFUSED },
+		  "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdee", FC_SECRET_WRONG },
+		{ "too short", SECRET "\n", 0600, 0, "0123456789abcdef", FC_SECRET_WRONG },
+		{ "too long", SECRET "\n", 0600, 0, SECRET "0", FC_SECRET_WRONG },
+		{ "none given", SECRET "\n", 0600, 0, NULL, FC_SECRET_NONE },
+		{ "the file 0644", SECRET "\n", 0644, 0, SECRET, FC_SECRET_REFUSED },
+		{ "the file 0640", SECRET "\n", 0640, 0, SECRET, FC_SECRET_REFUSED },
+		{ "the file 0602", SECRET "\n", 0602, 0, SECRET, FC_SECRET_REFUSED },
+		{ "the file nobody's", SECRET "\n", 0600, NOBODY, SECRET, FC_SECRET_REFUSED },
+		{ "no file", NULL, 0600, 0, SECRET, FC_SECRET_REFUSED },
 		{ "63 digits", "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\n",
 		  0600, 0, "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde",
-		  FD_SECRET_REFUSED },
+		  FC_SECRET_REFUSED },
 		{ "not hex", "g123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n", 0600,
 		  0, "g123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-		  FD_SECRET_REFUSED },
-		{ "a second line", SECRET "\n" SECRET "\n", 0600, 0, SECRET, FD_SECRET_REFUSED },
-		{ "empty", "", 0600, 0, SECRET, FD_SECRET_REFUSED },
+		  FC_SECRET_REFUSED },
+		{ "a second line", SECRET "\n" SECRET "\n", 0600, 0, SECRET, FC_SECRET_REFUSED },
+		{ "empty", "", 0600, 0, SECRET, FC_SECRET_REFUSED },
 	};
-	char path[160], why[256], hex[FD_SECRET_HEX + 1];
+	char path[160], why[256], hex[FC_SECRET_HEX + 1];
 	struct stat st;
 	FILE *f;
 
@@ -595,27 +595,27 @@ test_secret_rows(void **state)
 			assert_int_equal(chown(path, rows[i].uid, 0), 0);
 		}
 		why[0] = '\0';
-		assert_int_equal(fd_secret_check(path, rows[i].given,
+		assert_int_equal(fc_secret_check(path, rows[i].given,
 						 rows[i].given ? strlen(rows[i].given) : 0, why,
 						 sizeof(why)), rows[i].v);
-		if (rows[i].v == FD_SECRET_REFUSED)
+		if (rows[i].v == FC_SECRET_REFUSED)
 			assert_non_null(strstr(why, path));	/* said, with the path */
 	}
 	/* made when missing: 0600 root, 64 hex digits; never over one there */
 	unlink(path);
-	assert_int_equal(fd_secret_make(path, why, sizeof(why)), 1);
+	assert_int_equal(fc_secret_make(path, why, sizeof(why)), 1);
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_mode & 07777, 0600);
 	assert_int_equal(st.st_uid, 0);
-	assert_int_equal(fd_secret_read(path, hex, why, sizeof(why)), 0);
-	assert_int_equal(strlen(hex), FD_SECRET_HEX);
-	assert_int_equal(fd_secret_check(path, hex, FD_SECRET_HEX, why, sizeof(why)),
-			 FD_SECRET_RIGHT);
+	assert_int_equal(fc_secret_read(path, hex, why, sizeof(why)), 0);
+	assert_int_equal(strlen(hex), FC_SECRET_HEX);
+	assert_int_equal(fc_secret_check(path, hex, FC_SECRET_HEX, why, sizeof(why)),
+			 FC_SECRET_RIGHT);
 	assert_int_equal(chmod(path, 0644), 0);
-	assert_int_equal(fd_secret_make(path, why, sizeof(why)), 0);
+	assert_int_equal(fc_secret_make(path, why, sizeof(why)), 0);
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_mode & 07777, 0644);	/* left as it was, and refused */
-	assert_int_equal(fd_secret_read(path, hex, why, sizeof(why)), -EPERM);
+	assert_int_equal(fc_secret_read(path, hex, why, sizeof(why)), -EPERM);
 	unlink(path);
 }
 

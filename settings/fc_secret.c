@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* fd_secret: see fd_secret.h. */
-#include "fd_secret.h"
+/* fc_secret: see fc_secret.h. */
+#include "fc_secret.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,9 +19,9 @@ is_hex(char c)
 }
 
 int
-fd_secret_read(const char *path, char *hex, char *why, size_t len)
+fc_secret_read(const char *path, char *hex, char *why, size_t len)
 {
-	char buf[FD_SECRET_HEX + 2];
+	char buf[FC_SECRET_HEX + 2];
 	struct stat st;
 	ssize_t n;
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK), err;
@@ -57,24 +57,24 @@ fd_secret_read(const char *path, char *hex, char *why, size_t len)
 		snprintf(why, len, "%s: %s", path, strerror(err));
 		return -err;
 	}
-	ok = n == FD_SECRET_HEX || (n == FD_SECRET_HEX + 1 && buf[FD_SECRET_HEX] == '\n');
-	for (ssize_t i = 0; ok && i < FD_SECRET_HEX; i++)
+	ok = n == FC_SECRET_HEX || (n == FC_SECRET_HEX + 1 && buf[FC_SECRET_HEX] == '\n');
+	for (ssize_t i = 0; ok && i < FC_SECRET_HEX; i++)
 		ok = is_hex(buf[i]);
 	if (!ok) {
-		snprintf(why, len, "%s: not one line of %d hex digits", path, FD_SECRET_HEX);
+		snprintf(why, len, "%s: not one line of %d hex digits", path, FC_SECRET_HEX);
 		return -EINVAL;
 	}
-	memcpy(hex, buf, FD_SECRET_HEX);
-	hex[FD_SECRET_HEX] = '\0';
+	memcpy(hex, buf, FC_SECRET_HEX);
+	hex[FC_SECRET_HEX] = '\0';
 	return 0;
 }
 
 int
-fd_secret_make(const char *path, char *why, size_t len)
+fc_secret_make(const char *path, char *why, size_t len)
 {
 	static const char digits[] = "0123456789abcdef";
-	uint8_t raw[FD_SECRET_HEX / 2];
-	char line[FD_SECRET_HEX + 1];
+	uint8_t raw[FC_SECRET_HEX / 2];
+	char line[FC_SECRET_HEX + 1];
 	int fd, err;
 
 	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw)) {
@@ -86,10 +86,14 @@ fd_secret_make(const char *path, char *why, size_t len)
 		line[2 * i] = digits[raw[i] >> 4];
 		line[2 * i + 1] = digits[raw[i] & 15];
 	}
-	line[FD_SECRET_HEX] = '\n';
+	line[FC_SECRET_HEX] = '\n';
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0 && errno == EEXIST)
 		return 0;
+	if (fd < 0 && errno == ENOENT) {	/* the installer's folder: not made here */
+		snprintf(why, len, "%s: its folder is missing (none made)", path);
+		return -ENOENT;
+	}
 	if (fd < 0 || fchmod(fd, 0600) != 0 ||
 	    write(fd, line, sizeof(line)) != (ssize_t)sizeof(line) || fsync(fd) != 0) {
 		err = errno ? errno : EIO;
@@ -106,20 +110,20 @@ fd_secret_make(const char *path, char *why, size_t len)
 	return 1;
 }
 
-enum fd_secret_verdict
-fd_secret_check(const char *path, const char *given, size_t n, char *why, size_t len)
+enum fc_secret_verdict
+fc_secret_check(const char *path, const char *given, size_t n, char *why, size_t len)
 {
-	char hex[FD_SECRET_HEX + 1];
-	unsigned int diff = n != FD_SECRET_HEX;
+	char hex[FC_SECRET_HEX + 1];
+	unsigned int diff = n != FC_SECRET_HEX;
 
-	if (fd_secret_read(path, hex, why, len) != 0)
-		return FD_SECRET_REFUSED;
+	if (fc_secret_read(path, hex, why, len) != 0)
+		return FC_SECRET_REFUSED;
 	if (given == NULL)
-		return FD_SECRET_NONE;
+		return FC_SECRET_NONE;
 	/* every byte, no early exit: a short or long one compared against itself */
-	for (size_t i = 0; i < FD_SECRET_HEX; i++)
-		diff |= (unsigned char)hex[i] ^ (unsigned char)(n == FD_SECRET_HEX ? given[i] :
+	for (size_t i = 0; i < FC_SECRET_HEX; i++)
+		diff |= (unsigned char)hex[i] ^ (unsigned char)(n == FC_SECRET_HEX ? given[i] :
 								 hex[i] ^ 1);
 	explicit_bzero(hex, sizeof(hex));
-	return diff == 0 ? FD_SECRET_RIGHT : FD_SECRET_WRONG;
+	return diff == 0 ? FC_SECRET_RIGHT : FC_SECRET_WRONG;
 }
