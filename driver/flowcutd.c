@@ -61,6 +61,7 @@
 #include "fd_cmdq.h"
 #include "fd_cmds.h"
 #include "fd_ct.h"
+#include "fd_counters.h"
 #include "fd_ctl.h"
 #include "fd_ctstat.h"
 #include "fd_cut.h"
@@ -601,93 +602,72 @@ stats_write(const char *path, const struct fd_relay *r, const struct fd_offload 
 	json_decref(doc);
 }
 
-/* conntrack's own figures into `o`: those the kernel gives (fd_ctstat.h; -1 left out). */
-static bool
-conntrack_json(json_t *o)
-{
-	struct fd_ctstat c;
-	char err[128];
-	bool bad = false;
-
-	if (fd_ctstat_read(NULL, &c, err, sizeof(err)) != 0)
-		fprintf(stderr, "flowcutd: counters: /proc/net/stat/nf_conntrack: %s\n", err);
-	const char *names[] = { "entries", "limit", "insert_failed", "drop", "early_drop" };
-	int64_t v[] = { c.entries, c.limit, c.insert_failed, c.drop, c.early_drop };
-
-	for (unsigned int i = 0; i < sizeof(v) / sizeof(v[0]); i++)
-		if (v[i] >= 0)
-			bad |= json_object_set_new(o, names[i], json_integer(v[i])) != 0;
-	return bad;
-}
+/* main's counts in FLOWCUTD_STATS (its COUNTs: counters' "flowcutd") */
+#define ONE_COUNT_(name, room) +1
+#define NO_OBJ_(name, value)
+enum { FLOWCUTD_NCOUNTS = 0 FLOWCUTD_STATS(ONE_COUNT_, NO_OBJ_) };
+#undef ONE_COUNT_
+#undef NO_OBJ_
 
 /*
- * `counters`: the coprocessor's counters window by the names `flowcutctl
- * counters --all` prints (fc_cnt_name), flowcutd's counters by their
- * flowcutd.json names (FLOWCUTD_STATS' COUNTs: its objects - per-port
+ * `counters`: the figures gathered, the document built by
+ * driver/control/fd_counters (what is in it and what is left out, and
+ * why: fd_counters.h): the coprocessor's counters window by the names
+ * `flowcutctl counters --all` prints (fc_cnt_name), flowcutd's counters by
+ * their flowcutd.json names (FLOWCUTD_STATS' COUNTs: its objects - per-port
  * arrays, settings, triggers, lease - are not counters, and triggers alone
- * may be 90 KB), conntrack's, each port's frames to the host, the link's
- * refusals, the gate and IPS switch as last set (fw_cfg_last), the boot
- * id, the wall clock.  Left out, as the code has no such figure: the
- * ports' to_wire and dropped (the coprocessor counts by outcome, not by
- * port), "connections" by action (the binding does not count them),
- * uptime_s (the link carries no coprocessor start time); "fastpath" when
- * the window cannot be read whole (said on stderr); gate and ips_switch
- * before the first FW_CFG_PARAMS_SET.
+ * may be 90 KB), conntrack's (fd_ctstat: -1 left out), each port's frames
+ * to the host, the link's refusals, the gate and IPS switch as last set
+ * (fw_cfg_last), the boot id, the wall clock.
  */
 static void
 ctl_counters(const struct ctl_ctx *x, char *ans, size_t cap)
 {
 	uint64_t cnt[FC_CNT_MAX], when;
+	struct fd_counter fp[FC_CNT_MAX], fd[FLOWCUTD_NCOUNTS];
 	struct stats st, *s = &st;
+	struct fd_ctstat c;
 	struct lk_stats ls;
 	struct timespec now;
-	char boot[20];
-	json_t *doc = json_object(), *fd = json_object(), *ctj = json_object();
-	json_t *ports = json_array();
-	bool bad = doc == NULL || fd == NULL || ctj == NULL || ports == NULL;
+	char err[128];
+	unsigned int nfd = 0;
 	int rc = lk_counters_read(x->lk, cnt, &when);
+	json_t *doc;
 
-	if (rc == 0 && !bad) {
-		json_t *fp = json_object();
-
-		for (unsigned int i = 0; fp != NULL && i < FC_CNT_MAX; i++)
-			bad |= json_object_set_new(fp, fc_cnt_name(i), json_integer((json_int_t)cnt[i]));
-		bad |= json_object_set_new(doc, "fastpath", fp) != 0;
-	} else if (rc != 0) {
+	if (rc != 0)
 		fprintf(stderr, "flowcutd: counters: the counters window: %s\n", strerror(-rc));
-	}
+	for (unsigned int i = 0; i < FC_CNT_MAX; i++)
+		fp[i] = (struct fd_counter){ fc_cnt_name(i), fd_counter_u64(cnt[i]) };
 	stats_fill(&st, x->relay, x->off, x->cut, x->wat);
-#define CTR_COUNT_(name, room) \
-	bad |= json_object_set_new(fd, #name, json_integer((json_int_t)s->room.name)) != 0;
+#define CTR_COUNT_(name, room) fd[nfd++] = (struct fd_counter){ #name, fd_counter_u64(s->room.name) };
 #define CTR_OBJ_(name, value)
 	FLOWCUTD_STATS(CTR_COUNT_, CTR_OBJ_)
 #undef CTR_COUNT_
 #undef CTR_OBJ_
-	bad |= ctj != NULL && conntrack_json(ctj);
-	for (unsigned int p = 0; ports != NULL && p < x->ports; p++)
-		bad |= json_array_append_new(ports, json_pack("{s:i, s:I}", "port", (int)p, "to_host",
-							      (json_int_t)st.relay.to_host[p])) != 0;
+	if (fd_ctstat_read(NULL, &c, err, sizeof(err)) != 0)
+		fprintf(stderr, "flowcutd: counters: /proc/net/stat/nf_conntrack: %s\n", err);
 	lk_stats(x->lk, &ls);
-	snprintf(boot, sizeof(boot), "%016" PRIx64, lk_boot_id(x->lk));
 	clock_gettime(CLOCK_REALTIME, &now);
-	bad |= json_object_set_new(doc, "flowcutd", fd) |
-	       json_object_set_new(doc, "conntrack", ctj) |
-	       json_object_set_new(doc, "ports", ports) |
-	       json_object_set_new(doc, "link", json_pack(
-		       "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "refused",
-		       (json_int_t)(ls.bad_index + ls.bad_length + ls.bad_message), "bad_index",
-		       (json_int_t)ls.bad_index, "bad_length", (json_int_t)ls.bad_length,
-		       "bad_message", (json_int_t)ls.bad_message, "ring_full",
-		       (json_int_t)ls.ring_full, "frame_too_big", (json_int_t)ls.frame_too_big,
-		       "counters_torn", (json_int_t)ls.counters_torn, "events_lost",
-		       (json_int_t)ls.events_lost));
-	if (fw_cfg_known)
-		bad |= json_object_set_new(doc, "gate", json_boolean(fw_cfg_last & FC_CFG_OFFLOAD)) |
-		       json_object_set_new(doc, "ips_switch", json_boolean(fw_cfg_last & FC_CFG_IPS));
-	bad |= json_object_set_new(doc, "boot_id", json_string(boot)) |
-	       json_object_set_new(doc, "time_ms", json_integer((json_int_t)now.tv_sec * 1000 +
-								now.tv_nsec / 1000000));
-	if (bad)
+	doc = fd_counters_json(&(struct fd_counters_in){
+		.fastpath = rc == 0 ? fp : NULL, .nfastpath = FC_CNT_MAX,
+		.flowcutd = fd, .nflowcutd = nfd,
+		.conntrack = (const struct fd_counter[]){
+			{ "entries", c.entries }, { "limit", c.limit },
+			{ "insert_failed", c.insert_failed }, { "drop", c.drop },
+			{ "early_drop", c.early_drop } }, .nconntrack = 5,
+		.link = (const struct fd_counter[]){
+			{ "refused", fd_counter_u64(ls.bad_index + ls.bad_length + ls.bad_message) },
+			{ "bad_index", fd_counter_u64(ls.bad_index) },
+			{ "bad_length", fd_counter_u64(ls.bad_length) },
+			{ "bad_message", fd_counter_u64(ls.bad_message) },
+			{ "ring_full", fd_counter_u64(ls.ring_full) },
+			{ "frame_too_big", fd_counter_u64(ls.frame_too_big) },
+			{ "counters_torn", fd_counter_u64(ls.counters_torn) },
+			{ "events_lost", fd_counter_u64(ls.events_lost) } }, .nlink = 8,
+		.to_host = st.relay.to_host, .ports = x->ports,
+		.cfg_known = fw_cfg_known, .fw_cfg = fw_cfg_last, .boot_id = lk_boot_id(x->lk),
+		.time_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 });
+	if (doc == NULL)
 		snprintf(ans, cap, "error counters: no memory for the answer\n");
 	else
 		ctl_answer(doc, "counters", ans, cap);

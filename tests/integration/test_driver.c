@@ -257,7 +257,7 @@ static void
 boot(void)
 {
 	char name[16];
-	struct fp_params p = { .max_conns = 64, .max_nhops = 16, .max_workers = 1,
+	struct fp_params p = { .max_conns = 256, .max_nhops = 16, .max_workers = 1,
 			       .socket_id = SOCKET_ID_ANY };
 	struct fp_lif l0 = { .port = 0, .mtu = 1500 }, l1 = { .port = 1, .mtu = 1500 };
 	struct fp *old = fp, *nfp;
@@ -2427,6 +2427,173 @@ test_page_conns_cuts(void **state)
 		nfct_destroy(ct[i]);
 }
 
+/* The ids of one `conns` page (rows cut by the list at `path`, IPv6) into seen[]; its next. */
+static json_t *
+page_take(const char *ans, size_t cap, const char *path, uint64_t *seen, size_t *nseen,
+	  size_t max, const char *what)
+{
+	json_t *doc, *a, *next;
+
+	if (strlen(ans) >= cap)
+		fail_msg("%s: %zu bytes, over the cap %zu", what, strlen(ans), cap);
+	doc = page_ok(ans);
+	a = json_object_get(doc, "conns");
+	for (size_t i = 0; i < json_array_size(a); i++) {
+		json_t *row = json_array_get(a, i), *c = json_object_get(row, "cut");
+		uint64_t id = (uint64_t)json_integer_value(json_object_get(row, "id"));
+
+		if (json_integer_value(json_object_get(row, "family")) != 6 || !json_is_object(c) ||
+		    !json_is_string(json_object_get(c, "source")) ||
+		    strcmp(json_string_value(json_object_get(c, "source")), path) != 0)
+			fail_msg("%s: row %zu not an IPv6 row cut by the list: %s", what, i, ans);
+		for (size_t j = 0; j < *nseen; j++)
+			if (seen[j] == id)
+				fail_msg("%s: id %" PRIu64 " on two pages", what, id);
+		if (*nseen == max)
+			fail_msg("%s: more rows than connections", what);
+		seen[(*nseen)++] = id;
+	}
+	next = json_object_get(doc, "next");
+	if (!json_is_null(next) && !json_is_integer(next))
+		fail_msg("%s: next neither null nor an id: %s", what, ans);
+	return doc;
+}
+
+/*
+ * Issue 18's biggest page, on the real kernel and coprocessor: 100 IPv6
+ * states cut through a watched list whose path is the longest source
+ * name (FD_WHY_NAME_MAX - 1 bytes).  `conns 0 100` and `cuts 100` as
+ * rows of answer caps: FC_CTL_ANS_MAX (the socket's), and smaller ones
+ * that shorten them (fd_page's `used + len > cap`: a cap is the
+ * function's contract, and at 64 KiB 100 such rows fit - the figures
+ * printed).  Each answer under its cap, JSON; conns' pages followed by
+ * `next` give each of the 100 once, a shortened page's `next` the first
+ * row of the next; cuts' rows and `cuts_left` make 100, and asking for as
+ * many as were shown leaves none out.
+ */
+static void
+test_page_biggest(void **state)
+{
+	enum { NCONN = FD_PAGE_ROWS };
+	static const size_t caps[] = { FC_CTL_ANS_MAX, 16384, 4096, 1500 };
+	static char ans[FC_CTL_ANS_MAX];
+	static struct nf_conntrack *ct[NCONN];
+	struct fd_page_filter all = { .port = -1 };
+	char dir[] = "/tmp/fc-page-XXXXXX", path[FD_WHY_NAME_MAX], cmd[300];
+	struct fd_why *why = fd_why_open();
+	struct fd_page_parts pp = { .cmds = &cmds, .off = off, .why = why };
+	uint64_t seen[NCONN], end;
+	struct fc_settings s;
+	struct fd_watch *w;
+	struct fd_nft *n;
+	size_t len;
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	assert_non_null(why);
+	assert_non_null(mkdtemp(dir));
+	len = (size_t)snprintf(path, sizeof(path), "%s/", dir);
+	memset(path + len, 'l', sizeof(path) - 1 - len - 4);
+	snprintf(path + sizeof(path) - 5, 5, ".txt");
+	assert_int_equal(strlen(path), FD_WHY_NAME_MAX - 1);
+	file_put(path, "# nothing yet\n", false);
+	n = fd_nft_open(BIT);
+	assert_non_null(n);
+	w = fd_watch_open(n, cut);
+	assert_non_null(w);
+	fd_cut_why(cut, why);
+	fd_watch_why(w, why);
+	fc_settings_default(&s);
+	s.nlists = 1;
+	snprintf(s.lists[0], sizeof(s.lists[0]), "%s", path);
+	fd_watch_settings(w, &s);
+	fd_watch_boot(w);
+	for (int i = 0; i < NCONN; i++) {
+		ct[i] = conn(IPPROTO_UDP, "2001:2::10", (uint16_t)(41000 + i), "2001:2:0:1::10", 5201,
+			     "2001:2:0:1::10", 5201, BIT);
+		create(ct[i]);
+	}
+	for (end = now_ns() + 5000000000ull; conns() < NCONN && now_ns() < end;)
+		turns(50);
+	assert_int_equal(conns(), NCONN);
+	file_put(path, "2001:2:0:1::10\n", true);
+	files_turn(w);
+	turns(200);
+
+	for (size_t c = 0; c < sizeof(caps) / sizeof(caps[0]); c++) {
+		uint64_t from = 0;
+		size_t nseen = 0, pages = 0, biggest = 0, shown;
+		char what[64];
+		json_t *doc, *next;
+
+		for (;;) {
+			snprintf(what, sizeof(what), "conns at cap %zu, page %zu", caps[c], pages);
+			fd_page_conns(&pp, from, FD_PAGE_ROWS, &all, ans, caps[c]);
+			size_t before = nseen;
+
+			doc = page_take(ans, caps[c], path, seen, &nseen, NCONN, what);
+			biggest = strlen(ans) > biggest ? strlen(ans) : biggest;
+			pages++;
+			if (from != 0 && nseen > before && seen[before] != from)
+				fail_msg("%s: the page from %" PRIu64 " starts at %" PRIu64, what, from,
+					 seen[before]);
+			next = json_object_get(doc, "next");
+			if (json_is_null(next)) {
+				json_decref(doc);
+				break;
+			}
+			if (nseen == before || pages > NCONN)
+				fail_msg("%s: next %" PRIu64 " and no row: no way on", what,
+					 (uint64_t)json_integer_value(next));
+			from = (uint64_t)json_integer_value(next);
+			json_decref(doc);
+		}
+		print_message("  conns 0 100 at cap %zu: %zu pages, the biggest %zu bytes\n",
+			      caps[c], pages, biggest);
+		if (nseen != NCONN)
+			fail_msg("conns at cap %zu: %zu rows over its pages, want %d", caps[c], nseen,
+				 NCONN);
+		if (caps[c] < FC_CTL_ANS_MAX && pages < 2)
+			fail_msg("conns at cap %zu: not shortened (one page)", caps[c]);
+
+		fd_page_cuts(&pp, FD_PAGE_ROWS, ans, caps[c]);
+		if (strlen(ans) >= caps[c])
+			fail_msg("cuts at cap %zu: %zu bytes", caps[c], strlen(ans));
+		doc = page_ok(ans);
+		shown = json_array_size(json_object_get(doc, "cuts"));
+		print_message("  cuts 100 at cap %zu: %zu rows, cuts_left %lld, %zu bytes\n", caps[c],
+			      shown, (long long)json_integer_value(json_object_get(doc, "cuts_left")),
+			      strlen(ans));
+		if (shown == 0 || shown + (size_t)json_integer_value(json_object_get(doc, "cuts_left"))
+				  != NCONN)
+			fail_msg("cuts at cap %zu: %zu rows and cuts_left %lld, want %d together",
+				 caps[c], shown,
+				 (long long)json_integer_value(json_object_get(doc, "cuts_left")), NCONN);
+		for (size_t i = 0; i < shown; i++) {
+			json_t *row = json_array_get(json_object_get(doc, "cuts"), i);
+
+			if (strcmp(json_string_value(json_object_get(row, "source")), path) != 0 ||
+			    json_integer_value(json_object_get(row, "family")) != 6)
+				fail_msg("cuts at cap %zu: row %zu: %s", caps[c], i, ans);
+		}
+		json_decref(doc);
+		fd_page_cuts(&pp, (unsigned int)shown, ans, caps[c]);
+		doc = page_ok(ans);
+		assert_int_equal(json_array_size(json_object_get(doc, "cuts")), shown);
+		assert_int_equal(json_integer_value(json_object_get(doc, "cuts_left")), 0);
+		json_decref(doc);
+	}
+
+	fd_cut_why(cut, NULL);
+	fd_watch_close(w);
+	nft_close(n);
+	fd_why_close(why);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(fc_netns_sh(cmd), 0);
+	for (int i = 0; i < NCONN; i++)
+		nfct_destroy(ct[i]);
+}
+
 /* A UDP datagram of the client at 198.18.0.10 (or 2001:2::10) from `cport` to `dst`:5201. */
 static struct fp_out
 datagram(uint16_t cport, const char *dst)
@@ -3178,6 +3345,7 @@ main(void)
 		cmocka_unit_test_setup(test_watch_lists_and_sets, fresh),
 		cmocka_unit_test_setup(test_why_names_the_set, fresh),
 		cmocka_unit_test_setup(test_page_conns_cuts, fresh),
+		cmocka_unit_test_setup(test_page_biggest, fresh),
 		cmocka_unit_test_setup(test_watch_big_list_in_steps, fresh),
 		cmocka_unit_test_setup(test_uncut_releases, fresh),
 		cmocka_unit_test_setup(test_uncut_on_expiry, fresh),

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* fd_counters: see fd_counters.h. */
+#include "fd_counters.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+#include <flowcut/fc_defs.h>
+
+/* `n` figures as one object, those with a value < 0 left out (NULL: no memory, a name NULL). */
+static json_t *
+figures(const struct fd_counter *c, unsigned int n)
+{
+	json_t *o = json_object();
+
+	for (unsigned int i = 0; o != NULL && i < n; i++) {
+		if (c[i].name == NULL) {
+			json_decref(o);
+			return NULL;
+		}
+		if (c[i].value >= 0 && json_object_set_new(o, c[i].name, json_integer(c[i].value))) {
+			json_decref(o);
+			return NULL;
+		}
+	}
+	return o;
+}
+
+/* [{"port": P, "to_host": N}, ...] (NULL: no memory). */
+static json_t *
+ports_json(const uint64_t *to_host, unsigned int ports)
+{
+	json_t *a = json_array();
+
+	for (unsigned int p = 0; a != NULL && p < ports; p++)
+		if (json_array_append_new(a, json_pack("{s:I, s:I}", "port", (json_int_t)p,
+						       "to_host",
+						       (json_int_t)fd_counter_u64(to_host[p]))) != 0) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
+json_t *
+fd_counters_json(const struct fd_counters_in *in)
+{
+	json_t *doc = in ? json_object() : NULL;
+	char boot[20];
+	bool bad = doc == NULL;
+
+	if (bad)
+		return NULL;
+	/* json_object_set_new frees the value either way, and refuses a NULL one */
+	if (in->fastpath != NULL)
+		bad |= json_object_set_new(doc, "fastpath", figures(in->fastpath, in->nfastpath)) != 0;
+	bad |= json_object_set_new(doc, "flowcutd", figures(in->flowcutd, in->nflowcutd)) != 0;
+	bad |= json_object_set_new(doc, "conntrack", figures(in->conntrack, in->nconntrack)) != 0;
+	bad |= json_object_set_new(doc, "ports", ports_json(in->to_host, in->ports)) != 0;
+	bad |= json_object_set_new(doc, "link", figures(in->link, in->nlink)) != 0;
+	if (in->cfg_known) {
+		bad |= json_object_set_new(doc, "gate",
+					   json_boolean(in->fw_cfg & FC_CFG_OFFLOAD)) != 0;
+		bad |= json_object_set_new(doc, "ips_switch",
+					   json_boolean(in->fw_cfg & FC_CFG_IPS)) != 0;
+	}
+	snprintf(boot, sizeof(boot), "%016" PRIx64, in->boot_id);
+	bad |= json_object_set_new(doc, "boot_id", json_string(boot)) != 0;
+	bad |= json_object_set_new(doc, "time_ms", json_integer(in->time_ms)) != 0;
+	if (bad) {
+		json_decref(doc);
+		return NULL;
+	}
+	return doc;
+}
