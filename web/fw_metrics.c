@@ -14,12 +14,37 @@ family(struct fw_buf *b, const char *name, const char *type, const char *help)
 static void
 name_part(struct fw_buf *b, const char *s)
 {
-	for (; *s != '\0'; s++) {
-		char c = *s;
+	/* a unit word flowcutd's names abbreviate, spelled out (promtool
+	 * refuses abbreviated units: turn_max_us is turn_max_microseconds) */
+	static const struct {
+		const char *word, *spelled;
+	} units[] = {
+		{"us", "microseconds"},
+		{"ms", "milliseconds"},
+	};
 
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
-			c = '_';
-		fw_buf_add(b, &c, 1);
+	while (*s != '\0') {
+		size_t w = strcspn(s, "_"), u;
+
+		for (u = 0; u < sizeof(units) / sizeof(units[0]); u++)
+			if (strlen(units[u].word) == w && strncmp(s, units[u].word, w) == 0)
+				break;
+		if (u < sizeof(units) / sizeof(units[0])) {
+			fw_buf_str(b, units[u].spelled);
+		} else {
+			for (size_t i = 0; i < w; i++) {
+				char c = s[i];
+
+				if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
+					c = '_';
+				fw_buf_add(b, &c, 1);
+			}
+		}
+		s += w;
+		if (*s == '_') {
+			fw_buf_add(b, "_", 1);
+			s++;
+		}
 	}
 }
 

@@ -234,7 +234,8 @@ origin_rows_hold(void **state)
 /* ---- documents ---- */
 
 static const char counters_a[] =
-	"{\"fastpath\":{\"rx\":1000,\"drop_cut\":10},\"flowcutd\":{\"offloads\":5},"
+	"{\"fastpath\":{\"rx\":1000,\"drop_cut\":10},\"flowcutd\":{\"offloads\":5,\"turn_max_us\":728,"
+	"\"resync_last_ms\":4,\"bus_ms_x\":1,\"ms\":2},"
 	"\"conntrack\":{\"entries\":40,\"limit\":65536,\"insert_failed\":0,\"drop\":1,\"early_drop\":2},"
 	"\"ports\":[{\"port\":0,\"to_host\":10,\"to_wire\":900,\"dropped\":10},{\"port\":1,\"to_host\":0,\"to_wire\":0,\"dropped\":0}],"
 	"\"link\":{\"refused\":3},\"connections\":{\"ips\":1,\"fwd\":2,\"cut\":3,\"dropping\":1},"
@@ -396,6 +397,12 @@ static const struct {
 	{"flowcut_fastpath_frames_total{outcome=\"rx\"} 1000\n", true},
 	{"# TYPE flowcut_fastpath_frames_total counter\n", true},
 	{"flowcut_daemon_offloads 5\n", true},
+	{"flowcut_daemon_turn_max_microseconds 728\n", true},	/* promtool: no abbreviated units */
+	{"flowcut_daemon_resync_last_milliseconds 4\n", true},
+	{"flowcut_daemon_bus_milliseconds_x 1\n", true},
+	{"flowcut_daemon_milliseconds 2\n", true},
+	{"_us ", false},
+	{"_ms ", false},
 	{"flowcut_port_frames_total{port=\"0\",way=\"to_host\"} 10\n", true},
 	{"flowcut_link_refused_total 3\n", true},
 	{"flowcut_connections{kind=\"cut\"} 3\n", true},
@@ -451,7 +458,7 @@ static const char settings_doc[] =
 	"{\"key\":\"watched_set\",\"value\":[\"inet f2b *\",\"ip a b\"],\"default\":[],\"help\":\"h\",\"kind\":\"list\"},"
 	"{\"key\":\"idle_timeout\",\"value\":\"30\",\"default\":\"30\",\"help\":\"h2\",\"kind\":\"number\"}]}";
 
-enum page { STATUS, CONNS, CONNS_ANON, SETTINGS, SETTINGS_ANON, CUTS };
+enum page { STATUS, CONNS, CONNS_ANON, SETTINGS, SETTINGS_ANON, CUTS, SETTINGS_AUTH, PAGES };
 
 static const struct {
 	enum page page;
@@ -484,6 +491,9 @@ static const struct {
 	{SETTINGS, "<textarea name=\"value\" id=\"watched_set\">inet f2b *\nip a b\n</textarea>", true},
 	{SETTINGS, "refused: not a number: x&amp;y</span>", true},
 	{SETTINGS_ANON, "<button>save</button>", false},
+	/* flowcutd's refusal of the secret starts with its own "refused: " */
+	{SETTINGS_AUTH, "<span class=\"err\">refused: uid 65534: the secret is wrong</span>", true},
+	{SETTINGS_AUTH, "refused: refused", false},
 	{CUTS, "<td>/etc/l</td><td class=\"n\">1</td><td class=\"n\">2</td>", true},
 };
 
@@ -493,7 +503,7 @@ html_rows_hold(void **state)
 	json_t *a = doc(counters_a), *b = doc(counters_b), *c = doc(conns_doc), *s = doc(settings_doc);
 	json_t *t = doc(triggers), *a0 = doc(counters_a);
 	const char *csrf = "0123456789abcdef0123456789abcdef";
-	struct fw_buf pages[6] = {{0}};
+	struct fw_buf pages[PAGES] = {{0}};
 	struct fw_point pt = {.t_ms = 3000, .ok = true, .wire = 1000, .host = 5, .dropped = 500};
 	struct fw_form q;
 	char err[64];
@@ -508,6 +518,8 @@ html_rows_hold(void **state)
 	assert_int_equal(fw_html_settings(&pages[SETTINGS], s, NULL, csrf, "idle_timeout",
 					  "not a number: x&y", NULL), 0);
 	assert_int_equal(fw_html_settings(&pages[SETTINGS_ANON], s, NULL, NULL, NULL, NULL, NULL), 0);
+	assert_int_equal(fw_html_settings(&pages[SETTINGS_AUTH], s, NULL, csrf, "idle_timeout",
+					  "refused: uid 65534: the secret is wrong", NULL), 0);
 	assert_int_equal(fw_html_cuts(&pages[CUTS], NULL, t, NULL), 0);
 	for (size_t i = 0; i < sizeof(html_rows) / sizeof(html_rows[0]); i++)
 		if ((strstr(pages[html_rows[i].page].p, html_rows[i].want) != NULL) != html_rows[i].present)
@@ -515,7 +527,7 @@ html_rows_hold(void **state)
 				 html_rows[i].present ? "missing" : "present");
 	/* cut_in_hardware first, as the document orders it */
 	assert_true(strstr(pages[SETTINGS].p, "cut_in_hardware") < strstr(pages[SETTINGS].p, "watched_set"));
-	for (int i = 0; i < 6; i++)
+	for (int i = 0; i < PAGES; i++)
 		fw_buf_free(&pages[i]);
 	fw_form_free(&q);
 	json_decref(a);
