@@ -397,10 +397,10 @@ static const struct {
 	{"flowcut_fastpath_frames_total{outcome=\"rx\"} 1000\n", true},
 	{"# TYPE flowcut_fastpath_frames_total counter\n", true},
 	{"flowcut_daemon_offloads 5\n", true},
-	{"flowcut_daemon_turn_max_microseconds 728\n", true},	/* promtool: no abbreviated units */
-	{"flowcut_daemon_resync_last_milliseconds 4\n", true},
-	{"flowcut_daemon_bus_milliseconds_x 1\n", true},
-	{"flowcut_daemon_milliseconds 2\n", true},
+	{"flowcut_daemon_turn_max_seconds 0.000728\n", true},	/* promtool: base units */
+	{"flowcut_daemon_resync_last_seconds 0.004\n", true},
+	{"flowcut_daemon_bus_seconds_x 0.001\n", true},
+	{"flowcut_daemon_seconds 0.002\n", true},
 	{"_us ", false},
 	{"_ms ", false},
 	{"flowcut_port_frames_total{port=\"0\",way=\"to_host\"} 10\n", true},
