@@ -4,6 +4,7 @@
 #   lab/lab.sh up NAME      make the namespaces, cables and the host's ruleset
 #   lab/lab.sh start NAME   start flowcut-npu, flowcutd and flowcut-web, address the host's ports
 #   lab/lab.sh start-npu NAME, start-flowcutd NAME, start-web NAME   start one again (after a kill)
+#   lab/lab.sh stop-web NAME   stop flowcut-web alone
 #   lab/lab.sh stop NAME    stop them
 #   lab/lab.sh down NAME    stop them and remove everything NAME made
 #   lab/lab.sh exec NAME ROLE CMD...   run CMD in NAME-ROLE (client npu host server)
@@ -52,7 +53,7 @@ top=$(cd "$here/.." && pwd)
 BUILD=${BUILD:-$top/build}
 case "$BUILD" in /*) ;; *) BUILD=$top/$BUILD ;; esac
 
-usage() { sed -n '2,8p' "$0" >&2; exit 2; }
+usage() { sed -n '2,10p' "$0" >&2; exit 2; }
 [ $# -ge 2 ] || usage
 cmd=$1 name=$2
 shift 2
@@ -208,6 +209,7 @@ start) start ;;
 start-npu) start_npu ;;
 start-flowcutd) start_flowcutd ;;
 start-web) start_web ;;
+stop-web) stop_one "$run/web.pid" ;;
 stop) stop ;;
 down) down ;;
 # exec: the command replaces this script, so killing it kills the command
