@@ -2,8 +2,9 @@
 # The appliance out of network namespaces.
 #
 #   lab/lab.sh up NAME      make the namespaces, cables and the host's ruleset
-#   lab/lab.sh start NAME   start flowcut-npu and flowcutd, address the host's ports
-#   lab/lab.sh start-npu NAME, start-flowcutd NAME   start one again (after a kill)
+#   lab/lab.sh start NAME   start flowcut-npu, flowcutd and flowcut-web, address the host's ports
+#   lab/lab.sh start-npu NAME, start-flowcutd NAME, start-web NAME   start one again (after a kill)
+#   lab/lab.sh stop-web NAME   stop flowcut-web alone
 #   lab/lab.sh stop NAME    stop them
 #   lab/lab.sh down NAME    stop them and remove everything NAME made
 #   lab/lab.sh exec NAME ROLE CMD...   run CMD in NAME-ROLE (client npu host server)
@@ -37,13 +38,22 @@
 # a cut by hand runs in the host's namespace (flowcutd's nftables table is there):
 #   lab/lab.sh exec NAME host build/flowcutctl cut 198.18.1.2 [--for SECONDS]
 #   lab/lab.sh exec NAME host build/flowcutctl --control /run/flowcut-lab/NAME-ctl/flowcutd.sock cut --conn ID
+# The operator's page, flowcut-web, runs in NAME-host on 127.0.0.1:9842 and
+# [::1]:9842 (that namespace's loopback: the machine's own port 9842 is not
+# taken), as nobody:nogroup with the group flowcut-lab, which `up` makes when
+# the machine has none (and leaves: labs run side by side) and names as the
+# settings' control_read_group; its log is $run/web.log, the operator's
+# secret flowcutd writes is $run/web.secret (flowcutd --secret).  Open it with
+#   lab/lab.sh exec NAME host curl -s http://127.0.0.1:9842/
+#   lab/lab.sh exec NAME host chromium --headless --no-sandbox --dump-dom http://[::1]:9842/
+# (docs/lab.md: why no port of the machine is forwarded to it).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 BUILD=${BUILD:-$top/build}
 case "$BUILD" in /*) ;; *) BUILD=$top/$BUILD ;; esac
 
-usage() { sed -n '2,8p' "$0" >&2; exit 2; }
+usage() { sed -n '2,10p' "$0" >&2; exit 2; }
 [ $# -ge 2 ] || usage
 cmd=$1 name=$2
 shift 2
@@ -83,6 +93,11 @@ up() {
 	offloads_off server s0
 	ns host sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
 	ns host nft -f "$here/ruleset.nft"
+	# flowcut-web reads flowcutd's state as a member of control_read_group
+	getent group flowcut-lab >/dev/null || groupadd --system flowcut-lab 2>/dev/null ||
+		getent group flowcut-lab >/dev/null	# another lab made it meanwhile
+	grep -qs "^control_read_group = flowcut-lab\$" "$run/settings.conf" ||
+		"$BUILD/flowcutctl" --settings "$run/settings.conf" settings set control_read_group flowcut-lab >/dev/null
 	# flowcutd cuts what is added to the ruleset's block sets
 	for s in blocked4 blocked6; do
 		grep -qs "^watched_set = inet filter $s\$" "$run/settings.conf" ||
@@ -112,9 +127,24 @@ start_flowcutd() {
 	# shellcheck disable=SC2086
 	ip netns exec "$name-host" ${FLOWCUTD_WRAP:-} "$BUILD/flowcutd" --link "$run/link" --ports 2 \
 		--stats "$run/flowcutd.json" --settings "$run/settings.conf" \
-		--control "$run-ctl/flowcutd.sock" \
+		--control "$run-ctl/flowcutd.sock" --secret "$run/web.secret" \
 		${FLOWCUTD_ARGS:-} >>"$run/flowcutd.log" 2>&1 &
 	echo $! >"$run/flowcutd.pid"
+}
+
+# flowcut-web as nobody, in the group flowcut-lab (the settings' control_read_group)
+start_web() {
+	ip netns exec "$name-host" setpriv --reuid=nobody --regid=nogroup --groups=flowcut-lab -- \
+		"$BUILD/flowcut-web" --listen 127.0.0.1:9842 --listen "[::1]:9842" \
+		--control "$run-ctl/flowcutd.sock" >>"$run/web.log" 2>&1 &
+	echo $! >"$run/web.pid"
+	for _ in $(seq 50); do
+		ns host curl -s -o /dev/null http://127.0.0.1:9842/login && return 0
+		sleep 0.1
+	done
+	echo "lab: flowcut-web does not answer on 127.0.0.1:9842" >&2
+	cat "$run/web.log" >&2
+	return 1
 }
 
 start() {
@@ -135,7 +165,7 @@ start() {
 	# (30 s: a coprocessor starting on a loaded machine may miss a deadline)
 	for _ in $(seq 300); do
 		[ "$(grep -c programmed "$run/flowcutd.log")" -gt "${before:-0}" ] &&
-			kill -0 "$(cat "$run/flowcutd.pid")" 2>/dev/null && return 0
+			kill -0 "$(cat "$run/flowcutd.pid")" 2>/dev/null && { start_web; return; }
 		sleep 0.1
 	done
 	echo "lab: the coprocessor was not programmed" >&2
@@ -154,6 +184,7 @@ stop_one() { # pidfile
 }
 
 stop() {
+	stop_one "$run/web.pid"
 	stop_one "$run/flowcutd.pid"
 	stop_one "$run/npu.pid"
 	# and whatever else still runs in the lab's namespaces (iperf3, ...)
@@ -177,6 +208,8 @@ up) up ;;
 start) start ;;
 start-npu) start_npu ;;
 start-flowcutd) start_flowcutd ;;
+start-web) start_web ;;
+stop-web) stop_one "$run/web.pid" ;;
 stop) stop ;;
 down) down ;;
 # exec: the command replaces this script, so killing it kills the command

@@ -104,6 +104,8 @@ cmocka "TLS fingerprints through the inspector" tests/lab/test_tls.sh
 # issue 17's block lists as the tools write them: the real fail2ban's two jails by table and
 # by pattern, a set made later, a never-cut address in a cut prefix (root only)
 cmocka "block lists as the tools write them" tests/lab/test_lists.sh
+# the operator's page in the lab: the real flowcut-web, headless Chromium, curl, Prometheus (root only)
+cmocka "the page in the lab" tests/lab/test_web.sh
 # the measurement scripts, run short: lab/cut.sh, lab/verdict.sh, lab/many.sh (root only)
 cmocka "lab scripts" tests/lab/test_scripts.sh
 export FC_PROGS=$BUILD/asan

@@ -19,6 +19,37 @@ fail(int rc, char *err, size_t errlen, const char *call, const char *path)
 }
 
 int
+fw_ctl_answer(const char *path, char *ans, size_t n, json_t **doc, char *err, size_t errlen)
+{
+	json_error_t je;
+
+	*doc = NULL;
+	while (n > 0 && ans[n - 1] == '\n')
+		ans[--n] = '\0';
+	if (strncmp(ans, "ok ", 3) == 0 && (ans[3] == '{' || ans[3] == '[')) {
+		*doc = json_loadb(ans + 3, n - 3, 0, &je);
+		if (*doc != NULL)
+			return 0;
+		snprintf(err, errlen, "answer from %s: not JSON (%s at %d): %.60s", path, je.text,
+			 je.position, ans + 3);
+		return -EBADMSG;
+	}
+	if (strncmp(ans, "ok ", 3) == 0) {	/* an answer of text: cut-conn's, as before issue 18 */
+		*doc = json_stringn(ans + 3, n - 3);
+		if (*doc != NULL)
+			return 0;
+		snprintf(err, errlen, "answer from %s: not UTF-8 text: %.60s", path, ans + 3);
+		return -EBADMSG;
+	}
+	if (strncmp(ans, "error ", 6) == 0) {
+		snprintf(err, errlen, "%s", ans + 6);
+		return -EPROTO;
+	}
+	snprintf(err, errlen, "answer from %s: neither ok nor error: %.60s", path, ans);
+	return -EBADMSG;
+}
+
+int
 fw_ctl_ask(const char *path, const char *secret, const char *req, json_t **doc, char *err,
 	   size_t errlen)
 {
@@ -26,7 +57,6 @@ fw_ctl_ask(const char *path, const char *secret, const char *req, json_t **doc, 
 	struct timeval tv = {FW_CTL_TIMEOUT_MS / 1000, (FW_CTL_TIMEOUT_MS % 1000) * 1000};
 	char msg[FW_CTL_REQ_MAX + 1];
 	char *ans = NULL;
-	json_error_t je;
 	ssize_t n;
 	int fd, rc, len;
 
@@ -74,24 +104,7 @@ fw_ctl_ask(const char *path, const char *secret, const char *req, json_t **doc, 
 		goto out;
 	}
 	ans[n] = '\0';
-	while (n > 0 && ans[n - 1] == '\n')
-		ans[--n] = '\0';
-	if (strncmp(ans, "ok ", 3) == 0) {
-		*doc = json_loadb(ans + 3, (size_t)n - 3, 0, &je);
-		if (*doc == NULL) {
-			snprintf(err, errlen, "answer from %s: not JSON (%s at %d): %.60s", path,
-				 je.text, je.position, ans + 3);
-			rc = -EBADMSG;
-		} else {
-			rc = 0;
-		}
-	} else if (strncmp(ans, "error ", 6) == 0) {
-		snprintf(err, errlen, "%s", ans + 6);
-		rc = -EPROTO;
-	} else {
-		snprintf(err, errlen, "answer from %s: neither ok nor error: %.60s", path, ans);
-		rc = -EBADMSG;
-	}
+	rc = fw_ctl_answer(path, ans, (size_t)n, doc, err, errlen);
 out:
 	explicit_bzero(msg, sizeof(msg));
 	free(ans);

@@ -40,4 +40,14 @@
 int fw_ctl_ask(const char *path, const char *secret, const char *req, json_t **doc, char *err,
 	       size_t errlen);
 
+/*
+ * fw_ctl_answer - one answer of n bytes from path (ans NUL-terminated;
+ * its trailing newlines cut in place): "ok {...}" or "ok [...]" is 0 and
+ * *doc its JSON; "ok TEXT" (not JSON: the answer of a request older than
+ * issue 18, cut-conn's "connection ID cut in hardware") is 0 and *doc a
+ * JSON string of TEXT; "error TEXT" -EPROTO and err TEXT; anything else,
+ * or JSON that does not parse, -EBADMSG and err what came.
+ */
+int fw_ctl_answer(const char *path, char *ans, size_t n, json_t **doc, char *err, size_t errlen);
+
 #endif

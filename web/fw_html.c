@@ -18,7 +18,7 @@ static const char css[] =
 	".err{color:#b42318;font-weight:bold}.ok{color:#1a7f37}.help{color:#555;font-size:.9em}"
 	"form.inline{display:inline;margin:0}.setting{border-bottom:1px solid #eee;padding:8px 0}"
 	".setting label{font-weight:bold;display:block}textarea{width:40em;height:5em}"
-	".cols{columns:3;font-size:.9em}.cols div{break-inside:avoid}";
+	".cols{display:flex;flex-wrap:wrap;gap:0 24px;align-items:flex-start;font-size:.9em}";
 
 static const struct {
 	const char *path, *name;
@@ -451,7 +451,10 @@ fw_html_settings(struct fw_buf *b, const json_t *doc, const char *err, const cha
 		if (csrf != NULL)
 			fw_buf_str(b, " <button>save</button>");
 		if (refused_key != NULL && strcmp(refused_key, key) == 0) {
-			fw_buf_str(b, " <span class=\"err\">refused: ");
+			/* flowcutd's refusal of a secret says "refused: " itself */
+			fw_buf_str(b, " <span class=\"err\">");
+			if (strncmp(refused_why, "refused: ", 9) != 0)
+				fw_buf_str(b, "refused: ");
 			fw_buf_html(b, refused_why);
 			fw_buf_str(b, "</span>");
 		} else if (saved_key != NULL && strcmp(saved_key, key) == 0) {

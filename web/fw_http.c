@@ -393,7 +393,6 @@ change(struct fw_http *h, struct MHD_Connection *c, const char *path, const stru
 	}
 	e = fw_ctl_ask(h->ctl_path, secret, req, &doc, err, sizeof(err));
 	explicit_bzero(secret, sizeof(secret));
-	json_decref(doc);
 	if (e != 0 && e != -EPROTO)
 		return fail(c, path, 502, err, NULL, NULL);
 	pthread_mutex_lock(&h->lock);
@@ -411,11 +410,16 @@ change(struct fw_http *h, struct MHD_Connection *c, const char *path, const stru
 
 			snprintf(s->note, sizeof(s->note), "%s%.480s", cut ? "not cut: " : "", why);
 		} else {
-			snprintf(s->note, sizeof(s->note), "%s%s", cut ? "cut connection " : "saved",
-				 cut ? fw_form_get(f, "id") : "");
+			/* flowcutd's own words for a cut ("connection ID cut in hardware") */
+			const char *said = json_is_string(doc) ? json_string_value(doc) : NULL;
+
+			snprintf(s->note, sizeof(s->note), "%s%s%s%.300s%s", cut ? "cut connection " : "saved",
+				 cut ? fw_form_get(f, "id") : "", said ? " (flowcutd: " : "", said ? said : "",
+				 said ? ")" : "");
 		}
 	}
 	pthread_mutex_unlock(&h->lock);
+	json_decref(doc);
 	return see_other(c, strcmp(path, "/conns/cut") == 0 ? "/conns" : "/settings", NULL);
 }
 

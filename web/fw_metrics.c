@@ -12,14 +12,41 @@ family(struct fw_buf *b, const char *name, const char *type, const char *help)
 
 /* a metric name's part: [a-zA-Z0-9_] kept, any other byte '_' */
 static void
-name_part(struct fw_buf *b, const char *s)
+name_part(struct fw_buf *b, const char *s, double *scale)
 {
-	for (; *s != '\0'; s++) {
-		char c = *s;
+	/* a unit word flowcutd's names abbreviate, in the base unit promtool
+	 * asks for: turn_max_us is turn_max_seconds, its value * 1e-6 */
+	static const struct {
+		const char *word, *base;
+		double scale;
+	} units[] = {
+		{"us", "seconds", 1e-6},
+		{"ms", "seconds", 1e-3},
+	};
 
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
-			c = '_';
-		fw_buf_add(b, &c, 1);
+	while (*s != '\0') {
+		size_t w = strcspn(s, "_"), u;
+
+		for (u = 0; u < sizeof(units) / sizeof(units[0]); u++)
+			if (strlen(units[u].word) == w && strncmp(s, units[u].word, w) == 0)
+				break;
+		if (u < sizeof(units) / sizeof(units[0])) {
+			fw_buf_str(b, units[u].base);
+			*scale = units[u].scale;
+		} else {
+			for (size_t i = 0; i < w; i++) {
+				char c = s[i];
+
+				if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
+					c = '_';
+				fw_buf_add(b, &c, 1);
+			}
+		}
+		s += w;
+		if (*s == '_') {
+			fw_buf_add(b, "_", 1);
+			s++;
+		}
 	}
 }
 
@@ -78,11 +105,12 @@ each(struct fw_buf *b, const json_t *obj, const char *prefix, const char *suffix
 
 	json_object_foreach((json_t *)obj, key, v) {
 		struct fw_buf n = {0};
+		double scale = 1;
 
 		if (!is_value(v))
 			continue;
 		fw_buf_str(&n, prefix);
-		name_part(&n, key);
+		name_part(&n, key, &scale);
 		fw_buf_str(&n, suffix);
 		if (fw_buf_err(&n) != 0) {
 			b->err = n.err;
@@ -90,7 +118,10 @@ each(struct fw_buf *b, const json_t *obj, const char *prefix, const char *suffix
 			return;
 		}
 		fw_buf_printf(b, "# HELP %s %s %s\n# TYPE %s %s\n%s", n.p, help, key, n.p, type, n.p);
-		value(b, v);
+		if (scale != 1 && json_is_number(v))
+			fw_buf_printf(b, " %.9g\n", json_number_value(v) * scale);	/* a us is 1e-6 s: 9 digits hold it */
+		else
+			value(b, v);
 		fw_buf_free(&n);
 	}
 }

@@ -44,12 +44,55 @@ ports_sum(const json_t *doc, const char *key, double *sum)
 	return found ? 0 : -ENOENT;
 }
 
+/*
+ * The fast path's outcome counters a figure sums when the ports carry no
+ * such key (flowcutd's choice: the coprocessor counts by outcome, not by
+ * port, so its `counters` sends ports[].to_host alone): to the wire every
+ * FROM_*_TO_WIRE* outcome, dropped every FROM_*_DROP_* one.
+ */
+static const struct {
+	const char *key, *part;
+} by_outcome[] = {
+	{"to_wire", "_TO_WIRE"},
+	{"dropped", "_DROP_"},
+};
+
+/* the sum of doc's fastpath counters whose name holds part: 0, -ENOENT when none */
+static int
+outcome_sum(const json_t *doc, const char *part, double *sum)
+{
+	const json_t *fp = json_object_get(doc, "fastpath"), *v;
+	const char *name;
+	int found = 0;
+
+	*sum = 0;
+	json_object_foreach((json_t *)fp, name, v) {
+		if (strstr(name, part) != NULL && strncmp(name, "FROM_", 5) == 0 && json_is_integer(v)) {
+			*sum += (double)json_integer_value(v);
+			found = 1;
+		}
+	}
+	return found ? 0 : -ENOENT;
+}
+
+/* a figure of doc: the ports' sum of key, else its fast-path outcomes' sum */
+static int
+figure(const json_t *doc, const char *key, double *sum)
+{
+	if (ports_sum(doc, key, sum) == 0)
+		return 0;
+	for (size_t i = 0; i < sizeof(by_outcome) / sizeof(by_outcome[0]); i++)
+		if (strcmp(by_outcome[i].key, key) == 0)
+			return outcome_sum(doc, by_outcome[i].part, sum);
+	return -ENOENT;
+}
+
 static int
 ports_rate(const json_t *prev, const json_t *last, const char *key, double dt, double *rate)
 {
 	double a, b;
 
-	if (ports_sum(prev, key, &a) != 0 || ports_sum(last, key, &b) != 0)
+	if (figure(prev, key, &a) != 0 || figure(last, key, &b) != 0)
 		return -ENOENT;
 	if (b < a)
 		return -ERANGE;

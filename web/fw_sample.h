@@ -4,7 +4,10 @@
  * `counters` once a second (fw_ctl, one request a second whatever the
  * browsers do) and keeps the last FW_SAMPLE_N points - five minutes of
  * frames a second to the wire, to the host and dropped (the sums of the
- * answer's ports[]) - and the last two answers (and the last answer to
+ * answer's ports[]; a figure the ports do not carry - flowcutd sends
+ * to_host alone, its coprocessor counts by outcome - is the sum of the
+ * fast path's outcomes: FROM_*_TO_WIRE* to the wire, FROM_*_DROP_*
+ * dropped) - and the last two answers (and the last answer to
  * `triggers`, asked in the same second: two requests a second in all), from which every counter's
  * rate follows (fw_sample_rate).  The status page and /metrics read what
  * it keeps and ask flowcutd nothing themselves.

@@ -17,7 +17,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/lab/lib.sh
-. "$here/lib.sh"	# say ex rx counter conns wait_for udp_stream forwarding port_counters port_rx f2b*, lab_suite
+. "$here/lib.sh"	# say ex rx counter conns wait_for udp_stream forwarding port_counters port_rx f2b*, win_* flood floods_stop, lab_suite
 LAB_TIMES=1
 
 # The lab's addresses a family: the client's own (.2), a second one the
@@ -42,46 +42,6 @@ stat() {
 # waits until flowcutd's log holds at least $2 lines matching $1 (5 s)
 logged() { # regex [count]
 	wait_for 50 bash -c "[ \$(grep -c -- '$1' '$run/flowcutd.log') -ge ${2:-1} ]"
-}
-
-# The window of test_lab's flood check, from 1 s after the cut: win_start,
-# then win_end LABEL once 10 s have passed since (win_rest sleeps what is
-# left of them): says the figures; true when the host's front ports took in
-# at most 10 frames and the coprocessor dropped at least 10,000.
-win_start() {
-	sleep 1
-	w_host=$(( $(rx fp0) + $(rx fp1) )) w_drop=$(counter FROM_WIRE_DROP_IPS_VERDICT) w_t=$(date +%s%N)
-}
-win_rest() {
-	local ms=$(( 10000 - ($(date +%s%N) - w_t) / 1000000 ))
-	[ "$ms" -le 0 ] || sleep "$(( ms / 1000 )).$(printf %03d $(( ms % 1000 )))"
-}
-win_end() { # label
-	local host drop s
-	win_rest
-	s=$(( ($(date +%s%N) - w_t) / 1000000 ))
-	host=$(( $(rx fp0) + $(rx fp1) - w_host )) drop=$(( $(counter FROM_WIRE_DROP_IPS_VERDICT) - w_drop ))
-	say "$1: the host took in $host frames in the $s ms from 1 s after the cut," \
-	    "the coprocessor dropped $drop (DROP_IPS_VERDICT)"
-	[ "$host" -le 10 ] && [ "$drop" -ge 10000 ]
-}
-# a 400 Mbit/s UDP flood to the server from ADDR, to PORT, forwarding in the
-# fast path (its pid in $stream)
-flood() { # family from port [rate]
-	local d=198.18.1.2
-	[ "$1" = 6 ] && d=2001:2:0:1::2
-	udp_stream "$d" "${4:-400M}" 22 "$3" "$2"
-	wait_for 60 forwarding "$1" "$3" || { say "the flood from $2 was never offloaded"; conns; return 1; }
-	sleep 0.5
-}
-
-# stops every flood: the processes of the lab's client namespace (iperf3
-# clients), by their pids, and waits until they are gone - killing the
-# background job alone may leave its iperf3 sending (into the next window)
-floods_stop() {
-	local p
-	for p in $(ip netns pids "$L-client"); do kill "$p" 2>/dev/null; done
-	wait_for 30 bash -c "[ -z \"\$(ip netns pids $L-client)\" ]"
 }
 
 lab_on_fail() {

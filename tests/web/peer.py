@@ -51,7 +51,7 @@ while True:
         if secret != "s3cret":
             a = "error refused: a change needs the operator's secret"
         elif verb == "cut-conn":
-            a = "ok {}"
+            a = "ok connection " + words[1] + " cut in hardware"  # as flowcutd answers it: text
         elif words[1] == "idle_timeout" and not words[2].isdigit():
             a = "error idle_timeout: not a number of seconds: " + words[2]
         else:

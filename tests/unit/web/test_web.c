@@ -22,6 +22,7 @@
 #include "fw_html.h"
 #include "fw_metrics.h"
 #include "fw_req.h"
+#include "fw_ctl.h"
 #include "fw_sample.h"
 #include "fw_session.h"
 
@@ -233,7 +234,8 @@ origin_rows_hold(void **state)
 /* ---- documents ---- */
 
 static const char counters_a[] =
-	"{\"fastpath\":{\"rx\":1000,\"drop_cut\":10},\"flowcutd\":{\"offloads\":5},"
+	"{\"fastpath\":{\"rx\":1000,\"drop_cut\":10},\"flowcutd\":{\"offloads\":5,\"turn_max_us\":728,"
+	"\"resync_last_ms\":4,\"bus_ms_x\":1,\"ms\":2},"
 	"\"conntrack\":{\"entries\":40,\"limit\":65536,\"insert_failed\":0,\"drop\":1,\"early_drop\":2},"
 	"\"ports\":[{\"port\":0,\"to_host\":10,\"to_wire\":900,\"dropped\":10},{\"port\":1,\"to_host\":0,\"to_wire\":0,\"dropped\":0}],"
 	"\"link\":{\"refused\":3},\"connections\":{\"ips\":1,\"fwd\":2,\"cut\":3,\"dropping\":1},"
@@ -296,6 +298,98 @@ rates_hold(void **state)
 	json_decref(b);
 }
 
+/* flowcutd's answers as fw_ctl reads them: JSON, and cut-conn's text as it answers it */
+static const struct {
+	const char *ans;
+	int rc;
+	const char *want;	/* the string doc's text, a key the object has, or err's words */
+} answer_rows[] = {
+	{"ok {\"key\":\"idle_timeout\",\"value\":\"30\"}\n", 0, "key"},
+	{"ok [1,2]\n", 0, NULL},
+	{"ok connection 1 cut in hardware\n", 0, "connection 1 cut in hardware"},
+	{"ok connection 1 cut on the host\n\n", 0, "connection 1 cut on the host"},
+	{"error idle_timeout: not 1 to 65535 seconds\n", -EPROTO, "idle_timeout: not 1 to 65535 seconds"},
+	{"ok {\"key\":\n", -EBADMSG, "not JSON"},
+	{"okay\n", -EBADMSG, "neither ok nor error: okay"},
+	{"ok \xff\xfe\n", -EBADMSG, "not UTF-8"},
+	{"", -EBADMSG, "neither ok nor error"},
+};
+
+static void
+answer_rows_hold(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(answer_rows) / sizeof(answer_rows[0]); i++) {
+		char ans[256], err[256] = "";
+		json_t *d = (json_t *)1;
+		int rc;
+
+		snprintf(ans, sizeof(ans), "%s", answer_rows[i].ans);
+		rc = fw_ctl_answer("/x.sock", ans, strlen(ans), &d, err, sizeof(err));
+		if (rc != answer_rows[i].rc)
+			fail_msg("row %zu (%s): rc %d, want %d (%s)", i, answer_rows[i].ans, rc, answer_rows[i].rc, err);
+		if (rc != 0 && (d != NULL || strstr(err, answer_rows[i].want) == NULL))
+			fail_msg("row %zu: err '%s', want '%s'", i, err, answer_rows[i].want);
+		if (rc == 0 && answer_rows[i].want != NULL &&
+		    !(json_is_string(d) ? strcmp(json_string_value(d), answer_rows[i].want) == 0 :
+					  json_object_get(d, answer_rows[i].want) != NULL))
+			fail_msg("row %zu: the answer's document lacks '%s'", i, answer_rows[i].want);
+		json_decref(d);
+	}
+}
+
+/* the graph's figures from two answers as flowcutd sends them (t18-proto.md;
+ * flowcutd's ports carry to_host alone: to the wire and dropped are then the
+ * fast path's outcomes) and as the protocol has them (the ports' own win) */
+static const struct {
+	const char *a, *b;	/* two `counters` answers, 1 s apart */
+	bool ok;
+	double wire, host, dropped;
+} figure_rows[] = {
+	{"{\"time_ms\":1000, \"ports\":[{\"port\":0, \"to_host\":10}, {\"port\":1, \"to_host\":0}],"
+	 " \"fastpath\":{\"FROM_WIRE_RX\":0, \"FROM_WIRE_TO_WIRE_VERDICT_CUT_THRU\":0, \"FROM_KN_TO_WIRE\":0,"
+	 " \"FROM_WIRE_DROP_IPS_VERDICT\":0, \"FROM_KN_DROP_LIF_UNKNOWN\":0, \"NPU_TX_FULL\":0}}",
+	 "{\"time_ms\":2000, \"ports\":[{\"port\":0, \"to_host\":13}, {\"port\":1, \"to_host\":4}],"
+	 " \"fastpath\":{\"FROM_WIRE_RX\":90000, \"FROM_WIRE_TO_WIRE_VERDICT_CUT_THRU\":300, \"FROM_KN_TO_WIRE\":20,"
+	 " \"FROM_WIRE_DROP_IPS_VERDICT\":50000, \"FROM_KN_DROP_LIF_UNKNOWN\":2, \"NPU_TX_FULL\":7}}",
+	 true, 320, 7, 50002},
+	{"{\"time_ms\":1000, \"ports\":[{\"port\":0, \"to_host\":0, \"to_wire\":0, \"dropped\":0}],"
+	 " \"fastpath\":{\"FROM_WIRE_TO_WIRE\":0, \"FROM_WIRE_DROP_IPS_VERDICT\":0}}",
+	 "{\"time_ms\":2000, \"ports\":[{\"port\":0, \"to_host\":1, \"to_wire\":2, \"dropped\":3}],"
+	 " \"fastpath\":{\"FROM_WIRE_TO_WIRE\":900, \"FROM_WIRE_DROP_IPS_VERDICT\":900}}",
+	 true, 2, 1, 3},
+	{"{\"time_ms\":1000, \"ports\":[{\"port\":0, \"to_host\":0}]}",
+	 "{\"time_ms\":2000, \"ports\":[{\"port\":0, \"to_host\":5}]}", false, 0, 0, 0},
+};
+
+static void
+figure_rows_hold(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(figure_rows) / sizeof(figure_rows[0]); i++) {
+		json_t *a = doc(figure_rows[i].a), *b = doc(figure_rows[i].b), *last, *prev;
+		static struct fw_sample s;
+		struct fw_point pts[FW_SAMPLE_N];
+
+		fw_sample_init(&s);
+		fw_sample_push(&s, a);
+		fw_sample_push(&s, b);
+		assert_int_equal(fw_sample_get(&s, &last, &prev, pts, NULL, 0), 1);
+		if (pts[0].ok != figure_rows[i].ok)
+			fail_msg("row %zu: ok %d, want %d", i, pts[0].ok, figure_rows[i].ok);
+		if (figure_rows[i].ok && (pts[0].wire != figure_rows[i].wire || pts[0].host != figure_rows[i].host ||
+					  pts[0].dropped != figure_rows[i].dropped))
+			fail_msg("row %zu: wire %.1f host %.1f dropped %.1f, want %.1f %.1f %.1f", i, pts[0].wire,
+				 pts[0].host, pts[0].dropped, figure_rows[i].wire, figure_rows[i].host,
+				 figure_rows[i].dropped);
+		json_decref(last);
+		json_decref(prev);
+		fw_sample_fini(&s);
+		json_decref(a);
+		json_decref(b);
+	}
+}
+
 static const struct {
 	const char *want;	/* a line that must be in /metrics, or (absent) one that must not */
 	bool present;
@@ -303,6 +397,12 @@ static const struct {
 	{"flowcut_fastpath_frames_total{outcome=\"rx\"} 1000\n", true},
 	{"# TYPE flowcut_fastpath_frames_total counter\n", true},
 	{"flowcut_daemon_offloads 5\n", true},
+	{"flowcut_daemon_turn_max_seconds 0.000728\n", true},	/* promtool: base units */
+	{"flowcut_daemon_resync_last_seconds 0.004\n", true},
+	{"flowcut_daemon_bus_seconds_x 0.001\n", true},
+	{"flowcut_daemon_seconds 0.002\n", true},
+	{"_us ", false},
+	{"_ms ", false},
 	{"flowcut_port_frames_total{port=\"0\",way=\"to_host\"} 10\n", true},
 	{"flowcut_link_refused_total 3\n", true},
 	{"flowcut_connections{kind=\"cut\"} 3\n", true},
@@ -358,7 +458,7 @@ static const char settings_doc[] =
 	"{\"key\":\"watched_set\",\"value\":[\"inet f2b *\",\"ip a b\"],\"default\":[],\"help\":\"h\",\"kind\":\"list\"},"
 	"{\"key\":\"idle_timeout\",\"value\":\"30\",\"default\":\"30\",\"help\":\"h2\",\"kind\":\"number\"}]}";
 
-enum page { STATUS, CONNS, CONNS_ANON, SETTINGS, SETTINGS_ANON, CUTS };
+enum page { STATUS, CONNS, CONNS_ANON, SETTINGS, SETTINGS_ANON, CUTS, SETTINGS_AUTH, PAGES };
 
 static const struct {
 	enum page page;
@@ -391,6 +491,9 @@ static const struct {
 	{SETTINGS, "<textarea name=\"value\" id=\"watched_set\">inet f2b *\nip a b\n</textarea>", true},
 	{SETTINGS, "refused: not a number: x&amp;y</span>", true},
 	{SETTINGS_ANON, "<button>save</button>", false},
+	/* flowcutd's refusal of the secret starts with its own "refused: " */
+	{SETTINGS_AUTH, "<span class=\"err\">refused: uid 65534: the secret is wrong</span>", true},
+	{SETTINGS_AUTH, "refused: refused", false},
 	{CUTS, "<td>/etc/l</td><td class=\"n\">1</td><td class=\"n\">2</td>", true},
 };
 
@@ -400,7 +503,7 @@ html_rows_hold(void **state)
 	json_t *a = doc(counters_a), *b = doc(counters_b), *c = doc(conns_doc), *s = doc(settings_doc);
 	json_t *t = doc(triggers), *a0 = doc(counters_a);
 	const char *csrf = "0123456789abcdef0123456789abcdef";
-	struct fw_buf pages[6] = {{0}};
+	struct fw_buf pages[PAGES] = {{0}};
 	struct fw_point pt = {.t_ms = 3000, .ok = true, .wire = 1000, .host = 5, .dropped = 500};
 	struct fw_form q;
 	char err[64];
@@ -415,6 +518,8 @@ html_rows_hold(void **state)
 	assert_int_equal(fw_html_settings(&pages[SETTINGS], s, NULL, csrf, "idle_timeout",
 					  "not a number: x&y", NULL), 0);
 	assert_int_equal(fw_html_settings(&pages[SETTINGS_ANON], s, NULL, NULL, NULL, NULL, NULL), 0);
+	assert_int_equal(fw_html_settings(&pages[SETTINGS_AUTH], s, NULL, csrf, "idle_timeout",
+					  "refused: uid 65534: the secret is wrong", NULL), 0);
 	assert_int_equal(fw_html_cuts(&pages[CUTS], NULL, t, NULL), 0);
 	for (size_t i = 0; i < sizeof(html_rows) / sizeof(html_rows[0]); i++)
 		if ((strstr(pages[html_rows[i].page].p, html_rows[i].want) != NULL) != html_rows[i].present)
@@ -422,7 +527,7 @@ html_rows_hold(void **state)
 				 html_rows[i].present ? "missing" : "present");
 	/* cut_in_hardware first, as the document orders it */
 	assert_true(strstr(pages[SETTINGS].p, "cut_in_hardware") < strstr(pages[SETTINGS].p, "watched_set"));
-	for (int i = 0; i < 6; i++)
+	for (int i = 0; i < PAGES; i++)
 		fw_buf_free(&pages[i]);
 	fw_form_free(&q);
 	json_decref(a);
@@ -444,6 +549,8 @@ main(void)
 		cmocka_unit_test(sessions_hold),
 		cmocka_unit_test(origin_rows_hold),
 		cmocka_unit_test(rates_hold),
+		cmocka_unit_test(figure_rows_hold),
+		cmocka_unit_test(answer_rows_hold),
 		cmocka_unit_test(metrics_rows_hold),
 		cmocka_unit_test(html_rows_hold),
 	};

@@ -1,0 +1,237 @@
+#!/usr/bin/env bash
+# The operator's page in the lab (issue 18's "How it is shown"): the real
+# flowcut-web that lab/lab.sh starts in the lab's host namespace (as nobody,
+# in control_read_group, on 127.0.0.1:9842 and [::1]:9842 there), against
+# the real flowcutd and coprocessor, asked with curl and drawn by headless
+# Chromium (run in the namespace with ip netns exec):
+#   - the status page's frames a second to the wire, from two dumps of a
+#     lab stream, are > 0 and move;
+#   - the settings form (curl: a login with the secret flowcutd wrote, the
+#     form's CSRF token) turns "Cut in hardware" off and the coprocessor's
+#     IPS switch follows (flowcutctl cfg), then on; a bad value is refused
+#     beside its field with the file's bytes unchanged; a save with no
+#     session, a wrong secret, no CSRF token or another Origin is refused
+#     with the file and the switch unchanged;
+#   - a row's cut button cuts a 400 Mbit/s flood (lib.sh's window: at most
+#     10 frames to the host in the 10 s from 1 s after the cut), IPv4 over
+#     127.0.0.1 and IPv6 over [::1]; a watched set's element cuts a stream
+#     and the connections page shows it with its set and element;
+#   - /metrics passes promtool, and Debian's Prometheus (its own config and
+#     data in the run folder, 1 s scrapes, 127.0.0.1:9090 of the namespace)
+#     scrapes it during a cut flood: its PromQL rate of the drop outcome
+#     is within 10 % of the rate the fast path's own counter gives.
+# Screenshots (PNG) and the dumps go to WEB_SHOTS (default build/lab/web;
+# the run folder goes with the lab).  Output: TAP as the other lab suites
+# ("ok - NAME", "# ..." lines for figures).  Root only.  BUILD names the
+# build folder.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/lab/lib.sh
+. "$here/lib.sh"	# say ex counter conns cfg wait_for udp_stream flood floods_stop win_*, lab_suite
+export WEB_SHOTS=${WEB_SHOTS:-$BUILD/lab/web}
+U=http://127.0.0.1:9842
+U6='http://[::1]:9842'
+LAB_VARS="WEB_SHOTS U U6"
+LAB_TIMES=1
+
+web() { ex host curl -s --max-time 10 "$@"; }
+code() { web -o "$run/body" -w '%{http_code}' "$@"; }
+# a login with the operator's secret (or $2) into the cookie jar $run/jar; the form's CSRF token in $csrf
+login() { # base [secret]
+	local s
+	s=${2:-$(cat "$run/web.secret")}
+	[ "$(code -c "$run/jar" --data-urlencode "secret=$s" "$1/login")" = 303 ] || { say "login: $(cat "$run/body")"; return 1; }
+	csrf=$(web -b "$run/jar" "$1/settings" | grep -o 'name="csrf" value="[0-9a-f]*' | head -1 | sed 's/.*value="//')
+	[ "${#csrf}" = 32 ] || { say "no CSRF token on the settings form"; return 1; }
+}
+post() { code -b "$run/jar" -H "Origin: ${ORIGIN:-$1}" "${@:2}"; }	# base curl-args...
+# headless Chromium in the host namespace: dump (the DOM to stdout) or shot (a PNG of WEB_SHOTS)
+chr() { # dump|shot url [name]
+	local a=(--headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir="$run/chr" "--window-size=1280,1100")
+	mkdir -p "$WEB_SHOTS"
+	if [ "$1" = dump ]; then
+		ex host timeout 60 chromium "${a[@]}" --dump-dom "$2" 2>/dev/null
+	else
+		ex host timeout 60 chromium "${a[@]}" --screenshot="$run/$3.png" "$2" >/dev/null 2>&1 &&
+			cp "$run/$3.png" "$WEB_SHOTS/$3.png" && say "screenshot: $WEB_SHOTS/$3.png"
+	fi
+}
+# the status page's "now:" figure (to the wire, to the host, dropped) from a DOM
+now_fig() { # wire|host|dropped
+	local k=$1
+	[ "$k" = wire ] && k="to the wire" ; [ "$k" = host ] && k="to the host"
+	sed -n "s/.*<p>now:.*$k \([0-9]*\)\/s.*/\1/p" | head -1
+}
+ips_on() { [ $(( $(cfg) & 4 )) -ne 0 ]; }	# the coprocessor's fw_cfg IPS bit, read back
+setting() { sed -n "s/^$1 = //p" "$run/settings.conf"; }
+# a settings page (stdin) holds an error with TEXT in KEY's own form (between its field and the next)
+beside() { # key text
+	python3 -c 'import sys
+page, key, text = sys.stdin.read(), sys.argv[1], sys.argv[2]
+at = page.find("id=\"%s\"" % key)
+form = page[at:page.find("<div class=\"setting\">", at)] if at >= 0 else ""
+sys.exit(0 if "class=\"err\">" + text in form.replace("&#39;", "\x27") else 1)' "$1" "$2"
+}
+
+# ---- the tests: each returns 0 (ok), 1 (not ok) ----
+
+# The status page while a 200 Mbit/s UDP stream runs in the fast path:
+# two dumps 2 s apart, its frames a second to the wire > 0 and not equal.
+t_status() {
+	local a b
+	udp_stream 198.18.1.2 200M 25
+	wait_for 60 stream_offloaded udp || { say "never offloaded"; conns; return 1; }
+	sleep 2.5	# the sampler's two answers a rate needs
+	a=$(chr dump "$U/" | tee "$run/status1.html" | now_fig wire)
+	sleep 2
+	b=$(chr dump "$U6/" | tee "$run/status2.html" | now_fig wire)
+	chr shot "$U/" status-stream
+	cp "$run/status1.html" "$run/status2.html" "$WEB_SHOTS/"
+	say "the status page during a 200 Mbit/s stream: to the wire ${a:--}/s, 2 s later (over [::1]) ${b:--}/s"
+	kill "$stream" 2>/dev/null; stream_end
+	[ "${a:-0}" -gt 0 ] && [ "${b:-0}" -gt 0 ] && [ "$a" != "$b" ] && grep -q '<polyline' "$run/status2.html"
+}
+
+# The settings form: "Cut in hardware" off, the IPS switch follows; on
+# again; a bad value refused beside its field, nothing changed.
+t_settings() {
+	local sum
+	login "$U" || return 1
+	ips_on || { say "the IPS switch is off before the test"; return 1; }
+	[ "$(post "$U" -d "csrf=$csrf&key=cut_in_hardware&value=off" "$U/settings")" = 303 ] || return 1
+	wait_for 50 bash -c "$(declare -f cfg ips_on); L=$L ctl=$ctl; ! ips_on" ||
+		{ say "the IPS switch stayed on: fw_cfg $(cfg)"; return 1; }
+	say "Cut in hardware off by the page: cut_in_hardware = $(setting cut_in_hardware), fw_cfg $(cfg)"
+	[ "$(post "$U" -d "csrf=$csrf&key=cut_in_hardware&value=on" "$U/settings")" = 303 ] || return 1
+	wait_for 50 ips_on || { say "the IPS switch stayed off: fw_cfg $(cfg)"; return 1; }
+	say "on again: cut_in_hardware = $(setting cut_in_hardware), fw_cfg $(cfg)"
+	sum=$(md5sum <"$run/settings.conf")
+	[ "$(post "$U" -d "csrf=$csrf&key=idle_timeout&value=abc" "$U/settings")" = 303 ] || return 1
+	web -b "$run/jar" "$U/settings" >"$run/settings-refused.html"
+	cp "$run/settings-refused.html" "$WEB_SHOTS/"
+	chr shot "file://$run/settings-refused.html" settings-refused	# the page as the session saw it
+	beside idle_timeout 'refused: idle_timeout is not' <"$run/settings-refused.html" ||
+		{ say "no refusal beside idle_timeout"; grep -n 'err' "$run/settings-refused.html"; return 1; }
+	say "beside the field: $(grep -o 'class="err">[^<]*' "$run/settings-refused.html" | head -1)"
+	[ "$(md5sum <"$run/settings.conf")" = "$sum" ] || { say "the file changed"; return 1; }
+	ips_on
+}
+
+# Saves without the secret: each refused, the file's bytes and the switch unchanged.
+t_refused() {
+	local sum n0 n1 c
+	sum=$(md5sum <"$run/settings.conf")
+	c=$(code -d "key=cut_in_hardware&value=off" "$U/settings")
+	say "no session: $c"; [ "$c" = 403 ] || return 1
+	login "$U" || return 1
+	c=$(post "$U" -d "key=cut_in_hardware&value=off" "$U/settings")
+	say "no CSRF token: $c"; [ "$c" = 403 ] || return 1
+	c=$(ORIGIN=http://evil.example post "$U" -d "csrf=$csrf&key=cut_in_hardware&value=off" "$U/settings")
+	say "Origin http://evil.example: $c"; [ "$c" = 403 ] || return 1
+	sleep 1.2
+	n0=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ctl_auth_refused"])' "$run/flowcutd.json")
+	login "$U" 0000000000000000000000000000000000000000000000000000000000000000 || return 1
+	c=$(post "$U" -d "csrf=$csrf&key=cut_in_hardware&value=off" "$U/settings")
+	web -b "$run/jar" "$U/settings" >"$run/settings-wrong.html"	# the note is shown once
+	say "a wrong secret: $c, the page says: $(grep -o 'class="err">[^<]*' "$run/settings-wrong.html" | head -1)"
+	grep -q 'class="err">refused: uid 65534: the secret is wrong' "$run/settings-wrong.html" || return 1
+	sleep 1.2
+	n1=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ctl_auth_refused"])' "$run/flowcutd.json")
+	say "flowcutd's ctl_auth_refused: $n0 -> $n1"
+	[ "$(md5sum <"$run/settings.conf")" = "$sum" ] || { say "the file changed"; return 1; }
+	[ "$n1" -gt "$n0" ] && ips_on
+}
+
+# A row's cut button cuts a live 400 Mbit/s flood (IPv4 over 127.0.0.1, IPv6 over [::1]).
+t_button() { # family
+	local base=$U from=198.18.0.2 id page
+	[ "$1" = 6 ] && base=$U6 from=2001:2::2
+	login "$base" || return 1
+	flood "$1" "$from" 5202 || return 1
+	# the row of the flood (udp): its cut form's id (asked again while the table shows it not)
+	for _ in 1 2 3 4 5; do
+		id=$(web "$base/api/conns?port=5202" | python3 -c 'import json,sys
+for c in json.load(sys.stdin)["conns"]:
+    if c["proto"] == "udp" and c["dport"] == 5202 and c["cut"] is None: print(c["id"]); break' 2>/dev/null)
+		[ -n "$id" ] && break
+		sleep 0.5
+	done
+	page=$(web -b "$run/jar" "$base/conns?port=5202")
+	{ [ -n "$id" ] && grep -q "name=\"id\" value=\"$id\"" <<<"$page"; } || { say "no cut button for the flood ($id)"; return 1; }
+	say "the flood: connection $id"
+	[ "$(post "$base" -d "csrf=$csrf&id=$id" "$base/conns/cut")" = 303 ] || { say "the cut: $(cat "$run/body")"; return 1; }
+	win_start
+	say "the page says: $(web -b "$run/jar" "$base/conns" | grep -o 'cut connection [^<]*' | head -1)"
+	web -b "$run/jar" "$base/conns?state=cut" >"$run/conns-cut$1.html"
+	grep -q 'conn - (in hardware)' "$run/conns-cut$1.html" || { say "the cut row has no trigger"; return 1; }
+	win_end "UDP/IPv$1 400 Mbit/s, cut by the page's button (connection $id)" || { floods_stop; return 1; }
+	floods_stop
+}
+
+# A watched set's element cuts a stream: the connections page shows the
+# cut connection with its set and element (and the cuts page with its tuple).
+t_trigger() {
+	local dom
+	udp_stream 198.18.1.2 100M 20
+	wait_for 60 stream_offloaded udp || { say "never offloaded"; conns; return 1; }
+	ex host nft add element inet filter blocked4 '{ 198.18.1.2 }' || return 1
+	wait_for 50 bash -c "$(declare -f ex web); L=$L lab=$lab U=$U; web '$U/api/conns?state=cut' | grep -q '\"trigger\": \"set\"'" ||
+		{ say "no cut connection by the set"; web "$U/api/conns"; return 1; }
+	dom=$(chr dump "$U/conns?state=cut")
+	printf '%s\n' "$dom" >"$WEB_SHOTS/conns-set.html"
+	chr shot "$U/conns?state=cut" conns-set
+	chr shot "$U/cuts" cuts
+	kill "$stream" 2>/dev/null; stream_end
+	say "the connections page's trigger: $(grep -o 'set inet filter blocked4[^<]*' <<<"$dom" | head -1)"
+	grep -Eq 'set inet filter blocked4 198\.18\.1\.2(/32)? \(in hardware\)' <<<"$dom"
+}
+
+# /metrics passes promtool; Prometheus scrapes it each second during a cut
+# flood and its rate of the drop outcome is within 10 % of the fast path's.
+t_prom() {
+	local out q d0 d1 t0 t1 fp pr
+	web "$U/metrics" >"$run/metrics"
+	out=$(promtool check metrics <"$run/metrics" 2>&1) || { say "promtool: $out"; return 1; }
+	mkdir -p "$run/prom"
+	cat >"$run/prom/prometheus.yml" <<-EOF
+	global: { scrape_interval: 1s, evaluation_interval: 1s }
+	scrape_configs:
+	  - job_name: flowcut-web
+	    static_configs: [ { targets: ["127.0.0.1:9842"] } ]
+	EOF
+	ex host prometheus --config.file="$run/prom/prometheus.yml" --storage.tsdb.path="$run/prom/data" \
+		--web.listen-address=127.0.0.1:9090 >"$run/prom/log" 2>&1 &
+	flood 4 198.18.0.2 5202 || return 1
+	ex host "$ctl" cut 198.18.1.2 --for 60 >/dev/null || { say "flowcutctl cut failed"; return 1; }
+	sleep 8	# the cut's first second past, Prometheus scraping
+	chr shot "$U/" status-cut
+	q='rate(flowcut_fastpath_frames_total{outcome="FROM_WIRE_DROP_IPS_VERDICT"}[5s])'
+	d0=$(counter FROM_WIRE_DROP_IPS_VERDICT) t0=$(date +%s%N)
+	sleep 5
+	d1=$(counter FROM_WIRE_DROP_IPS_VERDICT) t1=$(date +%s%N)
+	out=$(web --data-urlencode "query=$q" http://127.0.0.1:9090/api/v1/query)
+	floods_stop
+	fp=$(( (d1 - d0) * 1000000000 / (t1 - t0) ))
+	pr=$(python3 -c 'import json,sys; r = json.loads(sys.argv[1])["data"]["result"]; print(int(float(r[0]["value"][1])))' "$out") ||
+		{ say "Prometheus: $out"; tail -5 "$run/prom/log" | sed 's/^/#   /'; return 1; }
+	say "the flood's drops: the fast path's counter $fp/s over the same 5 s, Prometheus' $q = $pr/s" \
+	    "($(( (pr - fp) * 1000 / fp ))/1000 off)"
+	[ "$fp" -gt 10000 ] && [ $(( (pr - fp) * 10 )) -le "$fp" ] && [ $(( (fp - pr) * 10 )) -le "$fp" ]
+}
+
+lab_on_fail() {
+	tail -5 "$run/web.log"
+	return 0
+}
+
+tests=(
+	"the status page's frames a second to the wire, two Chromium dumps of a lab stream (127.0.0.1, [::1]): > 0 and moving|90|t_status"
+	"the settings form turns Cut in hardware off and the IPS switch follows, on again; a bad value refused beside its field, the file unchanged|60|t_settings"
+	"a save with no session, no CSRF token, another Origin or a wrong secret is refused, the file and the switch unchanged|60|t_refused"
+	"the connections page's cut button cuts a 400 Mbit/s flood: at most 10 frames to the host in 10 s (IPv4, the page on 127.0.0.1)|75|t_button 4"
+	"the connections page's cut button cuts a 400 Mbit/s flood: at most 10 frames to the host in 10 s (IPv6, the page on [::1])|75|t_button 6"
+	"a watched set's element cuts a stream: the connections page shows it with its set and element|75|t_trigger"
+	"/metrics passes promtool; Prometheus scraping each second queries the cut flood's drop rate back within 10 %|90|t_prom"
+)
+
+lab_suite fcw
