@@ -77,7 +77,7 @@ fd_frames_turn(struct fd_frames *f, uint64_t now_ms)
 		return 0;
 	f->started = true;
 	f->last_ms = now_ms;
-	if (!f->in_round) {	/* a new round: once a minute at most (fd_frames.h) */
+	if (!f->in_round) {	/* a new round: every FD_FRAMES_ROUND_MS at most (fd_frames.h) */
 		if (f->rounded && now_ms - f->round_ms < FD_FRAMES_ROUND_MS)
 			return 0;
 		f->rounded = f->in_round = true;

@@ -12,16 +12,19 @@
  * (fd_why_next: it holds one a slot that was cut, so a round is work per
  * cut record - stale ones, released or aged out, included, each looked at
  * in its slot alone, fd_offload_find_cut_slot - never per offloaded
- * connection), and a round starts FD_FRAMES_ROUND_MS after the last one
- * started at the soonest (the round once walked the binding's whole
- * table: test_scale, flowcutd at 1.20 % of a core idle with 60,000
- * offloaded and none cut, 0.50 % before the reader; kept, so the figures
- * stay as they were).  A record the table's growth moves mid-round may be
- * read twice or wait for the next round.  So a connection's count is at most max(60, ceil(cut / 256))
- * seconds old, and one cut since the round began waits for the next: 60 s
- * up to 15,360 cut connections, 391 s at 100,000.  The cost, bounded: 256
- * commands a second at most (24 B each way plus a 200 B answer), one walk
- * of the table a minute at most, 256 x 24 B in flight.  Why BY_ID and not CONN_READ_RANGE: RANGE walks the
+ * connection), and a round starts FD_FRAMES_ROUND_MS (5 s) after the
+ * last one started at the soonest.  The round once walked the binding's
+ * whole table, and was then held to once a minute (test_scale: flowcutd
+ * at 1.20 % of a core idle with 60,000 offloaded and none cut, 0.50 %
+ * before the reader); over the cut records alone a round of none is no
+ * work, and a minute left a fresh cut's count at 0 for its first minute
+ * (the page and `why` during a cut flood: tests/lab/test_web.sh).  A
+ * record the table's growth moves mid-round may be read twice or wait
+ * for the next round.  So a connection's count is at most max(5,
+ * ceil(cut / 256)) + 1 seconds old: 6 s up to 1,280 cut connections, 391
+ * s at 100,000.  The cost, bounded: 256 commands a second at most (24 B
+ * each way plus a 200 B answer), a walk of the cut records (stale ones
+ * too) every 5 s at most, 256 x 24 B in flight.  Why BY_ID and not CONN_READ_RANGE: RANGE walks the
  * coprocessor's whole table, 5 connections an answer, cut or not
  * (1,000,000 offloaded, 100 cut: 200,000 commands for 100 counts); BY_ID
  * reads only the cut ones, one an answer, and the bound is on commands.
@@ -45,7 +48,7 @@
 
 #define FD_FRAMES_PER_TURN 256
 #define FD_FRAMES_PERIOD_MS 1000
-#define FD_FRAMES_ROUND_MS 60000	/* a round's walk of the table, at most this often */
+#define FD_FRAMES_ROUND_MS 5000	/* a round's walk of the cut records, at most this often */
 
 struct fd_offload;
 struct fd_why;
