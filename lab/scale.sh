@@ -19,7 +19,12 @@
 # flowcutd's stats have them.  Root only; a lab of its own, torn down on
 # exit.  flowcut-npu at --conns max(65536, N + N/4) (lab.sh's
 # FLOWCUT_NPU_CONNS); nf_conntrack_max, global on this kernel (read-only
-# in a namespace), raised to N + N/10 when below and put back on exit.
+# in a namespace), raised to N + N/10 when below and put back on exit;
+# conntrack's hashsize (global too) raised to a power of two >= N when
+# below, said, and put back on exit (SCALE_HASHSIZE=keep: left as it is).
+# Beside the rates, the CPU an offload: flowcutd's utime+stime from
+# ctgen's start to the fast path at N, over N, and ctgen's an insert
+# (/usr/bin/time: its user and system time, the kernel's inserts in it).
 #
 # Every run also prints the offloads a second from the NEW events: the
 # fast path's count sampled at 10 Hz (CLOCK_MONOTONIC, python's

@@ -34,6 +34,7 @@
 #include "fd_offload.h"
 #include "fd_offload_cut.h"
 #include "fd_policy.h"
+#include "fd_pool.h"
 #include "fd_route.h"
 
 
@@ -268,6 +269,7 @@ struct fd_offload {
 	 * its completion): off_settle waits until none is.
 	 */
 	unsigned int inflight;
+	struct fd_pool flights;		/* make()'s, kept for the next (fd_offload.c) */
 	/* a ruleset change: every candidate judged by GET until the event socket is read empty */
 	bool get_mode;
 	struct fd_hist offload_us;	/* qualify (event parsed) -> FLOW_CREATE_FP answered */
