@@ -153,6 +153,7 @@ $(call unit,test_dirwatch,     tests/unit/driver/test_dirwatch.c,      driver/ba
 $(call unit,test_tuple,        tests/unit/driver/test_tuple.c,         driver/base,                             -lcmocka,                      the driver's tuple and its text)
 $(call unit,test_hist,         tests/unit/driver/test_hist.c,          driver/base,                             -lcmocka,                      turn times: a fixed histogram's buckets, max and percentiles)
 $(call unit,test_first,        tests/unit/driver/test_first.c,         driver/offload driver/base,              -lcmocka,                      qualify to first frame: the sampler's reads and figure)
+$(call unit,test_pool,         tests/unit/driver/test_pool.c,          driver/base,                             -lcmocka,                      a free list of one size: kept up to its bound$(comma) reused last in first out$(comma) zeroed)
 $(call unit,test_setelem,      tests/unit/driver/test_setelem.c,       driver/nft settings,                     -lcmocka -lmnl -ljansson,               nftables set elements)
 $(call unit,test_ctl,          tests/unit/driver/test_ctl.c,           driver/control settings,                 -lcmocka,                      control socket: requests, who may ask what, as nobody (root only))
 $(call unit,test_ctstat,      tests/unit/driver/test_ctstat.c,        driver/ct,                               -lcmocka,                      conntrack's own figures from procfs: the stat file as rows$(comma) a folder of 1024 CPUs$(comma) this kernel's)

@@ -19,7 +19,12 @@
 # flowcutd's stats have them.  Root only; a lab of its own, torn down on
 # exit.  flowcut-npu at --conns max(65536, N + N/4) (lab.sh's
 # FLOWCUT_NPU_CONNS); nf_conntrack_max, global on this kernel (read-only
-# in a namespace), raised to N + N/10 when below and put back on exit.
+# in a namespace), raised to N + N/10 when below and put back on exit;
+# conntrack's hashsize (global too) raised to a power of two >= N when
+# below, said, and put back on exit (SCALE_HASHSIZE=keep: left as it is).
+# Beside the rates, the CPU an offload: flowcutd's utime+stime from
+# ctgen's start to the fast path at N, over N, and ctgen's an insert
+# (/usr/bin/time: its user and system time, the kernel's inserts in it).
 #
 # Every run also prints the offloads a second from the NEW events: the
 # fast path's count sampled at 10 Hz (CLOCK_MONOTONIC, python's
@@ -137,7 +142,7 @@ PY
 # row and the offload rates on stdout
 scale_run() {
 	local n=$1 out=$2 run=/run/flowcut-lab/$L pid tck t0 t_off='' now conns=0 c0 c1
-	local r0 r1 o1 rss o0 base sampler
+	local r0 r1 o1 rss o0 base sampler cf0 cf1
 	shift 2
 	pid=$(cat "$run/flowcutd.pid")
 	tck=$(getconf CLK_TCK)
@@ -155,9 +160,13 @@ for k in sys.argv[2:]: print(d.get(k, "none"))' "$run/flowcutd.json" "$@"; }
 	scale_sampler $((base + n)) $((30 + n / 5000)) "$run/samples-$n.txt" &
 	sampler=$!
 	t0=$(date +%s.%N)
+	cf0=$(cpu_of)
+	# ctgen's CPU (its user + system time, the kernel's inserts in its sendmsg)
+	/usr/bin/time -f "%U %S" -o "$run/ctgen.time" \
 	"$top/lab/lab.sh" exec "$L" host "$BUILD/flowcut-ctgen" "$n" --mark "$SCALE_BIT" "$@" \
 		>"$run/ctgen.out" 2>&1 || { echo "scale: flowcut-ctgen failed:" >&2; tail -3 "$run/ctgen.out" >&2; }
 	wait "$sampler"
+	cf1=$(cpu_of)
 	conns=$(tail -1 "$run/samples-$n.txt" | cut -d' ' -f2)
 	now=$(date +%s.%N)
 	[ "${conns:-0}" -ge $((base + n)) ] && t_off=$(printf "%.2f" "$(echo "$now - $t0" | bc)")
@@ -183,6 +192,9 @@ for k in sys.argv[2:]: print(d.get(k, "none"))' "$run/flowcutd.json" "$@"; }
 		echo "resync_taken_out $taken"
 		echo "ct_events_lost $lost"
 		scale_rates "$run/samples-$n.txt" "$run/ctgen.out" "$base" "$n"
+		# CPU µs an offload (flowcutd's, ctgen's start to the fast path at N) and an insert
+		echo "flowcutd_us_per_offload $(echo "scale=2; ($cf1 - $cf0) * 1000000 / $tck / $n" | bc)"
+		echo "ctgen_us_per_insert $(awk -v n="$n" '{ printf "%.2f", ($1 + $2) * 1000000 / n }' "$run/ctgen.time")"
 	} >"$out"
 	awk '{ k = $1; $1 = ""; v[k] = substr($0, 2) }
 	END {
@@ -197,6 +209,7 @@ for k in sys.argv[2:]: print(d.get(k, "none"))' "$run/flowcutd.json" "$@"; }
 				v["offload_rate_per_s"], v["offload_s"], ("offload_rate_mid_per_s" in v) ? v["offload_rate_mid_per_s"] : "(too few samples)", v["ctgen_rate_per_s"]
 		else
 			printf "offloads/s from NEW: not taken: %s\n", v["offload_rate"]
+		printf "CPU: flowcutd %s us an offload, ctgen %s us an insert\n", v["flowcutd_us_per_offload"], v["ctgen_us_per_insert"]
 	}
 	function none_said(x) { return x == "none" ? "not counted yet" : x }' "$out"
 }
@@ -333,15 +346,31 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 	ctmax=/proc/sys/net/netfilter/nf_conntrack_max
 	ctmax0=$(cat "$ctmax")
 	want=$((n + n / 10 + 1000 + extra))
+	# conntrack's buckets (global to the machine): a power of two >= N, as an
+	# appliance for N sets it (docs/settings.md), for this run only;
+	# SCALE_HASHSIZE=keep leaves it (the before of the find's cost)
+	hs=/sys/module/nf_conntrack/parameters/hashsize
+	hs0=$(cat "$hs") hs_want=$hs0
+	if [ "${SCALE_HASHSIZE:-}" != keep ]; then
+		hs_want=1; while [ "$hs_want" -lt "$n" ]; do hs_want=$((hs_want * 2)); done
+		[ "$hs_want" -gt "$hs0" ] || hs_want=$hs0
+	fi
 	cleanup() {
 		"$here/lab.sh" down "$L" >/dev/null 2>&1
 		# put back only what this run set
 		[ "$(cat "$ctmax")" = "$want" ] && [ "$ctmax0" -lt "$want" ] && echo "$ctmax0" >"$ctmax"
+		if [ "$hs_want" != "$hs0" ] && [ "$(cat "$hs")" = "$hs_want" ]; then
+			echo "$hs0" >"$hs" && echo "scale: conntrack's hashsize put back to $hs0" >&2
+		fi
 	}
 	trap cleanup EXIT
 	trap 'exit 1' INT TERM
 	if [ "$ctmax0" -lt "$want" ]; then
 		echo "$want" >"$ctmax" || { echo "scale: nf_conntrack_max $ctmax0 < $want" >&2; exit 1; }
+	fi
+	if [ "$hs_want" != "$hs0" ]; then
+		echo "$hs_want" >"$hs" && echo "scale: conntrack's hashsize $hs0 -> $hs_want for this run" >&2 ||
+			{ echo "scale: conntrack's hashsize $hs0 not raised to $hs_want" >&2; hs_want=$hs0; }
 	fi
 	conns=$((n + n / 4 + extra))
 	[ "$conns" -ge 65536 ] || conns=65536

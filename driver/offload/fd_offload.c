@@ -554,11 +554,18 @@ unpend(struct fd_offload *o, struct off_entry *e)
 	e->pending = false;
 }
 
+/*
+ * The flights kept for reuse: the most in flight is a few turns' events
+ * (FD_OFFLOAD_EVENTS_PER_TURN a turn, answered a turn or two later), so
+ * 4,096 (590 KB) covers a burst's without holding a flood's.
+ */
+#define OFF_FLIGHTS_KEPT 4096
+
 static void
 flight_end(struct flight *f)
 {
 	f->o->inflight--;
-	free(f);
+	fd_pool_put(&f->o->flights, f);
 }
 
 /*
@@ -660,12 +667,12 @@ make(struct fd_offload *o, const struct nf_conntrack *ct, uint64_t t0_ns, bool l
 		rj_ask(o, ct);	/* its bit may be the old rules': judged once they are cleared */
 		return -EAGAIN;
 	}
-	f = calloc(1, sizeof(*f));
+	f = fd_pool_get(&o->flights);
 	if (f == NULL)
 		return -ENOMEM;
 	rc = prepare(o, ct, false, looked, &f->c, &f->e);
 	if (rc != 0) {
-		free(f);
+		fd_pool_put(&o->flights, f);
 		return rc;
 	}
 	e = f->e;
@@ -674,7 +681,7 @@ make(struct fd_offload *o, const struct nf_conntrack *ct, uint64_t t0_ns, bool l
 	e->pending = true;
 	if (off_index_ct(o, e) != 0) {
 		off_free_entry(o, e);
-		free(f);
+		fd_pool_put(&o->flights, f);
 		return -ENOMEM;
 	}
 	u.timeout = off_t_long(o, e->orig.proto);
@@ -1268,6 +1275,7 @@ fd_offload_open(const struct fd_cmds *cmds, const struct fd_ct_io *ct,
 	o->nhops = nhops;
 	o->cfg = *cfg;
 	o->ct_read = UINT_MAX;
+	fd_pool_init(&o->flights, sizeof(struct flight), OFF_FLIGHTS_KEPT);
 	if (off_port_mtus_read(o) != 0) {
 		int err = errno;
 
@@ -1289,6 +1297,7 @@ fd_offload_close(struct fd_offload *o)
 	off_forget_all(o);
 	off_table_free(o);
 	waiting_clear(o);
+	fd_pool_free(&o->flights);
 	free(o);
 }
 

@@ -35,6 +35,7 @@
 #include "fd_offload.h"
 #include "fd_offload_cut.h"
 #include "fd_policy.h"
+#include "fd_pool.h"
 #include "fd_route.h"
 
 
@@ -101,13 +102,20 @@ struct off_entry {
 /*
  * An open-addressing index over the entry array (fd_offload_table.c):
  * `cap` slots (a power of 2), each 0 (empty), OFF_IX_TOMB (a removed
- * one's) or slot + 1 of what it indexes; `n` held, `tomb` tombstones.
+ * one's) or slot + 1 of what it indexes in its low OFF_IX_REF_BITS and
+ * the top bits of its hash above them (a tag: a probe passes a slot
+ * whose tag differs without reading its entry); `n` held, `tomb`
+ * tombstones.
  */
 struct off_ix {
 	uint32_t *slot;
 	uint32_t cap, n, tomb;
 };
 #define OFF_IX_TOMB UINT32_MAX
+#define OFF_IX_REF_BITS 26
+#define OFF_IX_REF_MASK ((1u << OFF_IX_REF_BITS) - 1)
+/* the most entries (or side records): slot + 1 below the mask, which is OFF_IX_TOMB's */
+#define OFF_IX_REFS_MAX (OFF_IX_REF_MASK - 1)
 
 /* A DNAT'd connection's ends (off_dst), by entry slot: the side table's records. */
 struct off_nat {
@@ -262,6 +270,7 @@ struct fd_offload {
 	 * its completion): off_settle waits until none is.
 	 */
 	unsigned int inflight;
+	struct fd_pool flights;		/* make()'s, kept for the next (fd_offload.c) */
 	/* a ruleset change: every candidate judged by GET until the event socket is read empty */
 	bool get_mode;
 	struct fd_hist offload_us;	/* qualify (event parsed) -> FLOW_CREATE_FP answered */

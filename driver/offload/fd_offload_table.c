@@ -11,8 +11,13 @@
  *    completion hold its pointer over turns), freed slots on a free list;
  *  - two indexes over it, by state (orig and ct_id) and by fast-path id:
  *    open addressing, linear probing, a 4-byte slot each (the entry's
- *    slot + 1), grown at load 1/2 (tombstones counted): 8 to 16 bytes an
- *    entry each.  Written here, not taken from a library: the binding may
+ *    slot + 1, and 6 bits of its hash above it), grown at load 1/2
+ *    (tombstones counted): 8 to 16 bytes an entry each.  The tag: a
+ *    lookup that finds nothing (every NEW event's) read about 1.5
+ *    entries it did not want, each a cache miss at a million (ix_find
+ *    was 7.8 % of flowcutd's time, lab/scale.sh 1000000); with it, one in
+ *    64 of them.  Its price: at most OFF_IX_REFS_MAX (67,108,861)
+ *    entries, 50 times the coprocessor's largest table here.  Written here, not taken from a library: the binding may
  *    not link DPDK (USES_driver/offload has no "dpdk": rte_hash is the
  *    coprocessor's), uthash needs a 56-byte handle in every entry, and a
  *    map of keys (klib's khash, glib's) would store each 52-byte key again
@@ -104,8 +109,8 @@ off_entry_new(struct fd_offload *o)
 		slot = t->free - 1;
 		t->free = at(t, slot)->ext_next;
 	} else {
-		if (t->used == UINT32_MAX - 1)
-			return NULL;	/* slot + 1 and the tombstone must stay apart */
+		if (t->used == OFF_IX_REFS_MAX)
+			return NULL;	/* slot + 1 in the index's ref bits, apart from the tombstone */
 		if ((t->used & (OFF_CHUNK - 1)) == 0 && (t->used >> OFF_CHUNK_SHIFT) == t->nchunks) {
 			struct off_entry **ch = realloc(t->chunk, (t->nchunks + 1) * sizeof(*ch));
 
@@ -149,6 +154,20 @@ hash_ct(const struct fc_key *orig, uint32_t ct_id)
 	return h;
 }
 
+/*
+ * by_fp's: the tag's bits mixed, the position's the coprocessor's slot
+ * (the id's low 32 bits, fp.h's fp_conn_id).  Live connections never share
+ * a slot, and the coprocessor hands its slots out from a FIFO (in order,
+ * at first): a burst of offloads adds to neighbouring index slots, where
+ * a mixed position made each add a cache miss of its own (ix_add 4 % of
+ * flowcutd's time at a million, 72 % of it that one load).
+ */
+static uint64_t
+hash_fp(uint64_t fp_id)
+{
+	return (mix(fp_id) & ~(uint64_t)UINT32_MAX) | (uint32_t)fp_id;
+}
+
 uint64_t
 off_key_hash(const struct fc_key *k)
 {
@@ -163,7 +182,21 @@ ix_of(struct off_table *t, enum ix_kind k)
 	return k == IX_CT ? &t->by_ct : k == IX_FP ? &t->by_fp : &t->by_nat;
 }
 
-/* The hash of what slot value `ref` (slot + 1) names in index `k`. */
+/* A slot's tag of hash `h`: its top bits, above the ref. */
+static uint32_t
+tag_of(uint64_t h)
+{
+	return (uint32_t)(h >> (64 - (32 - OFF_IX_REF_BITS))) << OFF_IX_REF_BITS;
+}
+
+/* The ref (slot + 1) a held index slot names. */
+static uint32_t
+ref_of(uint32_t v)
+{
+	return v & OFF_IX_REF_MASK;
+}
+
+/* The hash of what `ref` (slot + 1) names in index `k`. */
 static uint64_t
 hash_ref(const struct off_table *t, enum ix_kind k, uint32_t ref)
 {
@@ -172,7 +205,7 @@ hash_ref(const struct off_table *t, enum ix_kind k, uint32_t ref)
 	if (k == IX_NAT)
 		return mix(t->nat[ref - 1].self);
 	e = at(t, ref - 1);
-	return k == IX_CT ? hash_ct(&e->orig, e->ct_id) : mix(e->fp_id);
+	return k == IX_CT ? hash_ct(&e->orig, e->ct_id) : hash_fp(e->fp_id);
 }
 
 /* A lookup's key, compared through what a slot names. */
@@ -208,15 +241,20 @@ ix_find(struct off_table *t, enum ix_kind k, const struct ix_key *q)
 
 	if (ix->cap == 0)
 		return NULL;
-	for (uint32_t i = (uint32_t)q->h & (ix->cap - 1);; i = (i + 1) & (ix->cap - 1)) {
-		uint32_t ref = ix->slot[i];
+	uint32_t tag = tag_of(q->h);
 
-		if (ref == 0)
+	for (uint32_t i = (uint32_t)q->h & (ix->cap - 1);; i = (i + 1) & (ix->cap - 1)) {
+		uint32_t v = ix->slot[i];
+
+		if (v == 0)
 			return NULL;
-		if (ref != OFF_IX_TOMB && ix_eq(t, k, ref, q))
+		/* a tag that differs: not it, and its entry not read */
+		if (v != OFF_IX_TOMB && (v & ~OFF_IX_REF_MASK) == tag && ix_eq(t, k, ref_of(v), q))
 			return &ix->slot[i];
 	}
 }
+
+#define OFF_IX_AHEAD 16	/* slots: about a miss's latency of this loop's work */
 
 /* Index `k` rebuilt at `cap` slots, its tombstones gone: 0, or -ENOMEM (as it was). */
 static int
@@ -228,13 +266,26 @@ ix_rebuild(struct off_table *t, enum ix_kind k, uint32_t cap)
 	if (slot == NULL)
 		return -ENOMEM;
 	for (uint32_t j = 0; j < ix->cap; j++) {
-		uint32_t ref = ix->slot[j], i;
+		uint32_t v = ix->slot[j], i;
 
-		if (ref == 0 || ref == OFF_IX_TOMB)
+		/*
+		 * Each entry's hash is read from it, in the index's order: a
+		 * cache miss each at a million (hash_ref 2.5 % of flowcutd's
+		 * time, mostly here): the entry OFF_IX_AHEAD slots on asked
+		 * for now, so its line is there when its turn comes.
+		 */
+		if (k != IX_NAT && j + OFF_IX_AHEAD < ix->cap) {
+			uint32_t a = ix->slot[j + OFF_IX_AHEAD];
+
+			if (a != 0 && a != OFF_IX_TOMB)
+				__builtin_prefetch(at(t, ref_of(a) - 1));
+		}
+		if (v == 0 || v == OFF_IX_TOMB)
 			continue;
-		for (i = (uint32_t)hash_ref(t, k, ref) & (cap - 1); slot[i] != 0; i = (i + 1) & (cap - 1))
+		for (i = (uint32_t)hash_ref(t, k, ref_of(v)) & (cap - 1); slot[i] != 0;
+		     i = (i + 1) & (cap - 1))
 			;
-		slot[i] = ref;
+		slot[i] = v;	/* its tag with it */
 	}
 	free(ix->slot);
 	ix->slot = slot;
@@ -243,9 +294,12 @@ ix_rebuild(struct off_table *t, enum ix_kind k, uint32_t cap)
 	return 0;
 }
 
-/* Slot value `ref` into index `k`: 0, or -ENOMEM (no room; the index as it was). */
+/*
+ * `ref` into index `k`, `h` its hash (hash_ref's, computed once by the
+ * caller who has it): 0, or -ENOMEM (no room; the index as it was).
+ */
 static int
-ix_add(struct off_table *t, enum ix_kind k, uint32_t ref)
+ix_add_h(struct off_table *t, enum ix_kind k, uint32_t ref, uint64_t h)
 {
 	struct off_ix *ix = ix_of(t, k);
 	uint32_t i;
@@ -264,14 +318,20 @@ ix_add(struct off_table *t, enum ix_kind k, uint32_t ref)
 		if (cap > (1u << 31) || ix_rebuild(t, k, (uint32_t)cap) != 0)
 			return -ENOMEM;
 	}
-	for (i = (uint32_t)hash_ref(t, k, ref) & (ix->cap - 1);
+	for (i = (uint32_t)h & (ix->cap - 1);
 	     ix->slot[i] != 0 && ix->slot[i] != OFF_IX_TOMB; i = (i + 1) & (ix->cap - 1))
 		;
 	if (ix->slot[i] == OFF_IX_TOMB)
 		ix->tomb--;
-	ix->slot[i] = ref;
+	ix->slot[i] = ref | tag_of(h);
 	ix->n++;
 	return 0;
+}
+
+static int
+ix_add(struct off_table *t, enum ix_kind k, uint32_t ref)
+{
+	return ix_add_h(t, k, ref, hash_ref(t, k, ref));
 }
 
 /* Slot value `ref` out of index `k` (it is in). */
@@ -310,7 +370,7 @@ nat_of(const struct fd_offload *o, const struct off_entry *e)
 	struct ix_key q = { .h = mix(e->self), .self = e->self };
 	uint32_t *s = e->nat ? ix_find(t, IX_NAT, &q) : NULL;
 
-	return s != NULL ? &t->nat[*s - 1] : NULL;
+	return s != NULL ? &t->nat[ref_of(*s) - 1] : NULL;
 }
 
 static void
@@ -331,8 +391,8 @@ nat_del(struct fd_offload *o, struct off_entry *e)
 		uint32_t *s = ix_find(t, IX_NAT, &q);
 
 		*r = t->nat[last];
-		if (s != NULL)
-			*s = (uint32_t)(r - t->nat) + 1;
+		if (s != NULL)	/* the same record, the same hash: its tag stays */
+			*s = (*s & ~OFF_IX_REF_MASK) | ((uint32_t)(r - t->nat) + 1);
 	}
 }
 
@@ -442,7 +502,7 @@ off_find_key(struct fd_offload *o, uint32_t ct_id, const struct fc_key *orig)
 	struct ix_key q = { .h = hash_ct(orig, ct_id), .orig = orig, .ct_id = ct_id };
 	uint32_t *s = ix_find(&o->tab, IX_CT, &q);
 
-	return s != NULL ? at(&o->tab, *s - 1) : NULL;
+	return s != NULL ? at(&o->tab, ref_of(*s) - 1) : NULL;
 }
 
 /* The entry of state `ct_id` whose original tuple `ct` carries. */
@@ -464,10 +524,10 @@ off_find_state(struct fd_offload *o, const struct nf_conntrack *ct)
 struct off_entry *
 off_find_fp(struct fd_offload *o, uint64_t fp_id)
 {
-	struct ix_key q = { .h = mix(fp_id), .fp_id = fp_id };
+	struct ix_key q = { .h = hash_fp(fp_id), .fp_id = fp_id };
 	uint32_t *s = ix_find(&o->tab, IX_FP, &q);
 
-	return s != NULL ? at(&o->tab, *s - 1) : NULL;
+	return s != NULL ? at(&o->tab, ref_of(*s) - 1) : NULL;
 }
 
 int

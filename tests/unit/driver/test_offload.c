@@ -1120,6 +1120,68 @@ then_dnat6_right(void)
 	then_dnat_right(AF_INET6);
 }
 
+/* DNAT'd state i (IPv4): its own client port */
+static struct si_st
+dnat_st(unsigned int i)
+{
+	struct si_st st = *dnat(AF_INET);
+
+	st.cport = (uint16_t)(42000 + i);
+	return st;
+}
+
+#define DNATS 4
+
+static void
+given_dnats(void)
+{
+	for (unsigned int i = 0; i < DNATS; i++) {
+		struct si_st st = dnat_st(i);
+
+		si_offloaded(&st, 200 + i);
+	}
+}
+
+/* The first one destroyed: the last side record moves into its hole. */
+static void
+when_first_dnat_destroyed(void)
+{
+	struct si_st st = dnat_st(0);
+	struct nf_conntrack *t = si_build(&st, 0), **h = si_host_find(t);
+
+	nfct_destroy(t);
+	assert_non_null(h);
+	si_event(FD_CT_DESTROY, &st, nfct_get_attr_u32(*h, ATTR_ID));
+	nfct_destroy(*h);
+	*h = NULL;
+	fd_offload_events(off);
+}
+
+/* The others' ends still the target and the client (their side records found). */
+static void
+then_dnats_right(void)
+{
+	uint8_t target[16] = { 0 }, client[16] = { 0 };
+	struct fd_offload_conn c;
+
+	assert_int_equal(inet_pton(AF_INET, dnat(AF_INET)->target, target), 1);
+	assert_int_equal(inet_pton(AF_INET, dnat(AF_INET)->client, client), 1);
+	for (unsigned int i = 0; i < DNATS; i++) {
+		struct si_st st = dnat_st(i);
+		struct nf_conntrack *t = si_build(&st, 0);
+		int rc = fd_offload_find_ct(off, 200 + i, t, &c);
+
+		nfct_destroy(t);
+		if (i == 0) {
+			assert_int_equal(rc, -ENOENT);
+			continue;
+		}
+		assert_int_equal(rc, 0);
+		assert_memory_equal(c.ends[0], target, 4);
+		assert_memory_equal(c.ends[1], client, 4);
+	}
+}
+
 /* state i of the many: its own client port and id */
 static struct si_st
 many_st(unsigned int i)
@@ -1343,6 +1405,9 @@ static const struct row {
 	{ "a DNAT'd connection (IPv6): its tuple rebuilt from its key finds its state 12 h on, "
 	  "its ends the target and the client", given_dnat6, when_half_a_day, "",
 	  "timeout sport=40001 secs=86520", then_dnat6_right },
+	{ "4 DNAT'd connections, the first destroyed: the last's side record moved into its "
+	  "place, the others' ends still the target and the client", given_dnats,
+	  when_first_dnat_destroyed, NULL, NULL, then_dnats_right },
 	{ "1,000 offloaded, nine in ten destroyed and offloaded anew 4 times (tombstones, growth): "
 	  "every one found by state and by id", given_many, when_churn, NULL, NULL, then_all_found },
 
