@@ -96,21 +96,16 @@ out=$(dpkg -i "$deb" 2>&1)
 rc=$?
 why=("exit $rc" "$out")
 [ $rc -eq 0 ] || why+=("dpkg -i failed")
-for f in /usr/sbin/flowcut-npu /usr/sbin/flowcutd /usr/sbin/flowcutctl; do
+for f in /usr/sbin/flowcut-npu /usr/sbin/flowcutd /usr/sbin/flowcutctl /usr/sbin/flowcut-web; do
 	[ -x $f ] || why+=("$f: no program")
 done
-for u in flowcut-npu flowcutd; do
+for u in flowcut-npu flowcutd flowcut-web; do
 	[ -f /lib/systemd/system/$u.service ] || why+=("no unit $u.service")
 	grep -q "^ExecStart=/usr/sbin/$u " /lib/systemd/system/$u.service 2>/dev/null ||
 		why+=("$u.service: ExecStart is not /usr/sbin/$u")
 	[ -L /etc/systemd/system/multi-user.target.wants/$u.service ] || why+=("$u.service not enabled")
 	man -w $u >/dev/null 2>&1 || why+=("man $u: no page")
 done
-if [ -x /usr/sbin/flowcut-web ]; then
-	[ -L /etc/systemd/system/multi-user.target.wants/flowcut-web.service ] ||
-		why+=("flowcut-web.service not enabled")
-	man -w flowcut-web >/dev/null 2>&1 || why+=("man flowcut-web: no page")
-fi
 [ -f /etc/default/flowcut ] || why+=("no /etc/default/flowcut")
 grep -qx /etc/default/flowcut /var/lib/dpkg/info/$pkg.conffiles 2>/dev/null ||
 	why+=("/etc/default/flowcut is not a conffile")
