@@ -835,6 +835,8 @@ batch_flush(struct fd_ct *c, struct ct_batch *b)
 		err = batch_read(c, &a, b->noack);
 	if (err == -ENOBUFS && b->noack)
 		err = replay(c, b, q, &a);	/* b->buf still holds the batch */
+	else if (err == -ENOBUFS)
+		req_drain(c);	/* else the next flush's answers drop too, and its read waits forever */
 	else if (err == 0 && b->noack)
 		a.answered = a.n;	/* the last one's answer came: no error for the others */
 	b->len = 0;
