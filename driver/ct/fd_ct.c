@@ -71,6 +71,7 @@ struct ct_batch {
 	struct ct_posted q[FD_CT_BATCH];
 	unsigned int n;
 	size_t len;
+	bool noack;	/* errors only, the last message acked (the updates: see fd_ct.h) */
 	char buf[FD_CT_BATCH * FD_CT_MSG_MAX] __attribute__((aligned(NLMSG_ALIGNTO)));
 };
 
@@ -87,6 +88,7 @@ struct fd_ct {
 	uint32_t seq;
 	uint32_t timeout[256];		/* conntrack's timeout per L4 protocol, s */
 	struct ct_batch kills, updates, gets;
+	uint64_t replays;	/* update batches whose errors were lost, sent again (replay()) */
 	/* a dump being gathered (fd_ct_dump) */
 	bool dump_failed;
 	struct nf_conntrack **dumped;
@@ -204,6 +206,7 @@ fd_ct_open(void)
 	c->nl = mnl_socket_open(NETLINK_NETFILTER);
 	if (c->nl == NULL || mnl_socket_bind(c->nl, 0, MNL_SOCKET_AUTOPID) < 0)
 		goto fail;
+	c->updates.noack = true;
 	/*
 	 * A burst of events must fit; if it does not, ENOBUFS says so, the
 	 * buffer doubles (lost()) and the binding reconciles: a smaller buffer
@@ -293,6 +296,18 @@ uint64_t
 fd_ct_events_lost(const struct fd_ct *c)
 {
 	return c->events_lost;
+}
+
+uint64_t
+fd_ct_replays(const struct fd_ct *c)
+{
+	return c->replays;
+}
+
+int
+fd_ct_request_fd(const struct fd_ct *c)
+{
+	return mnl_socket_get_fd(c->nl);
 }
 
 /*
@@ -642,6 +657,7 @@ fd_ct_update_msg(void *buf, uint32_t seq, const struct nf_conntrack *tuple,
 	nfct_destroy(t);
 	if (nlh == NULL)
 		return -EINVAL;
+	nlh->nlmsg_flags &= (uint16_t)~NLM_F_ACK;	/* a success sends nothing back */
 	if (u->what & FD_CT_UP_MARK) {
 		mnl_attr_put_u32(nlh, CTA_MARK, htonl(u->mark));
 		mnl_attr_put_u32(nlh, CTA_MARK_MASK, htonl(u->mask));
@@ -714,12 +730,91 @@ batch_answer(const struct nlmsghdr *nlh, void *arg)
 	return 0;
 }
 
+/* The request socket emptied, not waiting (what a lost answer left behind). */
+static void
+req_drain(struct fd_ct *c)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE] __attribute__((aligned(NLMSG_ALIGNTO)));
+
+	for (unsigned int i = 0; i < 4096; i++) {
+		ssize_t len = kernel_recv(c, mnl_socket_get_fd(c->nl), buf, sizeof(buf),
+					  MSG_DONTWAIT);
+
+		if (len < 0 && len != -ENOBUFS)
+			return;	/* -EAGAIN: empty */
+	}
+}
+
+/*
+ * Reads the answers of the batch `a` numbers until `last` of it has one
+ * (an update batch: its last message, the only one acked), or each has
+ * one (every request acked).  0, or the error that stopped the reading.
+ */
+static int
+batch_read(struct fd_ct *c, struct batch_answers *a, bool last)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE] __attribute__((aligned(NLMSG_ALIGNTO)));
+
+	/* the kernel answers each message as it takes it: every answer is there now */
+	while (last ? !a->got[a->n - 1] : a->answered < a->n) {
+		ssize_t len = kernel_recv(c, mnl_socket_get_fd(c->nl), buf, sizeof(buf), 0);
+		int rc;
+
+		if (len < 0)
+			return (int)len;
+		rc = fd_nl_walk(buf, (size_t)len, batch_answer, a);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/*
+ * An update batch's errors lost (ENOBUFS on the request socket: an
+ * error's skb found its buffer full, so which update failed is unknown):
+ * each update not answered yet sent again alone, acked, and its answer
+ * read - an update is idempotent (a timeout, flags and a masked mark
+ * set to the same values), and one ack fits in any buffer.  A resync
+ * would take every connection out for one lost answer; a read-back would
+ * judge each state's timeout and flags again.  0, or the error that
+ * stopped it (the updates not answered get it).
+ */
+static int
+replay(struct fd_ct *c, struct ct_batch *b, const struct ct_posted *q, struct batch_answers *a)
+{
+	unsigned int n = 0;
+
+	c->replays++;
+	req_drain(c);
+	for (unsigned int i = 0; i < a->n; i++) {
+		struct nlmsghdr *nlh = (struct nlmsghdr *)(b->buf + q[i].off);
+		struct batch_answers one = { .first = ++c->seq, .n = 1 };
+		int err;
+
+		if (a->got[i])
+			continue;
+		nlh->nlmsg_seq = one.first;
+		nlh->nlmsg_flags |= NLM_F_ACK;
+		if (mnl_socket_sendto(c->nl, nlh, nlh->nlmsg_len) < 0)
+			return -errno;
+		err = batch_read(c, &one, false);
+		if (err != 0)
+			return err;
+		a->rc[i] = one.rc[0];
+		a->got[i] = true;
+		a->answered++;
+		n++;
+	}
+	fprintf(stderr, "flowcutd: conntrack's errors of a batch of %u updates lost (ENOBUFS on "
+		"the request socket): %u sent again, each acked\n", a->n, n);
+	return 0;
+}
+
 static int
 batch_flush(struct fd_ct *c, struct ct_batch *b)
 {
 	struct batch_answers a = { .first = c->seq + 1, .n = b->n };
 	struct ct_posted q[FD_CT_BATCH];
-	char buf[MNL_SOCKET_BUFFER_SIZE] __attribute__((aligned(NLMSG_ALIGNTO)));
 	int err = 0;
 
 	if (b->n == 0)
@@ -729,27 +824,24 @@ batch_flush(struct fd_ct *c, struct ct_batch *b)
 		((struct nlmsghdr *)(b->buf + b->q[i].off))->nlmsg_seq = a.first + i;
 		q[i] = b->q[i];
 	}
+	if (b->noack)	/* its answer comes after every error before it */
+		((struct nlmsghdr *)(b->buf + q[a.n - 1].off))->nlmsg_flags |= NLM_F_ACK;
 	c->seq += a.n;
 	/* taken off the queue first: a done may queue the next requests */
 	b->n = 0;
 	if (mnl_socket_sendto(c->nl, b->buf, b->len) < 0)
 		err = -errno;
+	if (err == 0)
+		err = batch_read(c, &a, b->noack);
+	if (err == -ENOBUFS && b->noack)
+		err = replay(c, b, q, &a);	/* b->buf still holds the batch */
+	else if (err == -ENOBUFS)
+		req_drain(c);	/* else the next flush's answers drop too, and its read waits forever */
+	else if (err == 0 && b->noack)
+		a.answered = a.n;	/* the last one's answer came: no error for the others */
 	b->len = 0;
-	/* the kernel answers each message as it takes it: every answer is there now */
-	while (err == 0 && a.answered < a.n) {
-		ssize_t len = kernel_recv(c, mnl_socket_get_fd(c->nl), buf, sizeof(buf), 0);
-		int rc;
-
-		if (len < 0) {
-			err = (int)len;
-			break;
-		}
-		rc = fd_nl_walk(buf, (size_t)len, batch_answer, &a);
-		if (rc < 0)
-			err = rc;
-	}
 	for (unsigned int i = 0; i < a.n; i++) {
-		int rc = a.got[i] ? a.rc[i] : err;
+		int rc = a.got[i] || (err == 0 && b->noack) ? a.rc[i] : err;
 
 		if (q[i].state_done == NULL)
 			q[i].done(q[i].arg, rc);

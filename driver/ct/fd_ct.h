@@ -206,14 +206,15 @@ struct fd_ct_update {
 /*
  * fd_ct_update_msg - the update message (pure, tested byte for byte):
  *
- *   | nlmsghdr (CT_NEW, REQUEST|ACK, seq) | nfgenmsg (family) |
+ *   | nlmsghdr (CT_NEW, REQUEST, seq) | nfgenmsg (family) |
  *   | CTA_TUPLE_ORIG {...} | [CTA_TIMEOUT] | [CTA_PROTOINFO {TCP {flags}}] |
  *   | [CTA_ZONE] | [CTA_MARK | CTA_MARK_MASK] |
  *
  * everything but the mark by nfct_nlmsg_build() (its order), the mark and
  * its mask by libmnl (this libnetfilter_conntrack has no ATTR_MARK_MASK).
- * The message's length, or -EINVAL: nothing asked, a loosen of a state
- * that is not TCP, or a tuple it cannot build.
+ * No NLM_F_ACK: a success sends nothing back (the batch's flush acks its
+ * last message only, below).  The message's length, or -EINVAL: nothing
+ * asked, a loosen of a state that is not TCP, or a tuple it cannot build.
  */
 int fd_ct_update_msg(void *buf, uint32_t seq, const struct nf_conntrack *tuple,
 		     const struct fd_ct_update *u);
@@ -233,7 +234,22 @@ int fd_ct_update_msg(void *buf, uint32_t seq, const struct nf_conntrack *tuple,
  * - fd_ct_kill_post: IPCTNL_MSG_CT_DELETE; done(arg, rc) with what
  *   fd_ct_kill() would have returned.
  * - fd_ct_update_post: fd_ct_update_msg's; done(arg, rc): 0, -ENOENT (the
- *   state is gone), or conntrack's error.
+ *   state is gone), or conntrack's error.  Not one ack an update: the
+ *   batch's last message alone has NLM_F_ACK.  ctnetlink takes a request
+ *   inside the sender's sendmsg (netlink_unicast -> netlink_unicast_kernel
+ *   -> nfnetlink_rcv -> netlink_rcv_skb, every message of the datagram in
+ *   order), and netlink_rcv_skb acks a message `if (NLM_F_ACK || err)`:
+ *   an update that fails queues its nlmsgerr whatever its flags, one that
+ *   works queues nothing.  So once the last one's answer is read, every
+ *   error before it has been (one socket's queue is in order), and an
+ *   update with none worked: 0.  An error lost (its skb found the request
+ *   socket's buffer full: the socket says ENOBUFS, and the kernel drops
+ *   every answer after it until the queue is read empty) leaves which
+ *   update failed unknown: the batch's unanswered updates are sent again
+ *   one at a time, each acked (fd_ct_replays counts such batches; each
+ *   update sets the same values again).  The buffer (rmem_default) holds
+ *   far more than a batch's FD_CT_BATCH errors, so this should not happen.
+ *   Kills and GETs keep an ack each.
  * - fd_ct_get_post: IPCTNL_MSG_CT_GET of the state with `tuple`'s original
  *   tuple; done(arg, ct, 0) with the whole state as conntrack holds it
  *   now (parsed by nfct_nlmsg_parse, valid during the call only), or
@@ -256,6 +272,13 @@ int fd_ct_update_flush(struct fd_ct *c);
 int fd_ct_get_post(struct fd_ct *c, const struct nf_conntrack *tuple, fd_ct_state_fn *done,
 		   void *arg);
 int fd_ct_get_flush(struct fd_ct *c);
+/*
+ * fd_ct_replays - update batches whose errors were lost (ENOBUFS) and
+ * sent again one by one, since open.  fd_ct_request_fd - the posted
+ * requests' socket (a test shrinks its buffer to lose errors).
+ */
+uint64_t fd_ct_replays(const struct fd_ct *c);
+int fd_ct_request_fd(const struct fd_ct *c);
 
 /*
  * The synchronous updates: one fd_ct_update_post and a flush of the

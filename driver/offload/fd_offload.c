@@ -522,9 +522,17 @@ rj_ask(struct fd_offload *o, const struct nf_conntrack *ct)
  *     event finds it and a DESTROY marks it;
  *  2. one posted conntrack update, the TCP loosen and T_long in one
  *     message (fd_ct_update_post), sent with the batch at off_flush;
- *  3. at its ack, FLOW_CREATE_FP posted (fd_cmds_post), sent at off_flush
- *     (or when the command client's batch fills), answered in a later
- *     turn's fd_cmdq_poll;
+ *  3. once the update batch is sent, FLOW_CREATE_FP posted (fd_cmds_post),
+ *     sent at off_flush (or when the command client's batch fills),
+ *     answered in a later turn's fd_cmdq_poll.  No ack an update
+ *     (fd_ct.h): conntrack applies the batch inside its sendmsg and
+ *     queues an error for each update that failed, nothing for one that
+ *     worked; the batch's last message alone is acked, so at that ack
+ *     every error is read, and update_done runs with 0 or the error in
+ *     the same off_flush, before any create of the batch is posted.  An
+ *     error lost (ENOBUFS) is not guessed at: fd_ct sends the batch's
+ *     updates again one by one, acked (idempotent), and update_done gets
+ *     each one's real answer;
  *  4. at its answer, in the tables (off_enter), or: refused or no answer,
  *     the state's timeout goes back to P (a leave fix-up, idle 0, the bit
  *     kept: the host saw every frame); a DESTROY came meanwhile: the new
@@ -534,7 +542,7 @@ rj_ask(struct fd_offload *o, const struct nf_conntrack *ct)
  * liberal before its first segment goes through the fast path (strict and
  * behind, it would be INVALID when it comes back), and a connection is
  * never forwarding while its state dies after P (UDP: 120 s).  The price:
- * between the ack and the answer a state is on T_long that is not
+ * between the update and the answer a state is on T_long that is not
  * offloaded yet, and a create refused posts the fix-up P; a flowcutd
  * killed in between leaves the state on T_long, which the next
  * flowcutd's resync fixes up (on T_long and not offloaded: P).

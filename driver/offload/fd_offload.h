@@ -53,9 +53,10 @@
  * Timeouts: no work per connection per second (the kernel flowtable's
  * way, flow_offload_fixup_ct).  P is conntrack's timeout of a working
  * state of the protocol (fd_ct_established_timeout).  Once offloaded, a
- * state's timeout is T_long = P + 86,400 s (set after FLOW_CREATE_FP
- * answered, so no state is on T_long that was not offloaded; one whose
- * update fails is taken out again), so `timeout > P` marks a state a
+ * state's timeout is T_long = P + 86,400 s (set by the update sent
+ * before FLOW_CREATE_FP is posted - fd_offload.c, "Offloads in batches":
+ * a create refused puts P back; one whose update fails is taken out
+ * again, no create posted), so `timeout > P` marks a state a
  * flowcutd offloaded, for a later one to recognise.  The fast path's idle
  * timeout is min(the setting, P): a connection in the fast path was seen
  * within P, and a state never dies while active.  A state still offloaded

@@ -2,7 +2,8 @@
 /*
  * fd_ct's posted I/O against the kernel's conntrack, in a network
  * namespace of the test's own (fc_netns): the dump filtered by mark, a
- * batch of updates read back, a batch of GETs (one of a state gone), the
+ * batch of updates read back, update batches' errors without an ack each
+ * (and lost to a full buffer), a batch of GETs (one of a state gone), the
  * event socket's buffer growing on ENOBUFS, our own updates' events
  * refused by the event socket's filter.  Root only: without it, or
  * without conntrack, every case reports SKIP.
@@ -256,6 +257,82 @@ test_updates_posted(void **state)
 		nfct_destroy(ct[i]);
 }
 
+/*
+ * An update batch's answers without an ack each (fd_ct.h: errors only,
+ * the last message acked): a batch of FD_CT_BATCH, some of its states
+ * not there.  Each update's done gets 0 or -ENOENT as its state is there
+ * or not, whether the one gone is in the middle or last (its error is the
+ * batch's ack); with the request socket's buffer shrunk so the errors
+ * overflow it (ENOBUFS), the batch is sent again one by one, and the
+ * answers are right still.  The states there have the asked timeout.
+ */
+static void
+test_update_errors_without_acks(void **state)
+{
+	static const struct {
+		const char *name;
+		int rcvbuf;		/* 0: the socket's own */
+		unsigned int gone_every, gone_first;	/* i % every == first: gone (every 0: none) */
+		uint64_t replays;
+	} rows[] = {
+		{ "every state there: each 0", 0, 0, 0, 0 },
+		{ "one gone, the middle: -ENOENT for it alone", 0, FD_CT_BATCH, 30, 0 },
+		{ "one gone, the last: its error is the batch's ack", 0, FD_CT_BATCH, FD_CT_BATCH - 1, 0 },
+		{ "every other gone: each its own answer", 0, 2, 1, 0 },
+		{ "errors lost (ENOBUFS): sent again one by one, each answer right", 2048, 2, 0, 1 },
+	};
+	int own = 0;
+	socklen_t olen = sizeof(own);
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	assert_int_equal(getsockopt(fd_ct_request_fd(c), SOL_SOCKET, SO_RCVBUF, &own, &olen), 0);
+	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+		struct nf_conntrack *ct[FD_CT_BATCH];
+		int rc[FD_CT_BATCH], buf = rows[r].rcvbuf ? rows[r].rcvbuf : own / 2;
+		uint64_t replays = fd_ct_replays(c);
+
+		fresh(NULL);
+		assert_int_equal(setsockopt(fd_ct_request_fd(c), SOL_SOCKET, SO_RCVBUFFORCE, &buf,
+					    sizeof(buf)), 0);
+		for (unsigned int i = 0; i < FD_CT_BATCH; i++) {
+			bool gone = rows[r].gone_every && i % rows[r].gone_every == rows[r].gone_first;
+			struct fd_ct_update u = { .what = FD_CT_UP_TIMEOUT, .timeout = 2000 + i };
+
+			ct[i] = st(i, 0);
+			if (!gone)
+				create(ct[i]);
+			rc[i] = 1;
+			if (i % 2)
+				u.what |= FD_CT_UP_LOOSEN;
+			assert_int_equal(fd_ct_update_post(c, ct[i], &u, rc_rec, &rc[i]), 0);
+		}
+		assert_int_equal(fd_ct_update_flush(c), FD_CT_BATCH);
+		buf = own / 2;
+		assert_int_equal(setsockopt(fd_ct_request_fd(c), SOL_SOCKET, SO_RCVBUFFORCE, &buf,
+					    sizeof(buf)), 0);
+		for (unsigned int i = 0; i < FD_CT_BATCH; i++) {
+			bool gone = rows[r].gone_every && i % rows[r].gone_every == rows[r].gone_first;
+			struct nf_conntrack *now = gone ? NULL : fd_ct_get(c, ct[i]);
+
+			if (rc[i] != (gone ? -ENOENT : 0))
+				fail_msg("%s: update %u: %d, not %d", rows[r].name, i, rc[i],
+					 gone ? -ENOENT : 0);
+			if (now != NULL && nfct_get_attr_u32(now, ATTR_TIMEOUT) + 3 < 2000 + i)
+				fail_msg("%s: state %u: timeout %u, asked %u", rows[r].name, i,
+					 nfct_get_attr_u32(now, ATTR_TIMEOUT), 2000 + i);
+			assert_true(gone || now != NULL);
+			if (now != NULL)
+				nfct_destroy(now);
+			nfct_destroy(ct[i]);
+		}
+		if (fd_ct_replays(c) - replays != rows[r].replays)
+			fail_msg("%s: %llu batches sent again, not %llu", rows[r].name,
+				 (unsigned long long)(fd_ct_replays(c) - replays),
+				 (unsigned long long)rows[r].replays);
+	}
+}
+
 struct got {
 	int rc;			/* 1: not answered yet */
 	uint16_t sport;
@@ -472,6 +549,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_dump_filtered_by_mark, fresh),
 		cmocka_unit_test_setup(test_updates_posted, fresh),
+		cmocka_unit_test_setup(test_update_errors_without_acks, fresh),
 		cmocka_unit_test_setup(test_gets_posted, fresh),
 		cmocka_unit_test_setup(test_event_buffer_grows, fresh),
 		cmocka_unit_test_setup(test_own_updates_filtered, fresh),

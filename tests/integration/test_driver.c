@@ -943,6 +943,70 @@ conn(uint8_t l4, const char *c, uint16_t cport, const char *d, uint16_t dport, c
 	return ct;
 }
 
+/*
+ * An offload whose conntrack update fails - the state deleted between its
+ * event and the update, its DESTROY unread - is taken out: the update's
+ * error (no ack for a success: fd_ct.h) is read before any FLOW_CREATE_FP
+ * is posted, so none is, the fast path stays empty and no entry is left.
+ * IPv4 TCP (loosened and T_long), IPv6 UDP (T_long), in the middle of a
+ * batch of the same kind whose others go through.
+ */
+static void
+test_update_failed_takes_out(void **state)
+{
+	static const struct {
+		const char *name;
+		uint8_t l4;
+		const char *c, *d;
+	} rows[] = {
+		{ "IPv4 TCP", IPPROTO_TCP, "198.18.0.10", "198.19.0.10" },
+		{ "IPv6 UDP", IPPROTO_UDP, "2001:2::10", "2001:2:0:1::10" },
+	};
+	enum { N = 3, GONE = 1 };
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+		struct nf_conntrack *ct[N], *now[N];
+		uint64_t offloaded = stats().offloaded;
+		struct fd_offload_conn oc;
+
+		for (unsigned int i = 0; i < N; i++) {
+			ct[i] = conn(rows[r].l4, rows[r].c, (uint16_t)(41000 + i), rows[r].d, 80,
+				     rows[r].d, 80, BIT);
+			create(ct[i]);
+			now[i] = fd_ct_get(ct_socks, ct[i]);	/* the whole state, its id */
+			assert_non_null(now[i]);
+		}
+		fd_offload_skip_events(off);	/* handed in below, not by their events */
+		for (unsigned int i = 0; i < N; i++)
+			if (fd_offload_try(off, now[i]) != 0)
+				fail_msg("%s: state %u not posted", rows[r].name, i);
+		assert_int_equal(nfct_query(nfct, NFCT_Q_DESTROY, ct[GONE]), 0);
+		fd_offload_skip_events(off);	/* its DESTROY unread: the update's error alone tells */
+		turns(50);
+		if (conns() != N - 1 || stats().offloaded != offloaded + N - 1)
+			fail_msg("%s: %u in the fast path, %llu offloaded, not %u", rows[r].name,
+				 conns(), (unsigned long long)(stats().offloaded - offloaded), N - 1);
+		for (unsigned int i = 0; i < N; i++) {
+			int rc = fd_offload_find_ct(off, nfct_get_attr_u32(now[i], ATTR_ID), now[i],
+						    &oc);
+
+			if (rc != (i == GONE ? -ENOENT : 0))
+				fail_msg("%s: state %u: %d", rows[r].name, i, rc);
+			if (i != GONE)
+				nfct_query(nfct, NFCT_Q_DESTROY, ct[i]);
+			nfct_destroy(ct[i]);
+			nfct_destroy(now[i]);
+		}
+		turns(50);	/* their DESTROYs: out */
+		pthread_mutex_lock(&fp_lock);
+		fp_sweep(fp, now_ns(), 0, (struct fp_event[4]){ 0 }, 4);
+		pthread_mutex_unlock(&fp_lock);
+		assert_int_equal(conns(), 0);
+	}
+}
+
 /* A one-range list from "ADDR/LEN" text. */
 static struct fc_list
 list_of(const char *text)
@@ -3325,6 +3389,7 @@ main(void)
 		cmocka_unit_test_setup(test_lease_reopens_only_when_judged, fresh),
 		cmocka_unit_test_setup(test_not_qualifying_stays, fresh),
 		cmocka_unit_test_setup(test_destroy_takes_out, fresh),
+		cmocka_unit_test_setup(test_update_failed_takes_out, fresh),
 		cmocka_unit_test_setup(test_max_retrans_given_back_is_revived, fresh),
 		cmocka_unit_test_setup(test_first_frame_measured, fresh),
 		cmocka_unit_test_setup(test_masked_mark, fresh),

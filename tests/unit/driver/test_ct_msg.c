@@ -113,7 +113,7 @@ want_update(char *buf, uint32_t seq, int family, uint8_t proto, uint16_t sport,
 	struct nlattr *tuple, *nest, *tcp;
 
 	nlh->nlmsg_type = CT_TYPE(IPCTNL_MSG_CT_NEW);
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	nlh->nlmsg_flags = NLM_F_REQUEST;	/* no ack: errors only (fd_ct.h) */
 	nlh->nlmsg_seq = seq;
 	nfh = mnl_nlmsg_put_extra_header(nlh, sizeof(*nfh));
 	nfh->nfgen_family = family == 4 ? AF_INET : AF_INET6;

@@ -256,6 +256,24 @@ given_hops(void)
 	si_offloaded(&st, 100);
 }
 
+/*
+ * si_tcp4 handed in (its update posted, not sent), its state deleted before
+ * the turn's flush and its DESTROY unread: the update's error (fd_ct.h:
+ * errors only, no ack for a success) is all that tells.
+ */
+static void
+when_update_fails(void)
+{
+	struct nf_conntrack **h;
+
+	si_host_add(&si_tcp4, 101);
+	assert_int_equal(fd_offload_try(off, si_host[0]), 0);
+	h = si_host_find(si_host[0]);
+	nfct_destroy(*h);
+	*h = NULL;
+	fd_offload_work(off);	/* the turn's flush: -ENOENT, no create */
+}
+
 /* A DESTROY read while its create is in flight, then the answer. */
 static void
 when_destroy_then_answer(void)
@@ -490,6 +508,20 @@ then_refused_put_right(void)
 	assert_int_equal(stats().offloaded, 0);
 	assert_int_equal(host_timeout_now(&si_tcp4), P_TCP);	/* not left on T_long */
 	assert_int_equal(nfct_get_attr_u32(si_host[0], ATTR_MARK) & SI_BIT, SI_BIT);	/* bit kept */
+}
+
+/* Taken out: no create, nothing in the fast path or the binding. */
+static void
+then_update_failed_out(void)
+{
+	struct nf_conntrack *t = si_build(&si_tcp4, 101);
+
+	assert_int_equal(stats().offloaded, 0);
+	assert_int_equal(stats().refused, 0);
+	assert_null(si_fp_conn(1));
+	assert_int_equal(fd_offload_find_ct(off, 101, t, &(struct fd_offload_conn){ 0 }), -ENOENT);
+	assert_false(fd_offload_busy(off));	/* no flight left */
+	nfct_destroy(t);
 }
 
 static void
@@ -1359,6 +1391,9 @@ static const struct row {
 	  given_tcp4_pending, when_destroy_then_answer,
 	  "FLOW_CREATE_FP sport=40000 verdict=CUT_THRU action=IPS; CONN_RECLAIM_FP id=1", "",
 	  then_reclaimed_at_answer },
+	{ "an update that fails (the state deleted, its DESTROY unread): taken out, no create",
+	  NULL, when_update_fails, "NHOP_PROGRAM port=1; NHOP_PROGRAM port=0",
+	  "update sport=40000 what=0x3 timeout=518400 mark=0 mask=0", then_update_failed_out },
 	{ "a create refused: the state's T_long put right (P), its bit kept", given_create_refused,
 	  when_tcp4_offloaded, "NHOP_PROGRAM port=1; NHOP_PROGRAM port=0; FLOW_CREATE_FP refused",
 	  "update sport=40000 what=0x3 timeout=518400 mark=0 mask=0; "
