@@ -317,7 +317,7 @@ page_read(struct fw_http *h, struct MHD_Connection *c, const char *path, const s
 	} else if (strcmp(what, "/cuts") == 0) {
 		json_t *t = fw_sample_triggers_get(h->sample);
 
-		fw_html_cuts(&b, doc, t, e ? err : NULL);
+		fw_html_cuts(&b, doc, t, e ? err : NULL, (int64_t)time(NULL));
 		json_decref(t);
 	} else {
 		char key[65] = "", note[512] = "";
