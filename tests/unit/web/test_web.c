@@ -414,6 +414,7 @@ static const struct {
 	{"verdict=\"CUT_THRU\"} x", false},
 	{"flowcut_connections{kind=", false},
 	{"flowcut_connections_cut 3\n", true},
+	{"flowcut_counters_time_seconds 1.000\n", true},	/* time_ms 1000 */
 	{"flowcut_gate 1\n", true},
 	{"flowcut_ips_switch 0\n", true},
 	{"flowcut_boot_info{boot_id=\"00112233aabbccdd\"} 1\n", true},
