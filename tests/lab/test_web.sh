@@ -40,7 +40,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 export WEB_SHOTS=${WEB_SHOTS:-$BUILD/lab/web}
 U=http://127.0.0.1:9842
 U6='http://[::1]:9842'
-LAB_VARS="WEB_SHOTS U U6"
+FLOOD_PY=$here/../web/flood.py	# tests/web/flood.py: a request flood, slow clients
+LAB_VARS="WEB_SHOTS U U6 FLOOD_PY"
 LAB_TIMES=1
 
 web() { ex host curl -s --max-time 10 "$@"; }
@@ -250,12 +251,14 @@ print(int(float(json.loads(sys.argv[1])["data"]["result"][0]["value"][1])))' "$o
 	[ "$fp" -gt 10000 ] && [ $(( (pr - fp) * 50 )) -le "$fp" ] && [ $(( (fp - pr) * 50 )) -le "$fp" ]
 }
 
-# flowcutd's turn_p99_us, the most of `n` readings of its stats file 0.5 s apart
-p99_max() { # n
-	local m=0 v
-	for _ in $(seq "$1"); do
+# flowcutd's turn_p99_us (over its last whole second), the most of its
+# stats file's readings 0.5 s apart: `n` of them, or while the file `until` is there
+p99_max() { # n [until]
+	local m=0 v i=0
+	while if [ -n "${2:-}" ]; then [ -e "$2" ]; else [ "$i" -lt "$1" ]; fi; do
 		v=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["turn_p99_us"])' "$run/flowcutd.json" 2>/dev/null)
 		[ "${v:-0}" -gt "$m" ] && m=$v
+		i=$((i + 1))
 		sleep 0.5
 	done
 	echo "$m"
@@ -266,7 +269,7 @@ p99_max() { # n
 # unanswered, flowcut-web's memory bounded, flowcutd's turn_p99_us and the
 # stream's forwarding as in the seconds before.
 t_flood() {
-	local w0 w1 t0 t1 fw_before fw_during p_before p_during fl1 fl2 fl3 hwm pid pp
+	local w0 w1 t0 t1 fw_before fw_during p_before p_during fl1 fl2 fl3 hwm pid pp round r1 check
 	udp_stream 198.18.1.2 200M 40
 	wait_for 60 stream_offloaded udp || { say "never offloaded"; conns; return 1; }
 	sleep 1
@@ -274,16 +277,22 @@ t_flood() {
 	p_before=$(p99_max 10)
 	t1=$(date +%s%N) w1=$(counter FROM_WIRE_TO_WIRE_VERDICT_CUT_THRU)
 	fw_before=$(( (w1 - w0) * 1000000000 / (t1 - t0) ))
-	p99_max 20 >"$run/p99-during" & pp=$!
+	touch "$run/flooding"
+	p99_max 0 "$run/flooding" >"$run/p99-during" & pp=$!
 	t0=$(date +%s%N) w0=$(counter FROM_WIRE_TO_WIRE_VERDICT_CUT_THRU)
-	fl1=$(ex host python3 "$here/../web/flood.py" 127.0.0.1 9842 --path /api/status --path /metrics \
-		--path "/api/conns?from=0" --path /api/cuts --path / --requests 2000 --at-once 64 --within 20)
-	fl2=$(ex host python3 "$here/../web/flood.py" 127.0.0.1 9842 --slow 200 --path /api/counters \
-		--requests 1000 --at-once 64 --within 20)
-	fl3=$(ex host python3 "$here/../web/flood.py" ::1 9842 --path "/api/conns?from=0" --path /api/counters \
-		--requests 2000 --at-once 64 --within 20)
-	wait "$pp"
+	# two rounds: the second's figures said, both checked
+	for round in 1 2; do
+		fl1=$(ex host python3 "$FLOOD_PY" 127.0.0.1 9842 --path /api/status --path /metrics \
+			--path "/api/conns?from=0" --path /api/cuts --path / --requests 2000 --at-once 64 --within 20)
+		fl2=$(ex host python3 "$FLOOD_PY" 127.0.0.1 9842 --slow 200 --path /api/counters \
+			--requests 1000 --at-once 64 --within 20)
+		fl3=$(ex host python3 "$FLOOD_PY" ::1 9842 --path "/api/conns?from=0" --path /api/counters \
+			--requests 2000 --at-once 64 --within 20)
+		[ "$round" = 1 ] && r1=("$fl1" "$fl2" "$fl3")
+	done
 	t1=$(date +%s%N) w1=$(counter FROM_WIRE_TO_WIRE_VERDICT_CUT_THRU)
+	rm -f "$run/flooding"
+	wait "$pp"
 	fw_during=$(( (w1 - w0) * 1000000000 / (t1 - t0) ))
 	p_during=$(cat "$run/p99-during")
 	pid=$(cat "$run/web.pid")
@@ -292,17 +301,20 @@ t_flood() {
 	say "2,000 requests, 64 at a time (127.0.0.1): $fl1"
 	say "200 slow clients, then 1,000 requests: $fl2"
 	say "2,000 requests, 64 at a time ([::1], flowcutd asked each): $fl3"
-	say "the stream to the wire: $fw_before/s in the 5 s before, $fw_during/s over the 10 s the floods began;" \
+	say "the stream to the wire: $fw_before/s in the 5 s before, $fw_during/s over the floods' $(( (t1 - t0) / 1000000 )) ms;" \
 	    "flowcutd's turn_p99_us at most $p_before before, $p_during during; flowcut-web's peak memory $hwm kB"
-	python3 -c 'import json,sys
+	check='import json,sys
 a, b, c = (json.loads(x) for x in sys.argv[1:4])
 ok = all(r["unanswered"] == 0 and r["timed_out"] == 0 and set(r["codes"]) <= {"200", "503"} for r in (a, b, c))
 ok = ok and sum(a["codes"].values()) == 2000 and sum(c["codes"].values()) == 2000 and sum(b["codes"].values()) == 1000
 ok = ok and b["slow_open"] == 200 and b["codes"].get("503", 0) > 0
-sys.exit(not ok)' "$fl1" "$fl2" "$fl3" || { say "a request not answered 200 or 503"; return 1; }
+sys.exit(not ok)'
+	{ python3 -c "$check" "$fl1" "$fl2" "$fl3" && python3 -c "$check" "${r1[@]}"; } ||
+		{ say "a request not answered 200 or 503"; return 1; }
 	[ "${hwm:-999999}" -lt 65536 ] || { say "flowcut-web's memory: $hwm kB"; return 1; }
 	[ $(( (fw_before - fw_during) * 10 )) -le "$fw_before" ] || { say "the stream slowed"; return 1; }
-	[ "$p_during" -le $(( 2 * p_before + 500 )) ] || { say "flowcutd's turns slowed"; return 1; }
+	# a few ms (the protocol's bound on a page's hold of the loop) above the seconds before
+	[ "$p_during" -le $(( p_before + 5000 )) ] || { say "flowcutd's turns slowed past 5 ms more"; return 1; }
 }
 
 lab_on_fail() {
