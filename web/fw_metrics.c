@@ -278,12 +278,19 @@ fw_metrics_render(struct fw_buf *b, const json_t *c, const json_t *triggers)
 	    "1 when the coprocessor's IPS switch is on (read back from it).");
 	one(b, json_object_get(c, "uptime_s"), "flowcut_uptime_seconds", "gauge",
 	    "Seconds since the coprocessor booted.");
-	if (json_is_integer(json_object_get(c, "time_ms"))) {
+	{
 		/* the figures' own time: a scrape's value may be the sampler's of up to 1 s before */
-		family(b, "flowcut_counters_time_seconds", "gauge",
-		       "When flowcutd answered the counters shown here (its CLOCK_REALTIME).");
-		fw_buf_printf(b, "flowcut_counters_time_seconds %.3f\n",
-			      (double)json_integer_value(json_object_get(c, "time_ms")) / 1000.0);
+		const json_t *t = json_object_get(c, "fastpath_time_ms");
+
+		if (!json_is_integer(t))
+			t = json_object_get(c, "time_ms");
+		if (json_is_integer(t)) {
+			family(b, "flowcut_counters_time_seconds", "gauge",
+			       "When the coprocessor published the fast-path counters shown here "
+			       "(CLOCK_REALTIME; flowcutd's answer's time if it does not say).");
+			fw_buf_printf(b, "flowcut_counters_time_seconds %.3f\n",
+				      (double)json_integer_value(t) / 1000.0);
+		}
 	}
 	if (boot != NULL) {
 		family(b, "flowcut_boot_info", "gauge", "The coprocessor's boot id.");

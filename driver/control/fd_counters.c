@@ -108,6 +108,9 @@ fd_counters_json(const struct fd_counters_in *in)
 	if (in->uptime_known && in->uptime_s >= 0)
 		bad |= json_object_set_new(doc, "uptime_s", json_integer(in->uptime_s)) != 0;
 	bad |= json_object_set_new(doc, "time_ms", json_integer(in->time_ms)) != 0;
+	if (in->fastpath != NULL && in->fastpath_time_ms > 0)
+		bad |= json_object_set_new(doc, "fastpath_time_ms",
+					   json_integer(in->fastpath_time_ms)) != 0;
 	if (bad) {
 		json_decref(doc);
 		return NULL;

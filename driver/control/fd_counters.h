@@ -12,7 +12,16 @@
  * "link": {NAME: N, ...}, "connections": {"ips": N, "fwd": N, "cut": N,
  * "dropping": N}, "connections_by": [{"action": "IPS", "verdict":
  * "CUT_THRU", "n": N}, ...], "gate": bool, "ips_switch": bool, "boot_id":
- * "HEX16", "uptime_s": N, "time_ms": N}, in that order.
+ * "HEX16", "uptime_s": N, "time_ms": N, "fastpath_time_ms": N}, in that
+ * order.
+ *
+ * "fastpath_time_ms": when the coprocessor published the "fastpath"
+ * figures (the window's `when`), as CLOCK_REALTIME: time_ms less the
+ * window's age (flowcutd's CLOCK_MONOTONIC less `when`: one machine's
+ * clock here).  The window is republished every 50 ms, later when the
+ * coprocessor's control thread is short of CPU, so a rate of two answers
+ * is of the figures' own times, not of the answers'.  Left out with
+ * "fastpath", or when the age is unknown (<= 0 given).
  *
  * "connections" (the binding's, fd_offload_conns: made or adopted, not
  * a pending offload): "ips" action IPS not dropping (verdict SEND_TO_IPS
@@ -88,6 +97,7 @@ struct fd_counters_in {
 	bool uptime_known;			/* uptime_s given (>= 0) */
 	int64_t uptime_s;			/* fd_counters_uptime_s */
 	int64_t time_ms;			/* CLOCK_REALTIME of the answer */
+	int64_t fastpath_time_ms;		/* CLOCK_REALTIME of the fastpath figures; <= 0: unknown */
 };
 
 /*

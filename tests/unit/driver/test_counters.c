@@ -84,7 +84,7 @@ static const struct fd_counters_in ALL = {
 	.to_host = TO_HOST, .ports = N(TO_HOST), .cfg_known = true,
 	.fw_cfg = FC_CFG_OFFLOAD | FC_CFG_IPS, .boot_id = 0xfc00000000000a01ull,
 	.conns = CONNS, .conns_cut = 6, .uptime_known = true, .uptime_s = 90061,
-	.time_ms = 1764500000123
+	.time_ms = 1764500000123, .fastpath_time_ms = 1764500000098
 };
 
 static void
@@ -94,7 +94,7 @@ test_rows(void **state)
 		const char *what;
 		struct fd_counters_in in;
 		bool null;	/* no document */
-		struct want want[40];
+		struct want want[48];
 	} rows[] = {
 		{ "everything known: every key with its type", ALL, false, {
 			{ "fastpath", JSON_OBJECT, 0, NULL },
@@ -135,7 +135,13 @@ test_rows(void **state)
 			{ "connections_by.11.action", JSON_STRING, 0, "AUX" },
 			{ "connections_by.12", GONE, 0, NULL },
 			{ "uptime_s", JSON_INTEGER, 90061, NULL },
-			{ "time_ms", JSON_INTEGER, 1764500000123, NULL } } },
+			{ "time_ms", JSON_INTEGER, 1764500000123, NULL },
+			{ "fastpath_time_ms", JSON_INTEGER, 1764500000098, NULL } } },
+		{ "the window's age unknown: fastpath_time_ms left out", { .fastpath = FP,
+		  .nfastpath = N(FP), .time_ms = 5 }, false, {
+			{ "fastpath_time_ms", GONE, 0, NULL }, { "time_ms", JSON_INTEGER, 5, NULL } } },
+		{ "the window not read: its time left out too", { .fastpath = NULL,
+		  .fastpath_time_ms = 7 }, false, { { "fastpath_time_ms", GONE, 0, NULL } } },
 		{ "the binding's connections not known: connections left out, not 0s",
 		  { .conns = NULL, .conns_cut = 3 }, false, {
 			{ "connections", GONE, 0, NULL }, { "connections_by", GONE, 0, NULL } } },
