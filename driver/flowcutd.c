@@ -623,11 +623,12 @@ enum { FLOWCUTD_NCOUNTS = 0 FLOWCUTD_STATS(ONE_COUNT_, NO_OBJ_) };
 static void
 ctl_counters(const struct ctl_ctx *x, char *ans, size_t cap)
 {
-	uint64_t cnt[FC_CNT_MAX], when;
+	uint64_t cnt[FC_CNT_MAX], when, mono;
 	struct fd_counter fp[FC_CNT_MAX], fd[FLOWCUTD_NCOUNTS];
 	struct stats st, *s = &st;
 	struct fd_ctstat c;
 	struct lk_stats ls;
+	struct fd_offload_conns conns = { { { 0 } }, 0 };
 	struct timespec now;
 	char err[128];
 	unsigned int nfd = 0;
@@ -647,7 +648,10 @@ ctl_counters(const struct ctl_ctx *x, char *ans, size_t cap)
 	if (fd_ctstat_read(NULL, &c, err, sizeof(err)) != 0)
 		fprintf(stderr, "flowcutd: counters: /proc/net/stat/nf_conntrack: %s\n", err);
 	lk_stats(x->lk, &ls);
+	if (x->off != NULL)
+		fd_offload_conns(x->off, &conns);
 	clock_gettime(CLOCK_REALTIME, &now);
+	mono = fd_clock_ns();	/* the window's `when` is the coprocessor's CLOCK_MONOTONIC */
 	doc = fd_counters_json(&(struct fd_counters_in){
 		.fastpath = rc == 0 ? fp : NULL, .nfastpath = FC_CNT_MAX,
 		.flowcutd = fd, .nflowcutd = nfd,
@@ -666,7 +670,13 @@ ctl_counters(const struct ctl_ctx *x, char *ans, size_t cap)
 			{ "events_lost", fd_counter_u64(ls.events_lost) } }, .nlink = 8,
 		.to_host = st.relay.to_host, .ports = x->ports,
 		.cfg_known = fw_cfg_known, .fw_cfg = fw_cfg_last, .boot_id = lk_boot_id(x->lk),
-		.time_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 });
+		.conns = x->off != NULL ? (const uint32_t (*)[FC_VERDICT_MAX])conns.n : NULL,
+		.conns_cut = conns.cut,
+		.uptime_known = rc == 0, .uptime_s = fd_counters_uptime_s(lk_boot_ns(x->lk), when),
+		.time_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000,
+		.fastpath_time_ms = rc == 0 && when > 0 && when <= mono ?
+			(int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 -
+			(int64_t)((mono - when) / 1000000) : 0 });
 	if (doc == NULL)
 		snprintf(ans, cap, "error counters: no memory for the answer\n");
 	else

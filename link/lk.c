@@ -45,6 +45,8 @@ struct lk_shm_hdr {
 	struct lk_bell bell_events;
 	struct lk_bell bell_frames_up;
 	uint32_t events_lost;	/* the coprocessor's: events it could not post */
+	uint32_t pad;
+	uint64_t boot_ns;	/* the coprocessor's CLOCK_MONOTONIC when it laid the region out */
 };
 _Static_assert(sizeof(struct lk_shm_hdr) <= LK_PAGE, "header fits its page");
 
@@ -530,6 +532,12 @@ lk_create(const char *path)
 	lk->hdr->size = lk->size;
 	lk->hdr->boot_id = id;
 	lk->hdr->npu_pid = (uint32_t)getpid();
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);	/* the clock the counters window's `when` is of */
+		lk->hdr->boot_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	}
 	__atomic_store_n(&lk->hdr->magic, LK_MAGIC, __ATOMIC_RELEASE);
 	__atomic_store_n(&lk->hdr->state, LK_READY, __ATOMIC_RELEASE);
 	boot.boot_id = id;
@@ -667,6 +675,12 @@ uint64_t
 lk_boot_id(const struct lk *lk)
 {
 	return __atomic_load_n(&lk->hdr->boot_id, __ATOMIC_ACQUIRE);
+}
+
+uint64_t
+lk_boot_ns(const struct lk *lk)
+{
+	return __atomic_load_n(&lk->hdr->boot_ns, __ATOMIC_ACQUIRE);
 }
 
 uint32_t

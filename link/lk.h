@@ -159,6 +159,13 @@ int lk_client(const struct lk *lk);
 
 /* lk_boot_id - the boot id the region carries now. */
 uint64_t lk_boot_id(const struct lk *lk);
+/*
+ * lk_boot_ns - when the coprocessor laid the region out (its boot: the
+ * tables empty, the boot id new), on its CLOCK_MONOTONIC, the clock of
+ * the counters window's `when` (lk_counters_read): their difference is
+ * its uptime.  0: a coprocessor that does not say.
+ */
+uint64_t lk_boot_ns(const struct lk *lk);
 
 /*
  * lk_npu_pid - the process id of the coprocessor that laid the region out

@@ -2,6 +2,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "fw_graph.h"
 #include "fw_html.h"
@@ -321,8 +322,32 @@ fw_html_conns(struct fw_buf *b, const json_t *doc, const char *err, const struct
 	return end(b);
 }
 
+/* when_s as UTC and its age at now_s (fw_html.h) */
+static void
+when(struct fw_buf *b, const json_t *v, int64_t now_s)
+{
+	static const struct { int64_t s; const char *unit; } units[] = {
+		{ 86400, "d" }, { 3600, "h" }, { 60, "min" }, { 1, "s" } };
+	time_t t;
+	struct tm tm;
+	char buf[32];
+	int64_t ago;
+	size_t u = 0;
+
+	if (!json_is_integer(v) || (t = (time_t)json_integer_value(v)) < 0 ||
+	    gmtime_r(&t, &tm) == NULL || strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm) == 0) {
+		fw_buf_str(b, "-");
+		return;
+	}
+	ago = now_s > (int64_t)t ? now_s - (int64_t)t : 0;
+	while (units[u].s > 1 && ago < units[u].s)
+		u++;
+	fw_buf_printf(b, "%s UTC (%lld %s ago)", buf, (long long)(ago / units[u].s), units[u].unit);
+}
+
 int
-fw_html_cuts(struct fw_buf *b, const json_t *cuts, const json_t *triggers, const char *err)
+fw_html_cuts(struct fw_buf *b, const json_t *cuts, const json_t *triggers, const char *err,
+	     int64_t now_s)
 {
 	const json_t *c;
 	size_t i;
@@ -348,13 +373,13 @@ fw_html_cuts(struct fw_buf *b, const json_t *cuts, const json_t *triggers, const
 		num(b, json_object_get(c, "frames"));
 		fw_buf_str(b, "</td></tr>\n");
 	}
-	fw_buf_str(b, "</table>\n<h2>Recent cuts</h2><table><tr><th>when (s)</th><th>trigger</th>"
+	fw_buf_str(b, "</table>\n<h2>Recent cuts</h2><table><tr><th>when</th><th>trigger</th>"
 		      "<th>connection</th><th>tuple</th><th>in hardware</th><th>frames dropped</th></tr>\n");
 	json_array_foreach(json_object_get(cuts, "cuts"), i, c) {
 		const json_t *hw = json_object_get(c, "in_hardware");
 
-		fw_buf_str(b, "<tr><td class=\"n\">");
-		num(b, json_object_get(c, "when_s"));
+		fw_buf_str(b, "<tr><td>");
+		when(b, json_object_get(c, "when_s"), now_s);
 		fw_buf_str(b, "</td><td>");
 		trigger(b, c);
 		fw_buf_str(b, "</td><td class=\"n\">");

@@ -15,6 +15,8 @@
 #ifndef FLOWCUT_FW_HTML_H
 #define FLOWCUT_FW_HTML_H
 
+#include <stdint.h>
+
 #include <jansson.h>
 
 #include "fw_buf.h"
@@ -33,8 +35,16 @@ int fw_html_status(struct fw_buf *b, const json_t *last, const json_t *prev,
 int fw_html_conns(struct fw_buf *b, const json_t *doc, const char *err, const struct fw_form *q,
 		  const char *csrf, const char *msg);
 
-/* Cuts: cuts a `cuts` answer, triggers a `triggers` answer; either NULL (err) */
-int fw_html_cuts(struct fw_buf *b, const json_t *cuts, const json_t *triggers, const char *err);
+/*
+ * Cuts: cuts a `cuts` answer, triggers a `triggers` answer; either NULL
+ * (err).  A cut's when_s (CLOCK_REALTIME seconds, flowcutd's) is shown as
+ * UTC, "2026-12-01 23:20:05 UTC", and how long before `now_s` (the page's
+ * wall clock): "35 s ago", "3 min ago", "2 h ago", "4 d ago" (whole
+ * units down; a time ahead of now_s, flowcutd's clock ahead of the
+ * page's, "0 s ago"); a when_s that is not a number, "-".
+ */
+int fw_html_cuts(struct fw_buf *b, const json_t *cuts, const json_t *triggers, const char *err,
+		 int64_t now_s);
 
 /*
  * Settings: doc a `settings` answer or NULL (err); refused_key's field shows

@@ -21,6 +21,7 @@ struct req {
 	char *body;
 	size_t len;
 	int too_big;
+	int looked;		/* the soft limit looked at (its first call) */
 };
 
 enum kind { HTML, TEXT, JSON, METRICS };
@@ -317,7 +318,7 @@ page_read(struct fw_http *h, struct MHD_Connection *c, const char *path, const s
 	} else if (strcmp(what, "/cuts") == 0) {
 		json_t *t = fw_sample_triggers_get(h->sample);
 
-		fw_html_cuts(&b, doc, t, e ? err : NULL);
+		fw_html_cuts(&b, doc, t, e ? err : NULL, (int64_t)time(NULL));
 		json_decref(t);
 	} else {
 		char key[65] = "", note[512] = "";
@@ -505,12 +506,16 @@ static enum MHD_Result
 handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
 	const char *version, const char *upload, size_t *upload_len, void **ctx)
 {
+	struct fw_http *h = cls;
 	struct req *r = *ctx;
 
-	(void)url;
 	(void)version;
 	if (r == NULL)
 		return MHD_NO;
+	/* past the soft limit: 503 at once, flowcutd not asked, the connection closed */
+	if (!r->looked && (r->looked = 1) &&
+	    __atomic_load_n(&h->open, __ATOMIC_RELAXED) > FW_HTTP_BUSY)
+		return fail(c, url, 503, "busy: too many connections, try again", "Retry-After", "1");
 	if (strcmp(method, "POST") == 0) {
 		if (r->body == NULL) {	/* the first call: the headers only */
 			const char *cl = hdr(c, "Content-Length");
@@ -550,6 +555,20 @@ uri_log(void *cls, const char *uri, struct MHD_Connection *c)
 	if (r != NULL)
 		r->uri = strdup(uri);
 	return r;
+}
+
+/* the connections open, all addresses (the soft limit's, FW_HTTP_BUSY) */
+static void
+notify_conn(void *cls, struct MHD_Connection *c, void **sctx, enum MHD_ConnectionNotificationCode t)
+{
+	struct fw_http *h = cls;
+
+	(void)c;
+	(void)sctx;
+	if (t == MHD_CONNECTION_NOTIFY_STARTED)
+		__atomic_add_fetch(&h->open, 1, __ATOMIC_RELAXED);
+	else if (t == MHD_CONNECTION_NOTIFY_CLOSED)
+		__atomic_sub_fetch(&h->open, 1, __ATOMIC_RELAXED);
 }
 
 static void
@@ -633,6 +652,8 @@ fw_http_start(struct fw_http *h, const char *const *addrs, unsigned int n, const
 					   (v6 ? MHD_USE_IPv6 : 0),
 					   0, NULL, NULL, handler, h,
 					   MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+					   MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)FW_HTTP_THREADS,
+					   MHD_OPTION_NOTIFY_CONNECTION, notify_conn, h,
 					   MHD_OPTION_CONNECTION_LIMIT, (unsigned int)FW_HTTP_CONN_LIMIT,
 					   MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)FW_HTTP_PER_IP_LIMIT,
 					   MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)FW_HTTP_TIMEOUT_S,

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fw_http - flowcut-web's HTTP server on libmicrohttpd: one MHD daemon per
- * --listen address, each with its internal polling thread and its limits
- * (FW_HTTP_* below: connections in all and per address, an idle timeout
- * for slow clients, each connection's memory; a POST body past
- * FW_FORM_BODY_MAX is 413), the routes, and the answers: 404 for an
+ * --listen address, each with a pool of FW_HTTP_THREADS polling threads
+ * and its limits (FW_HTTP_* below: connections in all and per address, an
+ * idle timeout for slow clients, each connection's memory; a POST body
+ * past FW_FORM_BODY_MAX is 413), the routes, and the answers: 503 (with
+ * Retry-After: 1, flowcutd not asked) for a request while more than
+ * FW_HTTP_BUSY connections are open, 404 for an
  * unknown path, 405 (with Allow) for a wrong method, 400 for a malformed
  * query or form (what was wrong in the body), 413, 415 for a POST that is
  * not application/x-www-form-urlencoded, 403 for a change without a
@@ -26,6 +28,23 @@
  *
  * fw_http_start from one thread; the routes run on MHD's threads (a mutex
  * around the sessions); fw_http_stop stops and frees everything it made.
+ *
+ * Why a thread pool and not a thread per connection: a thread per
+ * connection gives a slow client (half a request, then silence) a thread
+ * and its stack for FW_HTTP_TIMEOUT_S, so FW_HTTP_CONN_LIMIT of them are
+ * that many threads; a pool of 4 polls every connection, a slow one costs
+ * its memory alone (FW_HTTP_CONN_MEMORY at most), and one slow answer of
+ * flowcutd (fw_ctl's bound) holds one thread of four, not the address.
+ * Why a soft limit (FW_HTTP_BUSY) under the hard one: past MHD's
+ * connection limits a connection is closed unanswered; below them a
+ * flood is answered 503, which a client can read; and MHD splits its
+ * connection limit among the pool's threads (each accepts for itself, so
+ * one may be full while the others are not), so the hard limit is far
+ * above the soft one (1,024: 256 a thread; a connection's memory is
+ * FW_HTTP_CONN_MEMORY at most, touched as used).  The per-address limit
+ * is the total's: on the default addresses (127.0.0.1, ::1) every client
+ * is one address, so a lower one would close connections unanswered
+ * while the total still has room.
  */
 #ifndef FLOWCUT_FW_HTTP_H
 #define FLOWCUT_FW_HTTP_H
@@ -36,8 +55,10 @@
 #include "fw_session.h"
 
 #define FW_HTTP_LISTEN_MAX 8
-#define FW_HTTP_CONN_LIMIT 64		/* MHD_OPTION_CONNECTION_LIMIT, each address */
-#define FW_HTTP_PER_IP_LIMIT 16		/* MHD_OPTION_PER_IP_CONNECTION_LIMIT */
+#define FW_HTTP_THREADS 4		/* MHD_OPTION_THREAD_POOL_SIZE, each address */
+#define FW_HTTP_CONN_LIMIT 1024		/* MHD_OPTION_CONNECTION_LIMIT, each address (see above) */
+#define FW_HTTP_PER_IP_LIMIT 1024	/* MHD_OPTION_PER_IP_CONNECTION_LIMIT (see above) */
+#define FW_HTTP_BUSY 128		/* connections open (all addresses) past which: 503 */
 #define FW_HTTP_TIMEOUT_S 10		/* MHD_OPTION_CONNECTION_TIMEOUT: idle, slow clients */
 #define FW_HTTP_CONN_MEMORY (64 * 1024)	/* MHD_OPTION_CONNECTION_MEMORY_LIMIT */
 
@@ -50,6 +71,7 @@ struct fw_http {
 	struct fw_sessions sessions;
 	struct MHD_Daemon *d[FW_HTTP_LISTEN_MAX];
 	unsigned int nd;
+	unsigned int open;		/* connections open, all addresses (atomic) */
 };
 
 /*

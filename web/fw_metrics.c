@@ -227,6 +227,35 @@ ports(struct fw_buf *b, const json_t *arr)
 	}
 }
 
+/* flowcut_connections{action,verdict} from connections_by, and the cut ones */
+static void
+conns(struct fw_buf *b, const json_t *by, const json_t *cut)
+{
+	const json_t *c;
+	int header = 0;
+	size_t i;
+
+	json_array_foreach(by, i, c) {
+		const char *action = json_string_value(json_object_get(c, "action"));
+		const char *verdict = json_string_value(json_object_get(c, "verdict"));
+		const json_t *n = json_object_get(c, "n");
+
+		if (action == NULL || verdict == NULL || !is_value(n))
+			continue;
+		if (!header++)
+			family(b, "flowcut_connections", "gauge",
+			       "Connections offloaded, by their microflows' action and their verdict.");
+		fw_buf_str(b, "flowcut_connections{action=\"");
+		fw_buf_label(b, action);
+		fw_buf_str(b, "\",verdict=\"");
+		fw_buf_label(b, verdict);
+		fw_buf_str(b, "\"}");
+		value(b, n);
+	}
+	one(b, cut, "flowcut_connections_cut", "gauge",
+	    "Connections offloaded and cut by flowcut, dropping on the coprocessor.");
+}
+
 int
 fw_metrics_render(struct fw_buf *b, const json_t *c, const json_t *triggers)
 {
@@ -242,14 +271,27 @@ fw_metrics_render(struct fw_buf *b, const json_t *c, const json_t *triggers)
 	ports(b, json_object_get(c, "ports"));
 	each(b, json_object_get(c, "link"), "flowcut_link_", "_total", "counter",
 	     "The link's count of");
-	labelled(b, json_object_get(c, "connections"), "flowcut_connections", "gauge",
-		 "Connections offloaded, by what the fast path does with them.", "kind");
+	conns(b, json_object_get(c, "connections_by"), json_object_get(json_object_get(c, "connections"), "cut"));
 	one(b, json_object_get(c, "gate"), "flowcut_gate", "gauge",
 	    "1 when the coprocessor's gate is open (read back from it).");
 	one(b, json_object_get(c, "ips_switch"), "flowcut_ips_switch", "gauge",
 	    "1 when the coprocessor's IPS switch is on (read back from it).");
 	one(b, json_object_get(c, "uptime_s"), "flowcut_uptime_seconds", "gauge",
 	    "Seconds since the coprocessor booted.");
+	{
+		/* the figures' own time: a scrape's value may be the sampler's of up to 1 s before */
+		const json_t *t = json_object_get(c, "fastpath_time_ms");
+
+		if (!json_is_integer(t))
+			t = json_object_get(c, "time_ms");
+		if (json_is_integer(t)) {
+			family(b, "flowcut_counters_time_seconds", "gauge",
+			       "When the coprocessor published the fast-path counters shown here "
+			       "(CLOCK_REALTIME; flowcutd's answer's time if it does not say).");
+			fw_buf_printf(b, "flowcut_counters_time_seconds %.3f\n",
+				      (double)json_integer_value(t) / 1000.0);
+		}
+	}
 	if (boot != NULL) {
 		family(b, "flowcut_boot_info", "gauge", "The coprocessor's boot id.");
 		fw_buf_str(b, "flowcut_boot_info{boot_id=\"");

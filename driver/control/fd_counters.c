@@ -42,6 +42,41 @@ ports_json(const uint64_t *to_host, unsigned int ports)
 	return a;
 }
 
+/* "connections" (NULL: no memory). */
+static json_t *
+conns_json(const struct fd_counters_in *in)
+{
+	const uint32_t(*n)[FC_VERDICT_MAX] = in->conns;
+	int64_t ips = 0, fwd = 0, dropping = n[FC_ACTION_IPS][FC_VERDICT_DROP];
+
+	for (unsigned int v = 0; v < FC_VERDICT_MAX; v++) {
+		ips += n[FC_ACTION_IPS][v];
+		fwd += n[FC_ACTION_FWD][v];
+		dropping += n[FC_ACTION_DROP][v];
+	}
+	ips -= n[FC_ACTION_IPS][FC_VERDICT_DROP];
+	return json_pack("{s:I, s:I, s:I, s:I}", "ips", (json_int_t)ips, "fwd", (json_int_t)fwd,
+			 "cut", (json_int_t)in->conns_cut, "dropping", (json_int_t)dropping);
+}
+
+/* "connections_by": every action and verdict pair (NULL: no memory). */
+static json_t *
+conns_by_json(const struct fd_counters_in *in)
+{
+	json_t *a = json_array();
+
+	for (unsigned int act = 0; a != NULL && act < FC_ACTION_MAX; act++)
+		for (unsigned int v = 0; v < FC_VERDICT_MAX; v++)
+			if (json_array_append_new(a, json_pack("{s:s, s:s, s:I}", "action",
+							       fc_action_name(act), "verdict",
+							       fc_verdict_name(v), "n",
+							       (json_int_t)in->conns[act][v])) != 0) {
+				json_decref(a);
+				return NULL;
+			}
+	return a;
+}
+
 json_t *
 fd_counters_json(const struct fd_counters_in *in)
 {
@@ -58,6 +93,10 @@ fd_counters_json(const struct fd_counters_in *in)
 	bad |= json_object_set_new(doc, "conntrack", figures(in->conntrack, in->nconntrack)) != 0;
 	bad |= json_object_set_new(doc, "ports", ports_json(in->to_host, in->ports)) != 0;
 	bad |= json_object_set_new(doc, "link", figures(in->link, in->nlink)) != 0;
+	if (in->conns != NULL) {
+		bad |= json_object_set_new(doc, "connections", conns_json(in)) != 0;
+		bad |= json_object_set_new(doc, "connections_by", conns_by_json(in)) != 0;
+	}
 	if (in->cfg_known) {
 		bad |= json_object_set_new(doc, "gate",
 					   json_boolean(in->fw_cfg & FC_CFG_OFFLOAD)) != 0;
@@ -66,7 +105,12 @@ fd_counters_json(const struct fd_counters_in *in)
 	}
 	snprintf(boot, sizeof(boot), "%016" PRIx64, in->boot_id);
 	bad |= json_object_set_new(doc, "boot_id", json_string(boot)) != 0;
+	if (in->uptime_known && in->uptime_s >= 0)
+		bad |= json_object_set_new(doc, "uptime_s", json_integer(in->uptime_s)) != 0;
 	bad |= json_object_set_new(doc, "time_ms", json_integer(in->time_ms)) != 0;
+	if (in->fastpath != NULL && in->fastpath_time_ms > 0)
+		bad |= json_object_set_new(doc, "fastpath_time_ms",
+					   json_integer(in->fastpath_time_ms)) != 0;
 	if (bad) {
 		json_decref(doc);
 		return NULL;

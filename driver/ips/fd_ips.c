@@ -286,6 +286,8 @@ pass(struct fd_ips *x, const struct fd_offload_conn *oc)
 	if (fd_cmds_post(&x->cmds, FC_CMD_CONN_MODIFY_FP_VERDICT, &v, sizeof(v),
 			 verdict_done, x) != 0)
 		x->st.verdict_failed++;
+	else	/* counted as set once posted: a refusal is verdict_failed's */
+		(void)fd_offload_mark_passed(x->off, oc->fp_id);
 }
 
 /* A decision's list line as a cut's record keeps it (32 bits). */

@@ -434,6 +434,7 @@ prepare(struct fd_offload *o, const struct nf_conntrack *ct, bool cut, bool look
 		return -ENOMEM;
 	}
 	e->action = action;
+	e->verdict = verdict;
 	e->cut = cut;
 	e->passed = passed;
 	e->nhop[0] = c->mf[0].nhop;
@@ -473,7 +474,7 @@ off_enter(struct fd_offload *o, struct off_entry *e, int rc, uint64_t id)
 			off_lost_track(o, "CONN_RECLAIM_FP of an untracked connection", rc);
 		return -ENOMEM;
 	}
-	o->nentries++;
+	off_count_in(o, e);
 	if (e->cut)
 		return 0;
 	off_ext_add(o, e, off_now_ns(o) / 1000000u + OFF_EXTEND_MS);

@@ -202,6 +202,20 @@ struct fd_offload_stats {
 	uint64_t first_frame_skipped;
 };
 
+/*
+ * The connections in the binding's tables (those in nentries: made and
+ * answered, or adopted; a pending offload is not one yet), by the
+ * action of their microflows and their verdict as flowcutd last set
+ * them (made, the inspector's pass, a cut's drop, a revision's remake),
+ * and how many of them are cut.  Kept as entries enter, change and
+ * leave - O(1) a change, never a walk - so the control socket's
+ * `counters` asks it at no cost (fd_offload_conns).
+ */
+struct fd_offload_conns {
+	uint32_t n[FC_ACTION_MAX][FC_VERDICT_MAX];
+	uint32_t cut;
+};
+
 struct fd_offload;
 
 /*
@@ -325,5 +339,7 @@ void fd_offload_settings(struct fd_offload *o, bool cut_in_hardware, uint16_t ti
 #define FD_OFFLOAD_TLS_PORTS_MAX 16
 void fd_offload_tls_ports(struct fd_offload *o, const uint16_t *ports, unsigned int n);
 void fd_offload_stats(const struct fd_offload *o, struct fd_offload_stats *out);
+/* fd_offload_conns - the connections by action and verdict, and cut (struct fd_offload_conns). */
+void fd_offload_conns(const struct fd_offload *o, struct fd_offload_conns *out);
 
 #endif

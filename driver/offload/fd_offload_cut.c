@@ -112,9 +112,32 @@ fd_offload_mark_cut(struct fd_offload *o, uint64_t fp_id, uint8_t by)
 
 	if (e == NULL)
 		return -ENOENT;
-	e->cut = true;
+	/* as fd_cut's drop made it: IPS by its verdict, FWD (or AUX) by its action */
+	if (e->action == FC_ACTION_IPS)
+		off_reclass(o, e, e->action, FC_VERDICT_DROP, true);
+	else
+		off_reclass(o, e, FC_ACTION_DROP, e->verdict, true);
 	e->cut_by = by;
 	return 0;
+}
+
+int
+fd_offload_mark_passed(struct fd_offload *o, uint64_t fp_id)
+{
+	struct off_entry *e = off_find_fp(o, fp_id);
+
+	if (e == NULL)
+		return -ENOENT;
+	if (!e->cut)
+		off_reclass(o, e, e->action, FC_VERDICT_CUT_THRU, false);
+	e->passed = true;
+	return 0;
+}
+
+void
+fd_offload_conns(const struct fd_offload *o, struct fd_offload_conns *out)
+{
+	*out = o->conns;
 }
 
 /* One release in flight: its reclaim's answer. */

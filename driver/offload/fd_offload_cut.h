@@ -102,6 +102,12 @@ int fd_offload_find_cut_slot(struct fd_offload *o, uint32_t slot, struct fd_offl
  */
 int fd_offload_mark_cut(struct fd_offload *o, uint64_t fp_id, uint8_t by);
 /*
+ * fd_offload_mark_passed - the inspector set its verdict CUT_THRU (its
+ * CONN_MODIFY_FP_VERDICT posted): counted so (fd_offload_conns), unless
+ * cut meanwhile.  0, or -ENOENT.
+ */
+int fd_offload_mark_passed(struct fd_offload *o, uint64_t fp_id);
+/*
  * fd_offload_release - cut connections let go: each one's CONN_RECLAIM_FP
  * posted (batched), and once answered it is forgotten.  Its next frames
  * miss the fast path and go to the host, where conntrack makes a new

@@ -40,6 +40,7 @@ off_adopt_cut(struct fd_offload *o, const struct fc_conn_info *ci)
 	e->nhop[0] = ci->mf[0].nhop;
 	e->nhop[1] = ci->mf[1].nhop;
 	e->action = ci->mf[0].action;
+	e->verdict = ci->verdict & 3;
 	/* its ends as the wire sees them, as off_prepare's: the server, the client */
 	memcpy(dst[0], ci->mf[1].key.src, sizeof(dst[0]));
 	memcpy(dst[1], ci->mf[0].key.src, sizeof(dst[1]));
@@ -54,7 +55,7 @@ off_adopt_cut(struct fd_offload *o, const struct fc_conn_info *ci)
 		off_free_entry(o, e);
 		return -ENOMEM;
 	}
-	o->nentries++;
+	off_count_in(o, e);
 	o->st.cut_adopted++;
 	return 0;
 }
@@ -146,7 +147,7 @@ off_keep_cut(struct fd_offload *o)
 			off_forget(o, e);
 			continue;
 		}
-		e->action = FC_ACTION_DROP;
+		off_reclass(o, e, FC_ACTION_DROP, FC_VERDICT_DROP, true);	/* as made again */
 		/* no memory for its new place: forgotten; it drops on, unknown; a resync takes it up */
 		(void)off_rekey_fp(o, e, r[i].new_id);
 	}

@@ -97,6 +97,8 @@ struct off_entry {
 	bool on_long : 1;
 	unsigned int after : 2;		/* OFF_AFTER_* */
 	bool live : 1;			/* the slot holds an entry (else on the free list) */
+	bool counted : 1;		/* in nentries and in conns (off_count_in) */
+	unsigned int verdict : 2;	/* the fast path's (FC_VERDICT_*), as last set */
 };
 
 /*
@@ -276,6 +278,7 @@ struct fd_offload {
 	struct fd_hist offload_us;	/* qualify (event parsed) -> FLOW_CREATE_FP answered */
 	struct fd_first first;		/* qualify -> first frame forwarded, sampled (fd_first.h) */
 	struct fd_offload_stats st;
+	struct fd_offload_conns conns;	/* the counted entries by action and verdict, and cut */
 	struct off_sync sync;		/* the reconcile (fd_offload_sync.c) */
 };
 
@@ -347,6 +350,17 @@ int off_index(struct fd_offload *o, struct off_entry *e, bool by_ct);
 int off_index_ct(struct fd_offload *o, struct off_entry *e);
 void off_unindex_ct(struct fd_offload *o, struct off_entry *e);
 void off_forget(struct fd_offload *o, struct off_entry *e);
+/*
+ * The connections' figures (o->conns), O(1) a change, never a walk:
+ * off_count_in - an entry now in the tables: counted in nentries and in
+ * its cell (action, verdict, cut); once.  The way out is off_unlink's
+ * (and off_forget's, off_forget_all's).  off_reclass - a counted (or
+ * not yet counted) entry's action, verdict and cut changed, its cell
+ * moved with them.
+ */
+void off_count_in(struct fd_offload *o, struct off_entry *e);
+void off_reclass(struct fd_offload *o, struct off_entry *e, uint8_t action, uint8_t verdict,
+		 bool cut);
 /* off_unlink - off_forget but not freed: in no table, the FIFO, nor nentries (the caller frees). */
 void off_unlink(struct fd_offload *o, struct off_entry *e);
 /*

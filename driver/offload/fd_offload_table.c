@@ -571,13 +571,50 @@ unindex_fp(struct fd_offload *o, struct off_entry *e)
 	e->in_fp = false;
 }
 
+/* The entry's cell of o->conns, `d` (+1 or -1) added. */
+static void
+count(struct fd_offload *o, const struct off_entry *e, int d)
+{
+	struct fd_offload_conns *n = &o->conns;
+
+	if (e->action < FC_ACTION_MAX && e->verdict < FC_VERDICT_MAX)
+		n->n[e->action][e->verdict] += (uint32_t)d;
+	n->cut += e->cut ? (uint32_t)d : 0;
+}
+
+void
+off_count_in(struct fd_offload *o, struct off_entry *e)
+{
+	if (e->counted)
+		return;
+	e->counted = true;
+	o->nentries++;
+	count(o, e, 1);
+}
+
+void
+off_reclass(struct fd_offload *o, struct off_entry *e, uint8_t action, uint8_t verdict, bool cut)
+{
+	if (e->counted)
+		count(o, e, -1);
+	e->action = action;
+	e->verdict = verdict & 3;
+	e->cut = cut;
+	if (e->counted)
+		count(o, e, 1);
+}
+
 /* An entry out of by_fp already: out of by_ct and the FIFO too, no longer counted. */
 static void
 unlink_unindexed(struct fd_offload *o, struct off_entry *e)
 {
 	off_unindex_ct(o, e);
 	off_ext_del(o, e);
-	o->nentries--;
+	if (e->counted) {
+		count(o, e, -1);
+		e->counted = false;
+		o->nentries--;
+	}
 }
 
 /* An entry out of by_fp already: unlinked, and freed. */
@@ -644,7 +681,7 @@ off_forget_all(struct fd_offload *o)
 			nat_del(o, e);
 			e->live = false;
 		}
-		e->in_ct = e->in_fp = e->in_ext = false;
+		e->in_ct = e->in_fp = e->in_ext = e->counted = false;
 	}
 	ix_free(&t->by_ct);
 	ix_free(&t->by_fp);
@@ -659,6 +696,7 @@ off_forget_all(struct fd_offload *o)
 		}
 	}
 	o->nentries = 0;
+	memset(&o->conns, 0, sizeof(o->conns));
 }
 
 struct off_entry *

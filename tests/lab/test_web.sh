@@ -18,8 +18,17 @@
 #     and the connections page shows it with its set and element;
 #   - /metrics passes promtool, and Debian's Prometheus (its own config and
 #     data in the run folder, 1 s scrapes, 127.0.0.1:9090 of the namespace)
-#     scrapes it during a cut flood: its PromQL rate of the drop outcome
-#     is within 10 % of the rate the fast path's own counter gives.
+#     scrapes it during a cut flood: the drop outcome's rate from its
+#     samples (each with the counters' own time, flowcut_counters_time_seconds,
+#     at the fast path's two readings' times: the same window) is
+#     within 5 % of the rate the fast path's own counter gives; PromQL's
+#     rate() over the window, at the second reading's time, is said;
+#   - a flood of 2,000 requests (64 at a time) and 200 slow clients
+#     (half a request, then silence) against flowcut-web while a stream
+#     runs: every request answered 200 or 503, none closed unanswered,
+#     flowcut-web's peak memory bounded, flowcutd's turn_p99_us and the
+#     stream's forwarding (the fast path's to-the-wire rate) within 10 % of
+#     the same seconds before the flood.
 # Screenshots (PNG) and the dumps go to WEB_SHOTS (default build/lab/web;
 # the run folder goes with the lab).  Output: TAP as the other lab suites
 # ("ok - NAME", "# ..." lines for figures).  Root only.  BUILD names the
@@ -31,7 +40,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 export WEB_SHOTS=${WEB_SHOTS:-$BUILD/lab/web}
 U=http://127.0.0.1:9842
 U6='http://[::1]:9842'
-LAB_VARS="WEB_SHOTS U U6"
+FLOOD_PY=$here/../web/flood.py	# tests/web/flood.py: a request flood, slow clients
+LAB_VARS="WEB_SHOTS U U6 FLOOD_PY"
 LAB_TIMES=1
 
 web() { ex host curl -s --max-time 10 "$@"; }
@@ -187,9 +197,19 @@ t_trigger() {
 }
 
 # /metrics passes promtool; Prometheus scrapes it each second during a cut
-# flood and its rate of the drop outcome is within 10 % of the fast path's.
+# flood and its rate of the drop outcome, over the window of the fast
+# path's two readings, is within 5 % of the fast path's (8 runs: 0.3 to
+# 3.0 % low, low in each: a bias not found; PromQL's rate() over [t1 - 10 s,
+# t1] at t1 came within 0.6 % in 7 of those runs, 5.6 % in one).  The window's
+# ends: each scrape's value is flowcut-web's sampler's (up to 1 s old,
+# and a scrape may repeat one), so the samples are paired with the
+# counters' own time (flowcut_counters_time_seconds of the same scrape)
+# and Prometheus' counter at t0 and t1 is the line between the readings
+# either side (a flood's rate wanders by some % a second under the lab's
+# load: the readings inside the window alone left up to 1 s off at each
+# end, 7 % off once in 5 runs).
 t_prom() {
-	local out q d0 d1 t0 t1 fp pr
+	local out q d0 d1 t0 t1 a0 b0 a1 b1 fp pr rq vals times at span npts
 	web "$U/metrics" >"$run/metrics"
 	out=$(promtool check metrics <"$run/metrics" 2>&1) || { say "promtool: $out"; return 1; }
 	mkdir -p "$run/prom"
@@ -205,18 +225,109 @@ t_prom() {
 	ex host "$ctl" cut 198.18.1.2 --for 60 >/dev/null || { say "flowcutctl cut failed"; return 1; }
 	sleep 8	# the cut's first second past, Prometheus scraping
 	chr shot "$U/" status-cut
-	q='rate(flowcut_fastpath_frames_total{outcome="FROM_WIRE_DROP_IPS_VERDICT"}[5s])'
-	d0=$(counter FROM_WIRE_DROP_IPS_VERDICT) t0=$(date +%s%N)
-	sleep 5
-	d1=$(counter FROM_WIRE_DROP_IPS_VERDICT) t1=$(date +%s%N)
-	out=$(web --data-urlencode "query=$q" http://127.0.0.1:9090/api/v1/query)
+	q='flowcut_fastpath_frames_total{outcome="FROM_WIRE_DROP_IPS_VERDICT"}'
+	# a reading's time: the middle of its call (flowcutctl waits for the window's next
+	# publish, 50 ms apart, longer when the coprocessor's control thread is short of CPU)
+	a0=$(date +%s%N) d0=$(counter FROM_WIRE_DROP_IPS_VERDICT) b0=$(date +%s%N)
+	sleep 10
+	a1=$(date +%s%N) d1=$(counter FROM_WIRE_DROP_IPS_VERDICT) b1=$(date +%s%N)
+	t0=$(( (a0 + b0) / 2 )) t1=$(( (a1 + b1) / 2 ))
+	sleep 2.5	# the last reading inside the window scraped
+	at=$(python3 -c "print('%.3f' % ($t1 / 1e9 + 2.4))")
+	vals=$(web --data-urlencode "query=${q}[16s]" --data-urlencode "time=$at" http://127.0.0.1:9090/api/v1/query)
+	times=$(web --data-urlencode "query=flowcut_counters_time_seconds[16s]" --data-urlencode "time=$at" \
+		http://127.0.0.1:9090/api/v1/query)
+	rq="rate(${q}[10s])"
+	out=$(web --data-urlencode "query=$rq" --data-urlencode "time=$(python3 -c "print('%.3f' % ($t1 / 1e9))")" \
+		http://127.0.0.1:9090/api/v1/query)
 	floods_stop
 	fp=$(( (d1 - d0) * 1000000000 / (t1 - t0) ))
-	pr=$(python3 -c 'import json,sys; r = json.loads(sys.argv[1])["data"]["result"]; print(int(float(r[0]["value"][1])))' "$out") ||
-		{ say "Prometheus: $out"; tail -5 "$run/prom/log" | sed 's/^/#   /'; return 1; }
-	say "the flood's drops: the fast path's counter $fp/s over the same 5 s, Prometheus' $q = $pr/s" \
-	    "($(( (pr - fp) * 1000 / fp ))/1000 off)"
-	[ "$fp" -gt 10000 ] && [ $(( (pr - fp) * 10 )) -le "$fp" ] && [ $(( (fp - pr) * 10 )) -le "$fp" ]
+	pr=$(python3 -c 'import json,sys
+vals, times = (json.loads(a)["data"]["result"][0]["values"] for a in sys.argv[1:3])
+t0, t1 = int(sys.argv[3]) / 1e9, int(sys.argv[4]) / 1e9
+at = {ts: float(v) for ts, v in times}	# a scrape: the counters time of its values
+pts = sorted({(at[ts], float(v)) for ts, v in vals if ts in at})
+def v_at(t):	# between the readings either side of t, in a line
+    (ta, va), (tb, vb) = next((p, q) for p, q in zip(pts, pts[1:]) if p[0] <= t <= q[0])
+    return va + (vb - va) * (t - ta) / (tb - ta), tb - ta
+(v0, g0), (v1, g1) = v_at(t0), v_at(t1)
+print(int((v1 - v0) / (t1 - t0)), "%.1f/%.1f" % (g0, g1), sum(t0 <= p[0] <= t1 for p in pts))' "$vals" "$times" "$t0" "$t1") ||
+		{ say "Prometheus: $vals $times"; tail -5 "$run/prom/log" | sed 's/^/#   /'; return 1; }
+	read -r pr span npts <<<"$pr"
+	say "the flood's drops: the fast path's counter $fp/s over its $(( (t1 - t0) / 1000000 )) ms" \
+	    "(its readings $(( (b0 - a0) / 1000000 )) and $(( (b1 - a1) / 1000000 )) ms long)," \
+	    "Prometheus' samples $pr/s over the same window ($npts readings inside it, its ends between" \
+	    "readings $span s apart):" \
+	    "$(( (pr - fp) * 10000 / fp ))/10000 off"
+	say "PromQL $rq at the second reading's time: $(python3 -c 'import json,sys
+print(int(float(json.loads(sys.argv[1])["data"]["result"][0]["value"][1])))' "$out" 2>/dev/null || echo "-")/s"
+	[ "$fp" -gt 10000 ] && [ $(( (pr - fp) * 20 )) -le "$fp" ] && [ $(( (fp - pr) * 20 )) -le "$fp" ]
+}
+
+# flowcutd's turn_p99_us (over its last whole second), the most of its
+# stats file's readings 0.5 s apart: `n` of them, or while the file `until` is there
+p99_max() { # n [until]
+	local m=0 v i=0
+	while if [ -n "${2:-}" ]; then [ -e "$2" ]; else [ "$i" -lt "$1" ]; fi; do
+		v=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["turn_p99_us"])' "$run/flowcutd.json" 2>/dev/null)
+		[ "${v:-0}" -gt "$m" ] && m=$v
+		i=$((i + 1))
+		sleep 0.5
+	done
+	echo "$m"
+}
+
+# A request flood and slow clients against flowcut-web while a stream runs
+# in the fast path: each request answered (200 or 503), none closed
+# unanswered, flowcut-web's memory bounded, flowcutd's turn_p99_us and the
+# stream's forwarding as in the seconds before.
+t_flood() {
+	local w0 w1 t0 t1 fw_before fw_during p_before p_during fl1 fl2 fl3 hwm pid pp round r1 check
+	udp_stream 198.18.1.2 200M 40
+	wait_for 60 stream_offloaded udp || { say "never offloaded"; conns; return 1; }
+	sleep 1
+	t0=$(date +%s%N) w0=$(counter FROM_WIRE_TO_WIRE_VERDICT_CUT_THRU)
+	p_before=$(p99_max 10)
+	t1=$(date +%s%N) w1=$(counter FROM_WIRE_TO_WIRE_VERDICT_CUT_THRU)
+	fw_before=$(( (w1 - w0) * 1000000000 / (t1 - t0) ))
+	touch "$run/flooding"
+	p99_max 0 "$run/flooding" >"$run/p99-during" & pp=$!
+	t0=$(date +%s%N) w0=$(counter FROM_WIRE_TO_WIRE_VERDICT_CUT_THRU)
+	# two rounds: the second's figures said, both checked
+	for round in 1 2; do
+		fl1=$(ex host python3 "$FLOOD_PY" 127.0.0.1 9842 --path /api/status --path /metrics \
+			--path "/api/conns?from=0" --path /api/cuts --path / --requests 2000 --at-once 64 --within 20)
+		fl2=$(ex host python3 "$FLOOD_PY" 127.0.0.1 9842 --slow 200 --path /api/counters \
+			--requests 1000 --at-once 64 --within 20)
+		fl3=$(ex host python3 "$FLOOD_PY" ::1 9842 --path "/api/conns?from=0" --path /api/counters \
+			--requests 2000 --at-once 64 --within 20)
+		[ "$round" = 1 ] && r1=("$fl1" "$fl2" "$fl3")
+	done
+	t1=$(date +%s%N) w1=$(counter FROM_WIRE_TO_WIRE_VERDICT_CUT_THRU)
+	rm -f "$run/flooding"
+	wait "$pp"
+	fw_during=$(( (w1 - w0) * 1000000000 / (t1 - t0) ))
+	p_during=$(cat "$run/p99-during")
+	pid=$(cat "$run/web.pid")
+	hwm=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$pid/status")
+	kill "$stream" 2>/dev/null; stream_end
+	say "2,000 requests, 64 at a time (127.0.0.1): $fl1"
+	say "200 slow clients, then 1,000 requests: $fl2"
+	say "2,000 requests, 64 at a time ([::1], flowcutd asked each): $fl3"
+	say "the stream to the wire: $fw_before/s in the 5 s before, $fw_during/s over the floods' $(( (t1 - t0) / 1000000 )) ms;" \
+	    "flowcutd's turn_p99_us at most $p_before before, $p_during during; flowcut-web's peak memory $hwm kB"
+	check='import json,sys
+a, b, c = (json.loads(x) for x in sys.argv[1:4])
+ok = all(r["unanswered"] == 0 and r["timed_out"] == 0 and set(r["codes"]) <= {"200", "503"} for r in (a, b, c))
+ok = ok and sum(a["codes"].values()) == 2000 and sum(c["codes"].values()) == 2000 and sum(b["codes"].values()) == 1000
+ok = ok and b["slow_open"] == 200 and b["codes"].get("503", 0) > 0
+sys.exit(not ok)'
+	{ python3 -c "$check" "$fl1" "$fl2" "$fl3" && python3 -c "$check" "${r1[@]}"; } ||
+		{ say "a request not answered 200 or 503"; return 1; }
+	[ "${hwm:-999999}" -lt 65536 ] || { say "flowcut-web's memory: $hwm kB"; return 1; }
+	[ $(( (fw_before - fw_during) * 10 )) -le "$fw_before" ] || { say "the stream slowed"; return 1; }
+	# a few ms (the protocol's bound on a page's hold of the loop) above the seconds before
+	[ "$p_during" -le $(( p_before + 5000 )) ] || { say "flowcutd's turns slowed past 5 ms more"; return 1; }
 }
 
 lab_on_fail() {
@@ -231,7 +342,8 @@ tests=(
 	"the connections page's cut button cuts a 400 Mbit/s flood: at most 10 frames to the host in 10 s (IPv4, the page on 127.0.0.1)|75|t_button 4"
 	"the connections page's cut button cuts a 400 Mbit/s flood: at most 10 frames to the host in 10 s (IPv6, the page on [::1])|75|t_button 6"
 	"a watched set's element cuts a stream: the connections page shows it with its set and element|75|t_trigger"
-	"/metrics passes promtool; Prometheus scraping each second queries the cut flood's drop rate back within 10 %|90|t_prom"
+	"/metrics passes promtool; Prometheus scraping each second gives the cut flood's drop rate back within 5 % over the fast path's own window|90|t_prom"
+	"a request flood and 200 slow clients against flowcut-web: each answered 200 or 503, its memory bounded, flowcutd's turns and a stream's forwarding undisturbed|90|t_flood"
 )
 
 lab_suite fcw

@@ -93,6 +93,17 @@ test_boot_event_and_attach(void **state)
 	assert_non_null(host);
 	assert_int_equal(lk_client(host), 1);	/* 0 is the driver's */
 	assert_int_equal(lk_boot_id(host), lk_boot_id(npu));
+	/* the boot's time as the host reads it: the coprocessor's CLOCK_MONOTONIC at its layout */
+	{
+		struct timespec ts;
+		uint64_t now;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		assert_int_equal(lk_boot_ns(host), lk_boot_ns(npu));
+		assert_true(lk_boot_ns(host) > 0 && lk_boot_ns(host) <= now);
+		assert_true(now - lk_boot_ns(host) < 60000000000ull);	/* laid out by this test's setup */
+	}
 	assert_int_equal(lk_event_take(host, &ev), 0);
 	assert_int_equal(ev.type, LK_EV_BOOT);
 	assert_int_equal(ev.boot_id, lk_boot_id(npu));
@@ -239,7 +250,7 @@ test_reboot_and_resync(void **state)
 {
 	struct lk *npu = *state, *host = lk_attach(path, -1), *npu2;
 	struct lk_event ev;
-	uint64_t old = lk_boot_id(npu);
+	uint64_t old = lk_boot_id(npu), old_ns = lk_boot_ns(npu);
 	uint32_t v = 5;
 
 	assert_non_null(host);
@@ -254,6 +265,7 @@ test_reboot_and_resync(void **state)
 	assert_non_null(npu2);
 	*state = npu2;			/* the teardown's */
 	assert_int_not_equal(lk_boot_id(npu2), old);
+	assert_true(lk_boot_ns(host) > old_ns);	/* the new boot's time, read through the old mapping */
 	assert_int_equal(lk_cmd_post(host, 1, 1, &v, sizeof(v)), -ECONNRESET);
 	assert_int_equal(lk_event_take(host, &ev), -ECONNRESET);
 	assert_int_equal(lk_resync(host), 0);

@@ -2,7 +2,9 @@
 # A tiny flowcutd control-socket peer for tests/web/test_web.sh: answers
 # issue 18's requests (t18-proto.md) with fixed documents, one request per
 # connection (unix SEQPACKET), as flowcutd does; the secret "s3cret".
-import json, os, socket, sys, time
+# Each connection on its own thread; `conns 999 ...` is answered 1.5 s late
+# (a slow answer of flowcutd, under flowcut-web's 2 s bound).
+import json, os, socket, sys, threading, time
 
 path = sys.argv[1]
 t0 = time.time()
@@ -15,6 +17,8 @@ def counters():
                       {"port": 1, "to_host": 5, "to_wire": k, "dropped": 0}],
             "link": {"refused": 3},
             "connections": {"ips": 2, "fwd": 30, "cut": 4, "dropping": 1},
+            "connections_by": [{"action": "IPS", "verdict": "CUT_THRU", "n": 2}, {"action": "FWD", "verdict": "CUT_THRU", "n": 30},
+                               {"action": "IPS", "verdict": "DROP", "n": 1}, {"action": "DROP", "verdict": "CUT_THRU", "n": 3}],
             "gate": True, "ips_switch": True, "boot_id": "00112233aabbccdd", "uptime_s": 3725,
             "time_ms": int(time.time() * 1000)}
 conn = {"id": 7, "family": 4, "proto": "udp", "src": "10.0.0.2", "sport": 5000, "dst": "10.0.1.2",
@@ -38,10 +42,11 @@ except FileNotFoundError: pass
 s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
 s.bind(path); s.listen(16)
 log = open(path + ".log", "a")
-while True:
-    c, _ = s.accept()
+lock = threading.Lock()
+def serve(c):
     m = c.recv(8192).decode()
-    log.write(repr(m) + "\n"); log.flush()
+    with lock:
+        log.write(repr(m) + "\n"); log.flush()
     secret = None
     if m.startswith("auth "):
         secret, m = m[5:].split("\n", 1)
@@ -57,6 +62,8 @@ while True:
         else:
             a = "ok " + json.dumps({"key": words[1], "value": " ".join(words[2:])})
     elif verb == "conns":
+        if words[1] == "999":
+            time.sleep(1.5)
         a = "ok " + json.dumps({"from": int(words[1]), "next": 8 if words[1] == "0" else None,
                                 "conns": [conn, conn6] if words[1] == "0" else [conn6]})
     elif verb in docs:
@@ -64,3 +71,6 @@ while True:
     else:
         a = "error unknown request " + verb
     c.send((a + "\n").encode()); c.close()
+while True:
+    c, _ = s.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()

@@ -84,4 +84,37 @@ if command -v chromium >/dev/null; then
 else
 	echo "ok $((n += 1)) - headless Chromium # SKIP no chromium"
 fi
+# one slow answer of flowcutd (the peer's conns 999: 1.5 s) holds one of the pool's threads, not the address
+curl -s -o /dev/null "$U/api/conns?from=999" & slowpid=$!
+sleep 0.2
+t=$(curl -s -o /dev/null -w '%{time_total}' "$U/api/cuts")
+wait "$slowpid"
+awk -v t="$t" 'BEGIN { exit !(t < 0.5) }' && ok "a slow flowcutd answer does not hold another request (${t} s)" ||
+	no "a slow flowcutd answer does not hold another request" "/api/cuts took $t s while /api/conns waited"
+# a flood (2,000 requests, 64 at a time) and slow clients (half a request, then silence)
+wpid=${pids[1]}
+fl=$(python3 "$here/flood.py" 127.0.0.1 "$port" --path /api/status --path /metrics --path "/api/conns?from=0" \
+	--requests 2000 --at-once 64 --within 20)
+echo "# the flood: $fl"
+python3 -c 'import json,sys; r = json.loads(sys.argv[1]); sys.exit(not (r["unanswered"] == 0 and r["timed_out"] == 0 and
+	sum(r["codes"].values()) == 2000 and r["codes"].get("200", 0) == 2000 and r["seconds"] < 20))' "$fl" &&
+	ok "a flood of 2,000 requests, 64 at a time: each answered 200 within 20 s" || no "a flood of 2,000 requests, 64 at a time" "$fl"
+fl=$(python3 "$here/flood.py" 127.0.0.1 "$port" --slow 200 --path /api/status --requests 1000 --at-once 64 --within 20)
+echo "# 200 slow clients, then 1,000 requests 64 at a time: $fl"
+python3 -c 'import json,sys; r = json.loads(sys.argv[1]); c = r["codes"]; sys.exit(not (r["unanswered"] == 0 and
+	r["timed_out"] == 0 and sum(c.values()) == 1000 and set(c) <= {"200", "503"} and c.get("503", 0) > 0 and
+	r["slow_open"] == 200))' "$fl" &&
+	ok "200 slow clients and a flood: each request answered 200 or 503, none closed unanswered, the slow ones held" ||
+	no "200 slow clients and a flood: each answered 200 or 503" "$fl"
+fl=$(python3 "$here/flood.py" 127.0.0.1 "$port" --slow 50 --requests 0 --hold 11)
+echo "# 50 slow clients held 11 s: $fl"
+python3 -c 'import json,sys; r = json.loads(sys.argv[1]); sys.exit(not (r["slow_open"] == 0 and r["slow_connected"] == 50))' "$fl" &&
+	ok "a slow client's connection is let go within the 10 s timeout" || no "a slow client's connection is let go within 10 s" "$fl"
+hwm=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$wpid/status")
+echo "# flowcut-web's peak memory (VmHWM) after the floods: ${hwm:-?} kB"
+cap=65536	# 64 MiB; ASan's shadow and quarantine take their own (73 MB seen): 256 MiB
+ldd "$web" 2>/dev/null | grep -q libasan && cap=262144
+[ "${hwm:-999999}" -lt "$cap" ] && ok "flowcut-web's memory bounded: peak ${hwm} kB < $((cap / 1024)) MiB" ||
+	no "flowcut-web's memory bounded" "VmHWM ${hwm:-?} kB, the bound $cap kB"
+is "after the floods, GET /: 200" 200 "$(code "$U/")"
 kill -0 "${pids[1]}" 2>/dev/null && ok "flowcut-web still runs" || no "flowcut-web still runs" "$(cat "$dir/web.err")"

@@ -6,8 +6,10 @@
  * one or all, a figure past INT64_MAX, no ports, a name missing) -> every
  * key of the lead's protocol the code has, by its path, with its type
  * (jansson's) and its value, and the keys left out (never 0 made up):
- * those whose figure is missing and those the code has none of
- * (connections, uptime_s, a port's to_wire and dropped).
+ * those whose figure is missing and those the code has none of (a
+ * port's to_wire and dropped); the connections by action and verdict
+ * summed as the protocol's four, the uptime from the coprocessor's two
+ * times (fd_counters_uptime_s: its own rows).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -44,7 +46,7 @@ static const struct fd_counter NONAME[] = { { "offloaded", 1 }, { NULL, 2 } };
 static const uint64_t TO_HOST[] = { 5, 6 };
 
 /* the keys the code has no figure for: left out of every document */
-static const char *const never[] = { "connections", "uptime_s", "ports.0.to_wire",
+static const char *const never[] = { "ports.0.to_wire",
 				     "ports.0.dropped", "ports.1.to_wire", "ports.1.dropped" };
 
 struct want {
@@ -68,12 +70,21 @@ at(json_t *doc, const char *path)
 	return doc;
 }
 
+/* [action][verdict]: DROP 1 (a FWD cut), FWD 4, IPS SEND_TO_IPS 2, CUT_THRU 3, DROP 5 (cut) */
+static const uint32_t CONNS[FC_ACTION_MAX][FC_VERDICT_MAX] = {
+	[FC_ACTION_DROP] = { [FC_VERDICT_CUT_THRU] = 1 },
+	[FC_ACTION_FWD] = { [FC_VERDICT_CUT_THRU] = 4 },
+	[FC_ACTION_IPS] = { [FC_VERDICT_SEND_TO_IPS] = 2, [FC_VERDICT_CUT_THRU] = 3,
+			    [FC_VERDICT_DROP] = 5 },
+};
+
 static const struct fd_counters_in ALL = {
 	.fastpath = FP, .nfastpath = N(FP), .flowcutd = FD, .nflowcutd = N(FD),
 	.conntrack = CT, .nconntrack = N(CT), .link = LINK, .nlink = N(LINK),
 	.to_host = TO_HOST, .ports = N(TO_HOST), .cfg_known = true,
 	.fw_cfg = FC_CFG_OFFLOAD | FC_CFG_IPS, .boot_id = 0xfc00000000000a01ull,
-	.time_ms = 1764500000123
+	.conns = CONNS, .conns_cut = 6, .uptime_known = true, .uptime_s = 90061,
+	.time_ms = 1764500000123, .fastpath_time_ms = 1764500000098
 };
 
 static void
@@ -83,7 +94,7 @@ test_rows(void **state)
 		const char *what;
 		struct fd_counters_in in;
 		bool null;	/* no document */
-		struct want want[24];
+		struct want want[48];
 	} rows[] = {
 		{ "everything known: every key with its type", ALL, false, {
 			{ "fastpath", JSON_OBJECT, 0, NULL },
@@ -108,7 +119,36 @@ test_rows(void **state)
 			{ "gate", JSON_TRUE, 0, NULL },
 			{ "ips_switch", JSON_TRUE, 0, NULL },
 			{ "boot_id", JSON_STRING, 0, "fc00000000000a01" },
-			{ "time_ms", JSON_INTEGER, 1764500000123, NULL } } },
+			{ "connections.ips", JSON_INTEGER, 5, NULL },
+			{ "connections.fwd", JSON_INTEGER, 4, NULL },
+			{ "connections.cut", JSON_INTEGER, 6, NULL },
+			{ "connections.dropping", JSON_INTEGER, 6, NULL },
+			{ "connections_by.0.action", JSON_STRING, 0, "DROP" },
+			{ "connections_by.1.n", JSON_INTEGER, 0, NULL },
+			{ "connections_by.2.verdict", JSON_STRING, 0, "CUT_THRU" },
+			{ "connections_by.2.n", JSON_INTEGER, 1, NULL },
+			{ "connections_by.6.action", JSON_STRING, 0, "IPS" },
+			{ "connections_by.6.verdict", JSON_STRING, 0, "SEND_TO_IPS" },
+			{ "connections_by.6.n", JSON_INTEGER, 2, NULL },
+			{ "connections_by.7.n", JSON_INTEGER, 5, NULL },
+			{ "connections_by.8.n", JSON_INTEGER, 3, NULL },
+			{ "connections_by.11.action", JSON_STRING, 0, "AUX" },
+			{ "connections_by.12", GONE, 0, NULL },
+			{ "uptime_s", JSON_INTEGER, 90061, NULL },
+			{ "time_ms", JSON_INTEGER, 1764500000123, NULL },
+			{ "fastpath_time_ms", JSON_INTEGER, 1764500000098, NULL } } },
+		{ "the window's age unknown: fastpath_time_ms left out", { .fastpath = FP,
+		  .nfastpath = N(FP), .time_ms = 5 }, false, {
+			{ "fastpath_time_ms", GONE, 0, NULL }, { "time_ms", JSON_INTEGER, 5, NULL } } },
+		{ "the window not read: its time left out too", { .fastpath = NULL,
+		  .fastpath_time_ms = 7 }, false, { { "fastpath_time_ms", GONE, 0, NULL } } },
+		{ "the binding's connections not known: connections left out, not 0s",
+		  { .conns = NULL, .conns_cut = 3 }, false, {
+			{ "connections", GONE, 0, NULL }, { "connections_by", GONE, 0, NULL } } },
+		{ "the uptime not known: left out, not 0", { .uptime_known = false,
+		  .uptime_s = 5 }, false, { { "uptime_s", GONE, 0, NULL } } },
+		{ "an uptime of 0 s known: 0", { .uptime_known = true }, false, {
+			{ "uptime_s", JSON_INTEGER, 0, NULL } } },
 		{ "the gate open, the IPS switch off", { .fw_cfg = FC_CFG_OFFLOAD,
 		  .cfg_known = true }, false, {
 			{ "gate", JSON_TRUE, 0, NULL }, { "ips_switch", JSON_FALSE, 0, NULL },
@@ -206,11 +246,42 @@ test_rows(void **state)
 	}
 }
 
+/* fd_counters_uptime_s: the coprocessor's boot and window times -> seconds, or -1 */
+static void
+test_uptime_rows(void **state)
+{
+	static const struct {
+		const char *what;
+		uint64_t boot_ns, when_ns;
+		int64_t want;
+	} rows[] = {
+		{ "a day, an hour, a minute, a second on", 5000000000ull,
+		  5000000000ull + 90061ull * 1000000000u, 90061 },
+		{ "the window of the boot itself: 0 s", 7, 7, 0 },
+		{ "under a second: 0 s (whole seconds down)", 1000, 999999999ull + 1000, 0 },
+		{ "a coprocessor that does not say its boot: unknown", 0, 9000000000ull, -1 },
+		{ "the window not published yet: unknown", 5000000000ull, 0, -1 },
+		{ "a window of the boot before (read across a reboot): unknown", 9000000000ull,
+		  8000000000ull, -1 },
+		{ "the clock's far end: no wrap", 1, UINT64_MAX, (int64_t)(UINT64_MAX / 1000000000u) },
+	};
+
+	(void)state;
+	for (size_t r = 0; r < N(rows); r++) {
+		int64_t got = fd_counters_uptime_s(rows[r].boot_ns, rows[r].when_ns);
+
+		if (got != rows[r].want)
+			fail_msg("%s: %lld, want %lld", rows[r].what, (long long)got,
+				 (long long)rows[r].want);
+	}
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rows),
+		cmocka_unit_test(test_uptime_rows),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1082,10 +1082,111 @@ test_frames_rows(void **state)
 	}
 }
 
+/* ---- the connections' figures (fd_offload_conns): each step of a life ---- */
+
+static void
+c_enter(void)
+{
+	static const uint16_t tls[] = { 80 };	/* si_tcp4's port: made SEND_TO_IPS */
+
+	fd_offload_tls_ports(off, tls, 1);
+	given_tcp4();		/* fast-path id 1 */
+	given_nat_t6();		/* id 2 */
+}
+
+static void
+c_pass(void)
+{
+	assert_int_equal(fd_offload_mark_passed(off, 1), 0);
+}
+
+static void
+c_cut(void)
+{
+	assert_int_equal(cut_ranges("198.19.0.10\n", FD_CUT_HAND), 1);
+}
+
+static void
+c_release(void)
+{
+	assert_int_equal(release(""), 1);
+}
+
+static void
+c_leave(void)
+{
+	si_event(FD_CT_DESTROY, &nat_t6, 104);
+	fd_offload_events(off);
+}
+
+static void
+c_cut_fwd(void)
+{
+	given_nat_t6();		/* id 3 */
+	assert_int_equal(cut_ranges("2001:2:1::11\n", FD_CUT_HAND), 1);
+}
+
+/*
+ * One binding through a connection's life, the figures after each step:
+ * the cells (action, verdict) not named 0.  A step's update left out
+ * (off_enter's count, mark_passed's, mark_cut's, the release's or the
+ * DESTROY's forget) shows in the step's row.
+ */
+static void
+test_conns_rows(void **state)
+{
+	static const struct {
+		const char *what;
+		void (*step)(void);
+		struct { uint8_t action, verdict; uint32_t n; } cell[3];
+		uint32_t cut;
+	} steps[] = {
+		{ "enter: IPS SEND_TO_IPS, FWD", c_enter,
+		  { { FC_ACTION_IPS, FC_VERDICT_SEND_TO_IPS, 1 }, { FC_ACTION_FWD, FC_VERDICT_CUT_THRU, 1 } }, 0 },
+		{ "the inspector's pass: IPS CUT_THRU", c_pass,
+		  { { FC_ACTION_IPS, FC_VERDICT_CUT_THRU, 1 }, { FC_ACTION_FWD, FC_VERDICT_CUT_THRU, 1 } }, 0 },
+		{ "a cut: IPS DROP, cut", c_cut,
+		  { { FC_ACTION_IPS, FC_VERDICT_DROP, 1 }, { FC_ACTION_FWD, FC_VERDICT_CUT_THRU, 1 } }, 1 },
+		{ "its release: gone", c_release,
+		  { { FC_ACTION_FWD, FC_VERDICT_CUT_THRU, 1 } }, 0 },
+		{ "the FWD one's DESTROY: none left", c_leave, { { 0, 0, 0 } }, 0 },
+		{ "a FWD one cut: action DROP, cut", c_cut_fwd,
+		  { { FC_ACTION_DROP, FC_VERDICT_CUT_THRU, 1 } }, 1 },
+	};
+	struct fd_cut_parts parts = { .ct = si_ctio, .cmds = si_cmds, .cut_in_hardware = true };
+
+	(void)state;
+	off = si_open(true);
+	parts.off = off;
+	cut = fd_cut_open(&parts);
+	assert_non_null(cut);
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		uint32_t want[FC_ACTION_MAX][FC_VERDICT_MAX] = { { 0 } };
+		struct fd_offload_conns got;
+
+		steps[i].step();
+		(void)fd_cmds_flush(&si_cmds, -1);
+		for (size_t k = 0; k < 3; k++)
+			want[steps[i].cell[k].action][steps[i].cell[k].verdict] += steps[i].cell[k].n;
+		fd_offload_conns(off, &got);
+		for (unsigned int a = 0; a < FC_ACTION_MAX; a++)
+			for (unsigned int v = 0; v < FC_VERDICT_MAX; v++)
+				if (got.n[a][v] != want[a][v])
+					fail_msg("step %zu (%s): %s %s %u, want %u", i, steps[i].what,
+						 fc_action_name(a), fc_verdict_name(v), got.n[a][v],
+						 want[a][v]);
+		if (got.cut != steps[i].cut)
+			fail_msg("step %zu (%s): cut %u, want %u", i, steps[i].what, got.cut,
+				 steps[i].cut);
+	}
+	fd_cut_close(cut);
+	si_close();
+}
+
 int
 main(void)
 {
-	struct CMUnitTest tests[sizeof(rows) / sizeof(rows[0]) + 4];
+	struct CMUnitTest tests[sizeof(rows) / sizeof(rows[0]) + 5];
 
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
 		tests[i] = (struct CMUnitTest){ .name = rows[i].what, .test_func = test_row,
@@ -1099,5 +1200,8 @@ main(void)
 		"320 sources in one answer", .test_func = test_triggers_rows };
 	tests[sizeof(rows) / sizeof(rows[0]) + 3] = (struct CMUnitTest){ .name = "frames: a "
 		"round looks at the cut records only", .test_func = test_frames_rows };
+	tests[sizeof(rows) / sizeof(rows[0]) + 4] = (struct CMUnitTest){ .name = "connections: "
+		"the figures follow an enter, a pass, a cut, a release, a leave",
+		.test_func = test_conns_rows };
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -239,7 +239,9 @@ static const char counters_a[] =
 	"\"conntrack\":{\"entries\":40,\"limit\":65536,\"insert_failed\":0,\"drop\":1,\"early_drop\":2},"
 	"\"ports\":[{\"port\":0,\"to_host\":10,\"to_wire\":900,\"dropped\":10},{\"port\":1,\"to_host\":0,\"to_wire\":0,\"dropped\":0}],"
 	"\"link\":{\"refused\":3},\"connections\":{\"ips\":1,\"fwd\":2,\"cut\":3,\"dropping\":1},"
-	"\"gate\":true,\"ips_switch\":false,\"boot_id\":\"00112233aabbccdd\",\"uptime_s\":90061,\"time_ms\":1000}";
+	"\"connections_by\":[{\"action\":\"IPS\",\"verdict\":\"DROP\",\"n\":3},{\"action\":\"FWD\",\"verdict\":\"CUT_THRU\",\"n\":0},"
+	"{\"action\":null,\"verdict\":\"DROP\",\"n\":9},{\"action\":\"IPS\",\"verdict\":\"CUT_THRU\",\"n\":\"x\"}],"
+	"\"gate\":true,\"ips_switch\":false,\"boot_id\":\"00112233aabbccdd\",\"uptime_s\":90061,\"time_ms\":1000,\"fastpath_time_ms\":950}";
 static const char counters_b[] =
 	"{\"fastpath\":{\"rx\":3000,\"drop_cut\":5},\"ports\":[{\"port\":0,\"to_host\":20,\"to_wire\":2900,\"dropped\":1010}],"
 	"\"time_ms\":3000}";
@@ -405,7 +407,14 @@ static const struct {
 	{"_ms ", false},
 	{"flowcut_port_frames_total{port=\"0\",way=\"to_host\"} 10\n", true},
 	{"flowcut_link_refused_total 3\n", true},
-	{"flowcut_connections{kind=\"cut\"} 3\n", true},
+	{"flowcut_connections{action=\"IPS\",verdict=\"DROP\"} 3\n", true},
+	{"flowcut_connections{action=\"FWD\",verdict=\"CUT_THRU\"} 0\n", true},	/* 0: a series kept */
+	{"# TYPE flowcut_connections gauge\n", true},
+	{"} 9\n", false},			/* a cell without its action: left out */
+	{"verdict=\"CUT_THRU\"} x", false},
+	{"flowcut_connections{kind=", false},
+	{"flowcut_connections_cut 3\n", true},
+	{"flowcut_counters_time_seconds 0.950\n", true},	/* fastpath_time_ms 950, not time_ms 1000 */
 	{"flowcut_gate 1\n", true},
 	{"flowcut_ips_switch 0\n", true},
 	{"flowcut_boot_info{boot_id=\"00112233aabbccdd\"} 1\n", true},
@@ -495,7 +504,23 @@ static const struct {
 	{SETTINGS_AUTH, "<span class=\"err\">refused: uid 65534: the secret is wrong</span>", true},
 	{SETTINGS_AUTH, "refused: refused", false},
 	{CUTS, "<td>/etc/l</td><td class=\"n\">1</td><td class=\"n\">2</td>", true},
+	/* when_s as UTC and its age at the page's now (1764631205: 2025-12-01 23:20:05 UTC) */
+	{CUTS, "<td>2025-12-01 23:20:05 UTC (0 s ago)</td>", true},
+	{CUTS, "<td>2025-12-01 23:19:30 UTC (35 s ago)</td>", true},
+	{CUTS, "<td>2025-12-01 23:17:05 UTC (3 min ago)</td>", true},
+	{CUTS, "<td>2025-12-01 21:19:05 UTC (2 h ago)</td>", true},
+	{CUTS, "<td>2025-11-27 23:20:05 UTC (4 d ago)</td>", true},
+	{CUTS, "<td>2025-12-01 23:21:05 UTC (0 s ago)</td>", true},	/* ahead of the page's clock */
+	{CUTS, "<td>-</td><td>set", true},				/* not a number */
+	{CUTS, "1764631205", false},
+	{CUTS, "<th>when</th>", true},
 };
+
+static const char cuts_doc[] =
+	"{\"cuts\":[{\"when_s\":1764631205,\"trigger\":\"hand\"},{\"when_s\":1764631170,\"trigger\":\"hand\"},"
+	"{\"when_s\":1764631025,\"trigger\":\"hand\"},{\"when_s\":1764623945,\"trigger\":\"hand\"},"
+	"{\"when_s\":1764285605,\"trigger\":\"hand\"},{\"when_s\":1764631265,\"trigger\":\"hand\"},"
+	"{\"when_s\":\"x\",\"trigger\":\"set\"}]}";
 
 static void
 html_rows_hold(void **state)
@@ -520,7 +545,9 @@ html_rows_hold(void **state)
 	assert_int_equal(fw_html_settings(&pages[SETTINGS_ANON], s, NULL, NULL, NULL, NULL, NULL), 0);
 	assert_int_equal(fw_html_settings(&pages[SETTINGS_AUTH], s, NULL, csrf, "idle_timeout",
 					  "refused: uid 65534: the secret is wrong", NULL), 0);
-	assert_int_equal(fw_html_cuts(&pages[CUTS], NULL, t, NULL), 0);
+	json_t *cu = doc(cuts_doc);
+	assert_int_equal(fw_html_cuts(&pages[CUTS], cu, t, NULL, 1764631205), 0);
+	json_decref(cu);
 	for (size_t i = 0; i < sizeof(html_rows) / sizeof(html_rows[0]); i++)
 		if ((strstr(pages[html_rows[i].page].p, html_rows[i].want) != NULL) != html_rows[i].present)
 			fail_msg("html row %zu: '%s' %s", i, html_rows[i].want,
