@@ -200,18 +200,6 @@ static uint32_t fw_cfg_last;
 
 static void ctl_counters(const struct ctl_ctx *x, char *ans, size_t cap);
 
-/* Writes "ok JSON\n" of `doc` (the caller's), or an error naming `what`. */
-static void
-ctl_answer(const json_t *doc, const char *what, char *ans, size_t cap)
-{
-	char *text = json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER);
-
-	if (text == NULL || (size_t)snprintf(ans, cap, "ok %s\n", text) >= cap)
-		snprintf(ans, cap, "error %s: %s\n", what, text ? "longer than an answer"
-								  : "no memory for the answer");
-	free(text);
-}
-
 /* `conns FROM N [filters]`: a page of the fast path's table (fd_page.h). */
 static void
 ctl_conns(const struct ctl_ctx *x, const struct fd_ctl_req *req, char *ans, size_t cap)
@@ -677,11 +665,7 @@ ctl_counters(const struct ctl_ctx *x, char *ans, size_t cap)
 		.fastpath_time_ms = rc == 0 && when > 0 && when <= mono ?
 			(int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 -
 			(int64_t)((mono - when) / 1000000) : 0 });
-	if (doc == NULL)
-		snprintf(ans, cap, "error counters: no memory for the answer\n");
-	else
-		ctl_answer(doc, "counters", ans, cap);
-	json_decref(doc);
+	fd_explain_answer(doc, "counters", ans, cap);	/* doc taken; NULL: no memory, said */
 }
 
 /*

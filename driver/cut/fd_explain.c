@@ -165,9 +165,8 @@ conn_json(const struct fd_explain_parts *p, const struct fd_offload_conn *oc)
 	return o;
 }
 
-/* Writes "ok JSON\n" (doc taken), or an error naming `what`. */
-static void
-answer(json_t *doc, const char *what, char *ans, size_t cap)
+void
+fd_explain_answer(json_t *doc, const char *what, char *ans, size_t cap)
 {
 	char *text = doc ? json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 
@@ -235,7 +234,7 @@ fd_explain_addr(const struct fd_explain_parts *p, uint8_t family, const uint8_t 
 			"not cut: no cut set, watched set or list holds it",
 			"never_cut", range_json(never), "hand", handj, "sources", srcs,
 			"connections", conns);
-	answer(doc, what, ans, cap);
+	fd_explain_answer(doc, what, ans, cap);
 }
 
 void
@@ -262,7 +261,7 @@ fd_explain_conn(const struct fd_explain_parts *p, uint64_t id, char *ans, size_t
 							      : "not cut: no trigger cut it"));
 		json_object_set_new(doc, "never_cut", range_json(r));
 	}
-	answer(doc, what, ans, cap);
+	fd_explain_answer(doc, what, ans, cap);
 }
 
 json_t *
@@ -310,7 +309,7 @@ fd_explain_triggers(const struct fd_explain_parts *p, char *ans, size_t cap)
 	}
 	while (json_array_size(all) > k)
 		json_array_remove(all, k);
-	answer(json_pack("{s:o?, s:I, s:b, s:I}", "sources", all, "sources_left",
+	fd_explain_answer(json_pack("{s:o?, s:I, s:b, s:I}", "sources", all, "sources_left",
 			 (json_int_t)(n - k), "frames_read", p->frames_read, "record_bytes",
 			 (json_int_t)fd_why_bytes(p->why)),
 	       "triggers", ans, cap);

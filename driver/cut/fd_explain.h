@@ -88,5 +88,12 @@ const struct fc_range *fd_explain_range(const struct fc_list *l, uint8_t family,
 
 json_t *fd_explain_sources(const struct fd_why *w);
 void fd_explain_triggers(const struct fd_explain_parts *p, char *ans, size_t cap);
+/*
+ * fd_explain_answer - "ok JSON\n" of `doc` (taken: freed here) in `ans`,
+ * or "error WHAT: ...\n" when it is NULL (no memory) or longer than `cap`:
+ * the control socket's answer of a read, as fd_explain's, fd_page's and
+ * flowcutd's counters write it.
+ */
+void fd_explain_answer(json_t *doc, const char *what, char *ans, size_t cap);
 
 #endif

@@ -185,19 +185,6 @@ row_bytes(const json_t *row, size_t cap)
 	return len;
 }
 
-/* Writes "ok JSON\n" (doc taken), or an error naming `what`. */
-static void
-answer(json_t *doc, const char *what, char *ans, size_t cap)
-{
-	char *text = doc ? json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
-
-	if (text == NULL || (size_t)snprintf(ans, cap, "ok %s\n", text) >= cap)
-		snprintf(ans, cap, "error %s: %s\n", what, text ? "longer than an answer"
-								  : "no memory for the answer");
-	free(text);
-	json_decref(doc);
-}
-
 void
 fd_page_conns(const struct fd_page_parts *p, uint64_t from, unsigned int n,
 	      const struct fd_page_filter *f, char *ans, size_t cap)
@@ -254,7 +241,7 @@ fd_page_conns(const struct fd_page_parts *p, uint64_t from, unsigned int n,
 	}
 	if (next == NULL && rows != NULL)
 		next = json_integer(r.first);	/* the budget spent: on from the slot reached */
-	answer(rows ? json_pack("{s:I, s:o, s:o}", "from", (json_int_t)from, "next", next, "conns",
+	fd_explain_answer(rows ? json_pack("{s:I, s:o, s:o}", "from", (json_int_t)from, "next", next, "conns",
 				rows) : NULL, "conns", ans, cap);
 }
 
@@ -321,6 +308,6 @@ fd_page_cuts(const struct fd_page_parts *p, unsigned int n, char *ans, size_t ca
 		used += len;
 		json_array_append_new(rows, row);
 	}
-	answer(rows ? json_pack("{s:o, s:I}", "cuts", rows, "cuts_left", (json_int_t)(b.n - i))
+	fd_explain_answer(rows ? json_pack("{s:o, s:I}", "cuts", rows, "cuts_left", (json_int_t)(b.n - i))
 		    : NULL, "cuts", ans, cap);
 }
