@@ -44,13 +44,18 @@ enum fd_ctl_args {
 	ARGS_SET,	/* " KEY VALUE", or " KEY" and lines */
 };
 
-/* The requests: their text, whether they only read, what follows. */
+/*
+ * The requests: their text, whether they only read, what follows, and for
+ * a change whether the operator's secret opens it (the page's two:
+ * settings-set and cut-conn; resync stays root's).
+ */
 static const struct {
 	const char *word;
 	bool reads;
 	enum fd_ctl_args args;
+	bool secret;
 } ops[] = {
-	[FD_CTL_CUT_CONN] = { "cut-conn", false, ARGS_ID },
+	[FD_CTL_CUT_CONN] = { "cut-conn", false, ARGS_ID, true },
 	[FD_CTL_STATUS] = { "status", true, ARGS_NONE },
 	[FD_CTL_RESYNC] = { "resync", false, ARGS_NONE },
 	[FD_CTL_WHY] = { "why", true, ARGS_ADDR },
@@ -60,7 +65,7 @@ static const struct {
 	[FD_CTL_CONNS] = { "conns", true, ARGS_CONNS },
 	[FD_CTL_CUTS] = { "cuts", true, ARGS_CUTS },
 	[FD_CTL_SETTINGS] = { "settings", true, ARGS_NONE },
-	[FD_CTL_SETTINGS_SET] = { "settings-set", false, ARGS_SET },
+	[FD_CTL_SETTINGS_SET] = { "settings-set", false, ARGS_SET, true },
 };
 
 #define NOPS (sizeof(ops) / sizeof(ops[0]))
@@ -409,6 +414,11 @@ fd_ctl_allowed(const struct fd_ctl_access *a, const struct fd_ctl_peer *p, enum 
 
 	if (p->uid == 0)
 		return 0;
+	if (!ops[op].reads && !ops[op].secret) {
+		snprintf(why, len, "uid %u is not root (%s is root's: the operator's secret does "
+			 "not open it)", (unsigned int)p->uid, ops[op].word);
+		return -EACCES;
+	}
 	if (!ops[op].reads) {
 		if (v == FC_SECRET_RIGHT)
 			return 0;
@@ -738,7 +748,7 @@ fd_ctl_serve(struct fd_ctl *c)
 		snprintf(ans, sizeof(ans), "error %s\n", err);
 	} else if (fd_ctl_allowed(&c->acc, &peer, r.op, secret_of(c, &r), err,
 				  sizeof(err)) != 0) {
-		c->auth_refused += !ops[r.op].reads;
+		c->auth_refused += ops[r.op].secret;
 		refused(c, &cr, err);
 		snprintf(ans, sizeof(ans), "error refused: %s\n", err);
 	} else {
