@@ -544,6 +544,61 @@ test_nobody_asks(void **state)
 }
 
 /*
+ * fc_secret_make's folder and temporary as rows: the folder's mode and
+ * owner (or none), a crash's temporary there -> rc, and after it the
+ * secret there or nothing, and never a temporary left.
+ */
+static void
+make_rows(void)
+{
+	static const struct {
+		const char *what;
+		mode_t mode;		/* the folder's; 0: none */
+		uid_t uid;
+		bool stale;		/* a crash's temporary there */
+		int rc;
+	} rows[] = {
+		{ "a folder of root's, 0700", 0700, 0, false, 1 },
+		{ "0755: others may not write, made", 0755, 0, false, 1 },
+		{ "a crash's temporary there: removed, made", 0700, 0, true, 1 },
+		{ "the folder 0777: refused, nothing made", 0777, 0, false, -EPERM },
+		{ "the folder 0770: refused", 0770, 0, false, -EPERM },
+		{ "the folder nobody's: refused", 0700, NOBODY, false, -EPERM },
+		{ "no folder: refused, none made", 0, 0, false, -ENOENT },
+	};
+	char dir[160], path[200], tmp[240], why[512], hex[FC_SECRET_HEX + 1];
+
+	snprintf(dir, sizeof(dir), "%s/secret-dir", top);
+	snprintf(path, sizeof(path), "%s/web.secret", dir);
+	snprintf(tmp, sizeof(tmp), "%s/.web.secret.%ld.tmp", dir, (long)getpid());
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		print_message("make row %zu: %s\n", i, rows[i].what);
+		if (rows[i].mode != 0) {
+			assert_int_equal(mkdir(dir, 0700), 0);
+			if (rows[i].stale) {
+				FILE *f = fopen(tmp, "w");
+
+				assert_non_null(f);
+				fclose(f);	/* empty: a crash before its write */
+			}
+			assert_int_equal(chmod(dir, rows[i].mode), 0);
+			assert_int_equal(chown(dir, rows[i].uid, 0), 0);
+		}
+		why[0] = '\0';
+		assert_int_equal(fc_secret_make(path, why, sizeof(why)), rows[i].rc);
+		if (rows[i].rc == 1)
+			assert_int_equal(fc_secret_read(path, hex, why, sizeof(why)), 0);
+		else {
+			assert_non_null(strstr(why, path));	/* said, with the path */
+			assert_int_equal(access(path, F_OK), -1);
+		}
+		assert_int_equal(access(tmp, F_OK), -1);	/* no temporary left */
+		unlink(path);
+		rmdir(dir);
+	}
+}
+
+/*
  * The secret file (fc_secret) as rows: its mode, owner and text -> the
  * verdict on a given secret; then the socket asked by nobody (not in the
  * read group, the socket opened up) with an auth line.
@@ -623,6 +678,7 @@ test_secret_rows(void **state)
 	assert_int_equal(st.st_mode & 07777, 0644);	/* left as it was, and refused */
 	assert_int_equal(fc_secret_read(path, hex, why, sizeof(why)), -EPERM);
 	unlink(path);
+	make_rows();
 }
 
 static void
