@@ -363,8 +363,10 @@ fd_ctl_parse(const char *buf, size_t len, struct fd_ctl_req *out, char *err, siz
 		return -EINVAL;
 	}
 	rc = parse_auth(buf, len, &r, &skip, err, errlen);
-	if (rc != 0)
+	if (rc != 0) {
+		explicit_bzero(&r, sizeof(r));
 		return rc;
+	}
 	buf += skip, len -= skip;
 	if (len > 0 && buf[len - 1] == '\n')
 		len--;
@@ -399,8 +401,10 @@ fd_ctl_parse(const char *buf, size_t len, struct fd_ctl_req *out, char *err, siz
 			break;		/* ARGS_NONE with more: not a request */
 		if (rc == 0)
 			*out = r;
+		explicit_bzero(&r, sizeof(r));	/* its secret's copy */
 		return rc;
 	}
+	explicit_bzero(&r, sizeof(r));
 	snprintf(err, errlen, "not a request (cut-conn ID, status, resync, why ADDR, why-conn ID, "
 		 "triggers, counters, conns FROM N, cuts [N], settings, settings-set KEY VALUE)");
 	return -EINVAL;
@@ -752,6 +756,7 @@ fd_ctl_serve(struct fd_ctl *c)
 		refused(c, &cr, err);
 		snprintf(ans, sizeof(ans), "error refused: %s\n", err);
 	} else {
+		explicit_bzero(r.secret, sizeof(r.secret));	/* checked: the handler needs none */
 		c->h(c->arg, &r, ans, sizeof(ans));
 	}
 	explicit_bzero(&r, sizeof(r));
