@@ -88,6 +88,7 @@
 #include "lk.h"
 
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 
 #define CT_MARK_BIT 0x40000000u	/* set by fd_nft on what the rules let through */
 #define FD_EVENTS_PER_TURN 256	/* coprocessor events read in one turn */
@@ -1409,6 +1410,16 @@ main(int argc, char **argv)
 
 	if (opts_parse(argc, argv, &d.o) != 0)
 		return 2;
+	/*
+	 * Not dumpable: no core file and no ptrace or /proc/PID/mem of ours by
+	 * a user who is not root (the operator's secret passes through us,
+	 * issue 18's review).  /proc/PID/stat and status stay readable (the
+	 * lab's and the tests' figures: their files turn root's, they run as
+	 * root).
+	 */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+		fprintf(stderr, "flowcutd: prctl(PR_SET_DUMPABLE, 0): %s (dumpable still)\n",
+			strerror(errno));
 	rc = flowcutd_open(&d);
 	if (rc != 0)
 		return rc < 0 ? 1 : 0;

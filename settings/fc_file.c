@@ -100,13 +100,11 @@ folder_open(const char *dir, const char *path, char *err, size_t errlen)
 	}
 }
 
-/* The file opened from its folder and checked: its descriptor and *st, or -errno. */
-static int
-file_open(const char *path, struct stat *st, char *err, size_t errlen)
+int
+fc_file_folder(const char *path, const char **name, char *err, size_t errlen)
 {
-	char dir[PATH_MAX], real[PATH_MAX], why[64];
+	char dir[PATH_MAX], real[PATH_MAX];
 	const char *base = strrchr(path, '/');
-	int dfd, fd, e;
 
 	if (base == NULL) {
 		snprintf(dir, sizeof(dir), ".");
@@ -119,7 +117,18 @@ file_open(const char *path, struct stat *st, char *err, size_t errlen)
 		return refuse(err, errlen, -EISDIR, "%s: names a folder, not a file", path);
 	if (realpath(dir, real) == NULL)
 		return refuse(err, errlen, -errno, "%s: %s", path, strerror(errno));
-	dfd = folder_open(real, path, err, errlen);
+	*name = base;
+	return folder_open(real, path, err, errlen);
+}
+
+/* The file opened from its folder and checked: its descriptor and *st, or -errno. */
+static int
+file_open(const char *path, struct stat *st, char *err, size_t errlen)
+{
+	char why[64];
+	const char *base;
+	int dfd = fc_file_folder(path, &base, err, errlen), fd, e;
+
 	if (dfd < 0)
 		return dfd;
 	/* O_NONBLOCK: a FIFO does not block; O_NOCTTY: a terminal is not taken */

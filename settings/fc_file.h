@@ -56,4 +56,15 @@
 int fc_file_read(const char *path, size_t cap, const char *cap_key, char **text, size_t *len,
 		 char *err, size_t errlen);
 
+/*
+ * fc_file_folder - the folder of `path` walked and checked as fc_file_read
+ * checks it (each folder root's or the euid's, none writable by group or
+ * others; one above may be /tmp's sticky kind, its own folder not): an
+ * O_PATH descriptor of it (the caller closes it) with *name the file's
+ * name in it, or a negative errno with `err` ("DIR: writable by others
+ * (on the path of PATH)").  For a writer that makes a file there
+ * (fc_secret_make).
+ */
+int fc_file_folder(const char *path, const char **name, char *err, size_t errlen);
+
 #endif

@@ -14,9 +14,17 @@
  * another user could read or write is no secret.
  *
  * fc_secret_make writes one when none is there (flowcutd's first start,
- * `flowcutctl web-secret`): O_CREAT|O_EXCL, 0600, never over one that is
- * there, whatever it holds.  The folder must exist (the installer's
- * /etc/flowcut); it is not made here.
+ * `flowcutctl web-secret`): never over one that is there, whatever it
+ * holds.  The folder must exist (the installer's /etc/flowcut; it is not
+ * made here) and pass fc_file's folder check (fc_file_folder: root's, no
+ * group or other write).  The secret goes to a temporary beside it
+ * (".NAME.PID.tmp", O_EXCL, 0600), is synced, then link()ed to the name
+ * (linkat: never over a file, EEXIST leaves the one there) and the
+ * temporary unlinked: a crash or ENOSPC leaves no empty file at the name
+ * (which fc_secret_read would refuse forever, and make never replace),
+ * at most a temporary the next make removes.  Chosen over rename(), which
+ * replaces a file that came meanwhile.  Every buffer that held the secret
+ * is wiped (explicit_bzero) before it is left.
  *
  * fc_secret_check reads the file each time it is asked (a 65-byte read,
  * asked once per `auth` request: an operator's fix of the file's mode, or
@@ -54,8 +62,9 @@ int fc_secret_read(const char *path, char *hex, char *why, size_t len);
 /*
  * fc_secret_make - a new secret written to `path` if none is there: 1
  * (made), 0 (one there: left as it is, checked or not), or -errno with
- * `why` (getrandom's, open's, write's, fsync's; a half-written file is
- * removed).
+ * `why` (the folder missing: -ENOENT, or refused: fc_file_folder's -EPERM;
+ * getrandom's, open's, write's, fsync's, link's; no file is left at
+ * `path`).
  */
 int fc_secret_make(const char *path, char *why, size_t len);
 

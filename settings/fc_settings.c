@@ -537,14 +537,23 @@ fc_settings_load(const char *path, struct fc_settings *s, char *err, size_t errl
 		return rc;
 	rc = fc_settings_parse(text, len, &t, err, errlen);
 	free(text);
-	if (rc == 0 && t.never_file[0] != '\0') {	/* a file that cannot be read refuses them */
-		struct fc_list l = { 0 };
-
-		rc = fc_settings_never_cut(&t, &l, err, errlen);
-		fc_list_free(&l);
-	}
+	if (rc == 0)
+		rc = fc_settings_check(&t, err, errlen);
 	if (rc == 0)
 		*s = t;
+	return rc;
+}
+
+int
+fc_settings_check(const struct fc_settings *s, char *err, size_t errlen)
+{
+	struct fc_list l = { 0 };
+	int rc;
+
+	if (s->never_file[0] == '\0')
+		return 0;
+	rc = fc_settings_never_cut(s, &l, err, errlen);	/* a file that cannot be read refuses them */
+	fc_list_free(&l);
 	return rc;
 }
 

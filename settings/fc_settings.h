@@ -160,6 +160,15 @@ int fc_settings_set(struct fc_settings *s, const char *key, const char *value, c
 int fc_settings_never_cut(const struct fc_settings *s, struct fc_list *out, char *err,
 			  size_t errlen);
 
+/*
+ * fc_settings_check - what fc_settings_load refuses of settings already
+ * parsed: a never_cut_file that cannot be read or holds a bad line
+ * (fc_settings_never_cut's error and err).  0 or its -errno.  A save
+ * checks with it first (fc_settings_keys_save), so no settings-set saves
+ * a file the loader then refuses.
+ */
+int fc_settings_check(const struct fc_settings *s, char *err, size_t errlen);
+
 /* fc_settings_format - the file's text for *s; returns its length (snprintf's). */
 int fc_settings_format(const struct fc_settings *s, char *buf, size_t len);
 

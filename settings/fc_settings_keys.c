@@ -97,6 +97,39 @@ fc_settings_keys_json(const struct fc_settings *s)
 	return a;
 }
 
+/*
+ * The new settings whole, as fc_settings_load would read them back: their
+ * text (fc_settings_format's, what the save writes) parsed again, then
+ * fc_settings_check (never_cut_file read as the loader reads it).  A key
+ * checked alone passes values the load then refuses (a never_cut_file
+ * that is missing), and a saved file the load refuses locks out every
+ * later settings-set (issue 18's review); so the save is refused first,
+ * with the reason, and nothing is written.
+ */
+static int
+check_whole(const struct fc_settings *s, char *why, size_t len)
+{
+	char *text = malloc(FC_SETTINGS_MAX_BYTES + 1);
+	struct fc_settings back;
+	int n = text ? fc_settings_format(s, text, FC_SETTINGS_MAX_BYTES + 1) : -1, rc;
+
+	if (text == NULL) {
+		snprintf(why, len, "no memory to check them");
+		return -ENOMEM;
+	}
+	if (n < 0 || (size_t)n > FC_SETTINGS_MAX_BYTES) {
+		snprintf(why, len, "the file would be longer than %u bytes", FC_SETTINGS_MAX_BYTES);
+		free(text);
+		return -EOVERFLOW;
+	}
+	rc = fc_settings_parse(text, (size_t)n, &back, why, len);
+	free(text);
+	if (rc != 0)
+		return rc;
+	back.never_file_line = 0;	/* said as the key, not as a line of a file not written */
+	return fc_settings_check(&back, why, len);
+}
+
 int
 fc_settings_keys_save(const char *path, const char *key, const char *value, bool lines,
 		      char *err, size_t errlen)
@@ -130,6 +163,11 @@ fc_settings_keys_save(const char *path, const char *key, const char *value, bool
 			return -EINVAL;
 		}
 		l = end ? end + 1 : NULL;
+	}
+	rc = check_whole(&s, why, sizeof(why));
+	if (rc != 0) {
+		snprintf(err, errlen, "%s: not saved, the settings would be refused: %s", key, why);
+		return -EINVAL;
 	}
 	rc = fc_settings_save(path, &s);
 	if (rc != 0)

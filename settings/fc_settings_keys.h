@@ -47,7 +47,9 @@ json_t *fc_settings_keys_json(const struct fc_settings *s);
  * fc_settings_keys_save - KEY set in the file at `path` and saved: a
  * value (`lines` false: one, a repeatable key then holds it alone) or
  * `value`'s lines, '\n'-separated, each checked (none: cleared; only for
- * a repeatable key).  0; -EINVAL with err "KEY: REASON" (nothing saved);
+ * a repeatable key), then the settings whole as the loader would read
+ * them back (fc_settings_check: a never_cut_file that cannot be read
+ * refuses the save).  0; -EINVAL with err "KEY: REASON" (nothing saved);
  * or the load's or the save's -errno with err.
  */
 int fc_settings_keys_save(const char *path, const char *key, const char *value, bool lines,

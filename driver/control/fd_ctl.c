@@ -44,13 +44,18 @@ enum fd_ctl_args {
 	ARGS_SET,	/* " KEY VALUE", or " KEY" and lines */
 };
 
-/* The requests: their text, whether they only read, what follows. */
+/*
+ * The requests: their text, whether they only read, what follows, and for
+ * a change whether the operator's secret opens it (the page's two:
+ * settings-set and cut-conn; resync stays root's).
+ */
 static const struct {
 	const char *word;
 	bool reads;
 	enum fd_ctl_args args;
+	bool secret;
 } ops[] = {
-	[FD_CTL_CUT_CONN] = { "cut-conn", false, ARGS_ID },
+	[FD_CTL_CUT_CONN] = { "cut-conn", false, ARGS_ID, true },
 	[FD_CTL_STATUS] = { "status", true, ARGS_NONE },
 	[FD_CTL_RESYNC] = { "resync", false, ARGS_NONE },
 	[FD_CTL_WHY] = { "why", true, ARGS_ADDR },
@@ -60,7 +65,7 @@ static const struct {
 	[FD_CTL_CONNS] = { "conns", true, ARGS_CONNS },
 	[FD_CTL_CUTS] = { "cuts", true, ARGS_CUTS },
 	[FD_CTL_SETTINGS] = { "settings", true, ARGS_NONE },
-	[FD_CTL_SETTINGS_SET] = { "settings-set", false, ARGS_SET },
+	[FD_CTL_SETTINGS_SET] = { "settings-set", false, ARGS_SET, true },
 };
 
 #define NOPS (sizeof(ops) / sizeof(ops[0]))
@@ -358,8 +363,10 @@ fd_ctl_parse(const char *buf, size_t len, struct fd_ctl_req *out, char *err, siz
 		return -EINVAL;
 	}
 	rc = parse_auth(buf, len, &r, &skip, err, errlen);
-	if (rc != 0)
+	if (rc != 0) {
+		explicit_bzero(&r, sizeof(r));
 		return rc;
+	}
 	buf += skip, len -= skip;
 	if (len > 0 && buf[len - 1] == '\n')
 		len--;
@@ -394,8 +401,10 @@ fd_ctl_parse(const char *buf, size_t len, struct fd_ctl_req *out, char *err, siz
 			break;		/* ARGS_NONE with more: not a request */
 		if (rc == 0)
 			*out = r;
+		explicit_bzero(&r, sizeof(r));	/* its secret's copy */
 		return rc;
 	}
+	explicit_bzero(&r, sizeof(r));
 	snprintf(err, errlen, "not a request (cut-conn ID, status, resync, why ADDR, why-conn ID, "
 		 "triggers, counters, conns FROM N, cuts [N], settings, settings-set KEY VALUE)");
 	return -EINVAL;
@@ -409,6 +418,11 @@ fd_ctl_allowed(const struct fd_ctl_access *a, const struct fd_ctl_peer *p, enum 
 
 	if (p->uid == 0)
 		return 0;
+	if (!ops[op].reads && !ops[op].secret) {
+		snprintf(why, len, "uid %u is not root (%s is root's: the operator's secret does "
+			 "not open it)", (unsigned int)p->uid, ops[op].word);
+		return -EACCES;
+	}
 	if (!ops[op].reads) {
 		if (v == FC_SECRET_RIGHT)
 			return 0;
@@ -738,10 +752,11 @@ fd_ctl_serve(struct fd_ctl *c)
 		snprintf(ans, sizeof(ans), "error %s\n", err);
 	} else if (fd_ctl_allowed(&c->acc, &peer, r.op, secret_of(c, &r), err,
 				  sizeof(err)) != 0) {
-		c->auth_refused += !ops[r.op].reads;
+		c->auth_refused += ops[r.op].secret;
 		refused(c, &cr, err);
 		snprintf(ans, sizeof(ans), "error refused: %s\n", err);
 	} else {
+		explicit_bzero(r.secret, sizeof(r.secret));	/* checked: the handler needs none */
 		c->h(c->arg, &r, ans, sizeof(ans));
 	}
 	explicit_bzero(&r, sizeof(r));

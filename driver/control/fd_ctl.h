@@ -67,9 +67,11 @@
  * `counters`, `conns FROM N [addr=A] [port=P] [state=S] [action=A]`,
  * `cuts [N]` and `settings` read (root or the read group); `settings-set
  * KEY VALUE` (or `settings-set KEY` and one line per value, a repeatable
- * key set whole) is a change.  A change is root's, or any peer's whose
- * message starts with the line `auth SECRET` where SECRET is the secret
- * file's (fc_secret.h; the access's secret_path).  fd_ctl_allowed stays
+ * key set whole) is a change.  The page's two changes, `settings-set` and
+ * `cut-conn`, are root's, or any peer's whose message starts with the
+ * line `auth SECRET` where SECRET is the secret file's (fc_secret.h; the
+ * access's secret_path); every other change (`resync`: the page never
+ * sends it) is root's alone, whatever secret comes (issue 18's review).  fd_ctl_allowed stays
  * pure: the secret's verdict (fc_secret_check's, made by fd_ctl_serve
  * only when an `auth` line came) is its input.  A peer that may not read
  * is still refused unparsed unless its message starts with `auth `: the
@@ -101,9 +103,9 @@
 #define FD_CTL_LOGGED_UIDS 32	/* refused uids logged, one line each */
 
 enum fd_ctl_op {
-	FD_CTL_CUT_CONN,	/* a change: root only */
+	FD_CTL_CUT_CONN,	/* a change: root, or the operator's secret */
 	FD_CTL_STATUS,		/* reads only: root or the read group */
-	FD_CTL_RESYNC,		/* a change: root only */
+	FD_CTL_RESYNC,		/* a change: root only (the secret does not open it) */
 	FD_CTL_WHY,		/* `why ADDR`: reads only */
 	FD_CTL_WHY_CONN,	/* `why-conn ID`: reads only */
 	FD_CTL_TRIGGERS,	/* `triggers`, each source's figures: reads only */
@@ -111,7 +113,7 @@ enum fd_ctl_op {
 	FD_CTL_CONNS,		/* `conns FROM N [filters]`: reads only */
 	FD_CTL_CUTS,		/* `cuts [N]`: reads only */
 	FD_CTL_SETTINGS,	/* `settings`: reads only */
-	FD_CTL_SETTINGS_SET,	/* `settings-set KEY ...`: a change */
+	FD_CTL_SETTINGS_SET,	/* `settings-set KEY ...`: a change: root, or the secret */
 };
 
 #define FD_CTL_PAGE_MAX 100	/* conns' N, cuts' N: at most */
@@ -162,8 +164,8 @@ struct fd_ctl_peer {
 
 /*
  * fd_ctl_allowed - may this peer ask `op`, its request's secret found to
- * be `v`?  Pure.  Root: always; a read: the read group; a change: the
- * secret RIGHT.  0, or -EACCES with why in `why` ("uid 65534 is not root
+ * be `v`?  Pure.  Root: always; a read: the read group; settings-set
+ * and cut-conn: the secret RIGHT; resync: nobody else.  0, or -EACCES with why in `why` ("uid 65534 is not root
  * and not in group NAME", "uid 65534: the secret is wrong (...)", ...).
  */
 int fd_ctl_allowed(const struct fd_ctl_access *a, const struct fd_ctl_peer *p,

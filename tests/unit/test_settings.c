@@ -487,6 +487,12 @@ test_keys_rows(void **state)
 		{ "idle_timeout", "30", true, -EINVAL,
 		  "idle_timeout: takes one value (settings-set KEY VALUE), not lines", "\"30\"" },
 		{ "no_such_key", "1", false, -EINVAL, "no_such_key: not a key of the settings", NULL },
+		/* the settings whole, as the loader reads them back: a never_cut_file it would
+		 * refuse is not saved (else every later settings-set fails: a lock-out) */
+		{ "never_cut_file", "/nonexistent/never.list", false, -EINVAL,
+		  "never_cut_file: not saved, the settings would be refused: never_cut_file "
+		  "/nonexistent/never.list", "\"\"" },
+		{ "cut_in_hardware", "on", false, 0, "", "\"on\"" },	/* still saves */
 	};
 	char path[] = "/tmp/fc-keys-XXXXXX", file[64], err[512];
 	struct fc_settings s;

@@ -38,6 +38,8 @@
 #define SECRET "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 #define NO_SECRET(uid, op) "uid " uid " is not root and sent no secret (" op " changes " \
 	"flowcutd's state: root, or the operator's secret)"
+#define ROOTS(uid, op) "uid " uid " is not root (" op " is root's: the operator's secret does " \
+	"not open it)"
 
 static void
 test_parse_rows(void **state)
@@ -296,9 +298,9 @@ test_allowed_rows(void **state)
 		/* a resync is a change: root only, the read group or not */
 		{ false, 0, 0, 0, NULL, FD_CTL_RESYNC, NULL, FC_SECRET_NONE },
 		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_RESYNC,
-		  NO_SECRET("65534", "resync"), FC_SECRET_NONE },
+		  ROOTS("65534", "resync"), FC_SECRET_NONE },
 		{ false, 1000, 1000, 0, NULL, FD_CTL_RESYNC,
-		  NO_SECRET("1000", "resync"), FC_SECRET_NONE },
+		  ROOTS("1000", "resync"), FC_SECRET_NONE },
 		/* issue 18: the page's reads are reads, settings-set a change */
 		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_COUNTERS, NULL, FC_SECRET_NONE },
 		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_CONNS, NULL, FC_SECRET_NONE },
@@ -311,7 +313,11 @@ test_allowed_rows(void **state)
 		/* the secret: right lets anyone change, wrong or none accepted does not */
 		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_SETTINGS_SET, NULL, FC_SECRET_RIGHT },
 		{ false, NOBODY, NOBODY, 0, NULL, FD_CTL_CUT_CONN, NULL, FC_SECRET_RIGHT },
-		{ false, NOBODY, NOBODY, 0, NULL, FD_CTL_RESYNC, NULL, FC_SECRET_RIGHT },
+		/* ... but not a resync: root's alone (issue 18's review: the page never sends it) */
+		{ false, NOBODY, NOBODY, 0, NULL, FD_CTL_RESYNC, ROOTS("65534", "resync"),
+		  FC_SECRET_RIGHT },
+		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_RESYNC, ROOTS("65534", "resync"),
+		  FC_SECRET_RIGHT },
 		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_SETTINGS_SET,
 		  "uid 65534: the secret is wrong (settings-set changes flowcutd's state: root, or "
 		  "the operator's secret)", FC_SECRET_WRONG },
@@ -504,7 +510,7 @@ test_nobody_asks(void **state)
 		  "error " NOT_A_REQUEST "\n", false },
 		{ "root, cut-conn", true, NOBODY, false, 0, 0, 0, "cut-conn 5\n", "ok cut\n", true },
 		{ "in the read group, resync", true, NOBODY, false, NOBODY, NOBODY, 0, "resync\n",
-		  "error refused: " NO_SECRET("65534", "resync") "\n", false },
+		  "error refused: " ROOTS("65534", "resync") "\n", false },
 		{ "root, resync", false, 0, false, 0, 0, 0, "resync\n", "ok {\"resyncs\":1}\n",
 		  true },
 		{ "root, no read group, status", false, 0, false, 0, 0, 0, "status\n",
@@ -534,6 +540,61 @@ test_nobody_asks(void **state)
 		fd_ctl_close(c);
 		assert_string_equal(ans, r->want);
 		assert_int_equal(handled - before, r->handled ? 1 : 0);
+	}
+}
+
+/*
+ * fc_secret_make's folder and temporary as rows: the folder's mode and
+ * owner (or none), a crash's temporary there -> rc, and after it the
+ * secret there or nothing, and never a temporary left.
+ */
+static void
+make_rows(void)
+{
+	static const struct {
+		const char *what;
+		mode_t mode;		/* the folder's; 0: none */
+		uid_t uid;
+		bool stale;		/* a crash's temporary there */
+		int rc;
+	} rows[] = {
+		{ "a folder of root's, 0700", 0700, 0, false, 1 },
+		{ "0755: others may not write, made", 0755, 0, false, 1 },
+		{ "a crash's temporary there: removed, made", 0700, 0, true, 1 },
+		{ "the folder 0777: refused, nothing made", 0777, 0, false, -EPERM },
+		{ "the folder 0770: refused", 0770, 0, false, -EPERM },
+		{ "the folder nobody's: refused", 0700, NOBODY, false, -EPERM },
+		{ "no folder: refused, none made", 0, 0, false, -ENOENT },
+	};
+	char dir[160], path[200], tmp[240], why[512], hex[FC_SECRET_HEX + 1];
+
+	snprintf(dir, sizeof(dir), "%s/secret-dir", top);
+	snprintf(path, sizeof(path), "%s/web.secret", dir);
+	snprintf(tmp, sizeof(tmp), "%s/.web.secret.%ld.tmp", dir, (long)getpid());
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		print_message("make row %zu: %s\n", i, rows[i].what);
+		if (rows[i].mode != 0) {
+			assert_int_equal(mkdir(dir, 0700), 0);
+			if (rows[i].stale) {
+				FILE *f = fopen(tmp, "w");
+
+				assert_non_null(f);
+				fclose(f);	/* empty: a crash before its write */
+			}
+			assert_int_equal(chmod(dir, rows[i].mode), 0);
+			assert_int_equal(chown(dir, rows[i].uid, 0), 0);
+		}
+		why[0] = '\0';
+		assert_int_equal(fc_secret_make(path, why, sizeof(why)), rows[i].rc);
+		if (rows[i].rc == 1)
+			assert_int_equal(fc_secret_read(path, hex, why, sizeof(why)), 0);
+		else {
+			assert_non_null(strstr(why, path));	/* said, with the path */
+			assert_int_equal(access(path, F_OK), -1);
+		}
+		assert_int_equal(access(tmp, F_OK), -1);	/* no temporary left */
+		unlink(path);
+		rmdir(dir);
 	}
 }
 
@@ -617,6 +678,7 @@ test_secret_rows(void **state)
 	assert_int_equal(st.st_mode & 07777, 0644);	/* left as it was, and refused */
 	assert_int_equal(fc_secret_read(path, hex, why, sizeof(why)), -EPERM);
 	unlink(path);
+	make_rows();
 }
 
 static void
@@ -635,6 +697,8 @@ test_nobody_with_secret(void **state)
 		  "auth " SECRET "\nsettings-set offload off\n", "ok set\n", true },
 		{ "right secret, cut-conn", 0600, 0, NOBODY, "auth " SECRET "\ncut-conn 5\n",
 		  "ok cut\n", true },
+		{ "right secret, resync: root's alone", 0600, 0, NOBODY, "auth " SECRET "\nresync\n",
+		  "error refused: " ROOTS("65534", "resync") "\n", false },
 		{ "wrong secret", 0600, 0, NOBODY, "auth " SECRET "0\nsettings-set offload off\n",
 		  "error refused: uid 65534: the secret is wrong (settings-set changes flowcutd's "
 		  "state: root, or the operator's secret)\n", false },
@@ -689,7 +753,8 @@ test_nobody_with_secret(void **state)
 		assert_int_equal(handled - before, rows[i].handled ? 1 : 0);
 		/* counted: a change refused for its secret (not one refused unparsed) */
 		assert_int_equal(auth_refused, !rows[i].handled && strstr(rows[i].req, "auth ") &&
-				 !strstr(rows[i].req, "counters") ? 1 : 0);
+				 !strstr(rows[i].req, "counters") && !strstr(rows[i].req, "resync") ?
+				 1 : 0);
 	}
 	unlink(secret);
 }
