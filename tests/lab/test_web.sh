@@ -10,7 +10,7 @@
 #     and the form's CSRF token) turns "Cut in hardware" off and the coprocessor's
 #     IPS switch follows (flowcutctl cfg), then on; a bad value is refused
 #     beside its field with the file's bytes unchanged; a save with no
-#     session, a wrong secret, no CSRF token or another Origin is refused
+#     secret, a wrong secret, no CSRF token, no Origin or a foreign Host is refused
 #     with the file and the switch unchanged;
 #   - a row's cut button cuts a 400 Mbit/s flood (lib.sh's window: at most
 #     10 frames to the host in the 10 s from 1 s after the cut), IPv4 over
