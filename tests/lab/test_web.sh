@@ -341,7 +341,7 @@ lab_on_fail() {
 tests=(
 	"the status page's frames a second to the wire, two Chromium dumps of a lab stream (127.0.0.1, [::1]): > 0 and moving|90|t_status"
 	"the settings form turns Cut in hardware off and the IPS switch follows, on again; a bad value refused beside its field, the file unchanged|60|t_settings"
-	"a save with no session, no CSRF token, another Origin or a wrong secret is refused, the file and the switch unchanged|60|t_refused"
+	"a save with no secret, no Origin, a foreign Host, no CSRF token, another Origin or a wrong secret is refused, the file and the switch unchanged|60|t_refused"
 	"the connections page's cut button cuts a 400 Mbit/s flood: at most 10 frames to the host in 10 s (IPv4, the page on 127.0.0.1)|75|t_button 4"
 	"the connections page's cut button cuts a 400 Mbit/s flood: at most 10 frames to the host in 10 s (IPv6, the page on [::1])|75|t_button 6"
 	"a watched set's element cuts a stream: the connections page shows it with its set and element|75|t_trigger"
