@@ -159,7 +159,7 @@ $(call unit,test_ctl,          tests/unit/driver/test_ctl.c,           driver/co
 $(call unit,test_ctstat,      tests/unit/driver/test_ctstat.c,        driver/ct,                               -lcmocka,                      conntrack's own figures from procfs: the stat file as rows$(comma) a folder of 1024 CPUs$(comma) this kernel's)
 $(call unit,test_counters,    tests/unit/driver/test_counters.c,      driver/control settings,                 -lcmocka -ljansson,            counters: the answer's document from gathered figures (every key$(comma) its type$(comma) a missing figure left out))
 $(call unit,test_ctgen,        tests/unit/test_ctgen.c,         tools driver/base,                       -lcmocka -lmnl -lnetfilter_conntrack -lnfnetlink, flowcut-ctgen: its command line$(comma) tuples$(comma) messages and acks)
-$(call unit,test_web,          tests/unit/web/test_web.c,              web,                                     -lcmocka -ljansson -lmicrohttpd -lpthread, flowcut-web: forms$(comma) requests$(comma) sessions$(comma) metrics and pages from documents)
+$(call unit,test_web,          tests/unit/web/test_web.c,              web,                                     -lcmocka -ljansson -lmicrohttpd -lpthread, flowcut-web: forms$(comma) requests$(comma) Basic auth$(comma) Host and CSRF checks$(comma) metrics and pages from documents)
 $(call unit,test_rulecheck,    tests/unit/driver/test_rulecheck.c,     driver/nft tests/lib,                    -lcmocka -ljansson -lnftables, ruleset check: what offload bypasses)
 
 # The fuzz targets: tests/fuzz/fuzz_TARGET.c as fuzz_TARGET_replay (the corpus

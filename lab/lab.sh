@@ -40,9 +40,10 @@
 #   lab/lab.sh exec NAME host build/flowcutctl --control /run/flowcut-lab/NAME-ctl/flowcutd.sock cut --conn ID
 # The operator's page, flowcut-web, runs in NAME-host on 127.0.0.1:9842 and
 # [::1]:9842 (that namespace's loopback: the machine's own port 9842 is not
-# taken), as nobody:nogroup with the group flowcut-lab, which `up` makes when
-# the machine has none (and leaves: labs run side by side) and names as the
-# settings' control_read_group; its log is $run/web.log, the operator's
+# taken), as the system user flowcut-lab-web (no login, a uid of its own: not
+# nobody, which other daemons share) in the group flowcut-lab, which `up`
+# makes when the machine has none (and leaves: labs run side by side) and
+# names as the settings' control_read_group; its log is $run/web.log, the operator's
 # secret flowcutd writes is $run/web.secret (flowcutd --secret).  Open it with
 #   lab/lab.sh exec NAME host curl -s http://127.0.0.1:9842/
 #   lab/lab.sh exec NAME host chromium --headless --no-sandbox --dump-dom http://[::1]:9842/
@@ -96,6 +97,9 @@ up() {
 	# flowcut-web reads flowcutd's state as a member of control_read_group
 	getent group flowcut-lab >/dev/null || groupadd --system flowcut-lab 2>/dev/null ||
 		getent group flowcut-lab >/dev/null	# another lab made it meanwhile
+	getent passwd flowcut-lab-web >/dev/null ||
+		useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin \
+			--gid flowcut-lab flowcut-lab-web 2>/dev/null || getent passwd flowcut-lab-web >/dev/null
 	grep -qs "^control_read_group = flowcut-lab\$" "$run/settings.conf" ||
 		"$BUILD/flowcutctl" --settings "$run/settings.conf" settings set control_read_group flowcut-lab >/dev/null
 	# flowcutd cuts what is added to the ruleset's block sets
@@ -132,9 +136,9 @@ start_flowcutd() {
 	echo $! >"$run/flowcutd.pid"
 }
 
-# flowcut-web as nobody, in the group flowcut-lab (the settings' control_read_group)
+# flowcut-web as flowcut-lab-web, in the group flowcut-lab (the settings' control_read_group)
 start_web() {
-	ip netns exec "$name-host" setpriv --reuid=nobody --regid=nogroup --groups=flowcut-lab -- \
+	ip netns exec "$name-host" setpriv --reuid=flowcut-lab-web --regid=flowcut-lab --clear-groups -- \
 		"$BUILD/flowcut-web" --listen 127.0.0.1:9842 --listen "[::1]:9842" \
 		--control "$run-ctl/flowcutd.sock" >>"$run/web.log" 2>&1 &
 	echo $! >"$run/web.pid"

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 
 #include <flowcut/fc_ctl.h>
 #include "fw_http.h"
@@ -71,6 +72,11 @@ main(int argc, char **argv)
 	if (optind < argc) {
 		fprintf(stderr, "flowcut-web: %s: no such argument\n", argv[optind]);
 		usage(stderr);
+		return 1;
+	}
+	/* no core and no ptrace of a user's: a change's secret passes through this memory */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
+		fprintf(stderr, "flowcut-web: prctl(PR_SET_DUMPABLE, 0): %s\n", strerror(errno));
 		return 1;
 	}
 	if (nl == 0) {

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <flowcut/fc_ctl.h>
@@ -49,6 +51,24 @@ fw_ctl_answer(const char *path, char *ans, size_t n, json_t **doc, char *err, si
 	return -EBADMSG;
 }
 
+/* the one control request of this process in flight (fw_ctl.h) */
+static pthread_mutex_t one = PTHREAD_MUTEX_INITIALIZER;
+
+static int
+take_turn(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	t.tv_sec += FW_CTL_TIMEOUT_MS / 1000;
+	t.tv_nsec += (FW_CTL_TIMEOUT_MS % 1000) * 1000000L;
+	if (t.tv_nsec >= 1000000000L) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000L;
+	}
+	return -pthread_mutex_clocklock(&one, CLOCK_MONOTONIC, &t);
+}
+
 int
 fw_ctl_ask(const char *path, const char *secret, const char *req, json_t **doc, char *err,
 	   size_t errlen)
@@ -74,10 +94,18 @@ fw_ctl_ask(const char *path, const char *secret, const char *req, json_t **doc, 
 		return -ENAMETOOLONG;
 	}
 	strcpy(sa.sun_path, path);
+	if ((rc = take_turn()) != 0) {
+		explicit_bzero(msg, sizeof(msg));
+		snprintf(err, errlen, "request to %s: another request of flowcut-web's still in flight "
+			 "after %d ms", path, FW_CTL_TIMEOUT_MS);
+		return rc;
+	}
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
+		rc = -errno;
+		pthread_mutex_unlock(&one);
 		explicit_bzero(msg, sizeof(msg));
-		return fail(-errno, err, errlen, "socket for", path);
+		return fail(rc, err, errlen, "socket for", path);
 	}
 	/* a unix connect waits on a full backlog for SO_SNDTIMEO; recv on SO_RCVTIMEO */
 	if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) != 0 ||
@@ -106,8 +134,9 @@ fw_ctl_ask(const char *path, const char *secret, const char *req, json_t **doc, 
 	ans[n] = '\0';
 	rc = fw_ctl_answer(path, ans, (size_t)n, doc, err, errlen);
 out:
+	close(fd);
+	pthread_mutex_unlock(&one);
 	explicit_bzero(msg, sizeof(msg));
 	free(ans);
-	close(fd);
 	return rc;
 }

@@ -4,16 +4,23 @@
  * (include/flowcut/fc_ctl.h, the requests of issue 18: counters, conns,
  * cuts, settings, settings-set, cut-conn): one connection, one request,
  * one answer, each bounded in time (FW_CTL_TIMEOUT_MS on connect, send and
- * receive), so an HTTP request never waits on flowcutd longer than that
- * and never holds it: flowcutd answers a request in its loop and the page
- * asks at most one per HTTP request.
+ * receive), so an HTTP request never waits on flowcutd longer than that.
+ *
+ * At most one request of the process in flight (a mutex around connect,
+ * send and receive; the sampler's requests take it too): flowcutd answers
+ * a request in its loop, and a `conns` may hold that loop for up to 32
+ * coprocessor round trips, so 4 threads an address asking at once would
+ * cost flowcutd that many; with the mutex the web never costs it more
+ * than one request at a time.  A request waits for its turn at most
+ * FW_CTL_TIMEOUT_MS (then -ETIMEDOUT, err saying so), so one HTTP request
+ * waits at most twice that.
  *
  * A change carries the operator's secret: fw_ctl_ask's secret, when not
  * NULL, goes first as "auth SECRET\n", the request after it in the same
  * message (t18-proto.md).  The secret is the caller's; fw_ctl keeps no copy
  * (the message buffer is wiped before it is freed).
  *
- * Any thread; no state.
+ * Any thread; its state the one mutex.
  */
 #ifndef FLOWCUT_FW_CTL_H
 #define FLOWCUT_FW_CTL_H
@@ -35,7 +42,8 @@
  * json_decref()s it); -EPROTO and err the answer's own text
  * ("error TEXT\n": flowcutd refused, its reason); -EMSGSIZE a request past
  * FW_CTL_REQ_MAX; -EBADMSG an answer neither (err says what came);
- * -ETIMEDOUT; or a socket call's -errno, with err naming the call and path.
+ * -ETIMEDOUT (flowcutd's answer, or the turn behind another request);
+ * or a socket call's -errno, with err naming the call and path.
  */
 int fw_ctl_ask(const char *path, const char *secret, const char *req, json_t **doc, char *err,
 	       size_t errlen);

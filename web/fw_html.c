@@ -37,8 +37,8 @@ begin(struct fw_buf *b, const char *title, const char *path, const char *csrf)
 	for (size_t i = 0; i < sizeof(nav) / sizeof(nav[0]); i++)
 		fw_buf_printf(b, "<a href=\"%s\"%s>%s</a>", nav[i].path,
 			      strcmp(nav[i].path, path) == 0 ? " class=\"cur\"" : "", nav[i].name);
-	fw_buf_printf(b, "<a class=\"me\" href=\"/login\">%s</a></header>\n<main><h1>",
-		      csrf ? "Logged in (log out)" : "Log in to change");
+	(void)csrf;
+	fw_buf_str(b, "<span class=\"me\">changes ask for the operator's secret</span></header>\n<main><h1>");
 	fw_buf_html(b, title);
 	fw_buf_str(b, "</h1>\n");
 }
@@ -317,8 +317,8 @@ fw_html_conns(struct fw_buf *b, const json_t *doc, const char *err, const struct
 	} else {
 		fw_buf_str(b, "<p>the end of the table</p>\n");
 	}
-	if (csrf == NULL)
-		fw_buf_str(b, "<p class=\"help\"><a href=\"/login\">Log in</a> to cut a connection.</p>\n");
+	fw_buf_str(b, "<p class=\"help\">A cut asks for the operator's secret (HTTP authentication, any "
+		      "user name, the password <code>/etc/flowcut/web.secret</code>).</p>\n");
 	return end(b);
 }
 
@@ -455,8 +455,8 @@ fw_html_settings(struct fw_buf *b, const json_t *doc, const char *err, const cha
 		fw_buf_html(b, json_string_value(refused));
 		fw_buf_str(b, "</p>\n");
 	}
-	if (csrf == NULL)
-		fw_buf_str(b, "<p class=\"help\"><a href=\"/login\">Log in</a> to save a setting.</p>\n");
+	fw_buf_str(b, "<p class=\"help\">A save asks for the operator's secret (HTTP authentication, any "
+		      "user name, the password <code>/etc/flowcut/web.secret</code>).</p>\n");
 	json_array_foreach(json_object_get(doc, "keys"), i, k) {
 		const char *key = json_string_value(json_object_get(k, "key"));
 
@@ -493,29 +493,6 @@ fw_html_settings(struct fw_buf *b, const json_t *doc, const char *err, const cha
 		else
 			text(b, json_object_get(k, "default"));
 		fw_buf_str(b, ")</div></form></div>\n");
-	}
-	return end(b);
-}
-
-int
-fw_html_login(struct fw_buf *b, const char *msg, const char *csrf)
-{
-	begin(b, csrf ? "Log out" : "Log in", "/login", csrf);
-	if (msg != NULL) {
-		fw_buf_str(b, "<p class=\"err\">");
-		fw_buf_html(b, msg);
-		fw_buf_str(b, "</p>\n");
-	}
-	if (csrf != NULL) {
-		fw_buf_str(b, "<form method=\"post\" action=\"/logout\">");
-		csrf_field(b, csrf);
-		fw_buf_str(b, "<button>log out</button></form>\n");
-	} else {
-		fw_buf_str(b, "<form method=\"post\" action=\"/login\"><label>The operator's secret "
-			      "(<code>/etc/flowcut/web.secret</code>) <input type=\"password\" name=\"secret\" "
-			      "size=\"66\" autocomplete=\"off\"></label> <button>log in</button></form>\n"
-			      "<p class=\"help\">It is kept in this program's memory for the session only and sent "
-			      "to flowcutd with each change; flowcutd judges it.</p>\n");
 	}
 	return end(b);
 }

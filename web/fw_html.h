@@ -4,13 +4,14 @@
  * and no outside asset (the appliance may have no internet), readable
  * with JavaScript off; the status page's only script reloads it every two
  * seconds.  Each renderer is a pure function of flowcutd's documents
- * (t18-proto.md) and the page's own state (a session's CSRF token, a
+ * (t18-proto.md) and the page's own state (the process's CSRF token, a
  * message): no I/O, any thread.  A field a document lacks is shown as
  * "-", never as 0.  Every text from a document is HTML-escaped.
  *
  * Each appends a whole page to b and returns 0 or -ENOMEM (fw_buf_err).
- * csrf: the session's token, or NULL when nobody is logged in (then the
- * changing forms are not shown; the server refuses them anyway).
+ * csrf: the process's token (fw_auth), which every changing form carries;
+ * NULL shows no changing form.  A change itself asks for the operator's
+ * secret by HTTP authentication (the server's 401), so no page logs in.
  */
 #ifndef FLOWCUT_FW_HTML_H
 #define FLOWCUT_FW_HTML_H
@@ -53,8 +54,6 @@ int fw_html_cuts(struct fw_buf *b, const json_t *cuts, const json_t *triggers, c
 int fw_html_settings(struct fw_buf *b, const json_t *doc, const char *err, const char *csrf,
 		     const char *refused_key, const char *refused_why, const char *saved_key);
 
-/* Login: msg (a refusal) or NULL; logged_in: show the logout form instead */
-int fw_html_login(struct fw_buf *b, const char *msg, const char *csrf);
 
 /* A short page for an error: code and its text, what was wrong */
 int fw_html_error(struct fw_buf *b, unsigned int code, const char *what);

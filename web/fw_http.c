@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "fw_auth.h"
 #include "fw_buf.h"
 #include "fw_ctl.h"
 #include "fw_form.h"
@@ -32,15 +33,6 @@ static const char *const types[] = {
 	[JSON] = "application/json",
 	[METRICS] = "text/plain; version=0.0.4; charset=utf-8",
 };
-
-static int64_t
-now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec;
-}
 
 static enum MHD_Result
 send_text(struct MHD_Connection *c, unsigned int code, enum kind k, char *text, size_t len,
@@ -110,62 +102,10 @@ send_json(struct MHD_Connection *c, json_t *j)
 	return send_text(c, 200, JSON, s, strlen(s), NULL, NULL);
 }
 
-static enum MHD_Result
-see_other(struct MHD_Connection *c, const char *to, const char *cookie)
-{
-	struct MHD_Response *r = MHD_create_response_from_buffer(0, "", MHD_RESPMEM_PERSISTENT);
-	enum MHD_Result rc;
-
-	if (r == NULL)
-		return MHD_NO;
-	MHD_add_response_header(r, "Location", to);
-	MHD_add_response_header(r, "Cache-Control", "no-store");
-	if (cookie != NULL)
-		MHD_add_response_header(r, "Set-Cookie", cookie);
-	rc = MHD_queue_response(c, MHD_HTTP_SEE_OTHER, r);
-	MHD_destroy_response(r);
-	return rc;
-}
-
 static const char *
 hdr(struct MHD_Connection *c, const char *name)
 {
 	return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
-}
-
-/* the session of the request's cookie, or NULL; the csrf token copied out */
-static int
-session_csrf(struct fw_http *h, struct MHD_Connection *c, char csrf[FW_SESSION_HEX])
-{
-	struct fw_session *s;
-
-	pthread_mutex_lock(&h->lock);
-	s = fw_session_find(&h->sessions, hdr(c, "Cookie"), now_s());
-	if (s != NULL)
-		memcpy(csrf, s->csrf, FW_SESSION_HEX);
-	pthread_mutex_unlock(&h->lock);
-	return s != NULL;
-}
-
-/* the session's note taken (shown once): 1 when there was one */
-static int
-take_note(struct fw_http *h, struct MHD_Connection *c, char *key, char *note, size_t len,
-	  int *refused)
-{
-	struct fw_session *s;
-	int any = 0;
-
-	pthread_mutex_lock(&h->lock);
-	s = fw_session_find(&h->sessions, hdr(c, "Cookie"), now_s());
-	if (s != NULL && s->note[0] != '\0') {
-		snprintf(key, 65, "%s", s->note_key);
-		snprintf(note, len, "%s", s->note);
-		*refused = s->note_refused;
-		s->note[0] = s->note_key[0] = '\0';
-		any = 1;
-	}
-	pthread_mutex_unlock(&h->lock);
-	return any;
 }
 
 /* ---- the reads ---- */
@@ -274,10 +214,15 @@ code_of(int e, const char *err)
 	return 502;
 }
 
+/*
+ * a read: its page or its JSON; note (a change's outcome, NULL: none) shown
+ * on the page, beside note_key's field when refused
+ */
 static enum MHD_Result
 page_read(struct fw_http *h, struct MHD_Connection *c, const char *path, const struct fw_form *q,
-	  const char *csrf)
+	  const char *note_key, const char *note, int refused)
 {
+	const char *csrf = h->auth.csrf;
 	char req[FW_CTL_REQ_MAX], err[512] = "";
 	int api = strncmp(path, "/api/", 5) == 0;
 	const char *what = path + (api ? 4 : 0);
@@ -311,117 +256,87 @@ page_read(struct fw_http *h, struct MHD_Connection *c, const char *path, const s
 		return send_json(c, doc);
 	}
 	if (strcmp(what, "/conns") == 0) {
-		char key[65], note[512];
-		int refused = 0, any = take_note(h, c, key, note, sizeof(note), &refused);
-
-		fw_html_conns(&b, doc, e ? err : NULL, q, csrf, any ? note : NULL);
+		fw_html_conns(&b, doc, e ? err : NULL, q, csrf, note);
 	} else if (strcmp(what, "/cuts") == 0) {
 		json_t *t = fw_sample_triggers_get(h->sample);
 
 		fw_html_cuts(&b, doc, t, e ? err : NULL, (int64_t)time(NULL));
 		json_decref(t);
 	} else {
-		char key[65] = "", note[512] = "";
-		int refused = 0, any = take_note(h, c, key, note, sizeof(note), &refused);
-
-		fw_html_settings(&b, doc, e ? err : NULL, csrf, any && refused ? key : NULL, note,
-				 any && !refused ? key : NULL);
+		fw_html_settings(&b, doc, e ? err : NULL, csrf, note && refused ? note_key : NULL,
+				 note ? note : "", note && !refused ? note_key : NULL);
 	}
 	json_decref(doc);
-	return send_buf(c, e ? code_of(e, err) : 200, HTML, &b);
+	return send_buf(c, e ? code_of(e, err) : note && refused ? 400 : 200, HTML, &b);
 }
 
 /* ---- the changes ---- */
 
+/* 401 and the challenge: a change without the operator's secret, or with one flowcutd refused */
 static enum MHD_Result
-login(struct fw_http *h, struct MHD_Connection *c, const struct fw_form *f)
+challenge(struct MHD_Connection *c, const char *path, const char *why)
 {
-	const char *secret = fw_form_get(f, "secret");
-	struct fw_session *s;
-	char cookie[128];
+	char what[400];
 
-	if (secret == NULL || secret[0] == '\0')
-		return fail(c, "/login", 400, "secret: missing (the login form's field)", NULL, NULL);
-	pthread_mutex_lock(&h->lock);
-	s = fw_session_new(&h->sessions, secret, now_s());
-	if (s != NULL)
-		snprintf(cookie, sizeof(cookie), "%s=%s; HttpOnly; SameSite=Strict; Path=/",
-			 FW_SESSION_COOKIE, s->id);
-	pthread_mutex_unlock(&h->lock);
-	if (s == NULL)
-		return fail(c, "/login", errno == EINVAL ? 400 : 500,
-			    errno == EINVAL ? "secret: 1 to 128 printable bytes, no space" :
-			    "a session: no random bytes (getrandom)", NULL, NULL);
-	return see_other(c, "/", cookie);
+	snprintf(what, sizeof(what), "%s: changes ask for the operator's secret (the password of "
+		 "HTTP Basic authentication, any user name; /etc/flowcut/web.secret)", why);
+	return fail(c, path, 401, what, "WWW-Authenticate", FW_AUTH_CHALLENGE);
 }
 
+/*
+ * a change: the form checked, the secret out of the Authorization header
+ * and into flowcutd's request, wiped once asked; the answer is the page
+ * itself (no session keeps a note for a later GET), read again with what
+ * flowcutd said: one change and one read of flowcutd, one at a time
+ */
 static enum MHD_Result
 change(struct fw_http *h, struct MHD_Connection *c, const char *path, const struct fw_form *f)
 {
-	char req[FW_CTL_REQ_MAX], err[512] = "", secret[FW_SESSION_SECRET_MAX + 1] = "";
-	const char *key = fw_form_get(f, "key");
-	struct fw_session *s;
+	char req[FW_CTL_REQ_MAX], err[512] = "", secret[FW_AUTH_SECRET_MAX + 1], note[512];
+	const char *key = fw_form_get(f, "key"), *why;
+	int cut = strcmp(path, "/conns/cut") == 0;
+	struct fw_form none = {0};
 	json_t *doc = NULL;
+	enum MHD_Result rc;
 	int e;
 
-	pthread_mutex_lock(&h->lock);
-	s = fw_session_find(&h->sessions, hdr(c, "Cookie"), now_s());
-	if (s == NULL) {
-		pthread_mutex_unlock(&h->lock);
-		return fail(c, path, 403, "no session: log in first (/login)", NULL, NULL);
-	}
-	if (!fw_session_csrf_ok(s, fw_form_get(f, "csrf"))) {
-		pthread_mutex_unlock(&h->lock);
-		return fail(c, path, 403, "csrf: the form's token is not this session's (reload the page)",
+	if (!fw_auth_csrf_ok(&h->auth, fw_form_get(f, "csrf")))
+		return fail(c, path, 403, "csrf: the form's token is not this server's (reload the page)",
 			    NULL, NULL);
-	}
-	if (strcmp(path, "/logout") == 0) {
-		fw_session_drop(s);
-		pthread_mutex_unlock(&h->lock);
-		return see_other(c, "/login", FW_SESSION_COOKIE "=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0");
-	}
-	memcpy(secret, s->secret, sizeof(secret));
-	pthread_mutex_unlock(&h->lock);
-
-	if (strcmp(path, "/conns/cut") == 0)
+	if (cut)
 		e = fw_req_cut(fw_form_get(f, "id"), req, sizeof(req), err, sizeof(err));
 	else
 		e = fw_req_set(key, fw_form_get(f, "value"), fw_form_get(f, "list") != NULL, req,
 			       sizeof(req), err, sizeof(err));
-	if (e != 0) {
-		explicit_bzero(secret, sizeof(secret));
+	if (e != 0)
 		return fail(c, path, 400, err, NULL, NULL);
-	}
+	if (fw_auth_basic(hdr(c, "Authorization"), secret, sizeof(secret), &why) != 0)
+		return challenge(c, path, why);
 	e = fw_ctl_ask(h->ctl_path, secret, req, &doc, err, sizeof(err));
 	explicit_bzero(secret, sizeof(secret));
+	explicit_bzero(req, sizeof(req));
 	if (e != 0 && e != -EPROTO)
 		return fail(c, path, 502, err, NULL, NULL);
-	pthread_mutex_lock(&h->lock);
-	s = fw_session_find(&h->sessions, hdr(c, "Cookie"), now_s());
-	if (s != NULL) {
-		int cut = strcmp(path, "/conns/cut") == 0;
+	if (e == -EPROTO && strncmp(err, "refused", 7) == 0)
+		return challenge(c, path, err);
+	if (e != 0) {
+		/* "KEY: REASON": the reason beside the field */
+		size_t kl = key ? strlen(key) : 0;
+		const char *r = !cut && kl && strncmp(err, key, kl) == 0 && err[kl] == ':' ?
+				err + kl + 1 + (err[kl + 1] == ' ') : err;
 
-		snprintf(s->note_key, sizeof(s->note_key), "%s", cut ? "" : key);
-		s->note_refused = e != 0;
-		if (e != 0) {
-			/* "KEY: REASON": the reason beside the field */
-			size_t kl = key ? strlen(key) : 0;
-			const char *why = !cut && kl && strncmp(err, key, kl) == 0 && err[kl] == ':' ?
-					  err + kl + 1 + (err[kl + 1] == ' ') : err;
+		snprintf(note, sizeof(note), "%s%.480s", cut ? "not cut: " : "", r);
+	} else {
+		/* flowcutd's own words for a cut ("connection ID cut in hardware") */
+		const char *said = json_is_string(doc) ? json_string_value(doc) : NULL;
 
-			snprintf(s->note, sizeof(s->note), "%s%.480s", cut ? "not cut: " : "", why);
-		} else {
-			/* flowcutd's own words for a cut ("connection ID cut in hardware") */
-			const char *said = json_is_string(doc) ? json_string_value(doc) : NULL;
-
-			snprintf(s->note, sizeof(s->note), "%s%s%s%.300s%s", cut ? "cut connection " : "saved",
-				 cut ? fw_form_get(f, "id") : "", said ? " (flowcutd: " : "", said ? said : "",
-				 said ? ")" : "");
-		}
+		snprintf(note, sizeof(note), "%s%s%s%.300s%s", cut ? "cut connection " : "saved",
+			 cut ? fw_form_get(f, "id") : "", said ? " (flowcutd: " : "", said ? said : "",
+			 said ? ")" : "");
 	}
-	pthread_mutex_unlock(&h->lock);
 	json_decref(doc);
-	return see_other(c, strcmp(path, "/conns/cut") == 0 ? "/conns" : "/settings", NULL);
+	rc = page_read(h, c, cut ? "/conns" : "/settings", &none, cut ? "" : key, note, e != 0);
+	return rc;
 }
 
 /* ---- the routes ---- */
@@ -430,8 +345,7 @@ static const struct route {
 	const char *path;
 	int get, post;
 } routes[] = {
-	{"/", 1, 0}, {"/conns", 1, 0}, {"/cuts", 1, 0}, {"/settings", 1, 1}, {"/login", 1, 1},
-	{"/logout", 0, 1}, {"/conns/cut", 0, 1}, {"/metrics", 1, 0}, {"/api/status", 1, 0},
+	{"/", 1, 0}, {"/conns", 1, 0}, {"/cuts", 1, 0}, {"/settings", 1, 1}, {"/conns/cut", 0, 1}, {"/metrics", 1, 0}, {"/api/status", 1, 0},
 	{"/api/counters", 1, 0}, {"/api/conns", 1, 0}, {"/api/cuts", 1, 0}, {"/api/settings", 1, 0},
 };
 
@@ -441,13 +355,16 @@ route(struct fw_http *h, struct MHD_Connection *c, struct req *r, const char *me
 	const char *uri = r->uri ? r->uri : "/";
 	const char *qm = strchr(uri, '?');
 	size_t plen = qm ? (size_t)(qm - uri) : strlen(uri);
-	char path[128], err[256], csrf[FW_SESSION_HEX];
+	char path[128], err[256];
 	const struct route *rt = NULL;
 	int get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
 	struct fw_form q;
 	enum MHD_Result rc;
-	int has;
 
+	/* DNS rebinding: a name of someone else's resolving to 127.0.0.1 is not this page */
+	if (!fw_auth_host_ok(&h->auth, hdr(c, "Host")))
+		return fail(c, "/", 421, "Host: not an address this server listens on (--listen)", NULL,
+			    NULL);
 	if (plen >= sizeof(path))
 		return fail(c, "/", 404, "no such page (a path past 127 bytes)", NULL, NULL);
 	memcpy(path, uri, plen);
@@ -472,32 +389,26 @@ route(struct fw_http *h, struct MHD_Connection *c, struct req *r, const char *me
 		fw_form_free(&q);
 		if (r->too_big)
 			return fail(c, path, 413, "the form is past 16 KiB", NULL, NULL);
-		if (!fw_session_origin_ok(hdr(c, "Origin"), hdr(c, "Referer"), hdr(c, "Host")))
-			return fail(c, path, 403, "a change from another origin (Origin or Referer)", NULL, NULL);
+		if (!fw_auth_origin_ok(hdr(c, "Origin"), hdr(c, "Referer"), hdr(c, "Host")))
+			return fail(c, path, 403, "a change needs this origin in Origin or Referer", NULL, NULL);
 		if (fw_form_parse(r->body ? r->body : "", r->len, &f, err, sizeof(err)) != 0) {
 			char what[300];
 
 			snprintf(what, sizeof(what), "form: %s", err);
 			return fail(c, path, 400, what, NULL, NULL);
 		}
-		rc = strcmp(path, "/login") == 0 ? login(h, c, &f) : change(h, c, path, &f);
+		rc = change(h, c, path, &f);
 		fw_form_free(&f);
 		return rc;
 	}
-	has = session_csrf(h, c, csrf);
 	if (strcmp(path, "/") == 0 || strcmp(path, "/api/status") == 0)
-		rc = page_status(h, c, path[1] == 'a', has ? csrf : NULL);
+		rc = page_status(h, c, path[1] == 'a', h->auth.csrf);
 	else if (strcmp(path, "/api/counters") == 0)
 		rc = api_counters(h, c);
 	else if (strcmp(path, "/metrics") == 0)
 		rc = metrics(h, c);
-	else if (strcmp(path, "/login") == 0) {
-		struct fw_buf b = {0};
-
-		fw_html_login(&b, NULL, has ? csrf : NULL);
-		rc = send_buf(c, 200, HTML, &b);
-	} else
-		rc = page_read(h, c, path, &q, has ? csrf : NULL);
+	else
+		rc = page_read(h, c, path, &q, NULL, NULL, 0);
 	fw_form_free(&q);
 	return rc;
 }
@@ -582,7 +493,7 @@ completed(void *cls, struct MHD_Connection *c, void **ctx, enum MHD_RequestTermi
 	if (r != NULL) {
 		free(r->uri);
 		if (r->body != NULL)
-			explicit_bzero(r->body, r->len);	/* a login's secret */
+			explicit_bzero(r->body, r->len);	/* a change's form */
 		free(r->body);
 		free(r);
 	}
@@ -630,19 +541,24 @@ int
 fw_http_start(struct fw_http *h, const char *const *addrs, unsigned int n, const char *ctl_path,
 	      struct fw_sample *sample, char *err, size_t errlen)
 {
+	int rc;
+
 	memset(h, 0, sizeof(*h));
-	pthread_mutex_init(&h->lock, NULL);
 	h->ctl_path = ctl_path;
 	h->sample = sample;
 	if (n > FW_HTTP_LISTEN_MAX) {
 		snprintf(err, errlen, "--listen: more than %d addresses", FW_HTTP_LISTEN_MAX);
 		return -EINVAL;
 	}
+	if ((rc = fw_auth_init(&h->auth)) != 0) {
+		snprintf(err, errlen, "the CSRF token: getrandom: %s", strerror(-rc));
+		return rc;
+	}
 	for (unsigned int i = 0; i < n; i++) {
 		struct sockaddr_storage ss;
 		int v6;
 
-		if (parse_addr(addrs[i], &ss, &v6) != 0) {
+		if (parse_addr(addrs[i], &ss, &v6) != 0 || fw_auth_listen(&h->auth, addrs[i]) != 0) {
 			snprintf(err, errlen, "--listen %s: not ADDR:PORT (127.0.0.1:9842, [::1]:9842)",
 				 addrs[i]);
 			fw_http_stop(h);
@@ -677,8 +593,5 @@ fw_http_stop(struct fw_http *h)
 	for (unsigned int i = 0; i < h->nd; i++)
 		MHD_stop_daemon(h->d[i]);
 	h->nd = 0;
-	pthread_mutex_lock(&h->lock);
-	fw_session_fini(&h->sessions);
-	pthread_mutex_unlock(&h->lock);
-	pthread_mutex_destroy(&h->lock);
+	explicit_bzero(&h->auth, sizeof(h->auth));
 }

@@ -9,25 +9,31 @@
  * FW_HTTP_BUSY connections are open, 404 for an
  * unknown path, 405 (with Allow) for a wrong method, 400 for a malformed
  * query or form (what was wrong in the body), 413, 415 for a POST that is
- * not application/x-www-form-urlencoded, 403 for a change without a
- * session, with a bad CSRF token or from another origin, 502 when flowcutd
- * did not answer.
+ * not application/x-www-form-urlencoded, 421 for a Host not one of the
+ * --listen addresses (DNS rebinding), 403 for a change with a bad CSRF
+ * token or without this origin in Origin/Referer, 401 (WWW-Authenticate:
+ * Basic) for a change without the operator's secret or with one flowcutd
+ * refused, 502 when flowcutd did not answer.
  *
- *   GET  /  /conns  /cuts  /settings  /login      the pages (fw_html)
+ *   GET  /  /conns  /cuts  /settings              the pages (fw_html)
  *   GET  /metrics                                  Prometheus (fw_metrics)
  *   GET  /api/status /api/counters /api/conns /api/cuts /api/settings   JSON
- *   POST /login /logout /conns/cut /settings       changes (fw_session)
+ *   POST /conns/cut /settings                      changes (fw_auth)
  *
- * An HTTP request asks flowcutd at most once (fw_ctl, bounded in time): /
- * and /metrics ask nothing (the sampler's figures, fw_sample), the others
- * one request each; a change answers 303 to its page, and what flowcutd
- * said (saved, or refused and why) is kept in the session for that page.
+ * A read asks flowcutd at most once (fw_ctl, bounded in time, one request
+ * of the process at a time): / and /metrics ask nothing (the sampler's
+ * figures, fw_sample), the others one request each.  A change asks twice:
+ * the change, then its page read again, answered directly (200, or 400
+ * for a refused value, its reason beside its field): no session keeps
+ * what flowcutd said for a later GET, so there is no 303 (a reload
+ * of the answer asks the browser to post again).
  * The raw request line is taken in MHD's URI log callback, so the query
  * goes through fw_form (MHD's own parse of it says nothing of what is
  * wrong).
  *
- * fw_http_start from one thread; the routes run on MHD's threads (a mutex
- * around the sessions); fw_http_stop stops and frees everything it made.
+ * fw_http_start from one thread; the routes run on MHD's threads (they
+ * share nothing writable but fw_ctl's turn); fw_http_stop stops and frees
+ * everything it made.
  *
  * Why a thread pool and not a thread per connection: a thread per
  * connection gives a slow client (half a request, then silence) a thread
@@ -52,7 +58,7 @@
 #include <pthread.h>
 
 #include "fw_sample.h"
-#include "fw_session.h"
+#include "fw_auth.h"
 
 #define FW_HTTP_LISTEN_MAX 8
 #define FW_HTTP_THREADS 4		/* MHD_OPTION_THREAD_POOL_SIZE, each address */
@@ -67,8 +73,7 @@ struct MHD_Daemon;
 struct fw_http {
 	const char *ctl_path;
 	struct fw_sample *sample;
-	pthread_mutex_t lock;		/* the sessions */
-	struct fw_sessions sessions;
+	struct fw_auth auth;		/* the CSRF token, the Host values (read-only once started) */
 	struct MHD_Daemon *d[FW_HTTP_LISTEN_MAX];
 	unsigned int nd;
 	unsigned int open;		/* connections open, all addresses (atomic) */

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # The operator's page in the lab (issue 18's "How it is shown"): the real
-# flowcut-web that lab/lab.sh starts in the lab's host namespace (as nobody,
+# flowcut-web that lab/lab.sh starts in the lab's host namespace (as flowcut-lab-web,
 # in control_read_group, on 127.0.0.1:9842 and [::1]:9842 there), against
 # the real flowcutd and coprocessor, asked with curl and drawn by headless
 # Chromium (run in the namespace with ip netns exec):
 #   - the status page's frames a second to the wire, from two dumps of a
 #     lab stream, are > 0 and move;
-#   - the settings form (curl: a login with the secret flowcutd wrote, the
-#     form's CSRF token) turns "Cut in hardware" off and the coprocessor's
+#   - the settings form (curl -u operator:SECRET, the secret flowcutd wrote,
+#     and the form's CSRF token) turns "Cut in hardware" off and the coprocessor's
 #     IPS switch follows (flowcutctl cfg), then on; a bad value is refused
 #     beside its field with the file's bytes unchanged; a save with no
-#     session, a wrong secret, no CSRF token or another Origin is refused
+#     secret, a wrong secret, no CSRF token, no Origin or a foreign Host is refused
 #     with the file and the switch unchanged;
 #   - a row's cut button cuts a 400 Mbit/s flood (lib.sh's window: at most
 #     10 frames to the host in the 10 s from 1 s after the cut), IPv4 over
@@ -46,15 +46,13 @@ LAB_TIMES=1
 
 web() { ex host curl -s --max-time 10 "$@"; }
 code() { web -o "$run/body" -w '%{http_code}' "$@"; }
-# a login with the operator's secret (or $2) into the cookie jar $run/jar; the form's CSRF token in $csrf
+# the operator's secret (or $2) in $sec, for HTTP Basic; the form's CSRF token in $csrf
 login() { # base [secret]
-	local s
-	s=${2:-$(cat "$run/web.secret")}
-	[ "$(code -c "$run/jar" --data-urlencode "secret=$s" "$1/login")" = 303 ] || { say "login: $(cat "$run/body")"; return 1; }
-	csrf=$(web -b "$run/jar" "$1/settings" | grep -o 'name="csrf" value="[0-9a-f]*' | head -1 | sed 's/.*value="//')
+	sec=${2:-$(cat "$run/web.secret")}
+	csrf=$(web "$1/settings" | grep -o 'name="csrf" value="[0-9a-f]*' | head -1 | sed 's/.*value="//')
 	[ "${#csrf}" = 32 ] || { say "no CSRF token on the settings form"; return 1; }
 }
-post() { code -b "$run/jar" -H "Origin: ${ORIGIN:-$1}" "${@:2}"; }	# base curl-args...
+post() { code -u "operator:$sec" -H "Origin: ${ORIGIN:-$1}" "${@:2}"; }	# base curl-args...
 # headless Chromium in the host namespace: dump (the DOM to stdout) or shot (a PNG of WEB_SHOTS)
 chr() { # dump|shot url [name]
 	local a=(--headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir="$run/chr" "--window-size=1280,1100")
@@ -108,16 +106,16 @@ t_settings() {
 	local sum
 	login "$U" || return 1
 	ips_on || { say "the IPS switch is off before the test"; return 1; }
-	[ "$(post "$U" -d "csrf=$csrf&key=cut_in_hardware&value=off" "$U/settings")" = 303 ] || return 1
+	[ "$(post "$U" -d "csrf=$csrf&key=cut_in_hardware&value=off" "$U/settings")" = 200 ] || return 1
 	wait_for 50 bash -c "$(declare -f cfg ips_on); L=$L ctl=$ctl; ! ips_on" ||
 		{ say "the IPS switch stayed on: fw_cfg $(cfg)"; return 1; }
 	say "Cut in hardware off by the page: cut_in_hardware = $(setting cut_in_hardware), fw_cfg $(cfg)"
-	[ "$(post "$U" -d "csrf=$csrf&key=cut_in_hardware&value=on" "$U/settings")" = 303 ] || return 1
+	[ "$(post "$U" -d "csrf=$csrf&key=cut_in_hardware&value=on" "$U/settings")" = 200 ] || return 1
 	wait_for 50 ips_on || { say "the IPS switch stayed off: fw_cfg $(cfg)"; return 1; }
 	say "on again: cut_in_hardware = $(setting cut_in_hardware), fw_cfg $(cfg)"
 	sum=$(md5sum <"$run/settings.conf")
-	[ "$(post "$U" -d "csrf=$csrf&key=idle_timeout&value=abc" "$U/settings")" = 303 ] || return 1
-	web -b "$run/jar" "$U/settings" >"$run/settings-refused.html"
+	[ "$(post "$U" -d "csrf=$csrf&key=idle_timeout&value=abc" "$U/settings")" = 400 ] || return 1
+	cp "$run/body" "$run/settings-refused.html"	# the answer to the save is the page
 	cp "$run/settings-refused.html" "$WEB_SHOTS/"
 	chr shot "file://$run/settings-refused.html" settings-refused	# the page as the session saw it
 	beside idle_timeout 'refused: idle_timeout is not' <"$run/settings-refused.html" ||
@@ -131,9 +129,14 @@ t_settings() {
 t_refused() {
 	local sum n0 n1 c
 	sum=$(md5sum <"$run/settings.conf")
-	c=$(code -d "key=cut_in_hardware&value=off" "$U/settings")
-	say "no session: $c"; [ "$c" = 403 ] || return 1
 	login "$U" || return 1
+	c=$(code -H "Origin: $U" -d "csrf=$csrf&key=cut_in_hardware&value=off" "$U/settings")
+	say "no secret (no Authorization): $c"; [ "$c" = 401 ] || return 1
+	c=$(code -u "operator:$sec" -d "csrf=$csrf&key=cut_in_hardware&value=off" "$U/settings")
+	say "no Origin: $c"; [ "$c" = 403 ] || return 1
+	c=$(code -u "operator:$sec" -H "Host: evil.example:9842" -H "Origin: http://evil.example:9842" \
+		-d "csrf=$csrf&key=cut_in_hardware&value=off" "$U/settings")
+	say "a foreign Host: $c"; [ "$c" = 421 ] || return 1
 	c=$(post "$U" -d "key=cut_in_hardware&value=off" "$U/settings")
 	say "no CSRF token: $c"; [ "$c" = 403 ] || return 1
 	c=$(ORIGIN=http://evil.example post "$U" -d "csrf=$csrf&key=cut_in_hardware&value=off" "$U/settings")
@@ -142,9 +145,9 @@ t_refused() {
 	n0=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ctl_auth_refused"])' "$run/flowcutd.json")
 	login "$U" 0000000000000000000000000000000000000000000000000000000000000000 || return 1
 	c=$(post "$U" -d "csrf=$csrf&key=cut_in_hardware&value=off" "$U/settings")
-	web -b "$run/jar" "$U/settings" >"$run/settings-wrong.html"	# the note is shown once
-	say "a wrong secret: $c, the page says: $(grep -o 'class="err">[^<]*' "$run/settings-wrong.html" | head -1)"
-	grep -q 'class="err">refused: uid 65534: the secret is wrong' "$run/settings-wrong.html" || return 1
+	cp "$run/body" "$run/settings-wrong.html"
+	say "a wrong secret: $c, the page says: $(grep -o '<p>refused[^<]*' "$run/settings-wrong.html" | head -1)"
+	[ "$c" = 401 ] && grep -q '<p>refused: uid [0-9]*: the secret is wrong' "$run/settings-wrong.html" || return 1
 	sleep 1.2
 	n1=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ctl_auth_refused"])' "$run/flowcutd.json")
 	say "flowcutd's ctl_auth_refused: $n0 -> $n1"
@@ -166,13 +169,13 @@ for c in json.load(sys.stdin)["conns"]:
 		[ -n "$id" ] && break
 		sleep 0.5
 	done
-	page=$(web -b "$run/jar" "$base/conns?port=5202")
+	page=$(web "$base/conns?port=5202")
 	{ [ -n "$id" ] && grep -q "name=\"id\" value=\"$id\"" <<<"$page"; } || { say "no cut button for the flood ($id)"; return 1; }
 	say "the flood: connection $id"
-	[ "$(post "$base" -d "csrf=$csrf&id=$id" "$base/conns/cut")" = 303 ] || { say "the cut: $(cat "$run/body")"; return 1; }
+	[ "$(post "$base" -d "csrf=$csrf&id=$id" "$base/conns/cut")" = 200 ] || { say "the cut: $(cat "$run/body")"; return 1; }
 	win_start
-	say "the page says: $(web -b "$run/jar" "$base/conns" | grep -o 'cut connection [^<]*' | head -1)"
-	web -b "$run/jar" "$base/conns?state=cut" >"$run/conns-cut$1.html"
+	say "the page says: $(grep -o 'cut connection [^<]*' "$run/body" | head -1)"
+	web "$base/conns?state=cut" >"$run/conns-cut$1.html"
 	grep -q 'conn - (in hardware)' "$run/conns-cut$1.html" || { say "the cut row has no trigger"; return 1; }
 	win_end "UDP/IPv$1 400 Mbit/s, cut by the page's button (connection $id)" || { floods_stop; return 1; }
 	floods_stop
@@ -338,7 +341,7 @@ lab_on_fail() {
 tests=(
 	"the status page's frames a second to the wire, two Chromium dumps of a lab stream (127.0.0.1, [::1]): > 0 and moving|90|t_status"
 	"the settings form turns Cut in hardware off and the IPS switch follows, on again; a bad value refused beside its field, the file unchanged|60|t_settings"
-	"a save with no session, no CSRF token, another Origin or a wrong secret is refused, the file and the switch unchanged|60|t_refused"
+	"a save with no secret, no Origin, a foreign Host, no CSRF token, another Origin or a wrong secret is refused, the file and the switch unchanged|60|t_refused"
 	"the connections page's cut button cuts a 400 Mbit/s flood: at most 10 frames to the host in 10 s (IPv4, the page on 127.0.0.1)|75|t_button 4"
 	"the connections page's cut button cuts a 400 Mbit/s flood: at most 10 frames to the host in 10 s (IPv6, the page on [::1])|75|t_button 6"
 	"a watched set's element cuts a stream: the connections page shows it with its set and element|75|t_trigger"

@@ -16,11 +16,16 @@ import json
 import time
 
 
+def host_hdr(host, port):
+    # the Host a browser sends (flowcut-web answers 421 to any other)
+    return ("[%s]:%d" if ":" in host else "%s:%d") % (host, port)
+
+
 async def one(host, port, path, within, lat, codes, bad):
     t0 = time.monotonic()
     try:
         r, w = await asyncio.wait_for(asyncio.open_connection(host, port), within)
-        w.write(("GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" % (path, host)).encode())
+        w.write(("GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" % (path, host_hdr(host, port))).encode())
         await w.drain()
         data = await asyncio.wait_for(r.read(), within)
         w.close()
@@ -40,7 +45,7 @@ async def one(host, port, path, within, lat, codes, bad):
 
 async def slow(host, port):
     r, w = await asyncio.open_connection(host, port)
-    w.write(("GET / HTTP/1.1\r\nHost: %s\r\n" % host).encode())
+    w.write(("GET / HTTP/1.1\r\nHost: %s\r\n" % host_hdr(host, port)).encode())
     await w.drain()
     return r, w
 

@@ -3,7 +3,9 @@
 # issue 18's requests (t18-proto.md) with fixed documents, one request per
 # connection (unix SEQPACKET), as flowcutd does; the secret "s3cret".
 # Each connection on its own thread; `conns 999 ...` is answered 1.5 s late
-# (a slow answer of flowcutd, under flowcut-web's 2 s bound).
+# (a slow answer of flowcutd, under flowcut-web's 2 s bound), `conns 998`
+# 0.3 s late.  The most requests it saw in flight at once is written to
+# PATH.busy after each (flowcut-web asks one at a time: 1).
 import json, os, socket, sys, threading, time
 
 path = sys.argv[1]
@@ -43,7 +45,19 @@ s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
 s.bind(path); s.listen(16)
 log = open(path + ".log", "a")
 lock = threading.Lock()
+busy = [0, 0]  # in flight, the most seen
 def serve(c):
+    with lock:
+        busy[0] += 1; busy[1] = max(busy)
+    try:
+        a = answer(c)
+    finally:
+        # out of flight before the answer leaves: flowcut-web asks again once it has it
+        with lock:
+            busy[0] -= 1
+            with open(path + ".busy", "w") as f: f.write("%d\n" % busy[1])
+    c.send((a + "\n").encode()); c.close()
+def answer(c):
     m = c.recv(8192).decode()
     with lock:
         log.write(repr(m) + "\n"); log.flush()
@@ -64,13 +78,15 @@ def serve(c):
     elif verb == "conns":
         if words[1] == "999":
             time.sleep(1.5)
+        if words[1] == "998":
+            time.sleep(0.3)
         a = "ok " + json.dumps({"from": int(words[1]), "next": 8 if words[1] == "0" else None,
                                 "conns": [conn, conn6] if words[1] == "0" else [conn6]})
     elif verb in docs:
         a = "ok " + json.dumps(docs[verb]())
     else:
         a = "error unknown request " + verb
-    c.send((a + "\n").encode()); c.close()
+    return a
 while True:
     c, _ = s.accept()
     threading.Thread(target=serve, args=(c,), daemon=True).start()

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * flowcut-web's pure parts, table-driven: the form and query parser
- * (fw_form), the control requests built from it (fw_req), the sessions,
- * CSRF and origin checks (fw_session), the sampler's rates (fw_sample),
+ * (fw_form), the control requests built from it (fw_req), Basic
+ * authentication, the Host, CSRF and origin checks (fw_auth), the
+ * sampler's rates (fw_sample),
  * and the renderers (fw_metrics, fw_html) fed documents as t18-proto.md
  * gives them.  The live server is tests/web/test_web.sh's.
  */
@@ -24,7 +25,7 @@
 #include "fw_req.h"
 #include "fw_ctl.h"
 #include "fw_sample.h"
-#include "fw_session.h"
+#include "fw_auth.h"
 
 /* ---- fw_form ---- */
 
@@ -170,40 +171,111 @@ set_rows_hold(void **state)
 	assert_int_equal(fw_req_cut("12 x", out, sizeof(out), err, sizeof(err)), -EINVAL);
 }
 
-/* ---- fw_session ---- */
+/* ---- fw_auth ---- */
+
+static const struct {
+	const char *hdr;
+	int rc;
+	const char *secret;	/* rc 0: the password taken */
+} basic_rows[] = {
+	{"Basic b3BlcmF0b3I6czNjcmV0", 0, "s3cret"},		/* operator:s3cret */
+	{"basic  b3BlcmF0b3I6czNjcmV0", 0, "s3cret"},		/* the scheme any case, spaces */
+	{"Basic OnMzY3JldA==", 0, "s3cret"},			/* :s3cret, no user name */
+	{"Basic b3BlcmF0b3I6YWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWE=", 0, NULL},	/* 128 bytes: the most */
+	{NULL, -ENOENT, NULL},					/* no header */
+	{"Bearer b3BlcmF0b3I6czNjcmV0", -EINVAL, NULL},		/* wrong scheme */
+	{"Basicb3BlcmF0b3I6czNjcmV0", -EINVAL, NULL},
+	{"Digest username=\"operator\"", -EINVAL, NULL},
+	{"Basic b3BlcmF0b3I6czNjcmV0!", -EINVAL, NULL},		/* bad base64: a byte not of it */
+	{"Basic b3BlcmF0b3I6czNjcmV", -EINVAL, NULL},		/* not a multiple of 4 */
+	{"Basic b3A=OnMz", -EINVAL, NULL},			/* padding inside */
+	{"Basic ====", -EINVAL, NULL},
+	{"Basic ", -EINVAL, NULL},				/* empty */
+	{"Basic b3A6", -EINVAL, NULL},				/* op: - an empty password */
+	{"Basic czNjcmV0", -EINVAL, NULL},			/* s3cret - no ':' */
+	{"Basic b3A6YSBi", -EINVAL, NULL},			/* op:a b - a space */
+	{"Basic b3BlcmF0b3I6YWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFh", -E2BIG, NULL},	/* too long: 129 bytes */
+};
 
 static void
-sessions_hold(void **state)
+basic_rows_hold(void **state)
 {
-	static struct fw_sessions t;
-	struct fw_session *s;
-	char cookie[128], csrf[FW_SESSION_HEX];
+	char secret[FW_AUTH_SECRET_MAX + 1];
+	const char *why;
 
 	(void)state;
-	assert_null(fw_session_new(&t, "", 0));
-	assert_null(fw_session_new(&t, "a b", 0));
-	s = fw_session_new(&t, "s3cret", 100);
-	assert_non_null(s);
-	assert_int_equal(strlen(s->id), 32);
-	memcpy(csrf, s->csrf, sizeof(csrf));
-	snprintf(cookie, sizeof(cookie), "x=1; fcweb=%s; y=2", s->id);
-	assert_ptr_equal(fw_session_find(&t, cookie, 100 + FW_SESSION_IDLE_S), s);
-	assert_true(fw_session_csrf_ok(s, csrf));
-	csrf[31] = csrf[31] == '0' ? '1' : '0';
-	assert_false(fw_session_csrf_ok(s, csrf));
-	assert_false(fw_session_csrf_ok(s, "short"));
-	assert_false(fw_session_csrf_ok(s, NULL));
-	assert_null(fw_session_find(&t, "fcweb=00000000000000000000000000000000", 100));
-	assert_null(fw_session_find(&t, NULL, 100));
-	/* an idle hour and a second: gone, its secret wiped */
-	assert_null(fw_session_find(&t, cookie, 101 + 2 * FW_SESSION_IDLE_S));
-	assert_false(s->used);
-	assert_string_equal(s->secret, "");
-	s = fw_session_new(&t, "s3cret", 100);
-	snprintf(cookie, sizeof(cookie), "fcweb=%s", s->id);
-	fw_session_drop(s);
-	assert_null(fw_session_find(&t, cookie, 100));
-	fw_session_fini(&t);
+	for (size_t i = 0; i < sizeof(basic_rows) / sizeof(basic_rows[0]); i++) {
+		int rc = fw_auth_basic(basic_rows[i].hdr, secret, sizeof(secret), &why);
+
+		if (rc != basic_rows[i].rc)
+			fail_msg("basic row %zu: %d, not %d (%s)", i, rc, basic_rows[i].rc, why);
+		if (rc == 0 && basic_rows[i].secret != NULL && strcmp(secret, basic_rows[i].secret) != 0)
+			fail_msg("basic row %zu: the password '%s'", i, secret);
+		if (rc == 0 && basic_rows[i].secret == NULL && strlen(secret) != FW_AUTH_SECRET_MAX)
+			fail_msg("basic row %zu: a password of %zu bytes", i, strlen(secret));
+		if (rc != 0 && (secret[0] != '\0' || strncmp(why, rc == -ENOENT ? "no " : "Authorization:",
+								 rc == -ENOENT ? 3 : 14) != 0))
+			fail_msg("basic row %zu: secret '%s', why '%s'", i, secret, why);
+	}
+}
+
+static const struct {
+	const char *host;
+	bool ok;
+} host_rows[] = {
+	{"127.0.0.1:9842", true},
+	{"[::1]:9842", true},
+	{"localhost:9842", true},
+	{"LocalHost:9842", true},
+	{"127.0.0.1:8000", false},	/* another port's */
+	{"localhost:8000", false},
+	{"127.0.0.1", false},		/* no port: 80 */
+	{"localhost", false},
+	{"evil.example:9842", false},	/* DNS rebinding: a name resolving to 127.0.0.1 */
+	{"127.0.0.1:9842.evil.example", false},
+	{"", false},
+	{NULL, false},
+};
+
+static void
+host_rows_hold(void **state)
+{
+	struct fw_auth a;
+
+	(void)state;
+	assert_int_equal(fw_auth_init(&a), 0);
+	assert_int_equal(fw_auth_listen(&a, "127.0.0.1:9842"), 0);
+	assert_int_equal(fw_auth_listen(&a, "[::1]:9842"), 0);
+	assert_int_equal(a.nhosts, 3);	/* one localhost:9842 */
+	assert_int_equal(fw_auth_listen(&a, "127.0.0.1"), -EINVAL);
+	for (size_t i = 0; i < sizeof(host_rows) / sizeof(host_rows[0]); i++)
+		if (fw_auth_host_ok(&a, host_rows[i].host) != host_rows[i].ok)
+			fail_msg("host row %zu (%s): not %d", i, host_rows[i].host ? host_rows[i].host : "NULL",
+				 host_rows[i].ok);
+	for (int i = 0; i < FW_AUTH_HOSTS; i++)
+		if (fw_auth_listen(&a, "10.0.0.1:1") != 0)
+			break;
+	assert_int_equal(fw_auth_listen(&a, "10.0.0.1:2"), -ENOSPC);
+}
+
+static void
+csrf_holds(void **state)
+{
+	struct fw_auth a, b;
+	char t[FW_AUTH_HEX];
+
+	(void)state;
+	assert_int_equal(fw_auth_init(&a), 0);
+	assert_int_equal(fw_auth_init(&b), 0);
+	assert_int_equal(strspn(a.csrf, "0123456789abcdef"), 32);
+	assert_string_not_equal(a.csrf, b.csrf);	/* random a process */
+	memcpy(t, a.csrf, sizeof(t));
+	assert_true(fw_auth_csrf_ok(&a, t));
+	assert_false(fw_auth_csrf_ok(&b, t));
+	t[31] = t[31] == '0' ? '1' : '0';
+	assert_false(fw_auth_csrf_ok(&a, t));
+	assert_false(fw_auth_csrf_ok(&a, "short"));
+	assert_false(fw_auth_csrf_ok(&a, NULL));
 }
 
 static const struct {
@@ -213,7 +285,8 @@ static const struct {
 	{"http://127.0.0.1:9842", NULL, "127.0.0.1:9842", true},
 	{"http://[::1]:9842", NULL, "[::1]:9842", true},
 	{NULL, "http://127.0.0.1:9842/settings", "127.0.0.1:9842", true},
-	{NULL, NULL, "127.0.0.1:9842", true},
+	{NULL, NULL, "127.0.0.1:9842", false},	/* neither: refused */
+	{"http://127.0.0.1:8000", NULL, "127.0.0.1:9842", false},	/* another port */
 	{"http://evil.example", NULL, "127.0.0.1:9842", false},
 	{"null", NULL, "127.0.0.1:9842", false},
 	{NULL, "http://127.0.0.1:98420/", "127.0.0.1:9842", false},
@@ -226,8 +299,8 @@ origin_rows_hold(void **state)
 {
 	(void)state;
 	for (size_t i = 0; i < sizeof(origin_rows) / sizeof(origin_rows[0]); i++)
-		if (fw_session_origin_ok(origin_rows[i].origin, origin_rows[i].referer,
-					 origin_rows[i].host) != origin_rows[i].ok)
+		if (fw_auth_origin_ok(origin_rows[i].origin, origin_rows[i].referer,
+				      origin_rows[i].host) != origin_rows[i].ok)
 			fail_msg("origin row %zu: not %d", i, origin_rows[i].ok);
 }
 
@@ -494,7 +567,8 @@ static const struct {
 	{CONNS, "/conns?from=9&amp;addr=fd00%3A%3A%2F64", false},
 	{CONNS, "/conns?from=9&amp;addr=fd00::%2F64", true},
 	{CONNS_ANON, "action=\"/conns/cut\"", false},
-	{CONNS_ANON, "Log in</a> to cut", true},
+	{CONNS_ANON, "A cut asks for the operator's secret", true},
+	{CONNS, "href=\"/login\"", false},
 	{SETTINGS, "<option>on</option><option selected>off</option>", true},
 	{SETTINGS, "Cut on the &lt;coprocessor&gt;.", true},
 	{SETTINGS, "<textarea name=\"value\" id=\"watched_set\">inet f2b *\nip a b\n</textarea>", true},
@@ -573,7 +647,9 @@ main(void)
 		cmocka_unit_test(form_limits_hold),
 		cmocka_unit_test(conns_rows_hold),
 		cmocka_unit_test(set_rows_hold),
-		cmocka_unit_test(sessions_hold),
+		cmocka_unit_test(basic_rows_hold),
+		cmocka_unit_test(host_rows_hold),
+		cmocka_unit_test(csrf_holds),
 		cmocka_unit_test(origin_rows_hold),
 		cmocka_unit_test(rates_hold),
 		cmocka_unit_test(figure_rows_hold),
