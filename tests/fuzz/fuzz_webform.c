@@ -6,13 +6,19 @@
  * a refusal says why; an accepted form keeps every key unique, of key
  * bytes, within the limits; a request built from it is one line ending in
  * '\n' (conns, cut-conn, a single settings-set), or a list's lines with
- * no empty one, so no field can add a request of its own.
+ * no empty one, so no field can add a request of its own.  The same
+ * bytes, NUL-terminated, as an Authorization header (web/fw_auth's Basic
+ * parser: 0 with a password of printable bytes within its bound, or an
+ * error with "" and, for -EINVAL, a reason) and as a Host header.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fuzz.h"
+#include <errno.h>
+
+#include "fw_auth.h"
 #include "fw_form.h"
 #include "fw_req.h"
 
@@ -38,6 +44,42 @@ one_line(const char *req, const char *what)
 		die(what, req);
 }
 
+/* The bytes as an Authorization and a Host header. */
+static void
+headers(const uint8_t *data, size_t size)
+{
+	static struct fw_auth a;
+	static int ready;
+	char hdr[512], secret[FW_AUTH_SECRET_MAX + 1];
+	const char *why = NULL;
+	size_t n = size < sizeof(hdr) - 1 ? size : sizeof(hdr) - 1;
+	int rc;
+
+	if (!ready) {
+		if (fw_auth_init(&a) != 0 || fw_auth_listen(&a, "127.0.0.1:9842") != 0)
+			die("fw_auth_init", "no auth");
+		ready = 1;
+	}
+	memcpy(hdr, data, n);
+	hdr[n] = '\0';
+	rc = fw_auth_basic(hdr, secret, sizeof(secret), &why);
+	if (rc == 0) {
+		size_t len = strlen(secret);
+
+		if (len == 0 || len > FW_AUTH_SECRET_MAX)
+			die("a password accepted empty or past its bound", "");
+		for (size_t i = 0; i < len; i++)
+			if (secret[i] <= ' ' || secret[i] > '~')
+				die("a password accepted with a byte a request line cannot carry", "");
+	} else {
+		if (secret[0] != '\0')
+			die("a refused header left a password", "");
+		if (rc == -EINVAL && (why == NULL || why[0] == '\0'))
+			die("a header refused without a reason", "");
+	}
+	(void)fw_auth_host_ok(&a, hdr);
+}
+
 int
 fuzz_one(const uint8_t *data, size_t size)
 {
@@ -45,6 +87,7 @@ fuzz_one(const uint8_t *data, size_t size)
 	struct fw_form f;
 	char err[256] = "";
 
+	headers(data, size);
 	if (fw_form_parse((const char *)data, size, &f, err, sizeof(err)) != 0) {
 		if (err[0] == '\0')
 			die("a form refused without a reason", "");
