@@ -83,6 +83,7 @@
 #include "fd_trigger.h"
 #include "fd_watch.h"
 #include "fd_why.h"
+#include "fd_bell.h"
 #include "fc_settings_keys.h"
 #include "fc_secret.h"
 #include "lk.h"
@@ -92,7 +93,8 @@
 
 #define CT_MARK_BIT 0x40000000u	/* set by fd_nft on what the rules let through */
 #define FD_EVENTS_PER_TURN 256	/* coprocessor events read in one turn */
-#define FD_EVENT_POLL_MS 5	/* the coprocessor's events are looked for this often */
+#define FD_EVENT_POLL_MS 5	/* a wait while the inspector's cuts wait for an offload */
+#define FD_IDLE_MS 100		/* the longest wait: the lease, the timers, the stats */
 
 struct opts {
 	const char *link;
@@ -363,6 +365,13 @@ on_signal(int sig)
 	quit = 1;
 }
 
+/* The inspector's news: the loop woken (fd_ips_wake_with). */
+static void
+bell_ring(void *bell)
+{
+	fd_bell_ring(bell);
+}
+
 /* The command client's notice: the loop acts on it once. */
 static void
 on_down(void *arg, enum fd_cmdq_state why)
@@ -612,7 +621,7 @@ enum { FLOWCUTD_NCOUNTS = 0 FLOWCUTD_STATS(ONE_COUNT_, NO_OBJ_) };
 static void
 ctl_counters(const struct ctl_ctx *x, char *ans, size_t cap)
 {
-	uint64_t cnt[FC_CNT_MAX], when, mono;
+	uint64_t cnt[FC_CNT_MAX], when, mono, wire[FC_WIRE_PORTS][FC_WIRE_MAX];
 	struct fd_counter fp[FC_CNT_MAX], fd[FLOWCUTD_NCOUNTS];
 	struct stats st, *s = &st;
 	struct fd_ctstat c;
@@ -621,11 +630,13 @@ ctl_counters(const struct ctl_ctx *x, char *ans, size_t cap)
 	struct timespec now;
 	char err[128];
 	unsigned int nfd = 0;
-	int rc = lk_counters_read(x->lk, cnt, &when);
+	int rc = lk_counters_read(x->lk, cnt, &when), nwire = lk_wire_read(x->lk, wire);
 	json_t *doc;
 
 	if (rc != 0)
 		fprintf(stderr, "flowcutd: counters: the counters window: %s\n", strerror(-rc));
+	if (nwire < 0)
+		fprintf(stderr, "flowcutd: counters: the wire's figures: %s\n", strerror(-nwire));
 	for (unsigned int i = 0; i < FC_CNT_MAX; i++)
 		fp[i] = (struct fd_counter){ fc_cnt_name(i), fd_counter_u64(cnt[i]) };
 	stats_fill(&st, x->relay, x->off, x->cut, x->wat);
@@ -658,6 +669,8 @@ ctl_counters(const struct ctl_ctx *x, char *ans, size_t cap)
 			{ "counters_torn", fd_counter_u64(ls.counters_torn) },
 			{ "events_lost", fd_counter_u64(ls.events_lost) } }, .nlink = 8,
 		.to_host = st.relay.to_host, .ports = x->ports,
+		.wire = nwire > 0 ? (const uint64_t (*)[FC_WIRE_MAX])wire : NULL,
+		.nwire = nwire > 0 ? (unsigned int)nwire : 0,
 		.cfg_known = fw_cfg_known, .fw_cfg = fw_cfg_last, .boot_id = lk_boot_id(x->lk),
 		.conns = x->off != NULL ? (const uint32_t (*)[FC_VERDICT_MAX])conns.n : NULL,
 		.conns_cut = conns.cut,
@@ -757,6 +770,7 @@ enum fd_src {
 	FD_SRC_RT,		/* rtnetlink: routes, neighbours, links */
 	FD_SRC_CTL,		/* the control socket */
 	FD_SRC_WATCH,		/* the watched list files (inotify) */
+	FD_SRC_BELL,		/* the coprocessor's events and answers, the inspector's news (fd_bell) */
 	FD_SRC_N
 };
 
@@ -788,6 +802,7 @@ struct flowcutd {
 	int epfd;
 	int taps[FD_MAX_PORTS];
 	struct fd_relay *relay;
+	struct fd_bell *bell;
 	struct lk *lk;
 	bool programmed, judged;	/* judged: once, after the first programming */
 	bool busy;			/* a job outside the binding has work left (fd_watch_work) */
@@ -868,6 +883,7 @@ sources_add(struct flowcutd *d)
 		[FD_SRC_RT] = fd_route_watch_fd(d->rtw),
 		[FD_SRC_CTL] = fd_ctl_fd(d->ctl),
 		[FD_SRC_WATCH] = fd_watch_fd(d->wat),
+		[FD_SRC_BELL] = fd_bell_fd(d->bell),
 	};
 
 	for (uint32_t src = 0; src < FD_SRC_N; src++) {
@@ -969,6 +985,14 @@ flowcutd_open(struct flowcutd *d)
 		fprintf(stderr, "flowcutd: inspector: %s\n", strerror(e));
 		return neg_errno(e);
 	}
+	d->bell = fd_bell_open(d->lk);
+	if (d->bell == NULL) {
+		int e = errno;
+
+		fprintf(stderr, "flowcutd: the coprocessor's doorbells: %s\n", strerror(e));
+		return neg_errno(e);
+	}
+	fd_ips_wake_with(ips, bell_ring, d->bell);	/* before the relay's thread starts */
 	d->relay = fd_relay_start(d->lk, d->taps, o->ports, fd_ips_relay_hook(ips));
 	fd_ips_offload_cfg(ips, &d->ocfg);
 	d->ct = fd_ct_open();
@@ -1147,6 +1171,13 @@ on_watch_ready(struct flowcutd *d)
 	fd_watch_files(d->wat);
 }
 
+/* The bell's news is taken where it always is: fp_events, fd_cmdq_poll, fd_ips_turn. */
+static void
+on_bell_ready(struct flowcutd *d)
+{
+	fd_bell_clear(d->bell);
+}
+
 /* What a source's readiness does, by its epoll data word. */
 static void (*const on_ready[FD_SRC_N])(struct flowcutd *d) = {
 	[FD_SRC_CT] = on_ct_ready,
@@ -1155,6 +1186,7 @@ static void (*const on_ready[FD_SRC_N])(struct flowcutd *d) = {
 	[FD_SRC_RT] = on_rt_ready,
 	[FD_SRC_CTL] = on_ctl_ready,
 	[FD_SRC_WATCH] = on_watch_ready,
+	[FD_SRC_BELL] = on_bell_ready,
 };
 
 /*
@@ -1258,7 +1290,8 @@ fp_events(struct flowcutd *d)
  * settings file (saved by hand, rare) - then the bulk sources, each its
  * batch.  The coprocessor's events (not a descriptor) come between.
  */
-static const enum fd_src turn_first[] = { FD_SRC_NFT, FD_SRC_CTL, FD_SRC_WATCH, FD_SRC_SETTINGS };
+static const enum fd_src turn_first[] = { FD_SRC_BELL, FD_SRC_NFT, FD_SRC_CTL, FD_SRC_WATCH,
+					   FD_SRC_SETTINGS };
 static const enum fd_src turn_then[] = { FD_SRC_CT, FD_SRC_RT };
 
 /* The ready sources of `order` served, each once (on_ready[]). */
@@ -1292,8 +1325,10 @@ serve(struct flowcutd *d, const bool ready[FD_SRC_N], const enum fd_src *order, 
  * The bound: the wait for the sources is 0 ms while a job has work left
  * (fd_offload_busy, fd_watch_work), so a cut, a ruleset change or a
  * control request waits at most one turn of bulk work, then is served
- * first (measured: driver/README.md).  Else it waits FD_EVENT_POLL_MS for
- * them (the coprocessor's events are looked for that often).  A turn ends
+ * first (measured: driver/README.md).  Else it sleeps until a source is
+ * ready - the coprocessor's events and answers among them, through its
+ * doorbells (fd_bell) - FD_IDLE_MS at most (FD_EVENT_POLL_MS while the
+ * inspector's cuts wait for an offload).  A turn ends
  * early while the coprocessor is booting or the lease is not taken.  A
  * whole turn's time, less its wait, is counted in d->turns.
  */
@@ -1332,11 +1367,17 @@ flowcutd_turn(struct flowcutd *d)
 		return;
 	/* level-triggered: a source with more than its batch left is ready again at once */
 	waited = fd_clock_ns();
-	/* a job with work left (an unmark, paths, a resync, a list): the turn does not wait */
+	/*
+	 * A job with work left (an unmark, paths, a resync, a list): the turn
+	 * does not wait.  Else it sleeps until a source or the bell (the
+	 * coprocessor's events and answers, the inspector's decisions) has
+	 * something, FD_IDLE_MS at most.
+	 */
+	fd_bell_arm(d->bell);
 	n = epoll_wait(d->epfd, evs, FD_SRC_N,
 		       d->busy || (d->programmed && (fd_offload_busy(d->off) ||
 						     fd_offload_resyncing(d->off)))
-		       ? 0 : FD_EVENT_POLL_MS);
+		       ? 0 : fd_ips_waiting(ips) ? FD_EVENT_POLL_MS : FD_IDLE_MS);
 	waited = fd_clock_ns() - waited;
 	if (n < 0 && errno != EINTR)
 		fprintf(stderr, "flowcutd: epoll_wait: %s\n", strerror(errno));
@@ -1377,6 +1418,7 @@ flowcutd_close(struct flowcutd *d)
 	if (d->o.stats)
 		stats_write(d->o.stats, d->relay, d->off, d->cut, d->wat, d->o.ports);
 	fd_relay_stop(d->relay);
+	fd_bell_close(d->bell);	/* after the relay: its thread rings it */
 	fd_ips_close(ips);
 	fd_ctl_close(d->ctl);
 	fd_watch_close(d->wat);

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #define LK_MAGIC 0x31545543574f4c46ull	/* "FLOWCUT1" */
-#define LK_VERSION 3
+#define LK_VERSION 4	/* 4: the wire's figures in the counters page */
 #define LK_PAGE 4096u
 #define LK_READY 1u
 #define LK_COUNTER_TRIES 64
@@ -56,6 +56,10 @@ struct lk_shm_counters {
 	uint32_t pad;
 	uint64_t when;
 	uint64_t value[FC_CNT_MAX];
+	/* the wire's figures: a seqlock of their own (published apart, as read) */
+	uint32_t wire_seq;
+	uint32_t wire_ports;	/* how many ports are filled in, <= FC_WIRE_PORTS */
+	uint64_t wire[FC_WIRE_PORTS][FC_WIRE_MAX];
 };
 _Static_assert(sizeof(struct lk_shm_counters) <= LK_PAGE, "counters fit their page");
 
@@ -1007,6 +1011,68 @@ lk_event_wait(struct lk *lk, int timeout_ms)
 	bell_wait(&lk->hdr->bell_events, timeout_ms, events_idle, lk, 0);
 }
 
+/* ---- the host's one sleep for its control thread's rings ---- */
+
+/*
+ * Something waits on ring r: by the region's two indices alone, so any
+ * thread may ask while the control thread takes from it (the layout, hence
+ * r's shm pointer, is fixed from lk_attach on; `mine` is not read).
+ */
+static bool
+ring_pending(const struct lk *lk, int r)
+{
+	const struct lk_shm_ring *shm = lk->ring[r].shm;
+
+	return __atomic_load_n(&shm->prod, __ATOMIC_ACQUIRE) !=
+	       __atomic_load_n(&shm->cons, __ATOMIC_ACQUIRE);
+}
+
+bool
+lk_host_pending(const struct lk *lk)
+{
+	return ring_pending(lk, R_EVENTS) || ring_pending(lk, R_ANS + lk->client);
+}
+
+bool
+lk_host_wait(struct lk *lk, int timeout_ms)
+{
+	struct lk_bell *ev = &lk->hdr->bell_events, *ans = &lk->hdr->bell_client[lk->client];
+	struct futex_waitv w[2] = {
+		{ .uaddr = (uintptr_t)&ev->seq, .flags = FUTEX_32 },	/* shared: no FUTEX_PRIVATE_FLAG */
+		{ .uaddr = (uintptr_t)&ans->seq, .flags = FUTEX_32 },
+	};
+	struct timespec until;
+
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += timeout_ms / 1000;
+	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	/* as bell_wait: counted a waiter, the counts read, then the rings looked at */
+	__atomic_fetch_add(&ev->waiters, 1, __ATOMIC_SEQ_CST);
+	__atomic_fetch_add(&ans->waiters, 1, __ATOMIC_SEQ_CST);
+	w[0].val = __atomic_load_n(&ev->seq, __ATOMIC_SEQ_CST);
+	w[1].val = __atomic_load_n(&ans->seq, __ATOMIC_SEQ_CST);
+	if (!lk_host_pending(lk) &&
+	    syscall(SYS_futex_waitv, w, 2, 0, &until, CLOCK_MONOTONIC) < 0 && errno == ENOSYS) {
+		/* a kernel before 5.16: the events' bell alone, the answers looked at this often */
+		struct timespec ts = { .tv_nsec = 5000000L };
+
+		syscall(SYS_futex, &ev->seq, FUTEX_WAIT, (uint32_t)w[0].val, &ts, NULL, 0);
+	}
+	__atomic_fetch_sub(&ans->waiters, 1, __ATOMIC_SEQ_CST);
+	__atomic_fetch_sub(&ev->waiters, 1, __ATOMIC_SEQ_CST);
+	return lk_host_pending(lk);
+}
+
+void
+lk_host_wake(struct lk *lk)
+{
+	bell_ring(&lk->hdr->bell_events);	/* a count its sleepers read again: harmless to the rest */
+}
+
 /* ---- frames ---- */
 
 int
@@ -1095,6 +1161,45 @@ lk_counters_publish(struct lk *lk, const uint64_t cnt[FC_CNT_MAX], uint64_t now)
 		__atomic_store_n(&w->value[i], cnt[i], __ATOMIC_RELAXED);
 	__atomic_store_n(&w->when, now, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->seq, seq + 1, __ATOMIC_RELEASE);
+}
+
+void
+lk_wire_publish(struct lk *lk, const uint64_t wire[][FC_WIRE_MAX], unsigned int nports)
+{
+	struct lk_shm_counters *w = lk->cnt;
+	uint32_t seq = __atomic_load_n(&w->wire_seq, __ATOMIC_RELAXED) | 1;
+
+	if (nports > FC_WIRE_PORTS)
+		nports = FC_WIRE_PORTS;
+	__atomic_store_n(&w->wire_seq, seq, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	for (unsigned int p = 0; p < nports; p++)
+		for (unsigned int k = 0; k < FC_WIRE_MAX; k++)
+			__atomic_store_n(&w->wire[p][k], wire[p][k], __ATOMIC_RELAXED);
+	__atomic_store_n(&w->wire_ports, nports, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->wire_seq, seq + 1, __ATOMIC_RELEASE);
+}
+
+int
+lk_wire_read(struct lk *lk, uint64_t wire[FC_WIRE_PORTS][FC_WIRE_MAX])
+{
+	struct lk_shm_counters *w = lk->cnt;
+
+	for (int i = 0; i < LK_COUNTER_TRIES; i++) {
+		uint32_t s0 = __atomic_load_n(&w->wire_seq, __ATOMIC_ACQUIRE), n;
+
+		if (s0 & 1)
+			continue;
+		n = __atomic_load_n(&w->wire_ports, __ATOMIC_RELAXED);
+		for (unsigned int p = 0; p < FC_WIRE_PORTS; p++)
+			for (unsigned int k = 0; k < FC_WIRE_MAX; k++)
+				wire[p][k] = __atomic_load_n(&w->wire[p][k], __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&w->wire_seq, __ATOMIC_RELAXED) == s0)
+			return n <= FC_WIRE_PORTS ? (int)n : FC_WIRE_PORTS;	/* a bad count: what fits */
+	}
+	stat_inc(&lk->stats.counters_torn);
+	return -EAGAIN;
 }
 
 int

@@ -275,6 +275,25 @@ int lk_event_take(struct lk *lk, struct lk_event *ev);
 void lk_event_kick(struct lk *lk);
 void lk_event_wait(struct lk *lk, int timeout_ms);
 
+/*
+ * The host's control thread takes events and its answers; it may sleep in
+ * a poll of its own (flowcutd's epoll) rather than on the link.  Another
+ * thread of its then sleeps for it:
+ *
+ * lk_host_wait - sleeps until the event ring or this client's answer ring
+ * holds something (the coprocessor rang their bells: lk_event_kick,
+ * lk_ans_kick), at most timeout_ms; says whether one does.  Reads only the
+ * region's indices and bells, never what the control thread keeps, so it
+ * may run beside lk_event_take and lk_ans_take (driver/cmd/fd_bell.h).
+ * One futex_waitv(2) on both bells; on a kernel without it, the events'
+ * bell and a look every 5 ms.
+ */
+bool lk_host_wait(struct lk *lk, int timeout_ms);
+/* lk_host_pending - does either ring hold something now?  (Any thread.) */
+bool lk_host_pending(const struct lk *lk);
+/* lk_host_wake - an lk_host_wait of this process returns now (to stop its thread). */
+void lk_host_wake(struct lk *lk);
+
 /* ---- frames ---- */
 
 /* lk_frame_up_put - coprocessor: a frame to the host.  -ENOBUFS, -EMSGSIZE. */
@@ -302,6 +321,17 @@ void lk_counters_publish(struct lk *lk, const uint64_t cnt[FC_CNT_MAX], uint64_t
  * -EAGAIN if it kept changing (torn by a writer that does not stop).
  */
 int lk_counters_read(struct lk *lk, uint64_t cnt[FC_CNT_MAX], uint64_t *when);
+
+/*
+ * lk_wire_publish - coprocessor: the wire's figures of its first nports
+ * ports (at most FC_WIRE_PORTS; include/flowcut/fc_defs.h).
+ */
+void lk_wire_publish(struct lk *lk, const uint64_t wire[][FC_WIRE_MAX], unsigned int nports);
+/*
+ * lk_wire_read - host: a consistent copy; returns how many ports are
+ * filled in (0 before the coprocessor published any), or -EAGAIN.
+ */
+int lk_wire_read(struct lk *lk, uint64_t wire[FC_WIRE_PORTS][FC_WIRE_MAX]);
 
 /* ---- for tests ---- */
 

@@ -86,6 +86,7 @@ struct fd_inspect {
 	struct fc_fplist watched;
 	struct fd_inspect_decision *q;	/* a ring of p.queue */
 	unsigned int qhead, qlen;
+	uint64_t queued;		/* decisions ever queued (read without the lock) */
 	struct fd_inspect_stats st;
 	char ja3str[FC_JA_STR_MAX];	/* fc_ja3's scratch */
 };
@@ -279,6 +280,7 @@ queue(struct fd_inspect *in, const struct conn *c, bool cut, enum fd_inspect_why
 		return;
 	}
 	d = &in->q[(in->qhead + in->qlen++) % in->p.queue];
+	__atomic_store_n(&in->queued, in->queued + 1, __ATOMIC_RELEASE);
 	memset(d, 0, sizeof(*d));
 	d->key = c->key;
 	d->cut = cut;
@@ -760,6 +762,18 @@ fd_inspect_take(struct fd_inspect *in, struct fd_inspect_decision *d)
 	}
 	pthread_mutex_unlock(&in->mu);
 	return got;
+}
+
+bool
+fd_inspect_holds(const struct fd_inspect *in)
+{
+	return __atomic_load_n(&in->nentries, __ATOMIC_RELAXED) != 0;
+}
+
+uint64_t
+fd_inspect_queued(const struct fd_inspect *in)
+{
+	return __atomic_load_n(&in->queued, __ATOMIC_ACQUIRE);
 }
 
 uint8_t

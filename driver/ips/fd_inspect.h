@@ -162,6 +162,10 @@ void fd_inspect_tick(struct fd_inspect *in, uint64_t now_ms, fd_inspect_out_fn *
 
 /* fd_inspect_take - the oldest decision not taken: 1 and *d, or 0 (none). */
 int fd_inspect_take(struct fd_inspect *in, struct fd_inspect_decision *d);
+/* fd_inspect_holds - any connection remembered (any thread, no lock): fd_inspect_tick has work. */
+bool fd_inspect_holds(const struct fd_inspect *in);
+/* fd_inspect_queued - decisions ever queued (any thread, no lock): a change means news. */
+uint64_t fd_inspect_queued(const struct fd_inspect *in);
 
 /*
  * fd_inspect_verdict - for an offload: FC_VERDICT_CUT_THRU when the

@@ -38,6 +38,9 @@ struct pending {
 struct fd_ips {
 	struct fd_inspect *in;
 	struct fd_relay_hook hook;
+	void (*wake)(void *);		/* the main loop woken for a decision (NULL: none) */
+	void *wake_arg;
+	uint64_t queued_seen;		/* the relay thread's: fd_inspect_queued when last woken */
 	struct fd_offload *off;
 	struct fd_ct_io ct;		/* the binding's conntrack */
 	struct fd_cmds cmds;		/* the binding's commands */
@@ -72,14 +75,28 @@ to_host(void *octx, uint16_t port, const uint8_t *frame, uint32_t len)
 	fd_relay_to_host(octx, port, frame, len);
 }
 
+/* A decision queued since the last look: the main loop woken to carry it out. */
+static void
+wake_for_news(struct fd_ips *x)
+{
+	uint64_t q = fd_inspect_queued(x->in);
+
+	if (q != x->queued_seen && x->wake != NULL) {
+		x->queued_seen = q;
+		x->wake(x->wake_arg);
+	}
+}
+
 static bool
 hook_frame(void *arg, struct fd_relay *r, uint16_t port, uint16_t flags, const uint8_t *buf,
 	   uint32_t len)
 {
 	struct fd_ips *x = arg;
+	bool taken = fd_inspect_frame(x->in, port, (flags & LK_FRAME_INSPECT) != 0, buf, len,
+				      fd_clock_ms(), to_host, r) == 1;
 
-	return fd_inspect_frame(x->in, port, (flags & LK_FRAME_INSPECT) != 0, buf, len,
-				fd_clock_ms(), to_host, r) == 1;
+	wake_for_news(x);
+	return taken;
 }
 
 static void
@@ -88,6 +105,16 @@ hook_tick(void *arg, struct fd_relay *r)
 	struct fd_ips *x = arg;
 
 	fd_inspect_tick(x->in, fd_clock_ms(), to_host, r);
+	wake_for_news(x);
+}
+
+/* Every 20 ms while the inspector holds connections (a hello's deadline), else once a second. */
+static uint32_t
+hook_tick_ms(void *arg)
+{
+	struct fd_ips *x = arg;
+
+	return fd_inspect_holds(x->in) ? 20 : 1000;
 }
 
 /* ---- the offload's side ---- */
@@ -480,7 +507,8 @@ fd_ips_open(void)
 		errno = err;
 		return NULL;
 	}
-	x->hook = (struct fd_relay_hook){ .frame = hook_frame, .tick = hook_tick, .arg = x };
+	x->hook = (struct fd_relay_hook){ .frame = hook_frame, .tick = hook_tick,
+					    .tick_ms = hook_tick_ms, .arg = x };
 	return x;
 }
 
@@ -494,6 +522,19 @@ fd_ips_close(struct fd_ips *x)
 	for (unsigned int i = 0; i < x->npend; i++)
 		nfct_destroy(x->pend[i].tuple);
 	free(x);
+}
+
+void
+fd_ips_wake_with(struct fd_ips *x, void (*wake)(void *), void *arg)
+{
+	x->wake = wake;
+	x->wake_arg = arg;
+}
+
+bool
+fd_ips_waiting(const struct fd_ips *x)
+{
+	return x->npend > 0;
 }
 
 const struct fd_relay_hook *

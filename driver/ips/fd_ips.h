@@ -50,6 +50,15 @@ struct fd_ips;
 struct fd_ips *fd_ips_open(void);
 void fd_ips_close(struct fd_ips *x);
 
+/*
+ * fd_ips_wake_with - `wake(arg)` is called from the relay's thread when
+ * the inspector has decided something, so a main loop asleep carries it
+ * out at once (flowcutd: fd_bell_ring).  Before fd_relay_start.
+ */
+void fd_ips_wake_with(struct fd_ips *x, void (*wake)(void *), void *arg);
+/* fd_ips_waiting - cuts wait for an offload (fd_ips_turn retries them each turn). */
+bool fd_ips_waiting(const struct fd_ips *x);
+
 /* fd_ips_relay_hook - the hook for fd_relay_start (valid while x lives). */
 const struct fd_relay_hook *fd_ips_relay_hook(struct fd_ips *x);
 /* fd_ips_offload_cfg - sets cfg's inspect_verdict and inspect_arg. */
@@ -69,7 +78,8 @@ void fd_ips_bind(struct fd_ips *x, struct fd_offload *off, const struct fd_ct_io
 void fd_ips_settings(struct fd_ips *x, const struct fc_settings *s);
 
 /*
- * fd_ips_turn - each main-loop turn (every 5 ms at least): the decisions
+ * fd_ips_turn - each main-loop turn (woken by fd_ips_wake_with's call, and
+ * every 5 ms while fd_ips_waiting): the decisions
  * carried out, the cuts waiting for an offload, the file's changes (its
  * inotify descriptor read, non-blocking).
  */

@@ -8,17 +8,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "fd_clock.h"
 
 #define FD_RELAY_BATCH 64	/* frames from one TAP before the next one's turn */
+#define FD_RELAY_IDLE_MS 1000	/* the longest sleep: fd_relay_stop wakes both threads */
 
 struct fd_relay {
 	struct lk *lk;
 	int taps[FD_MAX_PORTS];
 	unsigned int nports;
 	int epfd;
+	int stopfd;		/* an eventfd in epfd: readable once fd_relay_stop is called */
 	int stop;
 	pthread_t up, down;
 	struct fd_relay_hook hook;	/* frame NULL: none */
@@ -53,7 +56,12 @@ up_main(void *arg)
 		uint16_t port, flags;
 		int n;
 
-		if (r->hook.tick != NULL && fd_clock_coarse_ms() - ticked >= 20) {
+		uint32_t every = r->hook.tick == NULL ? FD_RELAY_IDLE_MS
+				 : r->hook.tick_ms != NULL ? r->hook.tick_ms(r->hook.arg) : 20;
+
+		if (every > FD_RELAY_IDLE_MS)
+			every = FD_RELAY_IDLE_MS;
+		if (r->hook.tick != NULL && fd_clock_coarse_ms() - ticked >= every) {
 			ticked = fd_clock_coarse_ms();
 			r->hook.tick(r->hook.arg, r);
 		}
@@ -62,7 +70,7 @@ up_main(void *arg)
 			boot = lk_boot_id(r->lk);
 		n = lk_frame_up_take(r->lk, &port, &flags, buf, sizeof(buf));
 		if (n == -EAGAIN) {
-			lk_frame_up_wait(r->lk, r->hook.tick != NULL ? 20 : 100);
+			lk_frame_up_wait(r->lk, (int)every);
 			continue;
 		}
 		if (n < 0)
@@ -87,7 +95,8 @@ down_main(void *arg)
 
 	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
 		struct epoll_event ev[FD_MAX_PORTS];
-		int n = epoll_wait(r->epfd, ev, FD_MAX_PORTS, 100);
+		/* a frame, or the stop: a new boot is looked for before any frame is put */
+		int n = epoll_wait(r->epfd, ev, FD_MAX_PORTS, FD_RELAY_IDLE_MS);
 
 		if (lk_boot_id(r->lk) != boot && lk_frame_down_resync(r->lk) == 0)
 			boot = lk_boot_id(r->lk);
@@ -95,6 +104,8 @@ down_main(void *arg)
 			unsigned int port = ev[i].data.u32;
 			ssize_t len = 0;
 
+			if (port == FD_MAX_PORTS)
+				continue;	/* the stop */
 			/*
 			 * A bounded batch from each TAP in turn, so one busy port
 			 * does not starve the others; what is left (level-triggered)
@@ -131,8 +142,11 @@ fd_relay_start(struct lk *lk, const int *taps, unsigned int nports,
 	if (hook != NULL)
 		r->hook = *hook;
 	memcpy(r->taps, taps, nports * sizeof(int));
+	r->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	r->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (r->epfd < 0)
+	if (r->epfd < 0 || r->stopfd < 0 ||
+	    epoll_ctl(r->epfd, EPOLL_CTL_ADD, r->stopfd,
+		      &(struct epoll_event){ .events = EPOLLIN, .data.u32 = FD_MAX_PORTS }) != 0)
 		goto fail;
 	for (unsigned int p = 0; p < nports; p++) {
 		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = p };
@@ -145,6 +159,7 @@ fd_relay_start(struct lk *lk, const int *taps, unsigned int nports,
 		err = pthread_create(&r->down, NULL, down_main, r);
 		if (err != 0) {
 			__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
+			lk_frame_up_kick(r->lk);
 			pthread_join(r->up, NULL);
 		}
 	}
@@ -157,6 +172,8 @@ fail:
 	err = errno;
 	if (r->epfd >= 0)
 		close(r->epfd);
+	if (r->stopfd >= 0)
+		close(r->stopfd);
 	free(r);
 	errno = err;
 	return NULL;
@@ -168,9 +185,12 @@ fd_relay_stop(struct fd_relay *r)
 	if (r == NULL)
 		return;
 	__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
+	lk_frame_up_kick(r->lk);	/* the up thread's bell: a count it reads again, no frame */
+	(void)!write(r->stopfd, &(uint64_t){ 1 }, sizeof(uint64_t));
 	pthread_join(r->up, NULL);
 	pthread_join(r->down, NULL);
 	close(r->epfd);
+	close(r->stopfd);
 	free(r);
 }
 

@@ -44,8 +44,13 @@ struct fd_relay_hook {
 	/* true: taken (held, dropped, or handed on by fd_relay_to_host); false: the relay's */
 	bool (*frame)(void *arg, struct fd_relay *r, uint16_t port, uint16_t flags,
 		      const uint8_t *buf, uint32_t len);
-	/* called every 20 ms or so while frames come, and at least every 100 ms */
+	/*
+	 * called about every tick_ms(arg) ms (NULL tick_ms: 20), whether frames
+	 * come or not; tick_ms is asked each time round, so a hook holding
+	 * nothing may ask for rare ticks (the relay then sleeps that long)
+	 */
 	void (*tick)(void *arg, struct fd_relay *r);
+	uint32_t (*tick_ms)(void *arg);
 	void *arg;
 };
 

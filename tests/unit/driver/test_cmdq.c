@@ -12,6 +12,7 @@
  * flush's deadline, and a destroy with commands in flight.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,12 +20,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 #include <rte_memory.h>
 
 #include "fc_eal.h"
+#include "fd_bell.h"
 #include "fd_cmdq.h"
 #include "fp.h"
 #include "lk.h"
@@ -569,6 +573,144 @@ test_destroy_cancels(void **state)
 	fd_cmdq_destroy(NULL);
 }
 
+/* ---- the doorbell as a descriptor (fd_bell) ---- */
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Is the bell's descriptor readable within ms? */
+static bool
+readable(struct fd_bell *b, int ms)
+{
+	struct pollfd p = { .fd = fd_bell_fd(b), .events = POLLIN };
+
+	return poll(&p, 1, ms) == 1;
+}
+
+/* The host's event ring emptied (the BOOT event lk_create posts). */
+static void
+drain_events(struct lk *host)
+{
+	struct lk_event ev;
+
+	while (lk_event_take(host, &ev) == 0)
+		;
+}
+
+/* A coprocessor's gone-idle event, posted and rung as npu/npu_ev.c does. */
+static void
+post_event(struct lk *npu)
+{
+	struct lk_event ev = { .type = LK_EV_BOOT };
+
+	assert_int_equal(lk_event_put(npu, &ev), 0);
+	lk_event_kick(npu);
+}
+
+struct later {
+	struct lk *npu;
+	int ms;
+	bool answer;	/* an answer to tag 7, else an event */
+};
+
+static void *
+later_main(void *arg)
+{
+	struct later *w = arg;
+
+	usleep((useconds_t)w->ms * 1000);
+	if (w->answer) {
+		struct fc_ans_hdr a = { .op = 1, .tag = 7 };
+
+		lk_ans_put(w->npu, 0, &a, NULL);
+		lk_ans_kick(w->npu, 0);
+	} else {
+		post_event(w->npu);
+	}
+	return NULL;
+}
+
+/*
+ * Nothing on the rings: the descriptor stays unreadable (the loop sleeps).
+ * An event the coprocessor posts while the loop sleeps, and an answer, each
+ * wake it within a few milliseconds, not at a poll's period.
+ */
+static void
+test_bell_wakes_for_events_and_answers(void **state)
+{
+	struct link *l = *state;
+	struct fd_bell *b;
+
+	drain_events(l->host);
+	b = fd_bell_open(l->host);
+	assert_non_null(b);
+	assert_false(readable(b, 200));
+	for (int answer = 0; answer < 2; answer++) {
+		struct later w = { .npu = l->npu, .ms = 100, .answer = answer };
+		struct fc_ans_hdr h;
+		uint64_t t0 = now_ms(), took;
+		pthread_t t;
+
+		fd_bell_arm(b);
+		assert_int_equal(pthread_create(&t, NULL, later_main, &w), 0);
+		assert_true(readable(b, 2000));
+		took = now_ms() - t0;
+		pthread_join(t, NULL);
+		print_message("# %s: the loop woken %" PRIu64 " ms after it slept (posted at 100)\n",
+			      answer ? "an answer" : "an event", took);
+		assert_true(took >= 90 && took < 400);
+		fd_bell_clear(b);
+		assert_false(readable(b, 0));
+		if (answer)
+			assert_int_equal(lk_ans_take(l->host, &h, NULL, 0), 0);
+		else
+			drain_events(l->host);
+	}
+	fd_bell_close(b);
+}
+
+/*
+ * Not armed, the bell says nothing more, however much is posted (a loop
+ * that has not emptied the rings yet does not spin); armed again with the
+ * rings not empty, it is readable at once.  fd_bell_ring wakes it too.
+ */
+static void
+test_bell_quiet_until_armed(void **state)
+{
+	struct link *l = *state;
+	struct fd_bell *b;
+	uint64_t t0;
+
+	drain_events(l->host);
+	b = fd_bell_open(l->host);
+	assert_non_null(b);
+	post_event(l->npu);
+	assert_true(readable(b, 1000));
+	fd_bell_clear(b);
+	post_event(l->npu);	/* the loop has not slept since: */
+	assert_false(readable(b, 150));
+	t0 = now_ms();
+	fd_bell_arm(b);		/* now it sleeps, the ring not empty */
+	assert_true(readable(b, 1000));
+	assert_true(now_ms() - t0 < 200);
+	fd_bell_clear(b);
+	drain_events(l->host);
+	fd_bell_arm(b);
+	assert_false(readable(b, 100));
+	fd_bell_ring(b);	/* another thread's news */
+	assert_true(readable(b, 0));
+	t0 = now_ms();
+	fd_bell_close(b);	/* its thread asleep on the link: woken, not waited out */
+	print_message("# closed in %" PRIu64 " ms\n", now_ms() - t0);
+	assert_true(now_ms() - t0 < 250);
+}
+
 static int
 group_setup(void **state)
 {
@@ -601,6 +743,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_stall_noticed_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reboot_mid_flight, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_destroy_cancels, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bell_wakes_for_events_and_answers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bell_quiet_until_armed, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
