@@ -7,7 +7,8 @@
 # and fails.
 set -u
 export BUILD=${BUILD:-build}
-FUZZ_SECS=${FUZZ_SECS:-45}
+FUZZ_SECS=${FUZZ_SECS:-30}
+FUZZ_JOBS=${FUZZ_JOBS:-2}
 pass=0 fail=0 skip=0
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
@@ -21,8 +22,11 @@ cmocka() { # name binary
 	local name=$1 bin=$2 out n=0
 	out=$(mktemp "$log/cmocka.XXXXXX")	# a name may hold any character: not the file's
 	if [ ! -x "$bin" ]; then bad "$name (not built)"; return; fi
+	local t0=$SECONDS
 	CMOCKA_MESSAGE_OUTPUT=TAP "$bin" >"$out" 2>&1
-	local rc=$? ln=0 from=1 own failed="" fstart=0 fend=0
+	local rc=$?
+	printf '%5d s  %s\n' $((SECONDS - t0)) "$name" >>"$log/times"
+	local ln=0 from=1 own failed="" fstart=0 fend=0
 	own=$(mktemp "$log/own.XXXXXX")
 	# A failing case shows its own lines (from the case before it to its
 	# "not ok": what it said) and those after it up to the next case (what
@@ -167,27 +171,41 @@ check "bench ruleset runs (small): a ruleset change answered by a new revision f
 	"out=\$('$BUILD/flowcut-bench' ruleset --conns 2000) || exit 1; echo \"\$out\"
 	grep -q 'one ruleset change, 2000 connections offloaded' <<<\"\$out\" && grep -q 'new revision answered' <<<\"\$out\""
 
-for t in $fuzz_targets; do
-	fuzzer=$BUILD/fuzz/fuzz_$t
-	if [ ! -x "$fuzzer" ]; then
-		skipped "fuzz $t" "no libFuzzer build (clang missing)"
-		continue
-	fi
-	work=$log/fuzz-$t
+# The fuzzers last, FUZZ_JOBS at a time (2: this machine's cores; nothing
+# timed runs beside them any more), each for FUZZ_SECS; their results said
+# in the Makefile's order.  `make test FUZZ_SECS=600` runs them longer.
+fuzz_one() { # target: its run's exit status in $log/fuzz-$t.rc
+	local t=$1 work=$log/fuzz-$1 maxlen=4096
 	mkdir -p "$work/corpus" "$work/art"
 	cp tests/fuzz/corpus/$t/* "$work/corpus/"
-	maxlen=4096
 	[ $t = tls ] && maxlen=20000	# a hello of 16 KiB in records
 	[ $t = rulecheck ] && maxlen=16384	# the fixtures' rulesets: 6 to 9 KiB
-	if "$fuzzer" -max_total_time="$FUZZ_SECS" -max_len=$maxlen -artifact_prefix="$work/art/" \
-		"$work/corpus" >"$log/fuzz-$t.out" 2>&1; then
+	"$BUILD/fuzz/fuzz_$t" -max_total_time="$FUZZ_SECS" -max_len=$maxlen \
+		-artifact_prefix="$work/art/" "$work/corpus" >"$log/fuzz-$t.out" 2>&1
+	echo $? >"$log/fuzz-$t.rc"
+}
+running=0
+for t in $fuzz_targets; do
+	[ -x "$BUILD/fuzz/fuzz_$t" ] || continue
+	if [ "$running" -ge "$FUZZ_JOBS" ]; then wait -n; running=$((running - 1)); fi
+	fuzz_one "$t" &
+	running=$((running + 1))
+done
+wait
+for t in $fuzz_targets; do
+	if [ ! -x "$BUILD/fuzz/fuzz_$t" ]; then
+		skipped "fuzz $t" "no libFuzzer build (clang missing)"
+	elif [ "$(cat "$log/fuzz-$t.rc" 2>/dev/null)" = 0 ]; then
 		ok "fuzz $t for ${FUZZ_SECS}s ($(grep -o 'Done [0-9]* runs' "$log/fuzz-$t.out"))"
 	else
 		mkdir -p tests/fuzz/regress/$t
-		cp "$work"/art/* tests/fuzz/regress/$t/ 2>/dev/null
+		cp "$log/fuzz-$t"/art/* tests/fuzz/regress/$t/ 2>/dev/null
 		bad "fuzz $t: crash kept in tests/fuzz/regress/$t/" "$log/fuzz-$t.out"
 	fi
 done
 
+# where the time went, the longest first (keep make test under 45 minutes)
+echo "# time a suite (cmocka steps), $SECONDS s in all:"
+sort -rn "$log/times" 2>/dev/null | head -15 | sed 's/^/#  /'
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

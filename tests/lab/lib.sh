@@ -21,6 +21,8 @@
 # torn down) and lab_at_exit (run once at the end, also when interrupted),
 # redefine lab_down, and set LAB_TIMES=1 (each test's duration as a "#" line).
 set -u
+# Debian's python3 first, as the Makefile puts it (a pyenv shim costs 0.4 s a call)
+export PATH=/usr/bin:/usr/sbin:$PATH
 lib_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$lib_here/../.." && pwd)
 export BUILD=${BUILD:-$top/build}
@@ -113,6 +115,27 @@ forwarding() {
 	sleep 0.2
 	b=$(fwd_packets "$1" "$2") || return 1
 	[ "$b" -gt "$a" ]
+}
+# When a connection was first seen forwarding in the fast path: samples of
+# fwd_packets FAM PORT taken back to back (a status and a conns each, about
+# 0.1 s) for at most TENTHS tenths of a second; prints the time (date
+# +%s.%N) just after the first sample that shows more packets than the one
+# before it, so at most one sample late.  `wait_for ... forwarding` is up
+# to a check and a half late (its two samples 0.2 s apart, then 0.1 s of
+# sleep): too coarse for a bound of a second.
+forwarding_since() { # fam port tenths
+	local prev="" n t end=$(( $(date +%s%N) + $3 * 100000000 ))
+	while [ "$(date +%s%N)" -lt "$end" ]; do
+		n=$(fwd_packets "$1" "$2") || n=""
+		t=$(date +%s.%N)
+		if [ -n "$n" ] && [ -n "$prev" ] && [ "$n" -gt "$prev" ]; then
+			echo "$t"
+			return 0
+		fi
+		prev=$n
+		sleep 0.02
+	done
+	return 1
 }
 fwd_packets() {
 	local st cs

@@ -680,8 +680,8 @@ t_lease_stop() { # family
 	t0=$(date +%s.%N)
 	wait_for 50 test -s "$run/first.txt" || { say "the allowed stream's sender sent nothing after SIGCONT"; return 1; }
 	tf=$(cut -d' ' -f1 "$run/first.txt")
-	wait_for 30 forwarding "$fam" 5203 || { say "the allowed stream not back in the fast path"; conns; return 1; }
-	t1=$(date +%s.%N)
+	t1=$(forwarding_since "$fam" 5203 30) ||
+		{ say "the allowed stream not back in the fast path"; conns; return 1; }
 	s2=$(lease_state)
 	a0=$(port_rx 5202)
 	sleep 1
