@@ -249,9 +249,9 @@ counters_fresh(uint64_t c[FC_CNT_MAX])
 static int
 cmd_counters(int argc, char **argv)
 {
-	uint64_t c[FC_CNT_MAX];
+	uint64_t c[FC_CNT_MAX], wire[FC_WIRE_PORTS][FC_WIRE_MAX];
 	bool all = false;
-	int rc;
+	int rc, nwire;
 
 	if (argc >= 1 && strcmp(argv[0], "clear") == 0) {
 		rc = call_len(FC_CMD_COUNTER_CLEAR, NULL, 0, NULL, 0, 0, NULL);
@@ -266,17 +266,37 @@ cmd_counters(int argc, char **argv)
 	rc = counters_fresh(c);
 	if (rc != 0)
 		return fail("the counters window", rc);
+	/* the wire's figures, published with them (0 ports: a coprocessor before LK_VERSION 4) */
+	nwire = lk_wire_read(lk, wire);
+	if (nwire < 0)
+		return fail("the wire's figures", nwire);
 	if (json) {
-		json_t *o = json_object();
+		json_t *o = json_object(), *ports = json_array();
 
 		for (unsigned int i = 0; i < FC_CNT_MAX; i++)
 			if (all || c[i])
 				json_object_set_new(o, fc_cnt_name(i), json_integer((json_int_t)c[i]));
+		for (int p = 0; p < nwire; p++) {
+			json_t *w = json_object();
+
+			for (unsigned int k = 0; k < FC_WIRE_MAX; k++)
+				json_object_set_new(w, fc_wire_name(k), json_integer((json_int_t)wire[p][k]));
+			json_array_append_new(ports, w);
+		}
+		json_object_set_new(o, "wire", ports);	/* an array, a port each: no counter's name */
 		return print_json(o);
 	}
 	for (unsigned int i = 0; i < FC_CNT_MAX; i++)
 		if (all || c[i])
 			printf("%-40s %20" PRIu64 "\n", fc_cnt_name(i), c[i]);
+	for (int p = 0; p < nwire; p++)
+		for (unsigned int k = 0; k < FC_WIRE_MAX; k++)
+			if (all || wire[p][k]) {
+				char name[48];
+
+				snprintf(name, sizeof(name), "WIRE%d_%s", p, fc_wire_name(k));
+				printf("%-40s %20" PRIu64 "\n", name, wire[p][k]);
+			}
 	return 0;
 }
 

@@ -287,24 +287,57 @@ npu_counters(void *arg, uint64_t out[FC_CNT_MAX])
 	}
 }
 
+/* The wire's figures of every port as its ethdev counts them, less the last clear's. */
+static uint64_t wire_base[FC_WIRE_PORTS][FC_WIRE_MAX];
+
+static unsigned int
+wire_read(uint64_t out[FC_WIRE_PORTS][FC_WIRE_MAX])
+{
+	unsigned int n = nports < FC_WIRE_PORTS ? nports : FC_WIRE_PORTS;
+
+	for (uint16_t p = 0; p < n; p++) {
+		struct rte_eth_stats s;
+
+		if (rte_eth_stats_get(p, &s) != 0)
+			memset(&s, 0, sizeof(s));	/* a port without stats: nothing is said of it */
+		out[p][FC_WIRE_RX_FRAMES] = s.ipackets;
+		out[p][FC_WIRE_RX_MISSED] = s.imissed;
+		out[p][FC_WIRE_RX_NOMBUF] = s.rx_nombuf;
+		out[p][FC_WIRE_RX_ERRORS] = s.ierrors;
+		out[p][FC_WIRE_TX_FRAMES] = s.opackets;
+		out[p][FC_WIRE_TX_ERRORS] = s.oerrors;
+		for (unsigned int k = 0; k < FC_WIRE_MAX; k++)
+			out[p][k] -= wire_base[p][k];
+	}
+	return n;
+}
+
 static void
 npu_clear(void *arg)
 {
-	uint64_t now[FC_CNT_MAX] = { 0 };
+	uint64_t now[FC_CNT_MAX] = { 0 }, wire[FC_WIRE_PORTS][FC_WIRE_MAX];
+	unsigned int n;
 
 	npu_counters(arg, now);
 	for (unsigned int k = 0; k < FC_CNT_MAX; k++)
 		npu_base[k] += now[k];
+	n = wire_read(wire);
+	for (unsigned int p = 0; p < n; p++)
+		for (unsigned int k = 0; k < FC_WIRE_MAX; k++)
+			wire_base[p][k] += wire[p][k];
 }
 
 static void
 counters_publish(void)
 {
-	uint64_t c[FC_CNT_MAX];
+	uint64_t c[FC_CNT_MAX], wire[FC_WIRE_PORTS][FC_WIRE_MAX];
+	unsigned int n;
 
 	fp_counters_read(fp, c);
 	npu_counters(NULL, c);
+	n = wire_read(wire);	/* after: a port has read at least what the fast path counted */
 	lk_counters_publish(lk, c, now_ns());
+	lk_wire_publish(lk, wire, n);
 }
 
 /*

@@ -227,6 +227,36 @@ ports(struct fw_buf *b, const json_t *arr)
 	}
 }
 
+/* flowcut_wire_frames_total{port,figure}: each port's own figures ("wire" of "ports") */
+static void
+wire(struct fw_buf *b, const json_t *arr)
+{
+	const json_t *p, *v;
+	const char *name;
+	int header = 0;
+	size_t i;
+
+	json_array_foreach(arr, i, p) {
+		const json_t *port = json_object_get(p, "port"), *w = json_object_get(p, "wire");
+
+		if (!json_is_integer(port) || !json_is_object(w))
+			continue;
+		json_object_foreach((json_t *)w, name, v) {
+			if (!is_value(v))
+				continue;
+			if (!header++)
+				family(b, "flowcut_wire_frames_total", "counter",
+				       "A wire port's own figures, as its DPDK driver counts them: "
+				       "frames read, lost before they were read, sent, failed to send.");
+			fw_buf_printf(b, "flowcut_wire_frames_total{port=\"%lld\",figure=\"",
+				      (long long)json_integer_value(port));
+			fw_buf_label(b, name);
+			fw_buf_str(b, "\"}");
+			value(b, v);
+		}
+	}
+}
+
 /* flowcut_connections{action,verdict} from connections_by, and the cut ones */
 static void
 conns(struct fw_buf *b, const json_t *by, const json_t *cut)
@@ -269,6 +299,7 @@ fw_metrics_render(struct fw_buf *b, const json_t *c, const json_t *triggers)
 	each(b, json_object_get(c, "flowcutd"), "flowcut_daemon_", "", "untyped",
 	     "flowcutd's figure");
 	ports(b, json_object_get(c, "ports"));
+	wire(b, json_object_get(c, "ports"));
 	each(b, json_object_get(c, "link"), "flowcut_link_", "_total", "counter",
 	     "The link's count of");
 	conns(b, json_object_get(c, "connections_by"), json_object_get(json_object_get(c, "connections"), "cut"));

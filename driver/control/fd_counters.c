@@ -26,19 +26,38 @@ figures(const struct fd_counter *c, unsigned int n)
 	return o;
 }
 
-/* [{"port": P, "to_host": N}, ...] (NULL: no memory). */
+/*
+ * [{"port": P, "to_host": N, "wire": {"RX_FRAMES": N, ...}}, ...] ("wire"
+ * for the ports the coprocessor published; NULL: no memory).
+ */
 static json_t *
-ports_json(const uint64_t *to_host, unsigned int ports)
+ports_json(const struct fd_counters_in *in)
 {
 	json_t *a = json_array();
 
-	for (unsigned int p = 0; a != NULL && p < ports; p++)
-		if (json_array_append_new(a, json_pack("{s:I, s:I}", "port", (json_int_t)p,
-						       "to_host",
-						       (json_int_t)fd_counter_u64(to_host[p]))) != 0) {
+	for (unsigned int p = 0; a != NULL && p < in->ports; p++) {
+		json_t *o = json_pack("{s:I, s:I}", "port", (json_int_t)p, "to_host",
+				      (json_int_t)fd_counter_u64(in->to_host[p]));
+
+		if (o != NULL && in->wire != NULL && p < in->nwire) {
+			json_t *w = json_object();
+
+			for (unsigned int k = 0; w != NULL && k < FC_WIRE_MAX; k++)
+				if (json_object_set_new(w, fc_wire_name(k),
+							json_integer(fd_counter_u64(in->wire[p][k]))) != 0) {
+					json_decref(w);
+					w = NULL;
+				}
+			if (json_object_set_new(o, "wire", w) != 0) {
+				json_decref(o);
+				o = NULL;
+			}
+		}
+		if (json_array_append_new(a, o) != 0) {
 			json_decref(a);
 			return NULL;
 		}
+	}
 	return a;
 }
 
@@ -91,7 +110,7 @@ fd_counters_json(const struct fd_counters_in *in)
 		bad |= json_object_set_new(doc, "fastpath", figures(in->fastpath, in->nfastpath)) != 0;
 	bad |= json_object_set_new(doc, "flowcutd", figures(in->flowcutd, in->nflowcutd)) != 0;
 	bad |= json_object_set_new(doc, "conntrack", figures(in->conntrack, in->nconntrack)) != 0;
-	bad |= json_object_set_new(doc, "ports", ports_json(in->to_host, in->ports)) != 0;
+	bad |= json_object_set_new(doc, "ports", ports_json(in)) != 0;
 	bad |= json_object_set_new(doc, "link", figures(in->link, in->nlink)) != 0;
 	if (in->conns != NULL) {
 		bad |= json_object_set_new(doc, "connections", conns_json(in)) != 0;

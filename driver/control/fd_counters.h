@@ -88,6 +88,8 @@ struct fd_counters_in {
 	unsigned int nlink;
 	const uint64_t *to_host;		/* frames to the host, a port each */
 	unsigned int ports;
+	const uint64_t (*wire)[FC_WIRE_MAX];	/* the wire's figures, a port each; NULL: not read */
+	unsigned int nwire;			/* ports of wire[] filled in (<= FC_WIRE_PORTS) */
 	bool cfg_known;				/* fw_cfg as the coprocessor last took it */
 	uint32_t fw_cfg;			/* FC_CFG_OFFLOAD: gate; FC_CFG_IPS: ips_switch */
 	/* the binding's connections, [FC_ACTION_MAX][FC_VERDICT_MAX]; NULL: not known */

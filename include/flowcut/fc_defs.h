@@ -297,4 +297,43 @@ fc_cnt_class(unsigned int c)
 	return (enum fc_cnt_class)classes[c];
 }
 
+/*
+ * The wire's own figures, port by port, as the coprocessor's ports count
+ * them (DPDK's rte_eth_stats): what no counter above can see, a frame the
+ * port lost before the fast path read it or failed to send after.  For
+ * port p, from the wire: RX_FRAMES = what the fast path read (its
+ * FROM_WIRE_RX summed over the ports), and the sender's frames = RX_FRAMES
+ * + RX_MISSED + RX_NOMBUF + RX_ERRORS where the port's driver counts its
+ * losses (net_af_xdp does; net_af_packet in DPDK 22.11 counts none:
+ * docs/counters.md).  Published in the counters window beside the counters
+ * (lk_wire_read), for the first FC_WIRE_PORTS ports.
+ */
+#define FC_WIRE_PORTS 8
+#define FC_FOREACH_WIRE(X) \
+	X(RX_FRAMES)	/* received by the port and read (ipackets) */ \
+	X(RX_MISSED)	/* lost by the port before they were read: its queue full (imissed) */ \
+	X(RX_NOMBUF)	/* lost for want of an mbuf (rx_nombuf) */ \
+	X(RX_ERRORS)	/* received in error (ierrors) */ \
+	X(TX_FRAMES)	/* sent (opackets) */ \
+	X(TX_ERRORS)	/* the port failed to send (oerrors) */
+
+enum fc_wire {
+#define FC_WIRE_ENUM_(name) FC_WIRE_##name,
+	FC_FOREACH_WIRE(FC_WIRE_ENUM_)
+#undef FC_WIRE_ENUM_
+	FC_WIRE_MAX
+};
+
+/* A wire figure's name without the FC_WIRE_ prefix; NULL when out of range. */
+static inline const char *
+fc_wire_name(unsigned int w)
+{
+	static const char *const names[FC_WIRE_MAX] = {
+#define FC_WIRE_NAME_(name) [FC_WIRE_##name] = #name,
+		FC_FOREACH_WIRE(FC_WIRE_NAME_)
+#undef FC_WIRE_NAME_
+	};
+	return w < FC_WIRE_MAX ? names[w] : NULL;
+}
+
 #endif /* FLOWCUT_FC_DEFS_H */

@@ -402,6 +402,41 @@ test_frames_and_counters(void **state)
 	lk_close(host);
 }
 
+/*
+ * The wire's figures: none before the coprocessor publishes (0 ports), then
+ * each port's read back; a port count past FC_WIRE_PORTS in the region is
+ * taken as FC_WIRE_PORTS (the copy never reads past its arrays); a seqlock
+ * stuck mid-write is reported.
+ */
+static void
+test_wire_figures(void **state)
+{
+	struct lk *npu = *state, *host = lk_attach(path, -1);
+	uint64_t wire[3][FC_WIRE_MAX], got[FC_WIRE_PORTS][FC_WIRE_MAX];
+	uint32_t size;
+	uint8_t *cnt_page = (uint8_t *)lk_region(host, &size) + 4096;
+	size_t off = 16 + FC_CNT_MAX * sizeof(uint64_t);	/* seq, pad, when, value[] */
+	uint32_t *wire_seq = (uint32_t *)(cnt_page + off), *wire_ports = wire_seq + 1;
+
+	assert_int_equal(lk_wire_read(host, got), 0);
+	for (unsigned int p = 0; p < 3; p++)
+		for (unsigned int k = 0; k < FC_WIRE_MAX; k++)
+			wire[p][k] = 1000 * p + k + 1;
+	lk_wire_publish(npu, wire, 3);
+	assert_int_equal(lk_wire_read(host, got), 3);
+	for (unsigned int p = 0; p < 3; p++)
+		assert_memory_equal(got[p], wire[p], sizeof(wire[p]));
+	assert_string_equal(fc_wire_name(FC_WIRE_RX_MISSED), "RX_MISSED");
+	assert_null(fc_wire_name(FC_WIRE_MAX));
+	assert_int_equal(*wire_ports, 3);	/* the layout the test writes into */
+	*wire_ports = 1000;
+	assert_int_equal(lk_wire_read(host, got), FC_WIRE_PORTS);
+	*wire_seq |= 1;
+	assert_int_equal(lk_wire_read(host, got), -EAGAIN);
+	*wire_seq += 1;
+	lk_close(host);
+}
+
 /* Targeted garbage: a producer index far ahead, a slot length beyond its slot. */
 static void
 test_bad_index_and_length(void **state)
@@ -964,6 +999,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_client_slots, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_slot_pid_reused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_frames_and_counters, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wire_figures, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_index_and_length, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_garbage_everywhere, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_garbage_while_running, setup, teardown),

@@ -44,6 +44,9 @@ static const struct fd_counter LINK[] = { { "refused", 3 }, { "bad_index", 1 },
 					  { "bad_length", 2 }, { "ring_full", 0 } };
 static const struct fd_counter NONAME[] = { { "offloaded", 1 }, { NULL, 2 } };
 static const uint64_t TO_HOST[] = { 5, 6 };
+/* the coprocessor published port 0's wire figures only */
+static const uint64_t WIRE[1][FC_WIRE_MAX] = { { [FC_WIRE_RX_FRAMES] = 1005, [FC_WIRE_RX_MISSED] = 17,
+						 [FC_WIRE_TX_ERRORS] = 2 } };
 
 /* the keys the code has no figure for: left out of every document */
 static const char *const never[] = { "ports.0.to_wire",
@@ -81,7 +84,7 @@ static const uint32_t CONNS[FC_ACTION_MAX][FC_VERDICT_MAX] = {
 static const struct fd_counters_in ALL = {
 	.fastpath = FP, .nfastpath = N(FP), .flowcutd = FD, .nflowcutd = N(FD),
 	.conntrack = CT, .nconntrack = N(CT), .link = LINK, .nlink = N(LINK),
-	.to_host = TO_HOST, .ports = N(TO_HOST), .cfg_known = true,
+	.to_host = TO_HOST, .ports = N(TO_HOST), .wire = WIRE, .nwire = 1, .cfg_known = true,
 	.fw_cfg = FC_CFG_OFFLOAD | FC_CFG_IPS, .boot_id = 0xfc00000000000a01ull,
 	.conns = CONNS, .conns_cut = 6, .uptime_known = true, .uptime_s = 90061,
 	.time_ms = 1764500000123, .fastpath_time_ms = 1764500000098
@@ -113,6 +116,12 @@ test_rows(void **state)
 			{ "ports.0.to_host", JSON_INTEGER, 5, NULL },
 			{ "ports.1.port", JSON_INTEGER, 1, NULL },
 			{ "ports.1.to_host", JSON_INTEGER, 6, NULL },
+			{ "ports.0.wire", JSON_OBJECT, 0, NULL },
+			{ "ports.0.wire.RX_FRAMES", JSON_INTEGER, 1005, NULL },
+			{ "ports.0.wire.RX_MISSED", JSON_INTEGER, 17, NULL },
+			{ "ports.0.wire.TX_ERRORS", JSON_INTEGER, 2, NULL },
+			{ "ports.0.wire.TX_FRAMES", JSON_INTEGER, 0, NULL },
+			{ "ports.1.wire", GONE, 0, NULL },	/* not published */
 			{ "ports.2", GONE, 0, NULL },
 			{ "link.refused", JSON_INTEGER, 3, NULL },
 			{ "link.bad_length", JSON_INTEGER, 2, NULL },
