@@ -109,9 +109,21 @@ up() {
 	done
 }
 
+# The coprocessor's wire ports on w0 and w1: FLOWCUT_WIRE=af_packet (the
+# default) or af_xdp (docs/lab.md: what each counts, what each costs).
+wire_vdevs() {
+	local v=${FLOWCUT_WIRE:-af_packet}
+	case "$v" in
+	af_packet) echo "--vdev net_af_packet0,iface=w0 --vdev net_af_packet1,iface=w1" ;;
+	af_xdp) echo "--vdev net_af_xdp0,iface=w0 --vdev net_af_xdp1,iface=w1" ;;
+	*) echo "lab: FLOWCUT_WIRE=$v: af_packet or af_xdp" >&2; return 2 ;;
+	esac
+}
+
 # Each appends to its log, so a program started again keeps its history.
 start_npu() {
 	local conns=${FLOWCUT_NPU_CONNS:-} mem=256
+	wire_vdevs >/dev/null || return 2
 	install -d -m 0700 "$run"	# 0700: the link lives in it
 	if [ -n "$conns" ]; then
 		mem=$((128 + conns * 600 / 1048576))
@@ -120,7 +132,7 @@ start_npu() {
 	# shellcheck disable=SC2086
 	ip netns exec "$name-npu" ${FLOWCUT_NPU_WRAP:-} "$BUILD/flowcut-npu" --no-huge -m "$mem" --no-pci --no-telemetry --no-shconf \
 		--file-prefix "$name-npu" -l 0,1 --log-level=error \
-		--vdev net_af_packet0,iface=w0 --vdev net_af_packet1,iface=w1 \
+		$(wire_vdevs) \
 		-- --link "$run/link" ${conns:+--conns "$conns"} \
 		${FLOWCUT_NPU_HOST_NEW_RATE:+--host-new-rate "$FLOWCUT_NPU_HOST_NEW_RATE"} >>"$run/npu.log" 2>&1 &
 	echo $! >"$run/npu.pid"

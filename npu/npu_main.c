@@ -23,7 +23,9 @@
  * SIGINT/SIGTERM stop it cleanly; SIGKILL is survivable for the host.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <net/if.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -289,6 +291,41 @@ npu_counters(void *arg, uint64_t out[FC_CNT_MAX])
 
 /* The wire's figures of every port as its ethdev counts them, less the last clear's. */
 static uint64_t wire_base[FC_WIRE_PORTS][FC_WIRE_MAX];
+/* each port's kernel netdev's rx_dropped, opened once (-1: the port has none) */
+static int wire_kdrop_fd[FC_WIRE_PORTS];
+
+/*
+ * A port on a kernel netdev (net_af_xdp, net_af_packet: their if_index)
+ * has its own count of frames the kernel dropped on receive before the
+ * port's socket saw them (a veth whose XDP program found the socket's
+ * ring full): the netdev's statistics/rx_dropped, in this namespace's
+ * sysfs.  Opened at start; -1 for a port without one (net_pcap, net_ring).
+ */
+static void
+wire_kdrop_open(uint16_t port)
+{
+	struct rte_eth_dev_info info;
+	char name[IF_NAMESIZE], path[96];
+
+	wire_kdrop_fd[port] = -1;
+	if (port >= FC_WIRE_PORTS || rte_eth_dev_info_get(port, &info) != 0 ||
+	    info.if_index == 0 || if_indextoname(info.if_index, name) == NULL)
+		return;
+	snprintf(path, sizeof(path), "/sys/class/net/%s/statistics/rx_dropped", name);
+	wire_kdrop_fd[port] = open(path, O_RDONLY | O_CLOEXEC);
+}
+
+static uint64_t
+wire_kdrop(uint16_t port)
+{
+	char buf[32];
+	ssize_t n;
+
+	if (wire_kdrop_fd[port] < 0 || (n = pread(wire_kdrop_fd[port], buf, sizeof(buf) - 1, 0)) <= 0)
+		return 0;
+	buf[n] = '\0';
+	return strtoull(buf, NULL, 10);
+}
 
 static unsigned int
 wire_read(uint64_t out[FC_WIRE_PORTS][FC_WIRE_MAX])
@@ -304,6 +341,7 @@ wire_read(uint64_t out[FC_WIRE_PORTS][FC_WIRE_MAX])
 		out[p][FC_WIRE_RX_MISSED] = s.imissed;
 		out[p][FC_WIRE_RX_NOMBUF] = s.rx_nombuf;
 		out[p][FC_WIRE_RX_ERRORS] = s.ierrors;
+		out[p][FC_WIRE_KERNEL_RX_DROPPED] = wire_kdrop(p);
 		out[p][FC_WIRE_TX_FRAMES] = s.opackets;
 		out[p][FC_WIRE_TX_ERRORS] = s.oerrors;
 		for (unsigned int k = 0; k < FC_WIRE_MAX; k++)
@@ -661,6 +699,9 @@ main(int argc, char **argv)
 	}
 	for (uint16_t p = 0; p < nports; p++) {
 		int rc = port_init(p, o.workers);
+
+		if (p < FC_WIRE_PORTS)
+			wire_kdrop_open(p);
 
 		if (rc != 0) {
 			fprintf(stderr, "flowcut-npu: port %u: %s\n", p, rte_strerror(-rc));

@@ -101,6 +101,8 @@ cmocka "lab" tests/lab/test_lab.sh
 cmocka "a many-connection lab, calm" tests/lab/test_scale.sh
 # issue 16's SYN flood: offloaded streams kept, a cut in time, losses counted and reconciled (root only)
 cmocka "calm under a SYN flood" tests/lab/test_flood.sh
+# issue 19's wire on net_af_xdp: a flood past its rate, every frame accounted for at every stage (root only)
+cmocka "the wire, accounted" tests/lab/test_wire.sh
 # the same with real clients and servers: nginx, curl, dnsmasq, dig... (root only)
 cmocka "real clients" tests/lab/test_real.sh
 # TLS clients cut by a listed JA4 or JA3, through the inspector (root only)

@@ -303,9 +303,10 @@ fc_cnt_class(unsigned int c)
  * port lost before the fast path read it or failed to send after.  For
  * port p, from the wire: RX_FRAMES = what the fast path read (its
  * FROM_WIRE_RX summed over the ports), and the sender's frames = RX_FRAMES
- * + RX_MISSED + RX_NOMBUF + RX_ERRORS where the port's driver counts its
- * losses (net_af_xdp does; net_af_packet in DPDK 22.11 counts none:
- * docs/counters.md).  Published in the counters window beside the counters
+ * + RX_MISSED + RX_NOMBUF + RX_ERRORS + KERNEL_RX_DROPPED where the port's
+ * driver and its netdev count their losses (net_af_xdp on a veth does: the
+ * veth counts what its XDP program could not hand to the socket;
+ * net_af_packet in DPDK 22.11 counts none: docs/counters.md).  Published in the counters window beside the counters
  * (lk_wire_read), for the first FC_WIRE_PORTS ports.
  */
 #define FC_WIRE_PORTS 8
@@ -314,6 +315,7 @@ fc_cnt_class(unsigned int c)
 	X(RX_MISSED)	/* lost by the port before they were read: its queue full (imissed) */ \
 	X(RX_NOMBUF)	/* lost for want of an mbuf (rx_nombuf) */ \
 	X(RX_ERRORS)	/* received in error (ierrors) */ \
+	X(KERNEL_RX_DROPPED)	/* a kernel netdev under the port dropped them (its rx_dropped) */ \
 	X(TX_FRAMES)	/* sent (opackets) */ \
 	X(TX_ERRORS)	/* the port failed to send (oerrors) */
 

@@ -12,7 +12,8 @@
 # failed or was killed.  The lab is named PREFIX<pid>, or with "per-test"
 # PREFIX<pid>-<n> (a name of its own for every test).  Output: one
 # "ok - NAME", "not ok - NAME" or "ok - NAME # SKIP why" line per test
-# (tests/run.sh counts them), "# ..." lines for figures.  ONLY=pattern runs
+# (tests/run.sh counts them; a test that exits 77 could not run here, and
+# says why in $run/skip), "# ..." lines for figures.  ONLY=pattern runs
 # the tests whose name matches; TRACE=1 runs them under bash -x.
 #
 # The child bash gets every function defined so far and the variables named
@@ -220,7 +221,7 @@ f2b_stop() { timeout 20 "$lab" exec "$L" host fail2ban-client -c "$run/f2b/conf"
 # runs "${tests[@]}" (see the top of this file), which the suite sets
 # shellcheck disable=SC2154
 lab_suite() { # prefix [per-test]
-	local base=$1$$ per=${2:-} t name cmd secs n=0 t0
+	local base=$1$$ per=${2:-} t name cmd secs n=0 t0 rc
 	L=$base
 	run=/run/flowcut-lab/$L
 	if [ "$(id -u)" -ne 0 ] || ! ip netns add "$L-probe" 2>/dev/null; then
@@ -244,8 +245,12 @@ lab_suite() { # prefix [per-test]
 		t0=$SECONDS
 		# shellcheck disable=SC2086
 		if lab_up >"/tmp/$base.up.log" 2>&1; then
-			if timeout "$secs" bash ${TRACE:+-x} -c "$(declare -f); $(lab_vars); $cmd"; then
+			timeout "$secs" bash ${TRACE:+-x} -c "$(declare -f); $(lab_vars); $cmd"
+			rc=$?
+			if [ $rc -eq 0 ]; then
 				echo "ok - $name"
+			elif [ $rc -eq 77 ]; then	# the test could not run here: why in $run/skip
+				echo "ok - $name # SKIP $(tail -1 "$run/skip" 2>/dev/null || echo "said above")"
 			else
 				echo "not ok - $name"
 				if declare -F lab_on_fail >/dev/null; then lab_on_fail 2>&1 | sed 's/^/#   /'; fi
