@@ -325,6 +325,8 @@ bench: deps
 	$(BUILD)/flowcut-bench ctdump
 	lab/reload.sh
 	lab/scale.sh 1000000 --figures all
+	lab/peer.sh --wire af_packet
+	lab/peer.sh --wire af_xdp
 
 # ---- make install, make uninstall ------------------------------------------
 # Where Debian puts them: the daemons and the tool in $(PREFIX)/sbin (each

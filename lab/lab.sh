@@ -11,7 +11,7 @@
 #
 #   client            npu (the coprocessor's wire side)           server
 #   NAME-client       NAME-npu                                    NAME-server
-#   c0 ------------- w0  [flowcut-npu, net_af_packet]  w1 ------------- s0
+#   c0 ------------- w0  [flowcut-npu, net_af_packet or net_af_xdp]  w1 --- s0
 #   198.18.0.2/24                                                198.18.1.2/24
 #   2001:2::2/64        link: /run/flowcut-lab/NAME/link  2001:2:0:1::2/64
 #                                 |
@@ -28,7 +28,8 @@
 # --conns, its table's size: its own default when unset; its EAL memory, -m,
 # grows with it past 256 MB, about 600 B a connection), FLOWCUT_NPU_HOST_NEW_RATE
 # (flowcut-npu's --host-new-rate, the SYNs a second that miss handed to the
-# host, 0 = no limit: its own default when unset; docs/lab.md).
+# host, 0 = no limit: its own default when unset; docs/lab.md), FLOWCUT_WIRE
+# (the coprocessor's wire ports: af_packet, the default, or af_xdp; docs/lab.md).
 # The lab's settings file is /run/flowcut-lab/NAME/settings.conf; `up` writes
 # it watching the ruleset's sets inet filter blocked4 and blocked6:
 #   build/flowcutctl --settings /run/flowcut-lab/NAME/settings.conf settings set KEY VALUE

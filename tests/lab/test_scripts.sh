@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The lab's measurement scripts (lab/cut.sh, lab/verdict.sh, lab/many.sh),
+# The lab's measurement scripts (lab/cut.sh, lab/verdict.sh, lab/many.sh, lab/peer.sh),
 # each run short: it must end 0 (its own checks held), print its table,
 # write its JSON with a row per run, and draw a PNG.  The full-length runs
 # are measurements (docs/measurements.md), not tests.  Each script builds
@@ -17,6 +17,7 @@ tests=(
 	"lab/cut.sh: a UDP flood cut, Cut in hardware on and off (short)|150|cut|2|frames to the host, s 6-9|lab/cut.sh --cut-at 4 --window 3 --after 12 --idle-timeout 5 --hw on,off"
 	"lab/verdict.sh: the seed's truth table in the lab, four rows (short)|180|verdict|4|as the truth table says|lab/verdict.sh --drop-at 4 --drop-for 2 --rate 100M"
 	"lab/many.sh: 2 clients x 8 streams, FWD then IPS, one run each (short)|150|many|2|streams that finished|lab/many.sh --runs 1 --secs 3 --clients 2 --streams 8"
+	"lab/peer.sh: the kernel beside flowcut on af_xdp, one run (short)|150|peer|2|flowcut / kernel|lab/peer.sh --runs 1 --secs 1 --wire af_xdp"
 )
 
 if [ "$(id -u)" -ne 0 ] || ! command -v gnuplot >/dev/null; then

@@ -1,0 +1,219 @@
+#!/usr/bin/env bash
+# flowcut beside the kernel it offloads, in one run (issue 19): the same
+# traffic through two appliances built side by side of the same kind of
+# veths, offloads off on every one -
+#
+#   kernel   NAME-kclient c0 --- fp0 [NAME-krouter: Linux forwarding,
+#            lab/ruleset.nft, conntrack] fp1 --- s0 NAME-kserver
+#   flowcut  the lab (lab/lab.sh), its connections offloaded
+#
+# - and per run, each side in turn: one TCP stream (Mbit/s), 16 TCP streams
+# (Mbit/s, summed), and a UDP flood of 64-byte frames (frames a second the
+# server took in, and the CPU a frame: the coprocessor's, flowcut-npu's
+# whole CPU time less the polling it does when idle, against the
+# machine's softirq time for the kernel, both over the frames the sender
+# sent).  Prints each figure's median and range over the runs, and
+# flowcut's ratio to the kernel.
+#
+#   lab/peer.sh [--runs N] [--secs S] [--wire af_packet|af_xdp] [--json FILE] [--png FILE]
+#
+#   --runs N   runs (default 5; issue 19's table wants at least 5)
+#   --secs S   each measurement's iperf3 -t (default 5)
+#   --wire W   flowcut's wire (lab.sh's FLOWCUT_WIRE; default af_packet)
+#   --json F   every run's figures ("rows"), each figure's runs ("series") and the summary
+#   --png F    the medians drawn, flowcut's bar beside the kernel's (gnuplot)
+#
+# No pinning: both sides share the machine's 2 cores as the lab runs them.
+# Exit 0, 1 when a side did not come up or a measurement failed, 2 on usage.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/.." && pwd)
+export BUILD=${BUILD:-$top/build}
+case "$BUILD" in /*) ;; *) BUILD=$top/$BUILD ;; esac
+runs=5 secs=5 wire=${FLOWCUT_WIRE:-af_packet} json='' png=''
+usage() { sed -n '18,24p' "$0" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--runs) runs=${2:?}; shift ;;
+	--secs) secs=${2:?}; shift ;;
+	--wire) wire=${2:?}; shift ;;
+	--json) json=${2:?}; shift ;;
+	--png) png=${2:?}; shift ;;
+	*) usage ;;
+	esac
+	shift
+done
+case "$runs$secs" in *[!0-9]*) usage ;; esac
+[ "$runs" -ge 1 ] && [ "$secs" -ge 1 ] || usage
+if [ "$(id -u)" -ne 0 ]; then
+	echo "peer.sh: the lab needs root (network namespaces)" >&2
+	exit 1
+fi
+export FLOWCUT_WIRE=$wire
+L=fcpeer$$ K=fck$$
+lab=$here/lab.sh
+out=$(mktemp -d)
+kns() { ip netns exec "$K-$1" "${@:2}"; }
+ex() { "$lab" exec "$L" "$@"; }
+ctl() { "$BUILD/flowcutctl" --link "/run/flowcut-lab/$L/link" "$@"; }
+
+kernel_down() {
+	for r in client router server; do ip netns del "$K-$r" 2>/dev/null; done
+}
+cleanup() {
+	"$lab" down "$L" >/dev/null 2>&1
+	kernel_down
+	rm -rf "$out"
+}
+trap cleanup EXIT
+
+offloads_off() { # ns dev
+	kns "$1" ethtool -K "$2" tx off tso off gso off gro off >/dev/null 2>&1 || true
+}
+
+# The kernel's appliance: the lab's addresses and ruleset, its ports named
+# as the lab host's (fp0, fp1), so the ruleset reads the same.
+kernel_up() {
+	for r in client router server; do
+		ip netns add "$K-$r" || return 1
+		kns "$r" ip link set lo up
+		kns "$r" sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0
+	done
+	ip link add c0 netns "$K-client" type veth peer name fp0 netns "$K-router" || return 1
+	ip link add s0 netns "$K-server" type veth peer name fp1 netns "$K-router" || return 1
+	kns router ip addr add 198.18.0.1/24 dev fp0
+	kns router ip addr add 198.18.1.1/24 dev fp1
+	kns router ip addr add 2001:2::1/64 dev fp0 nodad
+	kns router ip addr add 2001:2:0:1::1/64 dev fp1 nodad
+	kns client ip addr add 198.18.0.2/24 dev c0
+	kns client ip addr add 2001:2::2/64 dev c0 nodad
+	kns server ip addr add 198.18.1.2/24 dev s0
+	kns server ip addr add 2001:2:0:1::2/64 dev s0 nodad
+	for d in router:fp0 router:fp1 client:c0 server:s0; do
+		kns "${d%%:*}" ip link set "${d#*:}" up
+		offloads_off "${d%%:*}" "${d#*:}"
+	done
+	kns client ip route add default via 198.18.0.1
+	kns server ip route add default via 198.18.1.1
+	kns router sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
+	kns router nft -f "$here/ruleset.nft"
+}
+
+# iperf3 between SIDE's client and server: "client ARGS..." prints the
+# receiver's figure FIELD of its JSON (bits_per_second of the sum, or the
+# packets of a UDP run).
+run_iperf() { # side what args...
+	local side=$1 what=$2 f
+	shift 2
+	f=$out/iperf.json
+	if [ "$side" = kernel ]; then
+		kns server iperf3 -s -D -1 >/dev/null 2>&1
+		sleep 0.3
+		kns client timeout $((secs + 20)) iperf3 -c 198.18.1.2 -t "$secs" -J "$@" >"$f" 2>/dev/null
+	else
+		ex server iperf3 -s -D -1 >/dev/null 2>&1
+		sleep 0.3
+		ex client timeout $((secs + 20)) iperf3 -c 198.18.1.2 -t "$secs" -J "$@" >"$f" 2>/dev/null
+	fi
+	python3 - "$f" "$what" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+e = d["end"]
+if sys.argv[2] == "mbits":
+	print("%.1f" % (e["sum_received"]["bits_per_second"] / 1e6))
+else:	# udp: frames the server took in a second, and frames the client sent
+	s = e["sum"]
+	print("%.0f %d" % ((s["packets"] - s["lost_packets"]) / s["seconds"], s["packets"]))
+EOF
+}
+
+# CPU ticks (1/100 s): the machine's softirq, and flowcut-npu's own.
+softirq_ticks() { awk '/^cpu /{print $8}' /proc/stat; }
+npu_ticks() { awk '{print $14 + $15}' "/proc/$(cat "/run/flowcut-lab/$L/npu.pid")/stat"; }
+
+# One side's row: "tcp1 tcp16 udp_pps cpu_ns_a_frame"
+measure() { # side
+	local side=$1 t1 t16 udp pps sent s0 s1 n0 n1 idle cpu
+	t1=$(run_iperf "$side" mbits) || return 1
+	t16=$(run_iperf "$side" mbits -P 16) || return 1
+	if [ "$side" = flowcut ]; then
+		# the coprocessor polls when idle: its ticks over as long idle, taken off
+		n0=$(npu_ticks); sleep "$secs"; n1=$(npu_ticks); idle=$((n1 - n0))
+		n0=$(npu_ticks)
+	fi
+	s0=$(softirq_ticks)
+	udp=$(run_iperf "$side" udp -u -b 0 -l 18) || return 1
+	s1=$(softirq_ticks)
+	pps=${udp% *} sent=${udp#* }
+	if [ "$side" = flowcut ]; then
+		n1=$(npu_ticks)
+		cpu=$(( (n1 - n0 - idle) * 10000000 / (sent > 0 ? sent : 1) ))
+	else
+		cpu=$(( (s1 - s0) * 10000000 / (sent > 0 ? sent : 1) ))
+	fi
+	echo "$t1 $t16 $pps $cpu"
+}
+
+kernel_up || { echo "peer.sh: the kernel's appliance did not come up" >&2; exit 1; }
+"$lab" up "$L" >/dev/null && "$lab" start "$L" >/dev/null ||
+	{ echo "peer.sh: the flowcut lab did not come up" >&2; exit 1; }
+echo "peer.sh: $runs runs of ${secs} s each, flowcut's wire $wire, $(date -u +%Y-%m-%dT%H:%MZ)"
+for i in $(seq "$runs"); do
+	for side in kernel flowcut; do
+		row=$(measure "$side") || { echo "peer.sh: run $i, $side: a measurement failed" >&2; exit 1; }
+		echo "$i $side $row" | tee -a "$out/rows"
+	done
+done
+python3 - "$out/rows" "$wire" "$json" "$out/plot.dat" <<'EOF'
+import json, statistics, sys
+rows, wire, jpath, dat = sys.argv[1:5]
+data = {"kernel": [], "flowcut": []}
+runrows = []
+for ln in open(rows):
+	i, side, *v = ln.split()
+	data[side].append([float(x) for x in v])
+	runrows.append({"run": int(i), "side": side, "tcp1_mbits": float(v[0]), "tcp16_mbits": float(v[1]),
+			"udp64_fps": float(v[2]), "cpu_ns_a_frame": float(v[3])})
+names = ["one TCP stream, Mbit/s", "16 TCP streams, Mbit/s",
+	 "UDP 64-byte frames a second at the server", "CPU a frame sent, ns (flowcut-npu less idle / the machine's softirq)"]
+summary = {}
+print()
+print("| %s | kernel: median (range) | flowcut (%s): median (range) | flowcut / kernel |" % ("figure", wire))
+print("| --- | ---: | ---: | ---: |")
+for k, n in enumerate(names):
+	kv = [r[k] for r in data["kernel"]]
+	fv = [r[k] for r in data["flowcut"]]
+	km, fm = statistics.median(kv), statistics.median(fv)
+	summary[n] = {"kernel": kv, "flowcut": fv, "kernel_median": km, "flowcut_median": fm,
+		      "ratio": fm / km if km else None}
+	print("| %s | %s (%s-%s) | %s (%s-%s) | %s |" % (n, "{:,.0f}".format(km),
+	      "{:,.0f}".format(min(kv)), "{:,.0f}".format(max(kv)), "{:,.0f}".format(fm),
+	      "{:,.0f}".format(min(fv)), "{:,.0f}".format(max(fv)),
+	      "%.2fx" % (fm / km) if km else "-"))
+with open(dat, "w") as f:	# the plot: each figure's medians, the kernel's as 1
+	for k, n in enumerate(names):
+		s = summary[n]
+		r = s["ratio"] if s["ratio"] is not None else 0
+		f.write('"%s" 1 %.3f\n' % (["1 TCP stream", "16 TCP streams", "UDP 64 B frames/s",
+					     "CPU a frame"][k], r))
+if jpath:
+	json.dump({"wire": wire, "rows": runrows, "series": {n: summary[n] for n in names},
+		   "summary": summary}, open(jpath, "w"), indent=1)
+EOF
+if [ -n "$png" ]; then
+	gnuplot <<-EOF || { echo "peer.sh: gnuplot failed" >&2; exit 1; }
+	set terminal pngcairo size 900,500 font ",11" noenhanced
+	set output "$png"
+	set key outside below
+	set title "flowcut ($wire) beside the kernel, medians of $runs runs (the kernel = 1; CPU: lower is better)"
+	set style data histograms
+	set style histogram clustered gap 1
+	set style fill solid 0.8 border -1
+	set yrange [0:*]
+	set offsets 0, 0, 0.2, 0
+	set ylabel "ratio to the kernel"
+	set grid ytics
+	plot "$out/plot.dat" using 2:xtic(1) title "kernel (forwarding, ruleset.nft, conntrack)" lc rgb "#888888", \
+	     "" using 3 title "flowcut offloaded" lc rgb "#1f77b4"
+	EOF
+fi
