@@ -1304,6 +1304,21 @@ serve(struct flowcutd *d, const bool ready[FD_SRC_N], const enum fd_src *order, 
 }
 
 /*
+ * The longest sleep of an idle turn: FD_IDLE_MS, or less when the lease's
+ * renewal falls due sooner (a lease of FD_LEASE_MIN_MS is renewed every
+ * 50 ms), so the renewal is never late for want of a wakeup.
+ */
+static int
+idle_ms(void)
+{
+	uint64_t now = fd_clock_ms();
+
+	if (lease.next_ms <= now)
+		return 0;
+	return lease.next_ms - now < FD_IDLE_MS ? (int)(lease.next_ms - now) : FD_IDLE_MS;
+}
+
+/*
  * One turn of the loop, every job its budget, the priorities first:
  *
  *   job                                 budget a turn
@@ -1377,7 +1392,7 @@ flowcutd_turn(struct flowcutd *d)
 	n = epoll_wait(d->epfd, evs, FD_SRC_N,
 		       d->busy || (d->programmed && (fd_offload_busy(d->off) ||
 						     fd_offload_resyncing(d->off)))
-		       ? 0 : fd_ips_waiting(ips) ? FD_EVENT_POLL_MS : FD_IDLE_MS);
+		       ? 0 : fd_ips_waiting(ips) ? FD_EVENT_POLL_MS : idle_ms());
 	waited = fd_clock_ns() - waited;
 	if (n < 0 && errno != EINTR)
 		fprintf(stderr, "flowcutd: epoll_wait: %s\n", strerror(errno));
