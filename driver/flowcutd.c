@@ -1353,7 +1353,7 @@ flowcutd_turn(struct flowcutd *d)
 	struct epoll_event evs[FD_SRC_N];
 	bool ready[FD_SRC_N] = { false };
 	uint64_t t0 = fd_clock_ns(), waited;
-	int n;
+	int n, wait_ms;
 
 	/* the answers that came, and whether the coprocessor went down */
 	fd_cmdq_poll(d->cmdq);
@@ -1388,11 +1388,13 @@ flowcutd_turn(struct flowcutd *d)
 	 * coprocessor's events and answers, the inspector's decisions) has
 	 * something, FD_IDLE_MS at most.
 	 */
-	fd_bell_arm(d->bell);
-	n = epoll_wait(d->epfd, evs, FD_SRC_N,
-		       d->busy || (d->programmed && (fd_offload_busy(d->off) ||
-						     fd_offload_resyncing(d->off)))
-		       ? 0 : fd_ips_waiting(ips) ? FD_EVENT_POLL_MS : idle_ms());
+	wait_ms = d->busy || (d->programmed && (fd_offload_busy(d->off) ||
+						fd_offload_resyncing(d->off)))
+		  ? 0 : fd_ips_waiting(ips) ? FD_EVENT_POLL_MS : idle_ms();
+	/* armed only to sleep: a busy loop looks at the rings each turn itself, at no syscall's cost */
+	if (wait_ms > 0)
+		fd_bell_arm(d->bell);
+	n = epoll_wait(d->epfd, evs, FD_SRC_N, wait_ms);
 	waited = fd_clock_ns() - waited;
 	if (n < 0 && errno != EINTR)
 		fprintf(stderr, "flowcutd: epoll_wait: %s\n", strerror(errno));
