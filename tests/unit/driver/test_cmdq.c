@@ -627,8 +627,9 @@ later_main(void *arg)
 	usleep((useconds_t)w->ms * 1000);
 	if (w->answer) {
 		struct fc_ans_hdr a = { .op = 1, .tag = 7 };
+		uint8_t none = 0;	/* no payload; memcpy's arguments are never NULL */
 
-		lk_ans_put(w->npu, 0, &a, NULL);
+		lk_ans_put(w->npu, 0, &a, &none);
 		lk_ans_kick(w->npu, 0);
 	} else {
 		post_event(w->npu);
@@ -668,7 +669,7 @@ test_bell_wakes_for_events_and_answers(void **state)
 		fd_bell_clear(b);
 		assert_false(readable(b, 0));
 		if (answer)
-			assert_int_equal(lk_ans_take(l->host, &h, NULL, 0), 0);
+			assert_int_equal(lk_ans_take(l->host, &h, &(uint8_t){ 0 }, 1), 0);
 		else
 			drain_events(l->host);
 	}
