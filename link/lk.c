@@ -172,6 +172,33 @@ bell_ring(struct lk_bell *b)
 		syscall(SYS_futex, &b->seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
+/*
+ * A sleeper counts itself in b->waiters for the ringer's sake, and takes
+ * itself out after.  A coprocessor that lays the region out again
+ * meanwhile (lk_create in place: the header zeroed, a new boot id) has
+ * zeroed that count with the rest: taking ourselves out of the new one
+ * then would leave it one short for good - a sleeper the ringer thinks is
+ * not there, woken only by its timeout (the host's relay and doorbell
+ * threads, after every coprocessor restart).  So the count is left alone
+ * when the boot id moved while we slept; at worst (our count made in the
+ * new header) it stays one high, which costs the ringer a needless wake.
+ */
+static uint64_t
+bell_enter(struct lk *lk, struct lk_bell *b)
+{
+	uint64_t boot = __atomic_load_n(&lk->hdr->boot_id, __ATOMIC_SEQ_CST);
+
+	__atomic_fetch_add(&b->waiters, 1, __ATOMIC_SEQ_CST);
+	return boot;
+}
+
+static void
+bell_leave(struct lk *lk, struct lk_bell *b, uint64_t boot)
+{
+	if (__atomic_load_n(&lk->hdr->boot_id, __ATOMIC_SEQ_CST) == boot)
+		__atomic_fetch_sub(&b->waiters, 1, __ATOMIC_SEQ_CST);
+}
+
 /* Sleeps until rung or timeout; `idle` says (again) whether to sleep at all. */
 static void
 bell_wait(struct lk_bell *b, int timeout_ms, bool (*idle)(struct lk *, int), struct lk *lk,
@@ -179,13 +206,13 @@ bell_wait(struct lk_bell *b, int timeout_ms, bool (*idle)(struct lk *, int), str
 {
 	struct timespec ts = { .tv_sec = timeout_ms / 1000,
 			       .tv_nsec = (long)(timeout_ms % 1000) * 1000000L };
+	uint64_t boot = bell_enter(lk, b);
 	uint32_t v;
 
-	__atomic_fetch_add(&b->waiters, 1, __ATOMIC_SEQ_CST);
 	v = __atomic_load_n(&b->seq, __ATOMIC_SEQ_CST);
 	if (idle(lk, arg))
 		syscall(SYS_futex, &b->seq, FUTEX_WAIT, v, &ts, NULL, 0);
-	__atomic_fetch_sub(&b->waiters, 1, __ATOMIC_SEQ_CST);
+	bell_leave(lk, b, boot);
 }
 
 /* ---- rings ---- */
@@ -1042,6 +1069,7 @@ lk_host_wait(struct lk *lk, int timeout_ms)
 		{ .uaddr = (uintptr_t)&ans->seq, .flags = FUTEX_32 },
 	};
 	struct timespec until;
+	uint64_t boot, boot_ans;
 
 	clock_gettime(CLOCK_MONOTONIC, &until);
 	until.tv_sec += timeout_ms / 1000;
@@ -1051,8 +1079,8 @@ lk_host_wait(struct lk *lk, int timeout_ms)
 		until.tv_nsec -= 1000000000L;
 	}
 	/* as bell_wait: counted a waiter, the counts read, then the rings looked at */
-	__atomic_fetch_add(&ev->waiters, 1, __ATOMIC_SEQ_CST);
-	__atomic_fetch_add(&ans->waiters, 1, __ATOMIC_SEQ_CST);
+	boot = bell_enter(lk, ev);
+	boot_ans = bell_enter(lk, ans);
 	w[0].val = __atomic_load_n(&ev->seq, __ATOMIC_SEQ_CST);
 	w[1].val = __atomic_load_n(&ans->seq, __ATOMIC_SEQ_CST);
 	if (!lk_host_pending(lk) &&
@@ -1062,8 +1090,8 @@ lk_host_wait(struct lk *lk, int timeout_ms)
 
 		syscall(SYS_futex, &ev->seq, FUTEX_WAIT, (uint32_t)w[0].val, &ts, NULL, 0);
 	}
-	__atomic_fetch_sub(&ans->waiters, 1, __ATOMIC_SEQ_CST);
-	__atomic_fetch_sub(&ev->waiters, 1, __ATOMIC_SEQ_CST);
+	bell_leave(lk, ans, boot_ans);
+	bell_leave(lk, ev, boot);
 	return lk_host_pending(lk);
 }
 

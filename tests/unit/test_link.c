@@ -437,6 +437,73 @@ test_wire_figures(void **state)
 	lk_close(host);
 }
 
+/* ---- a sleeper across a coprocessor restart ---- */
+
+static uint64_t
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+struct sleeper {
+	struct lk *host;
+	uint64_t woke_ms;
+};
+
+static void *
+sleeper_main(void *arg)
+{
+	struct sleeper *s = arg;
+
+	lk_frame_up_wait(s->host, 1500);
+	s->woke_ms = mono_ms();
+	return NULL;
+}
+
+/*
+ * The host's relay sleeps on the frames-up bell while the coprocessor dies
+ * and starts again (lk_create in place zeroes the header, the bells' counts
+ * with it).  After it, a frame put and rung must wake the next sleep at
+ * once: a sleeper that took itself out of the new count left it one short,
+ * and every later ring was missed - woken only by its timeout.
+ */
+static void
+test_bell_across_reboot(void **state)
+{
+	struct lk *npu = *state, *host = lk_attach(path, 0), *npu2;
+	struct sleeper s = { .host = host };
+	uint8_t f[64] = { 0 };
+	uint16_t port, flags;
+	pthread_t t;
+	uint64_t t0;
+
+	assert_non_null(host);
+	assert_int_equal(pthread_create(&t, NULL, sleeper_main, &s), 0);
+	usleep(100000);			/* asleep, counted in the old header */
+	lk_close(npu);
+	npu2 = lk_create(path);		/* laid out again in place */
+	assert_non_null(npu2);
+	*state = npu2;
+	pthread_join(t, NULL);		/* its timeout, or the new boot's first ring */
+	assert_int_equal(lk_frame_up_resync(host), 0);
+	/* the next sleep: rung 100 ms in */
+	s.woke_ms = 0;
+	assert_int_equal(pthread_create(&t, NULL, sleeper_main, &s), 0);
+	usleep(100000);
+	t0 = mono_ms();
+	assert_int_equal(lk_frame_up_put(npu2, 0, 0, f, sizeof(f)), 0);
+	lk_frame_up_kick(npu2);
+	pthread_join(t, NULL);
+	print_message("# the relay's sleep woken %" PRIu64 " ms after the ring (timeout 1500)\n",
+		      s.woke_ms - t0);
+	assert_true(s.woke_ms - t0 < 500);
+	assert_int_equal(lk_frame_up_take(host, &port, &flags, f, sizeof(f)), 64);
+	lk_close(host);
+}
+
 /* Targeted garbage: a producer index far ahead, a slot length beyond its slot. */
 static void
 test_bad_index_and_length(void **state)
@@ -1000,6 +1067,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_client_slot_pid_reused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_frames_and_counters, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wire_figures, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bell_across_reboot, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_index_and_length, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_garbage_everywhere, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_garbage_while_running, setup, teardown),
