@@ -28,6 +28,7 @@
 
 #include <cmocka.h>
 
+#include "fd_clock.h"
 #include "lk.h"
 
 static char dir[64], path[80];	/* the link in a directory of its own, 0700 */
@@ -439,15 +440,6 @@ test_wire_figures(void **state)
 
 /* ---- a sleeper across a coprocessor restart ---- */
 
-static uint64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 struct sleeper {
 	struct lk *host;
 	uint64_t woke_ms;
@@ -459,7 +451,7 @@ sleeper_main(void *arg)
 	struct sleeper *s = arg;
 
 	lk_frame_up_wait(s->host, 1500);
-	s->woke_ms = mono_ms();
+	s->woke_ms = fd_clock_ms();
 	return NULL;
 }
 
@@ -493,7 +485,7 @@ test_bell_across_reboot(void **state)
 	s.woke_ms = 0;
 	assert_int_equal(pthread_create(&t, NULL, sleeper_main, &s), 0);
 	usleep(100000);
-	t0 = mono_ms();
+	t0 = fd_clock_ms();
 	assert_int_equal(lk_frame_up_put(npu2, 0, 0, f, sizeof(f)), 0);
 	lk_frame_up_kick(npu2);
 	pthread_join(t, NULL);

@@ -29,6 +29,7 @@
 
 #include "fc_eal.h"
 #include "fd_bell.h"
+#include "fd_clock.h"
 #include "fd_cmdq.h"
 #include "fp.h"
 #include "lk.h"
@@ -575,15 +576,6 @@ test_destroy_cancels(void **state)
 
 /* ---- the doorbell as a descriptor (fd_bell) ---- */
 
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /* Is the bell's descriptor readable within ms? */
 static bool
 readable(struct fd_bell *b, int ms)
@@ -655,13 +647,13 @@ test_bell_wakes_for_events_and_answers(void **state)
 	for (int answer = 0; answer < 2; answer++) {
 		struct later w = { .npu = l->npu, .ms = 100, .answer = answer };
 		struct fc_ans_hdr h;
-		uint64_t t0 = now_ms(), took;
+		uint64_t t0 = fd_clock_ms(), took;
 		pthread_t t;
 
 		fd_bell_arm(b);
 		assert_int_equal(pthread_create(&t, NULL, later_main, &w), 0);
 		assert_true(readable(b, 2000));
-		took = now_ms() - t0;
+		took = fd_clock_ms() - t0;
 		pthread_join(t, NULL);
 		print_message("# %s: the loop woken %" PRIu64 " ms after it slept (posted at 100)\n",
 			      answer ? "an answer" : "an event", took);
@@ -696,20 +688,20 @@ test_bell_quiet_until_armed(void **state)
 	fd_bell_clear(b);
 	post_event(l->npu);	/* the loop has not slept since: */
 	assert_false(readable(b, 150));
-	t0 = now_ms();
+	t0 = fd_clock_ms();
 	fd_bell_arm(b);		/* now it sleeps, the ring not empty */
 	assert_true(readable(b, 1000));
-	assert_true(now_ms() - t0 < 200);
+	assert_true(fd_clock_ms() - t0 < 200);
 	fd_bell_clear(b);
 	drain_events(l->host);
 	fd_bell_arm(b);
 	assert_false(readable(b, 100));
 	fd_bell_ring(b);	/* another thread's news */
 	assert_true(readable(b, 0));
-	t0 = now_ms();
+	t0 = fd_clock_ms();
 	fd_bell_close(b);	/* its thread asleep on the link: woken, not waited out */
-	print_message("# closed in %" PRIu64 " ms\n", now_ms() - t0);
-	assert_true(now_ms() - t0 < 250);
+	print_message("# closed in %" PRIu64 " ms\n", fd_clock_ms() - t0);
+	assert_true(fd_clock_ms() - t0 < 250);
 }
 
 static int
