@@ -307,9 +307,11 @@ wire_kdrop_open(uint16_t port)
 	struct rte_eth_dev_info info;
 	char name[IF_NAMESIZE], path[96];
 
+	if (port >= FC_WIRE_PORTS)
+		return;		/* past the window: no figures published */
 	wire_kdrop_fd[port] = -1;
-	if (port >= FC_WIRE_PORTS || rte_eth_dev_info_get(port, &info) != 0 ||
-	    info.if_index == 0 || if_indextoname(info.if_index, name) == NULL)
+	if (rte_eth_dev_info_get(port, &info) != 0 || info.if_index == 0 ||
+	    if_indextoname(info.if_index, name) == NULL)
 		return;
 	snprintf(path, sizeof(path), "/sys/class/net/%s/statistics/rx_dropped", name);
 	wire_kdrop_fd[port] = open(path, O_RDONLY | O_CLOEXEC);
@@ -700,8 +702,7 @@ main(int argc, char **argv)
 	for (uint16_t p = 0; p < nports; p++) {
 		int rc = port_init(p, o.workers);
 
-		if (p < FC_WIRE_PORTS)
-			wire_kdrop_open(p);
+		wire_kdrop_open(p);
 
 		if (rc != 0) {
 			fprintf(stderr, "flowcut-npu: port %u: %s\n", p, rte_strerror(-rc));
