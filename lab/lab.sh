@@ -112,11 +112,16 @@ up() {
 
 # The coprocessor's wire ports on w0 and w1: FLOWCUT_WIRE=af_packet (the
 # default) or af_xdp (docs/lab.md: what each counts, what each costs).
+# busy_budget=0: net_af_xdp's default (64) makes a recvfrom() on every read
+# that finds the socket empty, to drive the kernel's busy polling - a
+# system call per empty poll, half the worker's time in a flood here
+# (docs/measurements.md, 2026-12-05); the veth's NAPI runs in the sender's
+# context anyway.
 wire_vdevs() {
 	local v=${FLOWCUT_WIRE:-af_packet}
 	case "$v" in
 	af_packet) echo "--vdev net_af_packet0,iface=w0 --vdev net_af_packet1,iface=w1" ;;
-	af_xdp) echo "--vdev net_af_xdp0,iface=w0 --vdev net_af_xdp1,iface=w1" ;;
+	af_xdp) echo "--vdev net_af_xdp0,iface=w0,busy_budget=0 --vdev net_af_xdp1,iface=w1,busy_budget=0" ;;
 	*) echo "lab: FLOWCUT_WIRE=$v: af_packet or af_xdp" >&2; return 2 ;;
 	esac
 }

@@ -86,9 +86,17 @@ drained() {
 	echo "${n:-?}"
 }
 
+# frames lost at the coprocessor's ingress so far, every port: its wire
+# figures (docs/counters.md, "The wire's own"), the kernel's drops included
+wire_lost() {
+	fctl --json counters --all | python3 -c 'import json, sys
+print(sum(w.get(k, 0) for w in json.load(sys.stdin).get("wire", [])
+	  for k in ("RX_MISSED", "RX_NOMBUF", "RX_ERRORS", "KERNEL_RX_DROPPED")))'
+}
+
 bad=0
 run_one() { # setting run
-	local s=$1 k=$2 rec=$m_tmp/many-$1-$2.jsonl p c pids=() off0 off1 left took
+	local s=$1 k=$2 rec=$m_tmp/many-$1-$2.jsonl p c pids=() off0 off1 left took lost0 lost1
 	local streams_done mbps failed errors host_frames flowcutd_cpu npu_cpu softirq_cpu busy_cpu conns_max load far_mbps
 	left=$(drained)
 	for ((c = 0; c < nclients; c++)); do
@@ -97,7 +105,7 @@ run_one() { # setting run
 			{ say "many.sh: iperf3 server on $p did not start"; return 1; }
 	done
 	sleep 0.5
-	off0=$(fcd_stat offloaded)
+	off0=$(fcd_stat offloaded) lost0=$(wire_lost)
 	m_t0 0.3
 	m_record_start "$rec" $((limit + 5))
 	m_at 0
@@ -109,7 +117,7 @@ run_one() { # setting run
 	wait "${pids[@]}" 2>/dev/null
 	took=$(m_elapsed)
 	sleep 1.1	# flowcutd's stats, once a second
-	off1=$(fcd_stat offloaded)
+	off1=$(fcd_stat offloaded) lost1=$(wire_lost)
 	m_record_stop
 	# a server whose client never came is still waiting: end it by its pid
 	for ((c = 0; c < nclients; c++)); do
@@ -124,10 +132,11 @@ run_one() { # setting run
 	python3 "$measure" row "$rows" flows="$(label "$s")" run="$k" delivered_mbps="$mbps" far_mbps="$far_mbps" \
 		host_cpu="$flowcutd_cpu" softirq_cpu="$softirq_cpu" npu_cpu="$npu_cpu" busy_cpu="$busy_cpu" \
 		streams="$streams_done" streams_total="$total" clients_failed="$failed" \
-		offloaded=$((off1 - off0)) conns_max="$conns_max" host_frames="$host_frames" \
+		offloaded=$((off1 - off0)) wire_lost=$((lost1 - lost0)) conns_max="$conns_max" host_frames="$host_frames" \
 		took_s="$took" conns_before="$left" load="$load" errors="$errors" t0="$t0"
 	echo "many.sh: $(label "$s"), run $k: $mbps Mbit/s, $streams_done of $total streams," \
-	     "$((off1 - off0)) offloaded, flowcutd $flowcutd_cpu %, $took s" >&2
+	     "$((off1 - off0)) offloaded, $((lost1 - lost0)) frames lost at the coprocessor's ingress," \
+	     "flowcutd $flowcutd_cpu %, $took s" >&2
 }
 label() { case "$1" in fwd) echo "FWD, the switch off" ;; ips) echo "IPS, the switch on" ;; esac; }
 
@@ -157,10 +166,10 @@ summ=$m_tmp/summary.jsonl
 python3 "$measure" summary "$rows" "$summ"
 echo
 python3 "$measure" table "$rows" --lines \
-	"flows=flows|run=run|delivered_mbps=delivered, Mbit/s|far_mbps=far end, mean|host_cpu=its CPU: flowcutd, %|softirq_cpu=softirq, %|npu_cpu=flowcut-npu, %|streams=streams that finished|offloaded=offloaded|conns_max=most in the table|took_s=took, s"
+	"flows=flows|run=run|delivered_mbps=delivered, Mbit/s|far_mbps=far end, mean|host_cpu=its CPU: flowcutd, %|softirq_cpu=softirq, %|npu_cpu=flowcut-npu, %|streams=streams that finished|offloaded=offloaded|wire_lost=lost at ingress|conns_max=most in the table|took_s=took, s"
 echo
 python3 "$measure" table "$summ" --lines \
-	"flows=flows|delivered_mbps=delivered, median|delivered_range=range, Mbit/s|spread_mbps=spread|host_cpu=its CPU: flowcutd, median %|host_cpu_range=range|streams=streams that finished|all_finished=runs with all|offloaded=offloaded|same_within_spread=the same within the spread"
+	"flows=flows|delivered_mbps=delivered, median|delivered_range=range, Mbit/s|spread_mbps=spread|host_cpu=its CPU: flowcutd, median %|host_cpu_range=range|streams=streams that finished|all_finished=runs with all|offloaded=offloaded|wire_lost=lost at ingress|same_within_spread=the same within the spread"
 echo
 echo "the seed (XGS 3300): FWD 8,011 Mbit/s, 14.4 %, 640 of 1,024; IPS 7,371 Mbit/s, 14.9 %, 1,024 of 1,024" \
      "(over the day: 7,692 to 8,012 with FWD, 7,371 to 8,086 with IPS)"

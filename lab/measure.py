@@ -29,6 +29,12 @@ plot: json for the documents, no hand-written formats.
                             the document --json FILE writes
   clients FILE...           iperf3 --json outputs: streams, mbps, failed, errors
   summary ROWS OUT          lab/many.sh's runs per setting: median, range
+  perfsplit PERF_DATA [NS]  lab/peer.sh --perf: a thread's samples (perf record
+                            -g) split by where they fell - the transmit and
+                            receive syscalls (and, in the transmit, the
+                            receiver's stack the veth runs there), the fast
+                            path, the PMD, DPDK, libc - each a share, and of
+                            NS nanoseconds a frame when given
   plot OUT TITLE PANEL...   a PNG: PANEL is "title@series.dat@marks[@from:to]",
                             marks "t:label,t:label", from:to a window shaded
                             grey; delivered Mbit/s on the left
@@ -457,6 +463,7 @@ def summary(argv):
             "streams": f"{min(r['streams'] for r in rs):,} to {max(r['streams'] for r in rs):,} of {total:,}",
             "all_finished": sum(1 for r in rs if r["streams"] == total),
             "offloaded": f"{min(r['offloaded'] for r in rs):,} to {max(r['offloaded'] for r in rs):,}",
+            "wire_lost": f"{min(r.get('wire_lost', 0) for r in rs):,} to {max(r.get('wire_lost', 0) for r in rs):,}",
         })
     if len(out) == 2:
         a, b = out
@@ -472,9 +479,85 @@ def summary(argv):
             f.write(json.dumps(o) + "\n")
 
 
+# perfsplit's parts, in the order they are tried on a sample's call chain
+# (leaf first); the kernel's are named by a function anywhere in the chain
+SPLIT_KERNEL = (
+    ("transmit syscall: the receiver's stack run in it (veth -> backlog -> s0)",
+     ("process_backlog", "__netif_receive_skb", "netif_receive_skb"),
+     ("__sys_sendto", "__sys_sendmsg", "__libc_sendto", "__libc_sendmsg")),
+    ("transmit syscall: the frame's skb, its copy, the veth, the syscall's entry and exit", (),
+     ("__sys_sendto", "__sys_sendmsg", "__libc_sendto", "__libc_sendmsg")),
+    ("receive syscalls: wake-ups, busy polls, poll(), their entry and exit", (),
+     ("__sys_recvfrom", "__sys_recvmsg", "do_sys_poll", "__libc_recvfrom", "__libc_recvmsg",
+      "__poll", "poll")),
+)
+
+
+def perfsplit(argv):
+    """PERF_DATA [NS_A_FRAME]: where a thread's samples went"""
+    import subprocess
+    out = subprocess.run(["perf", "script", "-i", argv[0], "-F", "ip,sym,dso"], check=True,
+                         capture_output=True, text=True).stdout
+    ns = float(argv[1]) if len(argv) > 1 else None
+    parts, chain, total = {}, [], 0
+
+    def done(chain):
+        nonlocal total
+        if not chain:
+            return
+        total += 1
+        syms = [f[0] for f in chain]
+        name = None
+        if chain[0][1] == "[kernel.kallsyms]":
+            for label, inner, outer in SPLIT_KERNEL:
+                if any(x in syms for x in outer) and (not inner or any(x in syms for x in inner)):
+                    name = label
+                    break
+            name = name or "kernel, other (interrupts, softirq at their end, scheduling)"
+        else:
+            sym, dso = chain[0]
+            if "af_xdp" in dso or "af_packet" in dso:
+                name = "the PMD's rings (user)"
+            elif "flowcut-npu" in dso and sym.startswith("fp_"):
+                name = "the fast path (fp_*)"
+            elif "flowcut-npu" in dso:
+                name = "flowcut-npu's worker loop, dispatch, counters"
+            elif "librte" in dso:
+                name = "DPDK, other (mbufs, mempool, ethdev)"
+            elif sym in ("__libc_recvfrom", "__libc_recvmsg", "__poll", "poll"):
+                name = SPLIT_KERNEL[2][0]
+            elif sym in ("__libc_sendto", "__libc_sendmsg"):
+                name = SPLIT_KERNEL[1][0]
+            elif "libc" in dso:
+                name = "libc, other (memcpy)"
+            else:
+                name = "other user (%s)" % dso.rsplit("/", 1)[-1]
+        parts[name] = parts.get(name, 0) + 1
+
+    for ln in out.splitlines():
+        f = ln.split()
+        if not f:
+            done(chain)
+            chain = []
+            continue
+        # "ADDR SYM+OFF (DSO)": the symbol may be [unknown]
+        dso = f[-1].strip("()") if f[-1].startswith("(") else ""
+        sym = f[1].split("+")[0] if len(f) > 2 else "[unknown]"
+        chain.append((sym, dso))
+    done(chain)
+    if not total:
+        die("perfsplit: no samples in " + argv[0])
+    print("| where the coprocessor's worker spent its time | samples | share |%s" %
+          (" ns a frame |" if ns else ""))
+    print("| --- | ---: | ---: |%s" % (" ---: |" if ns else ""))
+    for name, n in sorted(parts.items(), key=lambda kv: -kv[1]):
+        print("| %s | %d | %.1f %% |%s" % (name, n, 100.0 * n / total,
+                                          " %.0f |" % (ns * n / total) if ns else ""))
+
+
 COMMANDS = {"record": record, "window": window, "counters": counters, "series": series,
             "row": row, "table": table, "json": document, "plot": plot,
-            "clients": clients, "summary": summary}
+            "clients": clients, "summary": summary, "perfsplit": perfsplit}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:

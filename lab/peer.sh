@@ -8,30 +8,43 @@
 #   flowcut  the lab (lab/lab.sh), its connections offloaded
 #
 # - and per run, each side in turn: one TCP stream (Mbit/s), 16 TCP streams
-# (Mbit/s, summed), and a UDP flood of 64-byte frames (frames a second the
-# server took in, and the CPU a frame: the coprocessor's, flowcut-npu's
-# whole CPU time less the polling it does when idle, against the
-# machine's softirq time for the kernel, both over the frames the sender
-# sent).  Prints each figure's median and range over the runs, and
-# flowcut's ratio to the kernel.
+# (Mbit/s, summed), and a UDP flood of 64-byte frames: frames a second
+# into the server's port (s0's rx_packets, whatever its iperf3 then read),
+# and the CPU a frame - the coprocessor's busy time (its wire ports'
+# BUSY_NS: each burst from its read to its sending, the transmit's system
+# call included, empty polls not) against the machine's softirq time for
+# the kernel, both over the frames the sender sent; beside it the worker
+# thread's user and system time, polling included.  Prints each figure's
+# median and range over the runs, and flowcut's ratio to the kernel.
 #
-#   lab/peer.sh [--runs N] [--secs S] [--wire af_packet|af_xdp] [--json FILE] [--png FILE]
+#   lab/peer.sh [--runs N] [--secs S] [--wire af_packet|af_xdp] [--no-pin] [--json FILE] [--png FILE]
+#               [--perf FILE]
 #
 #   --runs N   runs (default 5; issue 19's table wants at least 5)
 #   --secs S   each measurement's iperf3 -t (default 5)
 #   --wire W   flowcut's wire (lab.sh's FLOWCUT_WIRE; default af_packet)
+#   --no-pin   leave every process where the scheduler puts it
 #   --json F   every run's figures ("rows"), each figure's runs ("series") and the summary
 #   --png F    the medians drawn, flowcut's bar beside the kernel's (gnuplot)
+#   --perf F   perf record -g of the coprocessor's worker thread during the
+#              last run's flood (F), and where its time went, split
+#              (lab/measure.py perfsplit)
 #
-# No pinning: both sides share the machine's 2 cores as the lab runs them.
+# Pinning (the default on a machine of 2 cores or more): both ends'
+# iperf3 on core 0, for both sides, and flowcut-npu's worker on core 1
+# (lab.sh's EAL -l 0,1: its control thread, asleep when there is nothing
+# to do, on core 0).  The kernel forwards in the softirq of the core that
+# sends, so its whole path is on core 0; flowcut's fast path is the
+# coprocessor's own core, as it is in an appliance whose coprocessor is a
+# card.  With --no-pin both sides share the cores as the scheduler likes.
 # Exit 0, 1 when a side did not come up or a measurement failed, 2 on usage.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 export BUILD=${BUILD:-$top/build}
 case "$BUILD" in /*) ;; *) BUILD=$top/$BUILD ;; esac
-runs=5 secs=5 wire=${FLOWCUT_WIRE:-af_packet} json='' png=''
-usage() { sed -n '18,24p' "$0" >&2; exit 2; }
+runs=5 secs=5 wire=${FLOWCUT_WIRE:-af_packet} json='' png='' pin=1 perf=''
+usage() { sed -n '18,29p' "$0" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--runs) runs=${2:?}; shift ;;
@@ -39,6 +52,8 @@ while [ $# -gt 0 ]; do
 	--wire) wire=${2:?}; shift ;;
 	--json) json=${2:?}; shift ;;
 	--png) png=${2:?}; shift ;;
+	--no-pin) pin=0 ;;
+	--perf) perf=${2:?}; shift ;;
 	*) usage ;;
 	esac
 	shift
@@ -50,6 +65,9 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 1
 fi
 export FLOWCUT_WIRE=$wire
+[ "$(nproc)" -ge 2 ] || pin=0
+ends=()	# what the ends' iperf3 run under
+[ "$pin" = 1 ] && ends=(taskset -c 0)
 L=fcpeer$$ K=fck$$
 lab=$here/lab.sh
 out=$(mktemp -d)
@@ -100,20 +118,20 @@ kernel_up() {
 }
 
 # iperf3 between SIDE's client and server: "client ARGS..." prints the
-# receiver's figure FIELD of its JSON (bits_per_second of the sum, or the
-# packets of a UDP run).
+# receiver's figure of its JSON: the sum's Mbit/s, or for a UDP run the
+# frames the client sent and the seconds it sent them in.
 run_iperf() { # side what args...
 	local side=$1 what=$2 f
 	shift 2
 	f=$out/iperf.json
 	if [ "$side" = kernel ]; then
-		kns server iperf3 -s -D -1 >/dev/null 2>&1
+		kns server "${ends[@]}" iperf3 -s -D -1 >/dev/null 2>&1
 		sleep 0.3
-		kns client timeout $((secs + 20)) iperf3 -c 198.18.1.2 -t "$secs" -J "$@" >"$f" 2>/dev/null
+		kns client "${ends[@]}" timeout $((secs + 20)) iperf3 -c 198.18.1.2 -t "$secs" -J "$@" >"$f" 2>/dev/null
 	else
-		ex server iperf3 -s -D -1 >/dev/null 2>&1
+		ex server "${ends[@]}" iperf3 -s -D -1 >/dev/null 2>&1
 		sleep 0.3
-		ex client timeout $((secs + 20)) iperf3 -c 198.18.1.2 -t "$secs" -J "$@" >"$f" 2>/dev/null
+		ex client "${ends[@]}" timeout $((secs + 20)) iperf3 -c 198.18.1.2 -t "$secs" -J "$@" >"$f" 2>/dev/null
 	fi
 	python3 - "$f" "$what" <<'EOF'
 import json, sys
@@ -121,61 +139,111 @@ d = json.load(open(sys.argv[1]))
 e = d["end"]
 if sys.argv[2] == "mbits":
 	print("%.1f" % (e["sum_received"]["bits_per_second"] / 1e6))
-else:	# udp: frames the server took in a second, and frames the client sent
+else:	# udp: frames the client sent, and in how long
 	s = e["sum"]
-	print("%.0f %d" % ((s["packets"] - s["lost_packets"]) / s["seconds"], s["packets"]))
+	print("%d %.3f" % (s["packets"], s["seconds"]))
 EOF
 }
 
-# CPU ticks (1/100 s): the machine's softirq, and flowcut-npu's own.
+# CPU ticks (1/100 s): the machine's softirq; the coprocessor's worker
+# thread's user and system time ("U S").
 softirq_ticks() { awk '/^cpu /{print $8}' /proc/stat; }
-npu_ticks() { awk '{print $14 + $15}' "/proc/$(cat "/run/flowcut-lab/$L/npu.pid")/stat"; }
+worker_tid() {
+	local pid t
+	pid=$(cat "/run/flowcut-lab/$L/npu.pid")
+	for t in /proc/"$pid"/task/*; do
+		case "$(cat "$t/comm")" in *worker*) echo "${t##*/}"; return 0 ;; esac
+	done
+	return 1
+}
+worker_ticks() { awk '{print $14, $15}' "/proc/$(cat "/run/flowcut-lab/$L/npu.pid")/task/$wtid/stat"; }
+# the coprocessor's busy time so far, ns: its wire ports' BUSY_NS, summed
+busy_ns() {
+	ctl --json counters --all | python3 -c 'import json, sys
+print(sum(w.get("BUSY_NS", 0) for w in json.load(sys.stdin).get("wire", [])))'
+}
+# frames the server's port took in (s0's rx_packets, the kernel's count):
+# the far end's figure, whatever its iperf3 then read of them
+s0_frames() { # side
+	if [ "$1" = kernel ]; then
+		kns server cat /sys/class/net/s0/statistics/rx_packets
+	else
+		ex server cat /sys/class/net/s0/statistics/rx_packets
+	fi
+}
 
-# One side's row: "tcp1 tcp16 udp_pps cpu_ns_a_frame"
-measure() { # side
-	local side=$1 t1 t16 udp pps sent s0 s1 n0 n1 idle cpu
+# One side's row: "tcp1 tcp16 udp_fps cpu_ns_a_frame user_ns sys_ns":
+# the kernel's CPU a frame is its softirq time; the coprocessor's, its
+# workers' busy time (BUSY_NS), and beside it the worker thread's user
+# and system time, idle polling included (0 for the kernel)
+measure() { # side last
+	local side=$1 last=$2 t1 t16 udp sent took s0 s1 f0 f1 u0 u1 idle_u=0 idle_s=0 cpu un=0 sn=0 ppid='' b0 b1
 	t1=$(run_iperf "$side" mbits) || return 1
 	t16=$(run_iperf "$side" mbits -P 16) || return 1
 	if [ "$side" = flowcut ]; then
-		# the coprocessor polls when idle: its ticks over as long idle, taken off
-		n0=$(npu_ticks); sleep "$secs"; n1=$(npu_ticks); idle=$((n1 - n0))
-		n0=$(npu_ticks)
+		# the worker sleeps when idle, but not at once: its idle time, taken off
+		wtid=$(worker_tid) || return 1
+		u0=$(worker_ticks); sleep "$secs"; u1=$(worker_ticks)
+		idle_u=$((${u1% *} - ${u0% *})) idle_s=$((${u1#* } - ${u0#* }))
+		u0=$(worker_ticks)
+		if [ "$last" = 1 ] && [ -n "$perf" ]; then
+			perf record -q -g -t "$wtid" -o "$perf" -- sleep $((secs > 2 ? secs - 1 : 1)) \
+				>/dev/null 2>&1 &
+			ppid=$!
+		fi
 	fi
-	s0=$(softirq_ticks)
+	[ "$side" = flowcut ] && b0=$(busy_ns)
+	s0=$(softirq_ticks) f0=$(s0_frames "$side")
 	udp=$(run_iperf "$side" udp -u -b 0 -l 18) || return 1
-	s1=$(softirq_ticks)
-	pps=${udp% *} sent=${udp#* }
+	s1=$(softirq_ticks) f1=$(s0_frames "$side")
+	[ "$side" = flowcut ] && sleep 0.1 && b1=$(busy_ns)	# the counters window: 50 ms
+	[ -n "$ppid" ] && wait "$ppid"
+	sent=${udp% *} took=${udp#* }
+	[ "$sent" -gt 0 ] || sent=1
 	if [ "$side" = flowcut ]; then
-		n1=$(npu_ticks)
-		cpu=$(( (n1 - n0 - idle) * 10000000 / (sent > 0 ? sent : 1) ))
+		u1=$(worker_ticks)
+		un=$(( (${u1% *} - ${u0% *} - idle_u) * 10000000 / sent ))
+		sn=$(( (${u1#* } - ${u0#* } - idle_s) * 10000000 / sent ))
+		cpu=$(( (b1 - b0) / sent ))
 	else
-		cpu=$(( (s1 - s0) * 10000000 / (sent > 0 ? sent : 1) ))
+		cpu=$(( (s1 - s0) * 10000000 / sent ))
 	fi
-	echo "$t1 $t16 $pps $cpu"
+	echo "$t1 $t16 $(awk -v f=$((f1 - f0)) -v t="$took" 'BEGIN { printf "%.0f", (t > 0 ? f / t : 0) }') $cpu $un $sn"
 }
 
 kernel_up || { echo "peer.sh: the kernel's appliance did not come up" >&2; exit 1; }
 "$lab" up "$L" >/dev/null && "$lab" start "$L" >/dev/null ||
 	{ echo "peer.sh: the flowcut lab did not come up" >&2; exit 1; }
-echo "peer.sh: $runs runs of ${secs} s each, flowcut's wire $wire, $(date -u +%Y-%m-%dT%H:%MZ)"
+echo "peer.sh: $runs runs of ${secs} s each, flowcut's wire $wire, $([ "$pin" = 1 ] &&
+	echo "both ends on core 0, the coprocessor's worker on core 1" || echo "not pinned"), $(date -u +%Y-%m-%dT%H:%MZ)"
 for i in $(seq "$runs"); do
 	for side in kernel flowcut; do
-		row=$(measure "$side") || { echo "peer.sh: run $i, $side: a measurement failed" >&2; exit 1; }
+		row=$(measure "$side" "$([ "$i" = "$runs" ] && echo 1 || echo 0)") || { echo "peer.sh: run $i, $side: a measurement failed" >&2; exit 1; }
 		echo "$i $side $row" | tee -a "$out/rows"
 	done
 done
-python3 - "$out/rows" "$wire" "$json" "$out/plot.dat" <<'EOF'
+python3 - "$out/rows" "$wire" "$json" "$out/plot.dat" "$pin" <<'EOF'
 import json, statistics, sys
-rows, wire, jpath, dat = sys.argv[1:5]
+rows, wire, jpath, dat, pin = sys.argv[1:6]
 data = {"kernel": [], "flowcut": []}
 runrows = []
 for ln in open(rows):
 	i, side, *v = ln.split()
 	data[side].append([float(x) for x in v])
 	runrows.append({"run": int(i), "side": side, "tcp1_mbits": float(v[0]), "tcp16_mbits": float(v[1]),
-			"udp64_fps": float(v[2]), "cpu_ns_a_frame": float(v[3])})
+			"udp64_fps": float(v[2]), "cpu_ns_a_frame": float(v[3]),
+			"worker_user_ns_a_frame": float(v[4]), "worker_system_ns_a_frame": float(v[5])})
+# the kernel's CPU a frame is its softirq time, whole; the coprocessor's,
+# its workers' busy time (BUSY_NS: a burst's read to its sending, the
+# transmit's system call and what the veth runs in it included); beside
+# it the worker thread's CPU time, user and system, idle polling included
+for r in data["kernel"]:
+	r[4] = r[5] = r[3]
 names = ["one TCP stream, Mbit/s", "16 TCP streams, Mbit/s",
-	 "UDP 64-byte frames a second at the server", "CPU a frame sent, ns (flowcut-npu less idle / the machine's softirq)"]
+	 "UDP 64-byte frames a second into the server's port",
+	 "CPU a frame sent, ns (the coprocessor's busy time, BUSY_NS / the machine's softirq)",
+	 "- the worker thread's user time, polling included / softirq",
+	 "- the worker thread's system time (the wire: skb, veth, the receiver's stack) / softirq"]
 summary = {}
 print()
 print("| %s | kernel: median (range) | flowcut (%s): median (range) | flowcut / kernel |" % ("figure", wire))
@@ -195,11 +263,17 @@ with open(dat, "w") as f:	# the plot: each figure's medians, the kernel's as 1
 		s = summary[n]
 		r = s["ratio"] if s["ratio"] is not None else 0
 		f.write('"%s" 1 %.3f\n' % (["1 TCP stream", "16 TCP streams", "UDP 64 B frames/s",
-					     "CPU a frame"][k], r))
+					     "CPU a frame (busy)", "worker user", "worker system"][k], r))
 if jpath:
-	json.dump({"wire": wire, "rows": runrows, "series": {n: summary[n] for n in names},
+	json.dump({"wire": wire, "pinned": pin == "1", "rows": runrows, "series": {n: summary[n] for n in names},
 		   "summary": summary}, open(jpath, "w"), indent=1)
 EOF
+if [ -n "$perf" ]; then
+	echo
+	echo "the last run's flood, the coprocessor's worker (perf record -g -t, $perf):"
+	python3 "$here/measure.py" perfsplit "$perf" "$(awk '$2 == "flowcut" { c = $7 + $8 } END { print c }' "$out/rows")" ||
+		{ echo "peer.sh: perf's samples could not be split" >&2; exit 1; }
+fi
 if [ -n "$png" ]; then
 	gnuplot <<-EOF || { echo "peer.sh: gnuplot failed" >&2; exit 1; }
 	set terminal pngcairo size 900,500 font ",11" noenhanced

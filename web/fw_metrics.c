@@ -227,13 +227,16 @@ ports(struct fw_buf *b, const json_t *arr)
 	}
 }
 
-/* flowcut_wire_frames_total{port,figure}: each port's own figures ("wire" of "ports") */
+/*
+ * flowcut_wire_frames_total{port,figure}: each port's own figures ("wire"
+ * of "ports"), but BUSY_NS, a time: flowcut_wire_busy_seconds_total{port}.
+ */
 static void
 wire(struct fw_buf *b, const json_t *arr)
 {
 	const json_t *p, *v;
 	const char *name;
-	int header = 0;
+	int header = 0, busy = 0;
 	size_t i;
 
 	json_array_foreach(arr, i, p) {
@@ -244,6 +247,8 @@ wire(struct fw_buf *b, const json_t *arr)
 		json_object_foreach((json_t *)w, name, v) {
 			if (!is_value(v))
 				continue;
+			if (strcmp(name, "BUSY_NS") == 0)
+				continue;	/* below */
 			if (!header++)
 				family(b, "flowcut_wire_frames_total", "counter",
 				       "A wire port's own figures, as its DPDK driver counts them: "
@@ -254,6 +259,19 @@ wire(struct fw_buf *b, const json_t *arr)
 			fw_buf_str(b, "\"}");
 			value(b, v);
 		}
+	}
+	json_array_foreach(arr, i, p) {
+		const json_t *port = json_object_get(p, "port");
+
+		v = json_object_get(json_object_get(p, "wire"), "BUSY_NS");
+		if (!json_is_integer(port) || !json_is_integer(v))
+			continue;
+		if (!busy++)
+			family(b, "flowcut_wire_busy_seconds_total", "counter",
+			       "The coprocessor's workers' time on the frames a wire port received, "
+			       "each burst from its read to its sending (not their empty polls).");
+		fw_buf_printf(b, "flowcut_wire_busy_seconds_total{port=\"%lld\"} %.9f\n",
+			      (long long)json_integer_value(port), (double)json_integer_value(v) / 1e9);
 	}
 }
 

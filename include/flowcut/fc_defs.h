@@ -306,7 +306,10 @@ fc_cnt_class(unsigned int c)
  * + RX_MISSED + RX_NOMBUF + RX_ERRORS + KERNEL_RX_DROPPED where the port's
  * driver and its netdev count their losses (net_af_xdp on a veth does: the
  * veth counts what its XDP program could not hand to the socket;
- * net_af_packet in DPDK 22.11 counts none: docs/counters.md).  Published in the counters window beside the counters
+ * net_af_packet in DPDK 22.11 counts none: docs/counters.md).  BUSY_NS is
+ * not a frame count but time: what the coprocessor's workers spent on the
+ * frames the port received (issue 19's CPU a frame, idle polling left
+ * out).  Published in the counters window beside the counters
  * (lk_wire_read), for the first FC_WIRE_PORTS ports.
  */
 #define FC_WIRE_PORTS 8
@@ -317,7 +320,8 @@ fc_cnt_class(unsigned int c)
 	X(RX_ERRORS)	/* received in error (ierrors) */ \
 	X(KERNEL_RX_DROPPED)	/* a kernel netdev under the port dropped them (its rx_dropped) */ \
 	X(TX_FRAMES)	/* sent (opackets) */ \
-	X(TX_ERRORS)	/* the port failed to send (oerrors) */
+	X(TX_ERRORS)	/* the port failed to send (oerrors) */ \
+	X(BUSY_NS)	/* the workers' time on its frames, ns: each burst read to sent (not empty polls) */
 
 enum fc_wire {
 #define FC_WIRE_ENUM_(name) FC_WIRE_##name,

@@ -310,7 +310,7 @@ static const char counters_a[] =
 	"{\"fastpath\":{\"rx\":1000,\"drop_cut\":10},\"flowcutd\":{\"offloads\":5,\"turn_max_us\":728,"
 	"\"resync_last_ms\":4,\"bus_ms_x\":1,\"ms\":2},"
 	"\"conntrack\":{\"entries\":40,\"limit\":65536,\"insert_failed\":0,\"drop\":1,\"early_drop\":2},"
-	"\"ports\":[{\"port\":0,\"to_host\":10,\"to_wire\":900,\"dropped\":10,\"wire\":{\"RX_MISSED\":17,\"TX_FRAMES\":\"x\"}},"
+	"\"ports\":[{\"port\":0,\"to_host\":10,\"to_wire\":900,\"dropped\":10,\"wire\":{\"RX_MISSED\":17,\"TX_FRAMES\":\"x\",\"BUSY_NS\":1500000000}},"
 	"{\"port\":1,\"to_host\":0,\"to_wire\":0,\"dropped\":0}],"
 	"\"link\":{\"refused\":3},\"connections\":{\"ips\":1,\"fwd\":2,\"cut\":3,\"dropping\":1},"
 	"\"connections_by\":[{\"action\":\"IPS\",\"verdict\":\"DROP\",\"n\":3},{\"action\":\"FWD\",\"verdict\":\"CUT_THRU\",\"n\":0},"
@@ -483,6 +483,9 @@ static const struct {
 	{"flowcut_wire_frames_total{port=\"0\",figure=\"RX_MISSED\"} 17\n", true},
 	{"# TYPE flowcut_wire_frames_total counter\n", true},
 	{"figure=\"TX_FRAMES\"", false},		/* not a number: left out */
+	{"figure=\"BUSY_NS\"", false},		/* a time, not frames: */
+	{"flowcut_wire_busy_seconds_total{port=\"0\"} 1.500000000\n", true},	/* in seconds */
+	{"# TYPE flowcut_wire_busy_seconds_total counter\n", true},
 	{"flowcut_link_refused_total 3\n", true},
 	{"flowcut_connections{action=\"IPS\",verdict=\"DROP\"} 3\n", true},
 	{"flowcut_connections{action=\"FWD\",verdict=\"CUT_THRU\"} 0\n", true},	/* 0: a series kept */
