@@ -318,7 +318,7 @@ fc_cnt_class(unsigned int c)
 	X(RX_MISSED)	/* lost by the port before they were read: its queue full (imissed) */ \
 	X(RX_NOMBUF)	/* lost for want of an mbuf (rx_nombuf) */ \
 	X(RX_ERRORS)	/* received in error (ierrors) */ \
-	X(KERNEL_RX_DROPPED)	/* a kernel netdev under the port dropped them (its rx_dropped) */ \
+	X(KERNEL_RX_DROPPED)	/* a kernel netdev under the port dropped them, not already RX_MISSED */ \
 	X(TX_FRAMES)	/* sent (opackets) */ \
 	X(TX_ERRORS)	/* the port failed to send (oerrors) */ \
 	X(BUSY_NS)	/* the workers' time on its frames, ns: each burst read to sent (not empty polls) */
