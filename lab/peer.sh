@@ -17,34 +17,34 @@
 # thread's user and system time, polling included.  Prints each figure's
 # median and range over the runs, and flowcut's ratio to the kernel.
 #
-#   lab/peer.sh [--runs N] [--secs S] [--wire af_packet|af_xdp] [--no-pin] [--json FILE] [--png FILE]
+#   lab/peer.sh [--runs N] [--secs S] [--wire af_packet|af_xdp] [--pin] [--json FILE] [--png FILE]
 #               [--perf FILE]
 #
 #   --runs N   runs (default 5; issue 19's table wants at least 5)
 #   --secs S   each measurement's iperf3 -t (default 5)
 #   --wire W   flowcut's wire (lab.sh's FLOWCUT_WIRE; default af_packet)
-#   --no-pin   leave every process where the scheduler puts it
+#   --pin      both ends' iperf3 on core 0 (below)
 #   --json F   every run's figures ("rows"), each figure's runs ("series") and the summary
 #   --png F    the medians drawn, flowcut's bar beside the kernel's (gnuplot)
 #   --perf F   perf record -g of the coprocessor's worker thread during the
 #              last run's flood (F), and where its time went, split
 #              (lab/measure.py perfsplit)
 #
-# Pinning (the default on a machine of 2 cores or more): both ends'
-# iperf3 on core 0, for both sides, and flowcut-npu's worker on core 1
-# (lab.sh's EAL -l 0,1: its control thread, asleep when there is nothing
-# to do, on core 0).  The kernel forwards in the softirq of the core that
-# sends, so its whole path is on core 0; flowcut's fast path is the
-# coprocessor's own core, as it is in an appliance whose coprocessor is a
-# card.  With --no-pin both sides share the cores as the scheduler likes.
+# Not pinned by default: each side as the scheduler runs it, the kernel at
+# its best here.  --pin puts both ends' iperf3 on core 0, for both sides;
+# flowcut-npu's worker is on core 1 in any case (lab.sh's EAL -l 0,1), the
+# kernel forwards in the softirq of the core that sends (core 0).  Giving
+# the kernel's forwarding core 1 with RPS (fp0's and fp1's rps_cpus) was
+# tried and left out: on this guest the IPIs cost it more than the core
+# gave (docs/measurements.md, 2026-12-05).
 # Exit 0, 1 when a side did not come up or a measurement failed, 2 on usage.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 export BUILD=${BUILD:-$top/build}
 case "$BUILD" in /*) ;; *) BUILD=$top/$BUILD ;; esac
-runs=5 secs=5 wire=${FLOWCUT_WIRE:-af_packet} json='' png='' pin=1 perf=''
-usage() { sed -n '18,29p' "$0" >&2; exit 2; }
+runs=5 secs=5 wire=${FLOWCUT_WIRE:-af_packet} json='' png='' pin=0 perf=''
+usage() { sed -n '20,31p' "$0" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--runs) runs=${2:?}; shift ;;
@@ -52,7 +52,7 @@ while [ $# -gt 0 ]; do
 	--wire) wire=${2:?}; shift ;;
 	--json) json=${2:?}; shift ;;
 	--png) png=${2:?}; shift ;;
-	--no-pin) pin=0 ;;
+	--pin) pin=1 ;;
 	--perf) perf=${2:?}; shift ;;
 	*) usage ;;
 	esac
@@ -172,10 +172,11 @@ s0_frames() { # side
 	fi
 }
 
-# One side's row: "tcp1 tcp16 udp_fps cpu_ns_a_frame user_ns sys_ns":
+# One side's row: "tcp1 tcp16 udp_fps cpu_ns_a_frame user_ns sys_ns softirq_ns":
 # the kernel's CPU a frame is its softirq time; the coprocessor's, its
 # workers' busy time (BUSY_NS), and beside it the worker thread's user
-# and system time, idle polling included (0 for the kernel)
+# and system time, idle polling included (0 for the kernel), and the
+# machine's softirq time a frame for both
 measure() { # side last
 	local side=$1 last=$2 t1 t16 udp sent took s0 s1 f0 f1 u0 u1 idle_u=0 idle_s=0 cpu un=0 sn=0 ppid='' b0 b1
 	t1=$(run_iperf "$side" mbits) || return 1
@@ -208,7 +209,8 @@ measure() { # side last
 	else
 		cpu=$(( (s1 - s0) * 10000000 / sent ))
 	fi
-	echo "$t1 $t16 $(awk -v f=$((f1 - f0)) -v t="$took" 'BEGIN { printf "%.0f", (t > 0 ? f / t : 0) }') $cpu $un $sn"
+	echo "$t1 $t16 $(awk -v f=$((f1 - f0)) -v t="$took" 'BEGIN { printf "%.0f", (t > 0 ? f / t : 0) }') $cpu $un $sn" \
+		$(( (s1 - s0) * 10000000 / sent ))
 }
 
 kernel_up || { echo "peer.sh: the kernel's appliance did not come up" >&2; exit 1; }
@@ -232,7 +234,8 @@ for ln in open(rows):
 	data[side].append([float(x) for x in v])
 	runrows.append({"run": int(i), "side": side, "tcp1_mbits": float(v[0]), "tcp16_mbits": float(v[1]),
 			"udp64_fps": float(v[2]), "cpu_ns_a_frame": float(v[3]),
-			"worker_user_ns_a_frame": float(v[4]), "worker_system_ns_a_frame": float(v[5])})
+			"worker_user_ns_a_frame": float(v[4]), "worker_system_ns_a_frame": float(v[5]),
+			"softirq_ns_a_frame": float(v[6])})
 # the kernel's CPU a frame is its softirq time, whole; the coprocessor's,
 # its workers' busy time (BUSY_NS: a burst's read to its sending, the
 # transmit's system call and what the veth runs in it included); beside
@@ -243,7 +246,8 @@ names = ["one TCP stream, Mbit/s", "16 TCP streams, Mbit/s",
 	 "UDP 64-byte frames a second into the server's port",
 	 "CPU a frame sent, ns (the coprocessor's busy time, BUSY_NS / the machine's softirq)",
 	 "- the worker thread's user time, polling included / softirq",
-	 "- the worker thread's system time (the wire: skb, veth, the receiver's stack) / softirq"]
+	 "- the worker thread's system time (the wire: skb, veth, the receiver's stack) / softirq",
+	 "the machine's softirq a frame, ns (flowcut: the ends' stacks, the veth's XDP and its copy)"]
 summary = {}
 print()
 print("| %s | kernel: median (range) | flowcut (%s): median (range) | flowcut / kernel |" % ("figure", wire))
@@ -262,8 +266,9 @@ with open(dat, "w") as f:	# the plot: each figure's medians, the kernel's as 1
 	for k, n in enumerate(names):
 		s = summary[n]
 		r = s["ratio"] if s["ratio"] is not None else 0
-		f.write('"%s" 1 %.3f\n' % (["1 TCP stream", "16 TCP streams", "UDP 64 B frames/s",
-					     "CPU a frame (busy)", "worker user", "worker system"][k], r))
+		f.write('"%s" 1 %.3f\n' % (["TCP, 1", "TCP, 16", "UDP 64 B/s",
+					     "CPU/frame", "worker usr", "worker sys",
+					     "softirq/frame"][k], r))
 if jpath:
 	json.dump({"wire": wire, "pinned": pin == "1", "rows": runrows, "series": {n: summary[n] for n in names},
 		   "summary": summary}, open(jpath, "w"), indent=1)
@@ -276,7 +281,7 @@ if [ -n "$perf" ]; then
 fi
 if [ -n "$png" ]; then
 	gnuplot <<-EOF || { echo "peer.sh: gnuplot failed" >&2; exit 1; }
-	set terminal pngcairo size 900,500 font ",11" noenhanced
+	set terminal pngcairo size 1000,500 font ",11" noenhanced
 	set output "$png"
 	set key outside below
 	set title "flowcut ($wire) beside the kernel, medians of $runs runs (the kernel = 1; CPU: lower is better)"

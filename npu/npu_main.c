@@ -234,6 +234,22 @@ from_host(struct npu_worker *w)
 	return done;
 }
 
+/*
+ * Adds a burst's time, read to sent, to the worker's busy cycles of its
+ * port (an empty read is polling, not counted).  A TSC that stepped back
+ * or jumped (a guest booted with tsc=unstable, as the lab's machines are:
+ * one step back once made the figure wrap to 6.8e18 ns) counts nothing:
+ * no burst takes a second.
+ */
+static inline void
+busy_add(struct npu_worker *w, uint16_t port, uint64_t t0)
+{
+	uint64_t t1 = rte_rdtsc();
+
+	if (t1 > t0 && t1 - t0 < rte_get_tsc_hz())
+		__atomic_store_n(&w->busy[port], w->busy[port] + (t1 - t0), __ATOMIC_RELAXED);
+}
+
 static int
 worker_main(void *arg)
 {
@@ -264,8 +280,7 @@ worker_main(void *arg)
 			fp_process_burst(w->fpw, p, m, n, now, out);
 			dispatch(w, p, m, n, out);
 			work += n;
-			/* the burst's time, read to sent; an empty read is polling, not counted */
-			__atomic_store_n(&w->busy[p], w->busy[p] + (rte_rdtsc() - t0), __ATOMIC_RELAXED);
+			busy_add(w, p, t0);
 		}
 		if (w->id == 0)
 			work += from_host(w);
