@@ -290,8 +290,12 @@ worker_main(void *arg)
 			empty = 0;
 			continue;
 		}
-		/* empty: the clock looked at every NPU_IDLE_CHECK turns */
-		if (++empty % NPU_IDLE_CHECK != 0 || now_ns() - last_work <= NPU_IDLE_SPIN_NS) {
+		/*
+		 * empty: the clock looked at every NPU_IDLE_CHECK turns while
+		 * polling; once asleep, every turn (a poll between two sleeps)
+		 */
+		if (sleep_us == 0 &&
+		    (++empty % NPU_IDLE_CHECK != 0 || now_ns() - last_work <= NPU_IDLE_SPIN_NS)) {
 			rte_pause();
 			continue;
 		}
