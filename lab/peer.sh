@@ -73,6 +73,9 @@ lab=$here/lab.sh
 out=$(mktemp -d)
 kns() { ip netns exec "$K-$1" "${@:2}"; }
 ex() { "$lab" exec "$L" "$@"; }
+on() { # side role command...: in that side's namespace of the role
+	if [ "$1" = kernel ]; then kns "${@:2}"; else ex "${@:2}"; fi
+}
 ctl() { "$BUILD/flowcutctl" --link "/run/flowcut-lab/$L/link" "$@"; }
 
 kernel_down() {
@@ -124,15 +127,9 @@ run_iperf() { # side what args...
 	local side=$1 what=$2 f
 	shift 2
 	f=$out/iperf.json
-	if [ "$side" = kernel ]; then
-		kns server "${ends[@]}" iperf3 -s -D -1 >/dev/null 2>&1
-		sleep 0.3
-		kns client "${ends[@]}" timeout $((secs + 20)) iperf3 -c 198.18.1.2 -t "$secs" -J "$@" >"$f" 2>/dev/null
-	else
-		ex server "${ends[@]}" iperf3 -s -D -1 >/dev/null 2>&1
-		sleep 0.3
-		ex client "${ends[@]}" timeout $((secs + 20)) iperf3 -c 198.18.1.2 -t "$secs" -J "$@" >"$f" 2>/dev/null
-	fi
+	on "$side" server "${ends[@]}" iperf3 -s -D -1 >/dev/null 2>&1
+	sleep 0.3
+	on "$side" client "${ends[@]}" timeout $((secs + 20)) iperf3 -c 198.18.1.2 -t "$secs" -J "$@" >"$f" 2>/dev/null
 	python3 - "$f" "$what" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -164,13 +161,7 @@ print(sum(w.get("BUSY_NS", 0) for w in json.load(sys.stdin).get("wire", [])))'
 }
 # frames the server's port took in (s0's rx_packets, the kernel's count):
 # the far end's figure, whatever its iperf3 then read of them
-s0_frames() { # side
-	if [ "$1" = kernel ]; then
-		kns server cat /sys/class/net/s0/statistics/rx_packets
-	else
-		ex server cat /sys/class/net/s0/statistics/rx_packets
-	fi
-}
+s0_frames() { on "$1" server cat /sys/class/net/s0/statistics/rx_packets; }
 
 # One side's row: "tcp1 tcp16 udp_fps cpu_ns_a_frame user_ns sys_ns softirq_ns":
 # the kernel's CPU a frame is its softirq time; the coprocessor's, its
