@@ -365,6 +365,7 @@ install: programs
 		>$(D)$(UNITDIR)/$p.service && chmod 0644 $(D)$(UNITDIR)/$p.service &&) true
 	install -m 0644 deploy/flowcut.sysusers $(D)$(SYSUSERSDIR)/flowcut.conf
 	install -m 0644 deploy/flowcut.default $(D)$(DATADIR)/flowcut.default
+	install -m 0644 deploy/af_xdp.conf $(D)$(DATADIR)/af_xdp.conf
 	rm -f $(D)$(DATADIR)/settings.conf
 	$(BUILD)/flowcutctl --settings $(D)$(DATADIR)/settings.conf settings set offload on >/dev/null
 ifeq ($(ETC),yes)
@@ -379,7 +380,7 @@ uninstall:
 		$(D)$(MAN8DIR)/$p.8 $(D)$(UNITDIR)/$p.service) $(D)$(SYSUSERSDIR)/flowcut.conf
 	! cmp -s $(D)/etc/flowcut/settings.conf $(D)$(DATADIR)/settings.conf || rm -f $(D)/etc/flowcut/settings.conf
 	! cmp -s $(D)/etc/default/flowcut $(D)$(DATADIR)/flowcut.default || rm -f $(D)/etc/default/flowcut
-	rm -f $(D)$(DATADIR)/settings.conf $(D)$(DATADIR)/flowcut.default
+	rm -f $(D)$(DATADIR)/settings.conf $(D)$(DATADIR)/flowcut.default $(D)$(DATADIR)/af_xdp.conf
 	-rmdir $(D)$(DATADIR) $(D)/etc/flowcut 2>/dev/null
 
 clean:

@@ -601,6 +601,22 @@ control_loop(const struct npu_opts *o)
 
 /* ---- set-up ---- */
 
+/* ports 0..n-1 stopped and closed (stopping one that never started does
+ * nothing); one that will not is said, nothing more */
+static void
+ports_close(uint16_t n)
+{
+	for (uint16_t p = 0; p < n; p++) {
+		int rc = rte_eth_dev_stop(p);
+
+		if (rc != 0)
+			fprintf(stderr, "flowcut-npu: port %u did not stop: %s\n", p, rte_strerror(-rc));
+		rc = rte_eth_dev_close(p);
+		if (rc != 0)
+			fprintf(stderr, "flowcut-npu: port %u did not close: %s\n", p, rte_strerror(-rc));
+	}
+}
+
 static int
 port_init(uint16_t port, unsigned int queues)
 {
@@ -769,6 +785,10 @@ main(int argc, char **argv)
 
 		if (rc != 0) {
 			fprintf(stderr, "flowcut-npu: port %u: %s\n", p, rte_strerror(-rc));
+			/* closed, the half-made port too: an AF_XDP port has put
+			 * its XDP program on the interface by now, and one left
+			 * there refuses the next coprocessor's (EBUSY) */
+			ports_close(p + 1);
 			return 1;
 		}
 	}
@@ -808,11 +828,7 @@ main(int argc, char **argv)
 	control_loop(&o);
 
 	rte_eal_mp_wait_lcore();
-	for (uint16_t p = 0; p < nports; p++) {
-		/* stopping: a port that will not stop or close is said, nothing more */
-		if (rte_eth_dev_stop(p) != 0 || rte_eth_dev_close(p) != 0)
-			fprintf(stderr, "flowcut-npu: port %u did not stop cleanly\n", p);
-	}
+	ports_close(nports);
 	counters_publish();
 	for (i = 0; i < nworkers; i++)
 		fp_worker_destroy(workers[i].fpw);

@@ -80,6 +80,34 @@ else
 	done
 fi
 
+# the AF_XDP drop-in (deploy/af_xdp.conf) on the coprocessor's unit, as
+# /etc/systemd/system/flowcut-npu.service.d/ would hold it: it loads
+# cleanly, keeps the exposure at most MEDIUM, and its capabilities are the
+# unit's (systemd-analyze reads the drop-in from beside the unit)
+xdp=$UNITS/af_xdp.conf
+if [ -f "$xdp" ] && [ -f "$work/flowcut-npu.service" ]; then
+	if ! command -v systemd-analyze >/dev/null 2>&1; then
+		echo "ok - flowcut-npu.service with af_xdp.conf # SKIP systemd-analyze is not installed"
+	else
+		mkdir -p "$work/xdp/flowcut-npu.service.d"
+		cp "$work/flowcut-npu.service" "$work/xdp/"
+		cp "$xdp" "$work/xdp/flowcut-npu.service.d/af_xdp.conf"
+		out=$(systemd-analyze verify --man=no "$work/xdp/flowcut-npu.service" 2>&1)
+		rc=$?
+		sec=$(systemd-analyze security --offline=yes --no-pager "$work/xdp/flowcut-npu.service" 2>&1)
+		overall=$(grep 'Overall exposure level' <<<"$sec" | sed 's/.*: //' | awk '{ print $1, $2 }')
+		why=()
+		[ $rc -eq 0 ] && [ -z "$out" ] || why+=("verify: exit $rc" "$out")
+		case "$overall" in *" SAFE"* | *" OK"* | *" MEDIUM"*) ;; *) why+=("exposure ${overall:-not said}") ;; esac
+		for k in CapabilityBoundingSet=~CAP_SYS_ADMIN CapabilityBoundingSet=~CAP_IPC_LOCK \
+			RestrictAddressFamilies=~AF_NETLINK; do
+			grep -q "✗ $k " <<<"$sec" || why+=("${k#*~} not allowed with the drop-in")
+		done
+		result "flowcut-npu.service with af_xdp.conf: verify says nothing, exposure ${overall:-?}, its capabilities in force" \
+			${#why[@]} "${why[@]}"
+	fi
+fi
+
 for u in "${units[@]}"; do
 	f=$work/$u
 	[ -f "$f" ] && [ "$u" != "$web" ] || continue

@@ -502,9 +502,9 @@ t_stream() { # proto family
 
 # A unit's capabilities (CapabilityBoundingSet= of deploy/UNIT), as names:
 # "cap_net_admin,cap_net_raw" (sorted, capsh's spelling)
-unit_caps() { # unit
-	sed -n 's/^CapabilityBoundingSet=//p' "$top/deploy/$1" | tr ' ' '\n' | tr 'A-Z' 'a-z' |
-		sed '/^$/d' | sort | paste -sd,
+unit_caps() { # unit [drop-in]
+	cat "$top/deploy/$1" ${2:+"$top/deploy/$2"} | sed -n 's/^CapabilityBoundingSet=//p' |
+		tr ' ' '\n' | tr 'A-Z' 'a-z' | sed '/^$/d' | sort -u | paste -sd,
 }
 # the capabilities a process may have, and whether it may gain any by exec
 proc_caps() { # pid
@@ -522,7 +522,9 @@ proc_caps() { # pid
 # (tests/deploy/test_units.sh checks them as systemd reads them).
 t_units_caps() {
 	local npu fd want got
-	npu=$(unit_caps flowcut-npu.service) fd=$(unit_caps flowcutd.service)
+	# AF_XDP ports need the drop-in deploy/af_xdp.conf's too
+	npu=$(unit_caps flowcut-npu.service "$([ "${FLOWCUT_WIRE:-}" = af_xdp ] && echo af_xdp.conf)")
+	fd=$(unit_caps flowcutd.service)
 	[ -n "$npu" ] && [ -n "$fd" ] || { say "a unit names no CapabilityBoundingSet"; return 1; }
 	"$lab" stop "$L"
 	# setpriv's spelling: -all,+net_admin,+net_raw

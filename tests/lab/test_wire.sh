@@ -137,5 +137,40 @@ sys.exit(0 if ok else 1)
 EOF
 }
 
-tests=("the wire on af_xdp: a 64-byte UDP flood past its rate, every frame accounted for at every stage, losses counted|90|wire_accounted")
+# A coprocessor that fails to open an AF_XDP port after its XDP program is
+# on the interface (libxdp 1.3.1 puts it there, then reads it back by id,
+# which needs CAP_SYS_ADMIN: refused with the unit's capabilities and
+# CAP_BPF) must take it off again: a program left there refuses the next
+# coprocessor's (EBUSY), and one with the unit's capabilities could never
+# start again (seen before flowcut-npu closed the ports it made).
+xdp_left_after_failure() {
+	local w i
+	if ! kill -0 "$(cat "$run/npu.pid")" 2>/dev/null; then
+		echo "AF_XDP did not start here: $(grep -i af_xdp "$run/npu.log" | tail -1)" >"$run/skip"
+		exit 77
+	fi
+	"$lab" stop "$L" >/dev/null
+	FLOWCUT_NPU_WRAP="setpriv --no-new-privs --inh-caps=-all --ambient-caps=-all --bounding-set=-all,+net_raw,+net_admin,+bpf,+ipc_lock --" \
+		"$lab" start-npu "$L"
+	for i in $(seq 100); do
+		kill -0 "$(cat "$run/npu.pid")" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$(cat "$run/npu.pid")" 2>/dev/null; then
+		echo "this libxdp opened the ports without CAP_SYS_ADMIN: no failure to make" >"$run/skip"
+		exit 77
+	fi
+	say "without CAP_SYS_ADMIN: $(grep 'flowcut-npu: port' "$run/npu.log" | tail -1)"
+	for w in w0 w1; do
+		if ex npu ip -d link show "$w" | grep -q "prog/xdp"; then
+			say "an XDP program left on $w: $(ex npu ip -d link show "$w" | grep -o 'prog/xdp id [0-9]*')"
+			return 1
+		fi
+	done
+	"$lab" start "$L" >/dev/null || { say "the next coprocessor did not start"; tail -3 "$run/npu.log"; return 1; }
+	say "no XDP program left on w0 or w1; the next coprocessor started"
+}
+
+tests=("the wire on af_xdp: a 64-byte UDP flood past its rate, every frame accounted for at every stage, losses counted|90|wire_accounted"
+	"the wire on af_xdp: a coprocessor that could not open its ports leaves no XDP program on them|90|xdp_left_after_failure")
 lab_suite fcwire
