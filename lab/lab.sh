@@ -29,7 +29,9 @@
 # grows with it past 256 MB, about 600 B a connection), FLOWCUT_NPU_HOST_NEW_RATE
 # (flowcut-npu's --host-new-rate, the SYNs a second that miss handed to the
 # host, 0 = no limit: its own default when unset; docs/lab.md), FLOWCUT_WIRE
-# (the coprocessor's wire ports: af_packet, the default, or af_xdp; docs/lab.md).
+# (the coprocessor's wire ports: af_packet, the default, or af_xdp; docs/lab.md),
+# FLOWCUT_NPU_WORKERS (flowcut-npu's --workers, default 1: each port and
+# veth gets a queue a worker; set it for `up` and `start` both).
 # The lab's settings file is /run/flowcut-lab/NAME/settings.conf; `up` writes
 # it watching the ruleset's sets inet filter blocked4 and blocked6:
 #   build/flowcutctl --settings /run/flowcut-lab/NAME/settings.conf settings set KEY VALUE
@@ -73,8 +75,14 @@ up() {
 		ns "$r" ip link set lo up
 		ns "$r" sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0
 	done
-	ip link add c0 netns "$name-client" type veth peer name w0 netns "$name-npu"
-	ip link add s0 netns "$name-server" type veth peer name w1 netns "$name-npu"
+	# a queue a worker (FLOWCUT_NPU_WORKERS): a veth hands a frame to the
+	# peer's receive queue of the sender's transmit queue, which the
+	# sender picks by the flow's hash - the wire's RSS
+	local q=${FLOWCUT_NPU_WORKERS:-1}
+	ip link add c0 netns "$name-client" numtxqueues "$q" numrxqueues "$q" \
+		type veth peer name w0 netns "$name-npu" numtxqueues "$q" numrxqueues "$q"
+	ip link add s0 netns "$name-server" numtxqueues "$q" numrxqueues "$q" \
+		type veth peer name w1 netns "$name-npu" numtxqueues "$q" numrxqueues "$q"
 	for d in w0 w1; do
 		# the coprocessor's wire side speaks no IP of its own
 		ns npu sysctl -qw "net.ipv6.conf.$d.disable_ipv6=1"
@@ -118,18 +126,29 @@ up() {
 # (docs/measurements.md, 2026-12-05); the veth's NAPI runs in the sender's
 # context anyway.
 wire_vdevs() {
-	local v=${FLOWCUT_WIRE:-af_packet}
+	local v=${FLOWCUT_WIRE:-af_packet} q=${FLOWCUT_NPU_WORKERS:-1}
 	case "$v" in
-	af_packet) echo "--vdev net_af_packet0,iface=w0 --vdev net_af_packet1,iface=w1" ;;
-	af_xdp) echo "--vdev net_af_xdp0,iface=w0,busy_budget=0 --vdev net_af_xdp1,iface=w1,busy_budget=0" ;;
+	af_packet) echo "--vdev net_af_packet0,iface=w0,qpairs=$q --vdev net_af_packet1,iface=w1,qpairs=$q" ;;
+	af_xdp) echo "--vdev net_af_xdp0,iface=w0,busy_budget=0,queue_count=$q" \
+		"--vdev net_af_xdp1,iface=w1,busy_budget=0,queue_count=$q" ;;
 	*) echo "lab: FLOWCUT_WIRE=$v: af_packet or af_xdp" >&2; return 2 ;;
 	esac
+}
+
+# EAL's lcores: the control thread on CPU 0, worker k on CPU k (round the
+# machine's CPUs: on 2, a second worker shares CPU 0 with the control thread)
+npu_lcores() {
+	local w=${FLOWCUT_NPU_WORKERS:-1} n k out=0@0
+	n=$(nproc)
+	case "$w" in '' | *[!0-9]* | 0) echo "lab: FLOWCUT_NPU_WORKERS=$w: a count of 1 or more" >&2; return 2 ;; esac
+	for k in $(seq "$w"); do out+=",$k@$((k % n))"; done
+	echo "$out"
 }
 
 # Each appends to its log, so a program started again keeps its history.
 start_npu() {
 	local conns=${FLOWCUT_NPU_CONNS:-} mem=256
-	wire_vdevs >/dev/null || return 2
+	wire_vdevs >/dev/null && npu_lcores >/dev/null || return 2
 	install -d -m 0700 "$run"	# 0700: the link lives in it
 	if [ -n "$conns" ]; then
 		mem=$((128 + conns * 600 / 1048576))
@@ -137,9 +156,9 @@ start_npu() {
 	fi
 	# shellcheck disable=SC2086
 	ip netns exec "$name-npu" ${FLOWCUT_NPU_WRAP:-} "$BUILD/flowcut-npu" --no-huge -m "$mem" --no-pci --no-telemetry --no-shconf \
-		--file-prefix "$name-npu" -l 0,1 --log-level=error \
+		--file-prefix "$name-npu" --lcores "$(npu_lcores)" --log-level=error \
 		$(wire_vdevs) \
-		-- --link "$run/link" ${conns:+--conns "$conns"} \
+		-- --link "$run/link" ${conns:+--conns "$conns"} --workers "${FLOWCUT_NPU_WORKERS:-1}" \
 		${FLOWCUT_NPU_HOST_NEW_RATE:+--host-new-rate "$FLOWCUT_NPU_HOST_NEW_RATE"} >>"$run/npu.log" 2>&1 &
 	echo $! >"$run/npu.pid"
 }

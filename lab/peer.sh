@@ -17,12 +17,14 @@
 # thread's user and system time, polling included.  Prints each figure's
 # median and range over the runs, and flowcut's ratio to the kernel.
 #
-#   lab/peer.sh [--runs N] [--secs S] [--wire af_packet|af_xdp] [--pin] [--json FILE] [--png FILE]
-#               [--perf FILE]
+#   lab/peer.sh [--runs N] [--secs S] [--wire af_packet|af_xdp] [--workers N] [--pin]
+#               [--json FILE] [--png FILE] [--perf FILE]
 #
 #   --runs N   runs (default 5; issue 19's table wants at least 5)
 #   --secs S   each measurement's iperf3 -t (default 5)
 #   --wire W   flowcut's wire (lab.sh's FLOWCUT_WIRE; default af_packet)
+#   --workers N  flowcut-npu's workers, a queue each on every port (lab.sh's
+#              FLOWCUT_NPU_WORKERS; default 1)
 #   --pin      both ends' iperf3 on core 0 (below)
 #   --json F   every run's figures ("rows"), each figure's runs ("series") and the summary
 #   --png F    the medians drawn, flowcut's bar beside the kernel's (gnuplot)
@@ -32,7 +34,7 @@
 #
 # Not pinned by default: each side as the scheduler runs it, the kernel at
 # its best here.  --pin puts both ends' iperf3 on core 0, for both sides;
-# flowcut-npu's worker is on core 1 in any case (lab.sh's EAL -l 0,1), the
+# flowcut-npu's worker is on core 1 in any case (lab.sh's EAL --lcores 0@0,1@1), the
 # kernel forwards in the softirq of the core that sends (core 0).  Giving
 # the kernel's forwarding core 1 with RPS (fp0's and fp1's rps_cpus) was
 # tried and left out: on this guest the IPIs cost it more than the core
@@ -43,13 +45,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 export BUILD=${BUILD:-$top/build}
 case "$BUILD" in /*) ;; *) BUILD=$top/$BUILD ;; esac
-runs=5 secs=5 wire=${FLOWCUT_WIRE:-af_packet} json='' png='' pin=0 perf=''
-usage() { sed -n '20,31p' "$0" >&2; exit 2; }
+runs=5 secs=5 wire=${FLOWCUT_WIRE:-af_packet} workers=${FLOWCUT_NPU_WORKERS:-1} json='' png='' pin=0 perf=''
+usage() { sed -n '20,33p' "$0" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--runs) runs=${2:?}; shift ;;
 	--secs) secs=${2:?}; shift ;;
 	--wire) wire=${2:?}; shift ;;
+	--workers) workers=${2:?}; shift ;;
 	--json) json=${2:?}; shift ;;
 	--png) png=${2:?}; shift ;;
 	--pin) pin=1 ;;
@@ -58,13 +61,13 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-case "$runs$secs" in *[!0-9]*) usage ;; esac
-[ "$runs" -ge 1 ] && [ "$secs" -ge 1 ] || usage
+case "$runs$secs$workers" in *[!0-9]*) usage ;; esac
+[ "$runs" -ge 1 ] && [ "$secs" -ge 1 ] && [ "$workers" -ge 1 ] || usage
 if [ "$(id -u)" -ne 0 ]; then
 	echo "peer.sh: the lab needs root (network namespaces)" >&2
 	exit 1
 fi
-export FLOWCUT_WIRE=$wire
+export FLOWCUT_WIRE=$wire FLOWCUT_NPU_WORKERS=$workers
 [ "$(nproc)" -ge 2 ] || pin=0
 ends=()	# what the ends' iperf3 run under
 [ "$pin" = 1 ] && ends=(taskset -c 0)
@@ -145,15 +148,23 @@ EOF
 # CPU ticks (1/100 s): the machine's softirq; the coprocessor's worker
 # thread's user and system time ("U S").
 softirq_ticks() { awk '/^cpu /{print $8}' /proc/stat; }
+# the workers' thread ids, comma-separated (perf -t's spelling)
 worker_tid() {
-	local pid t
+	local pid t out=''
 	pid=$(cat "/run/flowcut-lab/$L/npu.pid")
 	for t in /proc/"$pid"/task/*; do
-		case "$(cat "$t/comm")" in *worker*) echo "${t##*/}"; return 0 ;; esac
+		case "$(cat "$t/comm")" in *worker*) out+="${out:+,}${t##*/}" ;; esac
 	done
-	return 1
+	[ -n "$out" ] && echo "$out"
 }
-worker_ticks() { awk '{print $14, $15}' "/proc/$(cat "/run/flowcut-lab/$L/npu.pid")/task/$wtid/stat"; }
+worker_ticks() { # the workers' "U S", summed
+	local t u=0 s=0 a b
+	for t in ${wtid//,/ }; do
+		read -r a b < <(awk '{print $14, $15}' "/proc/$(cat "/run/flowcut-lab/$L/npu.pid")/task/$t/stat")
+		u=$((u + a)) s=$((s + b))
+	done
+	echo "$u $s"
+}
 # the coprocessor's busy time so far, ns: its wire ports' BUSY_NS, summed
 busy_ns() {
 	ctl --json counters --all | python3 -c 'import json, sys
@@ -207,7 +218,7 @@ measure() { # side last
 kernel_up || { echo "peer.sh: the kernel's appliance did not come up" >&2; exit 1; }
 "$lab" up "$L" >/dev/null && "$lab" start "$L" >/dev/null ||
 	{ echo "peer.sh: the flowcut lab did not come up" >&2; exit 1; }
-echo "peer.sh: $runs runs of ${secs} s each, flowcut's wire $wire, $([ "$pin" = 1 ] &&
+echo "peer.sh: $runs runs of ${secs} s each, flowcut's wire $wire, $workers worker(s), $([ "$pin" = 1 ] &&
 	echo "both ends on core 0, the coprocessor's worker on core 1" || echo "not pinned"), $(date -u +%Y-%m-%dT%H:%MZ)"
 for i in $(seq "$runs"); do
 	for side in kernel flowcut; do
@@ -215,9 +226,9 @@ for i in $(seq "$runs"); do
 		echo "$i $side $row" | tee -a "$out/rows"
 	done
 done
-python3 - "$out/rows" "$wire" "$json" "$out/plot.dat" "$pin" <<'EOF'
+python3 - "$out/rows" "$wire" "$json" "$out/plot.dat" "$pin" "$workers" <<'EOF'
 import json, statistics, sys
-rows, wire, jpath, dat, pin = sys.argv[1:6]
+rows, wire, jpath, dat, pin, workers = sys.argv[1:7]
 data = {"kernel": [], "flowcut": []}
 runrows = []
 for ln in open(rows):
@@ -261,7 +272,7 @@ with open(dat, "w") as f:	# the plot: each figure's medians, the kernel's as 1
 					     "CPU/frame", "worker usr", "worker sys",
 					     "softirq/frame"][k], r))
 if jpath:
-	json.dump({"wire": wire, "pinned": pin == "1", "rows": runrows, "series": {n: summary[n] for n in names},
+	json.dump({"wire": wire, "workers": int(workers), "pinned": pin == "1", "rows": runrows, "series": {n: summary[n] for n in names},
 		   "summary": summary}, open(jpath, "w"), indent=1)
 EOF
 if [ -n "$perf" ]; then

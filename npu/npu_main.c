@@ -745,6 +745,13 @@ main(int argc, char **argv)
 		return 2;
 	}
 	nports = rte_eth_dev_count_avail();
+	/* EAL goes on when a device fails its probe: a coprocessor with no
+	 * wire would look up and forward nothing */
+	if (nports == 0) {
+		fprintf(stderr, "flowcut-npu: no ports: EAL made none (a device it could not "
+			"make is said above)\n");
+		return 1;
+	}
 	if (nports > FP_MAX_PORTS) {
 		fprintf(stderr, "flowcut-npu: %u ports, at most %u\n", nports, FP_MAX_PORTS);
 		return 2;

@@ -18,7 +18,9 @@
  *    frames are dropped as from an unknown port until the host programs
  *    the ports again, then go to the host (the gate is shut);
  *  - garbage: the whole region scribbled on while it runs and a client
- *    calls; it neither crashes nor hangs, and still stops cleanly.
+ *    calls; it neither crashes nor hangs, and still stops cleanly;
+ *  - no ports: a device EAL could not make leaves none, and it exits
+ *    saying so, its link not made.
  *
  * Needs root (namespaces, veth); says skipped otherwise.  Every wait is
  * bounded.  FC_PROGS names the folder of flowcut-npu and flowcutctl (the
@@ -753,6 +755,42 @@ test_aging_without_a_reader(void **state)
 		      counter(lk, FC_CNT_NPU_EVENT_RING_FULL));
 }
 
+/*
+ * A port EAL could not make leaves no coprocessor running without a wire:
+ * EAL goes on past a device that fails its probe, and flowcut-npu with no
+ * ports would bring its link up, be programmed and forward nothing.  It
+ * must exit, saying so, with no link made.
+ */
+static void
+test_no_ports_refused(void **state)
+{
+	char cmd[1024], out[4096] = "";
+	struct stat st;
+	size_t n = 0;
+	FILE *f;
+	int rc;
+
+	(void)state;
+	if (!have_netns)
+		skip();
+	snprintf(cmd, sizeof(cmd),
+		 "timeout 30 %s/flowcut-npu --no-huge -m 256 --no-pci --no-telemetry --no-shconf "
+		 "--file-prefix fc-npu-noport-%d -l 0,1 --log-level=error "
+		 "--vdev net_pcap0,rx_iface=no-such-if,tx_pcap=%s/noport.pcap -- --link %s/noport.link 2>&1",
+		 progs(), (int)getpid(), dir, dir);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	while (n < sizeof(out) - 1 && fgets(out + n, (int)(sizeof(out) - n), f) != NULL)
+		n = strlen(out);
+	rc = pclose(f);
+	print_message("%s", out);
+	assert_true(WIFEXITED(rc));
+	assert_int_equal(WEXITSTATUS(rc), 1);
+	assert_non_null(strstr(out, "no ports"));
+	snprintf(cmd, sizeof(cmd), "%s/noport.link", dir);
+	assert_int_not_equal(stat(cmd, &st), 0);
+}
+
 int
 main(void)
 {
@@ -763,6 +801,7 @@ main(void)
 		cmocka_unit_test_teardown(test_answers_never_lost, test_teardown),
 		cmocka_unit_test_teardown(test_garbage_while_running, test_teardown),
 		cmocka_unit_test_teardown(test_aging_without_a_reader, test_teardown),
+		cmocka_unit_test(test_no_ports_refused),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
