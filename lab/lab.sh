@@ -129,8 +129,15 @@ wire_vdevs() {
 	local v=${FLOWCUT_WIRE:-af_packet} q=${FLOWCUT_NPU_WORKERS:-1}
 	case "$v" in
 	af_packet) echo "--vdev net_af_packet0,iface=w0,qpairs=$q --vdev net_af_packet1,iface=w1,qpairs=$q" ;;
-	af_xdp) echo "--vdev net_af_xdp0,iface=w0,busy_budget=0,queue_count=$q" \
-		"--vdev net_af_xdp1,iface=w1,busy_budget=0,queue_count=$q" ;;
+	af_xdp)
+		# DPDK 22.11's net_af_xdp takes as many queues as the interface
+		# has combined channels, and a veth has none (rx and tx ones only)
+		if [ "$q" != 1 ]; then
+			echo "lab: FLOWCUT_WIRE=af_xdp takes one worker: DPDK 22.11's net_af_xdp opens" \
+				"at most the veth's combined channels, and a veth has none" >&2
+			return 2
+		fi
+		echo "--vdev net_af_xdp0,iface=w0,busy_budget=0 --vdev net_af_xdp1,iface=w1,busy_budget=0" ;;
 	*) echo "lab: FLOWCUT_WIRE=$v: af_packet or af_xdp" >&2; return 2 ;;
 	esac
 }
@@ -191,7 +198,7 @@ start_web() {
 start() {
 	local before
 	before=$(grep -c programmed "$run/flowcutd.log" 2>/dev/null || true)
-	start_npu
+	start_npu || return
 	start_flowcutd
 	for _ in $(seq 100); do
 		ns host ip link show fp1 >/dev/null 2>&1 && break

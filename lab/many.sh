@@ -11,7 +11,7 @@
 # same within it.
 #
 #   lab/many.sh [--runs N] [--secs S] [--clients N] [--streams N]
-#               [--settings LIST] [--limit S] [--json FILE] [--png FILE]
+#               [--settings LIST] [--limit S] [--pin] [--json FILE] [--png FILE]
 #
 #   --runs N        runs per setting (default 5)
 #   --secs S        each client's iperf3 -t (default 10)
@@ -22,6 +22,10 @@
 #   --limit S       the most a client may take, connecting included (default
 #                   secs + 90); one that takes longer is killed, its streams
 #                   not counted as finished
+#   --pin           the clients' and servers' iperf3 on core 0, core 1 left
+#                   to the coprocessor's worker (lab.sh's EAL --lcores 0@0,1@1)
+#                   and the kernel's work it does there, as an appliance's
+#                   coprocessor has a core of its own
 #   --json FILE     runs, summary and per-second figures ($OUT/many.json);
 #   --png FILE      the plot ($OUT/many.png)
 #
@@ -32,7 +36,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lab/measure.sh
 . "$here/measure.sh"
 
-runs=5 secs=10 nclients=8 streams=128 settings=fwd,ips limit='' json='' png=''
+runs=5 secs=10 nclients=8 streams=128 settings=fwd,ips limit='' json='' png='' ends=()
 usage() { sed -n '13,14p' "$0" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -42,9 +46,10 @@ while [ $# -gt 0 ]; do
 	--streams) streams=${2:?}; shift ;;
 	--settings) settings=${2:?}; shift ;;
 	--limit) limit=${2:?}; shift ;;
+	--pin) ends=(taskset -c 0) ;;
 	--json) json=${2:?}; shift ;;
 	--png) png=${2:?}; shift ;;
-	-h|--help) sed -n '2,29p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,33p' "$0"; exit 0 ;;
 	*) say "many.sh: unknown option '$1'"; usage ;;
 	esac
 	shift
@@ -101,7 +106,7 @@ run_one() { # setting run
 	left=$(drained)
 	for ((c = 0; c < nclients; c++)); do
 		p=$((5201 + c))
-		ex server iperf3 -s -D -1 -p "$p" -I "$m_tmp/srv-$p.pid" >/dev/null 2>&1 ||
+		ex server "${ends[@]}" iperf3 -s -D -1 -p "$p" -I "$m_tmp/srv-$p.pid" >/dev/null 2>&1 ||
 			{ say "many.sh: iperf3 server on $p did not start"; return 1; }
 	done
 	sleep 0.5
@@ -110,7 +115,7 @@ run_one() { # setting run
 	m_record_start "$rec" $((limit + 5))
 	m_at 0
 	for ((c = 0; c < nclients; c++)); do
-		"$lab" exec "$L" client timeout "$limit" iperf3 -c "$dst" -p $((5201 + c)) -P "$streams" \
+		"$lab" exec "$L" client timeout "$limit" "${ends[@]}" iperf3 -c "$dst" -p $((5201 + c)) -P "$streams" \
 			-t "$secs" --json >"$m_tmp/cli-$s-$k-$c.json" 2>&1 &
 		pids+=($!)
 	done
