@@ -8,6 +8,7 @@
 #   lab/lab.sh stop NAME    stop them
 #   lab/lab.sh down NAME    stop them and remove everything NAME made
 #   lab/lab.sh exec NAME ROLE CMD...   run CMD in NAME-ROLE (client npu host server)
+#   lab/lab.sh alive NAME PID   0 if PID runs, 1 if it ended (a zombie has: below)
 #
 #   client            npu (the coprocessor's wire side)           server
 #   NAME-client       NAME-npu                                    NAME-server
@@ -57,7 +58,7 @@ top=$(cd "$here/.." && pwd)
 BUILD=${BUILD:-$top/build}
 case "$BUILD" in /*) ;; *) BUILD=$top/$BUILD ;; esac
 
-usage() { sed -n '2,10p' "$0" >&2; exit 2; }
+usage() { sed -n '2,11p' "$0" >&2; exit 2; }
 [ $# -ge 2 ] || usage
 cmd=$1 name=$2
 shift 2
@@ -213,7 +214,7 @@ start() {
 	# (30 s: a coprocessor starting on a loaded machine may miss a deadline)
 	for _ in $(seq 300); do
 		[ "$(grep -c programmed "$run/flowcutd.log")" -gt "${before:-0}" ] &&
-			kill -0 "$(cat "$run/flowcutd.pid")" 2>/dev/null && { start_web; return; }
+			alive "$(cat "$run/flowcutd.pid")" && { start_web; return; }
 		sleep 0.1
 	done
 	echo "lab: the coprocessor was not programmed" >&2
@@ -221,12 +222,25 @@ start() {
 	return 1
 }
 
+# A process runs (its pid, 0) or has ended (1).  Not kill -0: the lab's
+# daemons outlive the lab.sh that started them, and an ended orphan stays a
+# zombie until its reaper collects it - on these machines PID 1 (the
+# sandbox's init) does so only every second or two, which made every stop
+# wait 2-3 s a daemon (7 s a lab down, 2026-12-05).  A zombie holds nothing
+# (sockets, TAPs, the link's mapping are released at exit).
+alive() { # pid
+	local st
+	st=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	st=${st##*) }
+	[ "${st%% *}" != Z ]
+}
+
 stop_one() { # pidfile
 	local pid
 	[ -f "$1" ] || return 0
 	pid=$(cat "$1")
 	kill "$pid" 2>/dev/null || true
-	for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	for _ in $(seq 250); do alive "$pid" || break; sleep 0.02; done
 	kill -9 "$pid" 2>/dev/null || true
 	rm -f "$1"
 }
@@ -260,6 +274,8 @@ start-web) start_web ;;
 stop-web) stop_one "$run/web.pid" ;;
 stop) stop ;;
 down) down ;;
+# alive NAME PID: whether PID runs (a zombie does not): 0 or 1
+alive) [ $# -ge 1 ] || usage; alive "$1" ;;
 # exec: the command replaces this script, so killing it kills the command
 exec) [ $# -ge 2 ] || usage; r=$1; shift; exec ip netns exec "$name-$r" "$@" ;;
 *) usage ;;

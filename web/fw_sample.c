@@ -10,8 +10,14 @@
 void
 fw_sample_init(struct fw_sample *s)
 {
+	pthread_condattr_t ca;
+
 	memset(s, 0, sizeof(*s));
 	pthread_mutex_init(&s->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->wake, &ca);
+	pthread_condattr_destroy(&ca);
 }
 
 void
@@ -21,6 +27,7 @@ fw_sample_fini(struct fw_sample *s)
 	json_decref(s->prev);
 	json_decref(s->triggers);
 	s->last = s->prev = s->triggers = NULL;
+	pthread_cond_destroy(&s->wake);
 	pthread_mutex_destroy(&s->lock);
 }
 
@@ -211,9 +218,10 @@ loop(void *arg)
 	struct timespec next;
 
 	clock_gettime(CLOCK_MONOTONIC, &next);
-	while (!s->stop) {
+	for (;;) {
 		char err[256];
 		json_t *doc;
+		bool stop;
 
 		if (fw_ctl_ask(s->ctl_path, NULL, "counters\n", &doc, err, sizeof(err)) == 0) {
 			fw_sample_push(s, doc);
@@ -226,8 +234,13 @@ loop(void *arg)
 			json_decref(doc);
 		}
 		next.tv_sec++;
-		while (!s->stop && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
+		pthread_mutex_lock(&s->lock);
+		while (!s->stop && pthread_cond_timedwait(&s->wake, &s->lock, &next) != ETIMEDOUT)
 			;
+		stop = s->stop;
+		pthread_mutex_unlock(&s->lock);
+		if (stop)
+			break;
 	}
 	return NULL;
 }
@@ -251,7 +264,10 @@ fw_sample_stop(struct fw_sample *s)
 {
 	if (!s->running)
 		return;
+	pthread_mutex_lock(&s->lock);
 	s->stop = true;
+	pthread_cond_signal(&s->wake);
+	pthread_mutex_unlock(&s->lock);
 	pthread_join(s->thread, NULL);
 	s->running = false;
 }

@@ -43,11 +43,13 @@ struct fw_sample {
 	struct fw_point pts[FW_SAMPLE_N];
 	unsigned int n, head;	/* head: the next slot */
 	char err[256];		/* the last ask's failure, "" when it answered */
-	/* the thread */
+	/* the thread: it sleeps on wake (CLOCK_MONOTONIC) between two asks,
+	 * so fw_sample_stop ends it at once, not at its next second */
 	const char *ctl_path;
 	pthread_t thread;
+	pthread_cond_t wake;
 	bool running;
-	volatile bool stop;
+	bool stop;		/* under lock */
 };
 
 void fw_sample_init(struct fw_sample *s);

@@ -65,7 +65,7 @@ kill_and_wait() {
 	local pid
 	pid=$(cat "$1")
 	kill -9 "$pid"
-	wait_for 50 bash -c "! kill -0 $pid"
+	wait_for 50 bash -c "! $lab alive $L $pid"
 }
 
 # flowcutd has programmed a coprocessor a second time

@@ -472,7 +472,7 @@ t_watched_set_refused() {
 		{ say "the missing set not said"; return 1; }
 	grep "not watched" "$run/flowcutd.log" | while read -r line; do say "$line"; done
 	grep -q "watched set inet filter blocked4: followed (ipv4_addr, interval)" "$run/flowcutd.log" &&
-		kill -0 "$(cat "$run/flowcutd.pid")"
+		"$lab" alive "$L" "$(cat "$run/flowcutd.pid")"
 }
 
 # A stream, offloaded: after the first frames the host's counters stop
@@ -710,7 +710,7 @@ t_lease_release() {
 	ex client timeout 30 iperf3 -u -c 198.18.1.2 -p 5202 -b 5M -t 15 -l 500 >"$run/udp.out" 2>&1 &
 	wait_for 80 forwarding 4 5202 || { say "never offloaded"; conns; return 1; }
 	kill -TERM "$(cat "$run/flowcutd.pid")"
-	wait_for 30 bash -c "! kill -0 $(cat "$run/flowcutd.pid")"
+	wait_for 30 bash -c "! $lab alive $L $(cat "$run/flowcutd.pid")"
 	sleep 0.3
 	[ "$(lease_state)" = lapsed ] || { say "lease $(lease_state) after a clean stop"; return 1; }
 	a0=$(port_rx 5202) d0=$(counter FROM_WIRE_TO_KN_LEASE_LAPSED)
@@ -787,7 +787,7 @@ t_cut_restart() {
 	wait_for 50 grep -q "cut (hand) of" "$run/flowcutd.log" || { say "no cut"; return 1; }
 	pid=$(cat "$run/flowcutd.pid")
 	kill -TERM "$pid"
-	wait_for 50 bash -c "! kill -0 $pid" || { say "flowcutd did not stop"; return 1; }
+	wait_for 50 bash -c "! $lab alive $L $pid" || { say "flowcutd did not stop"; return 1; }
 	ex host nft list set inet flowcut cut4 | grep -q '198.18.1.2' ||
 		{ say "the cut set went with flowcutd"; return 1; }
 	"$lab" start-flowcutd "$L"

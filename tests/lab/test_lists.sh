@@ -149,7 +149,7 @@ cs_kill() {
 	pid=$(cat "$1")
 	rm -f "$1"
 	kill "$pid" 2>/dev/null || return 0
-	wait_for 50 bash -c "! kill -0 $pid" && return 0
+	wait_for 50 bash -c "! $lab alive $L $pid" && return 0
 	kill -9 "$pid" 2>/dev/null
 	return 1
 }

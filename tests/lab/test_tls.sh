@@ -75,7 +75,7 @@ cap_stop() { # file
 	pid=$(cat "$1.pid")
 	sleep 0.3	# the last frames written (-U: one write each)
 	kill -INT "$pid" 2>/dev/null
-	wait_for 30 bash -c "! kill -0 $pid"
+	wait_for 30 bash -c "! $lab alive $L $pid"
 }
 # the one ClientHello of a capture: "PORT JA4 JA3"
 hello_of() { # capture

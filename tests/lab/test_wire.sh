@@ -72,7 +72,7 @@ figures_still() {
 
 wire_accounted() {
 	local before=$run/before.txt after=$run/after.txt
-	if ! kill -0 "$(cat "$run/npu.pid")" 2>/dev/null; then
+	if ! "$lab" alive "$L" "$(cat "$run/npu.pid")"; then
 		echo "AF_XDP did not start here: $(grep -i af_xdp "$run/npu.log" | tail -1)" >"$run/skip"
 		exit 77
 	fi
@@ -145,7 +145,7 @@ EOF
 # start again (seen before flowcut-npu closed the ports it made).
 xdp_left_after_failure() {
 	local w i
-	if ! kill -0 "$(cat "$run/npu.pid")" 2>/dev/null; then
+	if ! "$lab" alive "$L" "$(cat "$run/npu.pid")"; then
 		echo "AF_XDP did not start here: $(grep -i af_xdp "$run/npu.log" | tail -1)" >"$run/skip"
 		exit 77
 	fi
@@ -153,10 +153,10 @@ xdp_left_after_failure() {
 	FLOWCUT_NPU_WRAP="setpriv --no-new-privs --inh-caps=-all --ambient-caps=-all --bounding-set=-all,+net_raw,+net_admin,+bpf,+ipc_lock --" \
 		"$lab" start-npu "$L"
 	for i in $(seq 100); do
-		kill -0 "$(cat "$run/npu.pid")" 2>/dev/null || break
+		"$lab" alive "$L" "$(cat "$run/npu.pid")" || break
 		sleep 0.1
 	done
-	if kill -0 "$(cat "$run/npu.pid")" 2>/dev/null; then
+	if "$lab" alive "$L" "$(cat "$run/npu.pid")"; then
 		echo "this libxdp opened the ports without CAP_SYS_ADMIN: no failure to make" >"$run/skip"
 		exit 77
 	fi

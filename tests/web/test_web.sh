@@ -145,4 +145,15 @@ ldd "$web" 2>/dev/null | grep -q libasan && cap=262144
 	no "flowcut-web's memory bounded" "VmHWM ${hwm:-?} kB, the bound $cap kB"
 is "after the floods, GET /: 200" 200 "$(code "$U/")"
 is "after the floods, flowcutd still saw at most one request in flight" 1 "$(cat "$dir/ctl.sock.busy")"
-kill -0 "${pids[1]}" 2>/dev/null && ok "flowcut-web still runs" || no "flowcut-web still runs" "$(cat "$dir/web.err")"
+# not kill -0: flowcut-web is this script's child, and one that crashed
+# stays a zombie, which kill -0 finds, until it is waited for
+st=$(cat "/proc/${pids[1]}/stat" 2>/dev/null) st=${st##*) }
+[ -n "$st" ] && [ "${st%% *}" != Z ] && ok "flowcut-web still runs" || no "flowcut-web still runs" "$(cat "$dir/web.err")"
+# SIGTERM ends it at once: its sampler sleeps on a condition stop signals,
+# not to its next second (a stop took 1.0 s before, 2026-12-05; 0.04 s now)
+t0=$(date +%s%N)
+kill -TERM "${pids[1]}" 2>/dev/null
+wait "${pids[1]}" 2>/dev/null
+rc=$? ms=$((($(date +%s%N) - t0) / 1000000))
+[ "$rc" -eq 0 ] && [ "$ms" -lt 500 ] && ok "SIGTERM stops flowcut-web at once, cleanly: ${ms} ms, exit 0" ||
+	no "SIGTERM stops flowcut-web at once, cleanly" "${ms} ms (bound 500), exit $rc"
