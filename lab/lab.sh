@@ -32,7 +32,8 @@
 # host, 0 = no limit: its own default when unset; docs/lab.md), FLOWCUT_WIRE
 # (the coprocessor's wire ports: af_packet, the default, or af_xdp; docs/lab.md),
 # FLOWCUT_NPU_WORKERS (flowcut-npu's --workers, default 1: each port and
-# veth gets a queue a worker; set it for `up` and `start` both).
+# veth gets a queue a worker; set it for `up` and `start` both),
+# FLOWCUT_AF_PACKET_ARGS (more net_af_packet devargs, e.g. framecnt=2048).
 # The lab's settings file is /run/flowcut-lab/NAME/settings.conf; `up` writes
 # it watching the ruleset's sets inet filter blocked4 and blocked6:
 #   build/flowcutctl --settings /run/flowcut-lab/NAME/settings.conf settings set KEY VALUE
@@ -129,7 +130,12 @@ up() {
 wire_vdevs() {
 	local v=${FLOWCUT_WIRE:-af_packet} q=${FLOWCUT_NPU_WORKERS:-1}
 	case "$v" in
-	af_packet) echo "--vdev net_af_packet0,iface=w0,qpairs=$q --vdev net_af_packet1,iface=w1,qpairs=$q" ;;
+	af_packet)
+		# FLOWCUT_AF_PACKET_ARGS: more of net_af_packet's devargs (e.g.
+		# framecnt=2048,qdisc_bypass=0), for measuring the wire's tuning
+		local more=${FLOWCUT_AF_PACKET_ARGS:+,$FLOWCUT_AF_PACKET_ARGS}
+		case "$more" in *[!a-z0-9_=,]*) echo "lab: FLOWCUT_AF_PACKET_ARGS=$more: name=value,..." >&2; return 2 ;; esac
+		echo "--vdev net_af_packet0,iface=w0,qpairs=$q$more --vdev net_af_packet1,iface=w1,qpairs=$q$more" ;;
 	af_xdp)
 		# DPDK 22.11's net_af_xdp takes as many queues as the interface
 		# has combined channels, and a veth has none (rx and tx ones only)
