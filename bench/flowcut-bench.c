@@ -816,7 +816,7 @@ npu_spawn(const char *link_path, unsigned int conns, unsigned int mem_mb)
 	if (pid == 0) {
 		execl(bin, bin, "--no-huge", "-m", mem, "--no-pci", "--no-telemetry", "--no-shconf",
 		      "--file-prefix", prefix, "-l", "0,1", "--log-level=error", "--",
-		      "--link", link_path, "--conns", nconns, (char *)NULL);
+		      "--link", link_path, "--conns", nconns, "--ports", "0", (char *)NULL);
 		perror(bin);
 		_exit(127);
 	}

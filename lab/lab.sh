@@ -172,7 +172,7 @@ start_npu() {
 	ip netns exec "$name-npu" ${FLOWCUT_NPU_WRAP:-} "$BUILD/flowcut-npu" --no-huge -m "$mem" --no-pci --no-telemetry --no-shconf \
 		--file-prefix "$name-npu" --lcores "$(npu_lcores)" --log-level=error \
 		$(wire_vdevs) \
-		-- --link "$run/link" ${conns:+--conns "$conns"} --workers "${FLOWCUT_NPU_WORKERS:-1}" \
+		-- --link "$run/link" --ports 2 ${conns:+--conns "$conns"} --workers "${FLOWCUT_NPU_WORKERS:-1}" \
 		${FLOWCUT_NPU_HOST_NEW_RATE:+--host-new-rate "$FLOWCUT_NPU_HOST_NEW_RATE"} >>"$run/npu.log" 2>&1 &
 	echo $! >"$run/npu.pid"
 }

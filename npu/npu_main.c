@@ -71,6 +71,7 @@ struct npu_opts {
 	unsigned int workers;
 	unsigned int sweep_ms;
 	uint32_t host_new_rate;	/* SYNs a second that miss, to the host; 0 = no limit */
+	int ports;		/* the ports EAL must have made; -1: at least one */
 };
 
 /* Counts the program keeps besides the fast path's (the FC_CLS_NPU ones). */
@@ -658,7 +659,7 @@ usage(void)
 {
 	fprintf(stderr,
 		"usage: flowcut-npu [EAL options] -- [--link PATH] [--conns N] [--nhops N]\n"
-		"                   [--workers N] [--sweep-ms N] [--host-new-rate N]\n"
+		"                   [--workers N] [--sweep-ms N] [--host-new-rate N] [--ports N]\n"
 		"  --link      the link's shared memory file (default " LK_PATH ";\n"
 		"              its directory made 0700 if missing, root's and writable by no other)\n"
 		"  --conns     connection table size (default 1048576)\n"
@@ -667,8 +668,10 @@ usage(void)
 		"  --sweep-ms  aging sweep period (default 100)\n"
 		"  --host-new-rate  TCP SYNs a second that match no connection handed to\n"
 		"              the host, for the whole coprocessor; over it they drop\n"
-		"              (FROM_WIRE_DROP_NEW_CONN_RATE); 0 = no limit (default %u)\n",
-		NPU_HOST_NEW_RATE);
+		"              (FROM_WIRE_DROP_NEW_CONN_RATE); 0 = no limit (default %u)\n"
+		"  --ports     the ports EAL must have made, 0 to %u (default: at least one;\n"
+		"              0 runs it on the link alone, as flowcut-bench does)\n",
+		NPU_HOST_NEW_RATE, FP_MAX_PORTS);
 }
 
 static int
@@ -681,6 +684,7 @@ parse_args(int argc, char **argv, struct npu_opts *o)
 		{ "workers", required_argument, NULL, 'w' },
 		{ "sweep-ms", required_argument, NULL, 's' },
 		{ "host-new-rate", required_argument, NULL, 'r' },
+		{ "ports", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -695,14 +699,16 @@ parse_args(int argc, char **argv, struct npu_opts *o)
 			return -1;
 		}
 		if (c != 'l') {
+			unsigned long max = c == 'p' ? FP_MAX_PORTS : 1ul << 26;
+
 			errno = 0;
 			v = strtoul(optarg, &end, 10);
-			if (errno || *end || end == optarg || (v == 0 && c != 'r') ||
-			    v > (1ul << 26)) {
+			if (errno || *end || end == optarg || (v == 0 && c != 'r' && c != 'p') ||
+			    v > max) {
 				fprintf(stderr, "flowcut-npu: --%s: '%s' is not a number from %d to %lu\n",
 					c == 'c' ? "conns" : c == 'n' ? "nhops" : c == 'w' ? "workers"
-					: c == 'r' ? "host-new-rate" : "sweep-ms", optarg, c == 'r' ? 0 : 1,
-					1ul << 26);
+					: c == 'r' ? "host-new-rate" : c == 'p' ? "ports" : "sweep-ms",
+					optarg, c == 'r' || c == 'p' ? 0 : 1, max);
 				return -1;
 			}
 		}
@@ -713,6 +719,7 @@ parse_args(int argc, char **argv, struct npu_opts *o)
 		case 'w': o->workers = (unsigned int)v; break;
 		case 's': o->sweep_ms = (unsigned int)v; break;
 		case 'r': o->host_new_rate = (uint32_t)v; break;
+		case 'p': o->ports = (int)v; break;
 		}
 	}
 	if (optind != argc) {
@@ -726,7 +733,8 @@ int
 main(int argc, char **argv)
 {
 	struct npu_opts o = { .link = LK_PATH, .conns = 1048576, .nhops = 4096,
-			      .workers = 1, .sweep_ms = 100, .host_new_rate = NPU_HOST_NEW_RATE };
+			      .workers = 1, .sweep_ms = 100, .host_new_rate = NPU_HOST_NEW_RATE,
+			      .ports = -1 };
 	struct fp_params fpp = { .name = "npu", .socket_id = (int)SOCKET_ID_ANY };
 	unsigned int lcore, i = 0;
 	bool thp = false;
@@ -745,11 +753,16 @@ main(int argc, char **argv)
 		return 2;
 	}
 	nports = rte_eth_dev_count_avail();
-	/* EAL goes on when a device fails its probe: a coprocessor with no
-	 * wire would look up and forward nothing */
-	if (nports == 0) {
+	/* EAL goes on when a device fails its probe: a coprocessor short of
+	 * its wire would be programmed and forward nothing there */
+	if (o.ports < 0 && nports == 0) {
 		fprintf(stderr, "flowcut-npu: no ports: EAL made none (a device it could not "
-			"make is said above)\n");
+			"make is said above; --ports 0 runs it on the link alone)\n");
+		return 1;
+	}
+	if (o.ports >= 0 && nports != (unsigned int)o.ports) {
+		fprintf(stderr, "flowcut-npu: EAL made %u ports, --ports says %d (a device it "
+			"could not make is said above)\n", nports, o.ports);
 		return 1;
 	}
 	if (nports > FP_MAX_PORTS) {

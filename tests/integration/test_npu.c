@@ -20,7 +20,7 @@
  *  - garbage: the whole region scribbled on while it runs and a client
  *    calls; it neither crashes nor hangs, and still stops cleanly;
  *  - no ports: a device EAL could not make leaves none, and it exits
- *    saying so, its link not made.
+ *    saying so, its link not made; with --ports N, fewer than N the same.
  *
  * Needs root (namespaces, veth); says skipped otherwise.  Every wait is
  * bounded.  FC_PROGS names the folder of flowcut-npu and flowcutctl (the
@@ -761,34 +761,49 @@ test_aging_without_a_reader(void **state)
  * ports would bring its link up, be programmed and forward nothing.  It
  * must exit, saying so, with no link made.
  */
-static void
-test_no_ports_refused(void **state)
+/* flowcut-npu with these devices and options: its exit status, its output in out */
+static int
+npu_refused(const char *vdev, const char *opts, char *out, size_t outlen)
 {
-	char cmd[1024], out[4096] = "";
-	struct stat st;
+	char cmd[1024];
 	size_t n = 0;
 	FILE *f;
 	int rc;
 
-	(void)state;
-	if (!have_netns)
-		skip();
 	snprintf(cmd, sizeof(cmd),
 		 "timeout 30 %s/flowcut-npu --no-huge -m 256 --no-pci --no-telemetry --no-shconf "
-		 "--file-prefix fc-npu-noport-%d -l 0,1 --log-level=error "
-		 "--vdev net_pcap0,rx_iface=no-such-if,tx_pcap=%s/noport.pcap -- --link %s/noport.link 2>&1",
-		 progs(), (int)getpid(), dir, dir);
+		 "--file-prefix fc-npu-noport-%d -l 0,1 --log-level=error --vdev %s -- "
+		 "--link %s/noport.link %s 2>&1", progs(), (int)getpid(), vdev, dir, opts);
+	out[0] = '\0';
 	f = popen(cmd, "r");
 	assert_non_null(f);
-	while (n < sizeof(out) - 1 && fgets(out + n, (int)(sizeof(out) - n), f) != NULL)
+	while (n < outlen - 1 && fgets(out + n, (int)(outlen - n), f) != NULL)
 		n = strlen(out);
 	rc = pclose(f);
 	print_message("%s", out);
 	assert_true(WIFEXITED(rc));
-	assert_int_equal(WEXITSTATUS(rc), 1);
+	return WEXITSTATUS(rc);
+}
+
+static void
+test_no_ports_refused(void **state)
+{
+	char out[4096], path[512], vdev[512];
+	struct stat st;
+
+	(void)state;
+	if (!have_netns)
+		skip();
+	snprintf(path, sizeof(path), "%s/noport.link", dir);
+	snprintf(vdev, sizeof(vdev), "net_pcap0,rx_iface=no-such-if,tx_pcap=%s/noport.pcap", dir);
+	assert_int_equal(npu_refused(vdev, "", out, sizeof(out)), 1);
 	assert_non_null(strstr(out, "no ports"));
-	snprintf(cmd, sizeof(cmd), "%s/noport.link", dir);
-	assert_int_not_equal(stat(cmd, &st), 0);
+	assert_int_not_equal(stat(path, &st), 0);
+	/* --ports N: exactly N, or it exits (one made of the two it was told) */
+	snprintf(vdev, sizeof(vdev), "net_pcap0,rx_iface=w0,tx_pcap=%s/noport.pcap", dir);
+	assert_int_equal(npu_refused(vdev, "--ports 2", out, sizeof(out)), 1);
+	assert_non_null(strstr(out, "EAL made 1 ports, --ports says 2"));
+	assert_int_not_equal(stat(path, &st), 0);
 }
 
 int
