@@ -232,7 +232,7 @@ start() {
 # daemons outlive the lab.sh that started them, and an ended orphan stays a
 # zombie until its reaper collects it - on these machines PID 1 (the
 # sandbox's init) does so only every second or two, which made every stop
-# wait 2-3 s a daemon (7 s a lab down, 2026-12-05).  A zombie holds nothing
+# wait 2-3 s a daemon (6.4 s a lab down, 2026-12-05).  A zombie holds nothing
 # (sockets, TAPs, the link's mapping are released at exit).
 alive() { # pid
 	local st

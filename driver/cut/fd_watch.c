@@ -268,11 +268,21 @@ release(struct fd_watch *w, const char *what)
 static void
 set_said(struct wset *ws, int state, const char *why, size_t ranges, long bad)
 {
+	bool was_followed = ws->state == 1;
+
 	if (state == ws->state && strcmp(why, ws->why) == 0)
 		return;
 	ws->state = state;
 	snprintf(ws->why, sizeof(ws->why), "%s", why);
-	if (state == 1)
+	/*
+	 * Deleted between sets_find's listing and this read (fail2ban's stop
+	 * of a jail, seen in a clean clone): gone as sets_find would have
+	 * said, which it will not now that the set is no longer followed.
+	 */
+	if (was_followed && state == -ENOENT)
+		printf("flowcutd: watched set %s: gone (deleted, or its table): no longer "
+		       "followed; what it alone cut is released\n", ws->text);
+	else if (state == 1)
 		printf("flowcutd: watched set %s: followed (%s), %zu range%s in it%s\n", ws->text,
 		       why, ranges, ranges == 1 ? "" : "s", bad ? "; some elements not read" : "");
 	else if (ws->under_pattern && state == -EMEDIUMTYPE)
