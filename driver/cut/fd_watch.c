@@ -264,6 +264,14 @@ release(struct fd_watch *w, const char *what)
 
 /* ---- watched sets ---- */
 
+/* A followed set that is no more: said once, by whichever step finds it so. */
+static void
+said_gone(const char *text)
+{
+	printf("flowcutd: watched set %s: gone (deleted, or its table): no longer followed; "
+	       "what it alone cut is released\n", text);
+}
+
 /* Says what became of a set, once per change. */
 static void
 set_said(struct wset *ws, int state, const char *why, size_t ranges, long bad)
@@ -280,8 +288,7 @@ set_said(struct wset *ws, int state, const char *why, size_t ranges, long bad)
 	 * said, which it will not now that the set is no longer followed.
 	 */
 	if (was_followed && state == -ENOENT)
-		printf("flowcutd: watched set %s: gone (deleted, or its table): no longer "
-		       "followed; what it alone cut is released\n", ws->text);
+		said_gone(ws->text);
 	else if (state == 1)
 		printf("flowcutd: watched set %s: followed (%s), %zu range%s in it%s\n", ws->text,
 		       why, ranges, ranges == 1 ? "" : "s", bad ? "; some elements not read" : "");
@@ -408,8 +415,7 @@ sets_find(struct fd_watch *w)
 		for (unsigned int i = 0; i < f.n && !kept; i++)
 			kept = strcmp(f.v[i].text, f.old[j].text) == 0;
 		if (!kept && f.old[j].state == 1)
-			printf("flowcutd: watched set %s: gone (deleted, or its table): no longer "
-			       "followed; what it alone cut is released\n", f.old[j].text);
+			said_gone(f.old[j].text);
 	}
 	free(w->sets);
 	w->sets = f.v;

@@ -70,12 +70,16 @@ figures_still() {
 	return 0
 }
 
+# a lab whose coprocessor could not open its AF_XDP ports: the case skips
+need_af_xdp() {
+	"$lab" alive "$L" "$(cat "$run/npu.pid")" && return 0
+	echo "AF_XDP did not start here: $(grep -i af_xdp "$run/npu.log" | tail -1)" >"$run/skip"
+	exit 77
+}
+
 wire_accounted() {
 	local before=$run/before.txt after=$run/after.txt
-	if ! "$lab" alive "$L" "$(cat "$run/npu.pid")"; then
-		echo "AF_XDP did not start here: $(grep -i af_xdp "$run/npu.log" | tail -1)" >"$run/skip"
-		exit 77
-	fi
+	need_af_xdp
 	ex server iperf3 -s -D -p 5209 >/dev/null 2>&1
 	sleep 0.3
 	# the flow offloaded first, at a rate the wire carries: the same 5-tuple floods after
@@ -145,10 +149,7 @@ EOF
 # start again (seen before flowcut-npu closed the ports it made).
 xdp_left_after_failure() {
 	local w i
-	if ! "$lab" alive "$L" "$(cat "$run/npu.pid")"; then
-		echo "AF_XDP did not start here: $(grep -i af_xdp "$run/npu.log" | tail -1)" >"$run/skip"
-		exit 77
-	fi
+	need_af_xdp
 	"$lab" stop "$L" >/dev/null
 	FLOWCUT_NPU_WRAP="setpriv --no-new-privs --inh-caps=-all --ambient-caps=-all --bounding-set=-all,+net_raw,+net_admin,+bpf,+ipc_lock --" \
 		"$lab" start-npu "$L"
