@@ -117,7 +117,7 @@ fuzz_target = $(call program,fuzz_$(strip $1)_replay,$2 tests/fuzz/replay_main.c
 	FUZZ_TARGETS += $(strip $1))
 
 #              name               its own sources                         links                      other libraries
-$(call program,flowcut-npu,       npu/npu_main.c,                         npu fastpath link dpdk,    -lrte_ethdev)
+$(call program,flowcut-npu,       npu/npu_main.c npu/npu_wire.c,          npu fastpath link dpdk,    -lrte_ethdev)
 $(call program,flowcutd,          driver/flowcutd.c,                      $(DRIVER) link settings inspect, -ljansson -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -lcrypto)
 $(call program,flowcutctl,        ctl/flowcutctl.c,                       link settings inspect,     -ljansson -lcrypto -lpcap -lnftables)
 $(call program,flowcut-bench,     bench/flowcut-bench.c,                  fastpath link settings driver/cut driver/offload driver/nft driver/ct driver/path driver/port driver/cmd driver/base tests/lib dpdk, -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson)

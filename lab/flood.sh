@@ -13,7 +13,7 @@
 #   --secs S     the flood's length (default 10); --count N its bound in
 #                frames (default 20,000,000): it stops at whichever first
 #
-# The run: 4 iperf3 TCP streams (-P 4, FLOOD_STREAM_RATE each: 250M unless
+# The run: 4 iperf3 TCP streams (-P 4, FLOOD_STREAM_RATE each: 100M unless
 # set, empty for no bound; see below) to 198.18.1.2:5201 first, alone,
 # until all are in the fast path (their 5 connections, iperf3's control one
 # among them; up to 15 s): t0.  Then, in seconds from t0:
@@ -66,7 +66,7 @@
 set -u
 
 FLOOD_MARK=0x40000000	# flowcutd's mark bit (docs/settings.md)
-# FLOOD_STREAM_RATE: each of the 4 streams' rate (iperf3 -b; 250M unless
+# FLOOD_STREAM_RATE: each of the 4 streams' rate (iperf3 -b; 100M unless
 # set; empty: as fast as they go), read in flood_run.
 # Bounded, so the streams' rate before the flood is not this machine's
 # spare CPU nor the lab wire's capacity: unbounded (2.2 Gbit/s here) they
@@ -76,13 +76,18 @@ FLOOD_MARK=0x40000000	# flowcutd's mark bit (docs/settings.md)
 # datagram of flow A (3.12 does not send it again: A never started, the
 # calm cut had nothing to cut) - and what the streams kept during the
 # flood measured trafgen's share of the two cores (0.63-0.89), not the
-# appliance.
+# appliance.  100M, not 250M (2026-12-05): the streams' frames, the
+# flood's and the ends share the two cores with the coprocessor's worker;
+# at 4 x 250M and 200,000 SYNs a second its receive ring lost 19-22 % of
+# w0's frames (npu_wire_lost) and the streams kept 0.57-0.99; at 4 x 100M
+# and 100,000 it lost 1-5 % and they kept 1.00, 9 runs of 9
+# (docs/measurements.md).
 
 # flood_run OUT [RATE] [SECS] [COUNT]: the run in the lab $L (lab/lab.sh's,
 # started), its figures as "key value" lines in OUT and the table on stdout
 flood_run() {
 	local out=$1 rate=${2:-} secs=${3:-10} count=${4:-20000000}
-	local srate=${FLOOD_STREAM_RATE-250M}	# each stream's (above)
+	local srate=${FLOOD_STREAM_RATE-100M}	# each stream's (above)
 	local run=/run/flowcut-lab/$L lab=$top/lab/lab.sh ctl=$BUILD/flowcutctl
 	local tmp=$run/flood t0 fmac cmac cfg ipid
 	mkdir -p "$tmp"
@@ -100,10 +105,12 @@ for k in sys.argv[2:]: print(d.get(k, "none"))' "$run/flowcutd.json" "$@"; }
 print(sum(1 for c in json.load(sys.stdin) if c["verdict"] != "DROP"
           and c["dirs"][0]["key"].split()[1] == "tcp" and c["dirs"][0]["key"].split()[4].endswith(":5201")))'; }
 	nic() { ex "$1" cat "/sys/class/net/$2/statistics/rx_packets"; }
-	# the coprocessor's counters of the flood's path (flowcutctl counters)
+	# the coprocessor's counters of the flood's path (flowcutctl counters),
+	# and the frames port 0 (w0) lost before it read them (its wire figures)
 	npu_cnt() { fctl --json counters --all | python3 -c 'import json,sys
 d = json.load(sys.stdin)
-print(" ".join(str(d.get("FROM_WIRE_" + k, 0)) for k in ("RX", "TO_KN_NON_ACCEL", "DROP_NEW_CONN_RATE")), d.get("NPU_UP_RING_FULL", 0))'; }
+print(" ".join(str(d.get("FROM_WIRE_" + k, 0)) for k in ("RX", "TO_KN_NON_ACCEL", "DROP_NEW_CONN_RATE")), d.get("NPU_UP_RING_FULL", 0),
+      sum((d.get("wire") or [{}])[0].get(k, 0) for k in ("RX_MISSED", "RX_NOMBUF", "RX_ERRORS", "KERNEL_RX_DROPPED")))'; }
 	# cpu_threads SECS: after 1 s, each thread's CPU over SECS, in % of one
 	# core (utime + stime of /proc/PID/task/TID/stat): the lab's processes
 	# (trafgen, flowcut-npu, flowcutd, iperf3: the pids of the lab's
@@ -149,9 +156,12 @@ print(" ".join(str(d.get("FROM_WIRE_" + k, 0)) for k in ("RX", "TO_KN_NON_ACCEL"
 	not_offloaded() {
 		ex host conntrack -L -d "$1"; ex host ip neigh; tail -20 "$run/flowcutd.log"
 	}
-	# the cut of ADDRESS timed: from the command's start to its connection
-	# (the one whose first key's destination is ADDRESS) dropping in the fast
-	# path; prints milliseconds, "never" after 5 s, or "not-offloaded" when
+	# the cut of ADDRESS timed: from the element in flowcutd's cut set (the
+	# command returned) to its connection (the one whose first key's
+	# destination is ADDRESS) dropping in the fast path, then the command's
+	# own time (ip netns exec, flowcutctl's libnftables: 90-150 ms, most of
+	# what was timed before, and more on a machine the flood keeps busy);
+	# prints "MS CMD_MS", "never CMD_MS" after 5 s, or "not-offloaded" when
 	# the flow was not in the fast path within 6 s (then no cut is made)
 	timed_cut() {
 		python3 - "$lab" "$L" "$ctl" "$run/link" "$1" <<-'EOF'
@@ -170,14 +180,16 @@ print(" ".join(str(d.get("FROM_WIRE_" + k, 0)) for k in ("RX", "TO_KN_NON_ACCEL"
 		    if time.monotonic() - t > 6:
 		        print("not-offloaded"); sys.exit(0)
 		    time.sleep(0.05)
-		t = time.monotonic()
+		c = time.monotonic()
 		subprocess.run([lab, "exec", name, "host", ctl, "cut", addr, "--for", "120"],
 		               check=True, stdout=subprocess.DEVNULL)
+		t = time.monotonic()
+		cmd = "%.1f" % ((t - c) * 1000)
 		while time.monotonic() - t < 5:
 		    if state():
-		        print("%.1f" % ((time.monotonic() - t) * 1000)); sys.exit(0)
+		        print("%.1f" % ((time.monotonic() - t) * 1000), cmd); sys.exit(0)
 		    time.sleep(0.002)
-		print("never")
+		print("never", cmd)
 		EOF
 	}
 
@@ -213,7 +225,7 @@ print(" ".join(str(d.get("FROM_WIRE_" + k, 0)) for k in ("RX", "TO_KN_NON_ACCEL"
 	cfg=$tmp/syn.cfg
 	flood_cfg "$fmac" "$cmac" >"$cfg"
 
-	local s0 s1 p0 p1 r0 r1 c0 c1 w0 w1 h0 h1 a_ms b_ms
+	local s0 s1 p0 p1 r0 r1 c0 c1 w0 w1 h0 h1 a_ms b_ms a_cmd='' b_cmd=''
 	local -a ct0 ct1
 	read -r s0 p0 <<<"$(stat_of resyncs events_lost | tr '\n' ' ')"
 	read -r r0 c0 <<<"$(stat_of resync_taken_out ct_events_lost | tr '\n' ' ')"
@@ -243,7 +255,7 @@ print(" ".join(str(d.get("FROM_WIRE_" + k, 0)) for k in ("RX", "TO_KN_NON_ACCEL"
 	echo "$(streams_in_fp) $((w / 10))" >"$tmp/streams-offloaded"
 	t0=$(awk -v n="$(date +%s.%N)" 'BEGIN { printf "%.3f", n + 0.5 }')
 	at 1
-	a_ms=$(timed_cut 198.18.1.3)
+	read -r a_ms a_cmd <<<"$(timed_cut 198.18.1.3)"
 	# not offloaded: what conntrack and the host's neighbours said of it, kept
 	[ "$a_ms" = not-offloaded ] && not_offloaded 198.18.1.3 >"$tmp/a-not-offloaded.txt" 2>&1
 	at 10
@@ -260,7 +272,7 @@ print(" ".join(str(d.get("FROM_WIRE_" + k, 0)) for k in ("RX", "TO_KN_NON_ACCEL"
 	cpu_threads "$((secs - 2))" >"$tmp/cpu.txt" 2>&1 &
 	local cp=$!
 	at 14
-	b_ms=$(timed_cut 198.18.1.4)
+	read -r b_ms b_cmd <<<"$(timed_cut 198.18.1.4)"
 	[ "$b_ms" = not-offloaded ] && not_offloaded 198.18.1.4 >"$tmp/b-not-offloaded.txt" 2>&1
 	wait "$tg"
 	tf1=$(date +%s.%N)
@@ -297,6 +309,8 @@ print(" ".join(str(d.get("FROM_WIRE_" + k, 0)) for k in ("RX", "TO_KN_NON_ACCEL"
 		echo "streams_in_fp_before $w"
 		echo "streams_offloaded_after_s $i"
 		echo "streams_in_fp_after_flood $after_flood"
+		echo "t0 $t0"
+		echo "flood_start_s $(awk -v a="$tf0" -v t="$t0" 'BEGIN { printf "%.2f", a - t }')"
 		echo "flood_secs $tsecs"
 		echo "syns_sent ${sent:-0}"
 		echo "syns_per_s $(awk -v n="${sent:-0}" -v s="$tsecs" 'BEGIN { printf "%.0f", (s > 0 ? n / s : 0) }')"
@@ -306,12 +320,15 @@ print(" ".join(str(d.get("FROM_WIRE_" + k, 0)) for k in ("RX", "TO_KN_NON_ACCEL"
 		echo "npu_to_host_miss $((nc1[1] - nc0[1]))"
 		echo "npu_new_conn_rate_drop $((nc1[2] - nc0[2]))"
 		echo "npu_up_ring_full $((nc1[3] - nc0[3]))"
+		echo "npu_wire_lost $((nc1[4] - nc0[4]))"
 		echo "host_new_rate ${FLOWCUT_NPU_HOST_NEW_RATE:-default}"
 		echo "server_syns $((syn_open + syn_closed))"
 		echo "server_syns_open $syn_open"
 		echo "server_syns_closed $syn_closed"
 		echo "cut_calm_ms $a_ms"
 		echo "cut_flood_ms $b_ms"
+		echo "cut_calm_cmd_ms ${a_cmd:-none}"
+		echo "cut_flood_cmd_ms ${b_cmd:-none}"
 		echo "resyncs $((s1 - s0))"
 		echo "resync_taken_out $([ "$r1" = none ] && echo none || echo $((r1 - r0)))"
 		echo "ct_events_lost $([ "$c1" = none ] && echo none || echo $((c1 - c0)))"
@@ -324,6 +341,7 @@ print(" ".join(str(d.get("FROM_WIRE_" + k, 0)) for k in ("RX", "TO_KN_NON_ACCEL"
 		cat "$tmp/cpu.txt"
 	} >"$out"
 	# the run's raw files beside the figures (iperf3, trafgen, the conns read)
+	cp "$run/flowcutd.log" "$run/npu.log" "$tmp/" 2>/dev/null
 	rm -rf "$out.d" && cp -r "$tmp" "$out.d"
 	flood_table "$out"
 }
@@ -411,12 +429,12 @@ reconciled() { # tmp
 flood_table() { # figures
 	awk '{ k = $1; $1 = ""; v[k] = substr($0, 2) }
 	END {
-		printf "| streams in the fast path (of 5), before / after the flood | streams before, Mbit/s | during | ratio | SYNs sent (s) | SYNs/s | at the coprocessor (w0) | its fast path: received / misses to the host / SYNs over the rate / up ring full | at the host (fp0) | at the server (5301 + 5399) | cut calm, ms | cut during, ms | resyncs | taken out | ct events lost | npu events lost | insert_failed / drop / early_drop | nf_conntrack_count | reconciled |\n"
-		printf "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
-		printf "| %s / %s | %s | %s | %s | %s (%s) | %s | %s | %s / %s / %s / %s | %s | %s (%s + %s) | %s | %s | %s | %s | %s | %s | %s / %s / %s | %s | %s |\n",
+		printf "| streams in the fast path (of 5), before / after the flood | streams before, Mbit/s | during | ratio | SYNs sent (s) | SYNs/s | at the coprocessor (w0) | lost at its ring | its fast path: received / misses to the host / SYNs over the rate / up ring full | at the host (fp0) | at the server (5301 + 5399) | cut calm, ms (the command) | cut during, ms (the command) | resyncs | taken out | ct events lost | npu events lost | insert_failed / drop / early_drop | nf_conntrack_count | reconciled |\n"
+		printf "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
+		printf "| %s / %s | %s | %s | %s | %s (%s) | %s | %s | %s | %s / %s / %s / %s | %s | %s (%s + %s) | %s (%s) | %s (%s) | %s | %s | %s | %s | %s / %s / %s | %s | %s |\n",
 			v["streams_in_fp_before"], v["streams_in_fp_after_flood"], v["before_mbps"], v["during_mbps"], v["ratio"], v["syns_sent"], v["flood_secs"], v["syns_per_s"],
-			v["wire_w0"], v["npu_rx"], v["npu_to_host_miss"], v["npu_new_conn_rate_drop"], v["npu_up_ring_full"], v["host_fp0"], v["server_syns"], v["server_syns_open"], v["server_syns_closed"],
-			v["cut_calm_ms"], v["cut_flood_ms"], v["resyncs"], v["resync_taken_out"], v["ct_events_lost"],
+			v["wire_w0"], v["npu_wire_lost"], v["npu_rx"], v["npu_to_host_miss"], v["npu_new_conn_rate_drop"], v["npu_up_ring_full"], v["host_fp0"], v["server_syns"], v["server_syns_open"], v["server_syns_closed"],
+			v["cut_calm_ms"], v["cut_calm_cmd_ms"], v["cut_flood_ms"], v["cut_flood_cmd_ms"], v["resyncs"], v["resync_taken_out"], v["ct_events_lost"],
 			v["npu_events_lost"], v["ct_insert_failed"], v["ct_drop"], v["ct_early_drop"],
 			v["nf_conntrack_count"], v["reconciled"]
 	}' "$1"

@@ -47,6 +47,7 @@
 #include "lk.h"
 #include "npu_cmd.h"
 #include "npu_ev.h"
+#include "npu_wire.h"
 
 #define NPU_POOL_SIZE 16383
 #define NPU_RXD 2048
@@ -329,53 +330,6 @@ npu_counters(void *arg, uint64_t out[FC_CNT_MAX])
 
 /* The wire's figures of every port as its ethdev counts them, less the last clear's. */
 static uint64_t wire_base[FC_WIRE_PORTS][FC_WIRE_MAX];
-/* each port's kernel netdev's rx_dropped, opened once (-1: the port has none) */
-static int wire_kdrop_fd[FC_WIRE_PORTS];
-/*
- * net_af_xdp: what the port counts missed (its socket's rx_dropped: no
- * fill-ring buffer for the frame) the netdev counted dropped too (its XDP
- * redirect failed), so KERNEL_RX_DROPPED is the netdev's count less it -
- * each lost frame counted once (tests/lab/test_wire.sh: a coprocessor
- * stopped for 0.3 s in a flood, 98,911 frames counted twice before).
- */
-static bool wire_kdrop_has_missed[FC_WIRE_PORTS];
-
-/*
- * A port on a kernel netdev (net_af_xdp, net_af_packet: their if_index)
- * has its own count of frames the kernel dropped on receive before the
- * port's socket saw them (a veth whose XDP program found the socket's
- * ring full): the netdev's statistics/rx_dropped, in this namespace's
- * sysfs.  Opened at start; -1 for a port without one (net_pcap, net_ring).
- */
-static void
-wire_kdrop_open(uint16_t port)
-{
-	struct rte_eth_dev_info info;
-	char name[IF_NAMESIZE], path[96];
-
-	if (port >= FC_WIRE_PORTS)
-		return;		/* past the window: no figures published */
-	wire_kdrop_fd[port] = -1;
-	if (rte_eth_dev_info_get(port, &info) != 0 || info.if_index == 0 ||
-	    if_indextoname(info.if_index, name) == NULL)
-		return;
-	snprintf(path, sizeof(path), "/sys/class/net/%s/statistics/rx_dropped", name);
-	wire_kdrop_fd[port] = open(path, O_RDONLY | O_CLOEXEC);
-	wire_kdrop_has_missed[port] = strcmp(info.driver_name, "net_af_xdp") == 0;
-}
-
-static uint64_t
-wire_kdrop(uint16_t port)
-{
-	char buf[32];
-	ssize_t n;
-
-	if (wire_kdrop_fd[port] < 0 || (n = pread(wire_kdrop_fd[port], buf, sizeof(buf) - 1, 0)) <= 0)
-		return 0;
-	buf[n] = '\0';
-	return strtoull(buf, NULL, 10);
-}
-
 /* the workers' time on port's bursts, ns (TSC cycles at rte_get_tsc_hz) */
 static uint64_t
 busy_ns(uint16_t port)
@@ -399,14 +353,11 @@ wire_read(uint64_t out[FC_WIRE_PORTS][FC_WIRE_MAX])
 		if (rte_eth_stats_get(p, &s) != 0)
 			memset(&s, 0, sizeof(s));	/* a port without stats: nothing is said of it */
 		out[p][FC_WIRE_RX_FRAMES] = s.ipackets;
-		out[p][FC_WIRE_RX_MISSED] = s.imissed;
+		out[p][FC_WIRE_RX_MISSED] = npu_wire_rx_missed(p, s.imissed);
 		out[p][FC_WIRE_RX_NOMBUF] = s.rx_nombuf;
 		out[p][FC_WIRE_RX_ERRORS] = s.ierrors;
-		out[p][FC_WIRE_KERNEL_RX_DROPPED] = wire_kdrop(p);	/* read after imissed: not below it */
-		if (wire_kdrop_has_missed[p])
-			out[p][FC_WIRE_KERNEL_RX_DROPPED] -= out[p][FC_WIRE_KERNEL_RX_DROPPED] > s.imissed
-								 ? s.imissed
-								 : out[p][FC_WIRE_KERNEL_RX_DROPPED];
+		/* read after imissed: not below it */
+		out[p][FC_WIRE_KERNEL_RX_DROPPED] = npu_wire_kernel_rx_dropped(p, s.imissed);
 		out[p][FC_WIRE_TX_FRAMES] = s.opackets;
 		out[p][FC_WIRE_TX_ERRORS] = s.oerrors;
 		out[p][FC_WIRE_BUSY_NS] = busy_ns(p);
@@ -801,7 +752,7 @@ main(int argc, char **argv)
 	for (uint16_t p = 0; p < nports; p++) {
 		int rc = port_init(p, o.workers);
 
-		wire_kdrop_open(p);
+		npu_wire_open(p);
 
 		if (rc != 0) {
 			fprintf(stderr, "flowcut-npu: port %u: %s\n", p, rte_strerror(-rc));
