@@ -276,11 +276,16 @@ page_read(struct fw_http *h, struct MHD_Connection *c, const char *path, const s
 static enum MHD_Result
 challenge(struct MHD_Connection *c, const char *path, const char *why)
 {
-	char what[400];
+	char *what = NULL;
+	enum MHD_Result rc;
 
-	snprintf(what, sizeof(what), "%s: changes ask for the operator's secret (the password of "
-		 "HTTP Basic authentication, any user name; /etc/flowcut/web.secret)", why);
-	return fail(c, path, 401, what, "WWW-Authenticate", FW_AUTH_CHALLENGE);
+	/* as long as flowcutd's reason is: a fixed buffer cut its end off */
+	if (asprintf(&what, "%s: changes ask for the operator's secret (the password of HTTP "
+		     "Basic authentication, any user name; /etc/flowcut/web.secret)", why) < 0)
+		what = NULL;
+	rc = fail(c, path, 401, what ? what : why, "WWW-Authenticate", FW_AUTH_CHALLENGE);
+	free(what);
+	return rc;
 }
 
 /*

@@ -67,7 +67,9 @@ def answer(c):
     words = m.rstrip("\n").split("\n")[0].split(" ")
     verb = words[0]
     if verb in ("cut-conn", "settings-set"):
-        if secret != "s3cret":
+        if secret == "long":	# a reason near an answer's 256 bytes, its end marked
+            a = "error refused: " + "r" * 220 + " END"
+        elif secret != "s3cret":
             a = "error refused: a change needs the operator's secret"
         elif verb == "cut-conn":
             a = "ok connection " + words[1] + " cut in hardware"  # as flowcutd answers it: text
