@@ -107,10 +107,13 @@ print(sum(1 for c in json.load(sys.stdin) if c["verdict"] != "DROP"
 	nic() { ex "$1" cat "/sys/class/net/$2/statistics/rx_packets"; }
 	# the coprocessor's counters of the flood's path (flowcutctl counters),
 	# and the frames port 0 (w0) lost before it read them (its wire figures)
-	npu_cnt() { fctl --json counters --all | python3 -c 'import json,sys
+	npu_cnt() { local j
+		j=$(fctl --json counters --all)
+		python3 -c 'import json,sys
 d = json.load(sys.stdin)
-print(" ".join(str(d.get("FROM_WIRE_" + k, 0)) for k in ("RX", "TO_KN_NON_ACCEL", "DROP_NEW_CONN_RATE")), d.get("NPU_UP_RING_FULL", 0),
-      sum((d.get("wire") or [{}])[0].get(k, 0) for k in ("RX_MISSED", "RX_NOMBUF", "RX_ERRORS", "KERNEL_RX_DROPPED")))'; }
+print(" ".join(str(d.get("FROM_WIRE_" + k, 0)) for k in ("RX", "TO_KN_NON_ACCEL", "DROP_NEW_CONN_RATE")), d.get("NPU_UP_RING_FULL", 0))' <<<"$j" | tr '\n' ' '
+		python3 "$top/lab/measure.py" wire-lost 0 <<<"$j"
+	}
 	# cpu_threads SECS: after 1 s, each thread's CPU over SECS, in % of one
 	# core (utime + stime of /proc/PID/task/TID/stat): the lab's processes
 	# (trafgen, flowcut-npu, flowcutd, iperf3: the pids of the lab's

@@ -94,9 +94,7 @@ drained() {
 # frames lost at the coprocessor's ingress so far, every port: its wire
 # figures (docs/counters.md, "The wire's own"), the kernel's drops included
 wire_lost() {
-	fctl --json counters --all | python3 -c 'import json, sys
-print(sum(w.get(k, 0) for w in json.load(sys.stdin).get("wire", [])
-	  for k in ("RX_MISSED", "RX_NOMBUF", "RX_ERRORS", "KERNEL_RX_DROPPED")))'
+	fctl --json counters --all | python3 "$measure" wire-lost
 }
 
 bad=0

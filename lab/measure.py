@@ -29,6 +29,10 @@ plot: json for the documents, no hand-written formats.
                             the document --json FILE writes
   clients FILE...           iperf3 --json outputs: streams, mbps, failed, errors
   summary ROWS OUT          lab/many.sh's runs per setting: median, range
+  wire-lost [PORT]          `flowcutctl --json counters --all` on stdin: the
+                            frames the coprocessor lost at its ingress, on
+                            PORT or every port (WIRE_LOSS: the one list of
+                            the wire figures that are losses, docs/counters.md)
   perfsplit PERF_DATA [NS]  lab/peer.sh --perf: a thread's samples (perf record
                             -g) split by where they fell - the transmit and
                             receive syscalls (and, in the transmit, the
@@ -53,6 +57,10 @@ import time
 
 HZ = os.sysconf("SC_CLK_TCK")
 NCPU = os.cpu_count() or 1
+# the wire figures that count frames a port lost before it read them
+# (docs/counters.md, "The wire's own"): lab/many.sh, lab/flood.sh and
+# tests/lab/test_wire.sh add these up
+WIRE_LOSS = ("RX_MISSED", "RX_NOMBUF", "RX_ERRORS", "KERNEL_RX_DROPPED")
 
 
 def die(msg):
@@ -555,9 +563,17 @@ def perfsplit(argv):
                                           " %.0f |" % (ns * n / total) if ns else ""))
 
 
+def wire_lost(argv):
+    ports = json.load(sys.stdin).get("wire", [])
+    if argv:
+        ports = ports[int(argv[0]):int(argv[0]) + 1]
+    print(sum(w.get(k, 0) for w in ports for k in WIRE_LOSS))
+
+
 COMMANDS = {"record": record, "window": window, "counters": counters, "series": series,
             "row": row, "table": table, "json": document, "plot": plot,
-            "clients": clients, "summary": summary, "perfsplit": perfsplit}
+            "clients": clients, "summary": summary, "perfsplit": perfsplit,
+            "wire-lost": wire_lost}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:

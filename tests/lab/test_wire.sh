@@ -119,8 +119,10 @@ accounted() {
 	wait $!
 	sleep 1	# everything in flight has landed
 	figures_still "$after"
-	python3 - "$before" "$after" "$top/include/flowcut/fc_defs.h" <<'EOF'
+	python3 - "$before" "$after" "$top/include/flowcut/fc_defs.h" "$top/lab" <<'EOF'
 import re, sys
+sys.path.insert(0, sys.argv[4])
+from measure import WIRE_LOSS	# the wire figures that are losses, one list
 def load(f):
 	return {k: int(v) for k, v in (ln.split() for ln in open(f) if len(ln.split()) == 2 and ln.split()[1].lstrip("-").isdigit())}
 a, b = load(sys.argv[1]), load(sys.argv[2])
@@ -137,7 +139,7 @@ def row(what, left, right, lname, rname):
 	print("# %-4s %s: %s %d, %s %d" % ("ok" if good else "FAIL", what, lname, left, rname, right))
 ports = [p for p in range(8) if "WIRE%d_RX_FRAMES" % p in b]
 for p, kern in ((0, "c0"), (1, "s0")):
-	lost = sum(d("WIRE%d_%s" % (p, k)) for k in ("RX_MISSED", "RX_NOMBUF", "RX_ERRORS", "KERNEL_RX_DROPPED"))
+	lost = sum(d("WIRE%d_%s" % (p, k)) for k in WIRE_LOSS)
 	row("port %d's ingress" % p, d(kern + "_tx_packets"), d("WIRE%d_RX_FRAMES" % p) + lost,
 	    kern + " sent", "port %d read %d + lost %d =" % (p, d("WIRE%d_RX_FRAMES" % p), lost))
 row("the ports' reads are the fast path's", sum(d("WIRE%d_RX_FRAMES" % p) for p in ports),
@@ -150,7 +152,7 @@ row("to the wire, sent or lost", by.get("WIRE", 0) + by.get("KN_WIRE", 0),
 for p, kern in ((1, "s0"), (0, "c0")):
 	row("port %d's egress" % p, d("WIRE%d_TX_FRAMES" % p), d(kern + "_rx_packets") + d(kern + "_rx_dropped"),
 	    "port %d sent" % p, kern + " received + dropped")
-lost = sum(d("WIRE0_" + k) for k in ("RX_MISSED", "RX_NOMBUF", "RX_ERRORS", "KERNEL_RX_DROPPED"))
+lost = sum(d("WIRE0_" + k) for k in WIRE_LOSS)
 print("# the flood: c0 sent %d, port 0 lost %d at the wire (counted), FROM_WIRE_RX %d, to the host %d, "
       "port 1 sent %d, s0 received %d" % (d("c0_tx_packets"), lost, d("FROM_WIRE_RX"), by.get("HOST", 0),
       d("WIRE1_TX_FRAMES"), d("s0_rx_packets")))
