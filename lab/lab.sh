@@ -33,7 +33,8 @@
 # (the coprocessor's wire ports: af_packet, the default, or af_xdp; docs/lab.md),
 # FLOWCUT_NPU_WORKERS (flowcut-npu's --workers, default 1: each port and
 # veth gets a queue a worker; set it for `up` and `start` both),
-# FLOWCUT_AF_PACKET_ARGS (more net_af_packet devargs, e.g. framecnt=2048).
+# FLOWCUT_AF_PACKET_ARGS (net_af_packet devargs beyond iface and qpairs;
+# default framecnt=4096, empty for DPDK's own 512).
 # The lab's settings file is /run/flowcut-lab/NAME/settings.conf; `up` writes
 # it watching the ruleset's sets inet filter blocked4 and blocked6:
 #   build/flowcutctl --settings /run/flowcut-lab/NAME/settings.conf settings set KEY VALUE
@@ -132,8 +133,15 @@ wire_vdevs() {
 	case "$v" in
 	af_packet)
 		# FLOWCUT_AF_PACKET_ARGS: more of net_af_packet's devargs (e.g.
-		# framecnt=2048,qdisc_bypass=0), for measuring the wire's tuning
-		local more=${FLOWCUT_AF_PACKET_ARGS:+,$FLOWCUT_AF_PACKET_ARGS}
+		# framecnt=2048,qdisc_bypass=0), for measuring the wire's tuning.
+		# Unset, framecnt=4096: a receive ring of 4,096 frames, not 512,
+		# holds what comes in while the worker is off its core (the lab's
+		# two cores are shared); once its losses were counted (RX_MISSED,
+		# npu/npu_wire.c) 16 streams lost 88,000-272,000 frames in 3 s at
+		# 512 and 646-8,632 at 4,096, the SYN-flood test 12,000-75,000 and
+		# 0-3,782 (docs/measurements.md, 2026-12-05): 8 MB a ring
+		local args=${FLOWCUT_AF_PACKET_ARGS-framecnt=4096}
+		local more=${args:+,$args}
 		case "$more" in *[!a-z0-9_=,]*) echo "lab: FLOWCUT_AF_PACKET_ARGS=$more: name=value,..." >&2; return 2 ;; esac
 		echo "--vdev net_af_packet0,iface=w0,qpairs=$q$more --vdev net_af_packet1,iface=w1,qpairs=$q$more" ;;
 	af_xdp)
