@@ -80,8 +80,8 @@ FLOOD_MARK=0x40000000	# flowcutd's mark bit (docs/settings.md)
 # flood's and the ends share the two cores with the coprocessor's worker;
 # at 4 x 250M and 200,000 SYNs a second its receive ring lost 19-22 % of
 # w0's frames (npu_wire_lost) and the streams kept 0.57-0.99; at 4 x 100M
-# and 100,000 it lost 1-5 % and they kept 1.00, 9 runs of 9 (with the
-# lab's rings of 4,096 frames since, 0-0.3 %; docs/measurements.md).
+# and 100,000 it lost 1-5 % and they kept 1.00, 9 runs of 9 (with rings
+# of 4,096 frames, FLOWCUT_AF_PACKET_ARGS, 0-0.3 %; docs/measurements.md).
 
 # flood_run OUT [RATE] [SECS] [COUNT]: the run in the lab $L (lab/lab.sh's,
 # started), its figures as "key value" lines in OUT and the table on stdout

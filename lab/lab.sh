@@ -33,8 +33,7 @@
 # (the coprocessor's wire ports: af_packet, the default, or af_xdp; docs/lab.md),
 # FLOWCUT_NPU_WORKERS (flowcut-npu's --workers, default 1: each port and
 # veth gets a queue a worker; set it for `up` and `start` both),
-# FLOWCUT_AF_PACKET_ARGS (net_af_packet devargs beyond iface and qpairs;
-# default framecnt=4096, empty for DPDK's own 512).
+# FLOWCUT_AF_PACKET_ARGS (more net_af_packet devargs, e.g. framecnt=4096).
 # The lab's settings file is /run/flowcut-lab/NAME/settings.conf; `up` writes
 # it watching the ruleset's sets inet filter blocked4 and blocked6:
 #   build/flowcutctl --settings /run/flowcut-lab/NAME/settings.conf settings set KEY VALUE
@@ -134,14 +133,12 @@ wire_vdevs() {
 	af_packet)
 		# FLOWCUT_AF_PACKET_ARGS: more of net_af_packet's devargs (e.g.
 		# framecnt=2048,qdisc_bypass=0), for measuring the wire's tuning.
-		# Unset, framecnt=4096: a receive ring of 4,096 frames, not 512,
-		# holds what comes in while the worker is off its core (the lab's
-		# two cores are shared); once its losses were counted (RX_MISSED,
-		# npu/npu_wire.c) 16 streams lost 88,000-272,000 frames in 3 s at
-		# 512 and 646-8,632 at 4,096, the SYN-flood test 12,000-75,000 and
-		# 0-3,782 (docs/measurements.md, 2026-12-05): 8 MB a ring
-		local args=${FLOWCUT_AF_PACKET_ARGS-framecnt=4096}
-		local more=${args:+,$args}
+		# DPDK's 512-frame rings stay the default: 4,096 lost 20-100 times
+		# fewer frames at the ring here, but the PMD maps its rings locked
+		# (MAP_LOCKED, 32 MB for two ports), and under the unit's
+		# capabilities (no CAP_IPC_LOCK, RLIMIT_MEMLOCK 8 MiB) its mmap
+		# failed, EAGAIN: no ports (docs/lab.md, 2026-12-05)
+		local more=${FLOWCUT_AF_PACKET_ARGS:+,$FLOWCUT_AF_PACKET_ARGS}
 		case "$more" in *[!a-z0-9_=,]*) echo "lab: FLOWCUT_AF_PACKET_ARGS=$more: name=value,..." >&2; return 2 ;; esac
 		echo "--vdev net_af_packet0,iface=w0,qpairs=$q$more --vdev net_af_packet1,iface=w1,qpairs=$q$more" ;;
 	af_xdp)

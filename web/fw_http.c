@@ -279,7 +279,7 @@ challenge(struct MHD_Connection *c, const char *path, const char *why)
 	char *what = NULL;
 	enum MHD_Result rc;
 
-	/* as long as flowcutd's reason is: a fixed buffer cut its end off */
+	/* as long as flowcutd's reason is (a fixed buffer would cut a longer one short) */
 	if (asprintf(&what, "%s: changes ask for the operator's secret (the password of HTTP "
 		     "Basic authentication, any user name; /etc/flowcut/web.secret)", why) < 0)
 		what = NULL;

@@ -28,9 +28,8 @@
 # figures before) the coprocessor lost 19-22 % of w0's frames at its
 # receive ring (RX_MISSED: counted since npu/npu_wire.c reads the packet
 # sockets' drops) and the streams kept 0.57-0.99 (CI failed at 0.73); at
-# these it lost 1-5 % and 9 runs of 9 kept 1.00, and with the lab's
-# af_packet rings of 4,096 frames (lab/lab.sh) 0-0.3 % (docs/measurements.md,
-# 2026-12-05).
+# these it lost 1-5 % and 9 runs of 9 kept 1.00 (with af_packet rings of
+# 4,096 frames, 0-0.3 %; docs/measurements.md, 2026-12-05).
 # trafgen does not always hold its rate (-b): the table's SYNs/s says what
 # it sent (docs/lab.md).  Unbounded streams filled the server's veth
 # backlog (lab/flood.sh says why).
