@@ -40,8 +40,8 @@ uint64_t npu_wire_rx_missed(uint16_t port, uint64_t imissed);
 
 /*
  * npu_wire_kernel_rx_dropped - the netdev's rx_dropped, less `missed`
- * (npu_wire_rx_missed's answer, read first) where the netdev counts those
- * too (net_af_xdp); floored at 0.
+ * (the ethdev's imissed, read first: the AF_XDP socket's drops) where the
+ * netdev counts those too (net_af_xdp); floored at 0.
  */
 uint64_t npu_wire_kernel_rx_dropped(uint16_t port, uint64_t missed);
 
