@@ -7,7 +7,7 @@
 # to the server first: the host's neighbours of both ends resolved (with
 # none, flowcutd offloads none of the states; its own offload counted).
 #
-#   lab/scale.sh [N] [--figures all|offload,idle,resync,memory,leave,cut]
+#   lab/scale.sh [N] [--figures all|idle,resync,memory,leave,drain,cut]
 #                           (N: 1,000,000 by default; no --figures: the row)
 #
 # Prints issue 16's table row: states, offloaded (flowcutctl status's
@@ -43,6 +43,17 @@
 #   leave   conntrack's delete of one state to its connection out of the
 #           fast path (build/flowcut-ctleave: 100 samples, median and p99),
 #           at N beside at 10,000
+#   drain   flowcutd's own offload rate from the NEW events, the
+#           generator off the CPU: rounds of SCALE_DRAIN_ROUND (250,000)
+#           states made while flowcutd is stopped (SIGSTOP; their events
+#           wait in its socket, 512 MiB, which holds about 300,000), then
+#           flowcutd let go and timed (20 Hz) until the fast path holds
+#           them, N in all, flowcutd on core 0 and flowcut-npu on core 1;
+#           the rate over the rounds' times, flowcutd's CPU an offload, its
+#           sleeps (voluntary switches) an offload, and ctgen's insert rate
+#           with no consumer running (conntrack's own, the reference);
+#           beside the main run's live rate.  In a second lab, after the
+#           first (flowcutd at --lease 60000 there, for the stops)
 #   cut     100,000 more states from 198.18.128.0/18 (16,384 sources,
 #           routed back through the client), one `nft add element inet
 #           filter blocked4 { 198.18.128.0/18 }` (a watched set): flowcutd's
@@ -58,6 +69,7 @@ SCALE_BIT=0x40000000		# flowcutd's mark bit in the lab (docs/settings.md)
 SCALE_CUT_PFX=198.18.128.0/18	# the cut's sources: 16,384 addresses
 SCALE_CUT_N=${SCALE_CUT_N:-100000}	# the cut's states (at most 16,384 x 45,535)
 SCALE_REF_N=${SCALE_REF_N:-10000}	# the references' size (idle, leave)
+SCALE_DRAIN_ROUND=${SCALE_DRAIN_ROUND:-250000}	# states a drain round (they wait in the event socket)
 
 # the lab's host namespace, the run's folder
 scale_ex() { "$top/lab/lab.sh" exec "$L" host "$@"; }
@@ -87,11 +99,12 @@ scale_cpu() {
 	echo "scale=2; ($c1 - $c0) * 100 / $tck / $2" | bc
 }
 
-# scale_sampler TARGET SECONDS FILE: "monotonic count" at 10 Hz until TARGET or SECONDS
+# scale_sampler TARGET SECONDS FILE [HZ]: "monotonic count" at HZ (10) until TARGET or SECONDS
 scale_sampler() {
-	python3 - "$BUILD/flowcutctl" "/run/flowcut-lab/$L/link" "$1" "$2" "$3" <<'PY'
+	python3 - "$BUILD/flowcutctl" "/run/flowcut-lab/$L/link" "$1" "$2" "$3" "${4:-10}" <<'PY'
 import re, subprocess, sys, time
 ctl, link, target, limit, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
+gap = 1.0 / float(sys.argv[6])
 end = time.monotonic() + limit
 with open(out, "w") as f:
     while True:
@@ -103,7 +116,7 @@ with open(out, "w") as f:
         f.flush()
         if c >= target or time.monotonic() > end:
             break
-        time.sleep(max(0.0, t + 0.1 - time.monotonic()))
+        time.sleep(max(0.0, t + gap - time.monotonic()))
 PY
 }
 
@@ -212,6 +225,65 @@ for k in sys.argv[2:]: print(d.get(k, "none"))' "$run/flowcutd.json" "$@"; }
 		printf "CPU: flowcutd %s us an offload, ctgen %s us an insert\n", v["flowcutd_us_per_offload"], v["ctgen_us_per_insert"]
 	}
 	function none_said(x) { return x == "none" ? "not counted yet" : x }' "$out"
+}
+
+# scale_drain N: flowcutd's own rate from the NEW events (the header's
+# "drain"), "key value" lines; the fast path holds N more after it
+scale_drain() {
+	local n=$1 run=/run/flowcut-lab/$L pid npu tck base have=0 k=0 r t0 t1 secs=0 c0 c1 v0 v1
+	local cpu=0 sleeps=0 why='' mask_d mask_n lost0 lost1 gen=0
+	pid=$(cat "$run/flowcutd.pid")
+	npu=$(cat "$run/npu.pid")
+	tck=$(getconf CLK_TCK)
+	mask_d=$(taskset -p "$pid" | sed 's/.*: //')
+	mask_n=$(taskset -p "$npu" | sed 's/.*: //')
+	taskset -a -p -c 0 "$pid" >/dev/null && taskset -a -p -c 1 "$npu" >/dev/null ||
+		why="flowcutd and flowcut-npu not pinned (taskset)"
+	lost0=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("ct_events_lost", 0))' "$run/flowcutd.json")
+	"$top/lab/lab.sh" exec "$L" client ping -c 2 -i 0.2 -W 1 198.18.1.2 >/dev/null 2>&1
+	base=$(scale_in_fp) || base=0
+	while [ "$have" -lt "$n" ] && [ -z "$why" ]; do
+		r=$SCALE_DRAIN_ROUND
+		[ $((n - have)) -lt "$r" ] && r=$((n - have))
+		kill -STOP "$pid"
+		# a round's states on destination ports of their own (64,512 a port: ctgen.h)
+		if ! scale_ex "$BUILD/flowcut-ctgen" "$r" --mark "$SCALE_BIT" --dport $((${SCALE_DRAIN_DPORT:-20000} + k * 8)) \
+			>"$run/ctgen-drain.out" 2>&1; then
+			kill -CONT "$pid"
+			why="flowcut-ctgen failed: $(tail -1 "$run/ctgen-drain.out")"
+			break
+		fi
+		gen=$(echo "${gen:-0} + $(sed -n 's/.* states made in \([0-9.]*\) s,.*/\1/p' "$run/ctgen-drain.out" | tail -1)" | bc)
+		c0=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
+		v0=$(awk '/^voluntary_ctxt_switches/ { print $2 }' "/proc/$pid/status")
+		t0=$(python3 -c 'import time; print("%.6f" % time.monotonic())')
+		kill -CONT "$pid"
+		scale_sampler $((base + have + r)) $((30 + r / 5000)) "$run/drain-$k.txt" 20
+		c1=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
+		v1=$(awk '/^voluntary_ctxt_switches/ { print $2 }' "/proc/$pid/status")
+		# the first sample at the round's count (its midpoint: scale_sampler's stamp)
+		t1=$(awk -v want=$((base + have + r)) '$2 >= want { print $1; exit }' "$run/drain-$k.txt")
+		[ -n "$t1" ] || { why="round $k: the fast path did not reach $((base + have + r)) ($(tail -1 "$run/drain-$k.txt"))"; break; }
+		secs=$(echo "$secs + $t1 - $t0" | bc)
+		cpu=$((cpu + c1 - c0))
+		sleeps=$((sleeps + v1 - v0))
+		have=$((have + r))
+		k=$((k + 1))
+	done
+	[ -n "$mask_d" ] && taskset -a -p "$mask_d" "$pid" >/dev/null
+	[ -n "$mask_n" ] && taskset -a -p "$mask_n" "$npu" >/dev/null
+	if [ -n "$why" ]; then
+		echo "drain not taken: $why"
+		{ echo "scale: flowcutd's log and flowcut-npu's, their last lines:"
+		  tail -5 "$run/flowcutd.log"; tail -5 "$run/npu.log"; } >&2
+		return
+	fi
+	lost1=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("ct_events_lost", 0))' "$run/flowcutd.json")
+	echo "drain_offloads_per_s $(echo "$n / $secs" | bc) ($n in $k rounds, $(printf %.2f "$secs") s let go)"
+	echo "drain_flowcutd_us_per_offload $(echo "scale=2; $cpu * 1000000 / $tck / $n" | bc)"
+	echo "drain_flowcutd_sleeps_per_1000 $(echo "scale=2; $sleeps * 1000 / $n" | bc) (the main thread's voluntary switches)"
+	echo "drain_ct_events_lost $((lost1 - lost0))"
+	echo "drain_ctgen_inserts_per_s $(echo "$n / $gen" | bc) (conntrack's own, flowcutd stopped: the reference)"
 }
 
 # scale_leave N TAG [CTGEN OPTIONS]: flowcut-ctleave's 100 samples of N's states
@@ -341,6 +413,7 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 		esac
 	done
 	case ",$figs," in *,cut,*|*,all,*) extra=$SCALE_CUT_N ;; *) extra=0 ;; esac
+	case ",$figs," in *,drain,*|*,all,*) drain=1 ;; *) drain= ;; esac
 	[ "$(id -u)" -eq 0 ] || { echo "scale: root only" >&2; exit 2; }
 	L=sc$$
 	ctmax=/proc/sys/net/netfilter/nf_conntrack_max
@@ -356,6 +429,8 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 		[ "$hs_want" -gt "$hs0" ] || hs_want=$hs0
 	fi
 	cleanup() {
+		# a drain's round may have left flowcutd stopped
+		kill -CONT "$(cat "/run/flowcut-lab/$L/flowcutd.pid" 2>/dev/null)" 2>/dev/null
 		"$here/lab.sh" down "$L" >/dev/null 2>&1
 		# put back only what this run set
 		[ "$(cat "$ctmax")" = "$want" ] && [ "$ctmax0" -lt "$want" ] && echo "$ctmax0" >"$ctmax"
@@ -381,5 +456,16 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 		scale_figures "$n" "$BUILD/lab/scale-$n.txt" "$figs"
 	else
 		scale_run "$n" "$BUILD/lab/scale-$n.txt"
+	fi
+	if [ -n "$drain" ]; then
+		# a lab of its own: the first one's states would age out meanwhile
+		# (the fast path's idle timeout, P: 120 s), their events beside
+		# the drain's; flowcutd stopped for a round is not a lapse of its lease
+		"$here/lab.sh" down "$L" >/dev/null 2>&1
+		L=sd$$
+		FLOWCUTD_ARGS="${FLOWCUTD_ARGS:-} --lease 60000" "$here/lab.sh" up "$L" >/dev/null &&
+			FLOWCUTD_ARGS="${FLOWCUTD_ARGS:-} --lease 60000" "$here/lab.sh" start "$L" >/dev/null ||
+			{ echo "scale: no lab for the drain" >&2; exit 1; }
+		scale_drain "$n" | tee -a "$BUILD/lab/scale-$n.txt" | sed 's/^/  /'
 	fi
 fi

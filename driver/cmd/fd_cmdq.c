@@ -9,7 +9,6 @@
 #include <time.h>
 
 #define PLACE_BITS 6	/* a tag's low bits: the command's place */
-#define FLUSH_POLLS 2000	/* looks before sleeping, as lk_call does (~20 us) */
 _Static_assert(LK_CMD_SLOTS == 1u << PLACE_BITS, "a place per ring slot");
 
 enum place_state {
@@ -345,7 +344,7 @@ fd_cmdq_flush(struct fd_cmdq *q, int timeout_ms)
 		if (now >= end)
 			return -ETIMEDOUT;
 		/* an answer usually comes within microseconds: look again before sleeping */
-		if (++polls < FLUSH_POLLS)
+		if (++polls < FD_CMDQ_SPIN_POLLS)
 			continue;
 		left_ms = (end - now + 999999) / 1000000;
 		fd_cmdq_wait(q, left_ms < 100 ? (int)left_ms : 100);

@@ -57,6 +57,13 @@
 #include "lk.h"
 
 #define FD_CMDQ_TIMEOUT_MS 2000	/* a command's deadline unless told */
+/*
+ * Empty looks at the answer ring before a waiter sleeps (fd_cmdq_flush,
+ * and fd_cmds' posts at the cap), about 20 us: a coprocessor that is
+ * awake answers within microseconds, and a futex sleep and wake-up cost
+ * more than that on these machines.
+ */
+#define FD_CMDQ_SPIN_POLLS 2000
 
 struct fd_cmdq;
 

@@ -43,13 +43,20 @@ q_post(void *ctx, uint16_t op, const void *payload, uint16_t len, fd_cmds_done_f
 	 * with the coprocessor one by one, at one round trip's rate.
 	 */
 	while ((rc = fd_cmdq_post(q, op, payload, len, done, dctx)) == -ENOBUFS) {
+		unsigned int polls = 0;
+
 		/* places held by commands timed out only: no deadline frees them */
 		if (fd_cmdq_inflight(q) == 0)
 			return -ENOBUFS;
 		while (fd_cmdq_state(q) == FD_CMDQ_UP && fd_cmdq_inflight(q) > 0 &&
-		       fd_cmdq_room(q) < (fd_cmdq_cap(q) + 1) / 2)
-			if (fd_cmdq_poll(q) == 0)
+		       fd_cmdq_room(q) < (fd_cmdq_cap(q) + 1) / 2) {
+			if (fd_cmdq_poll(q) != 0)
+				polls = 0;
+			else if (++polls >= FD_CMDQ_SPIN_POLLS) {
 				fd_cmdq_wait(q, 10);
+				polls = 0;
+			}
+		}
 	}
 	return q_rc(rc);
 }
