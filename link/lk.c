@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #define LK_MAGIC 0x31545543574f4c46ull	/* "FLOWCUT1" */
-#define LK_VERSION 5	/* 4: the wire's figures in the counters page; 5: BUSY_NS among them */
+#define LK_VERSION 6	/* 4: the wire's figures in the counters page; 5: BUSY_NS among them; 6: 256 command slots */
 #define LK_PAGE 4096u
 #define LK_READY 1u
 #define LK_COUNTER_TRIES 64

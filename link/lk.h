@@ -63,7 +63,7 @@
 #define LK_PATH "/run/flowcut/link"
 
 #define LK_CLIENTS 4	/* slot 0 the driver's, 1..3 the tools' */
-#define LK_CMD_SLOTS 64
+#define LK_CMD_SLOTS 256	/* 64 until LK_VERSION 6: the driver waited at the cap behind bursts */
 #define LK_CMD_SLOT 1024	/* header (8) + command/answer header + payload */
 #define LK_EV_SLOTS 4096
 #define LK_EV_SLOT 256

@@ -16,7 +16,7 @@
  * out still holds its place until its late answer comes or the
  * coprocessor reboots: the rings still hold it.
  *
- * Tags: a command's tag is (sequence << 6 | place), the sequence starting
+ * Tags: a command's tag is (sequence << 8 | place), the sequence starting
  * at random, so a late answer, an earlier process's, or a bogus one never
  * completes the wrong command.  An answer that matches no command is
  * counted (unexpected_tag) and dropped; one to a command already failed

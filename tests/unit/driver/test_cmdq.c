@@ -210,7 +210,7 @@ test_real_batches(void **state)
 	struct link *l = *state;
 	struct npu s = { .lk = l->npu };
 	struct fd_cmdq *q = fd_cmdq_create(l->host, &(struct fd_cmdq_params){ 0 });
-	enum { PAIRS = 100, N = 2 * PAIRS + 2 };
+	enum { PAIRS = LK_CMD_SLOTS + 100, N = 2 * PAIRS + 2 };	/* past the ring, twice */
 	struct rec *r = calloc(N, sizeof(*r));
 	struct fd_cmdq_stats st;
 	struct lk_stats ls;
