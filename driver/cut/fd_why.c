@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fd_mem.h"
+
 struct fd_why {
 	struct fd_why_src src[FD_WHY_SOURCES];
 	const struct fc_list *held[FD_WHY_SOURCES];
@@ -137,6 +139,7 @@ grow(struct fd_why *w)
 
 	if (tab == NULL)
 		return -ENOMEM;
+	fd_mem_populate(tab, (size_t)cap * sizeof(*tab));	/* a quarter to half full: every page */
 	w->tab = tab;
 	w->cap = cap;
 	for (uint32_t i = 0; i < oldcap; i++)
