@@ -356,10 +356,11 @@ scale_figures() {
 	pid=$(cat "$run/flowcutd.pid")
 	npu=$(cat "$run/npu.pid")
 	: >"$out"
-	if has cut; then	# the cut's sources routed back through the client
-		scale_ex ip route replace "$SCALE_CUT_PFX" via 198.18.0.2 dev fp0
-		"$top/lab/lab.sh" exec "$L" client ping -c 2 -i 0.2 -W 1 198.18.1.2 >/dev/null 2>&1
-	fi
+	# the cut's sources routed back through the client
+	has cut && scale_ex ip route replace "$SCALE_CUT_PFX" via 198.18.0.2 dev fp0
+	# both ends' neighbours resolved before the references' states (none
+	# offloaded without them; scale_run pings again for its own)
+	"$top/lab/lab.sh" exec "$L" client ping -c 2 -i 0.2 -W 1 198.18.1.2 >/dev/null 2>&1
 	rss0=$(scale_rss "$pid")
 	# the references, at the small sizes
 	if has cut; then scale_cut alone >>"$out"; ref=1; fi
@@ -387,10 +388,12 @@ scale_figures() {
 		echo "nf_conntrack_objsize_b $(awk '$1 == "nf_conntrack" { print $4 }' /proc/slabinfo)" >>"$out"
 		echo "npu_rss_kb $(scale_rss "$npu") (--conns $FLOWCUT_NPU_CONNS: $(( $(scale_rss "$npu") * 1024 / FLOWCUT_NPU_CONNS )) B a slot)" >>"$out"
 	fi
+	# the resync first: the N states age out of the fast path P (120 s)
+	# after their offload, their bit cleared, and leave's and cut's
+	# minutes after it found some or none of them marked
+	has resync && scale_resync "$n" >>"$out"
 	has leave && scale_leave "$n" "$n" >>"$out"
 	has cut && scale_cut "at_$n" >>"$out"
-	# last: today's resync holds flowcutd's loop past the lease (taken out, judged again)
-	has resync && scale_resync "$n" >>"$out"
 	grep -v -e '^states ' -e '^offloaded ' -e '^time_to' -e '^ctgen ' -e '^cpu_pct ' -e '^resyncs' \
 		-e '^offloads_counted' -e '^rss_' -e '^resync_taken_out ' -e '^ct_events_lost' \
 		-e '^ctgen_rate' -e '^offload_' "$out" | sed 's/^/  /'
