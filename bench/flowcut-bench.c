@@ -31,7 +31,7 @@
  * one after the other (median and 99th percentile), then batches of 64
  * commands for --secs seconds (commands per second), then the same N
  * commands twice, timed whole: one round trip at a time (lk_call), and
- * through the driver's command client (driver/cmd/fd_cmdq: batched, up to 64
+ * through the driver's command client (driver/cmd/fd_cmdq: batched, up to 256
  * in flight), with the ratio of the two rates.
  *
  *   flowcut-bench cut [--conns N]
