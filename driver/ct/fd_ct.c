@@ -71,7 +71,7 @@ struct ct_batch {
 	struct ct_posted q[FD_CT_BATCH];
 	unsigned int n;
 	size_t len;
-	bool noack;	/* errors only, the last message acked (the updates: see fd_ct.h) */
+	bool noack;	/* errors only, the last message acked (updates, kills: see fd_ct.h) */
 	char buf[FD_CT_BATCH * FD_CT_MSG_MAX] __attribute__((aligned(NLMSG_ALIGNTO)));
 };
 
@@ -207,6 +207,7 @@ fd_ct_open(void)
 	if (c->nl == NULL || mnl_socket_bind(c->nl, 0, MNL_SOCKET_AUTOPID) < 0)
 		goto fail;
 	c->updates.noack = true;
+	c->kills.noack = true;
 	/*
 	 * A burst of events must fit; if it does not, ENOBUFS says so, the
 	 * buffer doubles (lost()) and the binding reconciles: a smaller buffer
@@ -770,11 +771,13 @@ batch_read(struct fd_ct *c, struct batch_answers *a, bool last)
 }
 
 /*
- * An update batch's errors lost (ENOBUFS on the request socket: an
- * error's skb found its buffer full, so which update failed is unknown):
- * each update not answered yet sent again alone, acked, and its answer
- * read - an update is idempotent (a timeout, flags and a masked mark
- * set to the same values), and one ack fits in any buffer.  A resync
+ * A batch's errors lost (ENOBUFS on the request socket: an error's skb
+ * found its buffer full, so which request failed is unknown): each one
+ * not answered yet sent again alone, acked, and its answer read - an
+ * update is idempotent (a timeout, flags and a masked mark set to the
+ * same values), a kill nearly so (a state it deleted answers -ENOENT
+ * the second time, which every caller takes as killed), and one ack fits
+ * in any buffer.  A resync
  * would take every connection out for one lost answer; a read-back would
  * judge each state's timeout and flags again.  0, or the error that
  * stopped it (the updates not answered get it).
@@ -805,8 +808,9 @@ replay(struct fd_ct *c, struct ct_batch *b, const struct ct_posted *q, struct ba
 		a->answered++;
 		n++;
 	}
-	fprintf(stderr, "flowcutd: conntrack's errors of a batch of %u updates lost (ENOBUFS on "
-		"the request socket): %u sent again, each acked\n", a->n, n);
+	fprintf(stderr, "flowcutd: conntrack's errors of a batch of %u %s lost (ENOBUFS on "
+		"the request socket): %u sent again, each acked\n", a->n,
+		b == &c->kills ? "kills" : "updates", n);
 	return 0;
 }
 

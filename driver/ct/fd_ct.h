@@ -232,7 +232,11 @@ int fd_ct_update_msg(void *buf, uint32_t seq, const struct nf_conntrack *tuple,
  * error).  fd_ct_close() flushes what is queued.
  *
  * - fd_ct_kill_post: IPCTNL_MSG_CT_DELETE; done(arg, rc) with what
- *   fd_ct_kill() would have returned.
+ *   fd_ct_kill() would have returned.  Acked as the updates are (below):
+ *   the batch's last alone, a kill's error whatever its flags; an ack
+ *   each made a cut of 100,000 read 100,000 datagrams, a tenth of its
+ *   time.  A kill sent again after lost errors answers -ENOENT if the
+ *   first took (gone: killed, to every caller).
  * - fd_ct_update_post: fd_ct_update_msg's; done(arg, rc): 0, -ENOENT (the
  *   state is gone), or conntrack's error.  Not one ack an update: the
  *   batch's last message alone has NLM_F_ACK.  ctnetlink takes a request
@@ -249,7 +253,7 @@ int fd_ct_update_msg(void *buf, uint32_t seq, const struct nf_conntrack *tuple,
  *   one at a time, each acked (fd_ct_replays counts such batches; each
  *   update sets the same values again).  The buffer (rmem_default) holds
  *   far more than a batch's FD_CT_BATCH errors, so this should not happen.
- *   Kills and GETs keep an ack each.
+ *   GETs keep an ack each: the answer is the state.
  * - fd_ct_get_post: IPCTNL_MSG_CT_GET of the state with `tuple`'s original
  *   tuple; done(arg, ct, 0) with the whole state as conntrack holds it
  *   now (parsed by nfct_nlmsg_parse, valid during the call only), or
