@@ -8,7 +8,9 @@
  * page, the write after it copies it and shoots down the TLB of every core
  * the process's threads ran on (an IPI each).  On this project's VMs that
  * was 7 % of flowcutd's time while it offloaded a million (perf of
- * lab/scale.sh's drain) and a tenth of a 100,000-connection cut's.
+ * lab/scale.sh's drain), and a cut of 100,000 reached its last DROP in
+ * 468-515 ms with its records' table faulted in page by page, 350-368 ms
+ * with it faulted in whole (docs/measurements.md, 2026-12-05 evening).
  * MADV_POPULATE_WRITE (Linux 5.14) makes them all in one call.
  *
  * Only for memory that will be written whole soon (every page): a table
