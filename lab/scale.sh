@@ -76,6 +76,16 @@ scale_ex() { "$top/lab/lab.sh" exec "$L" host "$@"; }
 scale_in_fp() { "$BUILD/flowcutctl" --link "/run/flowcut-lab/$L/link" --json status |
 	sed -n 's/.*"connections": \([0-9]*\).*/\1/p'; }
 scale_rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
+# scale_stat KEY...: flowcutd.json's values, a line each ("none": not there)
+scale_stat() { python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+for k in sys.argv[2:]: print(d.get(k, "none"))' "/run/flowcut-lab/$L/flowcutd.json" "$@"; }
+# scale_neigh: the host's neighbours of both ends resolved (an offload needs
+# both next hops: states made with none resolved wait, none offloaded)
+scale_neigh() {
+	"$top/lab/lab.sh" exec "$L" client ping -c 2 -i 0.2 -W 1 198.18.1.2 >/dev/null 2>&1 ||
+		echo "scale: no ping from the client to the server" >&2
+}
 
 # scale_wait_fp COUNT SECONDS: until the fast path holds COUNT (0: empty), or said
 scale_wait_fp() {
@@ -159,15 +169,9 @@ scale_run() {
 	shift 2
 	pid=$(cat "$run/flowcutd.pid")
 	tck=$(getconf CLK_TCK)
-	stat_of() { python3 -c 'import json,sys
-d = json.load(open(sys.argv[1]))
-for k in sys.argv[2:]: print(d.get(k, "none"))' "$run/flowcutd.json" "$@"; }
 	cpu_of() { awk '{ print $14 + $15 }' "/proc/$pid/stat"; }
-	# the host's neighbours of both ends resolved (an offload needs both
-	# next hops: states made with none resolved wait, none offloaded)
-	"$top/lab/lab.sh" exec "$L" client ping -c 2 -i 0.2 -W 1 198.18.1.2 >/dev/null 2>&1 ||
-		echo "scale: no ping from the client to the server" >&2
-	o0=$(stat_of offloaded)
+	scale_neigh
+	o0=$(scale_stat offloaded)
 	base=$(scale_in_fp) || base=0
 	# offloaded: the fast path's count reaches N (bounded: 30 s + 1 s a 5,000)
 	scale_sampler $((base + n)) $((30 + n / 5000)) "$run/samples-$n.txt" &
@@ -184,11 +188,11 @@ for k in sys.argv[2:]: print(d.get(k, "none"))' "$run/flowcutd.json" "$@"; }
 	now=$(date +%s.%N)
 	[ "${conns:-0}" -ge $((base + n)) ] && t_off=$(printf "%.2f" "$(echo "$now - $t0" | bc)")
 	# 10 s with nothing changing
-	r0=$(stat_of resyncs)
+	r0=$(scale_stat resyncs)
 	c0=$(cpu_of)
 	sleep 10
 	c1=$(cpu_of)
-	read -r r1 o1 taken lost <<<"$(stat_of resyncs offloaded resync_taken_out ct_events_lost | tr '\n' ' ')"
+	read -r r1 o1 taken lost <<<"$(scale_stat resyncs offloaded resync_taken_out ct_events_lost | tr '\n' ' ')"
 	conns=$(scale_in_fp) || conns=0
 	rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status")
 	{
@@ -239,8 +243,8 @@ scale_drain() {
 	mask_n=$(taskset -p "$npu" | sed 's/.*: //')
 	taskset -a -p -c 0 "$pid" >/dev/null && taskset -a -p -c 1 "$npu" >/dev/null ||
 		why="flowcutd and flowcut-npu not pinned (taskset)"
-	lost0=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("ct_events_lost", 0))' "$run/flowcutd.json")
-	"$top/lab/lab.sh" exec "$L" client ping -c 2 -i 0.2 -W 1 198.18.1.2 >/dev/null 2>&1
+	lost0=$(scale_stat ct_events_lost)
+	scale_neigh
 	base=$(scale_in_fp) || base=0
 	while [ "$have" -lt "$n" ] && [ -z "$why" ]; do
 		r=$SCALE_DRAIN_ROUND
@@ -278,7 +282,7 @@ scale_drain() {
 		  tail -5 "$run/flowcutd.log"; tail -5 "$run/npu.log"; } >&2
 		return
 	fi
-	lost1=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("ct_events_lost", 0))' "$run/flowcutd.json")
+	lost1=$(scale_stat ct_events_lost)
 	echo "drain_offloads_per_s $(echo "$n / $secs" | bc) ($n in $k rounds, $(printf %.2f "$secs") s let go)"
 	echo "drain_flowcutd_us_per_offload $(echo "scale=2; $cpu * 1000000 / $tck / $n" | bc)"
 	echo "drain_flowcutd_sleeps_per_1000 $(echo "scale=2; $sleeps * 1000 / $n" | bc) (the main thread's voluntary switches)"
@@ -358,9 +362,7 @@ scale_figures() {
 	: >"$out"
 	# the cut's sources routed back through the client
 	has cut && scale_ex ip route replace "$SCALE_CUT_PFX" via 198.18.0.2 dev fp0
-	# both ends' neighbours resolved before the references' states (none
-	# offloaded without them; scale_run pings again for its own)
-	"$top/lab/lab.sh" exec "$L" client ping -c 2 -i 0.2 -W 1 198.18.1.2 >/dev/null 2>&1
+	scale_neigh	# before the references' states (scale_run looks again for its own)
 	rss0=$(scale_rss "$pid")
 	# the references, at the small sizes
 	if has cut; then scale_cut alone >>"$out"; ref=1; fi
