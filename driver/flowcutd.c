@@ -470,6 +470,7 @@ program(const struct fd_cmds *cmds, const struct opts *o)
 	COUNT(nhop_followed, offload)						\
 	COUNT(rerouted, offload)						\
 	COUNT(waiting_dropped, offload)						\
+	COUNT(solicited, offload)						\
 	COUNT(cut_adopted, offload)						\
 	OBJ(cuts, cuts_json(&s->cut))						\
 	OBJ(triggers, fd_explain_sources(whys))					\

@@ -275,7 +275,7 @@ off_front_port(const struct fd_offload *o, struct fd_hop *hop)
 /*
  * A state that qualifies but cannot be offloaded over the path it has now:
  * its neighbour is not resolved yet (the host resolves it as it forwards
- * the frames), or a route change took it to an interface that is not a
+ * the frames, and is asked to: solicit() below), or a route change took it to an interface that is not a
  * front port.  Tried again when a neighbour resolves or the paths change.
  * Full, the oldest is let go (counted): it stays with the host, as
  * everything not offloaded does.
@@ -322,6 +322,34 @@ waiting_clear(struct fd_offload *o)
 	for (unsigned int i = 0; i < o->nwaiting; i++)
 		nfct_destroy(o->waiting[i].tuple);
 	o->nwaiting = 0;
+}
+
+/*
+ * A waiting state's unresolved neighbour: the host is asked to resolve it
+ * (fd_route_neigh_resolve), as it would before sending to it.  The host
+ * resolves a neighbour as it forwards frames to it, and a state it
+ * forwards one way only (a UDP stream, a flood; a TCP sender's ACKs are
+ * not) sends it nothing towards the other end once the entry is gone - a
+ * flowcutd restart takes its TAPs' carrier down, and the kernel flushes
+ * their entries with it - so without this ask such a state waited for
+ * ever.  Its answer comes back as a neighbour change (fd_offload_rt_change),
+ * which tries the waiting again.  An ask that fails is said once.
+ */
+static void
+solicit(struct fd_offload *o, const struct fd_hop *hop)
+{
+	int rc;
+
+	if (hop->resolved || o->route.neigh_resolve == NULL)
+		return;
+	rc = o->route.neigh_resolve(o->route.ctx, hop->ifindex, hop->family, hop->nbr);
+	o->st.solicited++;
+	if (rc != 0 && !o->solicit_said) {
+		o->solicit_said = true;
+		fprintf(stderr, "flowcutd: asking the host to resolve a neighbour (interface %u): %s; "
+			"states waiting for one wait until the host sends to it\n", hop->ifindex,
+			strerror(-rc));
+	}
 }
 
 /*
@@ -392,8 +420,11 @@ prepare(struct fd_offload *o, const struct nf_conntrack *ct, bool cut, bool look
 	if (pa < 0 || pb < 0)
 		return -ENETUNREACH;	/* not between front ports: the host's alone */
 	if (!to_orig_src.resolved || !to_reply_src.resolved) {
-		if (!cut)
+		if (!cut) {
+			solicit(o, &to_orig_src);
+			solicit(o, &to_reply_src);
 			off_wait_path(o, ct);	/* once the host has resolved it */
+		}
 		return -EAGAIN;
 	}
 	fd_policy_key(ct, FD_DIR_ORIG, (uint16_t)pa, &c->mf[0].key);

@@ -223,6 +223,7 @@ struct fd_offload {
 	struct fd_nhop *nhops;		/* the caller's */
 	bool paths_changed;		/* routes or an MTU changed since the last look */
 	bool neigh_resolved;		/* a neighbour resolved: the waiting may go */
+	bool solicit_said;		/* an ask to resolve a neighbour failed, said */
 	/* states that qualified while a neighbour was unresolved, retried */
 	struct waiting {
 		uint32_t ct_id;

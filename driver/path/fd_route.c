@@ -82,12 +82,18 @@ io_neigh_dump(void *ctx, fd_rt_change_fn *fn, void *arg)
 	return fd_route_neigh_dump(ctx, fn, arg);
 }
 
+static int
+io_neigh_resolve(void *ctx, unsigned int ifindex, int family, const uint8_t *addr)
+{
+	return fd_route_neigh_resolve(ctx, ifindex, family, addr);
+}
+
 struct fd_route_io
 fd_route_io_of(struct fd_route *r)
 {
 	return (struct fd_route_io){ .get = io_get, .path = io_path, .link_mtu = io_link_mtu,
 				     .neigh_get = io_neigh_get, .neigh_dump = io_neigh_dump,
-				     .ctx = r };
+				     .neigh_resolve = io_neigh_resolve, .ctx = r };
 }
 
 void
@@ -259,6 +265,25 @@ fd_route_neigh_get(struct fd_route *r, unsigned int ifindex, int family, const u
 		*resolved = true;
 	}
 	return 0;
+}
+
+int
+fd_route_neigh_resolve(struct fd_route *r, unsigned int ifindex, int family, const uint8_t *addr)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct ndmsg *ndm;
+
+	nlh->nlmsg_type = RTM_NEWNEIGH;
+	/* made if missing; one there already is used as it is (no EXCL, no REPLACE) */
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE;
+	ndm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ndm));
+	ndm->ndm_family = (unsigned char)(family == 4 ? AF_INET : AF_INET6);
+	ndm->ndm_ifindex = (int)ifindex;
+	ndm->ndm_state = NUD_NONE;	/* not PERMANENT: made so, the collector would spare it */
+	ndm->ndm_flags = NTF_USE;	/* resolve it, change nothing else */
+	mnl_attr_put(nlh, NDA_DST, family == 4 ? 4 : 16, addr);
+	return ask(r, nlh, reply_cb, &(struct fd_rt_change){ 0 });
 }
 
 struct dump_ctx {

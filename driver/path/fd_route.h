@@ -69,6 +69,20 @@ int fd_route_link_mtu(struct fd_route *r, unsigned int ifindex, uint32_t *mtu);
 int fd_route_neigh_get(struct fd_route *r, unsigned int ifindex, int family,
 		       const uint8_t *addr, uint8_t mac[6], bool *resolved);
 
+/*
+ * fd_route_neigh_resolve - asks the kernel to resolve the neighbour
+ * (ifindex, family, addr) as it would before sending to it: an
+ * RTM_NEWNEIGH with NTF_USE (neigh_event_send), which makes the entry if
+ * there is none (NUD_NONE: an ordinary one, the garbage collector's like
+ * any other) and sends a solicitation (ARP or NDP) unless it is usable
+ * already.  The answer comes as a neighbour change on the watch.  For a
+ * state the host forwards one way only: it never sends towards the other
+ * end, so nothing else resolves it.  0, or a negative errno (-EPERM
+ * without CAP_NET_ADMIN).
+ */
+int fd_route_neigh_resolve(struct fd_route *r, unsigned int ifindex, int family,
+			   const uint8_t *addr);
+
 struct fd_rt_change;
 typedef void fd_rt_change_fn(void *arg, const struct fd_rt_change *c);
 
@@ -87,7 +101,8 @@ int fd_route_neigh_dump(struct fd_route *r, fd_rt_change_fn *fn, void *arg);
  * it returns, on `ctx`.  A function table, as struct fd_cmds is, so a test
  * stands in for the host's routes without root (tests/unit/driver/test_offload.c).
  * neigh_dump is fd_route_neigh_dump, for what keeps a copy of the
- * neighbours (fd_rtcache); the binding does not ask it.
+ * neighbours (fd_rtcache); the binding does not ask it.  neigh_resolve is
+ * fd_route_neigh_resolve (NULL: nothing asked).
  * fd_route_io_of - the real one, on an open struct fd_route (which must
  * outlive it).
  */
@@ -98,6 +113,7 @@ struct fd_route_io {
 	int (*neigh_get)(void *ctx, unsigned int ifindex, int family, const uint8_t *addr,
 			 uint8_t mac[6], bool *resolved);
 	int (*neigh_dump)(void *ctx, fd_rt_change_fn *fn, void *arg);
+	int (*neigh_resolve)(void *ctx, unsigned int ifindex, int family, const uint8_t *addr);
 	void *ctx;
 };
 

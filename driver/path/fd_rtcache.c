@@ -228,12 +228,22 @@ host_neigh_dump(void *ctx, fd_rt_change_fn *fn, void *arg)
 	return c->host.neigh_dump(c->host.ctx, fn, arg);
 }
 
+static int
+host_neigh_resolve(void *ctx, unsigned int ifindex, int family, const uint8_t *addr)
+{
+	struct fd_rtcache *c = ctx;
+
+	return c->host.neigh_resolve != NULL
+		       ? c->host.neigh_resolve(c->host.ctx, ifindex, family, addr) : 0;
+}
+
 struct fd_route_io
 fd_rtcache_io(struct fd_rtcache *c)
 {
 	return (struct fd_route_io){ .get = cache_get, .path = cache_path,
 				     .link_mtu = host_link_mtu, .neigh_get = cache_neigh_get,
-				     .neigh_dump = host_neigh_dump, .ctx = c };
+				     .neigh_dump = host_neigh_dump,
+				     .neigh_resolve = host_neigh_resolve, .ctx = c };
 }
 
 struct fd_rtcache *

@@ -85,7 +85,7 @@ void fd_rtcache_close(struct fd_rtcache *c);
 /*
  * fd_rtcache_io - the questions through the cache, on `c` (which must
  * outlive it): get, path and neigh_get as fd_route's, answered from the
- * cache where it can; link_mtu and neigh_dump are the host's own.
+ * cache where it can; link_mtu, neigh_dump and neigh_resolve are the host's own.
  */
 struct fd_route_io fd_rtcache_io(struct fd_rtcache *c);
 

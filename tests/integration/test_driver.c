@@ -1136,6 +1136,69 @@ test_route_replaced_between_two_offloads(void **state)
 	}
 }
 
+/*
+ * A state whose client has no neighbour entry - as after a flowcutd
+ * restart, whose TAPs' carrier went down and took their entries with it -
+ * forwarded one way only (the host sends nothing towards the client that
+ * would resolve it): it waits, and the host is asked to resolve the
+ * client (an entry appears in the kernel, an ordinary one, not PERMANENT,
+ * as the kernel makes one when it sends: the veth's far end never answers,
+ * so it stays INCOMPLETE or FAILED).  The answer (the entry resolved) lets
+ * it go in.  Without the ask, no entry appeared and the state waited until
+ * some frame of the host's went towards the client.  IPv4 and IPv6 UDP.
+ */
+static void
+test_waiting_state_asks_its_neighbour(void **state)
+{
+	static const struct {
+		const char *client, *server, *dev;
+	} rows[] = {
+		{ "198.18.0.50", "198.19.0.10", "fp0" },
+		{ "2001:2::50", "2001:2:0:1::10", "fp0" },
+	};
+	char sh[256];
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct nf_conntrack *ct = conn(IPPROTO_UDP, rows[i].client, (uint16_t)(42000 + i),
+					       rows[i].server, 5201, rows[i].server, 5201, BIT);
+		uint64_t solicited = stats().solicited, offloaded = stats().offloaded;
+
+		snprintf(sh, sizeof(sh), "! ip neigh show %s dev %s | grep -q .", rows[i].client,
+			 rows[i].dev);
+		if (fc_netns_sh(sh) != 0)
+			fail_msg("%s: a neighbour entry before the state", rows[i].client);
+		create(ct);
+		turns(300);
+		if (conns() != 0)
+			fail_msg("%s: offloaded with its neighbour unresolved", rows[i].client);
+		if (fc_netns_sh(sh + 2) != 0)	/* "ip neigh show ... | grep -q .": there */
+			fail_msg("%s: the host was not asked to resolve the client (no entry; "
+				 "%" PRIu64 " asked)", rows[i].client, stats().solicited - solicited);
+		snprintf(sh, sizeof(sh), "! ip neigh show %s dev %s | grep -q PERMANENT",
+			 rows[i].client, rows[i].dev);
+		if (fc_netns_sh(sh) != 0)
+			fail_msg("%s: the entry asked for is PERMANENT", rows[i].client);
+		assert_int_equal(stats().solicited, solicited + 1);
+		snprintf(sh, sizeof(sh), "ip neigh replace %s lladdr 02:00:00:00:00:0d dev %s "
+			 "nud reachable", rows[i].client, rows[i].dev);
+		assert_int_equal(fc_netns_sh(sh), 0);
+		turns(300);
+		if (conns() != 1 || stats().offloaded != offloaded + 1)
+			fail_msg("%s: not offloaded once resolved (%u in the fast path)",
+				 rows[i].client, conns());
+		assert_int_equal(nfct_query(nfct, NFCT_Q_DESTROY, ct), 0);
+		nfct_destroy(ct);
+		turns(50);	/* its DESTROY: out */
+		pthread_mutex_lock(&fp_lock);
+		fp_sweep(fp, now_ns(), 0, (struct fp_event[4]){ 0 }, 4);
+		pthread_mutex_unlock(&fp_lock);
+		snprintf(sh, sizeof(sh), "ip neigh del %s dev %s", rows[i].client, rows[i].dev);
+		assert_int_equal(fc_netns_sh(sh), 0);
+	}
+}
+
 /* A coprocessor event about connection `id`, as flowcutd hands it on. */
 static void
 fp_event(uint8_t type, uint64_t id)
@@ -3399,6 +3462,7 @@ main(void)
 		cmocka_unit_test_setup(test_ruleset_change_takes_out_and_clears_marks, fresh),
 		cmocka_unit_test_setup(test_resync_after_boot, fresh),
 		cmocka_unit_test_setup(test_route_replaced_between_two_offloads, fresh),
+		cmocka_unit_test_setup(test_waiting_state_asks_its_neighbour, fresh),
 		cmocka_unit_test_setup(test_cut_range_v4_nat, fresh),
 		cmocka_unit_test_setup(test_cut_range_v6, fresh),
 		cmocka_unit_test_setup(test_cut_not_offloaded_made_dropping, fresh),

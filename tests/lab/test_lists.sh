@@ -384,7 +384,7 @@ t_never() { # family
 	win_rest
 	k1=$(port_rx 5202)
 	win_end "UDP/IPv$fam 400 Mbit/s from $alt in $prefix, cut by the list and by hand" || return 1
-	forwarding "$fam" 5202 || { say "the never-cut flood is not forwarding in the fast path"; conns; return 1; }
+	forwarding "$fam udp" 5202 || { say "the never-cut flood is not forwarding in the fast path"; conns; return 1; }
 	want=$(( 100000000 * 10 * 9 / 10 / 8000 ))	# 90% of 10 s of 1,000-byte datagrams at 100 Mbit/s
 	say "the never-cut $src in the same prefix: the server took in $(( k1 - k0 )) frames of its" \
 	    "100 Mbit/s flood in the window (at least $want wanted)"
