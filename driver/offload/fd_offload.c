@@ -353,12 +353,34 @@ solicit(struct fd_offload *o, const struct fd_hop *hop)
 }
 
 /*
+ * A cut connection's unresolved end: the fast path drops a cut connection's
+ * frames before it reads a next hop (fp_burst.c, step 5), and a cut one is
+ * never made to forward again (an uncut takes it out: the state is judged
+ * anew), so its command names a next hop that is never used.  Not a next
+ * hop of the neighbour's own: an unresolved one is most often a sender
+ * that never answers - spoofed, or gone - and a flood from many such
+ * on-link sources would fill the next-hop table, after which nothing new
+ * is offloaded.  So every unresolved end of a cut shares one placeholder a
+ * port, family and MTU (the unspecified address, never a neighbour's, so
+ * no neighbour change reprograms it).  Before, such a state was killed
+ * and not made dropping: the flood went on to the host.
+ */
+static void
+placeholder(struct fd_hop *hop)
+{
+	if (hop->resolved)
+		return;
+	memset(hop->nbr, 0, sizeof(hop->nbr));
+	memset(hop->mac, 0, sizeof(hop->mac));
+}
+
+/*
  * What a FLOW_CREATE_FP for the state needs, checked and built: the
  * command in *c, its entry in *out (allocated, in no table, no id yet).  0,
  * or -EEXIST (in already), -EPERM (does not qualify), -EINPROGRESS (FWD,
  * and the inspector has not passed it yet: fd_offload_try once it has),
- * -ENETUNREACH (not between front ports), -EAGAIN (a neighbour unresolved: it waits, unless
- * cut), -ENOMEM, or an error of NHOP_PROGRAM or of conntrack.  `cut`: made
+ * -ENETUNREACH (not between front ports), -EAGAIN (a neighbour unresolved: it waits; a
+ * cut one is made with a placeholder next hop), -ENOMEM, or an error of NHOP_PROGRAM or of conntrack.  `cut`: made
  * already dropping (fd_offload_post_create_cut), whether it qualifies or
  * not.
  */
@@ -424,8 +446,11 @@ prepare(struct fd_offload *o, const struct nf_conntrack *ct, bool cut, bool look
 			solicit(o, &to_orig_src);
 			solicit(o, &to_reply_src);
 			off_wait_path(o, ct);	/* once the host has resolved it */
+			return -EAGAIN;
 		}
-		return -EAGAIN;
+		/* a cut one drops before any next hop is read: it needs none resolved */
+		placeholder(&to_orig_src);
+		placeholder(&to_reply_src);
 	}
 	fd_policy_key(ct, FD_DIR_ORIG, (uint16_t)pa, &c->mf[0].key);
 	fd_policy_key(ct, FD_DIR_REPLY, (uint16_t)pb, &c->mf[1].key);

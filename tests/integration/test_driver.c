@@ -1535,6 +1535,69 @@ test_cut_not_offloaded_made_dropping(void **state)
 	nfct_destroy(a);
 }
 
+/*
+ * States in range whose client has no neighbour entry (a sender that
+ * never answers: spoofed, or gone; the host never sent to it): made
+ * dropping all the same - a cut connection's frames drop before any next
+ * hop is read - and on one placeholder next hop, not one a sender: two
+ * such senders program one next hop between them.  Before, each was
+ * killed and not made dropping, its flood on to the host.  IPv4 and IPv6.
+ */
+static void
+test_cut_unresolved_made_dropping(void **state)
+{
+	static const struct {
+		const char *c1, *c2, *server, *range;
+	} rows[] = {
+		{ "198.18.0.61", "198.18.0.62", "198.19.0.11", "198.19.0.0/24\n" },
+		{ "2001:2::61", "2001:2::62", "2001:2:0:1::11", "2001:2:0:1::/64\n" },
+	};
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+		struct nf_conntrack *a = conn(IPPROTO_UDP, rows[r].c1, 40000, rows[r].server, 53,
+					      rows[r].server, 53, 0);
+		struct nf_conntrack *b = conn(IPPROTO_UDP, rows[r].c2, 40001, rows[r].server, 53,
+					      rows[r].server, 53, 0);
+		struct fc_list l = list_of(rows[r].range);
+		struct fd_nhop_stats n0, n1;
+		char sh[128];
+
+		snprintf(sh, sizeof(sh), "! ip neigh show %s | grep -q . && ! ip neigh show %s | "
+			 "grep -q .", rows[r].c1, rows[r].c2);
+		assert_int_equal(fc_netns_sh(sh), 0);
+		create(a);
+		create(b);
+		turns(200);
+		assert_int_equal(conns(), 0);
+		fd_nhop_stats(nhops, &n0);
+		spy.drops_answered = spy.wrong = 0;
+		assert_int_equal(fd_cut_ranges(cut, &l, FD_CUT_HAND), 2);
+		if (spy.drops_answered != 2 || conns() != 2)
+			fail_msg("%s: %u made dropping, %u in the fast path, not 2", rows[r].server,
+				 spy.drops_answered, conns());
+		assert_int_equal(spy.wrong, 0);
+		assert_int_equal(conn_by_cport(40000).verdict, FC_VERDICT_DROP);
+		assert_int_equal(conn_by_cport(40001).verdict, FC_VERDICT_DROP);
+		/* towards the senders (the reply's microflow): one next hop, the placeholder */
+		if (conn_by_cport(40000).mf[1].nhop != conn_by_cport(40001).mf[1].nhop)
+			fail_msg("%s: a next hop each for two unresolved senders", rows[r].server);
+		fd_nhop_stats(nhops, &n1);
+		if (n1.programmed - n0.programmed > 2)	/* the placeholder, and the server's */
+			fail_msg("%s: %" PRIu64 " next hops programmed", rows[r].server,
+				 n1.programmed - n0.programmed);
+		assert_false(alive(a));
+		assert_false(alive(b));
+		fc_list_free(&l);
+		nfct_destroy(a);
+		nfct_destroy(b);
+		boot();		/* the next row's fast path empty: cut connections stay */
+		fd_offload_resync(off);
+		fd_offload_sync_finish(off);
+	}
+}
+
 /* "Cut in hardware" off: taken out of the fast path, state killed, counted on the host. */
 static void
 test_cut_setting_off_reclaims(void **state)
@@ -3466,6 +3529,7 @@ main(void)
 		cmocka_unit_test_setup(test_cut_range_v4_nat, fresh),
 		cmocka_unit_test_setup(test_cut_range_v6, fresh),
 		cmocka_unit_test_setup(test_cut_not_offloaded_made_dropping, fresh),
+		cmocka_unit_test_setup(test_cut_unresolved_made_dropping, fresh),
 		cmocka_unit_test_setup(test_cut_setting_off_reclaims, fresh),
 		cmocka_unit_test_setup(test_cut_fwd_by_action, fresh),
 		cmocka_unit_test_setup(test_cut_conn_by_id, fresh),

@@ -758,6 +758,55 @@ t_settings_refused() {
 		{ say "fw_cfg $(cfg) after the save, not 0x003"; return 1; }
 }
 
+# A UDP flood from a sender the host cannot resolve (198.18.0.77 on the
+# client, which answers no ARP: a spoofed or gone source) to a closed port:
+# never answered, so never offloaded, the host taking it in.  A cut of its
+# server makes it dropping on the coprocessor all the same (a cut
+# connection's frames drop before any next hop is read): from 1 s after
+# the cut the host takes in at most 10 frames in 5 s.  Before, the state
+# was killed and not made dropping, and the flood went on to the host.
+t_cut_unresolved() {
+	local h0 h1 d0 d1 host line
+	local gw
+	# the client asks no ARP (its gateway's MAC made permanent) and answers none
+	ex client ping -c 1 -W 2 198.18.0.1 >/dev/null || { say "the client cannot ping its gateway"; return 1; }
+	gw=$(ex client ip neigh show 198.18.0.1 dev c0 | awk '/lladdr/ { print $3 }')
+	[ -n "$gw" ] || { say "the client has no neighbour entry of its gateway"; return 1; }
+	ex client ip neigh replace 198.18.0.1 lladdr "$gw" dev c0 nud permanent || return 1
+	ex client sysctl -qw net.ipv4.conf.c0.arp_ignore=8 || return 1
+	ex client ip addr add 198.18.0.77/24 dev c0 || return 1
+	ex client timeout 20 python3 -c '
+import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("198.18.0.77", 40077))
+d, end = b"x" * 1000, time.monotonic() + 15
+while time.monotonic() < end:
+    for _ in range(64):
+        try: s.sendto(d, ("198.18.1.2", 5300))
+        except OSError: pass
+' &
+	wait_for 50 bash -c "$(declare -f ex); L=$L lab=$lab; ex host conntrack -L -s 198.18.0.77 2>/dev/null | grep -q 'dport=5300'" ||
+		{ say "no state of the flood"; return 1; }
+	sleep 1
+	[ "$(counter FROM_WIRE_TO_KN_NON_ACCEL)" -gt 1000 ] || { say "the host is not taking the flood"; return 1; }
+	! ex host ip neigh show 198.18.0.77 | grep -q lladdr ||
+		{ say "the host resolved the sender: $(ex host ip neigh show 198.18.0.77)"; return 1; }
+	ex host "$ctl" cut 198.18.1.2 --for 60 >/dev/null || { say "flowcutctl cut failed"; return 1; }
+	wait_for 50 grep -q "cut (hand) of" "$run/flowcutd.log" || { say "no cut"; return 1; }
+	line=$(grep "cut (hand) of" "$run/flowcutd.log" | tail -1)
+	say "${line#flowcutd: }"
+	sleep 1
+	h0=$(( $(rx fp0) + $(rx fp1) )) d0=$(counter FROM_WIRE_DROP_IPS_VERDICT)
+	sleep 5
+	h1=$(( $(rx fp0) + $(rx fp1) )) d1=$(counter FROM_WIRE_DROP_IPS_VERDICT)
+	host=$(( h1 - h0 ))
+	say "the host took in $host frames in the 5 s from 1 s after the cut, the coprocessor" \
+	    "dropped $(( d1 - d0 )) (DROP_IPS_VERDICT); the host's neighbour of the sender:" \
+	    "$(ex host ip neigh show 198.18.0.77 | tr '\n' ' ')"
+	wait
+	[ "$host" -le 10 ] && [ $(( d1 - d0 )) -ge 10000 ]
+}
+
 # A cut flood, then the whole ruleset reloaded (`flush ruleset`: a new
 # revision, and flowcutd's table taken with the rest): the table is made
 # again with its cut set as it was, and the cut connection is made again
@@ -868,6 +917,7 @@ tests=(
 	"a cut by hand with Cut in hardware off: the host takes the flood|60|t_cut 4 off"
 	"flowcutctl cut --conn of a 400 Mbit/s UDP flood drops it on the coprocessor|60|t_cut 4 on conn"
 	"one change of a cut set cuts 1,000 live UDP connections on the coprocessor|90|t_cut_many"
+	"a cut of a flood whose sender the host cannot resolve drops it on the coprocessor|60|t_cut_unresolved"
 	"a cut flood stays dropped on the coprocessor across a ruleset reload|60|t_cut_reload"
 	"a cut flood stays dropped on the coprocessor across a flowcutd restart|90|t_cut_restart"
 	"a watched set: nft add element of a 400 Mbit/s UDP flood's server cuts it on the coprocessor (IPv4)|60|t_cut 4 on server set"
