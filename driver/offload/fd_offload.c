@@ -275,8 +275,9 @@ off_front_port(const struct fd_offload *o, struct fd_hop *hop)
 /*
  * A state that qualifies but cannot be offloaded over the path it has now:
  * its neighbour is not resolved yet (the host resolves it as it forwards
- * the frames, and is asked to: solicit() below), or a route change took it to an interface that is not a
- * front port.  Tried again when a neighbour resolves or the paths change.
+ * the frames, and is asked to: solicit() below), or a route change took it
+ * to an interface that is not a front port.  Tried again when a neighbour
+ * resolves or the paths change.
  * Full, the oldest is let go (counted): it stays with the host, as
  * everything not offloaded does.
  */
@@ -333,18 +334,38 @@ waiting_clear(struct fd_offload *o)
  * flowcutd restart takes its TAPs' carrier down, and the kernel flushes
  * their entries with it - so without this ask such a state waited for
  * ever.  Its answer comes back as a neighbour change (fd_offload_rt_change),
- * which tries the waiting again.  An ask that fails is said once.
+ * which tries the waiting again.  A neighbour asked for within the last
+ * OFF_ASKED_NS is not asked again (struct off_asked: the kernel solicits
+ * for that long before it calls one failed, and an ask meanwhile does
+ * nothing but cost a round trip): the states of a restart's resync, or
+ * the waiting tried again on every neighbour change, ask once a
+ * neighbour, not once a state.  An ask that fails is said once.
  */
 static void
 solicit(struct fd_offload *o, const struct fd_hop *hop)
 {
+	uint64_t now;
 	int rc;
 
 	if (hop->resolved || o->route.neigh_resolve == NULL)
 		return;
+	now = off_now_ns(o);
+	for (unsigned int i = 0; i < OFF_ASKED_MAX; i++) {
+		const struct off_asked *a = &o->asked[i];
+
+		if (a->at_ns != 0 && now - a->at_ns < OFF_ASKED_NS && a->ifindex == hop->ifindex &&
+		    a->family == hop->family && memcmp(a->nbr, hop->nbr, sizeof(a->nbr)) == 0)
+			return;
+	}
+	o->asked[o->asked_next] = (struct off_asked){ .at_ns = now ? now : 1,
+						      .ifindex = hop->ifindex,
+						      .family = hop->family };
+	memcpy(o->asked[o->asked_next].nbr, hop->nbr, sizeof(hop->nbr));
+	o->asked_next = (o->asked_next + 1) % OFF_ASKED_MAX;
 	rc = o->route.neigh_resolve(o->route.ctx, hop->ifindex, hop->family, hop->nbr);
-	o->st.solicited++;
-	if (rc != 0 && !o->solicit_said) {
+	if (rc == 0)
+		o->st.solicited++;
+	else if (!o->solicit_said) {
 		o->solicit_said = true;
 		fprintf(stderr, "flowcutd: asking the host to resolve a neighbour (interface %u): %s; "
 			"states waiting for one wait until the host sends to it\n", hop->ifindex,
@@ -353,25 +374,31 @@ solicit(struct fd_offload *o, const struct fd_hop *hop)
 }
 
 /*
- * A cut connection's unresolved end: the fast path drops a cut connection's
- * frames before it reads a next hop (fp_burst.c, step 5), and a cut one is
- * never made to forward again (an uncut takes it out: the state is judged
- * anew), so its command names a next hop that is never used.  Not a next
- * hop of the neighbour's own: an unresolved one is most often a sender
- * that never answers - spoofed, or gone - and a flood from many such
- * on-link sources would fill the next-hop table, after which nothing new
- * is offloaded.  So every unresolved end of a cut shares one placeholder a
- * port, family and MTU (the unspecified address, never a neighbour's, so
- * no neighbour change reprograms it).  Before, such a state was killed
- * and not made dropping: the flood went on to the host.
+ * A cut connection's ends, made dropping: the fast path drops a cut
+ * connection's frames before it reads a next hop (fp_burst.c, step 5), and
+ * a cut one is never made to forward again (an uncut takes it out: the
+ * state is judged anew), so its command names a next hop only because the
+ * command has room for one.  Not the neighbour's own, resolved or not:
+ * every end of a cut shares one placeholder a port, family and MTU (the
+ * unspecified address, never a neighbour's, so no neighbour change
+ * reprograms it; unresolved).
+ *  - An end the host has not resolved is most often a sender that never
+ *    answers - spoofed, or gone: such a state was killed and not made
+ *    dropping before, and its flood went on to the host.
+ *  - A next hop a sender would let a flood from many on-link sources fill
+ *    the next-hop table (it never shrinks), after which nothing new is
+ *    offloaded.
+ *  - With "Cut in hardware" turned off, until flowcutd reclaims them, an
+ *    IPS cut's frames are not dropped at step 5 but reach step 7: on the
+ *    placeholder they go to the host (NHOP_UNRESOLVED), not on to the far
+ *    end.
  */
 static void
 placeholder(struct fd_hop *hop)
 {
-	if (hop->resolved)
-		return;
 	memset(hop->nbr, 0, sizeof(hop->nbr));
 	memset(hop->mac, 0, sizeof(hop->mac));
+	hop->resolved = false;
 }
 
 /*
@@ -379,8 +406,8 @@ placeholder(struct fd_hop *hop)
  * command in *c, its entry in *out (allocated, in no table, no id yet).  0,
  * or -EEXIST (in already), -EPERM (does not qualify), -EINPROGRESS (FWD,
  * and the inspector has not passed it yet: fd_offload_try once it has),
- * -ENETUNREACH (not between front ports), -EAGAIN (a neighbour unresolved: it waits; a
- * cut one is made with a placeholder next hop), -ENOMEM, or an error of NHOP_PROGRAM or of conntrack.  `cut`: made
+ * -ENETUNREACH (not between front ports), -EAGAIN (a neighbour unresolved:
+ * it waits; a cut one is made on placeholder next hops), -ENOMEM, or an error of NHOP_PROGRAM or of conntrack.  `cut`: made
  * already dropping (fd_offload_post_create_cut), whether it qualifies or
  * not.
  */
@@ -441,16 +468,14 @@ prepare(struct fd_offload *o, const struct nf_conntrack *ct, bool cut, bool look
 	pb = off_front_port(o, &to_reply_src);
 	if (pa < 0 || pb < 0)
 		return -ENETUNREACH;	/* not between front ports: the host's alone */
-	if (!to_orig_src.resolved || !to_reply_src.resolved) {
-		if (!cut) {
-			solicit(o, &to_orig_src);
-			solicit(o, &to_reply_src);
-			off_wait_path(o, ct);	/* once the host has resolved it */
-			return -EAGAIN;
-		}
-		/* a cut one drops before any next hop is read: it needs none resolved */
-		placeholder(&to_orig_src);
+	if (cut) {
+		placeholder(&to_orig_src);	/* it drops before any next hop is read */
 		placeholder(&to_reply_src);
+	} else if (!to_orig_src.resolved || !to_reply_src.resolved) {
+		solicit(o, &to_orig_src);
+		solicit(o, &to_reply_src);
+		off_wait_path(o, ct);	/* once the host has resolved it */
+		return -EAGAIN;
 	}
 	fd_policy_key(ct, FD_DIR_ORIG, (uint16_t)pa, &c->mf[0].key);
 	fd_policy_key(ct, FD_DIR_REPLY, (uint16_t)pb, &c->mf[1].key);

@@ -24,7 +24,9 @@
  * settings (IPS with "Cut in hardware", else FWD; a tunnel, ESP or UDP
  * 4500, always FWD).  A state whose neighbour is not resolved yet waits
  * for it, and the host is asked to resolve it (fd_route_neigh_resolve):
- * a state forwarded one way only sends it nothing that would.
+ * a state forwarded one way only sends it nothing that would.  A cut one
+ * does not wait: it drops before a next hop is read, and is made on
+ * placeholder ones (fd_offload.c's placeholder(), docs/fastpath.md).
  *
  * A TCP state is made liberal in conntrack before it is offloaded (and its
  * stale highest ACK forgotten again when it leaves), as the kernel's
@@ -177,7 +179,7 @@ struct fd_offload_stats {
 	uint64_t nhop_followed;	/* next hops programmed again for a neighbour's change */
 	uint64_t rerouted;	/* connections moved (or taken out) by a path change */
 	uint64_t waiting_dropped; /* states that waited for a neighbour, let go for room */
-	uint64_t solicited;	/* neighbours the host was asked to resolve for a waiting state */
+	uint64_t solicited;	/* neighbours the host was asked (and agreed) to resolve for a waiting state */
 	uint64_t cut_adopted;	/* dropping connections a flowcutd before cut, taken up by a resync */
 	uint64_t ct_events_lost; /* conntrack's events lost (ct.events said -ENOBUFS) */
 	uint64_t resync_last_ms; /* the last resync's run, its start to its end, ms */

@@ -40,6 +40,9 @@
 
 
 #define FD_WAITING_MAX 1024
+/* neighbours asked to resolve, remembered for OFF_ASKED_NS (3 probes of 1 s) */
+#define OFF_ASKED_MAX 32
+#define OFF_ASKED_NS (3 * 1000000000ull)
 /* T_long = P + OFF_LONG_S; extended every OFF_LONG_S / 2 (see fd_offload.c, "Timeouts") */
 #define OFF_LONG_S 86400u
 #define OFF_EXTEND_MS (OFF_LONG_S / 2 * 1000ull)
@@ -224,6 +227,14 @@ struct fd_offload {
 	bool paths_changed;		/* routes or an MTU changed since the last look */
 	bool neigh_resolved;		/* a neighbour resolved: the waiting may go */
 	bool solicit_said;		/* an ask to resolve a neighbour failed, said */
+	/* the neighbours asked for last (fd_offload.c's solicit), a ring */
+	struct off_asked {
+		uint64_t at_ns;		/* 0: free */
+		unsigned int ifindex;
+		uint8_t family;
+		uint8_t nbr[16];
+	} asked[OFF_ASKED_MAX];
+	unsigned int asked_next;
 	/* states that qualified while a neighbour was unresolved, retried */
 	struct waiting {
 		uint32_t ct_id;

@@ -233,8 +233,7 @@ host_neigh_resolve(void *ctx, unsigned int ifindex, int family, const uint8_t *a
 {
 	struct fd_rtcache *c = ctx;
 
-	return c->host.neigh_resolve != NULL
-		       ? c->host.neigh_resolve(c->host.ctx, ifindex, family, addr) : 0;
+	return c->host.neigh_resolve(c->host.ctx, ifindex, family, addr);
 }
 
 struct fd_route_io
@@ -243,7 +242,9 @@ fd_rtcache_io(struct fd_rtcache *c)
 	return (struct fd_route_io){ .get = cache_get, .path = cache_path,
 				     .link_mtu = host_link_mtu, .neigh_get = cache_neigh_get,
 				     .neigh_dump = host_neigh_dump,
-				     .neigh_resolve = host_neigh_resolve, .ctx = c };
+				     .neigh_resolve = c->host.neigh_resolve != NULL
+							      ? host_neigh_resolve : NULL,
+				     .ctx = c };
 }
 
 struct fd_rtcache *

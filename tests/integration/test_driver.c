@@ -1180,7 +1180,7 @@ test_waiting_state_asks_its_neighbour(void **state)
 			 rows[i].client, rows[i].dev);
 		if (fc_netns_sh(sh) != 0)
 			fail_msg("%s: the entry asked for is PERMANENT", rows[i].client);
-		assert_int_equal(stats().solicited, solicited + 1);
+		assert_true(stats().solicited >= solicited + 1);
 		snprintf(sh, sizeof(sh), "ip neigh replace %s lladdr 02:00:00:00:00:0d dev %s "
 			 "nud reachable", rows[i].client, rows[i].dev);
 		assert_int_equal(fc_netns_sh(sh), 0);

@@ -543,6 +543,8 @@ static const struct row {
 	  "198.19.0.10\n2001:2::10\n", NULL, 3,
 	  "CONN_MODIFY_FP_VERDICT id=1 verdict=DROP; CONN_MODIFY_FP_VERDICT id=2 verdict=DROP; "
 	  "datagram kills=2; kill sport=40000; kill sport=40001; dump; "
+	  /* a cut connection's placeholder next hops (fd_offload.c), once a port */
+	  "NHOP_PROGRAM port=1; NHOP_PROGRAM port=0; "
 	  "FLOW_CREATE_FP sport=40002 verdict=DROP action=IPS; datagram kills=1; "
 	  "kill sport=40002", 3, 0, NULL, NULL, 0, 0, 0 },
 	{ "a drop refused: taken out instead, killed, counted on the host", true,
@@ -581,7 +583,8 @@ static const struct row {
 	/* while a ruleset change's unmark of 10,000 runs */
 	{ "a cut while a ruleset change's job runs: made in the call, dropping at the new revision",
 	  true, given_ten_k, NULL, when_cut_mid_job, 1,
-	  "dump; FLOW_CREATE_FP sport=40001 verdict=DROP action=IPS; datagram kills=1; "
+	  "dump; NHOP_PROGRAM port=1; NHOP_PROGRAM port=0; "
+	  "FLOW_CREATE_FP sport=40001 verdict=DROP action=IPS; datagram kills=1; "
 	  "kill sport=40001", 1, 0, then_cut_mid_job, NULL, 0, 0, 0 },
 	/* a release */
 	{ "a release, nothing in force: the hand's cut taken out", true, given_tcp4_cut_by_hand,
