@@ -407,9 +407,9 @@ placeholder(struct fd_hop *hop)
  * or -EEXIST (in already), -EPERM (does not qualify), -EINPROGRESS (FWD,
  * and the inspector has not passed it yet: fd_offload_try once it has),
  * -ENETUNREACH (not between front ports), -EAGAIN (a neighbour unresolved:
- * it waits; a cut one is made on placeholder next hops), -ENOMEM, or an error of NHOP_PROGRAM or of conntrack.  `cut`: made
- * already dropping (fd_offload_post_create_cut), whether it qualifies or
- * not.
+ * it waits; a cut one is made on placeholder next hops), -ENOMEM, or an
+ * error of NHOP_PROGRAM or of conntrack.  `cut`: made already dropping
+ * (fd_offload_post_create_cut), whether it qualifies or not.
  */
 static int
 prepare(struct fd_offload *o, const struct nf_conntrack *ct, bool cut, bool looked,

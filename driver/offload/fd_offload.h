@@ -179,7 +179,7 @@ struct fd_offload_stats {
 	uint64_t nhop_followed;	/* next hops programmed again for a neighbour's change */
 	uint64_t rerouted;	/* connections moved (or taken out) by a path change */
 	uint64_t waiting_dropped; /* states that waited for a neighbour, let go for room */
-	uint64_t solicited;	/* neighbours the host was asked (and agreed) to resolve for a waiting state */
+	uint64_t solicited;	/* neighbours the host took an ask to resolve, for a waiting state */
 	uint64_t cut_adopted;	/* dropping connections a flowcutd before cut, taken up by a resync */
 	uint64_t ct_events_lost; /* conntrack's events lost (ct.events said -ENOBUFS) */
 	uint64_t resync_last_ms; /* the last resync's run, its start to its end, ms */

@@ -78,7 +78,9 @@ int fd_route_neigh_get(struct fd_route *r, unsigned int ifindex, int family,
  * already.  The answer comes as a neighbour change on the watch.  For a
  * state the host forwards one way only: it never sends towards the other
  * end, so nothing else resolves it.  0, or a negative errno (-EPERM
- * without CAP_NET_ADMIN).
+ * without CAP_NET_ADMIN).  Only for an entry the kernel has just called
+ * unusable: since Linux 5.16 NTF_USE also takes NUD_PERMANENT off an
+ * entry that has it (a usable one, never asked for here).
  */
 int fd_route_neigh_resolve(struct fd_route *r, unsigned int ifindex, int family,
 			   const uint8_t *addr);
