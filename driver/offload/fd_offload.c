@@ -1542,6 +1542,19 @@ fd_offload_work(struct fd_offload *o)
 		fd_offload_resync(o);	/* an earlier one did not get through */
 	}
 	rj_step(o);		/* a ruleset change's unmark first */
+	/*
+	 * The waiting tried again every OFF_WAIT_RETRY_MS while any wait, not
+	 * only when a neighbour resolves: a neighbour whose ask went
+	 * unanswered (FAILED after the kernel's 3 s) resolves only if it is
+	 * asked again, and nothing else asks - a sender back after a pause,
+	 * or asked while its TAP was still coming up, would leave its state
+	 * with the host until some other neighbour changed.  At most
+	 * FD_WAITING_MAX GETs, and an ask a neighbour (solicit's ring).
+	 */
+	if (o->nwaiting > 0 && now_ms - o->waiting_tried_ms >= OFF_WAIT_RETRY_MS) {
+		o->waiting_tried_ms = now_ms;
+		o->neigh_resolved = true;
+	}
 	fd_offload_paths(o);	/* a route change's look at every path */
 	first_reads(o);		/* the first-frame samples due */
 	/* the FIFO's head is the first due: nothing due, nothing done; what the unmark left */

@@ -24,7 +24,9 @@
  * settings (IPS with "Cut in hardware", else FWD; a tunnel, ESP or UDP
  * 4500, always FWD).  A state whose neighbour is not resolved yet waits
  * for it, and the host is asked to resolve it (fd_route_neigh_resolve):
- * a state forwarded one way only sends it nothing that would.  A cut one
+ * a state forwarded one way only sends it nothing that would.  The
+ * waiting are tried again when a neighbour resolves, and every 5 s while
+ * any wait (an unanswered ask is made again).  A cut one
  * does not wait: it drops before a next hop is read, and is made on
  * placeholder ones (fd_offload.c's placeholder(), docs/fastpath.md).
  *

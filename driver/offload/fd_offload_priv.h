@@ -43,6 +43,8 @@
 /* neighbours asked to resolve, remembered for OFF_ASKED_NS (3 probes of 1 s) */
 #define OFF_ASKED_MAX 32
 #define OFF_ASKED_NS (3 * 1000000000ull)
+/* the waiting tried again this often while any wait (fd_offload_work) */
+#define OFF_WAIT_RETRY_MS 5000u
 /* T_long = P + OFF_LONG_S; extended every OFF_LONG_S / 2 (see fd_offload.c, "Timeouts") */
 #define OFF_LONG_S 86400u
 #define OFF_EXTEND_MS (OFF_LONG_S / 2 * 1000ull)
@@ -235,6 +237,7 @@ struct fd_offload {
 		uint8_t nbr[16];
 	} asked[OFF_ASKED_MAX];
 	unsigned int asked_next;
+	uint64_t waiting_tried_ms;	/* the waiting last tried by the clock (fd_offload_work) */
 	/* states that qualified while a neighbour was unresolved, retried */
 	struct waiting {
 		uint32_t ct_id;

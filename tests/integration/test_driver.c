@@ -1199,6 +1199,42 @@ test_waiting_state_asks_its_neighbour(void **state)
 	}
 }
 
+/*
+ * A waiting state whose neighbour never answered (the veth's far end
+ * answers no ARP: the entry goes FAILED after the kernel's 3 s): it is
+ * asked for again while the state waits, with no neighbour change to
+ * prompt it (fd_offload_work's retry, every 5 s).  Without it the state
+ * waited for some other neighbour to change, even once its sender was back.
+ */
+static void
+test_failed_neighbour_asked_again(void **state)
+{
+	struct nf_conntrack *ct = conn(IPPROTO_UDP, "198.18.0.71", 42100, "198.19.0.10", 5201,
+				       "198.19.0.10", 5201, BIT);
+	uint64_t first;
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	create(ct);
+	turns(300);
+	assert_int_equal(conns(), 0);
+	first = stats().solicited;
+	assert_true(first >= 1);
+	/*
+	 * FAILED at about 3 s; a retry every 5 s, whose ask is let through
+	 * once 3 s have passed since the last: asked again within 10 s
+	 */
+	turns(10500);
+	if (stats().solicited < first + 1)
+		fail_msg("198.18.0.71: asked %" PRIu64 " times in 10.8 s while it waited, %" PRIu64
+			 " before", stats().solicited, first);
+	assert_int_equal(conns(), 0);
+	assert_int_equal(nfct_query(nfct, NFCT_Q_DESTROY, ct), 0);
+	nfct_destroy(ct);
+	turns(50);
+	assert_int_equal(fc_netns_sh("ip neigh del 198.18.0.71 dev fp0"), 0);
+}
+
 /* A coprocessor event about connection `id`, as flowcutd hands it on. */
 static void
 fp_event(uint8_t type, uint64_t id)
@@ -3526,6 +3562,7 @@ main(void)
 		cmocka_unit_test_setup(test_resync_after_boot, fresh),
 		cmocka_unit_test_setup(test_route_replaced_between_two_offloads, fresh),
 		cmocka_unit_test_setup(test_waiting_state_asks_its_neighbour, fresh),
+		cmocka_unit_test_setup(test_failed_neighbour_asked_again, fresh),
 		cmocka_unit_test_setup(test_cut_range_v4_nat, fresh),
 		cmocka_unit_test_setup(test_cut_range_v6, fresh),
 		cmocka_unit_test_setup(test_cut_not_offloaded_made_dropping, fresh),
