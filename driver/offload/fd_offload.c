@@ -306,6 +306,8 @@ off_wait_path(struct fd_offload *o, const struct nf_conntrack *ct)
 	t = fd_ct_tuple(ct);
 	if (t == NULL)
 		return;
+	if (o->nwaiting == 0)	/* just tried: the retry's 5 s from now (fd_offload_work) */
+		o->waiting_tried_ms = off_now_ns(o) / 1000000u;
 	if (o->nwaiting == FD_WAITING_MAX) {
 		nfct_destroy(o->waiting[0].tuple);
 		memmove(o->waiting, o->waiting + 1, (FD_WAITING_MAX - 1) * sizeof(o->waiting[0]));
