@@ -463,8 +463,11 @@ prepare(struct fd_offload *o, const struct nf_conntrack *ct, bool cut, bool look
 	/* orig frames come in facing orig.src and leave towards reply.src */
 	fd_policy_route_dst(ct, FD_DIR_ORIG, dst[0]);
 	fd_policy_route_dst(ct, FD_DIR_REPLY, dst[1]);
-	if (o->route.get(o->route.ctx, family, dst[1], &to_orig_src) != 0 ||
-	    o->route.get(o->route.ctx, family, dst[0], &to_reply_src) != 0)
+	/* a cut's ends go on the placeholder: the path's port alone, no neighbour asked */
+	int (*route)(void *, int, const uint8_t *, struct fd_hop *) =
+		cut ? o->route.path : o->route.get;
+	if (route(o->route.ctx, family, dst[1], &to_orig_src) != 0 ||
+	    route(o->route.ctx, family, dst[0], &to_reply_src) != 0)
 		return -ENETUNREACH;
 	pa = off_front_port(o, &to_orig_src);
 	pb = off_front_port(o, &to_reply_src);

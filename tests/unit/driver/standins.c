@@ -757,6 +757,7 @@ rt_get(void *ctx, int family, const uint8_t *dst, struct fd_hop *out)
 {
 	int rc = rt_path(ctx, family, dst, out);
 
+	si_counts.route_gets++;
 	out->resolved = true;
 	return rc;
 }

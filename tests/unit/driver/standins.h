@@ -72,6 +72,7 @@ extern struct si_counts {
 	unsigned int sync_ct;			/* conntrack's synchronous calls: get, mark, loosen, timeout, kill */
 	unsigned int ct_posted;			/* updates and GETs posted */
 	unsigned int updates;			/* updates answered (posted, flushed) */
+	unsigned int route_gets;		/* routes asked with their neighbour (si_rtio's get) */
 } si_counts;
 
 /* si_log_reset - every log, mark and count emptied. */

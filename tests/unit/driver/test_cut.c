@@ -703,17 +703,19 @@ test_row(void **state)
 	    in_hw != r->in_hw || on_host != r->on_host || after.cut_failed != 0 ||
 	    after.never_cut_refused - before.never_cut_refused != r->refused ||
 	    after.never_cut_set - before.never_cut_set != r->set_warned ||
-	    after.never_cut_given_back - before.never_cut_given_back != r->given_back)
+	    after.never_cut_given_back - before.never_cut_given_back != r->given_back ||
+	    si_counts.route_gets != 0)
 		fail_msg("%s:\n  returned %ld, wanted %ld\n  asked  %s\n  wanted %s\n"
 			 "  in hardware %u, wanted %u; on the host %u, wanted %u; failed %lu\n"
 			 "  never cut: refused %lu, wanted %u; set %lu, wanted %u; given back %lu, "
-			 "wanted %u", r->what, got, r->want, si_all_log, r->seq ? r->seq : "(any)",
+			 "wanted %u\n  neighbours asked %u, wanted 0 (a cut's ends need none)",
+			 r->what, got, r->want, si_all_log, r->seq ? r->seq : "(any)",
 			 in_hw, r->in_hw, on_host, r->on_host, (unsigned long)after.cut_failed,
 			 (unsigned long)(after.never_cut_refused - before.never_cut_refused),
 			 r->refused, (unsigned long)(after.never_cut_set - before.never_cut_set),
 			 r->set_warned,
 			 (unsigned long)(after.never_cut_given_back - before.never_cut_given_back),
-			 r->given_back);
+			 r->given_back, si_counts.route_gets);
 	check_order(r->what);
 	if (r->then)
 		r->then();
