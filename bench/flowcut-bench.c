@@ -104,13 +104,17 @@
 #include <rte_hash_crc.h>
 #include <rte_mbuf.h>
 #include <rte_prefetch.h>
+#include <libmnl/libmnl.h>
 #include <libnetfilter_conntrack/libnetfilter_conntrack.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netfilter/nfnetlink_conntrack.h>
 
 #include "fc_eal.h"
 #include "fc_frame.h"
 #include "fd_cmdq.h"
 #include "fd_cmds.h"
 #include "fd_ct.h"
+#include "fd_ctparse.h"
 #include "fd_cut.h"
 #include "fd_hist.h"
 #include "fd_offload.h"
@@ -1234,6 +1238,86 @@ ctdump_incremental(struct fd_ct *ct, uint32_t mark, uint32_t mask)
 	return n;
 }
 
+/* The kernel's dump of every state, its datagrams back to back in *buf: their bytes, or 0. */
+static size_t
+raw_dump(char **buf)
+{
+	struct mnl_socket *q = mnl_socket_open(NETLINK_NETFILTER);
+	char req[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(req);
+	size_t used = 0, cap = 1 << 20;
+	struct nfgenmsg *g;
+	bool done = false;
+
+	*buf = malloc(cap);
+	if (q == NULL || *buf == NULL || mnl_socket_bind(q, 0, MNL_SOCKET_AUTOPID) != 0)
+		goto fail;
+	nlh->nlmsg_type = (NFNL_SUBSYS_CTNETLINK << 8) | IPCTNL_MSG_CT_GET;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
+	*g = (struct nfgenmsg){ .nfgen_family = AF_UNSPEC, .version = NFNETLINK_V0 };
+	if (mnl_socket_sendto(q, nlh, nlh->nlmsg_len) < 0)
+		goto fail;
+	while (!done) {
+		ssize_t got;
+		int left;
+
+		if (cap - used < 65536) {
+			char *b = realloc(*buf, cap * 2);
+
+			if (b == NULL)
+				goto fail;
+			*buf = b;
+			cap *= 2;
+		}
+		got = mnl_socket_recvfrom(q, *buf + used, 65536);
+		if (got <= 0)
+			goto fail;
+		left = (int)got;
+		for (const struct nlmsghdr *h = (void *)(*buf + used); mnl_nlmsg_ok(h, left);
+		     h = mnl_nlmsg_next(h, &left))
+			done |= h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR;
+		used += (size_t)got;
+	}
+	mnl_socket_close(q);
+	return used;
+fail:
+	fprintf(stderr, "flowcut-bench ctdump: the raw dump: %s\n", strerror(errno));
+	if (q != NULL)
+		mnl_socket_close(q);
+	free(*buf);
+	*buf = NULL;
+	return 0;
+}
+
+/* Every state of the dump's datagrams parsed into a fresh object, as flowcutd does: the ns a state. */
+static double
+parse_all(const char *buf, size_t len, bool lean, unsigned int *n)
+{
+	double t = mono_ns();
+
+	*n = 0;
+	for (size_t off = 0; off < len;) {
+		const struct nlmsghdr *h = (const void *)(buf + off);
+		int left = (int)(len - off);
+
+		for (; mnl_nlmsg_ok(h, left); h = mnl_nlmsg_next(h, &left)) {
+			struct nf_conntrack *ct;
+
+			if (NFNL_SUBSYS_ID(h->nlmsg_type) != NFNL_SUBSYS_CTNETLINK)
+				continue;
+			ct = nfct_new();
+			if (ct == NULL || (lean ? fd_ctparse_msg(h, ct) : nfct_nlmsg_parse(h, ct)) < 0)
+				fprintf(stderr, "flowcut-bench ctdump: a state did not parse\n");
+			if (ct != NULL)
+				nfct_destroy(ct);
+			(*n)++;
+		}
+		off = len - (size_t)left;
+	}
+	return *n ? (mono_ns() - t) / *n : 0;
+}
+
 /*
  * ctdump: n assured UDP states in a namespace of its own, every other one
  * with the mark bit; the dump filtered in the kernel by the bit
@@ -1304,6 +1388,21 @@ bench_ctdump(unsigned int n)
 		printf("  fd_ct_dump_next, filtered by the bit: %7zu states in %6.1f ms\n", got,
 		       (mono_ns() - t) / 1e6);
 	}
+	/* what flowcutd does with each state the kernel sends: the parse, beside the library's */
+	char *raw;
+	size_t raw_len = raw_dump(&raw);
+
+	for (int rep = 0; raw_len > 0 && rep < 3; rep++) {
+		unsigned int np, nl;
+		double lib_ns = parse_all(raw, raw_len, false, &nl);
+		double lean_ns = parse_all(raw, raw_len, true, &np);
+
+		printf("  a state parsed (nfct_new, parse, nfct_destroy), %u states: "
+		       "libnetfilter_conntrack %6.0f ns, fd_ctparse %6.0f ns (%.2fx)\n",
+		       np, lib_ns, lean_ns, lean_ns > 0 ? lib_ns / lean_ns : 0);
+		(void)nl;
+	}
+	free(raw);
 	fd_ct_close(ct);
 	nfct_destroy(st);
 	nfct_close(h);

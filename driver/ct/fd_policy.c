@@ -10,6 +10,25 @@
 #include <libnetfilter_conntrack/libnetfilter_conntrack_tcp.h>
 #include <linux/netfilter/nf_conntrack_common.h>
 
+/* Both tuples' addresses, of IPv4 or IPv6, are there (the kernel's always are). */
+static bool
+addressed(const struct nf_conntrack *ct)
+{
+	static const enum nf_conntrack_attr v4[] = { ATTR_ORIG_IPV4_SRC, ATTR_ORIG_IPV4_DST,
+						     ATTR_REPL_IPV4_SRC, ATTR_REPL_IPV4_DST };
+	static const enum nf_conntrack_attr v6[] = { ATTR_ORIG_IPV6_SRC, ATTR_ORIG_IPV6_DST,
+						     ATTR_REPL_IPV6_SRC, ATTR_REPL_IPV6_DST };
+	uint8_t l3 = nfct_get_attr_u8(ct, ATTR_ORIG_L3PROTO);
+	const enum nf_conntrack_attr *a = l3 == AF_INET ? v4 : l3 == AF_INET6 ? v6 : NULL;
+
+	if (a == NULL)
+		return false;
+	for (int i = 0; i < 4; i++)
+		if (nfct_attr_is_set(ct, a[i]) <= 0)
+			return false;
+	return true;
+}
+
 bool
 fd_policy_qualifies(const struct nf_conntrack *ct, uint32_t mark_bit)
 {
@@ -18,6 +37,8 @@ fd_policy_qualifies(const struct nf_conntrack *ct, uint32_t mark_bit)
 
 	if (!(nfct_get_attr_u32(ct, ATTR_MARK) & mark_bit))
 		return false;		/* not (or not again) through the rules */
+	if (!addressed(ct))
+		return false;		/* not a state the kernel sends: nothing to key it by */
 	if (nfct_attr_is_set(ct, ATTR_HELPER_NAME) &&
 	    ((const char *)nfct_get_attr(ct, ATTR_HELPER_NAME))[0] != '\0')
 		return false;
@@ -57,7 +78,12 @@ tuple_addr(const struct nf_conntrack *ct, enum nf_conntrack_attr v4, enum nf_con
 
 		memcpy(out, &a, 4);
 	} else {
-		memcpy(out, nfct_get_attr(ct, v6), 16);
+		const void *a = nfct_get_attr(ct, v6);
+
+		if (a != NULL)
+			memcpy(out, a, 16);
+		else
+			memset(out, 0, 16);	/* not there: a state that does not qualify */
 	}
 }
 

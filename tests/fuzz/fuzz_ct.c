@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Fuzz target: conntrack's event datagrams as flowcutd reads them
- * (driver/ct/fd_ct: fd_ct_parse, libnetfilter_conntrack's nfct_nlmsg_parse
- * under it) and the offload policy on whatever state they make
- * (driver/ct/fd_policy).  Checks: no crash or overread (ASan); a result in
- * range; a state that qualifies yields keys of its own family, both ways,
- * and an action the fast path knows.
+ * (driver/ct/fd_ct: fd_ct_parse, driver/ct/fd_ctparse under it) and the
+ * offload policy on whatever state they make (driver/ct/fd_policy).
+ * Checks: no crash or overread (ASan); a result in range; a state that
+ * qualifies yields keys of its own family, both ways, and an action the
+ * fast path knows; each message fd_ctparse takes, where
+ * libnetfilter_conntrack's nfct_nlmsg_parse takes it too, parsed alike
+ * (tests/lib/fc_nfct_same.h: the library is the oracle).
  *
  * The library's exit on a message it refuses is caught (fuzz_nfct.h).
  * Seeds: the kernel's NEW (IPv4, IPv6) and DELETE, and a NEW of our own
@@ -16,7 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fc_nfct_same.h"
 #include "fd_ct.h"
+#include "fd_ctparse.h"
+#include "fd_nl.h"
 #include "fd_policy.h"
 #include "fuzz.h"
 #include "fuzz_nfct.h"
@@ -57,6 +62,49 @@ on_event(void *arg, enum fd_ct_event type, const struct nf_conntrack *ct, bool o
 	}
 }
 
+/* The library's parse of one message: 0, or 1 when it exited (refused). */
+static int
+library_parse(const struct nlmsghdr *h, struct nf_conntrack *ct, int *rc)
+{
+	FUZZ_NFCT_PARSE(*rc, nfct_nlmsg_parse(h, ct), return 1);
+	return 0;
+}
+
+/* One message: where fd_ctparse and the library both take it, alike (the walk's, fd_nl_walk). */
+static int
+parsed_alike(const struct nlmsghdr *h, void *arg)
+{
+	struct nf_conntrack *a, *b;
+	const char *diff = NULL;
+	int rc = -1;
+
+	(void)arg;
+	if (NFNL_SUBSYS_ID(h->nlmsg_type) != NFNL_SUBSYS_CTNETLINK)
+		return 0;
+	a = nfct_new();
+	b = nfct_new();
+	if (a == NULL || b == NULL || fd_ctparse_msg(h, a) != 0) {
+		if (a != NULL)
+			nfct_destroy(a);
+		if (b != NULL)
+			nfct_destroy(b);
+		return 0;
+	}
+	if (library_parse(h, b, &rc) != 0) {
+		nfct_destroy(a);	/* b left as the library's exit left it */
+		return 0;
+	}
+	if (rc >= 0)
+		diff = fc_nfct_differ(a, b);
+	nfct_destroy(a);
+	nfct_destroy(b);
+	if (diff != NULL) {
+		fprintf(stderr, "fuzz_ct: fd_ctparse and the library differ on %s\n", diff);
+		abort();
+	}
+	return 0;
+}
+
 int
 fuzz_init(void)
 {
@@ -75,7 +123,8 @@ fuzz_one(const uint8_t *data, size_t size)
 	if (buf == NULL)
 		return 0;
 	memcpy(buf, data, size);
-	FUZZ_NFCT_PARSE(rc, fd_ct_parse(buf, size, own, on_event, &n), free(buf); return 0);
+	rc = fd_ct_parse(buf, size, own, on_event, &n);
+	(void)fd_nl_walk(buf, size, parsed_alike, NULL);
 	free(buf);
 	if (rc >= 0 && (unsigned int)rc != n)
 		die("the count is not what was handed on");

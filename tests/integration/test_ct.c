@@ -5,7 +5,8 @@
  * batch of updates read back, update batches' errors without an ack each
  * (and lost to a full buffer), a batch of GETs (one of a state gone), the
  * event socket's buffer growing on ENOBUFS, our own updates' events
- * refused by the event socket's filter.  Root only: without it, or
+ * refused by the event socket's filter; fd_ctparse against the library on
+ * the kernel's own messages.  Root only: without it, or
  * without conntrack, every case reports SKIP.
  */
 #include <arpa/inet.h>
@@ -20,12 +21,17 @@
 #include <sys/socket.h>
 
 #include <cmocka.h>
+#include <libmnl/libmnl.h>
 #include <libnetfilter_conntrack/libnetfilter_conntrack.h>
 #include <libnetfilter_conntrack/libnetfilter_conntrack_tcp.h>
 #include <linux/netfilter/nf_conntrack_common.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netfilter/nfnetlink_conntrack.h>
 
 #include "fc_netns.h"
+#include "fc_nfct_same.h"
 #include "fd_ct.h"
+#include "fd_ctparse.h"
 
 #define BIT 0x40000000u
 #define N_UPDATES 100
@@ -543,6 +549,148 @@ test_own_updates_filtered(void **state)
 	}
 }
 
+/* Each ctnetlink message of a datagram parsed by fd_ctparse and by the library: the same. */
+static unsigned int
+parsed_alike(const char *what, const void *buf, int len)
+{
+	unsigned int n = 0;
+
+	for (const struct nlmsghdr *h = buf; mnl_nlmsg_ok(h, len); h = mnl_nlmsg_next(h, &len)) {
+		struct nf_conntrack *a, *b;
+		const char *diff;
+
+		if (NFNL_SUBSYS_ID(h->nlmsg_type) != NFNL_SUBSYS_CTNETLINK)
+			continue;
+		a = nfct_new();
+		b = nfct_new();
+		assert_non_null(a);
+		assert_non_null(b);
+		if (fd_ctparse_msg(h, a) != 0)
+			fail_msg("%s: fd_ctparse refused the kernel's message (%u bytes)", what,
+				 h->nlmsg_len);
+		assert_true(nfct_nlmsg_parse(h, b) >= 0);
+		diff = fc_nfct_differ(a, b);
+		if (diff != NULL)
+			fail_msg("%s: fd_ctparse and the library differ on %s", what, diff);
+		n++;
+		nfct_destroy(a);
+		nfct_destroy(b);
+	}
+	return n;
+}
+
+/* The i-th echo state: ICMP for even i, ICMPv6 for odd. */
+static struct nf_conntrack *
+echo(unsigned int i)
+{
+	struct nf_conntrack *ct = nfct_new();
+	bool v6 = i % 2;
+
+	assert_non_null(ct);
+	if (v6) {
+		uint8_t a[16] = { 0x20, 0x01, 0, 2, [15] = 0x10 };
+		uint8_t b[16] = { 0x20, 0x01, 0, 2, 0, 0, 0, 1, [15] = 0x10 };
+
+		nfct_set_attr_u8(ct, ATTR_L3PROTO, AF_INET6);
+		nfct_set_attr(ct, ATTR_IPV6_SRC, a);
+		nfct_set_attr(ct, ATTR_IPV6_DST, b);
+		nfct_set_attr(ct, ATTR_REPL_IPV6_SRC, b);
+		nfct_set_attr(ct, ATTR_REPL_IPV6_DST, a);
+		nfct_set_attr_u8(ct, ATTR_L4PROTO, IPPROTO_ICMPV6);
+		nfct_set_attr_u8(ct, ATTR_ICMP_TYPE, 128);
+	} else {
+		nfct_set_attr_u8(ct, ATTR_L3PROTO, AF_INET);
+		nfct_set_attr_u32(ct, ATTR_IPV4_SRC, inet_addr("198.18.0.10"));
+		nfct_set_attr_u32(ct, ATTR_IPV4_DST, inet_addr("198.19.0.10"));
+		nfct_set_attr_u32(ct, ATTR_REPL_IPV4_SRC, inet_addr("198.19.0.10"));
+		nfct_set_attr_u32(ct, ATTR_REPL_IPV4_DST, inet_addr("198.18.0.10"));
+		nfct_set_attr_u8(ct, ATTR_L4PROTO, IPPROTO_ICMP);
+		nfct_set_attr_u8(ct, ATTR_ICMP_TYPE, 8);
+	}
+	nfct_set_attr_u8(ct, ATTR_REPL_L3PROTO, v6 ? AF_INET6 : AF_INET);
+	nfct_set_attr_u8(ct, ATTR_REPL_L4PROTO, v6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP);
+	nfct_set_attr_u8(ct, ATTR_ICMP_CODE, 0);
+	nfct_set_attr_u16(ct, ATTR_ICMP_ID, htons((uint16_t)(700 + i)));
+	nfct_set_attr_u32(ct, ATTR_TIMEOUT, 30);
+	nfct_set_attr_u32(ct, ATTR_MARK, BIT);
+	return ct;
+}
+
+/*
+ * fd_ctparse against libnetfilter_conntrack (the oracle) on the kernel's
+ * own messages: states of each kind flowcutd reads - IPv4 UDP, IPv6 TCP
+ * with window scales and flags, ICMP and ICMPv6 echo, one in a zone -
+ * their NEW, UPDATE and DESTROY events and a dump of them, every message
+ * parsed both ways and compared (fc_nfct_differ).
+ */
+static void
+test_parse_as_the_library(void **state)
+{
+	enum { K = 6 };
+	static char buf[1 << 16];
+	struct nf_conntrack *ct[K];
+	struct mnl_socket *ev, *q;
+	unsigned int events = 0, dumped = 0;
+	struct nlmsghdr *nlh;
+	struct nfgenmsg *g;
+	int len;
+
+	(void)state;
+	SKIP_UNLESS_READY();
+	ev = mnl_socket_open(NETLINK_NETFILTER);
+	q = mnl_socket_open(NETLINK_NETFILTER);
+	assert_non_null(ev);
+	assert_non_null(q);
+	assert_int_equal(mnl_socket_bind(ev, NF_NETLINK_CONNTRACK_NEW | NF_NETLINK_CONNTRACK_UPDATE |
+					 NF_NETLINK_CONNTRACK_DESTROY, MNL_SOCKET_AUTOPID), 0);
+	assert_int_equal(mnl_socket_bind(q, 0, MNL_SOCKET_AUTOPID), 0);
+	ct[0] = st(0, BIT | 5);		/* IPv4 UDP */
+	ct[1] = st(1, BIT);		/* IPv6 TCP, ESTABLISHED */
+	nfct_set_attr_u8(ct[1], ATTR_TCP_WSCALE_ORIG, 7);
+	nfct_set_attr_u8(ct[1], ATTR_TCP_WSCALE_REPL, 9);
+	nfct_set_attr_u8(ct[1], ATTR_TCP_FLAGS_ORIG, 0x08);
+	nfct_set_attr_u8(ct[1], ATTR_TCP_MASK_ORIG, 0x08);
+	ct[2] = echo(0);
+	ct[3] = echo(1);
+	ct[4] = st(2, 0);		/* IPv4 UDP in zone 7 */
+	nfct_set_attr_u16(ct[4], ATTR_ZONE, 7);
+	ct[5] = st(3, 0);		/* IPv6 TCP, nothing more */
+	for (unsigned int i = 0; i < K; i++)
+		create(ct[i]);
+	for (unsigned int i = 0; i < K; i++) {
+		nfct_set_attr_u32(ct[i], ATTR_TIMEOUT, 444);
+		assert_int_equal(nfct_query(nfct, NFCT_Q_UPDATE, ct[i]), 0);
+	}
+	/* the dump */
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = (NFNL_SUBSYS_CTNETLINK << 8) | IPCTNL_MSG_CT_GET;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
+	*g = (struct nfgenmsg){ .nfgen_family = AF_UNSPEC, .version = NFNETLINK_V0 };
+	assert_true(mnl_socket_sendto(q, nlh, nlh->nlmsg_len) > 0);
+	for (bool done = false; !done;) {
+		int got = (int)mnl_socket_recvfrom(q, buf, sizeof(buf));
+
+		assert_true(got > 0);
+		len = got;
+		for (const struct nlmsghdr *h = (void *)buf; mnl_nlmsg_ok(h, len);
+		     h = mnl_nlmsg_next(h, &len))
+			done |= h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR;
+		dumped += parsed_alike("a dump", buf, got);
+	}
+	for (unsigned int i = 0; i < K; i++)
+		assert_int_equal(nfct_query(nfct, NFCT_Q_DESTROY, ct[i]), 0);
+	while ((len = (int)recv(mnl_socket_get_fd(ev), buf, sizeof(buf), MSG_DONTWAIT)) > 0)
+		events += parsed_alike("an event", buf, len);
+	print_message("%u events and %u dumped states parsed alike\n", events, dumped);
+	assert_int_equal(dumped, K);
+	assert_true(events >= 3 * K);
+	for (unsigned int i = 0; i < K; i++)
+		nfct_destroy(ct[i]);
+	mnl_socket_close(ev);
+	mnl_socket_close(q);
+}
+
 int
 main(void)
 {
@@ -553,6 +701,7 @@ main(void)
 		cmocka_unit_test_setup(test_gets_posted, fresh),
 		cmocka_unit_test_setup(test_event_buffer_grows, fresh),
 		cmocka_unit_test_setup(test_own_updates_filtered, fresh),
+		cmocka_unit_test_setup(test_parse_as_the_library, fresh),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
