@@ -270,16 +270,27 @@ static int
 protoinfo(struct nf_conntrack *ct, const struct nlattr *nest)
 {
 	const struct nlattr *a, *tcp = NULL, *at[CTA_PROTOINFO_TCP_MAX + 1] = { NULL };
+	bool other = false;
 
 	mnl_attr_for_each_nested(a, nest) {
-		if (mnl_attr_get_type(a) == CTA_PROTOINFO_TCP) {
+		uint16_t type = mnl_attr_get_type(a);
+
+		if (type == CTA_PROTOINFO_TCP) {
 			if (!nest_ok(a))
 				return -1;
 			tcp = a;
 		}
+		other |= type == CTA_PROTOINFO_SCTP || type == CTA_PROTOINFO_DCCP;
 	}
 	if (tcp == NULL)
 		return 0;
+	/*
+	 * One protocol's, as the kernel sends: the library keeps TCP's, SCTP's
+	 * and DCCP's in one union, so with another beside it TCP's would read
+	 * as whatever that one wrote.
+	 */
+	if (other)
+		return -1;
 	mnl_attr_for_each_nested(a, tcp) {
 		uint16_t type = mnl_attr_get_type(a);
 

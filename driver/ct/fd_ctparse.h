@@ -33,7 +33,8 @@
  *
  * Stricter than the library, never looser, on what it reads: an
  * attribute of the wrong size, a nest too short, a helper name without
- * its NUL, an ICMP type the kernel keeps no state of is refused (the
+ * its NUL, an ICMP type the kernel keeps no state of, TCP's protoinfo
+ * beside SCTP's or DCCP's is refused (the
  * library exits the process on some of these, fuzz_nfct.h; on others it
  * reads past the attribute or its own table).  What it does not read it
  * does not look at.  Its attributes are walked to nlmsg_len, as the
