@@ -48,13 +48,11 @@ static struct fd_ct *c;
 		}							\
 	} while (0)
 
-/* An assured state, i-th of its kind: IPv4 UDP for even i, IPv6 TCP ESTABLISHED for odd. */
+/* A state's two tuples' addresses: the client 198.18.0.10 (2001:2::10), the server 198.19.0.10 (2001:2:1::10). */
 static struct nf_conntrack *
-st(unsigned int i, uint32_t mark)
+addressed(bool v6)
 {
 	struct nf_conntrack *ct = nfct_new();
-	uint16_t sport = (uint16_t)(10000 + i);
-	bool v6 = i % 2;
 
 	assert_non_null(ct);
 	if (v6) {
@@ -66,17 +64,31 @@ st(unsigned int i, uint32_t mark)
 		nfct_set_attr(ct, ATTR_IPV6_DST, b);
 		nfct_set_attr(ct, ATTR_REPL_IPV6_SRC, b);
 		nfct_set_attr(ct, ATTR_REPL_IPV6_DST, a);
-		nfct_set_attr_u8(ct, ATTR_L4PROTO, IPPROTO_TCP);
-		nfct_set_attr_u8(ct, ATTR_TCP_STATE, TCP_CONNTRACK_ESTABLISHED);
 	} else {
 		nfct_set_attr_u8(ct, ATTR_L3PROTO, AF_INET);
 		nfct_set_attr_u32(ct, ATTR_IPV4_SRC, inet_addr("198.18.0.10"));
 		nfct_set_attr_u32(ct, ATTR_IPV4_DST, inet_addr("198.19.0.10"));
 		nfct_set_attr_u32(ct, ATTR_REPL_IPV4_SRC, inet_addr("198.19.0.10"));
 		nfct_set_attr_u32(ct, ATTR_REPL_IPV4_DST, inet_addr("198.18.0.10"));
-		nfct_set_attr_u8(ct, ATTR_L4PROTO, IPPROTO_UDP);
 	}
 	nfct_set_attr_u8(ct, ATTR_REPL_L3PROTO, v6 ? AF_INET6 : AF_INET);
+	return ct;
+}
+
+/* An assured state, i-th of its kind: IPv4 UDP for even i, IPv6 TCP ESTABLISHED for odd. */
+static struct nf_conntrack *
+st(unsigned int i, uint32_t mark)
+{
+	uint16_t sport = (uint16_t)(10000 + i);
+	bool v6 = i % 2;
+	struct nf_conntrack *ct = addressed(v6);
+
+	if (v6) {
+		nfct_set_attr_u8(ct, ATTR_L4PROTO, IPPROTO_TCP);
+		nfct_set_attr_u8(ct, ATTR_TCP_STATE, TCP_CONNTRACK_ESTABLISHED);
+	} else {
+		nfct_set_attr_u8(ct, ATTR_L4PROTO, IPPROTO_UDP);
+	}
 	nfct_set_attr_u8(ct, ATTR_REPL_L4PROTO, v6 ? IPPROTO_TCP : IPPROTO_UDP);
 	nfct_set_attr_u16(ct, ATTR_PORT_SRC, htons(sport));
 	nfct_set_attr_u16(ct, ATTR_PORT_DST, htons(443));
@@ -583,31 +595,11 @@ parsed_alike(const char *what, const void *buf, int len)
 static struct nf_conntrack *
 echo(unsigned int i)
 {
-	struct nf_conntrack *ct = nfct_new();
 	bool v6 = i % 2;
+	struct nf_conntrack *ct = addressed(v6);
 
-	assert_non_null(ct);
-	if (v6) {
-		uint8_t a[16] = { 0x20, 0x01, 0, 2, [15] = 0x10 };
-		uint8_t b[16] = { 0x20, 0x01, 0, 2, 0, 0, 0, 1, [15] = 0x10 };
-
-		nfct_set_attr_u8(ct, ATTR_L3PROTO, AF_INET6);
-		nfct_set_attr(ct, ATTR_IPV6_SRC, a);
-		nfct_set_attr(ct, ATTR_IPV6_DST, b);
-		nfct_set_attr(ct, ATTR_REPL_IPV6_SRC, b);
-		nfct_set_attr(ct, ATTR_REPL_IPV6_DST, a);
-		nfct_set_attr_u8(ct, ATTR_L4PROTO, IPPROTO_ICMPV6);
-		nfct_set_attr_u8(ct, ATTR_ICMP_TYPE, 128);
-	} else {
-		nfct_set_attr_u8(ct, ATTR_L3PROTO, AF_INET);
-		nfct_set_attr_u32(ct, ATTR_IPV4_SRC, inet_addr("198.18.0.10"));
-		nfct_set_attr_u32(ct, ATTR_IPV4_DST, inet_addr("198.19.0.10"));
-		nfct_set_attr_u32(ct, ATTR_REPL_IPV4_SRC, inet_addr("198.19.0.10"));
-		nfct_set_attr_u32(ct, ATTR_REPL_IPV4_DST, inet_addr("198.18.0.10"));
-		nfct_set_attr_u8(ct, ATTR_L4PROTO, IPPROTO_ICMP);
-		nfct_set_attr_u8(ct, ATTR_ICMP_TYPE, 8);
-	}
-	nfct_set_attr_u8(ct, ATTR_REPL_L3PROTO, v6 ? AF_INET6 : AF_INET);
+	nfct_set_attr_u8(ct, ATTR_L4PROTO, v6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP);
+	nfct_set_attr_u8(ct, ATTR_ICMP_TYPE, v6 ? 128 : 8);
 	nfct_set_attr_u8(ct, ATTR_REPL_L4PROTO, v6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP);
 	nfct_set_attr_u8(ct, ATTR_ICMP_CODE, 0);
 	nfct_set_attr_u16(ct, ATTR_ICMP_ID, htons((uint16_t)(700 + i)));
