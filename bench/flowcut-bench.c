@@ -1271,12 +1271,22 @@ raw_dump(char **buf)
 			cap *= 2;
 		}
 		got = mnl_socket_recvfrom(q, *buf + used, 65536);
-		if (got <= 0)
+		if (got <= 0) {
+			errno = got == 0 ? ECONNRESET : errno;
 			goto fail;
+		}
 		left = (int)got;
 		for (const struct nlmsghdr *h = (void *)(*buf + used); mnl_nlmsg_ok(h, left);
-		     h = mnl_nlmsg_next(h, &left))
-			done |= h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR;
+		     h = mnl_nlmsg_next(h, &left)) {
+			if (h->nlmsg_type == NLMSG_ERROR) {
+				const struct nlmsgerr *e = mnl_nlmsg_get_payload(h);
+
+				errno = h->nlmsg_len >= NLMSG_LENGTH(sizeof(*e)) && e->error < 0
+					? -e->error : EPROTO;
+				goto fail;
+			}
+			done |= h->nlmsg_type == NLMSG_DONE;
+		}
 		used += (size_t)got;
 	}
 	mnl_socket_close(q);
@@ -1301,6 +1311,8 @@ parse_all(const char *buf, size_t len, bool lean, unsigned int *n)
 		const struct nlmsghdr *h = (const void *)(buf + off);
 		int left = (int)(len - off);
 
+		if (!mnl_nlmsg_ok(h, left))
+			break;	/* what is left is no message (the kernel's never are) */
 		for (; mnl_nlmsg_ok(h, left); h = mnl_nlmsg_next(h, &left)) {
 			struct nf_conntrack *ct;
 

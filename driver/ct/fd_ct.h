@@ -256,7 +256,7 @@ int fd_ct_update_msg(void *buf, uint32_t seq, const struct nf_conntrack *tuple,
  *   GETs keep an ack each: the answer is the state.
  * - fd_ct_get_post: IPCTNL_MSG_CT_GET of the state with `tuple`'s original
  *   tuple; done(arg, ct, 0) with the whole state as conntrack holds it
- *   now (parsed by nfct_nlmsg_parse, valid during the call only), or
+ *   now (parsed by fd_ctparse, valid during the call only), or
  *   done(arg, NULL, rc): -ENOENT (gone), -EPROTO (answered with no state
  *   that parses), or another error.
  */

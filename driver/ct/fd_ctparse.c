@@ -233,13 +233,25 @@ icmp_mark(struct nf_conntrack *ct, const struct tup *t, const struct tup *orig)
 		nfct_set_attr_u16(ct, ATTR_ICMP_ID, u16_at(orig->l4src));
 }
 
+/*
+ * A tuple's ports, set.  The reply's storage is put back whole (the ICMP
+ * setters wrote the original's id and inverted type there: a NAT'd echo's
+ * reply id is its own), through the reply's port attributes, which share
+ * it; a port the reply does not hold is then marked unset again.
+ */
 static void
 ports_set(struct nf_conntrack *ct, int dir, const struct tup *t)
 {
-	if (t->has & T_SPORT)
+	bool storage = dir == 1 && (t->has & (T_ITYPE | T_ICODE | T_IID));
+
+	if ((t->has & T_SPORT) || storage)
 		nfct_set_attr_u16(ct, dir_attrs[dir].sport, u16_at(t->l4src));
-	if (t->has & T_DPORT)
+	if ((t->has & T_DPORT) || storage)
 		nfct_set_attr_u16(ct, dir_attrs[dir].dport, u16_at(t->l4dst));
+	if (storage && !(t->has & T_SPORT))
+		nfct_attr_unset(ct, dir_attrs[dir].sport);
+	if (storage && !(t->has & T_DPORT))
+		nfct_attr_unset(ct, dir_attrs[dir].dport);
 }
 
 /* A tuple into ct, as the library's parse leaves it; `orig`: the original's (icmp_mark). */
@@ -341,8 +353,11 @@ helper(struct nf_conntrack *ct, const struct nlattr *nest)
 	uint16_t len;
 
 	mnl_attr_for_each_nested(a, nest) {
-		if (mnl_attr_get_type(a) == CTA_HELP_NAME)
-			name = a;
+		if (mnl_attr_get_type(a) != CTA_HELP_NAME)
+			continue;
+		if (mnl_attr_get_payload_len(a) == 0)
+			return -1;	/* MNL_TYPE_STRING: each one, as the library checks */
+		name = a;
 	}
 	if (name == NULL)
 		return 0;

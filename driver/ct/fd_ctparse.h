@@ -13,11 +13,13 @@
  * for each tuple.  flowcutd reads about twenty of them.  No library parses
  * a chosen subset: this walks the message once a nest, with libmnl's
  * accessors, and sets what it found with the library's own setters, so the
- * object is the library's, and every nfct_get_attr, nfct_copy, nfct_clone
- * and nfct_nlmsg_build on it works as before.
+ * object is the library's: nfct_get_attr, nfct_copy, nfct_clone and
+ * nfct_nlmsg_build on it work on what it set.
  *
- * What it sets, exactly as nfct_nlmsg_parse would (the unit test compares
- * the two on the kernel's own messages, the fuzz target on any):
+ * What it sets, exactly as nfct_nlmsg_parse would (tests/integration/
+ * test_ct.c compares the two on the kernel's own messages,
+ * tests/unit/driver/test_ct_msg.c on messages the library builds, and
+ * tests/fuzz/fuzz_ct.c on any message both take):
  *  - both tuples (CTA_TUPLE_ORIG, CTA_TUPLE_REPLY): L3 protocol (the
  *    nfgenmsg's family), addresses, L4 protocol, ports, ICMP type, code
  *    and id, the tuple's zone;
@@ -48,8 +50,9 @@ struct nlmsghdr;
 struct nf_conntrack;
 
 /*
- * fd_ctparse_msg - nlh's state into ct (fresh from nfct_new(), or holding
- * only what an earlier parse of this function set).  0, or -1: the
+ * fd_ctparse_msg - nlh's state into ct, fresh from nfct_new() (a reused
+ * one would keep what this message does not set, and the ICMP setters
+ * read its family).  0, or -1: the
  * message is shorter than its nfgenmsg, or an attribute read is
  * malformed (ct then holds part of it: not to be used).  nlh's length is
  * trusted to lie within its buffer (fd_nl_walk's, mnl_nlmsg_ok).

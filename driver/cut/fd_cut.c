@@ -113,7 +113,7 @@ fd_cut_stats(const struct fd_cut *c, struct fd_cut_stats *out)
 	*out = c->st;
 }
 
-/* A tuple's address, 4 or 16 bytes by family. */
+/* A tuple's address, 4 or 16 bytes by family (zeros if the state has none: the kernel's always have). */
 static void
 addr(const struct nf_conntrack *ct, int family, enum nf_conntrack_attr v4,
      enum nf_conntrack_attr v6, uint8_t out[16])
@@ -123,7 +123,12 @@ addr(const struct nf_conntrack *ct, int family, enum nf_conntrack_attr v4,
 
 		memcpy(out, &a, 4);
 	} else {
-		memcpy(out, nfct_get_attr(ct, v6), 16);
+		const void *a = nfct_get_attr(ct, v6);
+
+		if (a != NULL)
+			memcpy(out, a, 16);
+		else
+			memset(out, 0, 16);
 	}
 }
 
