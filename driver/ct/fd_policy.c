@@ -68,10 +68,9 @@ fd_policy_family(const struct nf_conntrack *ct)
 	return nfct_get_attr_u8(ct, ATTR_ORIG_L3PROTO) == AF_INET ? 4 : 6;
 }
 
-/* One address of a tuple: 4 or 16 bytes by family. */
-static void
-tuple_addr(const struct nf_conntrack *ct, enum nf_conntrack_attr v4, enum nf_conntrack_attr v6,
-	   uint8_t out[16])
+void
+fd_policy_addr(const struct nf_conntrack *ct, enum nf_conntrack_attr v4,
+	       enum nf_conntrack_attr v6, uint8_t out[16])
 {
 	if (fd_policy_family(ct) == 4) {
 		uint32_t a = nfct_get_attr_u32(ct, v4);
@@ -97,10 +96,10 @@ fd_policy_key(const struct nf_conntrack *ct, enum fd_dir dir, uint16_t port, str
 	k->family = (uint8_t)fd_policy_family(ct);
 	k->proto = l4;
 	k->port = port;
-	tuple_addr(ct, reply ? ATTR_REPL_IPV4_SRC : ATTR_ORIG_IPV4_SRC,
-		   reply ? ATTR_REPL_IPV6_SRC : ATTR_ORIG_IPV6_SRC, k->src);
-	tuple_addr(ct, reply ? ATTR_REPL_IPV4_DST : ATTR_ORIG_IPV4_DST,
-		   reply ? ATTR_REPL_IPV6_DST : ATTR_ORIG_IPV6_DST, k->dst);
+	fd_policy_addr(ct, reply ? ATTR_REPL_IPV4_SRC : ATTR_ORIG_IPV4_SRC,
+		       reply ? ATTR_REPL_IPV6_SRC : ATTR_ORIG_IPV6_SRC, k->src);
+	fd_policy_addr(ct, reply ? ATTR_REPL_IPV4_DST : ATTR_ORIG_IPV4_DST,
+		       reply ? ATTR_REPL_IPV6_DST : ATTR_ORIG_IPV6_DST, k->dst);
 	switch (l4) {
 	case IPPROTO_TCP:
 	case IPPROTO_UDP:
@@ -119,9 +118,9 @@ void
 fd_policy_route_dst(const struct nf_conntrack *ct, enum fd_dir dir, uint8_t dst[16])
 {
 	if (dir == FD_DIR_ORIG)
-		tuple_addr(ct, ATTR_REPL_IPV4_SRC, ATTR_REPL_IPV6_SRC, dst);
+		fd_policy_addr(ct, ATTR_REPL_IPV4_SRC, ATTR_REPL_IPV6_SRC, dst);
 	else
-		tuple_addr(ct, ATTR_ORIG_IPV4_SRC, ATTR_ORIG_IPV6_SRC, dst);
+		fd_policy_addr(ct, ATTR_ORIG_IPV4_SRC, ATTR_ORIG_IPV6_SRC, dst);
 }
 
 uint8_t

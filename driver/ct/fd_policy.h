@@ -13,7 +13,8 @@
  *    tuple those of the reply direction; NAT is the difference between the
  *    two (SNAT: the reply's dst is the translated source; DNAT: the reply's
  *    src is the translated destination), which the fast path derives.
- *  - fd_policy_route_dst: where a direction's frames are sent (its route).
+ *  - fd_policy_route_dst: where a direction's frames are sent (its route);
+ *    fd_policy_addr: one of a state's addresses (the cut's too).
  *  - fd_policy_action: IPS with "Cut in hardware", else FWD; a tunnel (ESP,
  *    UDP 4500 either end) always FWD.
  *  - fd_policy_inspected, fd_policy_verdict: TCP or UDP to a TLS port is the
@@ -30,8 +31,7 @@
 #include <stdint.h>
 
 #include <flowcut/fc_cmd.h>
-
-struct nf_conntrack;
+#include <libnetfilter_conntrack/libnetfilter_conntrack.h>	/* enum nf_conntrack_attr */
 
 /* The two directions of a state; index of a FLOW_CREATE_FP's microflows. */
 enum fd_dir {
@@ -52,6 +52,14 @@ int fd_policy_family(const struct nf_conntrack *ct);
  */
 void fd_policy_key(const struct nf_conntrack *ct, enum fd_dir dir, uint16_t port,
 		   struct fc_key *k);
+
+/*
+ * fd_policy_addr - one address of the state, attribute v4 or v6 by its
+ * family: 4 or 16 bytes into out (zeros if the state has none; the
+ * kernel's always have).
+ */
+void fd_policy_addr(const struct nf_conntrack *ct, enum nf_conntrack_attr v4,
+		    enum nf_conntrack_attr v6, uint8_t out[16]);
 
 /*
  * fd_policy_route_dst - the address direction `dir`'s frames leave

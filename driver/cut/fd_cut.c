@@ -113,25 +113,6 @@ fd_cut_stats(const struct fd_cut *c, struct fd_cut_stats *out)
 	*out = c->st;
 }
 
-/* A tuple's address, 4 or 16 bytes by family (zeros if the state has none: the kernel's always have). */
-static void
-addr(const struct nf_conntrack *ct, int family, enum nf_conntrack_attr v4,
-     enum nf_conntrack_attr v6, uint8_t out[16])
-{
-	if (family == 4) {
-		uint32_t a = nfct_get_attr_u32(ct, v4);
-
-		memcpy(out, &a, 4);
-	} else {
-		const void *a = nfct_get_attr(ct, v6);
-
-		if (a != NULL)
-			memcpy(out, a, 16);
-		else
-			memset(out, 0, 16);
-	}
-}
-
 /* Is either end as the wire sees it (orig src, reply src) in the list? */
 static bool
 far_end_in(const struct nf_conntrack *ct, const struct fc_list *l)
@@ -139,10 +120,10 @@ far_end_in(const struct nf_conntrack *ct, const struct fc_list *l)
 	int family = fd_policy_family(ct);
 	uint8_t a[16];
 
-	addr(ct, family, ATTR_ORIG_IPV4_SRC, ATTR_ORIG_IPV6_SRC, a);
+	fd_policy_addr(ct, ATTR_ORIG_IPV4_SRC, ATTR_ORIG_IPV6_SRC, a);
 	if (fc_list_holds(l, (uint8_t)family, a))
 		return true;
-	addr(ct, family, ATTR_REPL_IPV4_SRC, ATTR_REPL_IPV6_SRC, a);
+	fd_policy_addr(ct, ATTR_REPL_IPV4_SRC, ATTR_REPL_IPV6_SRC, a);
 	return fc_list_holds(l, (uint8_t)family, a);
 }
 
@@ -236,8 +217,8 @@ tuple_format(const struct nf_conntrack *ct, char *buf, size_t len)
 	struct fd_tuple t = { .family = (uint8_t)fd_policy_family(ct),
 			      .proto = nfct_get_attr_u8(ct, ATTR_ORIG_L4PROTO) };
 
-	addr(ct, t.family, ATTR_ORIG_IPV4_SRC, ATTR_ORIG_IPV6_SRC, t.src);
-	addr(ct, t.family, ATTR_ORIG_IPV4_DST, ATTR_ORIG_IPV6_DST, t.dst);
+	fd_policy_addr(ct, ATTR_ORIG_IPV4_SRC, ATTR_ORIG_IPV6_SRC, t.src);
+	fd_policy_addr(ct, ATTR_ORIG_IPV4_DST, ATTR_ORIG_IPV6_DST, t.dst);
 	if (t.proto == IPPROTO_TCP || t.proto == IPPROTO_UDP) {
 		t.sport = nfct_get_attr_u16(ct, ATTR_ORIG_PORT_SRC);
 		t.dport = nfct_get_attr_u16(ct, ATTR_ORIG_PORT_DST);
@@ -384,8 +365,8 @@ block(struct fd_cut *c, const struct pending *p)
 	if (b.proto != IPPROTO_TCP && b.proto != IPPROTO_UDP)
 		return;
 	/* as the forward hook sees them: DNAT done, SNAT not yet; src the client */
-	addr(ct, b.family, ATTR_ORIG_IPV4_SRC, ATTR_ORIG_IPV6_SRC, b.src);
-	addr(ct, b.family, ATTR_REPL_IPV4_SRC, ATTR_REPL_IPV6_SRC, b.dst);
+	fd_policy_addr(ct, ATTR_ORIG_IPV4_SRC, ATTR_ORIG_IPV6_SRC, b.src);
+	fd_policy_addr(ct, ATTR_REPL_IPV4_SRC, ATTR_REPL_IPV6_SRC, b.dst);
 	b.sport = nfct_get_attr_u16(ct, ATTR_ORIG_PORT_SRC);
 	b.dport = nfct_get_attr_u16(ct, ATTR_REPL_PORT_SRC);
 	if (fd_nft_block(c->nft, &b) != 0)
@@ -572,8 +553,8 @@ never_state(struct fd_cut *c, const struct nf_conntrack *ct, const struct fd_off
 	char tuple[160];
 	int rc;
 
-	addr(ct, family, ATTR_ORIG_IPV4_SRC, ATTR_ORIG_IPV6_SRC, a);
-	addr(ct, family, ATTR_REPL_IPV4_SRC, ATTR_REPL_IPV6_SRC, b);
+	fd_policy_addr(ct, ATTR_ORIG_IPV4_SRC, ATTR_ORIG_IPV6_SRC, a);
+	fd_policy_addr(ct, ATTR_REPL_IPV4_SRC, ATTR_REPL_IPV6_SRC, b);
 	e = never_end(c, family, a, b);
 	if (e == NULL)
 		return false;
