@@ -3,10 +3,10 @@
  * fd_ct: see fd_ct.h.
  *
  * Libraries: libnetfilter_conntrack (the event and query sockets, the
- * whole DUMP, and nfct_nlmsg_build/_build_filter for the messages built
- * here; the states read are parsed by fd_ctparse into its objects), libmnl (the event datagrams, one at a time; the
- * posted requests and the synchronous calls over them; the incremental
- * dump).
+ * whole DUMP, nfct_nlmsg_build/_build_filter for the messages built here,
+ * and its objects, which fd_ctparse fills with the states read), libmnl
+ * (the event datagrams, one at a time; the posted requests and the
+ * synchronous calls over them; the incremental dump).
  *
  * The incremental dump is built by nfct_nlmsg_build_filter on a libmnl
  * socket, not NFCT_Q_DUMP_FILTER: that query reads the whole dump inside
@@ -363,19 +363,6 @@ lost(struct fd_ct *c)
 		nfnl_rcvbufsiz(nfct_nfnlh(c->ev), c->evbuf_ask));
 }
 
-/*
- * A state message the kernel sent (an event, a dump's, a GET's answer):
- * what flowcutd reads of it, fd_ctparse (a sixth of an offload's time was
- * the library's whole parse; see fd_ctparse.h).  A message shorter than
- * its nfgenmsg is refused there (nfct_nlmsg_parse does not look: the
- * fuzzer's 16-byte CT_NEW was read past its end).
- */
-static int
-ct_parse(const struct nlmsghdr *nlh, struct nf_conntrack *ct)
-{
-	return fd_ctparse_msg(nlh, ct);
-}
-
 /* ---- events ---- */
 
 struct parse_ctx {
@@ -401,7 +388,7 @@ event_msg(const struct nlmsghdr *nlh, void *data)
 	ct = nfct_new();
 	if (ct == NULL)
 		return -ENOMEM;	/* lost: the caller reconciles as for ENOBUFS */
-	if (ct_parse(nlh, ct) < 0) {
+	if (fd_ctparse_msg(nlh, ct) < 0) {
 		fprintf(stderr, "flowcutd: a conntrack event (type %u, %u bytes) did not parse\n",
 			type, nlh->nlmsg_len);
 		nfct_destroy(ct);
@@ -715,7 +702,7 @@ batch_answer(const struct nlmsghdr *nlh, void *arg)
 		return 0;	/* not one of ours (nothing else is sent on it) */
 	if (nlh->nlmsg_type == ((NFNL_SUBSYS_CTNETLINK << 8) | IPCTNL_MSG_CT_NEW)) {
 		if (a->ct[i] == NULL && (a->ct[i] = nfct_new()) != NULL &&
-		    ct_parse(nlh, a->ct[i]) < 0) {
+		    fd_ctparse_msg(nlh, a->ct[i]) < 0) {
 			nfct_destroy(a->ct[i]);	/* done gets -EPROTO */
 			a->ct[i] = NULL;
 		}
@@ -1057,7 +1044,7 @@ dump_msg(const struct nlmsghdr *nlh, void *data)
 	ct = nfct_new();
 	if (ct == NULL)
 		return -ENOMEM;
-	if (ct_parse(nlh, ct) < 0) {
+	if (fd_ctparse_msg(nlh, ct) < 0) {
 		fprintf(stderr, "flowcutd: a dumped conntrack state (%u bytes) did not parse; "
 			"skipped\n", nlh->nlmsg_len);
 		nfct_destroy(ct);

@@ -619,12 +619,10 @@ static void
 test_parse_as_the_library(void **state)
 {
 	enum { K = 6 };
-	static char buf[1 << 16];
+	static char buf[1 << 16] __attribute__((aligned(4)));
 	struct nf_conntrack *ct[K];
 	struct mnl_socket *ev, *q;
 	unsigned int events = 0, dumped = 0;
-	struct nlmsghdr *nlh;
-	struct nfgenmsg *g;
 	int len;
 
 	(void)state;
@@ -654,12 +652,9 @@ test_parse_as_the_library(void **state)
 		assert_int_equal(nfct_query(nfct, NFCT_Q_UPDATE, ct[i]), 0);
 	}
 	/* the dump */
-	nlh = mnl_nlmsg_put_header(buf);
-	nlh->nlmsg_type = (NFNL_SUBSYS_CTNETLINK << 8) | IPCTNL_MSG_CT_GET;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
-	*g = (struct nfgenmsg){ .nfgen_family = AF_UNSPEC, .version = NFNETLINK_V0 };
-	assert_true(mnl_socket_sendto(q, nlh, nlh->nlmsg_len) > 0);
+	len = fd_ct_dump_msg(buf, 0, 0, 0);	/* unfiltered */
+	assert_true(len > 0);
+	assert_true(mnl_socket_sendto(q, buf, (size_t)len) > 0);
 	for (bool done = false; !done;) {
 		int got = (int)mnl_socket_recvfrom(q, buf, sizeof(buf));
 
