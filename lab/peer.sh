@@ -8,24 +8,26 @@
 #   flowcut  the lab (lab/lab.sh), its connections offloaded
 #
 # - and per run, each side in turn: one TCP stream (Mbit/s), 16 TCP streams
-# (Mbit/s, summed), and a UDP flood of 64-byte frames: frames a second
-# into the server's port (s0's rx_packets, whatever its iperf3 then read),
-# and the CPU a frame - the coprocessor's busy time (its wire ports'
-# BUSY_NS: each burst from its read to its sending, the transmit's system
-# call included, empty polls not) against the machine's softirq time for
-# the kernel, both over the frames the sender sent; beside it the worker
-# thread's user and system time, polling included.  Prints each figure's
-# median and range over the runs, and flowcut's ratio to the kernel.
+# (Mbit/s, summed), and a flood of 64-byte UDP frames of one flow (trafgen,
+# from the ends' core, as fast as it sends; the flow made a state the
+# firewall has assured first, so flowcut has it offloaded): the frames a
+# second the far end's port took in (s0's rx_packets: frames forwarded),
+# and the CPU a frame forwarded - the coprocessor's busy time (its wire
+# ports' BUSY_NS: each burst from its read to its sending, the transmit's
+# system call included, empty polls not) over the frames it sent, against
+# the machine's softirq time for the kernel; beside it the worker thread's
+# user and system time, polling included.  Prints each figure's median and
+# range over the runs, and flowcut's ratio to the kernel.
 #
 #   lab/peer.sh [--runs N] [--secs S] [--wire af_packet|af_xdp] [--workers N] [--pin]
 #               [--json FILE] [--png FILE] [--perf FILE]
 #
 #   --runs N   runs (default 5; issue 19's table wants at least 5)
-#   --secs S   each measurement's iperf3 -t (default 5)
+#   --secs S   each measurement's time: iperf3's -t, the flood's window (default 5)
 #   --wire W   flowcut's wire (lab.sh's FLOWCUT_WIRE; default af_packet)
 #   --workers N  flowcut-npu's workers, a queue each on every port (lab.sh's
 #              FLOWCUT_NPU_WORKERS; default 1)
-#   --pin      both ends' iperf3 on core 0 (below)
+#   --pin      both ends' iperf3 and trafgen on core 0 (below)
 #   --json F   every run's figures ("rows"), each figure's runs ("series") and the summary
 #   --png F    the medians drawn, flowcut's bar beside the kernel's (gnuplot)
 #   --perf F   perf record -g of the coprocessor's worker thread during the
@@ -33,9 +35,10 @@
 #              (lab/measure.py perfsplit)
 #
 # Not pinned by default: each side as the scheduler runs it, the kernel at
-# its best here.  --pin puts both ends' iperf3 on core 0, for both sides;
+# its best here.  --pin puts both ends' iperf3 and trafgen on core 0, for both sides;
 # flowcut-npu's worker is on core 1 in any case (lab.sh's EAL --lcores 0@0,1@1), the
-# kernel forwards in the softirq of the core that sends (core 0).  Giving
+# kernel forwards in the softirq of the core that sends (core 0; trafgen
+# puts its one process on core 0 itself, pinned or not).  Giving
 # the kernel's forwarding core 1 with RPS (fp0's and fp1's rps_cpus) was
 # tried and left out: on this guest the IPIs cost it more than the core
 # gave (docs/measurements.md, 2026-12-05).
@@ -46,7 +49,7 @@ top=$(cd "$here/.." && pwd)
 export BUILD=${BUILD:-$top/build}
 case "$BUILD" in /*) ;; *) BUILD=$top/$BUILD ;; esac
 runs=5 secs=5 wire=${FLOWCUT_WIRE:-af_packet} workers=${FLOWCUT_NPU_WORKERS:-1} json='' png='' pin=0 perf=''
-usage() { sed -n '20,33p' "$0" >&2; exit 2; }
+usage() { sed -n '22,35p' "$0" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--runs) runs=${2:?}; shift ;;
@@ -165,54 +168,161 @@ worker_ticks() { # the workers' "U S", summed
 	done
 	echo "$u $s"
 }
-# the coprocessor's busy time so far, ns: its wire ports' BUSY_NS, summed
-busy_ns() {
+# the coprocessor's figures so far, "BUSY HOST MISSED SENT": its wire
+# ports' busy time, ns (BUSY_NS, summed), the frames its fast path sent to
+# the host (FROM_WIRE_TO_KN_*: not offloaded, or not offloadable), the
+# frames its ports lost before it read them (RX_MISSED, RX_NOMBUF), and
+# the frames they sent (TX_FRAMES), all of one published window
+npu_figures() {
 	ctl --json counters --all | python3 -c 'import json, sys
-print(sum(w.get("BUSY_NS", 0) for w in json.load(sys.stdin).get("wire", [])))'
+d = json.load(sys.stdin)
+w = d.get("wire", [])
+print(sum(p.get("BUSY_NS", 0) for p in w),
+      sum(v for k, v in d.items() if k.startswith("FROM_WIRE_TO_KN_")),
+      sum(p.get("RX_MISSED", 0) + p.get("RX_NOMBUF", 0) for p in w),
+      sum(p.get("TX_FRAMES", 0) for p in w))'
 }
 # frames the server's port took in (s0's rx_packets, the kernel's count):
 # the far end's figure, whatever its iperf3 then read of them
 s0_frames() { on "$1" server cat /sys/class/net/s0/statistics/rx_packets; }
 
-# One side's row: "tcp1 tcp16 udp_fps cpu_ns_a_frame user_ns sys_ns softirq_ns":
-# the kernel's CPU a frame is its softirq time; the coprocessor's, its
-# workers' busy time (BUSY_NS), and beside it the worker thread's user
-# and system time, idle polling included (0 for the kernel), and the
-# machine's softirq time a frame for both
+# The 64-byte flood's flow: 198.18.0.2:7000 -> 198.18.1.2:7001, UDP.
+# made_assured SIDE makes it a state conntrack has assured, and prints the
+# client's next hop's MAC (the flood's destination): the server's socket
+# answers one datagram and is then held, never read (the flood dropped at
+# its full queue, as little as a far end can do with a frame), until
+# flood_done kills it; the client sends one, reads the answer, and one
+# more 2.2 s later - conntrack assures a UDP state on its first frame 2 s
+# after it saw a reply, and flowcutd offloads none before.  (Until
+# 2026-12-06 the flood was iperf3's own UDP test, whose first 2 s went
+# through the host for that reason, and whose ends' per-datagram system
+# calls on the ends' core bounded both sides alike.)
+made_assured() { # side
+	rm -f "$out/held.pid"
+	on "$1" server timeout $((secs + 60)) python3 -c '
+import os, socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+s.bind(("198.18.1.2", 7001))
+open(sys.argv[1] + ".new", "w").write("%d\n" % os.getpid())
+os.rename(sys.argv[1] + ".new", sys.argv[1])
+d, a = s.recvfrom(64)
+s.sendto(d, a)
+time.sleep(3600)' "$out/held.pid" >/dev/null 2>&1 &
+	on "$1" client python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("198.18.0.2", 7000))
+s.settimeout(0.5)
+for _ in range(20):	# the server may not be bound yet
+	s.sendto(b"flowcut", ("198.18.1.2", 7001))
+	try:
+		s.recvfrom(64)
+		break
+	except socket.timeout:
+		pass
+else:
+	sys.exit("peer.sh: the flood'"'"'s flow had no answer")
+time.sleep(2.2)
+s.sendto(b"flowcut", ("198.18.1.2", 7001))' || return 1
+	on "$1" client ip neigh show 198.18.0.1 dev c0 | awk '$2 == "lladdr" { print $3; exit }'
+}
+flood_done() {
+	[ -s "$out/held.pid" ] && kill "$(cat "$out/held.pid")" 2>/dev/null
+	rm -f "$out/held.pid"
+}
+# flowcut's fast path has the flood's flow (up to 5 s)
+flow_offloaded() {
+	local i
+	for i in $(seq 50); do
+		ctl --json conns | python3 -c 'import json, sys
+sys.exit(0 if any(c["verdict"] != "DROP" and c["dirs"][0]["key"].split()[1] == "udp"
+		  and c["dirs"][0]["key"].split()[4].endswith(":7001")
+		  for c in json.load(sys.stdin)) else 1)' && return 0
+		sleep 0.1
+	done
+	return 1
+}
+# trafgen's frames of the flow: 60 bytes (64 on a wire, with its FCS)
+flood_cfg() { # next-hop-mac client-mac
+	echo "{ eth(da=$1, sa=$2, type=0x0800),"
+	echo "  ipv4(sa=198.18.0.2, da=198.18.1.2, ttl=64, df),"
+	echo "  udp(sp=7000, dp=7001),"
+	echo "  fill(0x66, 18) }"
+}
+
+# One side's row: "tcp1 tcp16 udp_fps cpu_ns_a_frame user_ns sys_ns
+# softirq_ns to_host lost": the flood's figures are over a window of SECS
+# that starts 0.5 s into it, a frame being one the far end's port took in
+# (s0's rx_packets): a forwarded frame.  The kernel's CPU a frame is its
+# softirq time; the coprocessor's, its workers' busy time (BUSY_NS), and
+# beside it the worker thread's user and system time, idle polling
+# included (0 for the kernel), and the machine's softirq time a frame for
+# both.  to_host: the flood's frames flowcut's fast path sent to the host
+# in the window (none when it is offloaded; 0 for the kernel); lost: what
+# its ports lost before reading them (RX_MISSED, RX_NOMBUF)
 measure() { # side last
-	local side=$1 last=$2 t1 t16 udp sent took s0 s1 f0 f1 u0 u1 idle_u=0 idle_s=0 cpu un=0 sn=0 ppid='' b0 b1
+	local side=$1 last=$2 t1 t16 s0 s1 f0 f1 u0 u1 cpu un=0 sn=0 ppid='' tg gw cmac fwd
+	local -a n0=(0 0 0 0) n1=(0 0 0 0)
 	t1=$(run_iperf "$side" mbits) || return 1
 	t16=$(run_iperf "$side" mbits -P 16) || return 1
+	gw=$(made_assured "$side") && [ -n "$gw" ] ||
+		{ echo "peer.sh: $side: the flood's flow was not set up" >&2; flood_done; return 1; }
+	cmac=$(on "$side" client cat /sys/class/net/c0/address)
+	flood_cfg "$gw" "$cmac" >"$out/flood.cfg"
 	if [ "$side" = flowcut ]; then
-		# the worker sleeps when idle, but not at once: its idle time, taken off
-		wtid=$(worker_tid) || return 1
-		u0=$(worker_ticks); sleep "$secs"; u1=$(worker_ticks)
-		idle_u=$((${u1% *} - ${u0% *})) idle_s=$((${u1#* } - ${u0#* }))
+		flow_offloaded || { echo "peer.sh: the flood's flow was not offloaded in 5 s" >&2; flood_done; return 1; }
+		wtid=$(worker_tid) || { flood_done; return 1; }
+	fi
+	# bounded in time (timeout; SIGINT) and count (-n: 4 million a second of it)
+	on "$side" client "${ends[@]}" timeout -s INT -k 3 $((secs + 3)) \
+		trafgen -i "$out/flood.cfg" -o c0 -P 1 -Q -n $(( (secs + 3) * 4000000 )) >"$out/trafgen.out" 2>&1 &
+	tg=$!
+	sleep 0.5
+	if [ "$side" = flowcut ]; then
 		u0=$(worker_ticks)
+		read -r -a n0 <<<"$(npu_figures)"
 		if [ "$last" = 1 ] && [ -n "$perf" ]; then
 			perf record -q -g -t "$wtid" -o "$perf" -- sleep $((secs > 2 ? secs - 1 : 1)) \
 				>/dev/null 2>&1 &
 			ppid=$!
 		fi
 	fi
-	[ "$side" = flowcut ] && b0=$(busy_ns)
 	s0=$(softirq_ticks) f0=$(s0_frames "$side")
-	udp=$(run_iperf "$side" udp -u -b 0 -l 18) || return 1
+	sleep "$secs"
 	s1=$(softirq_ticks) f1=$(s0_frames "$side")
-	[ "$side" = flowcut ] && sleep 0.1 && b1=$(busy_ns)	# the counters window: 50 ms
-	[ -n "$ppid" ] && wait "$ppid"
-	sent=${udp% *} took=${udp#* }
-	[ "$sent" -gt 0 ] || sent=1
 	if [ "$side" = flowcut ]; then
 		u1=$(worker_ticks)
-		un=$(( (${u1% *} - ${u0% *} - idle_u) * 10000000 / sent ))
-		sn=$(( (${u1#* } - ${u0#* } - idle_s) * 10000000 / sent ))
-		cpu=$(( (b1 - b0) / sent ))
-	else
-		cpu=$(( (s1 - s0) * 10000000 / sent ))
+		sleep 0.1	# the counters window: 50 ms
+		read -r -a n1 <<<"$(npu_figures)"
 	fi
-	echo "$t1 $t16 $(awk -v f=$((f1 - f0)) -v t="$took" 'BEGIN { printf "%.0f", (t > 0 ? f / t : 0) }') $cpu $un $sn" \
-		$(( (s1 - s0) * 10000000 / sent ))
+	if ! kill -0 "$tg" 2>/dev/null; then
+		echo "peer.sh: $side: trafgen ended before the window did:" >&2
+		cat "$out/trafgen.out" >&2
+		flood_done
+		return 1
+	fi
+	wait "$tg"
+	[ -n "$ppid" ] && wait "$ppid"
+	flood_done
+	fwd=$((f1 - f0))
+	[ "$fwd" -gt 0 ] || { echo "peer.sh: $side: the flood forwarded nothing" >&2; return 1; }
+	if [ "$side" = flowcut ]; then
+		un=$(( (${u1% *} - ${u0% *}) * 10000000 / fwd ))
+		sn=$(( (${u1#* } - ${u0#* }) * 10000000 / fwd ))
+		# the figures are the fast path's only if the flood went through it
+		[ $(( (n1[1] - n0[1]) * 100 )) -le "$fwd" ] || {
+			echo "peer.sh: the flood's window sent $((n1[1] - n0[1])) frames to the host, of $fwd forwarded: not offloaded" >&2
+			return 1
+		}
+		# its busy time over the frames it sent, both of the same windows
+		[ "$((n1[3] - n0[3]))" -gt 0 ] || { echo "peer.sh: the coprocessor sent nothing" >&2; return 1; }
+		cpu=$(( (n1[0] - n0[0]) / (n1[3] - n0[3]) ))
+	else
+		cpu=$(( (s1 - s0) * 10000000 / fwd ))
+	fi
+	echo "$t1 $t16 $(awk -v f="$fwd" -v t="$secs" 'BEGIN { printf "%.0f", f / t }') $cpu $un $sn" \
+		$(( (s1 - s0) * 10000000 / fwd )) $((n1[1] - n0[1])) $((n1[2] - n0[2]))
 }
 
 kernel_up || { echo "peer.sh: the kernel's appliance did not come up" >&2; exit 1; }
@@ -233,11 +343,13 @@ data = {"kernel": [], "flowcut": []}
 runrows = []
 for ln in open(rows):
 	i, side, *v = ln.split()
-	data[side].append([float(x) for x in v])
 	runrows.append({"run": int(i), "side": side, "tcp1_mbits": float(v[0]), "tcp16_mbits": float(v[1]),
 			"udp64_fps": float(v[2]), "cpu_ns_a_frame": float(v[3]),
 			"worker_user_ns_a_frame": float(v[4]), "worker_system_ns_a_frame": float(v[5]),
-			"softirq_ns_a_frame": float(v[6])})
+			"softirq_ns_a_frame": float(v[6]), "flood_to_host": int(v[7]),
+			"flood_lost_at_ingress": int(v[8])})
+	v = v[:7]
+	data[side].append([float(x) for x in v])
 # the kernel's CPU a frame is its softirq time, whole; the coprocessor's,
 # its workers' busy time (BUSY_NS: a burst's read to its sending, the
 # transmit's system call and what the veth runs in it included); beside
@@ -245,8 +357,8 @@ for ln in open(rows):
 for r in data["kernel"]:
 	r[4] = r[5] = r[3]
 names = ["one TCP stream, Mbit/s", "16 TCP streams, Mbit/s",
-	 "UDP 64-byte frames a second into the server's port",
-	 "CPU a frame sent, ns (the coprocessor's busy time, BUSY_NS / the machine's softirq)",
+	 "UDP flood, 64-byte frames a second forwarded (into the server's port)",
+	 "CPU a frame forwarded, ns (the coprocessor's busy time, BUSY_NS / the machine's softirq)",
 	 "- the worker thread's user time, polling included / softirq",
 	 "- the worker thread's system time (the wire: skb, veth, the receiver's stack) / softirq",
 	 "the machine's softirq a frame, ns (flowcut: the ends' stacks, the veth's XDP and its copy)"]
