@@ -9,6 +9,7 @@
 #   lab/lab.sh down NAME    stop them and remove everything NAME made
 #   lab/lab.sh exec NAME ROLE CMD...   run CMD in NAME-ROLE (client npu host server)
 #   lab/lab.sh alive NAME PID   0 if PID runs, 1 if it ended (a zombie has: below)
+#   lab/lab.sh wire NAME    the wire start takes: FLOWCUT_WIRE, af_packet where AF_XDP cannot run (said)
 #
 #   client            npu (the coprocessor's wire side)           server
 #   NAME-client       NAME-npu                                    NAME-server
@@ -30,7 +31,8 @@
 # grows with it past 256 MB, about 600 B a connection), FLOWCUT_NPU_HOST_NEW_RATE
 # (flowcut-npu's --host-new-rate, the SYNs a second that miss handed to the
 # host, 0 = no limit: its own default when unset; docs/lab.md), FLOWCUT_WIRE
-# (the coprocessor's wire ports: af_packet, the default, or af_xdp; docs/lab.md),
+# (the coprocessor's wire ports: af_packet, the default, or af_xdp, which
+# falls back to af_packet, said, where AF_XDP cannot run; docs/lab.md),
 # FLOWCUT_NPU_WORKERS (flowcut-npu's --workers, default 1: each port and
 # veth gets a queue a worker; set it for `up` and `start` both),
 # FLOWCUT_AF_PACKET_ARGS (more net_af_packet devargs, e.g. framecnt=4096).
@@ -59,7 +61,7 @@ top=$(cd "$here/.." && pwd)
 BUILD=${BUILD:-$top/build}
 case "$BUILD" in /*) ;; *) BUILD=$top/$BUILD ;; esac
 
-usage() { sed -n '2,11p' "$0" >&2; exit 2; }
+usage() { sed -n '2,12p' "$0" >&2; exit 2; }
 [ $# -ge 2 ] || usage
 cmd=$1 name=$2
 shift 2
@@ -120,6 +122,23 @@ up() {
 	done
 }
 
+# The wire: FLOWCUT_WIRE, but af_packet where AF_XDP cannot run here (a
+# kernel without AF_XDP sockets, or no CAP_NET_RAW to open one), said on
+# stderr.  Prints af_packet or af_xdp; start writes it to $run/wire.
+wire_name() {
+	local v=${FLOWCUT_WIRE:-af_packet} why
+	if [ "$v" = af_xdp ] && ! why=$(python3 -c '
+import socket, sys
+try:
+	socket.socket(44, socket.SOCK_RAW).close()	# AF_XDP
+except OSError as e:
+	sys.exit(e.strerror)' 2>&1); then
+		echo "lab: AF_XDP cannot run here (socket(AF_XDP): $why): the wire is af_packet" >&2
+		v=af_packet
+	fi
+	echo "$v"
+}
+
 # The coprocessor's wire ports on w0 and w1: FLOWCUT_WIRE=af_packet (the
 # default) or af_xdp (docs/lab.md: what each counts, what each costs).
 # busy_budget=0: net_af_xdp's default (64) makes a recvfrom() on every read
@@ -127,8 +146,8 @@ up() {
 # system call per empty poll, half the worker's time in a flood here
 # (docs/measurements.md, 2026-12-05); the veth's NAPI runs in the sender's
 # context anyway.
-wire_vdevs() {
-	local v=${FLOWCUT_WIRE:-af_packet} q=${FLOWCUT_NPU_WORKERS:-1}
+wire_vdevs() { # wire (wire_name's)
+	local v=$1 q=${FLOWCUT_NPU_WORKERS:-1}
 	case "$v" in
 	af_packet)
 		# FLOWCUT_AF_PACKET_ARGS: more of net_af_packet's devargs (e.g.
@@ -166,9 +185,10 @@ npu_lcores() {
 
 # Each appends to its log, so a program started again keeps its history.
 start_npu() {
-	local conns=${FLOWCUT_NPU_CONNS:-} mem=256
-	wire_vdevs >/dev/null && npu_lcores >/dev/null || return 2
+	local conns=${FLOWCUT_NPU_CONNS:-} mem=256 wire vdevs
+	wire=$(wire_name) && vdevs=$(wire_vdevs "$wire") && npu_lcores >/dev/null || return 2
 	install -d -m 0700 "$run"	# 0700: the link lives in it
+	echo "$wire" >"$run/wire"
 	if [ -n "$conns" ]; then
 		mem=$((128 + conns * 600 / 1048576))
 		[ "$mem" -ge 256 ] || mem=256
@@ -176,7 +196,7 @@ start_npu() {
 	# shellcheck disable=SC2086
 	ip netns exec "$name-npu" ${FLOWCUT_NPU_WRAP:-} "$BUILD/flowcut-npu" --no-huge -m "$mem" --no-pci --no-telemetry --no-shconf \
 		--file-prefix "$name-npu" --lcores "$(npu_lcores)" --log-level=error \
-		$(wire_vdevs) \
+		$vdevs \
 		-- --link "$run/link" --ports 2 ${conns:+--conns "$conns"} --workers "${FLOWCUT_NPU_WORKERS:-1}" \
 		${FLOWCUT_NPU_HOST_NEW_RATE:+--host-new-rate "$FLOWCUT_NPU_HOST_NEW_RATE"} >>"$run/npu.log" 2>&1 &
 	echo $! >"$run/npu.pid"
@@ -280,6 +300,7 @@ case "$cmd" in
 up) up ;;
 start) start ;;
 start-npu) start_npu ;;
+wire) wire_name ;;
 start-flowcutd) start_flowcutd ;;
 start-web) start_web ;;
 stop-web) stop_one "$run/web.pid" ;;

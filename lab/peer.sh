@@ -328,6 +328,7 @@ measure() { # side last
 kernel_up || { echo "peer.sh: the kernel's appliance did not come up" >&2; exit 1; }
 "$lab" up "$L" >/dev/null && "$lab" start "$L" >/dev/null ||
 	{ echo "peer.sh: the flowcut lab did not come up" >&2; exit 1; }
+wire=$(cat "/run/flowcut-lab/$L/wire")	# af_packet where AF_XDP cannot run (lab.sh says so)
 echo "peer.sh: $runs runs of ${secs} s each, flowcut's wire $wire, $workers worker(s), $([ "$pin" = 1 ] &&
 	echo "both ends on core 0, the coprocessor's worker on core 1" || echo "not pinned"), $(date -u +%Y-%m-%dT%H:%MZ)"
 for i in $(seq "$runs"); do
@@ -380,7 +381,7 @@ with open(dat, "w") as f:	# the plot: each figure's medians, the kernel's as 1
 	for k, n in enumerate(names):
 		s = summary[n]
 		r = s["ratio"] if s["ratio"] is not None else 0
-		f.write('"%s" 1 %.3f\n' % (["TCP, 1", "TCP, 16", "UDP 64 B/s",
+		f.write('"%s" 1 %.3f\n' % (["TCP, 1", "TCP, 16", "64 B frames/s",
 					     "CPU/frame", "worker usr", "worker sys",
 					     "softirq/frame"][k], r))
 if jpath:
