@@ -313,7 +313,7 @@ test: deps
 demo: deps
 	$(MAKE) build
 	BUILD=$(BUILD) lab/cut.sh --udp --rate 400M --hw on,off
-	BUILD=$(BUILD) lab/peer.sh --runs 5 --secs 3 --wire af_xdp
+	BUILD=$(BUILD) lab/peer.sh --runs 5 --secs 3
 
 bench: deps
 	$(MAKE) build

@@ -9,7 +9,7 @@
 #   lab/lab.sh down NAME    stop them and remove everything NAME made
 #   lab/lab.sh exec NAME ROLE CMD...   run CMD in NAME-ROLE (client npu host server)
 #   lab/lab.sh alive NAME PID   0 if PID runs, 1 if it ended (a zombie has: below)
-#   lab/lab.sh wire NAME    the wire start takes: FLOWCUT_WIRE, af_packet where AF_XDP cannot run (said)
+#   lab/lab.sh wire NAME    the wire start takes: FLOWCUT_WIRE (af_xdp), af_packet where AF_XDP cannot run (said)
 #
 #   client            npu (the coprocessor's wire side)           server
 #   NAME-client       NAME-npu                                    NAME-server
@@ -31,8 +31,8 @@
 # grows with it past 256 MB, about 600 B a connection), FLOWCUT_NPU_HOST_NEW_RATE
 # (flowcut-npu's --host-new-rate, the SYNs a second that miss handed to the
 # host, 0 = no limit: its own default when unset; docs/lab.md), FLOWCUT_WIRE
-# (the coprocessor's wire ports: af_packet, the default, or af_xdp, which
-# falls back to af_packet, said, where AF_XDP cannot run; docs/lab.md),
+# (the coprocessor's wire ports: af_xdp, the default, which falls back to
+# af_packet, said, where AF_XDP cannot run; or af_packet; docs/lab.md),
 # FLOWCUT_NPU_WORKERS (flowcut-npu's --workers, default 1: each port and
 # veth gets a queue a worker; set it for `up` and `start` both),
 # FLOWCUT_AF_PACKET_ARGS (more net_af_packet devargs, e.g. framecnt=4096).
@@ -122,11 +122,17 @@ up() {
 	done
 }
 
-# The wire: FLOWCUT_WIRE, but af_packet where AF_XDP cannot run here (a
-# kernel without AF_XDP sockets, or no CAP_NET_RAW to open one), said on
-# stderr.  Prints af_packet or af_xdp; start writes it to $run/wire.
+# The wire: FLOWCUT_WIRE, af_xdp unless set; but af_packet where AF_XDP
+# cannot run here (a kernel without AF_XDP sockets, or no CAP_NET_RAW to
+# open one), or, unless af_xdp was asked for, for more than one worker
+# (wire_vdevs), said on stderr.  Prints af_packet or af_xdp; start writes
+# it to $run/wire.
 wire_name() {
-	local v=${FLOWCUT_WIRE:-af_packet} why
+	local v=${FLOWCUT_WIRE:-af_xdp} why
+	if [ -z "${FLOWCUT_WIRE:-}" ] && [ "${FLOWCUT_NPU_WORKERS:-1}" != 1 ]; then
+		echo "lab: $FLOWCUT_NPU_WORKERS workers: the wire is af_packet (af_xdp takes one here)" >&2
+		v=af_packet
+	fi
 	if [ "$v" = af_xdp ] && ! why=$(python3 -c '
 import socket, sys
 try:
@@ -139,8 +145,8 @@ except OSError as e:
 	echo "$v"
 }
 
-# The coprocessor's wire ports on w0 and w1: FLOWCUT_WIRE=af_packet (the
-# default) or af_xdp (docs/lab.md: what each counts, what each costs).
+# The coprocessor's wire ports on w0 and w1: FLOWCUT_WIRE=af_xdp (the
+# default) or af_packet (docs/lab.md: what each counts, what each costs).
 # busy_budget=0: net_af_xdp's default (64) makes a recvfrom() on every read
 # that finds the socket empty, to drive the kernel's busy polling - a
 # system call per empty poll, half the worker's time in a flood here

@@ -71,7 +71,7 @@ rows=$m_tmp/rows.jsonl
 m_up || exit 1
 # iperf3 connects a client's 128 streams one after another, and the streams
 # of the clients already sending load the lab's wire until frames are lost
-# at the coprocessor's ingress (its af_packet rings overflow): a SYN lost
+# at the coprocessor's ingress (its rings overflow): a SYN lost
 # there holds up every stream after it, 1, 2, 4, 8 s... as the kernel backs
 # off.  Linear SYN timeouts (1 s each, as the first four are anyway) keep a
 # lost SYN at 1 s; more retries keep a stream from giving up ("unable to

@@ -24,7 +24,8 @@
 #
 #   --runs N   runs (default 5; issue 19's table wants at least 5)
 #   --secs S   each measurement's time: iperf3's -t, the flood's window (default 5)
-#   --wire W   flowcut's wire (lab.sh's FLOWCUT_WIRE; default af_packet)
+#   --wire W   flowcut's wire (lab.sh's FLOWCUT_WIRE; default af_xdp, af_packet for
+#              --workers over 1 or where AF_XDP cannot run)
 #   --workers N  flowcut-npu's workers, a queue each on every port (lab.sh's
 #              FLOWCUT_NPU_WORKERS; default 1)
 #   --pin      both ends' iperf3 and trafgen on core 0 (below)
@@ -48,8 +49,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 export BUILD=${BUILD:-$top/build}
 case "$BUILD" in /*) ;; *) BUILD=$top/$BUILD ;; esac
-runs=5 secs=5 wire=${FLOWCUT_WIRE:-af_packet} workers=${FLOWCUT_NPU_WORKERS:-1} json='' png='' pin=0 perf=''
-usage() { sed -n '22,35p' "$0" >&2; exit 2; }
+runs=5 secs=5 wire=${FLOWCUT_WIRE:-} workers=${FLOWCUT_NPU_WORKERS:-1} json='' png='' pin=0 perf=''
+usage() { sed -n '22,36p' "$0" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--runs) runs=${2:?}; shift ;;
@@ -65,6 +66,8 @@ while [ $# -gt 0 ]; do
 	shift
 done
 case "$runs$secs$workers" in *[!0-9]*) usage ;; esac
+# af_xdp unless said; af_packet for more than one worker (lab.sh: af_xdp takes one here)
+[ -n "$wire" ] || { [ "$workers" = 1 ] && wire=af_xdp || wire=af_packet; }
 [ "$runs" -ge 1 ] && [ "$secs" -ge 1 ] && [ "$workers" -ge 1 ] || usage
 if [ "$(id -u)" -ne 0 ]; then
 	echo "peer.sh: the lab needs root (network namespaces)" >&2

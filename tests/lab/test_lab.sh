@@ -523,7 +523,7 @@ proc_caps() { # pid
 t_units_caps() {
 	local npu fd want got
 	# AF_XDP ports need the drop-in deploy/af_xdp.conf's too
-	npu=$(unit_caps flowcut-npu.service "$([ "${FLOWCUT_WIRE:-}" = af_xdp ] && echo af_xdp.conf)")
+	npu=$(unit_caps flowcut-npu.service "$([ "$(cat "$run/wire")" = af_xdp ] && echo af_xdp.conf)")
 	fd=$(unit_caps flowcutd.service)
 	[ -n "$npu" ] && [ -n "$fd" ] || { say "a unit names no CapabilityBoundingSet"; return 1; }
 	"$lab" stop "$L"
