@@ -75,7 +75,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 export FLOWCUT_WIRE=$wire FLOWCUT_NPU_WORKERS=$workers
 [ "$(nproc)" -ge 2 ] || pin=0
-ends=()	# what the ends' iperf3 run under
+ends=()	# what the ends (iperf3, trafgen, the flow's datagrams) run under
 [ "$pin" = 1 ] && ends=(taskset -c 0)
 L=fcpeer$$ K=fck$$
 lab=$here/lab.sh
@@ -87,8 +87,12 @@ on() { # side role command...: in that side's namespace of the role
 }
 ctl() { "$BUILD/flowcutctl" --link "/run/flowcut-lab/$L/link" "$@"; }
 
-kernel_down() {
-	for r in client router server; do ip netns del "$K-$r" 2>/dev/null; done
+kernel_down() { # what still runs in its namespaces first (a held socket, trafgen)
+	local r pid
+	for r in client router server; do
+		for pid in $(ip netns pids "$K-$r" 2>/dev/null); do kill -9 "$pid" 2>/dev/null; done
+		ip netns del "$K-$r" 2>/dev/null
+	done
 }
 cleanup() {
 	"$lab" down "$L" >/dev/null 2>&1
@@ -130,25 +134,16 @@ kernel_up() {
 }
 
 # iperf3 between SIDE's client and server: "client ARGS..." prints the
-# receiver's figure of its JSON: the sum's Mbit/s, or for a UDP run the
-# frames the client sent and the seconds it sent them in.
-run_iperf() { # side what args...
-	local side=$1 what=$2 f
-	shift 2
+# receiver's Mbit/s of its JSON (the sum's)
+run_iperf() { # side args...
+	local side=$1 f
+	shift
 	f=$out/iperf.json
 	on "$side" server "${ends[@]}" iperf3 -s -D -1 >/dev/null 2>&1
 	sleep 0.3
 	on "$side" client "${ends[@]}" timeout $((secs + 20)) iperf3 -c 198.18.1.2 -t "$secs" -J "$@" >"$f" 2>/dev/null
-	python3 - "$f" "$what" <<'EOF'
-import json, sys
-d = json.load(open(sys.argv[1]))
-e = d["end"]
-if sys.argv[2] == "mbits":
-	print("%.1f" % (e["sum_received"]["bits_per_second"] / 1e6))
-else:	# udp: frames the client sent, and in how long
-	s = e["sum"]
-	print("%d %.3f" % (s["packets"], s["seconds"]))
-EOF
+	python3 -c 'import json, sys
+print("%.1f" % (json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"] / 1e6))' "$f"
 }
 
 # CPU ticks (1/100 s): the machine's softirq; the coprocessor's worker
@@ -174,19 +169,22 @@ worker_ticks() { # the workers' "U S", summed
 # the coprocessor's figures so far, "BUSY HOST MISSED SENT": its wire
 # ports' busy time, ns (BUSY_NS, summed), the frames its fast path sent to
 # the host (FROM_WIRE_TO_KN_*: not offloaded, or not offloadable), the
-# frames its ports lost before it read them (RX_MISSED, RX_NOMBUF), and
-# the frames they sent (TX_FRAMES), all of one published window
+# frames its ports lost before it read them (lab/measure.py's WIRE_LOSS:
+# RX_MISSED, RX_NOMBUF, RX_ERRORS and, on AF_XDP, the veth's own
+# KERNEL_RX_DROPPED), and the frames they sent (TX_FRAMES), all of one
+# published window
 npu_figures() {
-	ctl --json counters --all | python3 -c 'import json, sys
+	ctl --json counters --all | PYTHONPATH=$here python3 -c 'import json, sys
+from measure import WIRE_LOSS
 d = json.load(sys.stdin)
 w = d.get("wire", [])
 print(sum(p.get("BUSY_NS", 0) for p in w),
       sum(v for k, v in d.items() if k.startswith("FROM_WIRE_TO_KN_")),
-      sum(p.get("RX_MISSED", 0) + p.get("RX_NOMBUF", 0) for p in w),
+      sum(p.get(k, 0) for p in w for k in WIRE_LOSS),
       sum(p.get("TX_FRAMES", 0) for p in w))'
 }
 # frames the server's port took in (s0's rx_packets, the kernel's count):
-# the far end's figure, whatever its iperf3 then read of them
+# the far end's figure, whatever its stack then did with them
 s0_frames() { on "$1" server cat /sys/class/net/s0/statistics/rx_packets; }
 
 # The 64-byte flood's flow: 198.18.0.2:7000 -> 198.18.1.2:7001, UDP.
@@ -195,8 +193,9 @@ s0_frames() { on "$1" server cat /sys/class/net/s0/statistics/rx_packets; }
 # answers one datagram and is then held, never read (the flood dropped at
 # its full queue, as little as a far end can do with a frame), until
 # flood_done kills it; the client sends one, reads the answer, and one
-# more 2.2 s later - conntrack assures a UDP state on its first frame 2 s
-# after it saw a reply, and flowcutd offloads none before.  (Until
+# more 2.2 s later - conntrack assures a UDP state it saw a reply of on
+# its first frame 2 s after the state was made, and flowcutd offloads none
+# before.  (Until
 # 2026-12-06 the flood was iperf3's own UDP test, whose first 2 s went
 # through the host for that reason, and whose ends' per-datagram system
 # calls on the ends' core bounded both sides alike.)
@@ -234,12 +233,14 @@ flood_done() {
 	[ -s "$out/held.pid" ] && kill "$(cat "$out/held.pid")" 2>/dev/null
 	rm -f "$out/held.pid"
 }
-# flowcut's fast path has the flood's flow (up to 5 s)
+# flowcut's fast path forwards the flood's flow (up to 5 s): a valid
+# connection, CUT_THRU
 flow_offloaded() {
 	local i
 	for i in $(seq 50); do
 		ctl --json conns | python3 -c 'import json, sys
-sys.exit(0 if any(c["verdict"] != "DROP" and c["dirs"][0]["key"].split()[1] == "udp"
+sys.exit(0 if any(c["state"] == "valid" and c["verdict"] == "CUT_THRU"
+		  and c["dirs"][0]["key"].split()[1] == "udp"
 		  and c["dirs"][0]["key"].split()[4].endswith(":7001")
 		  for c in json.load(sys.stdin)) else 1)' && return 0
 		sleep 0.1
@@ -265,10 +266,10 @@ flood_cfg() { # next-hop-mac client-mac
 # in the window (none when it is offloaded; 0 for the kernel); lost: what
 # its ports lost before reading them (RX_MISSED, RX_NOMBUF)
 measure() { # side last
-	local side=$1 last=$2 t1 t16 s0 s1 f0 f1 u0 u1 cpu un=0 sn=0 ppid='' tg gw cmac fwd
+	local side=$1 last=$2 t1 t16 s0 s1 f0 f1 tw0 tw1 u0 u1 cpu un=0 sn=0 ppid='' tg gw cmac fwd alive=0
 	local -a n0=(0 0 0 0) n1=(0 0 0 0)
-	t1=$(run_iperf "$side" mbits) || return 1
-	t16=$(run_iperf "$side" mbits -P 16) || return 1
+	t1=$(run_iperf "$side") || return 1
+	t16=$(run_iperf "$side" -P 16) || return 1
 	gw=$(made_assured "$side") && [ -n "$gw" ] ||
 		{ echo "peer.sh: $side: the flood's flow was not set up" >&2; flood_done; return 1; }
 	cmac=$(on "$side" client cat /sys/class/net/c0/address)
@@ -283,31 +284,35 @@ measure() { # side last
 	tg=$!
 	sleep 0.5
 	if [ "$side" = flowcut ]; then
-		u0=$(worker_ticks)
 		read -r -a n0 <<<"$(npu_figures)"
 		if [ "$last" = 1 ] && [ -n "$perf" ]; then
 			perf record -q -g -t "$wtid" -o "$perf" -- sleep $((secs > 2 ? secs - 1 : 1)) \
 				>/dev/null 2>&1 &
 			ppid=$!
 		fi
+		u0=$(worker_ticks)
 	fi
-	s0=$(softirq_ticks) f0=$(s0_frames "$side")
+	# the window: the far end's frames, the softirq and the worker's time
+	# read back to back at each end, its length as measured
+	s0=$(softirq_ticks) f0=$(s0_frames "$side") tw0=$EPOCHREALTIME
 	sleep "$secs"
-	s1=$(softirq_ticks) f1=$(s0_frames "$side")
+	s1=$(softirq_ticks) f1=$(s0_frames "$side") tw1=$EPOCHREALTIME
+	kill -0 "$tg" 2>/dev/null && alive=1
 	if [ "$side" = flowcut ]; then
 		u1=$(worker_ticks)
 		sleep 0.1	# the counters window: 50 ms
 		read -r -a n1 <<<"$(npu_figures)"
 	fi
-	if ! kill -0 "$tg" 2>/dev/null; then
-		echo "peer.sh: $side: trafgen ended before the window did:" >&2
-		cat "$out/trafgen.out" >&2
-		flood_done
-		return 1
-	fi
 	wait "$tg"
 	[ -n "$ppid" ] && wait "$ppid"
 	flood_done
+	if [ "$alive" = 0 ]; then
+		echo "peer.sh: $side: trafgen ended before the window did:" >&2
+		cat "$out/trafgen.out" >&2
+		return 1
+	fi
+	[ "${#n0[@]}" = 4 ] && [ "${#n1[@]}" = 4 ] ||
+		{ echo "peer.sh: the coprocessor's counters could not be read" >&2; return 1; }
 	fwd=$((f1 - f0))
 	[ "$fwd" -gt 0 ] || { echo "peer.sh: $side: the flood forwarded nothing" >&2; return 1; }
 	if [ "$side" = flowcut ]; then
@@ -324,7 +329,7 @@ measure() { # side last
 	else
 		cpu=$(( (s1 - s0) * 10000000 / fwd ))
 	fi
-	echo "$t1 $t16 $(awk -v f="$fwd" -v t="$secs" 'BEGIN { printf "%.0f", f / t }') $cpu $un $sn" \
+	echo "$t1 $t16 $(awk -v f="$fwd" -v a="$tw0" -v b="$tw1" 'BEGIN { printf "%.0f", f / (b - a) }') $cpu $un $sn" \
 		$(( (s1 - s0) * 10000000 / fwd )) $((n1[1] - n0[1])) $((n1[2] - n0[2]))
 }
 

@@ -22,7 +22,7 @@ pkgs=(make gcc clang libclang-rt-14-dev pkg-config
       crowdsec crowdsec-firewall-bouncer
       # the lab's measurement scripts draw their plots (lab/measure.py)
       gnuplot-nox
-      # trafgen, lab/flood.sh's SYN flood (tests/lab/test_flood.sh)
+      # trafgen: lab/flood.sh's SYN flood (tests/lab/test_flood.sh), lab/peer.sh's 64-byte flood
       netsniff-ng
       # the Debian package built, linted and installed (tests/pkg/test_pkg.sh),
       # the man pages checked (tests/pkg/test_man.sh)

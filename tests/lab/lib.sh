@@ -225,7 +225,7 @@ f2b_stop() { timeout 20 "$lab" exec "$L" host fail2ban-client -c "$run/f2b/conf"
 # runs "${tests[@]}" (see the top of this file), which the suite sets
 # shellcheck disable=SC2154
 lab_suite() { # prefix [per-test]
-	local base=$1$$ per=${2:-} t name cmd secs n=0 t0 rc
+	local base=$1$$ per=${2:-} t name cmd secs n=0 t0 rc wire_said='' why
 	L=$base
 	run=/run/flowcut-lab/$L
 	if [ "$(id -u)" -ne 0 ] || ! ip netns add "$L-probe" 2>/dev/null; then
@@ -249,6 +249,12 @@ lab_suite() { # prefix [per-test]
 		t0=$SECONDS
 		# shellcheck disable=SC2086
 		if lab_up >"/tmp/$base.up.log" 2>&1; then
+			# a lab that fell back from AF_XDP says so, once a suite
+			if [ -z "$wire_said" ] && [ -s "$run/wire" ] && [ "$(cat "$run/wire")" != af_xdp ]; then
+				why=$(grep '^lab: ' "/tmp/$base.up.log" | tail -1)
+				echo "# the lab's wire: $(cat "$run/wire")${why:+ ($why)}"
+				wire_said=1
+			fi
 			timeout "$secs" bash ${TRACE:+-x} -c "$(declare -f); $(lab_vars); $cmd"
 			rc=$?
 			if [ $rc -eq 0 ]; then
