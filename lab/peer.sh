@@ -195,10 +195,9 @@ s0_frames() { on "$1" server cat /sys/class/net/s0/statistics/rx_packets; }
 # flood_done kills it; the client sends one, reads the answer, and one
 # more 2.2 s later - conntrack assures a UDP state it saw a reply of on
 # its first frame 2 s after the state was made, and flowcutd offloads none
-# before.  (Until
-# 2026-12-06 the flood was iperf3's own UDP test, whose first 2 s went
-# through the host for that reason, and whose ends' per-datagram system
-# calls on the ends' core bounded both sides alike.)
+# before.  (Until 2026-12-06 the flood was iperf3's own UDP test, whose
+# first 2 s went through the host for that reason, and whose ends'
+# per-datagram system calls on the ends' core bounded both sides alike.)
 made_assured() { # side
 	rm -f "$out/held.pid"
 	on "$1" server timeout $((secs + 60)) python3 -c '
