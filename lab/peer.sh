@@ -66,14 +66,14 @@ while [ $# -gt 0 ]; do
 	shift
 done
 case "$runs$secs$workers" in *[!0-9]*) usage ;; esac
-# af_xdp unless said; af_packet for more than one worker (lab.sh: af_xdp takes one here)
-[ -n "$wire" ] || { [ "$workers" = 1 ] && wire=af_xdp || wire=af_packet; }
 [ "$runs" -ge 1 ] && [ "$secs" -ge 1 ] && [ "$workers" -ge 1 ] || usage
 if [ "$(id -u)" -ne 0 ]; then
 	echo "peer.sh: the lab needs root (network namespaces)" >&2
 	exit 1
 fi
-export FLOWCUT_WIRE=$wire FLOWCUT_NPU_WORKERS=$workers
+# the wire unless said is lab.sh's to choose (wire_name), read back once it started
+export FLOWCUT_NPU_WORKERS=$workers
+if [ -n "$wire" ]; then export FLOWCUT_WIRE=$wire; else unset FLOWCUT_WIRE; fi
 [ "$(nproc)" -ge 2 ] || pin=0
 ends=()	# what the ends (iperf3, trafgen, the flow's datagrams) run under
 [ "$pin" = 1 ] && ends=(taskset -c 0)
@@ -335,7 +335,7 @@ measure() { # side last
 kernel_up || { echo "peer.sh: the kernel's appliance did not come up" >&2; exit 1; }
 "$lab" up "$L" >/dev/null && "$lab" start "$L" >/dev/null ||
 	{ echo "peer.sh: the flowcut lab did not come up" >&2; exit 1; }
-wire=$(cat "/run/flowcut-lab/$L/wire")	# af_packet where AF_XDP cannot run (lab.sh says so)
+wire=$(cat "/run/flowcut-lab/$L/wire")	# as lab.sh took it (af_packet where AF_XDP cannot run: said)
 echo "peer.sh: $runs runs of ${secs} s each, flowcut's wire $wire, $workers worker(s), $([ "$pin" = 1 ] &&
 	echo "both ends on core 0, the coprocessor's worker on core 1" || echo "not pinned"), $(date -u +%Y-%m-%dT%H:%MZ)"
 for i in $(seq "$runs"); do
