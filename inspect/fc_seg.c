@@ -36,8 +36,12 @@ l4(const uint8_t *p, uint32_t len, uint32_t cap, uint32_t off, struct fc_seg *s)
 		if (cap < 20 || len < 20 || (hl = (uint32_t)(p[12] >> 4) * 4) < 20 || hl > len)
 			return FC_SEG_OTHER;
 		s->seq = be32(p + 4);
+		s->ack = be32(p + 8);
 		s->flags = p[13];
+		s->urp = be16(p + 18);
 	}
+	s->l4off = off;
+	s->l4len = len;
 	s->sport = be16(p);
 	s->dport = be16(p + 2);
 	s->poff = off + hl;
@@ -61,6 +65,7 @@ ipv4(const uint8_t *p, uint32_t caplen, struct fc_seg *s)
 		return FC_SEG_OTHER;
 	s->family = 4;
 	s->proto = p[9];
+	s->ttl = p[8];
 	memcpy(s->src, p + 12, 4);
 	memcpy(s->dst, p + 16, 4);
 	return l4(p + ihl, tot - ihl, (caplen < tot ? caplen : tot) - ihl, ihl, s);
@@ -88,6 +93,7 @@ ipv6(const uint8_t *p, uint32_t caplen, struct fc_seg *s)
 		return FC_SEG_OTHER;
 	s->family = 6;
 	s->proto = nh;
+	s->ttl = p[7];
 	memcpy(s->src, p + 8, 16);
 	memcpy(s->dst, p + 24, 16);
 	return l4(p + off, len - off, (caplen < len ? caplen : len) - off, off, s);
@@ -120,4 +126,38 @@ fc_seg_ether(const uint8_t *f, uint32_t caplen)
 		off += 4;
 	}
 	return type == 0x0800 || type == 0x86dd ? (int)off : -1;
+}
+
+/* The one's complement sum of n bytes at p, added to sum (RFC 1071). */
+static uint32_t
+sum16(const uint8_t *p, uint32_t n, uint32_t sum)
+{
+	uint32_t i;
+
+	for (i = 0; i + 1 < n; i += 2)
+		sum += be16(p + i);
+	if (i < n)
+		sum += (uint32_t)p[i] << 8;
+	return sum;
+}
+
+bool
+fc_seg_csum_ok(const uint8_t *ip, const struct fc_seg *s)
+{
+	const uint8_t *l4 = ip + s->l4off;
+	uint32_t sum = 0, alen = s->family == 4 ? 4 : 16;
+
+	if (!s->whole)
+		return false;
+	if (s->proto == 17 && s->family == 4 && be16(l4 + 6) == 0)
+		return true;	/* no checksum sent */
+	sum = sum16(s->src, alen, sum);
+	sum = sum16(s->dst, alen, sum);
+	sum += s->proto;
+	sum += s->l4len & 0xffff;
+	sum += s->l4len >> 16;
+	sum = sum16(l4, s->l4len, sum);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return sum == 0xffff;
 }

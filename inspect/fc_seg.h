@@ -32,7 +32,12 @@ struct fc_seg {
 	uint8_t family;		/* 4 or 6 */
 	uint8_t proto;		/* 6 TCP, 17 UDP */
 	uint8_t flags;		/* TCP's flags byte */
+	uint8_t ttl;		/* IPv4's TTL, IPv6's hop limit */
+	uint16_t urp;		/* TCP's urgent pointer (host order; read when URG is set) */
 	uint32_t seq;		/* TCP, host order */
+	uint32_t ack;		/* TCP, host order (read when ACK is set) */
+	uint32_t l4off;		/* the transport header, from the IP header's first byte */
+	uint32_t l4len;		/* it and its payload, by the IP (and UDP) lengths */
 	uint32_t poff;		/* the payload, from the IP header's first byte */
 	uint32_t plen;		/* its length, by the IP (and UDP) lengths */
 	uint32_t pcap;		/* of it, the bytes given (at most plen) */
@@ -53,6 +58,15 @@ enum fc_seg_result {
  * s->pcap.
  */
 enum fc_seg_result fc_seg_ip(const uint8_t *ip, uint32_t caplen, struct fc_seg *s);
+
+/*
+ * fc_seg_csum_ok - whether the segment's or datagram's checksum (over the
+ * pseudo-header, RFC 793 / RFC 768 / RFC 8200 8.1) is right; s as
+ * fc_seg_ip filled it from the same ip, whole (s->whole).  A UDP datagram
+ * over IPv4 with checksum 0 carries none: true.  A receiver's stack drops
+ * what fails it, so a reader of what the receiver reads must too.
+ */
+bool fc_seg_csum_ok(const uint8_t *ip, const struct fc_seg *s);
 
 /*
  * fc_seg_ether - where the IPv4 or IPv6 header of an Ethernet frame of

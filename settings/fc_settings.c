@@ -24,6 +24,8 @@ fc_settings_default(struct fc_settings *s)
 	s->offload = true;
 	s->cut_in_hardware = true;
 	s->idle_timeout = 60;
+	s->inspect_hold_ms = 2000;
+	s->inspect_read_timeout = 120;
 	s->list_max_bytes = FC_SETTINGS_LIST_MAX_BYTES_DEFAULT;
 	s->list_min_prefix4 = 1;
 	s->list_min_prefix6 = 1;
@@ -318,13 +320,14 @@ never_file_set(struct fc_settings *s, const char *value, unsigned int line, char
 enum key {
 	K_OFFLOAD, K_CUT_IN_HARDWARE, K_IDLE_TIMEOUT, K_WATCHED_LIST, K_WATCHED_SET,
 	K_FINGERPRINTS, K_TLS_PORTS, K_LIST_MAX_BYTES, K_LIST_MIN_PREFIX4, K_LIST_MIN_PREFIX6,
-	K_READ_GROUP, K_NEVER_CUT, K_NEVER_FILE, NKEYS
+	K_READ_GROUP, K_NEVER_CUT, K_NEVER_FILE, K_HOLD_MS, K_READ_TIMEOUT, K_UNDECIDED, NKEYS
 };
 
 static const char *const key_names[NKEYS] = {
 	"offload", "cut_in_hardware", "idle_timeout", "watched_list", "watched_set",
 	"watched_fingerprints", "tls_ports", "list_max_bytes", "list_min_prefix4",
 	"list_min_prefix6", "control_read_group", "never_cut", "never_cut_file",
+	"inspect_hold_ms", "inspect_read_timeout", "inspect_undecided",
 };
 
 /* The numeric keys: their range and what a value out of it is told. */
@@ -338,6 +341,8 @@ static const struct {
 	  "list_max_bytes is not 1024 to 1073741824 (bytes)" },
 	{ K_LIST_MIN_PREFIX4, 0, 32, "list_min_prefix4 is not 0 to 32" },
 	{ K_LIST_MIN_PREFIX6, 0, 128, "list_min_prefix6 is not 0 to 128" },
+	{ K_HOLD_MS, 100, 600000, "inspect_hold_ms is not 100 to 600000 (ms)" },
+	{ K_READ_TIMEOUT, 1, 3600, "inspect_read_timeout is not 1 to 3600 seconds" },
 };
 
 static void
@@ -352,6 +357,12 @@ numeric_put(struct fc_settings *s, enum key k, unsigned long v)
 		break;
 	case K_LIST_MIN_PREFIX4:
 		s->list_min_prefix4 = (uint8_t)v;
+		break;
+	case K_HOLD_MS:
+		s->inspect_hold_ms = (uint32_t)v;
+		break;
+	case K_READ_TIMEOUT:
+		s->inspect_read_timeout = (uint16_t)v;
 		break;
 	default:
 		s->list_min_prefix6 = (uint8_t)v;
@@ -407,11 +418,7 @@ set_one(struct fc_settings *s, const char *key, const char *value, unsigned int 
 		if (strcmp(key, key_names[k]) == 0)
 			break;
 	if (k == NKEYS)
-		return bad(err, errlen, line, "unknown key (offload, cut_in_hardware, idle_timeout, "
-			   "watched_list, watched_set, watched_fingerprints, tls_ports, "
-			   "list_max_bytes, list_min_prefix4, list_min_prefix6, control_read_group, "
-			   "never_cut, never_cut_file)",
-			   key);
+		return bad(err, errlen, line, "unknown key (docs/settings.md lists them)", key);
 	if (k != K_WATCHED_LIST && k != K_WATCHED_SET && k != K_NEVER_CUT && seen != NULL && (*seen & (1u << k))) {
 		snprintf(why, sizeof(why), "'%s' is given twice", key_names[k]);
 		return bad(err, errlen, line, why, NULL);
@@ -434,6 +441,11 @@ set_one(struct fc_settings *s, const char *key, const char *value, unsigned int 
 			snprintf(why, sizeof(why), "%s is not on or off", key_names[k]);
 			return bad(err, errlen, line, why, value);
 		}
+		return 0;
+	case K_UNDECIDED:
+		if (strcmp(value, "pass") != 0 && strcmp(value, "cut") != 0)
+			return bad(err, errlen, line, "inspect_undecided is not pass or cut", value);
+		s->inspect_undecided_cut = strcmp(value, "cut") == 0;
 		return 0;
 	case K_FINGERPRINTS:
 		return fingerprints_set(s, value, line, err, errlen);
@@ -644,10 +656,14 @@ fc_settings_format(const struct fc_settings *s, char *buf, size_t len)
 			 "idle_timeout = %u\n"
 			 "list_max_bytes = %u\n"
 			 "list_min_prefix4 = %u\n"
-			 "list_min_prefix6 = %u\n",
+			 "list_min_prefix6 = %u\n"
+			 "inspect_hold_ms = %u\n"
+			 "inspect_read_timeout = %u\n"
+			 "inspect_undecided = %s\n",
 			 s->offload ? "on" : "off", s->cut_in_hardware ? "on" : "off",
 			 s->idle_timeout, (unsigned int)s->list_max_bytes, s->list_min_prefix4,
-			 s->list_min_prefix6);
+			 s->list_min_prefix6, (unsigned int)s->inspect_hold_ms,
+			 (unsigned int)s->inspect_read_timeout, s->inspect_undecided_cut ? "cut" : "pass");
 
 	for (unsigned int i = 0; i < s->nlists && n >= 0; i++)
 		n += snprintf(buf + ((size_t)n < len ? (size_t)n : len),

@@ -11,6 +11,11 @@
  *   watched_list     PATH     a watched block list (repeatable)
  *   watched_fingerprints PATH a file of JA4 and JA3 fingerprints to cut
  *   tls_ports        PORT...  the TCP ports whose ClientHello is read (1-16 ports)
+ *   inspect_hold_ms  100-600000  a connection's frames held while its hello
+ *                             is read, at most (2000); reading goes on after
+ *   inspect_read_timeout 1-3600  seconds a hello may take in all (120)
+ *   inspect_undecided pass|cut  what a connection whose hello the inspector
+ *                             cannot read (memory, malformed, time) gets (pass)
  *   watched_set      FAMILY TABLE SET   a set of the host's ruleset that
  *                             blocks, followed (repeatable); SET may be a
  *                             pattern on the set's name (fnmatch(3):
@@ -108,6 +113,9 @@ struct fc_settings {
 	char fingerprints[FC_SETTINGS_PATH_MAX];	/* watched_fingerprints; "" none */
 	unsigned int ntls_ports;
 	uint16_t tls_ports[FC_SETTINGS_MAX_TLS_PORTS];	/* in the order given; the rest 0 */
+	uint32_t inspect_hold_ms;	/* frames held while a hello is read, at most */
+	uint16_t inspect_read_timeout;	/* seconds a hello may take */
+	bool inspect_undecided_cut;	/* undecided: cut (else passed) */
 	unsigned int nsets;
 	struct fc_watched_set sets[FC_SETTINGS_MAX_SETS];
 	uint32_t list_max_bytes;	/* the largest watched list or fingerprints file read */

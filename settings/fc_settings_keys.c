@@ -23,6 +23,14 @@ const struct fc_settings_key fc_settings_keys[] = {
 	  "A file of JA4 and JA3 fingerprints whose TLS and QUIC connections are cut." },
 	{ "tls_ports", "text", "443 465 853 993 995 8443",
 	  "The ports whose ClientHello the inspector reads (1 to 16, blank-separated)." },
+	{ "inspect_hold_ms", "number", "2000",
+	  "Milliseconds a TLS connection's frames are held while its hello is read; it is still "
+	  "read, and cut if listed, after." },
+	{ "inspect_read_timeout", "number", "120",
+	  "Seconds a ClientHello may take in all before the connection is undecided." },
+	{ "inspect_undecided", "text", "pass",
+	  "pass or cut: what a TLS connection gets whose hello cannot be read (memory, malformed, "
+	  "time, ambiguous bytes)." },
 	{ "control_read_group", "text", "",
 	  "A group whose members may read flowcutd's state over its control socket." },
 	{ "list_max_bytes", "number", "67108864",

@@ -161,7 +161,7 @@ check "docs/counters.md has a row for every member of flowcutd's stats and of it
 		"/^## flowcutd.s own/,/^### /s/^| \([^|]*\) |.*/\1/p"; top=$?
 	agree "the inspector (FD_IPS_STATS, FD_INSPECT_WHYS, FD_INSPECT_FRAMES)" \
 		"$(sed -n "$members" driver/ips/fd_ips.c
-		   sed -n "s/^\tX([A-Z0-9_]*, \"\([a-z0-9_]*\)\").*/\1/p" driver/ips/fd_inspect.h)" \
+		   sed -n "s/^\tX([A-Z0-9_]*, \"\([a-z0-9_]*\)\"[,)].*/\1/p" driver/ips/fd_inspect.h)" \
 		"/^### The inspector/,\$s/^| \([^|]*\) |.*/\1/p" && [ $top -eq 0 ]'
 check "demo: the seed's truth table holds" "$BUILD/flowcut-fpdemo"
 check "bench fastpath runs (small)" bash -c \

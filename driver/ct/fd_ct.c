@@ -114,20 +114,18 @@ sysctl_u32(const char *name, uint32_t dflt)
 }
 
 /*
- * Every state must have its DESTROY sent: with nf_conntrack_events at 2
- * (the kernel's default, "when someone listens"), a state made while no
- * listener was there - flowcutd restarting - never sends one, and an
- * offloaded connection would outlive it.  The refresh catches those a
- * second later (its update finds the state gone); this makes it rare.
+ * A conntrack setting of the host's turned on (to 1) when it is not, or
+ * said: `without` is what goes wrong then.
  */
 static void
-events_for_every_state(void)
+sysctl_on(const char *name, const char *without)
 {
-	const char *path = "/proc/sys/net/netfilter/nf_conntrack_events";
+	char path[256];
 	FILE *f;
 
-	if (sysctl_u32("nf_conntrack_events", 1) == 1)
+	if (sysctl_u32(name, 1) == 1)
 		return;
+	snprintf(path, sizeof(path), "/proc/sys/net/netfilter/%s", name);
 	f = fopen(path, "w");
 	if (f != NULL) {
 		int bad = fputs("1\n", f) < 0;
@@ -135,8 +133,8 @@ events_for_every_state(void)
 		if (fclose(f) == 0 && !bad)
 			return;
 	}
-	fprintf(stderr, "flowcutd: %s could not be set to 1 (%s): a state made while flowcutd "
-		"is not running is noticed gone only by the refresh\n", path, strerror(errno));
+	fprintf(stderr, "flowcutd: %s could not be set to 1 (%s): %s\n", path, strerror(errno),
+		without);
 }
 
 int
@@ -235,7 +233,21 @@ fd_ct_open(void)
 	c->nl_portid = mnl_socket_get_portid(c->nl);
 	own_filter_attach(c);
 	c->seq = (uint32_t)time(NULL);
-	events_for_every_state();
+	/*
+	 * Every state must have its DESTROY sent: with nf_conntrack_events at 2
+	 * (the kernel's default, "when someone listens"), a state made while no
+	 * listener was there - flowcutd restarting - never sends one, and an
+	 * offloaded connection would outlive it.  The refresh catches those a
+	 * second later (its update finds the state gone); this makes it rare.
+	 */
+	sysctl_on("nf_conntrack_events", "a state made while flowcutd is not running is "
+		  "noticed gone only by the refresh");
+	/*
+	 * When each state began: the inspector's cut names the connection it
+	 * read, not a tuple, and a state older than its SYN is another's.
+	 */
+	sysctl_on("nf_conntrack_timestamp", "the inspector's cuts cannot tell a connection from "
+		  "an older one of the same tuple: they are made on the tuple's state");
 	c->timeout[IPPROTO_TCP] = sysctl_u32("nf_conntrack_tcp_timeout_established", 432000);
 	c->timeout[IPPROTO_UDP] = sysctl_u32("nf_conntrack_udp_timeout_stream", 120);
 	c->timeout[IPPROTO_ICMP] = sysctl_u32("nf_conntrack_icmp_timeout", 30);

@@ -254,6 +254,32 @@ ports_set(struct nf_conntrack *ct, int dir, const struct tup *t)
 		nfct_attr_unset(ct, dir_attrs[dir].dport);
 }
 
+/*
+ * CTA_TIMESTAMP (with nf_conntrack_timestamp on): when the state was
+ * confirmed, and ended, in ns of the real clock.  The library keeps them
+ * where only its own parse writes (its setters of ATTR_TIMESTAMP_* set
+ * the bit and nothing else), so the nest alone, in a message of its own
+ * with nlh's headers, is given to its parse.  -1: a nest too big, or one
+ * the library refuses.
+ */
+static int
+timestamp(struct nf_conntrack *ct, const struct nlmsghdr *nlh, const struct nlattr *nest)
+{
+	char buf[128] __attribute__((aligned(NLMSG_ALIGNTO)));
+	struct nlmsghdr *m;
+	struct nfgenmsg *g;
+
+	if ((size_t)MNL_ALIGN(nest->nla_len) > sizeof(buf) - MNL_NLMSG_HDRLEN - MNL_ALIGN(sizeof(*g)))
+		return -1;
+	m = mnl_nlmsg_put_header(buf);
+	m->nlmsg_type = nlh->nlmsg_type;
+	g = mnl_nlmsg_put_extra_header(m, sizeof(*g));
+	*g = *(const struct nfgenmsg *)mnl_nlmsg_get_payload(nlh);
+	memcpy(mnl_nlmsg_get_payload_tail(m), nest, nest->nla_len);
+	m->nlmsg_len += MNL_ALIGN(nest->nla_len);
+	return nfct_nlmsg_parse(m, ct) < 0 ? -1 : 0;
+}
+
 /* A tuple into ct, as the library's parse leaves it; `orig`: the original's (icmp_mark). */
 static void
 tuple_set(struct nf_conntrack *ct, int dir, uint8_t family, const struct tup *t,
@@ -398,6 +424,7 @@ fd_ctparse_msg(const struct nlmsghdr *nlh, struct nf_conntrack *ct)
 		case CTA_TUPLE_MASTER:
 		case CTA_PROTOINFO:
 		case CTA_HELP:
+		case CTA_TIMESTAMP:
 			if (!nest_ok(a))
 				return -1;
 			break;
@@ -448,5 +475,7 @@ fd_ctparse_msg(const struct nlmsghdr *nlh, struct nf_conntrack *ct)
 		return -1;
 	if (at[CTA_ZONE] != NULL)
 		nfct_set_attr_u16(ct, ATTR_ZONE, ntohs(mnl_attr_get_u16(at[CTA_ZONE])));
+	if (at[CTA_TIMESTAMP] != NULL && timestamp(ct, nlh, at[CTA_TIMESTAMP]) != 0)
+		return -1;
 	return 0;
 }

@@ -1,17 +1,22 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * fd_inspect: see fd_inspect.h.
+ * fd_inspect: see fd_inspect.h; docs/fingerprints.md says what it reads
+ * and why.
  *
- * Rooms: the table (a hash of entries, and a list of them oldest first),
- * the decisions (judged, queued), the reading of one connection (TCP:
- * hold, feed fc_tls in order, decide; QUIC: hold, its Initials decrypted
- * by fc_quic), and the main thread's side (ports, the fingerprints, the
- * decisions taken, verdicts, stats).  Each frame is read first by
- * fd_seg_parse() (fd_seg.c; its headers by inspect/fc_seg); fuzzed with
- * the rest by tests/fuzz/fuzz_inspect.c.  Hand-written: the frames come
- * from our own coprocessor over the link, and what is needed of them is
- * where a TCP segment's bytes sit; no library in Debian reassembles TCP
- * for an inline reader without taking the socket or the capture with it.
+ * Rooms: the table (entries hashed, each on one of four lists by what it
+ * waits for - waiting, reading, decided, cut - oldest first, and on its
+ * source's list), the ghosts (entries let go before their first byte,
+ * remembered by a hash so their bytes meet the undecided setting), the
+ * decisions (judged, queued), the stream of one connection (its bytes by
+ * their place, chunked, each byte's first copy kept so a later copy that
+ * differs is refused, fed to the parser in order with urgent bytes taken
+ * out), its frames (held, let go, dropped), TCP (the handshake, the
+ * window), QUIC, and the main thread's side.  Each frame is read first by
+ * fd_seg_parse (its headers by inspect/fc_seg).  Hand-written: the
+ * frames come from our own coprocessor over the link; what is needed is a
+ * normaliser that reads a stream as one peer's stack will, holds the
+ * frames, and hands on only bytes it read - no library in Debian does
+ * that for an inline reader without taking the socket or the capture.
  */
 #include "fd_inspect.h"
 
@@ -29,72 +34,156 @@
 #include "fc_tls.h"
 #include "fd_seg.h"
 
-#define TABLE_SIZE 4096			/* hash buckets */
-#define HELD_MAX_FRAMES 64		/* a hello in more frames than this is too big */
-/* a hello of FC_TLS_HELLO_MAX bytes in records; bytes further on are not the hello's */
-#define STREAM_MAX (FC_TLS_HELLO_MAX + 1024)
+#define TABLE_SIZE 65536		/* hash buckets of entries */
+#define SOURCE_BUCKETS 4096		/* ... of sources */
+#define GHOSTS 65536			/* entries let go before their bytes, remembered */
+#define CHUNK 4096			/* a stream's bytes are kept in chunks of this */
+/*
+ * The stream bytes a hello can take: its message in records of one byte
+ * each (a record header of 5 bytes a byte), as a server reassembles any
+ * record split.
+ */
+#define STREAM_MAX (6u * FC_TLS_HELLO_MAX + 5u)
+#define STREAM_CHUNKS ((STREAM_MAX + CHUNK - 1) / CHUNK)
+#define HOLD_FRAMES_MAX 256		/* held a connection; past it they are let go, reading on */
+#define HOLD_BYTES_MAX (1u << 20)	/* ... or past these bytes of frames */
+#define PARSER_BYTES (32u << 10)	/* a parser's share of max_bytes, besides the bytes it copies */
+#define ACK_SLACK 65536u		/* a client's ACK may run this far past the server's ISN */
+/*
+ * Urgent bytes taken out of a stream: one.  A later urgent pointer moves
+ * Linux's mark, and whether the byte it left is then read in the stream
+ * or skipped depends on how far the server's application has read
+ * (tcp_check_urg): not the inspector's to know, so a second is URGENT.
+ */
+#define URG_MAX 1
+#define NO_END UINT32_MAX
 
 #define TH_FIN 0x01
 #define TH_SYN 0x02
 #define TH_RST 0x04
 #define TH_ACK 0x10
+#define TH_URG 0x20
 
 /* ---- the table ---- */
 
 enum conn_state {
-	C_WAIT,		/* its SYN seen; no byte yet */
-	C_READ,		/* bytes held; the parser reading */
+	C_WAIT,		/* no byte yet: its handshake */
+	C_READ,		/* bytes read; deciding */
 	C_PASSED,	/* decided: its frames go on */
+	C_CLOSED,	/* its stream ended before a whole hello: no more bytes go on */
 	C_CUT,		/* decided: its frames are dropped */
 };
 
-/* A client frame held: its payload is stream bytes [off, off + plen). */
+/* Where a TCP connection's handshake stands (what the inspector saw cross the host). */
+enum conn_hs {
+	HS_SYN,		/* the client's SYN */
+	HS_SYNACK,	/* the server's SYN-ACK answering it: the window known */
+	HS_EST,		/* the client's ACK of it */
+};
+
+/* One list of entries, oldest first. */
+struct clist {
+	struct conn *oldest, *newest;
+	unsigned int n;
+};
+
+enum { L_WAITING, L_READING, L_DECIDED, L_CUT, NLISTS };
+
+/* A client frame held: its bytes are stream bytes [off, off + plen) (QUIC: its arrival). */
 struct held {
-	struct held *next;		/* sorted by off */
+	struct held *next;		/* sorted by off, then arrival */
 	uint32_t off;
-	uint32_t plen;
-	uint32_t poff;
 	uint32_t len;
 	uint16_t port;
 	uint8_t frame[];
 };
 
-struct conn {
-	struct conn *hnext;		/* the bucket's chain */
-	struct conn *older, *newer;	/* the age list */
-	struct fd_tuple key;
-	enum conn_state state;
-	uint32_t start;			/* sequence number of stream byte 0 */
-	uint32_t fed;			/* stream bytes given to the parser */
-	uint64_t since;			/* ms: its SYN (WAIT), first byte (READ), decision */
-	uint64_t last;			/* ms: its last frame */
+/* A connection being read. */
+struct reading {
+	uint8_t *chunk[STREAM_CHUNKS];	/* each CHUNK bytes, then CHUNK / 8 bits: had */
+	uint32_t fed;			/* stream bytes up to here given to the parser (or skipped) */
+	uint32_t end;			/* a FIN's place: no byte from here is the server's */
+	uint32_t urg[URG_MAX];		/* urgent bytes' places: not the stream's */
+	unsigned int nurg;
 	struct held *held;
 	unsigned int nheld;
-	struct fc_tls_hello *hello;	/* while READ (TCP) */
-	struct fc_quic_hello *quic;	/* while READ (UDP: QUIC) */
+	uint32_t held_bytes;
+	uint64_t since;			/* ms: its first byte */
+	bool released;			/* held frames let go: frames go on as they are read */
+	size_t bytes;			/* of max_bytes */
+	struct fc_tls_hello *tls;
+	struct fc_quic_hello *quic;
+};
+
+struct source;
+
+struct conn {
+	struct conn *hnext;		/* the bucket's chain */
+	struct conn *older, *newer;	/* its list */
+	struct conn *solder, *snewer;	/* its source's, in the order made */
+	struct source *src;
+	struct fd_tuple key;
+	enum conn_state state;
+	enum conn_hs hs;
+	uint16_t cport;			/* the port its client's frames come up on */
+	uint16_t sport;			/* ... its server's (once its SYN-ACK came) */
+	uint8_t ttl;			/* its SYN's (first datagram's) TTL: one below is not read */
+	uint32_t isn, isn2;		/* the client's SYN's sequence number (and another SYN's) */
+	uint32_t synlen;		/* bytes on the SYN (TCP Fast Open) */
+	int synrc;			/* the parser's answer on them, acted on once the server took them */
+	uint32_t start;			/* sequence number of stream byte 0 */
+	uint32_t sisn;			/* the server's SYN-ACK's */
+	uint64_t born;			/* ms: its SYN, its first datagram */
+	uint64_t last;			/* ms: its last frame */
+	struct reading *rd;		/* while C_READ */
+};
+
+/* A source: an IPv4 address or an IPv6 /64, and what it holds. */
+struct source {
+	struct source *next;
+	uint8_t addr[16];
+	uint8_t family;
+	unsigned int entries, reading, cut;
+	struct conn *oldest, *newest;
+};
+
+/* An entry let go before its first byte: its bytes, if they come, are undecided. */
+struct ghost {
+	uint64_t h;			/* the tuple's hash (0: none) */
+	uint64_t born;
+	uint8_t why;
 };
 
 struct fd_inspect {
 	pthread_mutex_t mu;
 	struct fd_inspect_params p;
+	unsigned int max_cut;		/* cut entries at once (a quarter of max_entries) */
+	unsigned int src_entries, src_cut;	/* ... from one source */
 	uint64_t ports[65536 / 64];	/* the TLS ports, a bit each (read without the lock) */
 	unsigned int nports;
-	struct conn *table[TABLE_SIZE];
-	struct conn *oldest, *newest;
+	struct conn **table;
+	struct source *sources[SOURCE_BUCKETS];
+	struct clist lists[NLISTS];
 	unsigned int nentries;		/* also read without the lock */
-	unsigned int nreading;
+	struct ghost *ghosts;
 	struct fc_fplist watched;
-	struct fd_inspect_decision *q;	/* a ring of p.queue */
-	unsigned int qhead, qlen;
+	struct fd_inspect_decision *q;	/* a ring of qcap */
+	unsigned int qcap, qhead, qlen;
 	uint64_t queued;		/* decisions ever queued (read without the lock) */
 	struct fd_inspect_stats st;
 	char ja3str[FC_JA_STR_MAX];	/* fc_ja3's scratch */
 };
 
 static const char *const why_names[FD_INSPECT_NWHY] = {
-#define FD_INSPECT_WHY_NAME_(n, s) [FD_INSPECT_##n] = s,
+#define FD_INSPECT_WHY_NAME_(n, s, u) [FD_INSPECT_##n] = s,
 	FD_INSPECT_WHYS(FD_INSPECT_WHY_NAME_)
 #undef FD_INSPECT_WHY_NAME_
+};
+
+static const bool why_undecided[FD_INSPECT_NWHY] = {
+#define FD_INSPECT_WHY_U_(n, s, u) [FD_INSPECT_##n] = (u),
+	FD_INSPECT_WHYS(FD_INSPECT_WHY_U_)
+#undef FD_INSPECT_WHY_U_
 };
 
 static const char *const frame_names[FD_INSPECT_NFRAME] = {
@@ -107,6 +196,12 @@ const char *
 fd_inspect_why_name(enum fd_inspect_why w)
 {
 	return (unsigned int)w < FD_INSPECT_NWHY ? why_names[w] : "?";
+}
+
+bool
+fd_inspect_why_undecided(enum fd_inspect_why w)
+{
+	return (unsigned int)w < FD_INSPECT_NWHY && why_undecided[w];
 }
 
 const char *
@@ -123,21 +218,22 @@ tls_port(const struct fd_inspect *in, uint16_t port_be)
 	return __atomic_load_n(&in->ports[p / 64], __ATOMIC_RELAXED) >> (p % 64) & 1;
 }
 
-static uint32_t
-conn_hash(const struct fd_tuple *k)
+/* FNV-1a over the whole key (it has no padding: fd_tuple.h). */
+static uint64_t
+key_hash(const struct fd_tuple *k)
 {
 	const uint8_t *p = (const uint8_t *)k;
-	uint32_t h = 2166136261u;	/* FNV-1a */
+	uint64_t h = 14695981039346656037ull;
 
 	for (size_t i = 0; i < sizeof(*k); i++)
-		h = (h ^ p[i]) * 16777619u;
-	return h % TABLE_SIZE;
+		h = (h ^ p[i]) * 1099511628211ull;
+	return h | 1;	/* never 0: a ghost's empty slot */
 }
 
 static struct conn *
 conn_find(struct fd_inspect *in, const struct fd_tuple *k)
 {
-	for (struct conn *c = in->table[conn_hash(k)]; c != NULL; c = c->hnext)
+	for (struct conn *c = in->table[key_hash(k) % TABLE_SIZE]; c != NULL; c = c->hnext)
 		if (memcmp(&c->key, k, sizeof(*k)) == 0)
 			return c;
 	return NULL;
@@ -154,106 +250,307 @@ key_reverse(const struct fd_tuple *k, struct fd_tuple *r)
 	r->dport = k->sport;
 }
 
-static void
-age_unlink(struct fd_inspect *in, struct conn *c)
+static int
+list_of(enum conn_state st)
 {
+	switch (st) {
+	case C_WAIT:
+		return L_WAITING;
+	case C_READ:
+		return L_READING;
+	case C_CUT:
+		return L_CUT;
+	default:
+		return L_DECIDED;
+	}
+}
+
+static void
+list_unlink(struct fd_inspect *in, struct conn *c)
+{
+	struct clist *l = &in->lists[list_of(c->state)];
+
 	if (c->older)
 		c->older->newer = c->newer;
 	else
-		in->oldest = c->newer;
+		l->oldest = c->newer;
 	if (c->newer)
 		c->newer->older = c->older;
 	else
-		in->newest = c->older;
+		l->newest = c->older;
 	c->older = c->newer = NULL;
+	l->n--;
 }
 
 static void
-age_append(struct fd_inspect *in, struct conn *c)
+list_append(struct fd_inspect *in, struct conn *c)
 {
-	c->older = in->newest;
+	struct clist *l = &in->lists[list_of(c->state)];
+
+	c->older = l->newest;
 	c->newer = NULL;
-	if (in->newest)
-		in->newest->newer = c;
+	if (l->newest)
+		l->newest->newer = c;
 	else
-		in->oldest = c;
-	in->newest = c;
+		l->oldest = c;
+	l->newest = c;
+	l->n++;
+}
+
+/* c moves to the state st (and the end of its list); its source counts follow. */
+static void
+conn_move(struct fd_inspect *in, struct conn *c, enum conn_state st)
+{
+	list_unlink(in, c);
+	c->src->reading -= c->state == C_READ;
+	c->src->cut -= c->state == C_CUT;
+	c->state = st;
+	c->src->reading += st == C_READ;
+	c->src->cut += st == C_CUT;
+	list_append(in, c);
+}
+
+/* A frame of c at now: a decided one moves to its list's end (the linger counts from it). */
+static void
+touch(struct fd_inspect *in, struct conn *c, uint64_t now)
+{
+	c->last = now;
+	if (c->state != C_WAIT && c->state != C_READ && c->newer != NULL) {
+		list_unlink(in, c);
+		list_append(in, c);
+	}
+}
+
+/* ---- sources ---- */
+
+static uint32_t
+source_hash(const uint8_t *a)
+{
+	uint32_t h = 2166136261u;
+
+	for (int i = 0; i < 8; i++)
+		h = (h ^ a[i]) * 16777619u;
+	return h % SOURCE_BUCKETS;
+}
+
+/* The source of a client: its IPv4 address, its IPv6 /64.  NULL: no memory. */
+static struct source *
+source_get(struct fd_inspect *in, const struct fd_tuple *k)
+{
+	uint8_t a[16] = { 0 };
+	struct source *s;
+	uint32_t b;
+
+	memcpy(a, k->src, k->family == 4 ? 4 : 8);
+	b = source_hash(a);
+	for (s = in->sources[b]; s != NULL; s = s->next)
+		if (s->family == k->family && memcmp(s->addr, a, 16) == 0)
+			return s;
+	s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		return NULL;
+	memcpy(s->addr, a, 16);
+	s->family = k->family;
+	s->next = in->sources[b];
+	in->sources[b] = s;
+	return s;
 }
 
 static void
-held_free(struct conn *c)
+source_put(struct fd_inspect *in, struct source *s)
 {
-	while (c->held != NULL) {
-		struct held *h = c->held;
+	struct source **pp = &in->sources[source_hash(s->addr)];
 
-		c->held = h->next;
+	if (s->entries > 0)
+		return;
+	while (*pp != s)
+		pp = &(*pp)->next;
+	*pp = s->next;
+	free(s);
+}
+
+/* ---- ghosts ---- */
+
+static void
+ghost_add(struct fd_inspect *in, const struct conn *c, enum fd_inspect_why why)
+{
+	uint64_t h = key_hash(&c->key);
+	struct ghost *g = &in->ghosts[h % GHOSTS];
+
+	g->h = h;
+	g->born = c->born;
+	g->why = (uint8_t)why;
+}
+
+/* The ghost of k, taken: true and *g, or false. */
+static bool
+ghost_take(struct fd_inspect *in, const struct fd_tuple *k, struct ghost *out)
+{
+	uint64_t h = key_hash(k);
+	struct ghost *g = &in->ghosts[h % GHOSTS];
+
+	if (g->h != h)
+		return false;
+	*out = *g;
+	g->h = 0;
+	return true;
+}
+
+/* ---- the stream of one connection ---- */
+
+static void
+held_free(struct fd_inspect *in, struct reading *rd)
+{
+	while (rd->held != NULL) {
+		struct held *h = rd->held;
+
+		rd->held = h->next;
+		in->st.bytes -= sizeof(*h) + h->len;
+		rd->bytes -= sizeof(*h) + h->len;
 		free(h);
 	}
-	c->nheld = 0;
+	rd->nheld = 0;
+	rd->held_bytes = 0;
 }
 
-/* What reading needs, let go: held frames (already handed on or dropped) and the parser. */
+/* What reading needs, let go: held frames (handed on or dropped already), the stream, the parser. */
 static void
-reading_end(struct fd_inspect *in, struct conn *c)
+reading_free(struct fd_inspect *in, struct conn *c)
 {
-	held_free(c);
-	free(c->hello);
-	c->hello = NULL;
-	free(c->quic);
-	c->quic = NULL;
-	if (c->state == C_READ)
-		in->nreading--;
+	struct reading *rd = c->rd;
+
+	if (rd == NULL)
+		return;
+	held_free(in, rd);
+	for (unsigned int i = 0; i < STREAM_CHUNKS; i++)
+		free(rd->chunk[i]);
+	free(rd->tls);
+	free(rd->quic);
+	in->st.bytes -= rd->bytes;
+	free(rd);
+	c->rd = NULL;
 }
 
 static void
 conn_free(struct fd_inspect *in, struct conn *c)
 {
-	struct conn **pp = &in->table[conn_hash(&c->key)];
+	struct conn **pp = &in->table[key_hash(&c->key) % TABLE_SIZE];
+	struct source *s = c->src;
 
 	while (*pp != c)
 		pp = &(*pp)->hnext;
 	*pp = c->hnext;
-	age_unlink(in, c);
-	reading_end(in, c);
+	list_unlink(in, c);
+	if (c->solder)
+		c->solder->snewer = c->snewer;
+	else
+		s->oldest = c->snewer;
+	if (c->snewer)
+		c->snewer->solder = c->solder;
+	else
+		s->newest = c->solder;
+	s->entries--;
+	s->reading -= c->state == C_READ;
+	s->cut -= c->state == C_CUT;
+	source_put(in, s);
+	reading_free(in, c);
 	free(c);
 	__atomic_store_n(&in->nentries, in->nentries - 1, __ATOMIC_RELAXED);
 }
 
-/* Room for one more: the oldest entry not being read or cut goes.  false: none could. */
+/* Bytes for c's reading, of max_bytes: false (and nothing taken) when over. */
 static bool
-make_room(struct fd_inspect *in)
+take_bytes(struct fd_inspect *in, struct reading *rd, size_t n)
 {
-	if (in->nentries < 4 * in->p.max_conns)
-		return true;
-	for (struct conn *c = in->oldest; c != NULL; c = c->newer)
-		if (c->state == C_WAIT || c->state == C_PASSED) {
-			conn_free(in, c);
-			return true;
+	if (in->st.bytes + n > in->p.max_bytes)
+		return false;
+	in->st.bytes += n;
+	rd->bytes += n;
+	return true;
+}
+
+static bool
+had(const struct reading *rd, uint32_t off)
+{
+	const uint8_t *ch = rd->chunk[off / CHUNK];
+
+	return ch != NULL && (ch[CHUNK + off % CHUNK / 8] >> (off % 8) & 1);
+}
+
+enum put_result { PUT_NEW, PUT_DUP, PUT_CONFLICT, PUT_NOMEM };
+
+/*
+ * Stream bytes [off, off + n) (capped at STREAM_MAX): each kept where no
+ * byte was yet.  PUT_CONFLICT (nothing kept) when one differs from the
+ * byte read at its place before: the server takes one copy, which is
+ * not ours to guess, so the frame is not read and goes no further.
+ */
+static enum put_result
+stream_put(struct fd_inspect *in, struct reading *rd, uint32_t off, const uint8_t *p, uint32_t n)
+{
+	bool fresh = false;
+
+	if (off >= STREAM_MAX)
+		return PUT_DUP;
+	if (n > STREAM_MAX - off)
+		n = STREAM_MAX - off;
+	for (uint32_t i = 0; i < n; i++)
+		if (had(rd, off + i) && rd->chunk[(off + i) / CHUNK][(off + i) % CHUNK] != p[i])
+			return PUT_CONFLICT;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t o = off + i;
+		uint8_t **ch = &rd->chunk[o / CHUNK];
+
+		if (*ch == NULL) {
+			if (!take_bytes(in, rd, CHUNK + CHUNK / 8))
+				return PUT_NOMEM;
+			*ch = calloc(1, CHUNK + CHUNK / 8);
+			if (*ch == NULL)
+				return PUT_NOMEM;
 		}
+		if (!had(rd, o)) {
+			(*ch)[o % CHUNK] = p[i];
+			(*ch)[CHUNK + o % CHUNK / 8] |= (uint8_t)(1u << (o % 8));
+			fresh = true;
+		}
+	}
+	return fresh ? PUT_NEW : PUT_DUP;
+}
+
+static bool
+urgent_at(const struct reading *rd, uint32_t off)
+{
+	for (unsigned int i = 0; i < rd->nurg; i++)
+		if (rd->urg[i] == off)
+			return true;
 	return false;
 }
 
-static struct conn *
-conn_new(struct fd_inspect *in, const struct fd_tuple *k, enum conn_state st,
-	 uint64_t now)
+/*
+ * The bytes in order from rd->fed, to the parser (TCP): up to the first
+ * gap or the stream's end, each urgent byte skipped (the server's stack
+ * takes it out of the stream: Linux's tcp_recvmsg without SO_OOBINLINE).
+ * The parser's answer, -EAGAIN while it needs more.
+ */
+static int
+stream_feed(struct reading *rd)
 {
-	struct conn *c;
-	uint32_t b;
+	int rc = -EAGAIN;
 
-	if (!make_room(in))
-		return NULL;
-	c = calloc(1, sizeof(*c));
-	if (c == NULL)
-		return NULL;
-	c->key = *k;
-	c->state = st;
-	c->since = c->last = now;
-	b = conn_hash(k);
-	c->hnext = in->table[b];
-	in->table[b] = c;
-	age_append(in, c);
-	__atomic_store_n(&in->nentries, in->nentries + 1, __ATOMIC_RELAXED);
-	return c;
+	while (rc == -EAGAIN && rd->fed < rd->end && rd->fed < STREAM_MAX && had(rd, rd->fed)) {
+		uint32_t from = rd->fed, to = from;
+
+		if (urgent_at(rd, from)) {
+			rd->fed++;
+			continue;
+		}
+		while (to < rd->end && to < STREAM_MAX && (to == from || to % CHUNK != 0) &&
+		       had(rd, to) && !urgent_at(rd, to))
+			to++;
+		rc = fc_tls_feed(rd->tls, rd->chunk[from / CHUNK] + from % CHUNK, to - from, NULL);
+		rd->fed = to;
+	}
+	return rc;
 }
 
 /* ---- decisions ---- */
@@ -268,21 +565,46 @@ printable(const uint8_t *p, size_t n, char *out, size_t cap)
 	out[o] = '\0';
 }
 
+/* Room for one more decision: a CUT grows the ring, a PASS does not.  false: none. */
+static bool
+queue_room(struct fd_inspect *in, bool cut)
+{
+	struct fd_inspect_decision *q;
+	unsigned int n;
+
+	if (in->qlen < in->qcap)
+		return true;
+	if (!cut)
+		return false;
+	n = in->qcap * 2;
+	q = malloc((size_t)n * sizeof(*q));
+	if (q == NULL)
+		return false;
+	for (unsigned int i = 0; i < in->qlen; i++)
+		q[i] = in->q[(in->qhead + i) % in->qcap];
+	free(in->q);
+	in->q = q;
+	in->qcap = n;
+	in->qhead = 0;
+	return true;
+}
+
 static void
 queue(struct fd_inspect *in, const struct conn *c, bool cut, enum fd_inspect_why why,
       const char *ja4, const char *ja3, unsigned long line)
 {
 	struct fd_inspect_decision *d;
+	const struct fc_tls_hello *h = NULL;
 
-	in->st.why[why]++;
-	if (in->qlen == in->p.queue) {
-		in->st.decisions_lost++;
+	if (!queue_room(in, cut)) {
+		in->st.passes_lost++;	/* the connection stays SEND_TO_IPS: its frames come up */
 		return;
 	}
-	d = &in->q[(in->qhead + in->qlen++) % in->p.queue];
+	d = &in->q[(in->qhead + in->qlen++) % in->qcap];
 	__atomic_store_n(&in->queued, in->queued + 1, __ATOMIC_RELEASE);
 	memset(d, 0, sizeof(*d));
 	d->key = c->key;
+	d->born_ms = c->born;
 	d->cut = cut;
 	d->why = (uint8_t)why;
 	d->line = line;
@@ -290,53 +612,80 @@ queue(struct fd_inspect *in, const struct conn *c, bool cut, enum fd_inspect_why
 		snprintf(d->ja4, sizeof(d->ja4), "%s", ja4);
 	if (ja3)
 		snprintf(d->ja3, sizeof(d->ja3), "%s", ja3);
-	{
-		const struct fc_tls_hello *h = c->quic != NULL ? &c->quic->hello : c->hello;
-
-		if (h != NULL && ja4 != NULL && h->has_sni)
-			printable(fc_tls_bytes_ptr(h, h->sni), h->sni.len, d->sni, sizeof(d->sni));
-	}
+	if (c->rd != NULL)
+		h = c->rd->quic != NULL ? &c->rd->quic->hello : c->rd->tls;
+	if (h != NULL && ja4 != NULL && h->has_sni)
+		printable(fc_tls_bytes_ptr(h, h->sni), h->sni.len, d->sni, sizeof(d->sni));
 }
+
+static void
+release(struct fd_inspect *in, struct reading *rd, fd_inspect_out_fn *out, void *octx)
+{
+	for (struct held *h = rd->held; h != NULL; h = h->next) {
+		out(octx, h->port, h->frame, h->len);
+		in->st.frames[FD_INSPECT_F_RELEASED]++;
+	}
+	held_free(in, rd);
+}
+
+static void evict_cut(struct fd_inspect *in, struct conn *keep);
 
 /* Decided: the held frames handed on in sequence order, the connection's frames go on. */
 static void
 pass(struct fd_inspect *in, struct conn *c, enum fd_inspect_why why, const char *ja4,
      const char *ja3, uint64_t now, fd_inspect_out_fn *out, void *octx)
 {
-	for (struct held *h = c->held; h != NULL; h = h->next) {
-		out(octx, h->port, h->frame, h->len);
-		in->st.frames[FD_INSPECT_F_RELEASED]++;
-	}
-	queue(in, c, false, why, ja4, ja3, 0);
-	reading_end(in, c);
-	c->state = C_PASSED;
-	c->since = c->last = now;
-	age_unlink(in, c);
-	age_append(in, c);
+	in->st.why[why]++;
+	if (c->rd != NULL)
+		release(in, c->rd, out, octx);
+	if (why != FD_INSPECT_CLOSED)	/* closed: nothing to set, nothing more goes on */
+		queue(in, c, false, why, ja4, ja3, 0);
+	reading_free(in, c);
+	c->last = now;
+	conn_move(in, c, why == FD_INSPECT_CLOSED ? C_CLOSED : C_PASSED);
 }
 
-/* Decided: nothing goes on. */
+/* Decided: nothing goes on; the oldest cut entry makes room when they are too many. */
 static void
 cut(struct fd_inspect *in, struct conn *c, enum fd_inspect_why why, const char *ja4,
     const char *ja3, unsigned long line, uint64_t now)
 {
-	in->st.frames[FD_INSPECT_F_DROPPED] += c->nheld;
+	in->st.why[why]++;
+	if (c->rd != NULL)
+		in->st.frames[FD_INSPECT_F_DROPPED] += c->rd->nheld;
 	queue(in, c, true, why, ja4, ja3, line);
-	reading_end(in, c);
-	c->state = C_CUT;
-	c->since = c->last = now;
-	age_unlink(in, c);
-	age_append(in, c);
+	reading_free(in, c);
+	c->last = now;
+	conn_move(in, c, C_CUT);
+	evict_cut(in, c);
 }
 
-/* A whole hello: fingerprinted, looked up, decided. */
+/* Undecided: the setting says. */
 static void
-judge(struct fd_inspect *in, struct conn *c, uint64_t now, fd_inspect_out_fn *out, void *octx)
+undecided(struct fd_inspect *in, struct conn *c, enum fd_inspect_why why, uint64_t now,
+	  fd_inspect_out_fn *out, void *octx)
+{
+	if (in->p.undecided_cut) {
+		in->st.undecided_cut++;
+		cut(in, c, why, NULL, NULL, 0, now);
+	} else {
+		pass(in, c, why, NULL, NULL, now, out, octx);
+	}
+}
+
+/*
+ * A whole hello: fingerprinted, looked up, decided (not listed: passed
+ * only when `may_pass`).  true: cut.
+ */
+static bool
+judge(struct fd_inspect *in, struct conn *c, bool may_pass, uint64_t now, fd_inspect_out_fn *out,
+      void *octx)
 {
 	char ja4[FC_JA4_LEN + 1] = "", ja3[FC_JA3_MD5_LEN + 1] = "";
-	const struct fc_tls_hello *h = c->quic != NULL ? &c->quic->hello : c->hello;
+	bool quic = c->rd->quic != NULL;
+	const struct fc_tls_hello *h = quic ? &c->rd->quic->hello : c->rd->tls;
 	const struct fc_fp *hit = NULL;
-	bool j4 = fc_ja4(h, c->quic != NULL ? 'q' : 't', ja4, NULL, 0) == 0;
+	bool j4 = fc_ja4(h, quic ? 'q' : 't', ja4, NULL, 0) == 0;
 	bool j3 = fc_ja3(h, in->ja3str, sizeof(in->ja3str), ja3) >= 0;
 
 	in->st.hellos++;
@@ -344,251 +693,581 @@ judge(struct fd_inspect *in, struct conn *c, uint64_t now, fd_inspect_out_fn *ou
 		hit = fc_fplist_find(&in->watched, ja4);
 	if (hit != NULL) {
 		cut(in, c, FD_INSPECT_LISTED_JA4, ja4, j3 ? ja3 : NULL, hit->line, now);
-		return;
+		return true;
 	}
 	if (j3)
 		hit = fc_fplist_find(&in->watched, ja3);
 	if (hit != NULL) {
 		cut(in, c, FD_INSPECT_LISTED_JA3, j4 ? ja4 : NULL, ja3, hit->line, now);
-		return;
+		return true;
 	}
 	/* (a digest OpenSSL could not make leaves that fingerprint "": nothing matches it) */
-	pass(in, c, FD_INSPECT_NOT_LISTED, ja4, ja3, now, out, octx);
+	if (may_pass)
+		pass(in, c, FD_INSPECT_NOT_LISTED, ja4, ja3, now, out, octx);
+	return false;
 }
 
-/* ---- reading one connection ---- */
-
-/* Feeds what is in order; 1 when the parser answered for good (judged or passed), else 0. */
-static int
-feed(struct fd_inspect *in, struct conn *c, uint64_t now, fd_inspect_out_fn *out, void *octx)
+/* The parser's answer acted on.  true: the connection was cut. */
+static bool
+answer(struct fd_inspect *in, struct conn *c, int rc, uint64_t now, fd_inspect_out_fn *out,
+       void *octx)
 {
-	int rc = -EAGAIN;
-
-	for (struct held *h = c->held; h != NULL && rc == -EAGAIN; h = h->next) {
-		if (h->off > c->fed)
-			break;		/* a gap: wait for what fills it */
-		if (h->off + h->plen <= c->fed)
-			continue;
-		rc = fc_tls_feed(c->hello, h->frame + h->poff + (c->fed - h->off),
-				 h->off + h->plen - c->fed, NULL);
-		c->fed = h->off + h->plen;
-	}
 	switch (rc) {
 	case -EAGAIN:
-		return 0;
+		if (c->rd->fed >= c->rd->end) {	/* its end read: no more bytes reach the server */
+			pass(in, c, FD_INSPECT_CLOSED, NULL, NULL, now, out, octx);
+			return false;
+		}
+		return false;
 	case 0:
-		judge(in, c, now, out, octx);
-		return 1;
+		return judge(in, c, true, now, out, octx);
 	case -ENOMSG:
 		pass(in, c, FD_INSPECT_NOT_HELLO, NULL, NULL, now, out, octx);
-		return 1;
+		return false;
 	case -EMSGSIZE:
-		pass(in, c, FD_INSPECT_TOO_BIG, NULL, NULL, now, out, octx);
-		return 1;
+		undecided(in, c, FD_INSPECT_TOO_BIG, now, out, octx);
+		break;
+	case -E2BIG:
+		undecided(in, c, FD_INSPECT_INITIALS, now, out, octx);
+		break;
 	default:
-		pass(in, c, FD_INSPECT_MALFORMED, NULL, NULL, now, out, octx);
-		return 1;
+		undecided(in, c, FD_INSPECT_MALFORMED, now, out, octx);
+		break;
 	}
+	return c->state == C_CUT;
+}
+
+/* ---- entries: made, let go ---- */
+
+/* c let go to make room: undecided when it was being read, a ghost when it was waiting. */
+static void
+evict(struct fd_inspect *in, struct conn *c, uint64_t now, fd_inspect_out_fn *out, void *octx)
+{
+	if (c->state == C_READ) {
+		undecided(in, c, FD_INSPECT_EVICTED, now, out, octx);
+	} else if (c->state == C_WAIT) {
+		in->st.evicted_waiting++;
+		ghost_add(in, c, FD_INSPECT_EVICTED);
+	}
+	conn_free(in, c);
+}
+
+/* Cut entries past their bounds (in all, from c's source): the oldest let go (their cut is made). */
+static void
+evict_cut(struct fd_inspect *in, struct conn *keep)
+{
+	struct source *s = keep->src;
+
+	if (s->cut > in->src_cut) {
+		for (struct conn *c = s->oldest; c != NULL; c = c->snewer)
+			if (c->state == C_CUT && c != keep) {
+				conn_free(in, c);
+				break;
+			}
+	}
+	if (in->lists[L_CUT].n > in->max_cut && in->lists[L_CUT].oldest != keep)
+		conn_free(in, in->lists[L_CUT].oldest);
+}
+
+/* The oldest entry of a source in a state, or NULL. */
+static struct conn *
+source_oldest(struct source *s, enum conn_state st)
+{
+	for (struct conn *c = s->oldest; c != NULL; c = c->snewer)
+		if (c->state == st)
+			return c;
+	return NULL;
+}
+
+static struct conn *
+conn_new(struct fd_inspect *in, const struct fd_tuple *k, enum conn_state st, uint16_t port,
+	 uint64_t now, fd_inspect_out_fn *out, void *octx)
+{
+	struct source *s = source_get(in, k);
+	struct conn *c;
+	uint32_t b;
+
+	if (s == NULL)
+		return NULL;
+	s->entries++;	/* held while room is made: the source stays */
+	if (s->entries > in->src_entries && s->oldest != NULL)
+		evict(in, s->oldest, now, out, octx);
+	if (in->nentries >= in->p.max_entries) {
+		static const int order[] = { L_DECIDED, L_CUT, L_WAITING, L_READING };
+
+		for (unsigned int i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+			if (in->lists[order[i]].oldest != NULL) {
+				evict(in, in->lists[order[i]].oldest, now, out, octx);
+				break;
+			}
+	}
+	s->entries--;
+	c = calloc(1, sizeof(*c));
+	if (c == NULL) {
+		source_put(in, s);
+		return NULL;
+	}
+	c->key = *k;
+	c->state = st;
+	c->cport = port;
+	c->born = c->last = now;
+	c->src = s;
+	s->entries++;
+	s->reading += st == C_READ;
+	s->cut += st == C_CUT;
+	c->solder = s->newest;
+	if (s->newest)
+		s->newest->snewer = c;
+	else
+		s->oldest = c;
+	s->newest = c;
+	b = key_hash(k) % TABLE_SIZE;
+	c->hnext = in->table[b];
+	in->table[b] = c;
+	list_append(in, c);
+	__atomic_store_n(&in->nentries, in->nentries + 1, __ATOMIC_RELAXED);
+	return c;
 }
 
 /*
- * A client segment with bytes, of a connection being read: held in
- * sequence order (a retransmission of what is held dropped), then what is
- * in order fed.  Returns 1 (the frame taken: held, dropped, or handed on
- * with the held ones), or 0 (handed on by the caller after the held ones:
- * the connection was passed without it).
+ * c starts being read: its stream and parser.  The reading slots are
+ * bounded in all and a source: the oldest being read makes room
+ * (undecided).  false: no memory for it (undecided, MEMORY).
  */
-static int
-read_segment(struct fd_inspect *in, struct conn *c, uint16_t port, const uint8_t *f,
-	     uint32_t len, const struct fd_seg *s, uint64_t now, fd_inspect_out_fn *out, void *octx)
-{
-	uint32_t off = s->seq - c->start;
-	struct held **pp = &c->held, *h;
-
-	if (off > UINT32_MAX / 2 || off + s->plen <= c->fed) {
-		in->st.frames[FD_INSPECT_F_DUP]++;	/* before the start, or fed already */
-		return 1;
-	}
-	if (off >= STREAM_MAX) {
-		pass(in, c, FD_INSPECT_TOO_BIG, NULL, NULL, now, out, octx);
-		return 0;
-	}
-	while (*pp != NULL && (*pp)->off < off)
-		pp = &(*pp)->next;
-	if (*pp != NULL && (*pp)->off == off && (*pp)->plen >= s->plen) {
-		in->st.frames[FD_INSPECT_F_DUP]++;	/* held already, not fed yet */
-		return 1;
-	}
-	if (c->nheld == HELD_MAX_FRAMES) {
-		pass(in, c, FD_INSPECT_TOO_BIG, NULL, NULL, now, out, octx);
-		return 0;
-	}
-	h = malloc(sizeof(*h) + len);
-	if (h == NULL) {
-		pass(in, c, FD_INSPECT_TOO_BIG, NULL, NULL, now, out, octx);	/* no room to hold */
-		return 0;
-	}
-	h->off = off;
-	h->plen = s->plen;
-	h->poff = s->poff;
-	h->len = len;
-	h->port = port;
-	memcpy(h->frame, f, len);
-	h->next = *pp;
-	*pp = h;
-	c->nheld++;
-	in->st.frames[FD_INSPECT_F_HELD]++;
-	feed(in, c, now, out, octx);
-	return 1;
-}
-
-/* A connection starts being read (its first bytes came): false when over the cap (passed). */
 static bool
 start_reading(struct fd_inspect *in, struct conn *c, uint64_t now, fd_inspect_out_fn *out,
 	      void *octx)
 {
 	bool udp = c->key.proto == 17;
+	struct reading *rd;
+	struct conn *old;
 
-	if (in->nreading >= in->p.max_conns ||
-	    (udp ? (void *)(c->quic = malloc(sizeof(*c->quic)))
-		 : (void *)(c->hello = malloc(sizeof(*c->hello)))) == NULL) {
-		pass(in, c, FD_INSPECT_OVER_CAP, NULL, NULL, now, out, octx);
+	if (c->src->reading >= in->p.per_source && (old = source_oldest(c->src, C_READ)) != NULL)
+		evict(in, old, now, out, octx);
+	if (in->lists[L_READING].n >= in->p.max_conns && in->lists[L_READING].oldest != NULL)
+		evict(in, in->lists[L_READING].oldest, now, out, octx);
+	rd = calloc(1, sizeof(*rd));
+	if (rd == NULL || !take_bytes(in, rd, sizeof(*rd) + PARSER_BYTES) ||
+	    (udp ? (void *)(rd->quic = malloc(sizeof(*rd->quic)))
+		 : (void *)(rd->tls = malloc(sizeof(*rd->tls)))) == NULL) {
+		if (rd != NULL) {
+			in->st.bytes -= rd->bytes;
+			free(rd->tls);
+			free(rd->quic);
+			free(rd);
+		}
+		undecided(in, c, FD_INSPECT_MEMORY, now, out, octx);
 		return false;
 	}
 	if (udp)
-		fc_quic_init(c->quic);
+		fc_quic_init(rd->quic);
 	else
-		fc_tls_init(c->hello);
-	c->state = C_READ;
-	c->since = now;
-	c->fed = 0;
-	in->nreading++;
+		fc_tls_init(rd->tls);
+	rd->end = NO_END;
+	rd->since = now;
+	c->rd = rd;
+	conn_move(in, c, C_READ);
 	return true;
 }
 
-/* A frame from the client of a known connection. */
-static int
-client_frame(struct fd_inspect *in, struct conn *c, uint16_t port, const uint8_t *f,
-	     uint32_t len, const struct fd_seg *s, uint64_t now, fd_inspect_out_fn *out, void *octx)
+/*
+ * A client frame to hold (its bytes at `off`, TCP; in arrival order,
+ * QUIC).  false: past what one connection may hold: the held ones are let
+ * go, and this one goes on (reading goes on).
+ */
+static bool
+hold(struct fd_inspect *in, struct reading *rd, uint16_t port, const uint8_t *f, uint32_t len,
+     uint32_t off, fd_inspect_out_fn *out, void *octx)
 {
-	int taken = 0;
+	struct held **pp = &rd->held, *h;
 
-	c->last = now;
-	switch (c->state) {
-	case C_CUT:
-		in->st.frames[FD_INSPECT_F_DROPPED]++;
-		return 1;
-	case C_PASSED:
-		return 0;
-	case C_WAIT:
-		if (s->flags & TH_SYN) {
-			c->start = s->seq + 1;	/* again, or a new ISN */
-			return 0;
-		}
-		if (s->plen == 0 && !(s->flags & (TH_FIN | TH_RST)))
-			return 0;	/* the handshake's ACK */
-		if (s->flags & TH_RST) {
-			pass(in, c, FD_INSPECT_CLOSED, NULL, NULL, now, out, octx);
-			return 0;
-		}
-		if (!start_reading(in, c, now, out, octx))
-			return 0;
-		break;
-	case C_READ:
-		break;
+	if (rd->nheld >= HOLD_FRAMES_MAX || rd->held_bytes + len > HOLD_BYTES_MAX ||
+	    !take_bytes(in, rd, sizeof(*h) + len)) {
+		release(in, rd, out, octx);
+		rd->released = true;
+		return false;
 	}
-	if (s->flags & (TH_SYN | TH_RST)) {
-		pass(in, c, FD_INSPECT_CLOSED, NULL, NULL, now, out, octx);
-		return 0;
+	h = malloc(sizeof(*h) + len);
+	if (h == NULL) {
+		in->st.bytes -= sizeof(*h) + len;
+		rd->bytes -= sizeof(*h) + len;
+		release(in, rd, out, octx);
+		rd->released = true;
+		return false;
 	}
-	if (s->plen > 0)
-		taken = read_segment(in, c, port, f, len, s, now, out, octx);
-	if (c->state == C_READ && (s->flags & TH_FIN)) {
-		pass(in, c, FD_INSPECT_CLOSED, NULL, NULL, now, out, octx);
-		return taken;	/* held (and now handed on), or the caller's after them */
-	}
-	return taken;
+	h->off = off;
+	h->len = len;
+	h->port = port;
+	memcpy(h->frame, f, len);
+	while (*pp != NULL && (*pp)->off <= off)
+		pp = &(*pp)->next;
+	h->next = *pp;
+	*pp = h;
+	rd->nheld++;
+	rd->held_bytes += len;
+	in->st.frames[FD_INSPECT_F_HELD]++;
+	return true;
+}
+
+/* Counts a frame not read and says it is taken (dropped). */
+static int
+drop(struct fd_inspect *in, enum fd_inspect_frame_cnt why)
+{
+	in->st.frames[why]++;
+	return 1;
 }
 
 /*
- * A datagram from the client of a known UDP flow: while its hello is
- * read, held in arrival order and its Initials given to fc_quic.  Returns
- * as client_frame.
+ * A client frame of a connection being read, once its bytes are kept:
+ * the parser fed, the frame held (or, held ones let go, on at once), or
+ * dropped (a dup while its first copy is held; the cut).  Returns as
+ * fd_inspect_frame.
  */
 static int
-quic_frame(struct fd_inspect *in, struct conn *c, uint16_t port, const uint8_t *f, uint32_t len,
-	   const struct fd_seg *s, uint64_t now, fd_inspect_out_fn *out, void *octx)
+after_put(struct fd_inspect *in, struct conn *c, enum put_result pr, int rc, uint16_t port,
+	  const uint8_t *f, uint32_t len, uint32_t off, uint64_t now, fd_inspect_out_fn *out,
+	  void *octx)
 {
-	struct held *h, **pp = &c->held;
+	struct reading *rd = c->rd;
+	bool held = false;
+
+	if (!rd->released) {
+		if (pr == PUT_DUP)
+			return drop(in, FD_INSPECT_F_DUP);	/* the first copy is held */
+		held = hold(in, rd, port, f, len, off, out, octx);
+	}
+	if (answer(in, c, rc, now, out, octx)) {
+		if (!held)
+			in->st.frames[FD_INSPECT_F_DROPPED]++;
+		return 1;	/* cut: this frame too */
+	}
+	if (held)
+		return 1;	/* held, or handed on with the held ones */
+	if (c->state == C_READ)
+		in->st.frames[FD_INSPECT_F_READ_ON]++;
+	return 0;
+}
+
+/* ---- TCP ---- */
+
+/*
+ * Whether a client segment with bytes is the server's to take: from the
+ * port its SYN came on, answering the server's SYN-ACK (its ACK in the
+ * window from the server's ISN), its checksum right, its TTL no lower
+ * than its SYN's (one that expires before the server is no byte of the
+ * server's: a decoy).  The counter of why not, or FD_INSPECT_NFRAME.
+ */
+static enum fd_inspect_frame_cnt
+tcp_readable(const struct conn *c, uint16_t port, const uint8_t *f, const struct fd_seg *s)
+{
+	if (port != c->cport || c->hs == HS_SYN || !(s->flags & TH_ACK) ||
+	    s->ack - (c->sisn + 1) > ACK_SLACK)
+		return FD_INSPECT_F_OUTSIDE;
+	if (s->ttl <= 1 || s->ttl < c->ttl)
+		return FD_INSPECT_F_LOW_TTL;
+	if (!fd_seg_csum_ok(f + s->ipoff, s))
+		return FD_INSPECT_F_BAD_CSUM;
+	return FD_INSPECT_NFRAME;
+}
+
+/* A client segment's bytes, of a connection past its SYN-ACK: read.  Returns as fd_inspect_frame. */
+static int
+tcp_bytes(struct fd_inspect *in, struct conn *c, uint16_t port, const uint8_t *f, uint32_t len,
+	  const struct fd_seg *s, uint64_t now, fd_inspect_out_fn *out, void *octx)
+{
+	uint32_t off = s->seq - c->start;
+	struct reading *rd;
+	enum put_result pr;
 	int rc;
 
-	c->last = now;
+	if (off >= STREAM_MAX && off > UINT32_MAX / 2) {
+		/* before the stream's start: bytes the server took already, or junk */
+		return drop(in, c->state == C_READ && !c->rd->released ? FD_INSPECT_F_DUP
+								       : FD_INSPECT_F_OUTSIDE);
+	}
+	if (off >= STREAM_MAX)
+		return drop(in, FD_INSPECT_F_OUTSIDE);
+	if (c->state == C_WAIT && !start_reading(in, c, now, out, octx))
+		return c->state == C_CUT ? drop(in, FD_INSPECT_F_DROPPED) : 0;
+	rd = c->rd;
+	if (rd->end != NO_END && off + s->plen > rd->end)
+		return drop(in, FD_INSPECT_F_AFTER_CLOSE);
+	pr = stream_put(in, rd, off, f + s->poff, s->plen);
+	if (pr == PUT_CONFLICT)
+		return drop(in, FD_INSPECT_F_CONFLICT);
+	if (pr == PUT_NOMEM) {
+		undecided(in, c, FD_INSPECT_MEMORY, now, out, octx);
+		return c->state == C_CUT ? drop(in, FD_INSPECT_F_DROPPED) : 0;
+	}
+	if (s->flags & TH_URG) {
+		/* its byte, Linux's way (tcp_check_urg, tcp_stdurg off): seq + ptr - 1, or seq */
+		uint32_t u = off + (s->urp ? s->urp - 1u : 0);
+
+		if (!urgent_at(rd, u)) {
+			/* one the parser has read already, or a second: not ours to place */
+			if (u < rd->fed || rd->nurg == URG_MAX) {
+				undecided(in, c, FD_INSPECT_URGENT, now, out, octx);
+				return c->state == C_CUT ? drop(in, FD_INSPECT_F_DROPPED) : 0;
+			}
+			rd->urg[rd->nurg++] = u;
+		}
+	}
+	if (s->flags & TH_FIN && off + s->plen < rd->end)
+		rd->end = off + s->plen;
+	rc = stream_feed(rd);
+	return after_put(in, c, pr, rc, port, f, len, off, now, out, octx);
+}
+
+/* A frame from the client of a known TCP connection. */
+static int
+tcp_client(struct fd_inspect *in, struct conn *c, uint16_t port, const uint8_t *f, uint32_t len,
+	   const struct fd_seg *s, uint64_t now, fd_inspect_out_fn *out, void *octx)
+{
+	enum fd_inspect_frame_cnt why;
+	bool undecided_state = c->state == C_WAIT || c->state == C_READ;
+
+	touch(in, c, now);
 	switch (c->state) {
 	case C_CUT:
-		in->st.frames[FD_INSPECT_F_DROPPED]++;
-		return 1;
+		return drop(in, FD_INSPECT_F_DROPPED);
 	case C_PASSED:
 		return 0;
-	case C_WAIT:
-		if (!start_reading(in, c, now, out, octx))
-			return 0;
-		break;
-	case C_READ:
+	case C_CLOSED:
+		return s->plen > 0 ? drop(in, FD_INSPECT_F_AFTER_CLOSE) : 0;
+	default:
 		break;
 	}
-	if (c->nheld == HELD_MAX_FRAMES || (h = malloc(sizeof(*h) + len)) == NULL) {
-		pass(in, c, FD_INSPECT_TOO_BIG, NULL, NULL, now, out, octx);
+	if (undecided_state && (s->flags & TH_SYN)) {
+		if (c->hs != HS_SYN || port != c->cport)
+			return drop(in, FD_INSPECT_F_OUTSIDE);	/* the server will not take it */
+		if (s->seq != c->isn)
+			c->isn2 = s->seq;	/* another SYN: the SYN-ACK says which */
 		return 0;
 	}
-	h->off = c->nheld;	/* datagrams keep their order */
-	h->plen = s->plen;
-	h->poff = s->poff;
-	h->len = len;
-	h->port = port;
-	h->next = NULL;
-	memcpy(h->frame, f, len);
-	while (*pp != NULL)
-		pp = &(*pp)->next;
-	*pp = h;
-	c->nheld++;
-	in->st.frames[FD_INSPECT_F_HELD]++;
-	rc = fc_quic_feed(c->quic, f + s->poff, s->plen);
-	switch (rc) {
-	case -EAGAIN:
-		break;
-	case 0:
-		judge(in, c, now, out, octx);
-		break;
-	case -ENOMSG:
-		pass(in, c, FD_INSPECT_NOT_HELLO, NULL, NULL, now, out, octx);
-		break;
-	case -EMSGSIZE:
-		pass(in, c, FD_INSPECT_TOO_BIG, NULL, NULL, now, out, octx);
+	if (s->flags & TH_RST) {
+		/* the server takes it at its next byte only (RFC 5961, Linux) */
+		uint32_t next = c->start + (c->rd != NULL && c->rd->released ? c->rd->fed : 0);
+
+		if (port != c->cport || s->seq != next)
+			return drop(in, FD_INSPECT_F_OUTSIDE);
+		if (c->state == C_WAIT) {
+			conn_move(in, c, C_CLOSED);
+			in->st.why[FD_INSPECT_CLOSED]++;
+		} else {
+			pass(in, c, FD_INSPECT_CLOSED, NULL, NULL, now, out, octx);
+		}
+		return 0;
+	}
+	if (s->plen == 0 && !(s->flags & TH_FIN)) {
+		/* an ACK: the handshake's, when it answers the SYN-ACK */
+		if (c->hs == HS_SYNACK && port == c->cport && (s->flags & TH_ACK) &&
+		    s->ack == c->sisn + 1)
+			c->hs = HS_EST;
+		return 0;
+	}
+	why = tcp_readable(c, port, f, s);
+	if (why != FD_INSPECT_NFRAME)
+		return drop(in, why);
+	c->hs = HS_EST;
+	if (s->plen == 0) {	/* a bare FIN in the window: the stream ends there */
+		uint32_t off = s->seq - c->start;
+
+		if (off >= STREAM_MAX)
+			return drop(in, FD_INSPECT_F_OUTSIDE);
+		if (c->state == C_WAIT && !start_reading(in, c, now, out, octx))
+			return c->state == C_CUT ? drop(in, FD_INSPECT_F_DROPPED) : 0;
+		if (off < c->rd->end)
+			c->rd->end = off;
+		(void)answer(in, c, -EAGAIN, now, out, octx);
+		return 0;
+	}
+	return tcp_bytes(in, c, port, f, len, s, now, out, octx);
+}
+
+/* A frame from the server of a known TCP connection: its SYN-ACK sets the window. */
+static int
+tcp_server(struct fd_inspect *in, struct conn *c, uint16_t port, const struct fd_seg *s,
+	   uint64_t now, fd_inspect_out_fn *out, void *octx)
+{
+	touch(in, c, now);
+	if (c->state == C_CUT)
+		return drop(in, FD_INSPECT_F_DROPPED);
+	if (c->state != C_WAIT && c->state != C_READ)
+		return 0;
+	if ((s->flags & (TH_SYN | TH_ACK)) == (TH_SYN | TH_ACK) && c->hs == HS_SYN &&
+	    port != c->cport) {
+		uint32_t acked = s->ack - 1;
+
+		if (acked == c->isn + c->synlen || acked == c->isn ||
+		    (c->isn2 != c->isn && acked == c->isn2)) {
+			c->sisn = s->seq;
+			c->sport = port;
+			c->hs = HS_SYNACK;
+			if (acked == c->isn + c->synlen && c->synlen > 0 && c->state == C_READ &&
+			    c->synrc != -EAGAIN) {
+				/* the server took the SYN's bytes: what they said stands now */
+				(void)answer(in, c, c->synrc, now, out, octx);
+			} else if (acked != c->isn + c->synlen || c->synlen == 0) {
+				/* the server did not take the SYN's bytes (no cookie), or another SYN's */
+				c->start = acked + 1;
+				if (c->state == C_READ) {
+					reading_free(in, c);
+					conn_move(in, c, C_WAIT);
+				}
+			}
+		}
+		return 0;
+	}
+	if ((s->flags & TH_RST) && c->hs != HS_SYN && port == c->sport && s->seq == c->sisn + 1) {
+		/* the server ended it: nothing the client sends is read there */
+		if (c->state == C_WAIT) {
+			conn_move(in, c, C_CLOSED);
+			in->st.why[FD_INSPECT_CLOSED]++;
+		} else {
+			pass(in, c, FD_INSPECT_CLOSED, NULL, NULL, now, out, octx);
+		}
+	}
+	return 0;
+}
+
+/*
+ * A client's SYN to a TLS port, of no connection known: an entry, its
+ * stream from the byte after it; bytes on it (TCP Fast Open) read at
+ * once, and the SYN dropped when they are a listed hello whole.
+ */
+static int
+tcp_syn(struct fd_inspect *in, uint16_t port, const uint8_t *f, const struct fd_seg *s,
+	uint64_t now, fd_inspect_out_fn *out, void *octx)
+{
+	struct conn *c = conn_new(in, &s->key, C_WAIT, port, now, out, octx);
+	enum put_result pr;
+	int rc;
+
+	if (c == NULL)
+		return 0;	/* no memory: the SYN goes on, its bytes not seen (not_seen) */
+	c->isn = c->isn2 = s->seq;
+	c->synrc = -EAGAIN;
+	c->start = s->seq + 1;
+	c->ttl = s->ttl;
+	if (s->plen == 0 || !fd_seg_csum_ok(f + s->ipoff, s))
+		return 0;
+	c->synlen = s->plen;
+	if (!start_reading(in, c, now, out, octx))
+		return c->state == C_CUT;
+	pr = stream_put(in, c->rd, 0, f + s->poff, s->plen);
+	if (pr == PUT_NOMEM) {
+		undecided(in, c, FD_INSPECT_MEMORY, now, out, octx);
+		return c->state == C_CUT;
+	}
+	rc = stream_feed(c->rd);
+	/*
+	 * The SYN itself goes on (no handshake without it) unless its bytes
+	 * are a listed hello whole.  Any other answer waits for the SYN-ACK:
+	 * a server without the client's cookie drops the SYN's bytes, and
+	 * what the client sends after is then the stream.
+	 */
+	c->rd->released = true;
+	c->synrc = rc;
+	return rc == 0 && judge(in, c, false, now, out, octx) ? 1 : 0;
+}
+
+/* ---- QUIC ---- */
+
+/* A datagram from the client of a known UDP flow: read while its hello is. */
+static int
+udp_client(struct fd_inspect *in, struct conn *c, uint16_t port, const uint8_t *f, uint32_t len,
+	   const struct fd_seg *s, uint64_t now, fd_inspect_out_fn *out, void *octx)
+{
+	struct reading *rd = c->rd;
+	bool held = false;
+	int rc;
+
+	touch(in, c, now);
+	switch (c->state) {
+	case C_CUT:
+		return drop(in, FD_INSPECT_F_DROPPED);
+	case C_READ:
 		break;
 	default:
-		pass(in, c, FD_INSPECT_MALFORMED, NULL, NULL, now, out, octx);
-		break;
+		return 0;
 	}
-	return 1;
+	if (port != c->cport)
+		return drop(in, FD_INSPECT_F_OUTSIDE);
+	if (s->ttl <= 1 || s->ttl < c->ttl)
+		return drop(in, FD_INSPECT_F_LOW_TTL);
+	if (!fd_seg_csum_ok(f + s->ipoff, s))
+		return drop(in, FD_INSPECT_F_BAD_CSUM);
+	if (!take_bytes(in, rd, s->plen)) {	/* what fc_quic keeps of it */
+		undecided(in, c, FD_INSPECT_MEMORY, now, out, octx);
+		return c->state == C_CUT ? drop(in, FD_INSPECT_F_DROPPED) : 0;
+	}
+	if (!rd->released)
+		held = hold(in, rd, port, f, len, UINT32_MAX, out, octx);
+	rc = fc_quic_feed(rd->quic, f + s->poff, s->plen);
+	if (answer(in, c, rc, now, out, octx)) {
+		if (!held)
+			in->st.frames[FD_INSPECT_F_DROPPED]++;
+		return 1;
+	}
+	if (held)
+		return 1;
+	if (c->state == C_READ)
+		in->st.frames[FD_INSPECT_F_READ_ON]++;
+	return 0;
 }
 
 /* A datagram to a TLS port of a flow not known: read when it holds a QUIC Initial, else passed. */
 static int
-quic_new(struct fd_inspect *in, const struct fd_seg *s, uint16_t port, const uint8_t *f,
-	 uint32_t len, uint64_t now, fd_inspect_out_fn *out, void *octx)
+udp_new(struct fd_inspect *in, const struct fd_seg *s, uint16_t port, const uint8_t *f,
+	uint32_t len, uint64_t now, fd_inspect_out_fn *out, void *octx)
 {
-	struct conn *c = conn_new(in, &s->key, C_WAIT, now);
+	struct conn *c;
 
-	if (c == NULL) {
-		in->st.no_room++;
+	if (!fd_seg_csum_ok(f + s->ipoff, s) || s->ttl <= 1)
+		return 0;	/* the server will not take it either: no entry */
+	c = conn_new(in, &s->key, C_WAIT, port, now, out, octx);
+	if (c == NULL)
 		return 0;
-	}
+	c->ttl = s->ttl;
 	if (!fc_quic_is_initial(f + s->poff, s->plen)) {
 		/* not QUIC, or a flow met mid-way: not sent to the inspector for ever */
 		pass(in, c, FD_INSPECT_NOT_HELLO, NULL, NULL, now, out, octx);
 		return 0;
 	}
-	return quic_frame(in, c, port, f, len, s, now, out, octx);
+	if (!start_reading(in, c, now, out, octx))
+		return c->state == C_CUT;
+	return udp_client(in, c, port, f, len, s, now, out, octx);
+}
+
+/* ---- a frame of no connection known ---- */
+
+/*
+ * Bytes to a TLS port of a connection with no entry: an entry let go
+ * before its bytes came is undecided now; one flagged INSPECT is an
+ * offloaded connection the inspector never saw begin (flowcutd started
+ * after it): passed, so its verdict is set; else the host's.
+ */
+static int
+unknown_bytes(struct fd_inspect *in, uint16_t port, bool flagged, const struct fd_seg *s,
+	      uint64_t now, fd_inspect_out_fn *out, void *octx)
+{
+	struct ghost g;
+	struct conn *c;
+
+	if (ghost_take(in, &s->key, &g)) {
+		c = conn_new(in, &s->key, C_WAIT, port, now, out, octx);
+		if (c == NULL)
+			return 0;
+		c->born = g.born;
+		undecided(in, c, (enum fd_inspect_why)g.why, now, out, octx);
+		return c->state == C_CUT ? drop(in, FD_INSPECT_F_DROPPED) : 0;
+	}
+	if (!flagged)
+		return 0;
+	c = conn_new(in, &s->key, C_WAIT, port, now, out, octx);
+	if (c != NULL)
+		pass(in, c, FD_INSPECT_NOT_SEEN, NULL, NULL, now, out, octx);
+	return 0;
 }
 
 int
@@ -608,42 +1287,24 @@ fd_inspect_frame(struct fd_inspect *in, uint16_t port, bool flagged, const uint8
 	pthread_mutex_lock(&in->mu);
 	c = conn_find(in, &s.key);
 	if (c != NULL && s.key.proto == 17) {
-		rc = quic_frame(in, c, port, f, len, &s, now, out, octx);
+		rc = udp_client(in, c, port, f, len, &s, now, out, octx);
 	} else if (c != NULL) {
-		rc = client_frame(in, c, port, f, len, &s, now, out, octx);
+		rc = tcp_client(in, c, port, f, len, &s, now, out, octx);
 	} else if (key_reverse(&s.key, &rev), (c = conn_find(in, &rev)) != NULL) {
-		/* the server's: it goes on, unless the connection is cut */
-		c->last = now;
-		if (c->state == C_CUT) {
-			in->st.frames[FD_INSPECT_F_DROPPED]++;
-			rc = 1;
+		if (s.key.proto == 17) {
+			touch(in, c, now);
+			rc = c->state == C_CUT ? drop(in, FD_INSPECT_F_DROPPED) : 0;
+		} else {
+			rc = tcp_server(in, c, port, &s, now, out, octx);
 		}
 	} else if (in->nports > 0 && tls_port(in, s.key.dport) && s.key.proto == 17) {
 		if (s.plen > 0)
-			rc = quic_new(in, &s, port, f, len, now, out, octx);
+			rc = udp_new(in, &s, port, f, len, now, out, octx);
 	} else if (in->nports > 0 && tls_port(in, s.key.dport)) {
-		if ((s.flags & (TH_SYN | TH_ACK)) == TH_SYN) {
-			/* a client's SYN: its stream starts after it */
-			c = conn_new(in, &s.key, C_WAIT, now);
-			if (c != NULL)
-				c->start = s.seq + 1;
-			else
-				in->st.no_room++;
-		} else if (s.plen > 0 && !(s.flags & (TH_SYN | TH_RST | TH_FIN))) {
-			/*
-			 * Bytes of a connection whose SYN we did not see (flowcutd
-			 * started after it, its entry was let go, or it comes back
-			 * to the host): read from here; what is mid-stream is no
-			 * ClientHello, and is passed (CUT_THRU, or offloaded).
-			 */
-			c = conn_new(in, &s.key, C_WAIT, now);
-			if (c != NULL) {
-				c->start = s.seq;
-				rc = client_frame(in, c, port, f, len, &s, now, out, octx);
-			} else {
-				in->st.no_room++;
-			}
-		}
+		if ((s.flags & (TH_SYN | TH_ACK | TH_RST)) == TH_SYN)
+			rc = tcp_syn(in, port, f, &s, now, out, octx);
+		else if (s.plen > 0 && !(s.flags & (TH_SYN | TH_RST)))
+			rc = unknown_bytes(in, port, flagged, &s, now, out, octx);
 	}
 	pthread_mutex_unlock(&in->mu);
 	if (rc != 0)
@@ -662,27 +1323,43 @@ fd_inspect_tick(struct fd_inspect *in, uint64_t now, fd_inspect_out_fn *out, voi
 	if (__atomic_load_n(&in->nentries, __ATOMIC_RELAXED) == 0)
 		return;
 	pthread_mutex_lock(&in->mu);
-	for (c = in->oldest; c != NULL; c = next) {
-		next = c->newer;	/* pass() moves c to the end: seen again, not due */
-		switch (c->state) {
-		case C_READ:
-			if (now - c->since >= in->p.deadline_ms)
-				pass(in, c, FD_INSPECT_TIMEOUT, NULL, NULL, now, out, octx);
+	/* waiting for their first byte: read_ms from their SYN; their bytes undecided if they come */
+	while ((c = in->lists[L_WAITING].oldest) != NULL && now - c->born >= in->p.read_ms) {
+		ghost_add(in, c, FD_INSPECT_TIMEOUT);
+		conn_free(in, c);
+	}
+	/* being read, in the order they started: held frames let go, then read_ms */
+	for (c = in->lists[L_READING].oldest; c != NULL; c = next) {
+		next = c->newer;	/* undecided() moves c off this list */
+		if (now - c->rd->since < in->p.hold_ms)
 			break;
-		case C_WAIT:
-			if (now - c->since >= in->p.wait_ms)
-				conn_free(in, c);
-			break;
-		default:
-			if (now - c->last >= in->p.linger_ms)
-				conn_free(in, c);
-			break;
+		if (now - c->rd->since >= in->p.read_ms) {
+			undecided(in, c, FD_INSPECT_TIMEOUT, now, out, octx);
+		} else if (!c->rd->released) {
+			release(in, c->rd, out, octx);
+			c->rd->released = true;
 		}
 	}
+	for (int l = L_DECIDED; l <= L_CUT; l++)
+		while ((c = in->lists[l].oldest) != NULL && now - c->last >= in->p.linger_ms)
+			conn_free(in, c);
 	pthread_mutex_unlock(&in->mu);
 }
 
 /* ---- the main thread's side ---- */
+
+static void
+params_fill(struct fd_inspect_params *p)
+{
+	p->max_conns = p->max_conns ? p->max_conns : 1024;
+	p->per_source = p->per_source ? p->per_source : (p->max_conns + 7) / 8;
+	p->max_entries = p->max_entries ? p->max_entries : 65536;
+	p->max_bytes = p->max_bytes ? p->max_bytes : (size_t)256 << 20;
+	p->hold_ms = p->hold_ms ? p->hold_ms : 2000;
+	p->read_ms = p->read_ms ? p->read_ms : 120000;
+	p->linger_ms = p->linger_ms ? p->linger_ms : 10000;
+	p->queue = p->queue ? p->queue : 4096;
+}
 
 struct fd_inspect *
 fd_inspect_open(const struct fd_inspect_params *p)
@@ -693,14 +1370,19 @@ fd_inspect_open(const struct fd_inspect_params *p)
 		return NULL;
 	if (p != NULL)
 		in->p = *p;
-	in->p.max_conns = in->p.max_conns ? in->p.max_conns : 1024;
-	in->p.deadline_ms = in->p.deadline_ms ? in->p.deadline_ms : 2000;
-	in->p.wait_ms = in->p.wait_ms ? in->p.wait_ms : 10000;
-	in->p.linger_ms = in->p.linger_ms ? in->p.linger_ms : 10000;
-	in->p.queue = in->p.queue ? in->p.queue : 4096;
-	in->q = calloc(in->p.queue, sizeof(*in->q));
-	if (in->q == NULL || pthread_mutex_init(&in->mu, NULL) != 0) {
+	params_fill(&in->p);
+	in->max_cut = (in->p.max_entries + 3) / 4;
+	in->src_entries = (in->p.max_entries + 15) / 16;
+	in->src_cut = (in->max_cut + 15) / 16;
+	in->qcap = in->p.queue;
+	in->q = calloc(in->qcap, sizeof(*in->q));
+	in->table = calloc(TABLE_SIZE, sizeof(*in->table));
+	in->ghosts = calloc(GHOSTS, sizeof(*in->ghosts));
+	if (in->q == NULL || in->table == NULL || in->ghosts == NULL ||
+	    pthread_mutex_init(&in->mu, NULL) != 0) {
 		free(in->q);
+		free(in->table);
+		free(in->ghosts);
 		free(in);
 		errno = ENOMEM;
 		return NULL;
@@ -713,12 +1395,26 @@ fd_inspect_close(struct fd_inspect *in)
 {
 	if (in == NULL)
 		return;
-	while (in->oldest != NULL)
-		conn_free(in, in->oldest);
+	for (int l = 0; l < NLISTS; l++)
+		while (in->lists[l].oldest != NULL)
+			conn_free(in, in->lists[l].oldest);
 	fc_fplist_free(&in->watched);
 	pthread_mutex_destroy(&in->mu);
 	free(in->q);
+	free(in->table);
+	free(in->ghosts);
 	free(in);
+}
+
+void
+fd_inspect_tune(struct fd_inspect *in, uint32_t hold_ms, uint32_t read_ms, bool undecided_cut)
+{
+	pthread_mutex_lock(&in->mu);
+	in->p.hold_ms = hold_ms;
+	in->p.read_ms = read_ms;
+	in->p.undecided_cut = undecided_cut;
+	params_fill(&in->p);
+	pthread_mutex_unlock(&in->mu);
 }
 
 void
@@ -756,7 +1452,7 @@ fd_inspect_take(struct fd_inspect *in, struct fd_inspect_decision *d)
 	pthread_mutex_lock(&in->mu);
 	if (in->qlen > 0) {
 		*d = in->q[in->qhead];
-		in->qhead = (in->qhead + 1) % in->p.queue;
+		in->qhead = (in->qhead + 1) % in->qcap;
 		in->qlen--;
 		got = 1;
 	}
@@ -796,7 +1492,7 @@ fd_inspect_stats(struct fd_inspect *in, struct fd_inspect_stats *out)
 	*out = in->st;
 	out->frames[FD_INSPECT_F_PASSED] = __atomic_load_n(&in->st.frames[FD_INSPECT_F_PASSED],
 							   __ATOMIC_RELAXED);
-	out->reading = in->nreading;
+	out->reading = in->lists[L_READING].n;
 	out->entries = in->nentries;
 	pthread_mutex_unlock(&in->mu);
 }

@@ -1,82 +1,56 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * fd_inspect: flowcutd's inspector - the TLS ClientHello of each TCP
- * connection to a TLS port, read like an inline IPS reads it.
+ * fd_inspect: flowcutd's inspector - the TLS ClientHello (TCP) or QUIC
+ * Initial (UDP) of each connection to a TLS port, read from the frames
+ * the coprocessor hands up as the server's stack will take them, and the
+ * client's frames held until it has decided: passed (handed on in
+ * sequence order, a PASS queued: the binding sets CUT_THRU) or cut (a
+ * listed JA4 or JA3: nothing goes on, a CUT queued).  What it reads, what
+ * it refuses to read, and why: docs/fingerprints.md ("How the inspector
+ * reads"); in short an entry is made only by a client's SYN and read
+ * only once the server's SYN-ACK answered it, and only segments the
+ * server will take are read (in the window, right checksum, a TTL that
+ * reaches, urgent bytes taken out); what it cannot decide (memory, a
+ * hello it cannot read, time) is "undecided": passed or cut as the
+ * setting says, counted by why.
  *
- * It sees the frames the coprocessor hands up: those flagged INSPECT (a
- * connection offloaded with verdict SEND_TO_IPS) and those of the host
- * path (a connection not offloaded yet: its ClientHello often comes up
- * before its offload is done).  For each connection to a TLS port it
- * puts the client's bytes back in order from the first (the SYN says
- * where the stream starts; without it, from the first bytes it sees),
- * across segments (a post-quantum ClientHello
- * spans two), into fc_tls, and HOLDS the client's frames until it has
- * decided:
- *
- *   - the hello is whole and neither its JA4 nor its JA3 is listed: the
- *     held frames are handed on (out(), unchanged, in sequence order),
- *     and a PASS decision is queued (the binding sets the verdict
- *     CUT_THRU; fd_inspect_verdict() says CUT_THRU to an offload from
- *     then on);
- *   - its JA4 or JA3 is listed: no frame goes on, every later frame of
- *     the connection (both ways) is dropped while it is remembered, and a
- *     CUT decision is queued (the binding cuts it: fd_cut);
- *   - the first bytes are not a ClientHello, the hello is malformed or
- *     over 16 KiB (or its frames too many), 2 s pass without a whole one
- *     (from the first byte), or the client closes first: handed on,
- *     PASS, counted by why;
- *   - more than max_conns connections are being read: the new one is
- *     not, PASS, counted.
- *
- * QUIC (UDP to a TLS port): a flow whose first client datagram holds a
- * QUIC Initial is read the same way, its datagrams held in their order,
- * their Initials decrypted by fc_quic until the hello is whole, its JA4
- * taken with 'q'; a flow to a TLS port whose first datagram is no Initial
- * is passed (not_hello) so it is not sent to the inspector for ever.
- *
- * A decided connection is remembered (linger_ms after its last frame) so
- * the frames still in flight meet the same fate; a connection seen by its
- * SYN waits (wait_ms) for its first bytes.  Entries are bounded (4 x
- * max_conns; the oldest not being read make room).  Frames that are not
- * its - not TCP, not to or from a TLS port, not of a connection it knows,
- * IP fragments - it leaves to the caller (return 0).
- *
- * Pure of I/O: frames come in by call, leave through the caller's out()
- * callback; time is the caller's clock (ms); decisions are taken by the
- * caller (fd_inspect_take).  Threads: fd_inspect_frame and fd_inspect_tick
- * from one thread (the relay's "up"); the others from any (the main
- * thread): a mutex inside.  out() is called with it held: it must not
- * call back in.  fd_inspect_close(NULL) does nothing.
+ * Pure of I/O: frames in by call, out through the caller's out(); time is
+ * the caller's (ms); decisions taken by the caller (fd_inspect_take).
+ * Threads: fd_inspect_frame and fd_inspect_tick from one thread (the
+ * relay's "up"), the rest from any: a mutex inside; out() is called with
+ * it held and must not call back in.  fd_inspect_close(NULL) does nothing.
  */
 #ifndef FLOWCUT_FD_INSPECT_H
 #define FLOWCUT_FD_INSPECT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "fc_fplist.h"
 #include "fd_tuple.h"
 
 /*
- * A connection's key is a struct fd_tuple (fd_tuple.h): as its client's
- * frames carry it (before any NAT), src the client, dport a TLS port,
- * proto 6 TCP or 17 UDP (QUIC); printed by fd_tuple_format.
+ * Why a connection was passed or cut: the decision's `why`, a counter
+ * each.  U: 1 when it is undecided (its fate the setting's).
  */
-
-/* Why a connection was passed or cut: the decision's `why`, and a counter each. */
 #define FD_INSPECT_WHYS(X)						\
-	X(LISTED_JA4, "cut_ja4")	/* its JA4 is listed: cut */	\
-	X(LISTED_JA3, "cut_ja3")	/* its JA3 is listed (its JA4 not): cut */ \
-	X(NOT_LISTED, "passed")		/* a whole hello, not listed: CUT_THRU */ \
-	X(NOT_HELLO, "not_hello")	/* its first bytes are not a ClientHello */ \
-	X(MALFORMED, "malformed")	/* a ClientHello fc_tls refused */ \
-	X(TOO_BIG, "too_big")		/* no whole hello within 16 KiB (or 64 frames) */ \
-	X(TIMEOUT, "timeout")		/* no whole hello within the deadline (2 s) */ \
-	X(CLOSED, "closed")		/* a FIN or RST before a whole hello */ \
-	X(OVER_CAP, "over_cap")		/* not read: max_conns were being read */
+	X(LISTED_JA4, "cut_ja4", 0)	/* its JA4 is listed: cut */	\
+	X(LISTED_JA3, "cut_ja3", 0)	/* its JA3 is listed (its JA4 not): cut */ \
+	X(NOT_LISTED, "passed", 0)	/* a whole hello, not listed */	\
+	X(NOT_HELLO, "not_hello", 0)	/* its stream is no ClientHello, no QUIC Initial */ \
+	X(NOT_SEEN, "not_seen", 0)	/* met mid-stream: its SYN was never seen */ \
+	X(CLOSED, "closed", 0)		/* closed (FIN, RST) before a whole hello: nothing more read */ \
+	X(MALFORMED, "malformed", 1)	/* a hello fc_tls or fc_quic refused */ \
+	X(TOO_BIG, "too_big", 1)	/* past the largest hello a server takes */ \
+	X(TIMEOUT, "timeout", 1)	/* no whole hello within read_ms */ \
+	X(MEMORY, "memory", 1)		/* the bytes it needs are over max_bytes */ \
+	X(EVICTED, "evicted", 1)	/* its entry made room for a newer one */ \
+	X(URGENT, "urgent", 1)		/* urgent bytes whose place the server's reads decide */ \
+	X(INITIALS, "quic_initials", 1)	/* more Initials in a datagram than a client sends */
 
 enum fd_inspect_why {
-#define FD_INSPECT_WHY_(n, s) FD_INSPECT_##n,
+#define FD_INSPECT_WHY_(n, s, u) FD_INSPECT_##n,
 	FD_INSPECT_WHYS(FD_INSPECT_WHY_)
 #undef FD_INSPECT_WHY_
 	FD_INSPECT_NWHY
@@ -87,8 +61,14 @@ enum fd_inspect_why {
 	X(HELD, "frames_held")		/* a client frame held, waiting */ \
 	X(RELEASED, "frames_released")	/* a held frame handed on */	\
 	X(DROPPED, "frames_dropped")	/* of a connection cut: held ones and later ones */ \
-	X(DUP, "frames_dup")		/* a retransmission of bytes held: the first copy goes on */ \
-	X(PASSED, "frames_passed")	/* flagged INSPECT, the inspector's no more: handed on as is */
+	X(DUP, "frames_dup")		/* bytes held already: the first copy goes on */ \
+	X(PASSED, "frames_passed")	/* flagged INSPECT, the inspector's no more: handed on */ \
+	X(READ_ON, "frames_read_on")	/* read and handed on at once: held ones let go (hold_ms) */ \
+	X(BAD_CSUM, "frames_bad_csum")	/* not read, dropped: a wrong checksum */ \
+	X(LOW_TTL, "frames_low_ttl")	/* not read, dropped: a TTL below the SYN's, or 1 */ \
+	X(OUTSIDE, "frames_outside")	/* not read, dropped: outside the window, unanswered ACK, wrong port */ \
+	X(CONFLICT, "frames_conflict")	/* not read, dropped: bytes unlike those read at their place */ \
+	X(AFTER_CLOSE, "frames_after_close")	/* data after the stream's end, dropped */
 
 enum fd_inspect_frame_cnt {
 #define FD_INSPECT_FRAME_(n, s) FD_INSPECT_F_##n,
@@ -101,18 +81,23 @@ struct fd_inspect_stats {
 	uint64_t why[FD_INSPECT_NWHY];		/* connections decided, by why */
 	uint64_t frames[FD_INSPECT_NFRAME];
 	uint64_t hellos;			/* ClientHellos read whole and fingerprinted */
-	uint64_t decisions_lost;		/* the queue was full (the connection stays SEND_TO_IPS) */
-	uint64_t no_room;			/* a SYN not remembered: every entry in use */
+	uint64_t passes_lost;			/* a PASS not queued: full (CUTs never are) */
+	uint64_t evicted_waiting;		/* entries without bytes yet made room */
+	uint64_t undecided_cut;			/* undecided, cut (the setting) */
 	uint32_t reading;			/* connections being read now (<= max_conns) */
 	uint32_t entries;			/* connections remembered now */
+	uint64_t bytes;				/* bytes held now (streams and frames) */
 };
 
 const char *fd_inspect_why_name(enum fd_inspect_why w);
+/* fd_inspect_why_undecided - whether w leaves the connection's fate to the setting. */
+bool fd_inspect_why_undecided(enum fd_inspect_why w);
 const char *fd_inspect_frame_name(enum fd_inspect_frame_cnt f);
 
 /* One decision, for the binding: pass (verdict CUT_THRU) or cut. */
 struct fd_inspect_decision {
 	struct fd_tuple key;
+	uint64_t born_ms;		/* the caller's clock: its SYN (its first datagram) was seen */
 	bool cut;
 	uint8_t why;			/* enum fd_inspect_why */
 	char ja4[37];			/* "" when no whole hello was read */
@@ -123,10 +108,14 @@ struct fd_inspect_decision {
 
 struct fd_inspect_params {
 	unsigned int max_conns;		/* being read at once; 0: 1024 */
-	uint32_t deadline_ms;		/* for a whole hello from the first byte; 0: 2000 */
-	uint32_t wait_ms;		/* a SYN waits this long for the first bytes; 0: 10000 */
+	unsigned int per_source;	/* ... from one source (an IPv4 address, an IPv6 /64); 0: max_conns / 8 */
+	unsigned int max_entries;	/* remembered at once; 0: 65536 (a sixteenth a source) */
+	size_t max_bytes;		/* held in all (streams, frames, parsers); 0: 256 MiB */
+	uint32_t hold_ms;		/* held frames let go after (reading goes on); 0: 2000 */
+	uint32_t read_ms;		/* a hello may take this long from the SYN; 0: 120000 */
 	uint32_t linger_ms;		/* a decided one is remembered after its last frame; 0: 10000 */
-	unsigned int queue;		/* decisions waiting to be taken; 0: 4096 */
+	bool undecided_cut;		/* what an undecided connection gets: cut, or pass */
+	unsigned int queue;		/* decisions waiting to be taken; 0: 4096 (CUTs grow it) */
 };
 
 /* Where the frames go on: the host's TAP of `port` (the caller's). */
@@ -139,6 +128,8 @@ struct fd_inspect *fd_inspect_open(const struct fd_inspect_params *p);
 /* fd_inspect_close - frees everything; held frames are dropped. */
 void fd_inspect_close(struct fd_inspect *in);
 
+/* fd_inspect_tune - hold_ms, read_ms (0: their defaults) and undecided_cut from now on. */
+void fd_inspect_tune(struct fd_inspect *in, uint32_t hold_ms, uint32_t read_ms, bool undecided_cut);
 /*
  * fd_inspect_ports - the TLS ports (host order); n 0: none, nothing new
  * is read (connections being read finish as they would).
@@ -157,7 +148,7 @@ void fd_inspect_watch(struct fd_inspect *in, struct fc_fplist *l);
 int fd_inspect_frame(struct fd_inspect *in, uint16_t port, bool flagged, const uint8_t *frame,
 		     uint32_t len, uint64_t now_ms, fd_inspect_out_fn *out, void *octx);
 
-/* fd_inspect_tick - deadlines: connections read too long are handed on; old entries forgotten. */
+/* fd_inspect_tick - deadlines: held frames let go, connections read too long undecided, old entries forgotten. */
 void fd_inspect_tick(struct fd_inspect *in, uint64_t now_ms, fd_inspect_out_fn *out, void *octx);
 
 /* fd_inspect_take - the oldest decision not taken: 1 and *d, or 0 (none). */

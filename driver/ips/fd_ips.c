@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <libnetfilter_conntrack/libnetfilter_conntrack.h>
 
@@ -25,6 +26,14 @@
 
 #define FD_IPS_PENDING 1024		/* cuts waiting for their connection's offload */
 #define FD_IPS_PENDING_MS 2000		/* how long one waits before its state is killed on the host */
+/*
+ * A state may begin this long before the SYN the inspector saw and still
+ * be its connection's: the inspector's clock is read in whole ms when the
+ * relay takes the frame, conntrack's when the host confirms the state
+ * after it.
+ */
+#define FD_IPS_BORN_SLACK_NS 5000000ull
+#define FD_IPS_UNDECIDED_LOG 10		/* undecided connections told a second, at most */
 
 /* A cut decided before its connection was offloaded. */
 struct pending {
@@ -64,7 +73,12 @@ struct fd_ips {
 		uint64_t cuts;		/* fd_cut_conn done */
 		uint64_t cut_not_offloaded;	/* not offloaded within 2 s: cut by fd_cut_state */
 		uint64_t cut_no_state;	/* no state to cut: gone, or never made (nothing reached the host) */
+		uint64_t cut_not_this_conn;	/* the tuple's state began before the connection read: not cut */
+		uint64_t cut_unverified;	/* cut with no start time on the state to check */
 	} st;
+	uint64_t said_at;		/* ms: the second undecided ones were last told in */
+	unsigned int said;		/* ... told in it */
+	uint64_t unsaid;		/* ... not told since */
 };
 
 /* ---- the relay's side (its "up" thread) ---- */
@@ -219,6 +233,8 @@ fd_ips_settings(struct fd_ips *x, const struct fc_settings *s)
 	bool on = s->fingerprints[0] != '\0';
 
 	x->cut_in_hardware = s->cut_in_hardware;
+	fd_inspect_tune(x->in, s->inspect_hold_ms, (uint32_t)s->inspect_read_timeout * 1000u,
+			s->inspect_undecided_cut);
 	x->nports = on ? s->ntls_ports : 0;
 	memcpy(x->ports, s->tls_ports, sizeof(x->ports));
 	ports_apply(x);
@@ -377,16 +393,68 @@ cut_pending_now(struct fd_ips *x, const struct pending *p)
 	nfct_destroy(ct);
 }
 
+/*
+ * Whether the state ct is the connection the inspector read: it began
+ * no earlier than that connection's SYN (its first datagram).  A state
+ * older than it is another connection of the same tuple - a spoofed
+ * hello aimed at it - and is not cut.  A state without its start (the
+ * host's nf_conntrack_timestamp off: flowcutd says so when it starts)
+ * cannot be told: counted, and taken as the tuple's.
+ */
+static bool
+is_this_conn(struct fd_ips *x, const struct nf_conntrack *ct, const struct fd_inspect_decision *d,
+	     int64_t *early_ms)
+{
+	struct timespec rt;
+	uint64_t born_rt_ns, start, age_ms = fd_clock_ms() - d->born_ms;
+
+	*early_ms = 0;
+	if (!nfct_attr_is_set(ct, ATTR_TIMESTAMP_START)) {
+		x->st.cut_unverified++;
+		return true;
+	}
+	clock_gettime(CLOCK_REALTIME, &rt);
+	born_rt_ns = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec - age_ms * 1000000ull;
+	start = nfct_get_attr_u64(ct, ATTR_TIMESTAMP_START);
+	*early_ms = ((int64_t)born_rt_ns - (int64_t)start) / 1000000;
+	return start + FD_IPS_BORN_SLACK_NS >= born_rt_ns;
+}
+
+/* An undecided connection, told (FD_IPS_UNDECIDED_LOG a second at most, the rest counted). */
+static void
+tell_undecided(struct fd_ips *x, const struct fd_inspect_decision *d, const char *tuple,
+	       uint64_t now)
+{
+	if (now / 1000 != x->said_at) {
+		if (x->unsaid > 0)
+			printf("flowcutd: tls: %" PRIu64 " more undecided connections not told\n",
+			       x->unsaid);
+		x->said_at = now / 1000;
+		x->said = 0;
+		x->unsaid = 0;
+	}
+	if (x->said++ >= FD_IPS_UNDECIDED_LOG) {
+		x->unsaid++;
+		return;
+	}
+	printf("flowcutd: tls: %s: undecided (%s): %s, as inspect_undecided says\n", tuple,
+	       fd_inspect_why_name((enum fd_inspect_why)d->why), d->cut ? "cut" : "passed");
+	fflush(stdout);
+}
+
 static void
 apply(struct fd_ips *x, const struct fd_inspect_decision *d, uint64_t now)
 {
 	struct fd_offload_conn oc;
 	struct nf_conntrack *ct, *orig = NULL;
 	char tuple[128];
+	int64_t early;
 	uint32_t ct_id;
 
 	fd_tuple_format(&d->key, tuple, sizeof(tuple));
-	if (d->cut) {
+	if (fd_inspect_why_undecided((enum fd_inspect_why)d->why))
+		tell_undecided(x, d, tuple, now);
+	else if (d->cut) {
 		printf("flowcutd: tls: %s%s%s JA4 %s JA3 %s: its %s is listed (%s line %lu)\n",
 		       tuple, d->sni[0] ? " sni " : "", d->sni, d->ja4[0] ? d->ja4 : "-",
 		       d->ja3[0] ? d->ja3 : "-", d->why == FD_INSPECT_LISTED_JA4 ? "JA4" : "JA3",
@@ -402,6 +470,14 @@ apply(struct fd_ips *x, const struct fd_inspect_decision *d, uint64_t now)
 			       "reached the host): its frames dropped by the inspector\n", tuple);
 			fflush(stdout);
 		}
+		return;
+	}
+	if (d->cut && !is_this_conn(x, ct, d, &early)) {
+		x->st.cut_not_this_conn++;
+		printf("flowcutd: tls: %s: its state began %" PRId64 " ms before the connection the "
+		       "inspector read (another connection of the tuple): not cut\n", tuple, early);
+		fflush(stdout);
+		nfct_destroy(ct);
 		return;
 	}
 	ct_id = nfct_get_attr_u32(ct, ATTR_ID);
@@ -583,14 +659,18 @@ fd_ips_bind(struct fd_ips *x, struct fd_offload *off, const struct fd_ct_io *ct,
 	COUNT(hellos, st)							\
 	EACH(fd_inspect_why_name, FD_INSPECT_NWHY, st.why)			\
 	EACH(fd_inspect_frame_name, FD_INSPECT_NFRAME, st.frames)		\
-	COUNT(decisions_lost, st)						\
-	COUNT(no_room, st)							\
+	COUNT(passes_lost, st)							\
+	COUNT(evicted_waiting, st)						\
+	COUNT(undecided_cut, st)						\
+	COUNT(bytes, st)							\
 	COUNT(cut_thru_set, x->st)						\
 	COUNT(verdict_failed, x->st)						\
 	COUNT(cuts, x->st)							\
 	OBJ(cut_pending, json_integer(x->npend))				\
 	COUNT(cut_not_offloaded, x->st)						\
 	COUNT(cut_no_state, x->st)						\
+	COUNT(cut_not_this_conn, x->st)						\
+	COUNT(cut_unverified, x->st)						\
 	COUNT(offloaded_at_pass, os)
 
 json_t *

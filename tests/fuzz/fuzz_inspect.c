@@ -8,11 +8,14 @@
  *   op & 3 == 1   a client segment of connection op >> 6: TCP flags (1),
  *                 its sequence number past the ISN (2; the SYN's is 0),
  *                 payload length (2),
- *                 the payload (what the input has left of it)
- *   op & 3 == 2   the same from the server
+ *                 the payload (what the input has left of it); it
+ *                 acks the server's ISN + 1 (the server's SYN-ACK is
+ *                 its segment at 0)
+ *   op & 3 == 2   the same from the server (it comes up port 1)
  *   op & 3 == 3   the clock moves on: ms (2), then a tick
  *
- * bit 2 of op: flagged INSPECT.  UDP to 443 (QUIC) comes as raw frames.
+ * bit 2 of op: flagged INSPECT; bit 3: its checksum spoiled; bit 4: a TTL
+ * of 1.  UDP to 443 (QUIC) comes as raw frames.
  * The watched list holds the JA4 and the
  * JA3 of the JA4 specification's example hello (the seeds carry it).
  * Checks: no crash, no read past a frame (ASan); every frame handed on is
@@ -34,11 +37,13 @@
 #include "fuzz.h"
 
 #define MAX_CONNS 4
+#define MAX_ENTRIES 16
 #define MAX_FRAMES 1024
 
 struct taken {
 	uint8_t *b;
 	uint32_t len;
+	uint16_t port;
 	int sent;
 };
 static struct taken taken[MAX_FRAMES];
@@ -55,11 +60,11 @@ static void
 out(void *octx, uint16_t port, const uint8_t *frame, uint32_t len)
 {
 	(void)octx;
-	if (port != 0)
-		die("a frame handed on to a port it did not come from");
 	for (unsigned int i = 0; i <= ntaken && i < MAX_FRAMES; i++)	/* and the one being given */
 		if (taken[i].b != NULL && !taken[i].sent && taken[i].len == len &&
 		    memcmp(taken[i].b, frame, len) == 0) {
+			if (port != taken[i].port)
+				die("a frame handed on to a port it did not come from");
 			taken[i].sent = 1;
 			return;
 		}
@@ -89,10 +94,11 @@ rd16(const uint8_t **p, const uint8_t *end)
 /* A segment of connection c (client's, or the server's when reply) into f; its length. */
 static size_t
 segment(uint8_t *f, size_t cap, unsigned int c, int reply, uint8_t flags, uint32_t seq,
-	const uint8_t *pl, uint16_t n)
+	const uint8_t *pl, uint16_t n, uint8_t ttl)
 {
 	struct fc_frame_spec s = { .dmac = { 2, 0xfc, 0, 0, 0, 1 }, .smac = { 2, 0, 0, 0, 0, 2 },
-				   .tcp_flags = flags, .seq = seq, .payload = n };
+				   .tcp_flags = flags, .seq = seq, .ack = 1000, .ttl = ttl,
+				   .payload = n };
 	size_t len;
 
 	if (reply)
@@ -102,6 +108,8 @@ segment(uint8_t *f, size_t cap, unsigned int c, int reply, uint8_t flags, uint32
 	len = fc_frame_build(&s, f, cap);
 	if (len > 0 && n > 0)
 		memcpy(f + 54, pl, n);
+	if (len > 0)
+		(void)fc_frame_fix_l4(f, len);
 	return len;
 }
 
@@ -111,7 +119,8 @@ fuzz_one(const uint8_t *data, size_t size)
 	static const uint16_t ports[] = { 443, 8443 };
 	static const char watched[] = "t13d1516h2_8daaf6152771_e5627efa2ab1\n"
 				      "50a0e1f8c13ee9e5521e3f374a63a021\n";
-	struct fd_inspect_params p = { .max_conns = MAX_CONNS, .queue = 8 };
+	struct fd_inspect_params p = { .max_conns = MAX_CONNS, .per_source = 2,
+				       .max_entries = MAX_ENTRIES, .queue = 8 };
 	struct fd_inspect *in = fd_inspect_open(&p);
 	const uint8_t *at = data, *end = data + size;
 	struct fc_fplist l = { 0 };
@@ -150,8 +159,11 @@ fuzz_one(const uint8_t *data, size_t size)
 				n = (uint16_t)(end - at);
 			if (n > 1400)
 				n = 1400;
-			len = segment(f, sizeof(f), op >> 6, (op & 3) == 2, flags, seq, at, n);
+			len = segment(f, sizeof(f), op >> 6, (op & 3) == 2, flags, seq, at, n,
+				      op & 0x10 ? 1 : 0);
 			at += n;
+			if ((op & 8) && len > 54)
+				f[50] ^= 0x5a;	/* the checksum */
 		}
 		if (len > 0 && (op & 3) != 3) {
 			uint8_t *copy = malloc(len);
@@ -162,8 +174,10 @@ fuzz_one(const uint8_t *data, size_t size)
 			/* listed first: a frame may be handed on in the call that takes it */
 			taken[ntaken].b = copy;
 			taken[ntaken].len = (uint32_t)len;
+			taken[ntaken].port = (op & 3) == 2;
 			taken[ntaken].sent = 0;
-			if (fd_inspect_frame(in, 0, op & 4, copy, (uint32_t)len, now, out, NULL)) {
+			if (fd_inspect_frame(in, taken[ntaken].port, op & 4, copy, (uint32_t)len, now,
+					     out, NULL)) {
 				ntaken++;
 			} else {
 				if (taken[ntaken].sent)
@@ -173,7 +187,7 @@ fuzz_one(const uint8_t *data, size_t size)
 			}
 		}
 		fd_inspect_stats(in, &st);
-		if (st.reading > MAX_CONNS || st.entries > 4 * MAX_CONNS)
+		if (st.reading > MAX_CONNS || st.entries > MAX_ENTRIES)
 			die("over the cap");
 		if (st.frames[FD_INSPECT_F_RELEASED] > st.frames[FD_INSPECT_F_HELD])
 			die("released more than held");
@@ -209,10 +223,11 @@ fuzz_seeds(const char *dir)
 	size_t hn, n;
 	int rc = 0;
 
-	/* the spec's hello (listed) in one segment, host path: SYN, ACK, hello */
+	/* the spec's hello (listed) in one segment, host path: SYN, SYN-ACK, ACK, hello */
 	fc_hello_chrome(&s, 0x001d, 32);
 	hn = fc_hello_build(&s, hello, sizeof(hello), NULL);
 	n = step(seed, 0x01, 0x02, 0, NULL, 0);	/* the SYN */
+	n += step(seed + n, 0x02, 0x12, 0, NULL, 0);	/* the SYN-ACK */
 	n += step(seed + n, 0x01, 0x10, 1, NULL, 0);
 	n += step(seed + n, 0x01, 0x18, 1, hello, (uint16_t)hn);
 	n += step(seed + n, 0x05, 0x18, 1, hello, (uint16_t)hn);	/* again, flagged */
@@ -222,11 +237,13 @@ fuzz_seeds(const char *dir)
 	fc_hello_chrome(&s, 0x11ec, 1216);
 	hn = fc_hello_build(&s, hello, sizeof(hello), NULL);
 	n = step(seed, 0x41, 0x02, 0, NULL, 0);
+	n += step(seed + n, 0x42, 0x12, 0, NULL, 0);
 	n += step(seed + n, 0x45, 0x10, 1001, hello + 1000, (uint16_t)(hn - 1000));
 	n += step(seed + n, 0x45, 0x10, 1, hello, 1000);
 	rc |= fuzz_seed_put(dir, 1, seed, n);
-	/* half a hello, then 2.5 s: passed at the deadline */
+	/* half a hello, then 2.5 s: its held frames let go at the hold deadline, read on */
 	n = step(seed, 0x81, 0x02, 0, NULL, 0);
+	n += step(seed + n, 0x82, 0x12, 0, NULL, 0);
 	n += step(seed + n, 0x81, 0x10, 1, hello, 300);
 	seed[n++] = 0x03;
 	seed[n++] = 0x09;
@@ -234,6 +251,7 @@ fuzz_seeds(const char *dir)
 	rc |= fuzz_seed_put(dir, 2, seed, n);
 	/* not a hello, a FIN; a raw runt frame */
 	n = step(seed, 0xc1, 0x02, 0, NULL, 0);
+	n += step(seed + n, 0xc2, 0x12, 0, NULL, 0);
 	n += step(seed + n, 0xc1, 0x19, 1, (const uint8_t *)"GET / HTTP/1.1\r\n\r\n", 18);
 	seed[n++] = 0x00;
 	seed[n++] = 0x00;
@@ -256,6 +274,7 @@ fuzz_seeds(const char *dir)
 		fc_key4(&u.key, IPPROTO_UDP, "198.18.0.2", 50000, "198.18.1.2", 443);
 		fl = fc_frame_build(&u, seed + 3, sizeof(seed) - 3);
 		memcpy(seed + 3 + 14 + 20 + 8, initial, sizeof(initial));
+		(void)fc_frame_fix_l4(seed + 3, fl);
 		seed[0] = 0x04;		/* raw, flagged */
 		seed[1] = (uint8_t)(fl >> 8);
 		seed[2] = (uint8_t)fl;

@@ -219,6 +219,46 @@ fc_frame_check(const uint8_t *f, size_t len, const char **why)
 	return 0;
 }
 
+int
+fc_frame_fix_l4(uint8_t *f, size_t len)
+{
+	size_t l2 = len >= 14 && rd16(f + 12) == 0x8100 ? 18 : 14, l3hdr, l4len;
+	uint8_t *l3 = f + l2, *l4, proto;
+	int family;
+
+	if (len < l2 + 40)
+		return -1;
+	if (rd16(f + l2 - 2) == 0x0800) {
+		family = 4;
+		l3hdr = (size_t)(l3[0] & 0xf) * 4;
+		l4len = rd16(l3 + 2) - l3hdr;
+		proto = l3[9];
+	} else if (rd16(f + l2 - 2) == 0x86dd) {
+		family = 6;
+		l3hdr = 40;
+		l4len = rd16(l3 + 4);
+		proto = l3[6];
+	} else {
+		return -1;
+	}
+	l4 = l3 + l3hdr;
+	if (l2 + l3hdr + l4len > len)
+		return -1;
+	if (proto == IPPROTO_TCP) {
+		wr16(l4 + 16, 0);
+		wr16(l4 + 16, l4_csum(family, l3, proto, l4, l4len, 16));
+	} else if (proto == IPPROTO_UDP && rd16(l4 + 6) != 0) {
+		uint16_t c;
+
+		wr16(l4 + 6, 0);
+		c = l4_csum(family, l3, proto, l4, l4len, 6);
+		wr16(l4 + 6, c == 0 ? 0xffff : c);
+	} else {
+		return -1;
+	}
+	return 0;
+}
+
 static void
 key_fill(struct fc_key *k, int family, uint8_t proto, const char *src, uint16_t sport,
 	 const char *dst, uint16_t dport)

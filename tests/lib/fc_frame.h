@@ -46,6 +46,14 @@ size_t fc_frame_build(const struct fc_frame_spec *s, uint8_t *buf, size_t cap);
  */
 int fc_frame_check(const uint8_t *f, size_t len, const char **why);
 
+/*
+ * fc_frame_fix_l4 - the TCP or UDP checksum of a frame written again over
+ * what it carries now (a payload copied in after fc_frame_build): what a
+ * sender's stack would have sent.  Untagged or one tag, IPv4 or IPv6
+ * without extension headers.  0, or -1 when it is neither.
+ */
+int fc_frame_fix_l4(uint8_t *f, size_t len);
+
 /* fc_key4 / fc_key6 - fill a key from text addresses, host-order ports. */
 void fc_key4(struct fc_key *k, uint8_t proto, const char *src, uint16_t sport,
 	     const char *dst, uint16_t dport);

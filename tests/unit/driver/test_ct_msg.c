@@ -14,9 +14,10 @@
  *   bpf_filter, classic BPF as the kernel runs it (big-endian loads);
  * - fd_ctparse against libnetfilter_conntrack's parse (the oracle,
  *   tests/lib/fc_nfct_same.h) on messages the library builds: every
- *   attribute fd_ctparse sets, in each kind of state.
+ *   attribute fd_ctparse sets, in each kind of state; a state's times.
  */
 #include <arpa/inet.h>
+#include <endian.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -640,6 +641,59 @@ test_parse_as_the_library(void **st)
 	}
 }
 
+/*
+ * A state's times (CTA_TIMESTAMP, with nf_conntrack_timestamp on): read as
+ * the library reads them - whose own setters cannot write them, so
+ * fd_ctparse hands it the nest - start and stop, the rest unchanged; a
+ * nest too big for a state's times is refused.
+ */
+static void
+test_timestamp(void **st)
+{
+	static char buf[4096] __attribute__((aligned(4)));
+	struct nf_conntrack *ct = kind(1), *a = nfct_new(), *b = nfct_new();
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct nfgenmsg *g;
+	struct nlattr *nest;
+	const char *diff;
+
+	(void)st;
+	nlh->nlmsg_type = CT_TYPE(IPCTNL_MSG_CT_NEW);
+	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
+	g->nfgen_family = nfct_get_attr_u8(ct, ATTR_L3PROTO);
+	g->version = NFNETLINK_V0;
+	assert_int_equal(nfct_nlmsg_build(nlh, ct), 0);
+	nest = mnl_attr_nest_start(nlh, CTA_TIMESTAMP);
+	mnl_attr_put_u64(nlh, CTA_TIMESTAMP_START, htobe64(1796646004008109625ull));
+	mnl_attr_put_u64(nlh, CTA_TIMESTAMP_STOP, htobe64(1796646005008109625ull));
+	mnl_attr_nest_end(nlh, nest);
+	assert_int_equal(fd_ctparse_msg(nlh, a), 0);
+	assert_true(nfct_nlmsg_parse(nlh, b) >= 0);
+	assert_true(nfct_attr_is_set(a, ATTR_TIMESTAMP_START) > 0);
+	assert_true(nfct_get_attr_u64(a, ATTR_TIMESTAMP_START) == 1796646004008109625ull);
+	assert_true(nfct_get_attr_u64(a, ATTR_TIMESTAMP_STOP) == 1796646005008109625ull);
+	assert_true(nfct_get_attr_u64(b, ATTR_TIMESTAMP_START) == 1796646004008109625ull);
+	diff = fc_nfct_differ(a, b);
+	if (diff != NULL)
+		fail_msg("fd_ctparse and the library differ on %s", diff);
+	nfct_destroy(a);
+	/* a nest past any state's times: refused */
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = CT_TYPE(IPCTNL_MSG_CT_NEW);
+	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
+	g->nfgen_family = nfct_get_attr_u8(ct, ATTR_L3PROTO);
+	assert_int_equal(nfct_nlmsg_build(nlh, ct), 0);
+	nest = mnl_attr_nest_start(nlh, CTA_TIMESTAMP);
+	for (int i = 0; i < 12; i++)
+		mnl_attr_put_u64(nlh, CTA_TIMESTAMP_START, 0);
+	mnl_attr_nest_end(nlh, nest);
+	a = nfct_new();
+	assert_int_equal(fd_ctparse_msg(nlh, a), -1);
+	nfct_destroy(a);
+	nfct_destroy(b);
+	nfct_destroy(ct);
+}
+
 int
 main(void)
 {
@@ -650,6 +704,7 @@ main(void)
 		cmocka_unit_test(test_own_events),
 		cmocka_unit_test(test_short_msg),
 		cmocka_unit_test(test_parse_as_the_library),
+		cmocka_unit_test(test_timestamp),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
