@@ -76,7 +76,7 @@ cur_vec(struct cur *c, unsigned int lenbytes, struct fc_tls_bytes *b, struct cur
 	}
 	if (c->end - c->off < n)
 		return false;
-	b->off = (uint16_t)c->off;
+	b->off = c->off;
 	b->len = n;
 	if (in != NULL)
 		*in = (struct cur){ c->msg, c->off, c->off + n };
@@ -244,7 +244,7 @@ hello_parse(struct fc_tls_hello *h)
 	at = c.off;
 	if (c.end - c.off < 32)
 		return finish(h, -EBADMSG, "random: message ends (at byte %u of the hello)", at);
-	h->random = (struct fc_tls_bytes){ (uint16_t)c.off, 32 };
+	h->random = (struct fc_tls_bytes){ c.off, 32 };
 	c.off += 32;
 	at = c.off;
 	if (!cur_vec(&c, 1, &h->session_id, NULL) || h->session_id.len > 32)
@@ -308,9 +308,9 @@ message_check(struct fc_tls_hello *h)
 	if (h->msg_len == 0 && h->msg_have >= 4) {
 		uint32_t len = (uint32_t)h->msg[1] << 16 | (uint32_t)h->msg[2] << 8 | h->msg[3];
 
-		if (len > FC_TLS_HELLO_MAX - 4)
-			return finish(h, -EMSGSIZE, "ClientHello of %u bytes is over the cap of %u",
-				      len + 4, FC_TLS_HELLO_MAX);
+		if (len > FC_TLS_HELLO_BODY_MAX)
+			return finish(h, -EMSGSIZE, "ClientHello body of %u bytes is over the cap of %u "
+				      "(what OpenSSL's server accepts)", len, FC_TLS_HELLO_BODY_MAX);
 		h->msg_len = len + 4;
 	}
 	return 0;
@@ -375,9 +375,9 @@ fc_tls_alpn_next(const struct fc_tls_hello *h, unsigned int *pos, struct fc_tls_
 {
 	unsigned int off = h->alpn.off + *pos;
 
-	if (!h->has_alpn || off >= (unsigned int)h->alpn.off + h->alpn.len)
+	if (!h->has_alpn || off >= h->alpn.off + h->alpn.len)
 		return false;
-	name->off = (uint16_t)(off + 1);
+	name->off = off + 1;
 	name->len = h->msg[off];
 	*pos += 1u + name->len;
 	return true;
@@ -400,7 +400,7 @@ fc_tls_version(const struct fc_tls_hello *h)
 void
 fc_tls_init(struct fc_tls_hello *h)
 {
-	/* everything before the message buffer; the buffer is written before it is read */
+	/* everything before the message buffer; it and ext[] are written before they are read */
 	memset(h, 0, offsetof(struct fc_tls_hello, msg));
 	h->phase = FC_TLS_RECORD_HEADER;
 }

@@ -8,8 +8,9 @@
  * may split the records anywhere: feed what arrived, and the answer says
  * whether more is needed, the stream is not a ClientHello, the hello is
  * malformed (with what was wrong, and where), or it is complete.  The hello
- * message is capped at FC_TLS_HELLO_MAX bytes: beyond that the parser
- * refuses it rather than buffer more.
+ * is read whole up to the size OpenSSL's server accepts (a body of
+ * FC_TLS_HELLO_BODY_MAX bytes: as large as its fields can make it); one
+ * announcing more is refused before it is buffered.
  *
  * The parser reports what is on the wire: every value, GREASE (RFC 8701)
  * included, in the order sent.  What to skip is the fingerprints' business
@@ -20,8 +21,15 @@
  * and no list can overflow a fixed array.
  *
  * Threads: a struct fc_tls_hello belongs to one thread at a time; there is
- * no global state.  No allocation: the caller owns the struct (about 25 KiB)
- * and may reuse it after fc_tls_init().  Nothing to shut down.
+ * no global state.  No allocation: the caller owns the struct and may reuse
+ * it after fc_tls_init().  Nothing to shut down.
+ *
+ * Memory: the struct is about 161 KiB, room for the largest hello; callers
+ * malloc one per connection being read.  glibc serves a block that size
+ * with mmap (or, once one was freed, from a heap grown for it), and a page
+ * never written costs no memory: fc_tls_init() writes the first few
+ * hundred bytes, reading writes the message's own bytes and one ext[]
+ * entry per extension, so a usual hello of 2 KiB touches 2 or 3 pages.
  */
 #ifndef FLOWCUT_FC_TLS_H
 #define FLOWCUT_FC_TLS_H
@@ -30,10 +38,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The largest ClientHello message (type, length and body) accepted. */
-#define FC_TLS_HELLO_MAX 16384
-/* Every extension takes at least 4 bytes of the message: no more than this. */
-#define FC_TLS_EXT_MAX (FC_TLS_HELLO_MAX / 4)
+/*
+ * The largest ClientHello body read: OpenSSL's server accepts no more
+ * (CLIENT_HELLO_MAX_LENGTH, ssl/statem/statem_srvr.c, the length in the
+ * handshake header), and its fields can make no more: legacy_version 2,
+ * random 32, session_id 1 + 32, cipher_suites 2 + 65534, compression 1 +
+ * 255, extensions 2 + 65535.
+ */
+#define FC_TLS_HELLO_BODY_MAX 131396
+/* The largest message: type (1), length (3) and that body. */
+#define FC_TLS_HELLO_MAX (4 + FC_TLS_HELLO_BODY_MAX)
+/* Every extension takes at least 4 bytes of the extensions block (at most 65535). */
+#define FC_TLS_EXT_MAX (65535 / 4)
 
 #define FC_TLS_CONTENT_HANDSHAKE 22
 #define FC_TLS_HS_CLIENT_HELLO   1
@@ -48,14 +64,14 @@
 
 /* n big-endian 16-bit values at msg + off. */
 struct fc_tls_u16s {
-	uint16_t off;
-	uint16_t n;
+	uint32_t off;
+	uint32_t n;
 };
 
 /* len bytes at msg + off. */
 struct fc_tls_bytes {
-	uint16_t off;
-	uint16_t len;
+	uint32_t off;
+	uint32_t len;
 };
 
 /* Where the reading of the records stands (internal to fc_tls.c). */
@@ -73,8 +89,7 @@ struct fc_tls_hello {
 	struct fc_tls_bytes session_id;
 	struct fc_tls_u16s ciphers;	/* cipher_suites, as sent */
 	struct fc_tls_bytes compression;
-	uint16_t next;			/* number of extensions */
-	uint16_t ext[FC_TLS_EXT_MAX];	/* their types, as sent */
+	uint16_t next;			/* number of extensions; their types in ext[] */
 	bool has_ext_block;		/* the extensions field is present */
 	bool has_sni;			/* a server_name extension is present */
 	bool has_alpn;			/* an ALPN extension is present */
@@ -99,6 +114,9 @@ struct fc_tls_hello {
 	uint32_t msg_have;		/* bytes of the message held */
 	uint32_t msg_len;		/* 4 + the handshake length, once known */
 	uint8_t msg[FC_TLS_HELLO_MAX];	/* the handshake message */
+
+	/* ---- last: written before read, so fc_tls_init() leaves it untouched ---- */
+	uint16_t ext[FC_TLS_EXT_MAX];	/* the extensions' types, as sent (next of them) */
 };
 
 /* fc_tls_init - make h ready for the first byte of a stream. */
@@ -115,7 +133,8 @@ void fc_tls_init(struct fc_tls_hello *h);
  *   -ENOMSG    the stream is not a TLS ClientHello: its first record is not
  *              a TLS handshake record (SSL 2.0's hello included), or the
  *              handshake message is of another type.
- *   -EMSGSIZE  the hello announces more than FC_TLS_HELLO_MAX bytes.
+ *   -EMSGSIZE  the hello announces a body of more than FC_TLS_HELLO_BODY_MAX
+ *              bytes (more than OpenSSL's server accepts).
  *   -EBADMSG   the records or the hello are malformed.
  * Every answer but -EAGAIN is final: later calls return it again without
  * reading.  On -ENOMSG, -EMSGSIZE and -EBADMSG, h->err says what was wrong

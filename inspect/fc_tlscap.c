@@ -308,9 +308,9 @@ quic_datagram(struct walk *w, const struct key *k, const uint8_t *d, uint32_t le
 	}
 	w->st.quic_initials++;
 	rc = fc_quic_feed(f->quic, d, len);
-	if (rc == -EAGAIN)
-		return;
-	if (rc == -EBADMSG && f->quic->packets == 0)
+	if (rc == -EAGAIN || ((rc == -EPROTO || rc == -E2BIG) && f->quic->packets > 0))
+		return;	/* (a datagram its server drops: the next is read) */
+	if (rc == -EPROTO || rc == -E2BIG)
 		w->st.quic_undecrypted++;	/* a server's, or damaged: not a client's hello */
 	else if (rc != -ENOMSG)
 		report(w, f, rc);

@@ -727,9 +727,6 @@ answer(struct fd_inspect *in, struct conn *c, int rc, uint64_t now, fd_inspect_o
 	case -EMSGSIZE:
 		undecided(in, c, FD_INSPECT_TOO_BIG, now, out, octx);
 		break;
-	case -E2BIG:
-		undecided(in, c, FD_INSPECT_INITIALS, now, out, octx);
-		break;
 	default:
 		undecided(in, c, FD_INSPECT_MALFORMED, now, out, octx);
 		break;
@@ -1201,9 +1198,11 @@ udp_client(struct fd_inspect *in, struct conn *c, uint16_t port, const uint8_t *
 		undecided(in, c, FD_INSPECT_MEMORY, now, out, octx);
 		return c->state == C_CUT ? drop(in, FD_INSPECT_F_DROPPED) : 0;
 	}
-	if (!rd->released)
-		held = hold(in, rd, port, f, len, UINT32_MAX, out, octx);
 	rc = fc_quic_feed(rd->quic, f + s->poff, s->plen);
+	if (rc == -EPROTO || rc == -E2BIG)	/* its server drops it: not read, not on */
+		return drop(in, FD_INSPECT_F_QUIC_REFUSED);
+	if (rc == -EAGAIN && !rd->released)
+		held = hold(in, rd, port, f, len, UINT32_MAX, out, octx);
 	if (answer(in, c, rc, now, out, octx)) {
 		if (!held)
 			in->st.frames[FD_INSPECT_F_DROPPED]++;

@@ -46,8 +46,7 @@
 	X(TIMEOUT, "timeout", 1)	/* no whole hello within read_ms */ \
 	X(MEMORY, "memory", 1)		/* the bytes it needs are over max_bytes */ \
 	X(EVICTED, "evicted", 1)	/* its entry made room for a newer one */ \
-	X(URGENT, "urgent", 1)		/* urgent bytes whose place the server's reads decide */ \
-	X(INITIALS, "quic_initials", 1)	/* more Initials in a datagram than a client sends */
+	X(URGENT, "urgent", 1)		/* urgent bytes whose place the server's reads decide */
 
 enum fd_inspect_why {
 #define FD_INSPECT_WHY_(n, s, u) FD_INSPECT_##n,
@@ -68,7 +67,8 @@ enum fd_inspect_why {
 	X(LOW_TTL, "frames_low_ttl")	/* not read, dropped: a TTL below the SYN's, or 1 */ \
 	X(OUTSIDE, "frames_outside")	/* not read, dropped: outside the window, unanswered ACK, wrong port */ \
 	X(CONFLICT, "frames_conflict")	/* not read, dropped: bytes unlike those read at their place */ \
-	X(AFTER_CLOSE, "frames_after_close")	/* data after the stream's end, dropped */
+	X(AFTER_CLOSE, "frames_after_close")	/* data after the stream's end, dropped */ \
+	X(QUIC_REFUSED, "frames_quic_refused")	/* not read, dropped: a QUIC datagram its server drops */
 
 enum fd_inspect_frame_cnt {
 #define FD_INSPECT_FRAME_(n, s) FD_INSPECT_F_##n,

@@ -10,9 +10,11 @@
  *          fed to fc_quic_frames (frames, CRYPTO offsets, the hello)
  *
  * Checks: no crash, no read past an input (ASan); every answer is one the
- * header names, and an error says why; an answer other than -EAGAIN is
- * final (fed again, the same); a whole hello has a JA4 starting with 'q'
- * and a JA3.
+ * header names, and an error says why; an answer other than -EAGAIN,
+ * -E2BIG and -EPROTO is final (fed again, the same); a datagram refused
+ * (-E2BIG: more Initials than the cap; -EPROTO: one that does not open)
+ * has had none of its Initials read, and the next is read; a whole
+ * hello has a JA4 starting with 'q' and a JA3.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -44,11 +46,12 @@ fuzz_one(const uint8_t *data, size_t size)
 {
 	static char str[FC_JA_STR_MAX];
 	bool frames = size > 0 && (data[0] & 1);
+	uint32_t opened;
 	size_t pos = 1;
 	int rc = -EAGAIN;
 
 	fc_quic_init(&q);
-	while (pos + 2 <= size && rc == -EAGAIN) {
+	while (pos + 2 <= size && (rc == -EAGAIN || rc == -E2BIG || rc == -EPROTO)) {
 		size_t n = (size_t)data[pos] << 8 | data[pos + 1];
 		uint8_t *copy;
 
@@ -59,15 +62,19 @@ fuzz_one(const uint8_t *data, size_t size)
 		if (copy == NULL)
 			die("out of memory");
 		memcpy(copy, data + pos, n);
+		opened = q.packets;
 		rc = frames ? fc_quic_frames(&q, copy, n) : fc_quic_feed(&q, copy, n);
-		if (rc != -EAGAIN && (frames ? fc_quic_frames(&q, copy, n)
-					     : fc_quic_feed(&q, copy, n)) != rc)
+		/* a datagram refused is refused whole: nothing of it opened, read on */
+		if ((rc == -E2BIG || rc == -EPROTO) && (frames || q.packets != opened))
+			die("a datagram refused after an Initial of it was opened");
+		if (rc != -EAGAIN && rc != -E2BIG && rc != -EPROTO &&
+		    (frames ? fc_quic_frames(&q, copy, n) : fc_quic_feed(&q, copy, n)) != rc)
 			die("an answer that was not final");
 		free(copy);
 		pos += n;
 	}
 	if (rc != 0 && rc != -EAGAIN && rc != -ENOMSG && rc != -EBADMSG && rc != -EMSGSIZE &&
-	    rc != -EIO)
+	    rc != -E2BIG && rc != -EPROTO && rc != -EIO)
 		die("an answer the header does not name");
 	if (rc != 0 && rc != -EAGAIN && q.err[0] == '\0')
 		die("an error without its reason");
@@ -140,6 +147,24 @@ fuzz_seeds(const char *dir)
 		memcpy(t + k, hello, 100);
 		k += 100;
 		rc |= fuzz_seed_put(dir, 2, t, k);
+	}
+	/* a datagram of one Initial more than the cap (39 bytes each, opaque payloads): -E2BIG */
+	{
+		enum { N = FC_QUIC_INITIALS_MAX + 1 };
+		uint8_t t[3 + N * 39];
+		size_t k = 0;
+
+		t[k++] = 0;
+		t[k++] = (uint8_t)((N * 39) >> 8);
+		t[k++] = (uint8_t)(N * 39);
+		for (int i = 0; i < N; i++) {
+			memcpy(t + k, "\xc0\x00\x00\x00\x01\x08\x83\x94\xc8\xf0\x3e\x51\x57\x08"
+			       "\x00\x00\x40\x15", 18);	/* Length 21: pn and payload, opaque */
+			k += 18;
+			memset(t + k, 0x5a + i, 21);
+			k += 21;
+		}
+		rc |= fuzz_seed_put(dir, 3, t, k);
 	}
 	return rc ? -1 : 0;
 }

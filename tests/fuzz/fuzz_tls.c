@@ -88,10 +88,13 @@ fuzz_seeds(const char *dir)
 		uint16_t group;
 		unsigned int share;
 		unsigned int record_max;
+		unsigned int pad;	/* the padding extension's bytes; 0: the example's */
 	} seeds[] = {
-		{ "ja4-spec-example", 0x001d, 32, 0 },
-		{ "ja4-spec-example-records-of-100", 0x001d, 32, 100 },
-		{ "post-quantum-x25519mlkem768", 0x11ec, 1216, 0 },
+		{ "ja4-spec-example", 0x001d, 32, 0, 0 },
+		{ "ja4-spec-example-records-of-100", 0x001d, 32, 100, 0 },
+		{ "post-quantum-x25519mlkem768", 0x11ec, 1216, 0, 0 },
+		/* over the old 16 KiB cap: two records, read whole */
+		{ "ja4-spec-example-padded-to-20k", 0x001d, 32, 0, 20000 },
 	};
 
 	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
@@ -102,6 +105,8 @@ fuzz_seeds(const char *dir)
 
 		fc_hello_chrome(&s, seeds[i].group, seeds[i].share);
 		s.record_max = seeds[i].record_max;
+		if (seeds[i].pad != 0)
+			s.pad_len = seeds[i].pad;
 		n = fc_hello_build(&s, buf, sizeof(buf), NULL);
 		snprintf(path, sizeof(path), "%s/%s", dir, seeds[i].name);
 		f = fopen(path, "wb");

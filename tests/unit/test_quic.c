@@ -8,7 +8,11 @@
  * the RFC's bytes (hashed here with OpenSSL's SHA-256); a bit flipped in
  * the payload or the header refused; every truncation refused without a
  * read past the end; CRYPTO frames out of order and over two Initials;
- * the frames an Initial may and may not carry.
+ * the frames an Initial may and may not carry; a hello of 20 KiB (more than
+ * one record's worth) and the CRYPTO cap; and the Initials of one
+ * datagram: as many as the cap read (each DCID's keys derived for it),
+ * one more (or the issue's 37) refused with -E2BIG before any is opened.
+ * Initials other than the RFCs' are sealed here with OpenSSL's EVP.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -22,6 +26,7 @@
 #include <cmocka.h>
 #include <openssl/evp.h>
 
+#include "fc_hello.h"
 #include "fc_ja.h"
 #include "fc_quic.h"
 #include "fc_quicvec.h"
@@ -35,6 +40,11 @@ static const uint8_t DCID[8] = { 0x83, 0x94, 0xc8, 0xf0, 0x3e, 0x51, 0x57, 0x08 
 #define RFC_CIPHERS "1301,1302"
 #define RFC_EXTS "0005,000a,000d,001c,002b,002d,0033,0039,ff01"
 #define RFC_SIGALGS "0403,0503,0603,0203,0804,0805,0806"
+
+/* The JA4 specification's example (tests/lib/fc_hello's Chrome hello); its JA3 by hand. */
+#define SPEC_JA4_Q "q13d1516h2_8daaf6152771_e5627efa2ab1"
+#define SPEC_JA3 "771,4865-4866-4867-49195-49199-49196-49200-52393-52392-49171-49172-156-" \
+		 "157-47-53,0-23-65281-10-11-35-16-5-13-18-51-45-43-27-21-17513,29-23-24,0"
 
 static struct fc_quic_hello q;
 static uint8_t pkt[1300], frame[300];
@@ -131,7 +141,11 @@ test_rfc_initials(void **state)
 	}
 }
 
-/* A bit flipped in the payload, in the DCID, or in the protected first byte: refused. */
+/*
+ * A bit flipped in the payload, in the DCID, or in the protected first
+ * byte: the datagram does not open (its server drops it), not final - the
+ * Initial as sent is read after it.
+ */
 static void
 test_tampered(void **state)
 {
@@ -146,8 +160,11 @@ test_tampered(void **state)
 		fc_quic_init(&q);
 		rc = fc_quic_feed(&q, pkt, n);
 		print_message("byte %zu flipped: %d %s\n", at[i], rc, q.err);
-		assert_int_equal(rc, -EBADMSG);
+		assert_int_equal(rc, -EPROTO);
 		assert_true(q.err[0] != '\0');
+		assert_int_equal(q.packets, 0);
+		pkt[at[i]] ^= 0x01;
+		assert_int_equal(fc_quic_feed(&q, pkt, n), 0);
 	}
 }
 
@@ -165,7 +182,7 @@ test_truncated(void **state)
 		memcpy(cut, pkt, k);
 		fc_quic_init(&q);
 		rc = fc_quic_feed(&q, cut, k);
-		if (rc != -EBADMSG && rc != -ENOMSG)
+		if (rc != -EBADMSG && rc != -ENOMSG && rc != -EPROTO)
 			fail_msg("a packet cut to %zu bytes: %d", k, rc);
 		free(cut);
 	}
@@ -175,6 +192,23 @@ test_truncated(void **state)
 	fc_quic_init(&q);
 	pkt[0] = 0x40;
 	assert_int_equal(fc_quic_feed(&q, pkt, n), -ENOMSG);
+}
+
+#define CRYPTO_HDR 9	/* a CRYPTO frame's type, then its offset and length as 4-byte varints */
+
+/* A CRYPTO frame's header into p. */
+static void
+crypto_at(uint8_t *p, uint32_t off, uint32_t len)
+{
+	p[0] = 0x06;
+	p[1] = (uint8_t)(0x80 | off >> 24);
+	p[2] = (uint8_t)(off >> 16);
+	p[3] = (uint8_t)(off >> 8);
+	p[4] = (uint8_t)off;
+	p[5] = (uint8_t)(0x80 | len >> 24);
+	p[6] = (uint8_t)(len >> 16);
+	p[7] = (uint8_t)(len >> 8);
+	p[8] = (uint8_t)len;
 }
 
 /* The hello in CRYPTO frames out of order, over two payloads, with ACK, PING and PADDING. */
@@ -214,12 +248,17 @@ test_frames(void **state)
 	k += 100;
 	assert_int_equal(fc_quic_frames(&q, p, k), 0);
 	assert_int_equal(q.hello.ciphers.n, 2);
-	/* a STREAM frame in an Initial; CRYPTO past 16 KiB; not a ClientHello; cut short */
+	/* a STREAM frame in an Initial; CRYPTO past the cap (up to it: taken); not a hello; cut short */
 	fc_quic_init(&q);
 	assert_int_equal(fc_quic_frames(&q, (const uint8_t *)"\x08\x00\x01x", 4), -EBADMSG);
 	assert_string_equal(q.err, "frame type 0x8 at byte 0 is not allowed in an Initial");
+	crypto_at(p, FC_TLS_HELLO_MAX - 1, 1);
 	fc_quic_init(&q);
-	assert_int_equal(fc_quic_frames(&q, (const uint8_t *)"\x06\x7f\xff\x02" "ab", 6), -EMSGSIZE);
+	assert_int_equal(fc_quic_frames(&q, p, CRYPTO_HDR + 1), -EAGAIN);
+	crypto_at(p, FC_TLS_HELLO_MAX - 1, 2);
+	fc_quic_init(&q);
+	assert_int_equal(fc_quic_frames(&q, p, CRYPTO_HDR + 2), -EMSGSIZE);
+	assert_string_equal(q.err, "CRYPTO bytes up to 131401, over the cap of 131400");
 	fc_quic_init(&q);
 	assert_int_equal(fc_quic_frames(&q, (const uint8_t *)"\x06\x00\x04\x02\x00\x00\x00", 7),
 			 -ENOMSG);
@@ -227,10 +266,217 @@ test_frames(void **state)
 	assert_int_equal(fc_quic_frames(&q, (const uint8_t *)"\x06\x00\x10\x01", 4), -EBADMSG);
 	fc_quic_init(&q);
 	assert_int_equal(fc_quic_frames(&q, (const uint8_t *)"\x02\x05\x00\xff", 4), -EBADMSG);
-	/* a hello announcing more than 16 KiB */
+	/* a hello announcing a body of the cap waits for it; one byte more is refused */
 	fc_quic_init(&q);
-	assert_int_equal(fc_quic_frames(&q, (const uint8_t *)"\x06\x00\x04\x01\x00\x40\x01", 7),
+	assert_int_equal(fc_quic_frames(&q, (const uint8_t *)"\x06\x00\x04\x01\x02\x01\x44", 7),
+			 -EAGAIN);
+	fc_quic_init(&q);
+	assert_int_equal(fc_quic_frames(&q, (const uint8_t *)"\x06\x00\x04\x01\x02\x01\x45", 7),
 			 -EMSGSIZE);
+	assert_string_equal(q.err, "the ClientHello announces a body of 131397 bytes, over the cap "
+				   "of 131396");
+}
+
+/* The handshake message of a hello built by fc_hello (whole, one record) into m: its length. */
+static size_t
+hello_message(const struct fc_hello_spec *s, uint8_t *m, size_t cap)
+{
+	static uint8_t rec[1 << 16];
+	size_t len, n = fc_hello_build(s, rec, sizeof(rec), &len);
+
+	assert_true(n > 0 && len <= cap);
+	/* records of 16384: their headers left out */
+	for (size_t off = 0, r = 0; off < len; off += 16384, r++)
+		memcpy(m + off, rec + off + 5 * (r + 1), len - off < 16384 ? len - off : 16384);
+	return len;
+}
+
+/*
+ * A hello of 20 KiB in CRYPTO frames of 1100 bytes, the second half first:
+ * read whole (fc_tls gets it in two records made up here), fingerprinted
+ * as the JA4 specification's example it was padded from.
+ */
+static void
+test_big_hello(void **state)
+{
+	static uint8_t m[20480], p[1200];
+	static char str[FC_JA_STR_MAX];
+	char ja4[FC_JA4_LEN + 1], md5[FC_JA3_MD5_LEN + 1];
+	struct fc_hello_spec s;
+	size_t len, half;
+	int rc = -EAGAIN;
+
+	(void)state;
+	fc_hello_chrome(&s, 0x001d, 32);
+	fc_hello_build(&s, m, sizeof(m), &len);
+	s.pad_len += (unsigned int)(sizeof(m) - len);
+	len = hello_message(&s, m, sizeof(m));
+	assert_int_equal(len, sizeof(m));
+	half = len / 2;
+	fc_quic_init(&q);
+	for (int pass = 0; pass < 2; pass++) {
+		size_t from = pass == 0 ? half : 0, to = pass == 0 ? len : half;
+
+		for (size_t off = from; off < to; off += 1100) {
+			size_t n = to - off < 1100 ? to - off : 1100;
+
+			crypto_at(p, (uint32_t)off, (uint32_t)n);
+			memcpy(p + CRYPTO_HDR, m + off, n);
+			rc = fc_quic_frames(&q, p, CRYPTO_HDR + n);
+			if (!(pass == 1 && off + n == to))
+				assert_int_equal(rc, -EAGAIN);
+		}
+	}
+	assert_int_equal(rc, 0);
+	assert_int_equal(q.hello.msg_len, sizeof(m));
+	assert_int_equal(fc_ja4(&q.hello, 'q', ja4, NULL, 0), 0);
+	assert_string_equal(ja4, SPEC_JA4_Q);
+	assert_true(fc_ja3(&q.hello, str, sizeof(str), md5) > 0);
+	assert_string_equal(str, SPEC_JA3);
+}
+
+/*
+ * A client Initial (version 1) of the frames f[0, flen), packet number pn,
+ * for dcid, sealed as RFC 9001 5 says (OpenSSL's EVP), appended to d at
+ * *dlen.
+ */
+static void
+seal_initial(const uint8_t *dcid, uint8_t dcid_len, uint8_t pn, const uint8_t *f, size_t flen,
+	     uint8_t *d, size_t *dlen)
+{
+	uint8_t key[16], iv[12], hp[16], mask[16], *o = d + *dlen;
+	size_t len = 0, pn_off, rest = 1 + flen + 16;
+	EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
+	int n = 0;
+
+	assert_non_null(c);
+	assert_true(rest < 16384);
+	assert_int_equal(fc_quic_client_keys(FC_QUIC_V1, dcid, dcid_len, key, iv, hp), 0);
+	o[len++] = 0xc0;		/* long header, fixed bit, Initial, a 1-byte packet number */
+	memcpy(o + len, "\x00\x00\x00\x01", 4);
+	len += 4;
+	o[len++] = dcid_len;
+	memcpy(o + len, dcid, dcid_len);
+	len += dcid_len;
+	o[len++] = 0;			/* no SCID */
+	o[len++] = 0;			/* no token */
+	o[len++] = (uint8_t)(0x40 | rest >> 8);
+	o[len++] = (uint8_t)rest;
+	pn_off = len;
+	o[len++] = pn;
+	iv[11] ^= pn;
+	assert_int_equal(EVP_EncryptInit_ex(c, EVP_aes_128_gcm(), NULL, key, iv), 1);
+	assert_int_equal(EVP_EncryptUpdate(c, NULL, &n, o, (int)len), 1);
+	assert_int_equal(EVP_EncryptUpdate(c, o + len, &n, f, (int)flen), 1);
+	assert_int_equal(EVP_EncryptFinal_ex(c, o + len + n, &n), 1);
+	assert_int_equal(EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_GET_TAG, 16, o + len + flen), 1);
+	len += flen + 16;
+	assert_true(len >= pn_off + 4 + 16);
+	assert_int_equal(EVP_EncryptInit_ex(c, EVP_aes_128_ecb(), NULL, hp, NULL), 1);
+	assert_int_equal(EVP_CIPHER_CTX_set_padding(c, 0), 1);
+	assert_int_equal(EVP_EncryptUpdate(c, mask, &n, o + pn_off + 4, 16), 1);
+	EVP_CIPHER_CTX_free(c);
+	o[0] ^= mask[0] & 0x0f;
+	o[pn_off] ^= mask[1];
+	*dlen += len;
+}
+
+/*
+ * The Initials of one datagram.  As many as FC_QUIC_INITIALS_MAX, each
+ * with part of the RFC's hello, and a Handshake packet after them (not an
+ * Initial: not counted): read.  Another DCID in the connection's next
+ * datagram: its own keys derived (the kept ones would not open it).  One
+ * Initial more than the cap, the first holding the whole hello: -E2BIG,
+ * nothing opened.  The issue's datagram, 37 Initials (a PING each, every
+ * one of which would open) in 1,406 bytes: -E2BIG, final.
+ */
+static void
+test_coalesced(void **state)
+{
+	static const uint8_t ping[3] = { 0x01, 0x00, 0x00 };
+	static const uint8_t other[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	static uint8_t d[4096];
+	uint8_t f[300];
+	size_t dlen = 0, fn = unhex(fc_rfc9001_crypto_frame, frame, sizeof(frame)), cut;
+	const uint8_t *hello = frame + 4;
+	size_t hlen = fn - 4;
+
+	(void)state;
+	_Static_assert(FC_QUIC_INITIALS_MAX >= 2, "the hello below is split over two Initials");
+	/* the cap: the hello over two Initials (and PINGs in the others), then a Handshake packet */
+	cut = hlen / 2;
+	for (uint8_t i = 0; i < FC_QUIC_INITIALS_MAX; i++) {
+		size_t off = i == 0 ? 0 : cut, n = i == 0 ? cut : i == 1 ? hlen - cut : 0;
+
+		if (n == 0) {
+			seal_initial(DCID, 8, i, ping, sizeof(ping), d, &dlen);
+			continue;
+		}
+		crypto_at(f, (uint32_t)off, (uint32_t)n);
+		memcpy(f + CRYPTO_HDR, hello + off, n);
+		seal_initial(DCID, 8, i, f, CRYPTO_HDR + n, d, &dlen);
+	}
+	memcpy(d + dlen, "\xe0\x00\x00\x00\x01\x08\x83\x94\xc8\xf0\x3e\x51\x57\x08\x00\x40\x20", 17);
+	memset(d + dlen + 17, 0x5a, 32);	/* a Handshake packet of 32 bytes, not opened */
+	dlen += 17 + 32;
+	fc_quic_init(&q);
+	assert_int_equal(fc_quic_feed(&q, d, dlen), 0);
+	assert_int_equal(q.packets, FC_QUIC_INITIALS_MAX);
+	assert_int_equal(q.hello.ciphers.n, 2);
+	assert_int_equal(q.keys.version, FC_QUIC_V1);
+	assert_memory_equal(q.keys.dcid, DCID, 8);
+
+	/*
+	 * a datagram protected with another DCID's keys on the same
+	 * connection: its server opens every Initial with the keys of the
+	 * first one's DCID (RFC 9001 5.2), so it drops this one - so does the
+	 * reader (-EPROTO, not final); the next, with the connection's keys, is read
+	 */
+	fc_quic_init(&q);
+	dlen = 0;
+	crypto_at(f, 0, (uint32_t)cut);
+	memcpy(f + CRYPTO_HDR, hello, cut);
+	seal_initial(DCID, 8, 0, f, CRYPTO_HDR + cut, d, &dlen);
+	assert_int_equal(fc_quic_feed(&q, d, dlen), -EAGAIN);
+	dlen = 0;
+	crypto_at(f, (uint32_t)cut, (uint32_t)(hlen - cut));
+	memcpy(f + CRYPTO_HDR, hello + cut, hlen - cut);
+	seal_initial(other, 8, 1, f, CRYPTO_HDR + hlen - cut, d, &dlen);
+	assert_int_equal(fc_quic_feed(&q, d, dlen), -EPROTO);
+	assert_int_equal(q.packets, 1);
+	assert_memory_equal(q.keys.dcid, DCID, 8);
+	dlen = 0;
+	seal_initial(DCID, 8, 1, f, CRYPTO_HDR + hlen - cut, d, &dlen);
+	assert_int_equal(fc_quic_feed(&q, d, dlen), 0);
+	assert_int_equal(q.packets, 2);
+
+	/* one more than the cap, the first with the whole hello: refused, none opened */
+	fc_quic_init(&q);
+	dlen = 0;
+	crypto_at(f, 0, (uint32_t)hlen);
+	memcpy(f + CRYPTO_HDR, hello, hlen);
+	seal_initial(DCID, 8, 0, f, CRYPTO_HDR + hlen, d, &dlen);
+	for (uint8_t i = 1; i <= FC_QUIC_INITIALS_MAX; i++)
+		seal_initial(DCID, 8, i, ping, sizeof(ping), d, &dlen);
+	assert_int_equal(fc_quic_feed(&q, d, dlen), -E2BIG);
+	assert_int_equal(q.packets, 0);
+	print_message("%s\n", q.err);
+	assert_non_null(strstr(q.err, "more Initials than a client sends in one"));
+
+	/* the datagram: 37 Initials of 38 bytes */
+	fc_quic_init(&q);
+	dlen = 0;
+	for (uint8_t i = 0; i < 37; i++)
+		seal_initial(DCID, 8, i, ping, sizeof(ping), d, &dlen);
+	assert_int_equal(dlen, 1406);
+	assert_int_equal(fc_quic_feed(&q, d, dlen), -E2BIG);
+	assert_int_equal(q.packets, 0);
+	assert_int_equal(fc_quic_feed(&q, d, dlen), -E2BIG);	/* again: not read */
+	/* each of them opens: fed one at a time (a datagram each), all are read */
+	fc_quic_init(&q);
+	for (size_t off = 0; off < dlen; off += 38)
+		assert_int_equal(fc_quic_feed(&q, d + off, 38), -EAGAIN);
+	assert_int_equal(q.packets, 37);
 }
 
 int
@@ -242,6 +488,8 @@ main(void)
 		cmocka_unit_test(test_tampered),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_frames),
+		cmocka_unit_test(test_big_hello),
+		cmocka_unit_test(test_coalesced),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,7 +3,9 @@
  * fc_tls, fc_ja, fc_tlscap: the JA4 specification's own example; every
  * split of a hello (at every byte, in records of every size); every
  * prefix; a table of malformed hellos, each refused with its reason; the
- * size cap at its boundary; GREASE, no SNI, ALPN edge cases; and hellos
+ * size cap at its boundary (OpenSSL's: the largest hello its fields can
+ * make, read whole and fingerprinted, one byte more refused; and one of 20
+ * KiB); GREASE, no SNI, ALPN edge cases; and hellos
  * found in a capture written here (a post-quantum hello over two
  * segments, out of order, retransmitted, IPv6, cut short).
  */
@@ -37,7 +39,7 @@
 #define SPEC_JA3_MD5 "50a0e1f8c13ee9e5521e3f374a63a021"
 
 static struct fc_tls_hello hello, other;
-static uint8_t buf[1 << 17];
+static uint8_t buf[FC_TLS_HELLO_MAX + 1024];
 
 static size_t
 chrome(unsigned int record_max)
@@ -229,7 +231,8 @@ static size_t p_record_version(size_t n) { put16(REC_VERSION, 0x0200); return n;
 static size_t p_server_hello(size_t n) { buf[MSG_TYPE] = 2; return n; }
 static size_t p_record_empty(size_t n) { put16(REC_LEN, 0); return n; }
 static size_t p_record_long(size_t n) { put16(REC_LEN, 16385); return n; }
-static size_t p_hs_huge(size_t n) { buf[MSG_LEN] = 0x00; put16(MSG_LEN + 1, 16381); return n; }
+/* a body of 131397 bytes, one over the cap */
+static size_t p_hs_huge(size_t n) { buf[MSG_LEN] = 0x02; put16(MSG_LEN + 1, 0x0145); return n; }
 static size_t p_hs_empty(size_t n) { (void)n; put16(REC_LEN, 4); buf[MSG_LEN + 2] = 0; put16(MSG_LEN, 0); return 9; }
 static size_t p_sid_long(size_t n) { buf[SID_LEN] = 33; return n; }
 static size_t p_ciphers_odd(size_t n) { put16(CIPHERS_LEN, 31); return n; }
@@ -285,7 +288,7 @@ test_malformed(void **state)
 		{ "a ServerHello", p_server_hello, -ENOMSG, "handshake message type 2" },
 		{ "an empty record", p_record_empty, -EBADMSG, "record length 0 is not 1 to 16384" },
 		{ "a record over 2^14", p_record_long, -EBADMSG, "record length 16385" },
-		{ "a hello over the cap", p_hs_huge, -EMSGSIZE, "ClientHello of 16385 bytes" },
+		{ "a hello over the cap", p_hs_huge, -EMSGSIZE, "ClientHello body of 131397 bytes is over the cap of 131396" },
 		{ "an empty hello", p_hs_empty, -EBADMSG, "legacy_version: message ends" },
 		{ "session_id of 33", p_sid_long, -EBADMSG, "session_id: bad length (at byte 38 " },
 		{ "odd cipher_suites", p_ciphers_odd, -EBADMSG, "cipher_suites" },
@@ -334,25 +337,164 @@ test_malformed(void **state)
 	}
 }
 
-/* The 16 KiB cap: a hello of exactly FC_TLS_HELLO_MAX bytes is read, one byte more is not. */
+/* The JA4 specification's fingerprints of h (JA4, JA4_r, JA3 and its MD5): those of the example. */
+static void
+assert_spec_fingerprints(const struct fc_tls_hello *h)
+{
+	static char str[FC_JA_STR_MAX];
+	char md5[FC_JA3_MD5_LEN + 1];
+
+	assert_ja4(h, SPEC_JA4, SPEC_JA4_R);
+	assert_int_equal(fc_ja3(h, str, sizeof(str), md5), (int)strlen(SPEC_JA3));
+	assert_string_equal(str, SPEC_JA3);
+	assert_string_equal(md5, SPEC_JA3_MD5);
+}
+
+/* A handshake message m[0, len) as records of at most 16384 bytes, into buf: their length. */
+static size_t
+records(const uint8_t *m, size_t len)
+{
+	size_t n = 0;
+
+	for (size_t off = 0; off < len; off += 16384) {
+		size_t k = len - off < 16384 ? len - off : 16384;
+
+		assert_true(n + 5 + k <= sizeof(buf));
+		buf[n] = 22;
+		buf[n + 1] = 3;
+		buf[n + 2] = off == 0 ? 1 : 3;
+		buf[n + 3] = (uint8_t)(k >> 8);
+		buf[n + 4] = (uint8_t)k;
+		memcpy(buf + n + 5, m + off, k);
+		n += 5 + k;
+	}
+	return n;
+}
+
+/* k bytes of m (len of them) at off, big-endian. */
+static uint32_t
+get_be(const uint8_t *m, size_t off, unsigned int k)
+{
+	uint32_t v = 0;
+
+	for (unsigned int i = 0; i < k; i++)
+		v = v << 8 | m[off + i];
+	return v;
+}
+
+static void
+put_be(uint8_t *m, size_t off, unsigned int k, uint32_t v)
+{
+	for (unsigned int i = 0; i < k; i++)
+		m[off + i] = (uint8_t)(v >> (8 * (k - 1 - i)));
+}
+
+/* n bytes made room for at m[at] (the message *len long grows), each from fill(i). */
+static void
+grow(uint8_t *m, size_t *len, size_t at, size_t n, uint8_t (*fill)(size_t i))
+{
+	memmove(m + at + n, m + at, *len - at);
+	for (size_t i = 0; i < n; i++)
+		m[at + i] = fill(i);
+	*len += n;
+}
+
+static uint8_t fill_grease(size_t i) { return (uint8_t)((i / 2) % 16 << 4 | 0x0a); }	/* 0x0a0a, 0x1a1a, ... */
+static uint8_t fill_methods(size_t i) { return (uint8_t)(i + 1); }
+static uint8_t fill_zero(size_t i) { (void)i; return 0; }
+
+/*
+ * The largest ClientHello OpenSSL's server accepts, into m: the example's,
+ * grown to 32767 cipher suites (GREASE added: the fingerprints do not
+ * change), 255 compression methods, and a padding extension that fills
+ * the extensions block to 65535 bytes.  Its length (FC_TLS_HELLO_MAX).
+ */
+static size_t
+largest_hello(uint8_t *m)
+{
+	struct fc_hello_spec s;
+	size_t len, n, at, ciphers = 4 + 2 + 32 + 1 + 32, comp, exts, pad = 0;
+
+	fc_hello_chrome(&s, 0x001d, 32);
+	n = fc_hello_build(&s, buf, sizeof(buf), &len);
+	assert_true(n == 5 + len);
+	memcpy(m, buf + 5, len);
+	n = 65534 - get_be(m, ciphers, 2);
+	grow(m, &len, ciphers + 2, n, fill_grease);
+	put_be(m, ciphers, 2, 65534);
+	comp = ciphers + 2 + 65534;
+	n = 255 - m[comp];
+	grow(m, &len, comp + 1 + m[comp], n, fill_methods);
+	m[comp] = 255;
+	exts = comp + 1 + 255;
+	for (at = exts + 2; at < len; at += 4 + get_be(m, at + 2, 2))
+		if (get_be(m, at, 2) == 0x0015)
+			pad = at;
+	assert_true(pad != 0);
+	n = 65535 - get_be(m, exts, 2);
+	grow(m, &len, pad + 4, n, fill_zero);
+	put_be(m, pad + 2, 2, get_be(m, pad + 2, 2) + (uint32_t)n);
+	put_be(m, exts, 2, 65535);
+	put_be(m, 1, 3, (uint32_t)len - 4);
+	return len;
+}
+
+/*
+ * The cap is OpenSSL's: the largest hello its server accepts (a body of
+ * 131396 bytes, every field at its longest) is read whole, in one piece or
+ * in segments of 1448 bytes, and fingerprinted as the example it grew
+ * from; one byte more is refused before it is buffered.  A hello of 20 KiB
+ * (over the old cap of 16 KiB, in two records) is read whole too.
+ */
 static void
 test_cap(void **state)
 {
+	static uint8_t m[FC_TLS_HELLO_MAX + 16];
 	struct fc_hello_spec s;
-	size_t len, n;
+	size_t len, n, used;
+	int rc = -EAGAIN;
 
 	(void)state;
+	/* 20 KiB: the example padded, as fc_hello splits it (records of 16384) */
 	fc_hello_chrome(&s, 0x001d, 32);
+	fc_hello_build(&s, buf, sizeof(buf), &len);
+	s.pad_len += 20480 - (unsigned int)len;
 	n = fc_hello_build(&s, buf, sizeof(buf), &len);
-	s.pad_len += FC_TLS_HELLO_MAX - (unsigned int)len;
-	n = fc_hello_build(&s, buf, sizeof(buf), &len);
-	assert_int_equal(len, FC_TLS_HELLO_MAX);
+	assert_int_equal(len, 20480);
+	assert_int_equal(n, 20480 + 2 * 5);
 	assert_int_equal(feed_all(&hello, buf, n), 0);
-	assert_ja4(&hello, SPEC_JA4, NULL);
-	s.pad_len++;
-	n = fc_hello_build(&s, buf, sizeof(buf), &len);
+	assert_int_equal(hello.msg_len, 20480);
+	assert_spec_fingerprints(&hello);
+
+	/* the largest: whole, then in segments */
+	len = largest_hello(m);
+	assert_int_equal(len, FC_TLS_HELLO_MAX);
+	assert_int_equal(FC_TLS_HELLO_BODY_MAX, 131396);	/* CLIENT_HELLO_MAX_LENGTH */
+	n = records(m, len);
+	assert_int_equal(feed_all(&other, buf, n), 0);
+	assert_int_equal(other.msg_len, FC_TLS_HELLO_MAX);
+	assert_int_equal(other.ciphers.n, 32767);
+	assert_int_equal(other.compression.len, 255);
+	assert_int_equal(other.sni.len, 15);
+	assert_memory_equal(fc_tls_bytes_ptr(&other, other.sni), "www.example.com", 15);
+	assert_spec_fingerprints(&other);
+	fc_tls_init(&hello);
+	for (size_t off = 0; off < n && rc == -EAGAIN; off += used) {
+		rc = fc_tls_feed(&hello, buf + off, n - off < 1448 ? n - off : 1448, &used);
+		assert_true(used > 0);
+	}
+	assert_int_equal(rc, 0);
+	assert_same_hello(&hello, &other);
+
+	/* a body of one byte more: refused at its header, whatever follows */
+	put_be(m, 1, 3, FC_TLS_HELLO_BODY_MAX + 1);
+	n = records(m, len);
+	fc_tls_init(&hello);
+	assert_int_equal(fc_tls_feed(&hello, buf, 9, &used), -EMSGSIZE);
+	assert_int_equal(used, 9);
+	assert_string_equal(hello.err, "ClientHello body of 131397 bytes is over the cap of 131396 "
+				       "(what OpenSSL's server accepts)");
 	assert_int_equal(feed_all(&hello, buf, n), -EMSGSIZE);
-	assert_string_equal(hello.err, "ClientHello of 16385 bytes is over the cap of 16384");
 }
 
 /* Variations on the example, each with its JA4 (and JA3 where it says something new). */

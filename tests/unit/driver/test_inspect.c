@@ -1017,9 +1017,8 @@ test_quic(void **state)
 		fd_inspect_watch(in, &none);
 	}
 	mk(&f, false, 0, 0, dgram, sizeof(dgram));
-	assert_int_equal(give(in, &f, true, 400), 1);
-	assert_int_equal(nsent, 1);
-	assert_sent(0, &f);
+	assert_int_equal(give(in, &f, true, 400), 0);	/* whole in one: the caller's, at once */
+	assert_int_equal(nsent, 0);
 	assert_int_equal(fd_inspect_take(in, &d), 1);
 	assert_false(d.cut);
 	assert_int_equal(d.why, FD_INSPECT_NOT_LISTED);
@@ -1038,6 +1037,44 @@ test_quic(void **state)
 	assert_int_equal(give(in, &f, true, 502), 0);
 	assert_int_equal(fd_inspect_take(in, &d), 0);
 	assert_int_equal(stats(in).hellos, 2);
+	fd_inspect_close(in);
+}
+
+/*
+ * QUIC datagrams its server drops are not read and not handed on: a decoy
+ * Initial that does not open (a bit flipped), then the client's own,
+ * listed: cut on the real one.
+ */
+static void
+test_quic_refused(void **state)
+{
+	static struct fc_quic_hello qh;
+	static uint8_t dgram[1200];
+	struct fd_inspect *in;
+	char ja4[FC_JA4_LEN + 1], list[80];
+	struct fr f;
+	unsigned int x;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(dgram); i++) {
+		assert_int_equal(sscanf(fc_rfc9001_client_initial + 2 * i, "%2x", &x), 1);
+		dgram[i] = (uint8_t)x;
+	}
+	fc_quic_init(&qh);
+	assert_int_equal(fc_quic_feed(&qh, dgram, sizeof(dgram)), 0);
+	assert_int_equal(fc_ja4(&qh.hello, 'q', ja4, NULL, 0), 0);
+	snprintf(list, sizeof(list), "%s\n", ja4);
+	in = open_with(list, 0);
+	fc_key4(&ckey, IPPROTO_UDP, "198.18.0.2", 50010, "198.18.1.2", 443);
+	dgram[1000] ^= 1;
+	mk(&f, false, 0, 0, dgram, sizeof(dgram));
+	assert_int_equal(give(in, &f, false, 1), 1);
+	assert_int_equal(stats(in).frames[FD_INSPECT_F_QUIC_REFUSED], 1);
+	assert_int_equal(nsent, 0);
+	dgram[1000] ^= 1;
+	mk(&f, false, 0, 0, dgram, sizeof(dgram));
+	assert_int_equal(give(in, &f, false, 2), 1);
+	assert_decided(in, FD_INSPECT_LISTED_JA4, true);
 	fd_inspect_close(in);
 }
 
@@ -1062,6 +1099,7 @@ main(void)
 		cmocka_unit_test(test_v6_vlan),
 		cmocka_unit_test(test_off_and_garbage),
 		cmocka_unit_test(test_quic),
+		cmocka_unit_test(test_quic_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
