@@ -171,6 +171,8 @@ struct fd_inspect {
 	unsigned int qcap, qhead, qlen;
 	uint64_t queued;		/* decisions ever queued (read without the lock) */
 	struct fd_inspect_stats st;
+	double quic_tokens;		/* new QUIC flows that may be read now (a bucket of quic_per_sec) */
+	uint64_t quic_at;		/* ms: the bucket last filled */
 	char ja3str[FC_JA_STR_MAX];	/* fc_ja3's scratch */
 };
 
@@ -1233,6 +1235,21 @@ udp_new(struct fd_inspect *in, const struct fd_seg *s, uint16_t port, const uint
 		pass(in, c, FD_INSPECT_NOT_HELLO, NULL, NULL, now, out, octx);
 		return 0;
 	}
+	/*
+	 * A new flow's keys and first open cost some 10 us on this thread,
+	 * which also carries every frame to the host; a flood of new flows
+	 * (their sources spoofed at will: UDP has no handshake) is bounded
+	 * by a bucket of quic_per_sec, the rest undecided.
+	 */
+	in->quic_tokens += (double)(now - in->quic_at) * in->p.quic_per_sec / 1000.0;
+	if (in->quic_tokens > in->p.quic_per_sec)
+		in->quic_tokens = in->p.quic_per_sec;
+	in->quic_at = now;
+	if (in->quic_tokens < 1.0) {
+		undecided(in, c, FD_INSPECT_QUIC_RATE, now, out, octx);
+		return c->state == C_CUT ? drop(in, FD_INSPECT_F_DROPPED) : 0;
+	}
+	in->quic_tokens -= 1.0;
 	if (!start_reading(in, c, now, out, octx))
 		return c->state == C_CUT;
 	return udp_client(in, c, port, f, len, s, now, out, octx);
@@ -1354,6 +1371,7 @@ params_fill(struct fd_inspect_params *p)
 	p->per_source = p->per_source ? p->per_source : (p->max_conns + 7) / 8;
 	p->max_entries = p->max_entries ? p->max_entries : 65536;
 	p->max_bytes = p->max_bytes ? p->max_bytes : (size_t)256 << 20;
+	p->quic_per_sec = p->quic_per_sec ? p->quic_per_sec : 5000;
 	p->hold_ms = p->hold_ms ? p->hold_ms : 2000;
 	p->read_ms = p->read_ms ? p->read_ms : 120000;
 	p->linger_ms = p->linger_ms ? p->linger_ms : 10000;
@@ -1374,6 +1392,7 @@ fd_inspect_open(const struct fd_inspect_params *p)
 	in->src_entries = (in->p.max_entries + 15) / 16;
 	in->src_cut = (in->max_cut + 15) / 16;
 	in->qcap = in->p.queue;
+	in->quic_tokens = in->p.quic_per_sec;
 	in->q = calloc(in->qcap, sizeof(*in->q));
 	in->table = calloc(TABLE_SIZE, sizeof(*in->table));
 	in->ghosts = calloc(GHOSTS, sizeof(*in->ghosts));

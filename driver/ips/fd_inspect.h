@@ -46,7 +46,8 @@
 	X(TIMEOUT, "timeout", 1)	/* no whole hello within read_ms */ \
 	X(MEMORY, "memory", 1)		/* the bytes it needs are over max_bytes */ \
 	X(EVICTED, "evicted", 1)	/* its entry made room for a newer one */ \
-	X(URGENT, "urgent", 1)		/* urgent bytes whose place the server's reads decide */
+	X(URGENT, "urgent", 1)		/* urgent bytes whose place the server's reads decide */ \
+	X(QUIC_RATE, "quic_over_rate", 1)	/* a new QUIC flow over quic_per_sec: not read */
 
 enum fd_inspect_why {
 #define FD_INSPECT_WHY_(n, s, u) FD_INSPECT_##n,
@@ -111,6 +112,7 @@ struct fd_inspect_params {
 	unsigned int per_source;	/* ... from one source (an IPv4 address, an IPv6 /64); 0: max_conns / 8 */
 	unsigned int max_entries;	/* remembered at once; 0: 65536 (a sixteenth a source) */
 	size_t max_bytes;		/* held in all (streams, frames, parsers); 0: 256 MiB */
+	unsigned int quic_per_sec;	/* new QUIC flows read a second, at most; 0: 5000 */
 	uint32_t hold_ms;		/* held frames let go after (reading goes on); 0: 2000 */
 	uint32_t read_ms;		/* a hello may take this long from the SYN; 0: 120000 */
 	uint32_t linger_ms;		/* a decided one is remembered after its last frame; 0: 10000 */

@@ -1078,6 +1078,36 @@ test_quic_refused(void **state)
 	fd_inspect_close(in);
 }
 
+/* New QUIC flows read a second are bounded (quic_per_sec 2): the third at once is undecided, one a second later read. */
+static void
+test_quic_rate(void **state)
+{
+	struct fd_inspect_params p = { .quic_per_sec = 2 };
+	static const uint16_t ports[] = { 443 };
+	static uint8_t dgram[1200];
+	struct fd_inspect *in = fd_inspect_open(&p);
+	struct fd_inspect_decision d;
+	struct fr f;
+	unsigned int x;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(dgram); i++) {
+		assert_int_equal(sscanf(fc_rfc9001_client_initial + 2 * i, "%2x", &x), 1);
+		dgram[i] = (uint8_t)x;
+	}
+	fd_inspect_ports(in, ports, 1);
+	nsent = 0;
+	for (uint16_t i = 0; i < 4; i++) {
+		fc_key4(&ckey, IPPROTO_UDP, "198.18.0.2", (uint16_t)(50100 + i), "198.18.1.2", 443);
+		mk(&f, false, 0, 0, dgram, sizeof(dgram));
+		assert_int_equal(give(in, &f, false, i < 3 ? 0 : 1000), 0);
+		assert_int_equal(fd_inspect_take(in, &d), 1);
+		assert_int_equal(d.why, i == 2 ? FD_INSPECT_QUIC_RATE : FD_INSPECT_NOT_LISTED);
+	}
+	assert_int_equal(stats(in).hellos, 3);
+	fd_inspect_close(in);
+}
+
 int
 main(void)
 {
@@ -1100,6 +1130,7 @@ main(void)
 		cmocka_unit_test(test_off_and_garbage),
 		cmocka_unit_test(test_quic),
 		cmocka_unit_test(test_quic_refused),
+		cmocka_unit_test(test_quic_rate),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
