@@ -77,7 +77,7 @@ USES_tests/unit        := fastpath link settings inspect tools driver/base tests
 USES_tests/unit/driver := fastpath link settings inspect npu $(DRIVER) tests/lib dpdk
 USES_tests/integration := fastpath link settings npu $(DRIVER) tests/lib dpdk
 USES_tests/fuzz        := fastpath link settings inspect npu $(DRIVER) tools tests/lib dpdk web
-USES_bench             := fastpath link settings $(DRIVER) tests/lib dpdk
+USES_bench             := fastpath link settings inspect $(DRIVER) tests/lib dpdk
 USES_tools             := fastpath driver/base link tests/lib dpdk
 USES_web               :=
 USES_tests/unit/web    := web
@@ -120,7 +120,7 @@ fuzz_target = $(call program,fuzz_$(strip $1)_replay,$2 tests/fuzz/replay_main.c
 $(call program,flowcut-npu,       npu/npu_main.c npu/npu_wire.c,          npu fastpath link dpdk,    -lrte_ethdev)
 $(call program,flowcutd,          driver/flowcutd.c,                      $(DRIVER) link settings inspect, -ljansson -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -lcrypto)
 $(call program,flowcutctl,        ctl/flowcutctl.c,                       link settings inspect,     -ljansson -lcrypto -lpcap -lnftables)
-$(call program,flowcut-bench,     bench/flowcut-bench.c,                  fastpath link settings driver/cut driver/offload driver/nft driver/ct driver/path driver/port driver/cmd driver/base tests/lib dpdk, -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson)
+$(call program,flowcut-bench,     bench/flowcut-bench.c bench/bench_inspect.c, fastpath link settings inspect driver/cut driver/offload driver/nft driver/ct driver/path driver/port driver/cmd driver/base tests/lib dpdk, -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson -lcrypto)
 $(call program,flowcut-fpdemo,    tools/flowcut-fpdemo.c,                 fastpath tests/lib dpdk,   )
 $(call program,flowcut-ctgen,     tools/flowcut-ctgen.c,                  tools driver/base,         -lmnl -lnetfilter_conntrack -lnfnetlink)
 $(call program,flowcut-web,       web/flowcut-web.c,                      web,                       -lmicrohttpd -ljansson -lpthread)
@@ -137,6 +137,7 @@ $(call program,test_rulecheck_nft, tests/integration/test_rulecheck.c,     drive
 #           name               its own sources                  links                                    other libraries                label
 $(call unit,test_parse,        tests/unit/test_parse.c,         fastpath tests/lib,                      -lcmocka,                      parse)
 $(call unit,test_seg,          tests/unit/test_seg.c,           inspect tests/lib fastpath,              -lcmocka,                      segments for the inspector)
+$(call unit,test_frag,         tests/unit/test_frag.c,          inspect tests/lib fastpath,              -lcmocka,                      IP fragments put back together as Linux does)
 $(call unit,test_fp,           tests/unit/test_fp.c,            fastpath tests/lib dpdk,                 -lcmocka,                      fastpath)
 $(call unit,test_fp_mt,        tests/unit/test_fp_mt.c,         fastpath tests/lib dpdk,                 -lcmocka -lpthread,            fastpath threads)
 $(call unit,test_fp_tcp,       tests/unit/test_fp_tcp.c,        fastpath,                                -lcmocka,                      fastpath TCP tracking)
@@ -188,6 +189,7 @@ $(call fuzz_target,fplist,    tests/fuzz/fuzz_fplist.c,    settings,            
 $(call fuzz_target,inspect,   tests/fuzz/fuzz_inspect.c,   driver/ips driver/base settings inspect tests/lib fastpath,    -lcrypto -lpthread -ljansson)
 $(call fuzz_target,quic,      tests/fuzz/fuzz_quic.c,      inspect tests/lib,                                 -lcrypto)
 $(call fuzz_target,seg,       tests/fuzz/fuzz_seg.c,       inspect tests/lib fastpath,                        )
+$(call fuzz_target,frag,      tests/fuzz/fuzz_frag.c,      inspect tests/lib fastpath,                        )
 $(call fuzz_target,ctgen,     tests/fuzz/fuzz_ctgen.c,     tools driver/base,                                 -lmnl -lnetfilter_conntrack -lnfnetlink)
 $(call fuzz_target,webform,   tests/fuzz/fuzz_webform.c,   web,                                               -ljansson -lmicrohttpd -lpthread)
 $(call fuzz_target,rulecheck, tests/fuzz/fuzz_rulecheck.c, driver/nft,                                        -ljansson -lnftables)

@@ -109,6 +109,7 @@
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nfnetlink_conntrack.h>
 
+#include "bench_inspect.h"
 #include "fc_eal.h"
 #include "fc_frame.h"
 #include "fd_cmdq.h"
@@ -1904,7 +1905,8 @@ usage(void)
 		"       flowcut-bench ruleset [--conns N]\n"
 		"       flowcut-bench read [--conns N]\n"
 		"       flowcut-bench ctdump [--conns N]\n"
-		"       flowcut-bench rtcache [--lookups N]\n");
+		"       flowcut-bench rtcache [--lookups N]\n"
+		"       flowcut-bench inspect\n");
 }
 
 int
@@ -1990,6 +1992,8 @@ main(int argc, char **argv)
 		}
 		return bench_read((uint32_t)n);
 	}
+	if (argc >= 2 && strcmp(argv[1], "inspect") == 0)
+		return bench_inspect(argc - 1, argv + 1);	/* bench_inspect.c */
 	if (argc >= 2 && strcmp(argv[1], "rtcache") == 0) {
 		unsigned long n = 20000;
 

@@ -29,8 +29,10 @@
 
 #include <flowcut/fc_defs.h>
 
+#include "fc_frag.h"
 #include "fc_ja.h"
 #include "fc_quic.h"
+#include "fc_seg.h"
 #include "fc_tls.h"
 #include "fd_seg.h"
 
@@ -57,6 +59,10 @@
  */
 #define URG_MAX 1
 #define NO_END UINT32_MAX
+/* IP fragments: Linux's own wait for the rest of a datagram (ipfrag_time), and what may be held */
+#define FRAG_TIMEOUT_MS 30000u
+#define FRAG_DATAGRAMS 1024u
+#define FRAG_BYTES (16u << 20)
 
 #define TH_FIN 0x01
 #define TH_SYN 0x02
@@ -171,6 +177,10 @@ struct fd_inspect {
 	unsigned int qcap, qhead, qlen;
 	uint64_t queued;		/* decisions ever queued (read without the lock) */
 	struct fd_inspect_stats st;
+	struct fc_frag *frag;		/* IP fragments being put back together */
+	/* the fragments of the reassembled packet being read (n 0: a frame of its own) */
+	const struct fc_frag_piece *pieces;
+	unsigned int npieces;
 	double quic_tokens;		/* new QUIC flows that may be read now (a bucket of quic_per_sec) */
 	uint64_t quic_at;		/* ms: the bucket last filled */
 	char ja3str[FC_JA_STR_MAX];	/* fc_ja3's scratch */
@@ -880,6 +890,20 @@ hold(struct fd_inspect *in, struct reading *rd, uint16_t port, const uint8_t *f,
 {
 	struct held **pp = &rd->held, *h;
 
+	if (in->npieces > 0) {	/* a reassembled packet: its fragments are held, each */
+		const struct fc_frag_piece *pc = in->pieces;
+		unsigned int n = in->npieces, i;
+
+		in->npieces = 0;
+		for (i = 0; i < n; i++)
+			if (!hold(in, rd, (uint16_t)pc[i].tag, pc[i].frame, pc[i].len, off, out,
+				  octx))
+				break;
+		/* not all: the held ones went on (let go), the rest are the caller's */
+		in->pieces = pc + i;
+		in->npieces = n - i;
+		return i == n;
+	}
 	if (rd->nheld >= HOLD_FRAMES_MAX || rd->held_bytes + len > HOLD_BYTES_MAX ||
 	    !take_bytes(in, rd, sizeof(*h) + len)) {
 		release(in, rd, out, octx);
@@ -1286,21 +1310,16 @@ unknown_bytes(struct fd_inspect *in, uint16_t port, bool flagged, const struct f
 	return 0;
 }
 
-int
-fd_inspect_frame(struct fd_inspect *in, uint16_t port, bool flagged, const uint8_t *f,
-		 uint32_t len, uint64_t now, fd_inspect_out_fn *out, void *octx)
+/* A segment or datagram (the lock held): the inspector's (1) or the caller's (0). */
+static int
+segment(struct fd_inspect *in, uint16_t port, bool flagged, const uint8_t *f, uint32_t len,
+	const struct fd_seg *sp, uint64_t now, fd_inspect_out_fn *out, void *octx)
 {
+	struct fd_seg s = *sp;
 	struct fd_tuple rev;
 	struct conn *c;
-	struct fd_seg s;
 	int rc = 0;
 
-	if (fd_seg_parse(f, len, &s) != 0)
-		goto theirs;
-	if (!tls_port(in, s.key.dport) && !tls_port(in, s.key.sport) &&
-	    __atomic_load_n(&in->nentries, __ATOMIC_RELAXED) == 0)
-		goto theirs;
-	pthread_mutex_lock(&in->mu);
 	c = conn_find(in, &s.key);
 	if (c != NULL && s.key.proto == 17) {
 		rc = udp_client(in, c, port, f, len, &s, now, out, octx);
@@ -1322,6 +1341,95 @@ fd_inspect_frame(struct fd_inspect *in, uint16_t port, bool flagged, const uint8
 		else if (s.plen > 0 && !(s.flags & (TH_SYN | TH_RST)))
 			rc = unknown_bytes(in, port, flagged, &s, now, out, octx);
 	}
+	return rc;
+}
+
+/* The frames of a datagram dropped (discarded, expired): as the server's stack drops them. */
+static void
+frag_drop(void *arg, const struct fc_frag_datagram *d)
+{
+	struct fd_inspect *in = arg;
+
+	in->st.frames[FD_INSPECT_F_FRAG_DROPPED] += d->n;
+}
+
+/*
+ * An IP fragment (the lock held): held until its datagram is whole
+ * (fc_frag: put back as Linux does), which is then read as a segment of
+ * its own - its fragments held, handed on or dropped together.  Every
+ * fragment is the inspector's (1): one the server's stack drops (a
+ * duplicate, an overlap, over the bounds, expired) is dropped here too,
+ * so no datagram the inspector did not read reaches the server.
+ */
+static int
+fragment(struct fd_inspect *in, uint16_t port, bool flagged, const uint8_t *f, uint32_t len,
+	 uint32_t ipoff, uint64_t now, fd_inspect_out_fn *out, void *octx)
+{
+	struct fc_frag_datagram d;
+	struct fd_seg s;
+	int rc;
+
+	fc_frag_expire(in->frag, now, frag_drop, in);
+	switch (fc_frag_add(in->frag, f, len, ipoff, port, now, &d)) {
+	case FC_FRAG_NOT_FRAGMENT:
+		return 0;
+	case FC_FRAG_HELD:
+		in->st.frames[FD_INSPECT_F_FRAG_HELD]++;
+		return 1;
+	case FC_FRAG_RESTARTED:	/* this one held, the others dropped */
+		in->st.frames[FD_INSPECT_F_FRAG_HELD]++;
+		frag_drop(in, &d);
+		return 1;
+	case FC_FRAG_WHOLE:
+		break;
+	case FC_FRAG_DISCARDED:	/* the others and this one */
+		frag_drop(in, &d);
+		in->st.frames[FD_INSPECT_F_FRAG_DROPPED]++;
+		return 1;
+	default:	/* DUPLICATE, REFUSED */
+		in->st.frames[FD_INSPECT_F_FRAG_DROPPED]++;
+		return 1;
+	}
+	in->st.frames[FD_INSPECT_F_FRAG_HELD]++;
+	in->pieces = d.pieces;
+	in->npieces = d.n;
+	rc = fd_seg_parse_ip(d.ip, d.len, 0, &s) == 0 &&
+	     (tls_port(in, s.key.dport) || tls_port(in, s.key.sport) || in->nentries > 0)
+		? segment(in, port, flagged, d.ip, d.len, &s, now, out, octx) : 0;
+	if (rc == 0)	/* the caller's: its fragments go on, in the order they came */
+		for (unsigned int i = 0; i < in->npieces; i++)
+			out(octx, (uint16_t)in->pieces[i].tag, in->pieces[i].frame,
+			    in->pieces[i].len);
+	in->npieces = 0;
+	return 1;
+}
+
+int
+fd_inspect_frame(struct fd_inspect *in, uint16_t port, bool flagged, const uint8_t *f,
+		 uint32_t len, uint64_t now, fd_inspect_out_fn *out, void *octx)
+{
+	struct fd_seg s;
+	struct fc_seg g;
+	int rc = 0, ipoff;
+
+	if (fd_seg_parse(f, len, &s) != 0) {
+		/* an IP fragment, while anything is read: put back together first */
+		if (__atomic_load_n(&in->nports, __ATOMIC_RELAXED) == 0 ||
+		    (ipoff = fc_seg_ether(f, len)) < 0 ||
+		    fc_seg_ip(f + ipoff, len - (uint32_t)ipoff, &g) != FC_SEG_FRAGMENT)
+			goto theirs;
+		pthread_mutex_lock(&in->mu);
+		rc = fragment(in, port, flagged, f, len, (uint32_t)ipoff, now, out, octx);
+		pthread_mutex_unlock(&in->mu);
+		if (rc != 0)
+			return rc;
+		goto theirs;
+	}
+	if (!tls_port(in, s.key.dport) && !tls_port(in, s.key.sport) &&
+	    __atomic_load_n(&in->nentries, __ATOMIC_RELAXED) == 0)
+		goto theirs;
+	pthread_mutex_lock(&in->mu);
+	rc = segment(in, port, flagged, f, len, &s, now, out, octx);
 	pthread_mutex_unlock(&in->mu);
 	if (rc != 0)
 		return rc;
@@ -1336,9 +1444,8 @@ fd_inspect_tick(struct fd_inspect *in, uint64_t now, fd_inspect_out_fn *out, voi
 {
 	struct conn *c, *next;
 
-	if (__atomic_load_n(&in->nentries, __ATOMIC_RELAXED) == 0)
-		return;
 	pthread_mutex_lock(&in->mu);
+	fc_frag_expire(in->frag, now, frag_drop, in);
 	/* waiting for their first byte: read_ms from their SYN; their bytes undecided if they come */
 	while ((c = in->lists[L_WAITING].oldest) != NULL && now - c->born >= in->p.read_ms) {
 		ghost_add(in, c, FD_INSPECT_TIMEOUT);
@@ -1393,11 +1500,15 @@ fd_inspect_open(const struct fd_inspect_params *p)
 	in->src_cut = (in->max_cut + 15) / 16;
 	in->qcap = in->p.queue;
 	in->quic_tokens = in->p.quic_per_sec;
+	in->frag = fc_frag_open(&(struct fc_frag_params){ .max_datagrams = FRAG_DATAGRAMS,
+							  .max_bytes = FRAG_BYTES,
+							  .timeout_ms = FRAG_TIMEOUT_MS });
 	in->q = calloc(in->qcap, sizeof(*in->q));
 	in->table = calloc(TABLE_SIZE, sizeof(*in->table));
 	in->ghosts = calloc(GHOSTS, sizeof(*in->ghosts));
-	if (in->q == NULL || in->table == NULL || in->ghosts == NULL ||
+	if (in->q == NULL || in->table == NULL || in->ghosts == NULL || in->frag == NULL ||
 	    pthread_mutex_init(&in->mu, NULL) != 0) {
+		fc_frag_close(in->frag);
 		free(in->q);
 		free(in->table);
 		free(in->ghosts);
@@ -1417,6 +1528,7 @@ fd_inspect_close(struct fd_inspect *in)
 		while (in->lists[l].oldest != NULL)
 			conn_free(in, in->lists[l].oldest);
 	fc_fplist_free(&in->watched);
+	fc_frag_close(in->frag);
 	pthread_mutex_destroy(&in->mu);
 	free(in->q);
 	free(in->table);
@@ -1445,7 +1557,7 @@ fd_inspect_ports(struct fd_inspect *in, const uint16_t *ports, unsigned int n)
 	pthread_mutex_lock(&in->mu);
 	for (unsigned int w = 0; w < 65536 / 64; w++)
 		__atomic_store_n(&in->ports[w], bits[w], __ATOMIC_RELAXED);
-	in->nports = n;
+	__atomic_store_n(&in->nports, n, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&in->mu);
 }
 

@@ -69,7 +69,9 @@ enum fd_inspect_why {
 	X(OUTSIDE, "frames_outside")	/* not read, dropped: outside the window, unanswered ACK, wrong port */ \
 	X(CONFLICT, "frames_conflict")	/* not read, dropped: bytes unlike those read at their place */ \
 	X(AFTER_CLOSE, "frames_after_close")	/* data after the stream's end, dropped */ \
-	X(QUIC_REFUSED, "frames_quic_refused")	/* not read, dropped: a QUIC datagram its server drops */
+	X(QUIC_REFUSED, "frames_quic_refused")	/* not read, dropped: a QUIC datagram its server drops */ \
+	X(FRAG_HELD, "frames_fragment_held")	/* an IP fragment held until its datagram is whole */ \
+	X(FRAG_DROPPED, "frames_fragment_dropped")	/* an IP fragment the server's stack drops too */
 
 enum fd_inspect_frame_cnt {
 #define FD_INSPECT_FRAME_(n, s) FD_INSPECT_F_##n,

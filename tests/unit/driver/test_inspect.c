@@ -1108,6 +1108,144 @@ test_quic_rate(void **state)
 	fd_inspect_close(in);
 }
 
+static uint16_t
+csum16(const uint8_t *p, size_t n)
+{
+	uint32_t sum = 0;
+
+	for (size_t i = 0; i + 1 < n; i += 2)
+		sum += (uint32_t)p[i] << 8 | p[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+/*
+ * The untagged frame w cut into IP fragments of `chunk` bytes of its IP
+ * payload (a multiple of 8), IPv4 or IPv6 (a Fragment header), into fr[];
+ * their count.
+ */
+static unsigned int
+fragments(const struct fr *w, uint32_t chunk, struct fr *fr)
+{
+	bool v6 = w->b[12] == 0x86;
+	uint32_t hl = v6 ? 40 : 20, plen, n = 0;
+	const uint8_t *ip = w->b + 14, *pl = ip + hl;
+
+	plen = v6 ? ((uint32_t)ip[4] << 8 | ip[5]) : ((uint32_t)ip[2] << 8 | ip[3]) - hl;
+	for (uint32_t o = 0; o < plen; o += chunk, n++) {
+		uint32_t k = plen - o < chunk ? plen - o : chunk;
+		bool more = o + k < plen;
+		uint8_t *q = fr[n].b;
+
+		memcpy(q, w->b, 14 + hl);
+		fr[n].reply = w->reply;
+		if (v6) {
+			uint8_t *fh = q + 14 + 40;
+
+			q[14 + 4] = (uint8_t)((8 + k) >> 8);
+			q[14 + 5] = (uint8_t)(8 + k);
+			fh[0] = ip[6];	/* the next header: TCP or UDP */
+			q[14 + 6] = 44;
+			fh[1] = 0;
+			fh[2] = (uint8_t)(o >> 8);
+			fh[3] = (uint8_t)((o & 0xf8) | (more ? 1 : 0));
+			memcpy(fh + 4, "\x12\x34\x56\x78", 4);
+			memcpy(fh + 8, pl + o, k);
+			fr[n].len = 14 + 40 + 8 + k;
+		} else {
+			uint16_t fo = (uint16_t)(o / 8) | (more ? 0x2000 : 0);
+
+			q[14 + 2] = (uint8_t)((20 + k) >> 8);
+			q[14 + 3] = (uint8_t)(20 + k);
+			q[14 + 4] = 0x43;
+			q[14 + 5] = 0x21;
+			q[14 + 6] = (uint8_t)(fo >> 8);
+			q[14 + 7] = (uint8_t)fo;
+			q[14 + 10] = q[14 + 11] = 0;
+			{
+				uint16_t c = csum16(q + 14, 20);
+
+				q[14 + 10] = (uint8_t)(c >> 8);
+				q[14 + 11] = (uint8_t)c;
+			}
+			memcpy(q + 14 + 20, pl + o, k);
+			fr[n].len = 14 + 20 + k;
+		}
+	}
+	return n;
+}
+
+/*
+ * A hello in IP fragments (IPv4, IPv6), given last first: put back
+ * together and read - listed, cut, none of its fragments goes on; not
+ * listed, every fragment handed on in the order it came.  Fragments of
+ * what is not the inspector's go on whole; an overlap discards a
+ * datagram, as the server's stack does.
+ */
+static void
+test_fragments(void **state)
+{
+	static struct fr whole, fr[64];
+
+	(void)state;
+	mk_hello(false);
+	for (int v6 = 0; v6 < 2; v6++)
+		for (int listed = 0; listed < 2; listed++) {
+			struct fd_inspect *in = listed ? open_listed() : open_with(NULL, 0);
+			unsigned int n;
+
+			if (v6)
+				fc_key6(&ckey, IPPROTO_TCP, "2001:2::2", 45000, "2001:2:0:1::2", 443);
+			else
+				use4(45000, 443);
+			handshake(in, 0);
+			crest(&whole, 0);
+			n = fragments(&whole, 64, fr);
+			assert_true(n >= 4);
+			for (unsigned int i = 0; i < n; i++)
+				assert_int_equal(give(in, &fr[n - 1 - i], false, 1), 1);
+			if (listed) {
+				assert_decided(in, FD_INSPECT_LISTED_JA4, true);
+				assert_int_equal(nsent, 0);
+			} else {
+				assert_decided(in, FD_INSPECT_NOT_LISTED, false);
+				assert_int_equal(nsent, n);
+				for (unsigned int i = 0; i < n; i++)
+					assert_sent(i, &fr[n - 1 - i]);
+			}
+			fd_inspect_close(in);
+		}
+	/* UDP to 53 in fragments: the caller's, whole, when its last came */
+	{
+		struct fd_inspect *in = open_with(NULL, 0);
+		unsigned int n;
+
+		fc_key4(&ckey, IPPROTO_UDP, "198.18.0.2", 45001, "198.18.1.2", 53);
+		mk(&whole, false, 0, 0, hello, 300);
+		n = fragments(&whole, 128, fr);
+		for (unsigned int i = 0; i < n; i++)
+			assert_int_equal(give(in, &fr[i], false, 1), 1);
+		assert_int_equal(nsent, n);
+		/* the same again with its second fragment overlapping the first: discarded, none on */
+		nsent = 0;
+		n = fragments(&whole, 128, fr);
+		fr[1].b[14 + 7] = 8;	/* its offset 64 bytes, inside the first's 128 */
+		fr[1].b[14 + 10] = fr[1].b[14 + 11] = 0;
+		{
+			uint16_t c = csum16(fr[1].b + 14, 20);
+
+			fr[1].b[14 + 10] = (uint8_t)(c >> 8);
+			fr[1].b[14 + 11] = (uint8_t)c;
+		}
+		for (unsigned int i = 0; i < n; i++)
+			assert_int_equal(give(in, &fr[i], false, 2), 1);
+		assert_int_equal(nsent, 0);
+		assert_true(stats(in).frames[FD_INSPECT_F_FRAG_DROPPED] >= 2);
+		fd_inspect_close(in);
+	}
+}
+
 int
 main(void)
 {
@@ -1131,6 +1269,7 @@ main(void)
 		cmocka_unit_test(test_quic),
 		cmocka_unit_test(test_quic_refused),
 		cmocka_unit_test(test_quic_rate),
+		cmocka_unit_test(test_fragments),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
