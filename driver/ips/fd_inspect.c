@@ -1616,6 +1616,18 @@ fd_inspect_verdict(struct fd_inspect *in, const struct fd_tuple *k)
 }
 
 void
+fd_inspect_forget(struct fd_inspect *in, const struct fd_tuple *k)
+{
+	struct conn *c;
+
+	pthread_mutex_lock(&in->mu);
+	c = conn_find(in, k);
+	if (c != NULL && c->state == C_CUT)
+		conn_free(in, c);
+	pthread_mutex_unlock(&in->mu);
+}
+
+void
 fd_inspect_stats(struct fd_inspect *in, struct fd_inspect_stats *out)
 {
 	pthread_mutex_lock(&in->mu);

@@ -169,6 +169,12 @@ uint64_t fd_inspect_queued(const struct fd_inspect *in);
  */
 uint8_t fd_inspect_verdict(struct fd_inspect *in, const struct fd_tuple *k);
 
+/*
+ * fd_inspect_forget - a cut entry of k let go: its cut was not made (the
+ * tuple's state is another connection's), so its frames go on again.
+ */
+void fd_inspect_forget(struct fd_inspect *in, const struct fd_tuple *k);
+
 void fd_inspect_stats(struct fd_inspect *in, struct fd_inspect_stats *out);
 
 #endif

@@ -477,6 +477,7 @@ apply(struct fd_ips *x, const struct fd_inspect_decision *d, uint64_t now)
 		printf("flowcutd: tls: %s: its state began %" PRId64 " ms before the connection the "
 		       "inspector read (another connection of the tuple): not cut\n", tuple, early);
 		fflush(stdout);
+		fd_inspect_forget(x->in, &d->key);	/* that connection's frames go on */
 		nfct_destroy(ct);
 		return;
 	}

@@ -1246,6 +1246,33 @@ test_fragments(void **state)
 	}
 }
 
+/* A cut entry forgotten (its cut was another connection's to refuse): the tuple's frames go on again. */
+static void
+test_forget(void **state)
+{
+	struct fd_inspect *in;
+	struct fr f;
+
+	(void)state;
+	mk_hello(false);
+	in = open_listed();
+	use4(45100, 443);
+	handshake(in, 0);
+	crest(&f, 0);
+	assert_int_equal(give(in, &f, false, 1), 1);
+	assert_decided(in, FD_INSPECT_LISTED_JA4, true);
+	mk(&f, true, 0x10, SISN + 1, NULL, 0);
+	assert_int_equal(give(in, &f, false, 2), 1);	/* dropped: cut */
+	{
+		struct fd_tuple k = key_of(&ckey);
+
+		fd_inspect_forget(in, &k);
+	}
+	assert_int_equal(give(in, &f, false, 3), 0);	/* the caller's again */
+	assert_int_equal(stats(in).entries, 0);
+	fd_inspect_close(in);
+}
+
 int
 main(void)
 {
@@ -1270,6 +1297,7 @@ main(void)
 		cmocka_unit_test(test_quic_refused),
 		cmocka_unit_test(test_quic_rate),
 		cmocka_unit_test(test_fragments),
+		cmocka_unit_test(test_forget),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
