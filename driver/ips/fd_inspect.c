@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/queue.h>
 
 #include <flowcut/fc_defs.h>
 
@@ -87,9 +88,10 @@ enum conn_hs {
 	HS_EST,		/* the client's ACK of it */
 };
 
-/* One list of entries, oldest first. */
+/* One list of entries, oldest first (the BSD tail queues of <sys/queue.h>). */
+TAILQ_HEAD(conn_queue, conn);
 struct clist {
-	struct conn *oldest, *newest;
+	struct conn_queue q;
 	unsigned int n;
 };
 
@@ -125,8 +127,8 @@ struct source;
 
 struct conn {
 	struct conn *hnext;		/* the bucket's chain */
-	struct conn *older, *newer;	/* its list */
-	struct conn *solder, *snewer;	/* its source's, in the order made */
+	TAILQ_ENTRY(conn) age;		/* its list */
+	TAILQ_ENTRY(conn) by_src;	/* its source's, in the order made */
 	struct source *src;
 	struct fd_tuple key;
 	enum conn_state state;
@@ -150,7 +152,7 @@ struct source {
 	uint8_t addr[16];
 	uint8_t family;
 	unsigned int entries, reading, cut;
-	struct conn *oldest, *newest;
+	struct conn_queue conns;
 };
 
 /* An entry let go before its first byte: its bytes, if they come, are undecided. */
@@ -282,15 +284,7 @@ list_unlink(struct fd_inspect *in, struct conn *c)
 {
 	struct clist *l = &in->lists[list_of(c->state)];
 
-	if (c->older)
-		c->older->newer = c->newer;
-	else
-		l->oldest = c->newer;
-	if (c->newer)
-		c->newer->older = c->older;
-	else
-		l->newest = c->older;
-	c->older = c->newer = NULL;
+	TAILQ_REMOVE(&l->q, c, age);
 	l->n--;
 }
 
@@ -299,13 +293,7 @@ list_append(struct fd_inspect *in, struct conn *c)
 {
 	struct clist *l = &in->lists[list_of(c->state)];
 
-	c->older = l->newest;
-	c->newer = NULL;
-	if (l->newest)
-		l->newest->newer = c;
-	else
-		l->oldest = c;
-	l->newest = c;
+	TAILQ_INSERT_TAIL(&l->q, c, age);
 	l->n++;
 }
 
@@ -327,7 +315,7 @@ static void
 touch(struct fd_inspect *in, struct conn *c, uint64_t now)
 {
 	c->last = now;
-	if (c->state != C_WAIT && c->state != C_READ && c->newer != NULL) {
+	if (c->state != C_WAIT && c->state != C_READ && TAILQ_NEXT(c, age) != NULL) {
 		list_unlink(in, c);
 		list_append(in, c);
 	}
@@ -363,6 +351,7 @@ source_get(struct fd_inspect *in, const struct fd_tuple *k)
 		return NULL;
 	memcpy(s->addr, a, 16);
 	s->family = k->family;
+	TAILQ_INIT(&s->conns);
 	s->next = in->sources[b];
 	in->sources[b] = s;
 	return s;
@@ -453,14 +442,7 @@ conn_free(struct fd_inspect *in, struct conn *c)
 		pp = &(*pp)->hnext;
 	*pp = c->hnext;
 	list_unlink(in, c);
-	if (c->solder)
-		c->solder->snewer = c->snewer;
-	else
-		s->oldest = c->snewer;
-	if (c->snewer)
-		c->snewer->solder = c->solder;
-	else
-		s->newest = c->solder;
+	TAILQ_REMOVE(&s->conns, c, by_src);
 	s->entries--;
 	s->reading -= c->state == C_READ;
 	s->cut -= c->state == C_CUT;
@@ -768,21 +750,25 @@ evict_cut(struct fd_inspect *in, struct conn *keep)
 	struct source *s = keep->src;
 
 	if (s->cut > in->src_cut) {
-		for (struct conn *c = s->oldest; c != NULL; c = c->snewer)
+		struct conn *c;
+
+		TAILQ_FOREACH(c, &s->conns, by_src)
 			if (c->state == C_CUT && c != keep) {
 				conn_free(in, c);
 				break;
 			}
 	}
-	if (in->lists[L_CUT].n > in->max_cut && in->lists[L_CUT].oldest != keep)
-		conn_free(in, in->lists[L_CUT].oldest);
+	if (in->lists[L_CUT].n > in->max_cut && TAILQ_FIRST(&in->lists[L_CUT].q) != keep)
+		conn_free(in, TAILQ_FIRST(&in->lists[L_CUT].q));
 }
 
 /* The oldest entry of a source in a state, or NULL. */
 static struct conn *
 source_oldest(struct source *s, enum conn_state st)
 {
-	for (struct conn *c = s->oldest; c != NULL; c = c->snewer)
+	struct conn *c;
+
+	TAILQ_FOREACH(c, &s->conns, by_src)
 		if (c->state == st)
 			return c;
 	return NULL;
@@ -799,14 +785,14 @@ conn_new(struct fd_inspect *in, const struct fd_tuple *k, enum conn_state st, ui
 	if (s == NULL)
 		return NULL;
 	s->entries++;	/* held while room is made: the source stays */
-	if (s->entries > in->src_entries && s->oldest != NULL)
-		evict(in, s->oldest, now, out, octx);
+	if (s->entries > in->src_entries && !TAILQ_EMPTY(&s->conns))
+		evict(in, TAILQ_FIRST(&s->conns), now, out, octx);
 	if (in->nentries >= in->p.max_entries) {
 		static const int order[] = { L_DECIDED, L_CUT, L_WAITING, L_READING };
 
 		for (unsigned int i = 0; i < sizeof(order) / sizeof(order[0]); i++)
-			if (in->lists[order[i]].oldest != NULL) {
-				evict(in, in->lists[order[i]].oldest, now, out, octx);
+			if (!TAILQ_EMPTY(&in->lists[order[i]].q)) {
+				evict(in, TAILQ_FIRST(&in->lists[order[i]].q), now, out, octx);
 				break;
 			}
 	}
@@ -824,12 +810,7 @@ conn_new(struct fd_inspect *in, const struct fd_tuple *k, enum conn_state st, ui
 	s->entries++;
 	s->reading += st == C_READ;
 	s->cut += st == C_CUT;
-	c->solder = s->newest;
-	if (s->newest)
-		s->newest->snewer = c;
-	else
-		s->oldest = c;
-	s->newest = c;
+	TAILQ_INSERT_TAIL(&s->conns, c, by_src);
 	b = key_hash(k) % TABLE_SIZE;
 	c->hnext = in->table[b];
 	in->table[b] = c;
@@ -853,8 +834,8 @@ start_reading(struct fd_inspect *in, struct conn *c, uint64_t now, fd_inspect_ou
 
 	if (c->src->reading >= in->p.per_source && (old = source_oldest(c->src, C_READ)) != NULL)
 		evict(in, old, now, out, octx);
-	if (in->lists[L_READING].n >= in->p.max_conns && in->lists[L_READING].oldest != NULL)
-		evict(in, in->lists[L_READING].oldest, now, out, octx);
+	if (in->lists[L_READING].n >= in->p.max_conns && !TAILQ_EMPTY(&in->lists[L_READING].q))
+		evict(in, TAILQ_FIRST(&in->lists[L_READING].q), now, out, octx);
 	rd = calloc(1, sizeof(*rd));
 	if (rd == NULL || !take_bytes(in, rd, sizeof(*rd) + PARSER_BYTES) ||
 	    (udp ? (void *)(rd->quic = malloc(sizeof(*rd->quic)))
@@ -1447,13 +1428,13 @@ fd_inspect_tick(struct fd_inspect *in, uint64_t now, fd_inspect_out_fn *out, voi
 	pthread_mutex_lock(&in->mu);
 	fc_frag_expire(in->frag, now, frag_drop, in);
 	/* waiting for their first byte: read_ms from their SYN; their bytes undecided if they come */
-	while ((c = in->lists[L_WAITING].oldest) != NULL && now - c->born >= in->p.read_ms) {
+	while ((c = TAILQ_FIRST(&in->lists[L_WAITING].q)) != NULL && now - c->born >= in->p.read_ms) {
 		ghost_add(in, c, FD_INSPECT_TIMEOUT);
 		conn_free(in, c);
 	}
 	/* being read, in the order they started: held frames let go, then read_ms */
-	for (c = in->lists[L_READING].oldest; c != NULL; c = next) {
-		next = c->newer;	/* undecided() moves c off this list */
+	for (c = TAILQ_FIRST(&in->lists[L_READING].q); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, age);	/* undecided() moves c off this list */
 		if (now - c->rd->since < in->p.hold_ms)
 			break;
 		if (now - c->rd->since >= in->p.read_ms) {
@@ -1464,7 +1445,7 @@ fd_inspect_tick(struct fd_inspect *in, uint64_t now, fd_inspect_out_fn *out, voi
 		}
 	}
 	for (int l = L_DECIDED; l <= L_CUT; l++)
-		while ((c = in->lists[l].oldest) != NULL && now - c->last >= in->p.linger_ms)
+		while ((c = TAILQ_FIRST(&in->lists[l].q)) != NULL && now - c->last >= in->p.linger_ms)
 			conn_free(in, c);
 	pthread_mutex_unlock(&in->mu);
 }
@@ -1495,6 +1476,8 @@ fd_inspect_open(const struct fd_inspect_params *p)
 	if (p != NULL)
 		in->p = *p;
 	params_fill(&in->p);
+	for (int l = 0; l < NLISTS; l++)
+		TAILQ_INIT(&in->lists[l].q);
 	in->max_cut = (in->p.max_entries + 3) / 4;
 	in->src_entries = (in->p.max_entries + 15) / 16;
 	in->src_cut = (in->max_cut + 15) / 16;
@@ -1525,8 +1508,8 @@ fd_inspect_close(struct fd_inspect *in)
 	if (in == NULL)
 		return;
 	for (int l = 0; l < NLISTS; l++)
-		while (in->lists[l].oldest != NULL)
-			conn_free(in, in->lists[l].oldest);
+		while (!TAILQ_EMPTY(&in->lists[l].q))
+			conn_free(in, TAILQ_FIRST(&in->lists[l].q));
 	fc_fplist_free(&in->watched);
 	fc_frag_close(in->frag);
 	pthread_mutex_destroy(&in->mu);

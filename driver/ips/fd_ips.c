@@ -33,7 +33,7 @@
  * after it.
  */
 #define FD_IPS_BORN_SLACK_NS 5000000ull
-#define FD_IPS_UNDECIDED_LOG 10		/* undecided connections told a second, at most */
+#define FD_IPS_TELL_A_SECOND 10		/* lines a flood can make (undecided, not cut) said a second */
 
 /* A cut decided before its connection was offloaded. */
 struct pending {
@@ -420,25 +420,49 @@ is_this_conn(struct fd_ips *x, const struct nf_conntrack *ct, const struct fd_in
 	return start + FD_IPS_BORN_SLACK_NS >= born_rt_ns;
 }
 
-/* An undecided connection, told (FD_IPS_UNDECIDED_LOG a second at most, the rest counted). */
-static void
-tell_undecided(struct fd_ips *x, const struct fd_inspect_decision *d, const char *tuple,
-	       uint64_t now)
+/*
+ * Whether one more line of those a flood can make (undecided connections,
+ * cuts not made) may be said now: FD_IPS_TELL_A_SECOND a second, the rest
+ * counted and their count said in the next second that says one.
+ */
+static bool
+may_tell(struct fd_ips *x, uint64_t now)
 {
 	if (now / 1000 != x->said_at) {
 		if (x->unsaid > 0)
-			printf("flowcutd: tls: %" PRIu64 " more undecided connections not told\n",
+			printf("flowcutd: tls: %" PRIu64 " more lines (undecided, not cut) not said\n",
 			       x->unsaid);
 		x->said_at = now / 1000;
 		x->said = 0;
 		x->unsaid = 0;
 	}
-	if (x->said++ >= FD_IPS_UNDECIDED_LOG) {
+	if (x->said++ >= FD_IPS_TELL_A_SECOND) {
 		x->unsaid++;
-		return;
+		return false;
 	}
+	return true;
+}
+
+/* An undecided connection, told (may_tell). */
+static void
+tell_undecided(struct fd_ips *x, const struct fd_inspect_decision *d, const char *tuple,
+	       uint64_t now)
+{
+	if (!may_tell(x, now))
+		return;
 	printf("flowcutd: tls: %s: undecided (%s): %s, as inspect_undecided says\n", tuple,
 	       fd_inspect_why_name((enum fd_inspect_why)d->why), d->cut ? "cut" : "passed");
+	fflush(stdout);
+}
+
+/* A listed hello: the connection, its fingerprints and the list's line. */
+static void
+tell_listed(const struct fd_ips *x, const struct fd_inspect_decision *d, const char *tuple)
+{
+	printf("flowcutd: tls: %s%s%s JA4 %s JA3 %s: its %s is listed (%s line %lu)\n",
+	       tuple, d->sni[0] ? " sni " : "", d->sni, d->ja4[0] ? d->ja4 : "-",
+	       d->ja3[0] ? d->ja3 : "-", d->why == FD_INSPECT_LISTED_JA4 ? "JA4" : "JA3",
+	       x->path, d->line);
 	fflush(stdout);
 }
 
@@ -451,19 +475,16 @@ apply(struct fd_ips *x, const struct fd_inspect_decision *d, uint64_t now)
 	int64_t early;
 	uint32_t ct_id;
 
+	bool listed = d->cut && !fd_inspect_why_undecided((enum fd_inspect_why)d->why);
+
 	fd_tuple_format(&d->key, tuple, sizeof(tuple));
 	if (fd_inspect_why_undecided((enum fd_inspect_why)d->why))
 		tell_undecided(x, d, tuple, now);
-	else if (d->cut) {
-		printf("flowcutd: tls: %s%s%s JA4 %s JA3 %s: its %s is listed (%s line %lu)\n",
-		       tuple, d->sni[0] ? " sni " : "", d->sni, d->ja4[0] ? d->ja4 : "-",
-		       d->ja3[0] ? d->ja3 : "-", d->why == FD_INSPECT_LISTED_JA4 ? "JA4" : "JA3",
-		       x->path, d->line);
-		fflush(stdout);
-	}
 	ct = state_of(x, &d->key);
 	if (ct == NULL) {
 		if (d->cut) {
+			if (listed)
+				tell_listed(x, d, tuple);
 			/* a QUIC flow's first datagram held: the host never saw it */
 			x->st.cut_no_state++;
 			printf("flowcutd: cut (tls) %s: no conntrack state (gone, or nothing of it "
@@ -473,14 +494,20 @@ apply(struct fd_ips *x, const struct fd_inspect_decision *d, uint64_t now)
 		return;
 	}
 	if (d->cut && !is_this_conn(x, ct, d, &early)) {
+		/* a spoofed hello aimed at another's connection: a flood of them is told in part */
 		x->st.cut_not_this_conn++;
-		printf("flowcutd: tls: %s: its state began %" PRId64 " ms before the connection the "
-		       "inspector read (another connection of the tuple): not cut\n", tuple, early);
-		fflush(stdout);
+		if (may_tell(x, now)) {
+			printf("flowcutd: tls: %s JA4 %s: its state began %" PRId64 " ms before the "
+			       "connection the inspector read (another connection of the tuple): not "
+			       "cut\n", tuple, d->ja4[0] ? d->ja4 : "-", early);
+			fflush(stdout);
+		}
 		fd_inspect_forget(x->in, &d->key);	/* that connection's frames go on */
 		nfct_destroy(ct);
 		return;
 	}
+	if (listed)
+		tell_listed(x, d, tuple);
 	ct_id = nfct_get_attr_u32(ct, ATTR_ID);
 	/*
 	 * An offload on its way (posted, not answered) is not in the table

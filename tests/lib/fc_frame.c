@@ -158,10 +158,46 @@ fc_frame_build(const struct fc_frame_spec *s, uint8_t *buf, size_t cap)
 	return len;
 }
 
+/*
+ * Where an Ethernet frame's IP header and transport header are (untagged
+ * or one tag; IPv4, or IPv6 without extension headers): 0 and the
+ * fields, or -1 with *why.
+ */
+static int
+frame_layers(const uint8_t *f, size_t len, int *family, const uint8_t **l3, size_t *l3hdr,
+	     size_t *l4len, uint8_t *proto, const char **why)
+{
+	size_t l2 = 14;
+
+	if (len < 14)
+		return *why = "short frame", -1;
+	if (rd16(f + 12) == 0x8100)
+		l2 = 18;
+	if (len < l2 + 20)
+		return *why = "short frame", -1;
+	*l3 = f + l2;
+	if (rd16(f + l2 - 2) == 0x0800) {
+		*family = 4;
+		*l3hdr = (size_t)((*l3)[0] & 0xf) * 4;
+		*l4len = rd16(*l3 + 2) - *l3hdr;
+		*proto = (*l3)[9];
+	} else if (rd16(f + l2 - 2) == 0x86dd) {
+		*family = 6;
+		*l3hdr = 40;
+		*l4len = rd16(*l3 + 4);
+		*proto = (*l3)[6];
+	} else {
+		return *why = "not IP", -1;
+	}
+	if (l2 + *l3hdr + *l4len > len)
+		return *why = "IP length beyond the frame", -1;
+	return 0;
+}
+
 int
 fc_frame_check(const uint8_t *f, size_t len, const char **why)
 {
-	size_t l2 = 14, l3hdr, l4len;
+	size_t l3hdr, l4len;
 	const uint8_t *l3, *l4;
 	int family;
 	uint8_t proto;
@@ -170,31 +206,11 @@ fc_frame_check(const uint8_t *f, size_t len, const char **why)
 	if (why == NULL)
 		why = &dummy;
 	*why = NULL;
-	if (len < 14)
-		return *why = "short frame", -1;
-	if (rd16(f + 12) == 0x8100)
-		l2 = 18;
-	if (len < l2 + 20)
-		return *why = "short frame", -1;
-	l3 = f + l2;
-	if (rd16(f + l2 - 2) == 0x0800) {
-		family = 4;
-		l3hdr = (size_t)(l3[0] & 0xf) * 4;
-		if (fold(sum_be(0, l3, l3hdr)) != 0)
-			return *why = "IPv4 header checksum", -1;
-		l4len = rd16(l3 + 2) - l3hdr;
-		proto = l3[9];
-	} else if (rd16(f + l2 - 2) == 0x86dd) {
-		family = 6;
-		l3hdr = 40;
-		l4len = rd16(l3 + 4);
-		proto = l3[6];
-	} else {
-		return *why = "not IP", -1;
-	}
+	if (frame_layers(f, len, &family, &l3, &l3hdr, &l4len, &proto, why) != 0)
+		return -1;
+	if (family == 4 && fold(sum_be(0, l3, l3hdr)) != 0)
+		return *why = "IPv4 header checksum", -1;
 	l4 = l3 + l3hdr;
-	if (l2 + l3hdr + l4len > len)
-		return *why = "IP length beyond the frame", -1;
 	switch (proto) {
 	case IPPROTO_TCP:
 		if (l4_csum(family, l3, proto, l4, l4len, 16) != rd16(l4 + 16))
@@ -222,36 +238,20 @@ fc_frame_check(const uint8_t *f, size_t len, const char **why)
 int
 fc_frame_fix_l4(uint8_t *f, size_t len)
 {
-	size_t l2 = len >= 14 && rd16(f + 12) == 0x8100 ? 18 : 14, l3hdr, l4len;
-	uint8_t *l3 = f + l2, *l4, proto;
+	size_t l3hdr, l4len;
+	const uint8_t *l3;
+	uint8_t *l4, proto;
+	const char *why;
 	int family;
 
-	if (len < l2 + 40)
+	if (frame_layers(f, len, &family, &l3, &l3hdr, &l4len, &proto, &why) != 0)
 		return -1;
-	if (rd16(f + l2 - 2) == 0x0800) {
-		family = 4;
-		l3hdr = (size_t)(l3[0] & 0xf) * 4;
-		l4len = rd16(l3 + 2) - l3hdr;
-		proto = l3[9];
-	} else if (rd16(f + l2 - 2) == 0x86dd) {
-		family = 6;
-		l3hdr = 40;
-		l4len = rd16(l3 + 4);
-		proto = l3[6];
-	} else {
-		return -1;
-	}
-	l4 = l3 + l3hdr;
-	if (l2 + l3hdr + l4len > len)
-		return -1;
+	l4 = f + (size_t)(l3 - f) + l3hdr;
 	if (proto == IPPROTO_TCP) {
-		wr16(l4 + 16, 0);
 		wr16(l4 + 16, l4_csum(family, l3, proto, l4, l4len, 16));
 	} else if (proto == IPPROTO_UDP && rd16(l4 + 6) != 0) {
-		uint16_t c;
+		uint16_t c = l4_csum(family, l3, proto, l4, l4len, 6);
 
-		wr16(l4 + 6, 0);
-		c = l4_csum(family, l3, proto, l4, l4len, 6);
 		wr16(l4 + 6, c == 0 ? 0xffff : c);
 	} else {
 		return -1;
