@@ -107,6 +107,10 @@ cmocka "the wire, accounted" tests/lab/test_wire.sh
 cmocka "real clients" tests/lab/test_real.sh
 # TLS clients cut by a listed JA4 or JA3, through the inspector (root only)
 cmocka "TLS fingerprints through the inspector" tests/lab/test_tls.sh
+# a listed client that tries to slip past the inspector, each way, IPv4 and IPv6 (root only)
+cmocka "the inspector holds against evasions" tests/lab/test_evade.sh
+# spoofed segments aimed at others' connections, floods of segments, SYNs and listed hellos (root only)
+cmocka "the inspector under spoofing and floods" tests/lab/test_ips_flood.sh
 # issue 17's block lists as the tools write them: the real fail2ban's two jails by table and
 # by pattern, a set made later, a never-cut address in a cut prefix (root only)
 cmocka "block lists as the tools write them" tests/lab/test_lists.sh

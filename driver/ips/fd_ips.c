@@ -469,13 +469,12 @@ tell_listed(const struct fd_ips *x, const struct fd_inspect_decision *d, const c
 static void
 apply(struct fd_ips *x, const struct fd_inspect_decision *d, uint64_t now)
 {
+	bool listed = d->cut && !fd_inspect_why_undecided((enum fd_inspect_why)d->why);
 	struct fd_offload_conn oc;
 	struct nf_conntrack *ct, *orig = NULL;
 	char tuple[128];
 	int64_t early;
 	uint32_t ct_id;
-
-	bool listed = d->cut && !fd_inspect_why_undecided((enum fd_inspect_why)d->why);
 
 	fd_tuple_format(&d->key, tuple, sizeof(tuple));
 	if (fd_inspect_why_undecided((enum fd_inspect_why)d->why))

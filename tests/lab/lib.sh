@@ -10,7 +10,14 @@
 # Each test runs in a lab of its own (lab/lab.sh up + start), in a child
 # bash under `timeout`, and the lab is torn down after it whether it passed,
 # failed or was killed.  The lab is named PREFIX<pid>, or with "per-test"
-# PREFIX<pid>-<n> (a name of its own for every test).  Output: one
+# PREFIX<pid>-<n> (a name of its own for every test).  With "shared" one
+# lab (PREFIX<pid>) is brought up before the first test and serves them
+# all, torn down at the end (also on failure or interruption); each test
+# is still bounded by its time limit (`timeout` ends its whole process
+# group), then the suite's lab_reset runs, if it defines one (it puts back
+# what a test left: its processes in the lab's namespaces, settings); a
+# lab whose flowcutd or flowcut-npu has died is brought up anew for the
+# next test.  Output: one
 # "ok - NAME", "not ok - NAME" or "ok - NAME # SKIP why" line per test
 # (tests/run.sh counts them; a test that exits 77 could not run here, and
 # says why in $run/skip), "# ..." lines for figures.  ONLY=pattern runs
@@ -51,6 +58,13 @@ cfg() { "$ctl" --link "/run/flowcut-lab/$L/link" --json cfg | sed -n 's/.*"fw_cf
 lab_up() { "$lab" down "$L" >/dev/null 2>&1; "$lab" up "$L" && "$lab" start "$L"; }
 lab_down() { "$lab" down "$L" >/dev/null 2>&1; }
 lab_at_exit() { :; }
+# the shared lab (lab_suite ... shared) still has its flowcutd and flowcut-npu
+lab_shared_alive() {
+	local p
+	for p in flowcutd npu; do
+		[ -s "$run/$p.pid" ] && "$lab" alive "$L" "$(cat "$run/$p.pid")" || return 1
+	done
+}
 
 # waits (at most $1 tenths of a second) until "$2..." succeeds
 wait_for() {
@@ -224,8 +238,8 @@ f2b_stop() { timeout 20 "$lab" exec "$L" host fail2ban-client -c "$run/f2b/conf"
 
 # runs "${tests[@]}" (see the top of this file), which the suite sets
 # shellcheck disable=SC2154
-lab_suite() { # prefix [per-test]
-	local base=$1$$ per=${2:-} t name cmd secs n=0 t0 rc wire_said='' why
+lab_suite() { # prefix [per-test|shared]
+	local base=$1$$ per=${2:-} t name cmd secs n=0 t0 rc wire_said='' why up shared_up=
 	L=$base
 	run=/run/flowcut-lab/$L
 	if [ "$(id -u)" -ne 0 ] || ! ip netns add "$L-probe" 2>/dev/null; then
@@ -247,8 +261,22 @@ lab_suite() { # prefix [per-test]
 			run=/run/flowcut-lab/$L
 		fi
 		t0=$SECONDS
+		up=''
+		if [ "$per" = shared ] && [ -n "$shared_up" ]; then
+			if lab_shared_alive; then
+				up=1	# the suite's lab, up already
+			else
+				say "the shared lab's flowcutd or flowcut-npu is gone: brought up anew"
+				lab_down
+				shared_up=''
+			fi
+		fi
+		if [ -z "$up" ] && lab_up >"/tmp/$base.up.log" 2>&1; then
+			up=1
+			[ "$per" = shared ] && shared_up=1
+		fi
 		# shellcheck disable=SC2086
-		if lab_up >"/tmp/$base.up.log" 2>&1; then
+		if [ -n "$up" ]; then
 			# a lab that fell back from AF_XDP says so, once a suite
 			if [ -z "$wire_said" ] && [ -s "$run/wire" ] && [ "$(cat "$run/wire")" != af_xdp ]; then
 				why=$(grep '^lab: ' "/tmp/$base.up.log" | tail -1)
@@ -270,7 +298,11 @@ lab_suite() { # prefix [per-test]
 			echo "not ok - $name"
 			sed 's/^/#   /' "/tmp/$base.up.log" | tail -10
 		fi
-		lab_down
+		if [ "$per" != shared ]; then
+			lab_down
+		elif [ -n "$shared_up" ] && declare -F lab_reset >/dev/null; then
+			lab_reset 2>&1 | sed 's/^/#   /'
+		fi
 		[ -n "${LAB_TIMES:-}" ] && say "($name: $((SECONDS - t0)) s)"
 	done
 	rm -f "/tmp/$base.up.log"

@@ -22,6 +22,8 @@ import struct
 import sys
 import time
 
+from labnet import csum
+
 ETH_P_ALL = 0x0003
 PACKET_OUTGOING = 4
 TCP_RST = 0x04
@@ -62,15 +64,6 @@ def send(host, port, sport, secs):
     s.recv(1)		# the server's close
     s.close()
     print("sent %d" % n)
-
-
-def csum(data):
-    if len(data) % 2:
-        data += b"\0"
-    s = sum(struct.unpack("!%dH" % (len(data) // 2), data))
-    while s >> 16:
-        s = (s & 0xffff) + (s >> 16)
-    return ~s & 0xffff
 
 
 def segment(frame):
