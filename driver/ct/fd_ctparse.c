@@ -259,18 +259,26 @@ ports_set(struct nf_conntrack *ct, int dir, const struct tup *t)
  * confirmed, and ended, in ns of the real clock.  The library keeps them
  * where only its own parse writes (its setters of ATTR_TIMESTAMP_* set
  * the bit and nothing else), so the nest alone, in a message of its own
- * with nlh's headers, is given to its parse.  -1: a nest too big, or one
- * the library refuses.
+ * with nlh's headers, is given to its parse.  -1: a nest too big, a time
+ * of the wrong size (the library would exit), or one the library refuses.
  */
 static int
 timestamp(struct nf_conntrack *ct, const struct nlmsghdr *nlh, const struct nlattr *nest)
 {
 	char buf[128] __attribute__((aligned(NLMSG_ALIGNTO)));
+	const struct nlattr *a;
 	struct nlmsghdr *m;
 	struct nfgenmsg *g;
 
 	if ((size_t)MNL_ALIGN(nest->nla_len) > sizeof(buf) - MNL_NLMSG_HDRLEN - MNL_ALIGN(sizeof(*g)))
 		return -1;
+	/* the library exits the process on a time of the wrong size (__abi_breakage): refused here */
+	mnl_attr_for_each_nested(a, nest) {
+		uint16_t type = mnl_attr_get_type(a);
+
+		if ((type == CTA_TIMESTAMP_START || type == CTA_TIMESTAMP_STOP) && !sized(a, 8))
+			return -1;
+	}
 	m = mnl_nlmsg_put_header(buf);
 	m->nlmsg_type = nlh->nlmsg_type;
 	g = mnl_nlmsg_put_extra_header(m, sizeof(*g));

@@ -645,7 +645,8 @@ test_parse_as_the_library(void **st)
  * A state's times (CTA_TIMESTAMP, with nf_conntrack_timestamp on): read as
  * the library reads them - whose own setters cannot write them, so
  * fd_ctparse hands it the nest - start and stop, the rest unchanged; a
- * nest too big for a state's times is refused.
+ * nest too big for a state's times, or a time of the wrong size (on which
+ * the library would exit), is refused.
  */
 static void
 test_timestamp(void **st)
@@ -686,6 +687,18 @@ test_timestamp(void **st)
 	nest = mnl_attr_nest_start(nlh, CTA_TIMESTAMP);
 	for (int i = 0; i < 12; i++)
 		mnl_attr_put_u64(nlh, CTA_TIMESTAMP_START, 0);
+	mnl_attr_nest_end(nlh, nest);
+	a = nfct_new();
+	assert_int_equal(fd_ctparse_msg(nlh, a), -1);
+	nfct_destroy(a);
+	/* a start of 4 bytes: refused here (the library would exit the process) */
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = CT_TYPE(IPCTNL_MSG_CT_NEW);
+	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
+	g->nfgen_family = nfct_get_attr_u8(ct, ATTR_L3PROTO);
+	assert_int_equal(nfct_nlmsg_build(nlh, ct), 0);
+	nest = mnl_attr_nest_start(nlh, CTA_TIMESTAMP);
+	mnl_attr_put_u32(nlh, CTA_TIMESTAMP_START, 1);
 	mnl_attr_nest_end(nlh, nest);
 	a = nfct_new();
 	assert_int_equal(fd_ctparse_msg(nlh, a), -1);
