@@ -954,6 +954,18 @@ after_put(struct fd_inspect *in, struct conn *c, enum put_result pr, int rc, uin
 
 /* ---- TCP ---- */
 
+/* Its stream ended before a whole hello (an RST taken): what was held goes on, nothing more is read. */
+static void
+closed(struct fd_inspect *in, struct conn *c, uint64_t now, fd_inspect_out_fn *out, void *octx)
+{
+	if (c->state == C_WAIT) {
+		conn_move(in, c, C_CLOSED);
+		in->st.why[FD_INSPECT_CLOSED]++;
+	} else {
+		pass(in, c, FD_INSPECT_CLOSED, NULL, NULL, now, out, octx);
+	}
+}
+
 /*
  * Whether a client segment with bytes is the server's to take: from the
  * port its SYN came on, answering the server's SYN-ACK (its ACK in the
@@ -1054,12 +1066,7 @@ tcp_client(struct fd_inspect *in, struct conn *c, uint16_t port, const uint8_t *
 
 		if (port != c->cport || s->seq != next)
 			return drop(in, FD_INSPECT_F_OUTSIDE);
-		if (c->state == C_WAIT) {
-			conn_move(in, c, C_CLOSED);
-			in->st.why[FD_INSPECT_CLOSED]++;
-		} else {
-			pass(in, c, FD_INSPECT_CLOSED, NULL, NULL, now, out, octx);
-		}
+		closed(in, c, now, out, octx);
 		return 0;
 	}
 	if (s->plen == 0 && !(s->flags & TH_FIN)) {
@@ -1123,13 +1130,7 @@ tcp_server(struct fd_inspect *in, struct conn *c, uint16_t port, const struct fd
 		return 0;
 	}
 	if ((s->flags & TH_RST) && c->hs != HS_SYN && port == c->sport && s->seq == c->sisn + 1) {
-		/* the server ended it: nothing the client sends is read there */
-		if (c->state == C_WAIT) {
-			conn_move(in, c, C_CLOSED);
-			in->st.why[FD_INSPECT_CLOSED]++;
-		} else {
-			pass(in, c, FD_INSPECT_CLOSED, NULL, NULL, now, out, octx);
-		}
+		closed(in, c, now, out, octx);	/* the server ended it */
 	}
 	return 0;
 }
