@@ -1105,8 +1105,15 @@ tcp_server(struct fd_inspect *in, struct conn *c, uint16_t port, const struct fd
 		return drop(in, FD_INSPECT_F_DROPPED);
 	if (c->state != C_WAIT && c->state != C_READ)
 		return 0;
-	if ((s->flags & (TH_SYN | TH_ACK)) == (TH_SYN | TH_ACK) && c->hs == HS_SYN &&
-	    port != c->cport) {
+	/*
+	 * Its SYN-ACK, on whichever port it comes up (a one-armed appliance
+	 * has its clients and servers behind one): it must ACK a SYN of the
+	 * client's, which a spoofer off the path never saw.  One who sent
+	 * the SYN itself may answer it too and have a hello read: what keeps
+	 * its cut off another's connection is that connection's conntrack
+	 * start (fd_ips).
+	 */
+	if ((s->flags & (TH_SYN | TH_ACK)) == (TH_SYN | TH_ACK) && c->hs == HS_SYN) {
 		uint32_t acked = s->ack - 1;
 
 		if (acked == c->isn + c->synlen || acked == c->isn ||

@@ -678,8 +678,8 @@ test_not_the_servers(void **state)
 
 /*
  * No entry without the handshake: a spoofed segment from a tuple whose
- * SYN was never seen (or whose SYN-ACK never came, or came up the
- * client's own port) carrying a listed hello makes no cut.  Flagged
+ * SYN was never seen (or whose SYN-ACK never came, or acked no SYN of
+ * the client's) carrying a listed hello makes no cut.  Flagged
  * INSPECT (an offloaded connection flowcutd never saw begin) it is
  * passed unread (not_seen); on the host path, it is the host's.
  */
@@ -710,14 +710,26 @@ test_spoofed(void **state)
 		crest(&f, 0);
 		assert_int_equal(give(in, &f, flagged, 3), 1);
 		assert_int_equal(stats(in).frames[FD_INSPECT_F_OUTSIDE], 1);
-		/* a SYN-ACK up the client's own port: not the server's */
+		/* a SYN-ACK that acks no SYN of the client's: not its server's */
 		mk(&f, true, 0x12, SISN, NULL, 0);
-		assert_int_equal(fd_inspect_frame(in, 0, false, f.b, f.len, 4, out, NULL), 0);
+		f.b[14 + 20 + 8 + 3] ^= 0x40;
+		assert_int_equal(fc_frame_fix_l4(f.b, f.len), 0);
+		assert_int_equal(give(in, &f, false, 4), 0);
 		crest(&f, 0);
 		assert_int_equal(give(in, &f, flagged, 5), 1);
 		assert_int_equal(stats(in).frames[FD_INSPECT_F_OUTSIDE], 2);
 		assert_int_equal(fd_inspect_take(in, &d), 0);
 		assert_int_equal(nsent, 0);
+		/*
+		 * one up the client's own port (a one-armed appliance) acking its
+		 * SYN is its server's: read (another's connection is kept by its
+		 * conntrack start, in fd_ips)
+		 */
+		mk(&f, true, 0x12, SISN, NULL, 0);
+		assert_int_equal(fd_inspect_frame(in, 0, false, f.b, f.len, 6, out, NULL), 0);
+		crest(&f, 0);
+		assert_int_equal(give(in, &f, flagged, 7), 1);
+		assert_decided(in, FD_INSPECT_LISTED_JA4, true);
 		fd_inspect_close(in);
 	}
 }
