@@ -641,6 +641,21 @@ test_parse_as_the_library(void **st)
 	}
 }
 
+/* ct's state in a CT_NEW message at buf, a CTA_TIMESTAMP nest begun at its end: the nest. */
+static struct nlattr *
+with_times(char *buf, struct nf_conntrack *ct, struct nlmsghdr **nlh)
+{
+	struct nfgenmsg *g;
+
+	*nlh = mnl_nlmsg_put_header(buf);
+	(*nlh)->nlmsg_type = CT_TYPE(IPCTNL_MSG_CT_NEW);
+	g = mnl_nlmsg_put_extra_header(*nlh, sizeof(*g));
+	g->nfgen_family = nfct_get_attr_u8(ct, ATTR_L3PROTO);
+	g->version = NFNETLINK_V0;
+	assert_int_equal(nfct_nlmsg_build(*nlh, ct), 0);
+	return mnl_attr_nest_start(*nlh, CTA_TIMESTAMP);
+}
+
 /*
  * A state's times (CTA_TIMESTAMP, with nf_conntrack_timestamp on): read as
  * the library reads them - whose own setters cannot write them, so
@@ -653,18 +668,12 @@ test_timestamp(void **st)
 {
 	static char buf[4096] __attribute__((aligned(4)));
 	struct nf_conntrack *ct = kind(1), *a = nfct_new(), *b = nfct_new();
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	struct nfgenmsg *g;
+	struct nlmsghdr *nlh;
 	struct nlattr *nest;
 	const char *diff;
 
 	(void)st;
-	nlh->nlmsg_type = CT_TYPE(IPCTNL_MSG_CT_NEW);
-	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
-	g->nfgen_family = nfct_get_attr_u8(ct, ATTR_L3PROTO);
-	g->version = NFNETLINK_V0;
-	assert_int_equal(nfct_nlmsg_build(nlh, ct), 0);
-	nest = mnl_attr_nest_start(nlh, CTA_TIMESTAMP);
+	nest = with_times(buf, ct, &nlh);
 	mnl_attr_put_u64(nlh, CTA_TIMESTAMP_START, htobe64(1796646004008109625ull));
 	mnl_attr_put_u64(nlh, CTA_TIMESTAMP_STOP, htobe64(1796646005008109625ull));
 	mnl_attr_nest_end(nlh, nest);
@@ -679,12 +688,7 @@ test_timestamp(void **st)
 		fail_msg("fd_ctparse and the library differ on %s", diff);
 	nfct_destroy(a);
 	/* a nest past any state's times: refused */
-	nlh = mnl_nlmsg_put_header(buf);
-	nlh->nlmsg_type = CT_TYPE(IPCTNL_MSG_CT_NEW);
-	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
-	g->nfgen_family = nfct_get_attr_u8(ct, ATTR_L3PROTO);
-	assert_int_equal(nfct_nlmsg_build(nlh, ct), 0);
-	nest = mnl_attr_nest_start(nlh, CTA_TIMESTAMP);
+	nest = with_times(buf, ct, &nlh);
 	for (int i = 0; i < 12; i++)
 		mnl_attr_put_u64(nlh, CTA_TIMESTAMP_START, 0);
 	mnl_attr_nest_end(nlh, nest);
@@ -692,12 +696,7 @@ test_timestamp(void **st)
 	assert_int_equal(fd_ctparse_msg(nlh, a), -1);
 	nfct_destroy(a);
 	/* a start of 4 bytes: refused here (the library would exit the process) */
-	nlh = mnl_nlmsg_put_header(buf);
-	nlh->nlmsg_type = CT_TYPE(IPCTNL_MSG_CT_NEW);
-	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
-	g->nfgen_family = nfct_get_attr_u8(ct, ATTR_L3PROTO);
-	assert_int_equal(nfct_nlmsg_build(nlh, ct), 0);
-	nest = mnl_attr_nest_start(nlh, CTA_TIMESTAMP);
+	nest = with_times(buf, ct, &nlh);
 	mnl_attr_put_u32(nlh, CTA_TIMESTAMP_START, 1);
 	mnl_attr_nest_end(nlh, nest);
 	a = nfct_new();

@@ -976,6 +976,18 @@ test_off_and_garbage(void **state)
 }
 
 
+/* RFC 9001 A.2's client Initial, a 1,200-byte datagram (tests/lib/fc_quicvec's hex). */
+static void
+rfc9001_initial(uint8_t dgram[1200])
+{
+	unsigned int x;
+
+	for (size_t i = 0; i < 1200; i++) {
+		assert_int_equal(sscanf(fc_rfc9001_client_initial + 2 * i, "%2x", &x), 1);
+		dgram[i] = (uint8_t)x;
+	}
+}
+
 /* QUIC: the RFC 9001 A.2 client Initial in a UDP datagram to 443: cut when its JA4 is listed, passed when not. */
 static void
 test_quic(void **state)
@@ -987,13 +999,9 @@ test_quic(void **state)
 	struct fd_inspect *in;
 	char ja4[FC_JA4_LEN + 1], list[80];
 	struct fr f, srv;
-	unsigned int x;
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(dgram); i++) {
-		assert_int_equal(sscanf(fc_rfc9001_client_initial + 2 * i, "%2x", &x), 1);
-		dgram[i] = (uint8_t)x;
-	}
+	rfc9001_initial(dgram);
 	fc_quic_init(&qh);
 	assert_int_equal(fc_quic_feed(&qh, dgram, sizeof(dgram)), 0);
 	assert_int_equal(fc_ja4(&qh.hello, 'q', ja4, NULL, 0), 0);
@@ -1065,13 +1073,9 @@ test_quic_refused(void **state)
 	struct fd_inspect *in;
 	char ja4[FC_JA4_LEN + 1], list[80];
 	struct fr f;
-	unsigned int x;
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(dgram); i++) {
-		assert_int_equal(sscanf(fc_rfc9001_client_initial + 2 * i, "%2x", &x), 1);
-		dgram[i] = (uint8_t)x;
-	}
+	rfc9001_initial(dgram);
 	fc_quic_init(&qh);
 	assert_int_equal(fc_quic_feed(&qh, dgram, sizeof(dgram)), 0);
 	assert_int_equal(fc_ja4(&qh.hello, 'q', ja4, NULL, 0), 0);
@@ -1100,13 +1104,9 @@ test_quic_rate(void **state)
 	struct fd_inspect *in = fd_inspect_open(&p);
 	struct fd_inspect_decision d;
 	struct fr f;
-	unsigned int x;
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(dgram); i++) {
-		assert_int_equal(sscanf(fc_rfc9001_client_initial + 2 * i, "%2x", &x), 1);
-		dgram[i] = (uint8_t)x;
-	}
+	rfc9001_initial(dgram);
 	fd_inspect_ports(in, ports, 1);
 	nsent = 0;
 	for (uint16_t i = 0; i < 4; i++) {
