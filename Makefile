@@ -59,6 +59,7 @@ USES_fastpath          := dpdk
 USES_link              :=
 USES_settings          :=
 USES_inspect           :=
+USES_inspector         := inspect
 USES_npu               := fastpath link dpdk
 USES_driver/base       :=
 USES_driver/cmd        := link
@@ -69,15 +70,15 @@ USES_driver/nft        := driver/base settings
 USES_driver/control    := settings
 USES_driver/offload    := driver/base driver/cmd driver/port driver/path driver/ct link
 USES_driver/cut        := driver/offload driver/nft driver/ct driver/cmd driver/base settings
-USES_driver/ips        := driver/cut driver/offload driver/ct driver/path driver/port driver/cmd driver/base settings inspect link
-USES_driver            := $(DRIVER) link settings inspect
+USES_driver/ips        := driver/cut driver/offload driver/ct driver/path driver/port driver/cmd driver/base settings inspector inspect link
+USES_driver            := $(DRIVER) link settings inspector inspect
 USES_ctl               := link settings inspect
 USES_tests/lib         := fastpath dpdk
-USES_tests/unit        := fastpath link settings inspect tools driver/base tests/lib dpdk
-USES_tests/unit/driver := fastpath link settings inspect npu $(DRIVER) tests/lib dpdk
+USES_tests/unit        := fastpath link settings inspector inspect tools driver/base tests/lib dpdk
+USES_tests/unit/driver := fastpath link settings inspector inspect npu $(DRIVER) tests/lib dpdk
 USES_tests/integration := fastpath link settings npu $(DRIVER) tests/lib dpdk
-USES_tests/fuzz        := fastpath link settings inspect npu $(DRIVER) tools tests/lib dpdk web
-USES_bench             := fastpath link settings inspect $(DRIVER) tests/lib dpdk
+USES_tests/fuzz        := fastpath link settings inspector inspect npu $(DRIVER) tools tests/lib dpdk web
+USES_bench             := fastpath link settings inspector inspect $(DRIVER) tests/lib dpdk
 USES_tools             := fastpath driver/base link tests/lib dpdk
 USES_web               :=
 USES_tests/unit/web    := web
@@ -85,7 +86,7 @@ FOLDERS := $(sort $(patsubst USES_%,%,$(filter USES_%,$(.VARIABLES))))
 
 # The folders built as libraries: each takes every .c in it that no program
 # below names as its own (npu/npu_main.c).
-LIBRARIES := fastpath link settings inspect npu $(DRIVER) tools tests/lib web
+LIBRARIES := fastpath link settings inspect inspector npu $(DRIVER) tools tests/lib web
 
 # ---- the programs -----------------------------------------------------------
 # $(call program,NAME, ITS OWN SOURCES, LIBRARIES IT LINKS, OTHER -l FLAGS)
@@ -118,11 +119,12 @@ fuzz_target = $(call program,fuzz_$(strip $1)_replay,$2 tests/fuzz/replay_main.c
 
 #              name               its own sources                         links                      other libraries
 $(call program,flowcut-npu,       npu/npu_main.c npu/npu_wire.c,          npu fastpath link dpdk,    -lrte_ethdev)
-$(call program,flowcutd,          driver/flowcutd.c,                      $(DRIVER) link settings inspect, -ljansson -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -lcrypto)
+$(call program,flowcutd,          driver/flowcutd.c,                      $(DRIVER) link settings inspector inspect, -ljansson -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -lcrypto)
 $(call program,flowcutctl,        ctl/flowcutctl.c,                       link settings inspect,     -ljansson -lcrypto -lpcap -lnftables)
 $(call program,flowcut-bench,     bench/flowcut-bench.c bench/bench_inspect.c, fastpath link settings inspect driver/cut driver/offload driver/nft driver/ct driver/path driver/port driver/cmd driver/base tests/lib dpdk, -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson -lcrypto)
 $(call program,flowcut-fpdemo,    tools/flowcut-fpdemo.c,                 fastpath tests/lib dpdk,   )
 $(call program,flowcut-ctgen,     tools/flowcut-ctgen.c,                  tools driver/base,         -lmnl -lnetfilter_conntrack -lnfnetlink)
+$(call program,flowcut-inspect,   inspector/flowcut-inspect.c,            inspector inspect,         -lcrypto -lseccomp)
 $(call program,flowcut-web,       web/flowcut-web.c,                      web,                       -lmicrohttpd -ljansson -lpthread)
 $(call program,flowcut-ctleave,   tools/flowcut-ctleave.c,                tools driver/base link,    -lmnl -lnetfilter_conntrack -lnfnetlink)
 $(call program,test_driver,       tests/integration/test_driver.c,        driver/cut driver/offload driver/nft driver/ct driver/path driver/port driver/cmd driver/base settings npu fastpath link tests/lib dpdk, -lcmocka -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson)
@@ -156,7 +158,7 @@ $(call unit,test_ct_msg,       tests/unit/driver/test_ct_msg.c,        driver/ct
 $(call unit,test_policy,       tests/unit/driver/test_policy.c,        driver/ct,                               -lcmocka -lnetfilter_conntrack, offload policy)
 $(call unit,test_offload,      tests/unit/driver/test_offload.c tests/unit/driver/standins.c, driver/offload driver/path driver/ct driver/cmd driver/port driver/base link, -lcmocka -lmnl -lnetfilter_conntrack -lnfnetlink, the binding's state machine$(comma) with stand-ins (no root))
 $(call unit,test_cut,          tests/unit/driver/test_cut.c tests/unit/driver/standins.c, driver/cut driver/offload driver/nft driver/path driver/ct driver/cmd driver/port driver/base settings link, -lcmocka -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson, the cut: what it picks$(comma) drops before kills$(comma) batches$(comma) with stand-ins (no root))
-$(call unit,test_inspect,      tests/unit/driver/test_inspect.c,       driver/ips driver/base settings inspect tests/lib fastpath, -lcmocka -lcrypto -lpthread -ljansson,   the inspector)
+$(call unit,test_inspect,      tests/unit/driver/test_inspect.c,       driver/ips driver/base settings inspector inspect tests/lib fastpath, -lcmocka -lcrypto -lpthread -ljansson,   the inspector)
 $(call unit,test_dirwatch,     tests/unit/driver/test_dirwatch.c,      driver/base,                             -lcmocka,                      folder watcher: a real inotify on a folder in /tmp)
 $(call unit,test_tuple,        tests/unit/driver/test_tuple.c,         driver/base,                             -lcmocka,                      the driver's tuple and its text)
 $(call unit,test_hist,         tests/unit/driver/test_hist.c,          driver/base,                             -lcmocka,                      turn times: a fixed histogram's buckets, max and percentiles)
@@ -186,7 +188,7 @@ $(call fuzz_target,ctl,       tests/fuzz/fuzz_ctl.c,       driver/control settin
 $(call fuzz_target,ctstat,    tests/fuzz/fuzz_ctstat.c,    driver/ct,                                         )
 $(call fuzz_target,nftset,    tests/fuzz/fuzz_nftset.c,    driver/nft settings,                               -lmnl -ljansson)
 $(call fuzz_target,fplist,    tests/fuzz/fuzz_fplist.c,    settings,                                          -ljansson)
-$(call fuzz_target,inspect,   tests/fuzz/fuzz_inspect.c,   driver/ips driver/base settings inspect tests/lib fastpath,    -lcrypto -lpthread -ljansson)
+$(call fuzz_target,inspect,   tests/fuzz/fuzz_inspect.c,   driver/ips driver/base settings inspector inspect tests/lib fastpath,    -lcrypto -lpthread -ljansson)
 $(call fuzz_target,quic,      tests/fuzz/fuzz_quic.c,      inspect tests/lib,                                 -lcrypto)
 $(call fuzz_target,seg,       tests/fuzz/fuzz_seg.c,       inspect tests/lib fastpath,                        )
 $(call fuzz_target,frag,      tests/fuzz/fuzz_frag.c,      inspect tests/lib fastpath,                        )

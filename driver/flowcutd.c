@@ -103,6 +103,7 @@ struct opts {
 	const char *settings;
 	const char *control;
 	const char *secret;	/* the operator's secret file (fc_secret.h) */
+	const char *inspector;	/* flowcut-inspect's socket */
 	unsigned int ports;
 	unsigned int lease_ms;
 };
@@ -760,7 +761,8 @@ usage(void)
 {
 	fprintf(stderr,
 		"usage: flowcutd [--link PATH] [--ports N] [--tap PREFIX] [--settings PATH]\n"
-		"                [--stats PATH] [--control PATH] [--secret PATH] [--lease MS]\n");
+		"                [--stats PATH] [--control PATH] [--secret PATH] [--lease MS]\n"
+		"                [--inspector PATH]\n");
 }
 
 /* The loop's sources: each one's epoll data word, and its handler in on_ready[]. */
@@ -826,6 +828,7 @@ opts_parse(int argc, char **argv, struct opts *o)
 		{ "control", required_argument, NULL, 'c' },
 		{ "secret", required_argument, NULL, 'W' },
 		{ "lease", required_argument, NULL, 'L' },
+		{ "inspector", required_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -849,6 +852,7 @@ opts_parse(int argc, char **argv, struct opts *o)
 		case 'S': o->settings = optarg; break;
 		case 'c': o->control = optarg; break;
 		case 'W': o->secret = optarg; break;
+		case 'I': o->inspector = optarg; break;
 		case 'L':
 			o->lease_ms = (unsigned int)strtoul(optarg, &end, 10);
 			if (*end || o->lease_ms < FD_LEASE_MIN_MS || o->lease_ms > FD_LEASE_MAX_MS) {
@@ -995,6 +999,12 @@ flowcutd_open(struct flowcutd *d)
 	}
 	fd_ips_wake_with(ips, bell_ring, d->bell);	/* before the relay's thread starts */
 	d->relay = fd_relay_start(d->lk, d->taps, o->ports, fd_ips_relay_hook(ips));
+	if (d->relay != NULL && fd_ips_parser(ips, o->inspector, d->relay) != 0) {
+		int e = errno;
+
+		fprintf(stderr, "flowcutd: inspector %s: %s\n", o->inspector, strerror(e));
+		return neg_errno(e);
+	}
 	fd_ips_offload_cfg(ips, &d->ocfg);
 	d->ct = fd_ct_open();
 	d->route = fd_route_open();
@@ -1435,6 +1445,7 @@ flowcutd_close(struct flowcutd *d)
 		printf("flowcutd: stopping: the lease released, the coprocessor fails closed\n");
 	if (d->o.stats)
 		stats_write(d->o.stats, d->relay, d->off, d->cut, d->wat, d->o.ports);
+	fd_ips_parser_stop(ips);	/* its answers go through the relay */
 	fd_relay_stop(d->relay);
 	fd_bell_close(d->bell);	/* after the relay: its thread rings it */
 	fd_ips_close(ips);
@@ -1462,6 +1473,7 @@ main(int argc, char **argv)
 	static struct flowcutd d = {
 		.o = { .link = LK_PATH, .tap = "fp", .ports = 2,
 		       .settings = "/etc/flowcut/settings.conf", .control = FC_CTL_PATH, .secret = FC_WEB_SECRET_PATH,
+		       .inspector = "/run/flowcut/inspect.sock",
 		       .lease_ms = FD_LEASE_MS },
 		.ocfg = { .mark_bit = CT_MARK_BIT },
 		.down = FD_CMDQ_UP,

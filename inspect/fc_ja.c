@@ -21,6 +21,13 @@ mds_fetch(void)
 	md_sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
 }
 
+int
+fc_ja_ready(void)
+{
+	pthread_once(&mds_once, mds_fetch);
+	return md_md5 != NULL && md_sha256 != NULL ? 0 : -EIO;
+}
+
 /* A string written into a fixed buffer; once full, it stays full. */
 struct sb {
 	char *p;

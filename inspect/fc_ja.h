@@ -58,4 +58,11 @@ int fc_ja3(const struct fc_tls_hello *h, char *str, size_t cap, char md5[FC_JA3_
 int fc_ja4(const struct fc_tls_hello *h, char transport, char ja4[FC_JA4_LEN + 1], char *raw,
 	   size_t rawcap);
 
+/*
+ * fc_ja_ready - OpenSSL's digests fetched now (else on the first hello):
+ * a process that will forbid itself files and system calls calls this
+ * first.  0, or -EIO (no MD5 or SHA-256).
+ */
+int fc_ja_ready(void);
+
 #endif

@@ -56,6 +56,12 @@ algs(void)
 	return alg_ecb != NULL && alg_gcm != NULL && alg_hkdf != NULL;
 }
 
+int
+fc_quic_ready(void)
+{
+	return algs() ? 0 : -EIO;
+}
+
 static int
 fail(struct fc_quic_hello *q, int rc, const char *fmt, ...)
 {

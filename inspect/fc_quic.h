@@ -96,6 +96,12 @@ struct fc_quic_hello {
 void fc_quic_init(struct fc_quic_hello *q);
 
 /*
+ * fc_quic_ready - OpenSSL's algorithms fetched now (else on the first
+ * Initial), as fc_ja_ready.  0, or -EIO.
+ */
+int fc_quic_ready(void);
+
+/*
  * fc_quic_is_initial - does a UDP payload start with a QUIC Initial packet
  * of a version this reads (long header, v1 or v2, Initial type)?  Looks at
  * 5 bytes; nothing is decrypted.

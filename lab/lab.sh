@@ -2,8 +2,9 @@
 # The appliance out of network namespaces.
 #
 #   lab/lab.sh up NAME      make the namespaces, cables and the host's ruleset
-#   lab/lab.sh start NAME   start flowcut-npu, flowcutd and flowcut-web, address the host's ports
+#   lab/lab.sh start NAME   start flowcut-npu, flowcut-inspect, flowcutd and flowcut-web, address the host's ports
 #   lab/lab.sh start-npu NAME, start-flowcutd NAME, start-web NAME   start one again (after a kill)
+#   lab/lab.sh inspector-pid NAME   flowcut-inspect's pid now (its keeper starts it again when it ends)
 #   lab/lab.sh stop-web NAME   stop flowcut-web alone
 #   lab/lab.sh stop NAME    stop them
 #   lab/lab.sh down NAME    stop them and remove everything NAME made
@@ -55,6 +56,11 @@
 #   lab/lab.sh exec NAME host curl -s http://127.0.0.1:9842/
 #   lab/lab.sh exec NAME host chromium --headless --no-sandbox --dump-dom http://[::1]:9842/
 # (docs/lab.md: why no port of the machine is forwarded to it).
+# The inspector's parser, flowcut-inspect, runs in NAME-host as the system
+# user flowcut-lab-inspect (no group but its own, nothing to write), its
+# socket $run/inspect.sock made as root before it drops to that user, its
+# log $run/inspect.log; a keeper loop starts it again 0.2 s after it ends,
+# as its unit's Restart=always does (deploy/flowcut-inspect.service).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -113,6 +119,10 @@ up() {
 	getent passwd flowcut-lab-web >/dev/null ||
 		useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin \
 			--gid flowcut-lab flowcut-lab-web 2>/dev/null || getent passwd flowcut-lab-web >/dev/null
+	# the inspector's parser: a user of its own, in no group of flowcut's
+	getent passwd flowcut-lab-inspect >/dev/null ||
+		useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin \
+			--user-group flowcut-lab-inspect 2>/dev/null || getent passwd flowcut-lab-inspect >/dev/null
 	grep -qs "^control_read_group = flowcut-lab\$" "$run/settings.conf" ||
 		"$BUILD/flowcutctl" --settings "$run/settings.conf" settings set control_read_group flowcut-lab >/dev/null
 	# flowcutd cuts what is added to the ruleset's block sets
@@ -208,12 +218,34 @@ start_npu() {
 	echo $! >"$run/npu.pid"
 }
 
+# flowcut-inspect under a keeper (its own session: stop kills both), restarted 0.2 s after it ends
+start_inspector() {
+	install -d -m 0700 "$run"
+	[ -f "$run/inspect.pid" ] && alive "$(cat "$run/inspect.pid")" && return 0
+	ip netns exec "$name-host" setsid bash -c \
+		'while :; do "$0" --listen "$1" --user flowcut-lab-inspect; sleep 0.2; done' \
+		"$BUILD/flowcut-inspect" "$run/inspect.sock" >>"$run/inspect.log" 2>&1 &
+	echo $! >"$run/inspect.pid"
+}
+
+inspector_pid() {
+	local k
+	k=$(cat "$run/inspect.pid" 2>/dev/null) || return 1
+	for _ in $(seq 50); do
+		pgrep -P "$k" -x flowcut-inspect && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 start_flowcutd() {
 	install -d -m 0700 "$run"	# 0700: the link lives in it
+	start_inspector
 	# shellcheck disable=SC2086
 	ip netns exec "$name-host" ${FLOWCUTD_WRAP:-} "$BUILD/flowcutd" --link "$run/link" --ports 2 \
 		--stats "$run/flowcutd.json" --settings "$run/settings.conf" \
 		--control "$run-ctl/flowcutd.sock" --secret "$run/web.secret" \
+		--inspector "$run/inspect.sock" \
 		${FLOWCUTD_ARGS:-} >>"$run/flowcutd.log" 2>&1 &
 	echo $! >"$run/flowcutd.pid"
 }
@@ -286,6 +318,10 @@ stop() {
 	stop_one "$run/web.pid"
 	stop_one "$run/flowcutd.pid"
 	stop_one "$run/npu.pid"
+	if [ -f "$run/inspect.pid" ]; then	# the keeper's session: it and flowcut-inspect
+		kill -9 -- "-$(cat "$run/inspect.pid")" 2>/dev/null || true
+		rm -f "$run/inspect.pid"
+	fi
 	# and whatever else still runs in the lab's namespaces (iperf3, ...)
 	for r in client npu host server; do
 		for pid in $(ip netns pids "$name-$r" 2>/dev/null); do
@@ -309,6 +345,7 @@ start-npu) start_npu ;;
 wire) wire_name ;;
 start-flowcutd) start_flowcutd ;;
 start-web) start_web ;;
+inspector-pid) inspector_pid ;;
 stop-web) stop_one "$run/web.pid" ;;
 stop) stop ;;
 down) down ;;

@@ -31,11 +31,12 @@
 #include <flowcut/fc_defs.h>
 
 #include "fc_frag.h"
-#include "fc_ja.h"
 #include "fc_quic.h"
 #include "fc_seg.h"
 #include "fc_tls.h"
 #include "fd_seg.h"
+#include "fi_parse.h"
+#include "fi_wire.h"
 
 #define TABLE_SIZE 65536		/* hash buckets of entries */
 #define SOURCE_BUCKETS 4096		/* ... of sources */
@@ -50,7 +51,7 @@
 #define STREAM_CHUNKS ((STREAM_MAX + CHUNK - 1) / CHUNK)
 #define HOLD_FRAMES_MAX 256		/* held a connection; past it they are let go, reading on */
 #define HOLD_BYTES_MAX (1u << 20)	/* ... or past these bytes of frames */
-#define PARSER_BYTES (32u << 10)	/* a parser's share of max_bytes, besides the bytes it copies */
+#define PARSER_BYTES (32u << 10)	/* its parser's share of max_bytes (the parser's own, in its process) */
 #define ACK_SLACK 65536u		/* a client's ACK may run this far past the server's ISN */
 /*
  * Urgent bytes taken out of a stream: one.  A later urgent pointer moves
@@ -119,8 +120,12 @@ struct reading {
 	uint64_t since;			/* ms: its first byte */
 	bool released;			/* held frames let go: frames go on as they are read */
 	size_t bytes;			/* of max_bytes */
-	struct fc_tls_hello *tls;
-	struct fc_quic_hello *quic;
+	uint64_t id;			/* the parser's name for it (fi_wire) */
+	uint32_t seq;			/* questions asked of the parser so far */
+	uint32_t asked;			/* ... not answered yet */
+	uint64_t asked_at;		/* ms: the oldest of those, about (the last answer's time) */
+	/* a whole hello's, from the parser */
+	char ja4[37], ja3[33], sni[64];
 };
 
 struct source;
@@ -185,7 +190,10 @@ struct fd_inspect {
 	unsigned int npieces;
 	double quic_tokens;		/* new QUIC flows that may be read now (a bucket of quic_per_sec) */
 	uint64_t quic_at;		/* ms: the bucket last filled */
-	char ja3str[FC_JA_STR_MAX];	/* fc_ja3's scratch */
+	uint64_t next_id;		/* the last reading's id */
+	struct fi_parse *local;		/* the parser, in this process (no p.ask) */
+	uint64_t now;			/* ms: the call's (ask's) */
+	uint8_t *req;			/* a question being written: FI_REQ_MAX bytes */
 };
 
 static const char *const why_names[FD_INSPECT_NWHY] = {
@@ -399,6 +407,65 @@ ghost_take(struct fd_inspect *in, const struct fd_tuple *k, struct ghost *out)
 
 /* ---- the stream of one connection ---- */
 
+/* ---- the parser: asked, in this process or over the channel ---- */
+
+/*
+ * A question of c's parser: FI_TLS (the stream's next bytes), FI_QUIC (a
+ * datagram) or FI_FORGET.  In this process (no p.ask) the parser's
+ * answer at once (fc_tls_feed's, fc_quic_feed's; a whole hello's
+ * fingerprints kept in c->rd); over the channel -EINPROGRESS (the answer
+ * comes to fd_inspect_answer), -EBUSY (the channel is full) or
+ * -ENOTCONN (no parser).
+ */
+static int
+ask(struct fd_inspect *in, struct conn *c, uint8_t kind, const uint8_t *data, uint32_t len)
+{
+	struct reading *rd = c->rd;
+	struct fi_req *r = (struct fi_req *)in->req;
+	struct fi_ans a;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	r->version = FI_WIRE_VERSION;
+	r->kind = kind;
+	r->flags = kind != FI_FORGET && rd->seq == 0 ? FI_FIRST : 0;
+	r->len = (uint16_t)len;
+	r->seq = rd->seq;
+	r->id = rd->id;
+	_Static_assert(sizeof(c->key) == FI_CTX_LEN, "the tuple is the question's context");
+	memcpy(r->ctx, &c->key, sizeof(c->key));
+	if (len > 0)
+		memcpy(r->data, data, len);
+	if (kind != FI_FORGET)
+		rd->seq++;
+	in->st.asked += kind != FI_FORGET;
+	if (in->local != NULL) {
+		if (fi_parse_ask(in->local, r, sizeof(*r) + len, &a, NULL) != 1)
+			return kind == FI_FORGET ? 0 : -EBADMSG;
+		in->st.answered++;
+		if (a.rc == 0) {
+			memcpy(rd->ja4, a.ja4, sizeof(rd->ja4));
+			memcpy(rd->ja3, a.ja3, sizeof(rd->ja3));
+			memcpy(rd->sni, a.sni, sizeof(rd->sni));
+		}
+		return a.rc;
+	}
+	rc = in->p.ask(in->p.actx, r, sizeof(*r) + len);
+	if (kind == FI_FORGET)
+		return 0;
+	if (rc == -EAGAIN) {
+		in->st.asked--;
+		return -EBUSY;
+	}
+	if (rc != 0) {
+		in->st.asked--;
+		return -ENOTCONN;
+	}
+	if (rd->asked++ == 0)
+		rd->asked_at = in->now;
+	return -EINPROGRESS;
+}
+
 static void
 held_free(struct fd_inspect *in, struct reading *rd)
 {
@@ -425,8 +492,8 @@ reading_free(struct fd_inspect *in, struct conn *c)
 	held_free(in, rd);
 	for (unsigned int i = 0; i < STREAM_CHUNKS; i++)
 		free(rd->chunk[i]);
-	free(rd->tls);
-	free(rd->quic);
+	if (rd->seq > 0)	/* the parser's state of it let go (a lost one is no matter) */
+		(void)ask(in, c, FI_FORGET, NULL, 0);
 	in->st.bytes -= rd->bytes;
 	free(rd);
 	c->rd = NULL;
@@ -524,14 +591,17 @@ urgent_at(const struct reading *rd, uint32_t off)
  * The bytes in order from rd->fed, to the parser (TCP): up to the first
  * gap or the stream's end, each urgent byte skipped (the server's stack
  * takes it out of the stream: Linux's tcp_recvmsg without SO_OOBINLINE).
- * The parser's answer, -EAGAIN while it needs more.
+ * The parser's answer (-EAGAIN while it needs more), or ask's.  Over the
+ * channel every piece is asked: -EINPROGRESS when any was, else -EAGAIN.
  */
 static int
-stream_feed(struct reading *rd)
+stream_feed(struct fd_inspect *in, struct conn *c)
 {
+	struct reading *rd = c->rd;
 	int rc = -EAGAIN;
 
-	while (rc == -EAGAIN && rd->fed < rd->end && rd->fed < STREAM_MAX && had(rd, rd->fed)) {
+	while ((rc == -EAGAIN || rc == -EINPROGRESS) && rd->fed < rd->end && rd->fed < STREAM_MAX &&
+	       had(rd, rd->fed)) {
 		uint32_t from = rd->fed, to = from;
 
 		if (urgent_at(rd, from)) {
@@ -541,23 +611,13 @@ stream_feed(struct reading *rd)
 		while (to < rd->end && to < STREAM_MAX && (to == from || to % CHUNK != 0) &&
 		       had(rd, to) && !urgent_at(rd, to))
 			to++;
-		rc = fc_tls_feed(rd->tls, rd->chunk[from / CHUNK] + from % CHUNK, to - from, NULL);
+		rc = ask(in, c, FI_TLS, rd->chunk[from / CHUNK] + from % CHUNK, to - from);
 		rd->fed = to;
 	}
 	return rc;
 }
 
 /* ---- decisions ---- */
-
-static void
-printable(const uint8_t *p, size_t n, char *out, size_t cap)
-{
-	size_t o = 0;
-
-	for (size_t i = 0; i < n && o + 1 < cap; i++)
-		out[o++] = p[i] > 0x20 && p[i] < 0x7f ? (char)p[i] : '?';
-	out[o] = '\0';
-}
 
 /* Room for one more decision: a CUT grows the ring, a PASS does not.  false: none. */
 static bool
@@ -588,7 +648,6 @@ queue(struct fd_inspect *in, const struct conn *c, bool cut, enum fd_inspect_why
       const char *ja4, const char *ja3, unsigned long line)
 {
 	struct fd_inspect_decision *d;
-	const struct fc_tls_hello *h = NULL;
 
 	if (!queue_room(in, cut)) {
 		in->st.passes_lost++;	/* the connection stays SEND_TO_IPS: its frames come up */
@@ -606,10 +665,8 @@ queue(struct fd_inspect *in, const struct conn *c, bool cut, enum fd_inspect_why
 		snprintf(d->ja4, sizeof(d->ja4), "%s", ja4);
 	if (ja3)
 		snprintf(d->ja3, sizeof(d->ja3), "%s", ja3);
-	if (c->rd != NULL)
-		h = c->rd->quic != NULL ? &c->rd->quic->hello : c->rd->tls;
-	if (h != NULL && ja4 != NULL && h->has_sni)
-		printable(fc_tls_bytes_ptr(h, h->sni), h->sni.len, d->sni, sizeof(d->sni));
+	if (c->rd != NULL && ja4 != NULL)
+		memcpy(d->sni, c->rd->sni, sizeof(d->sni));
 }
 
 static void
@@ -668,19 +725,16 @@ undecided(struct fd_inspect *in, struct conn *c, enum fd_inspect_why why, uint64
 }
 
 /*
- * A whole hello: fingerprinted, looked up, decided (not listed: passed
+ * A whole hello, fingerprinted by the parser: looked up, decided (not listed: passed
  * only when `may_pass`).  true: cut.
  */
 static bool
 judge(struct fd_inspect *in, struct conn *c, bool may_pass, uint64_t now, fd_inspect_out_fn *out,
       void *octx)
 {
-	char ja4[FC_JA4_LEN + 1] = "", ja3[FC_JA3_MD5_LEN + 1] = "";
-	bool quic = c->rd->quic != NULL;
-	const struct fc_tls_hello *h = quic ? &c->rd->quic->hello : c->rd->tls;
+	const char *ja4 = c->rd->ja4, *ja3 = c->rd->ja3;
 	const struct fc_fp *hit = NULL;
-	bool j4 = fc_ja4(h, quic ? 'q' : 't', ja4, NULL, 0) == 0;
-	bool j3 = fc_ja3(h, in->ja3str, sizeof(in->ja3str), ja3) >= 0;
+	bool j4 = ja4[0] != '\0', j3 = ja3[0] != '\0';
 
 	in->st.hellos++;
 	if (j4)
@@ -707,8 +761,21 @@ answer(struct fd_inspect *in, struct conn *c, int rc, uint64_t now, fd_inspect_o
        void *octx)
 {
 	switch (rc) {
+	case -EINPROGRESS:	/* asked: the answer comes */
+		return false;
+	case -EBUSY:
+		undecided(in, c, FD_INSPECT_PARSER_BUSY, now, out, octx);
+		break;
+	case -ENOTCONN:
+	case -ESTALE:
+		undecided(in, c, FD_INSPECT_PARSER_DOWN, now, out, octx);
+		break;
+	case -ENOMEM:
+		undecided(in, c, FD_INSPECT_MEMORY, now, out, octx);
+		break;
 	case -EAGAIN:
-		if (c->rd->fed >= c->rd->end) {	/* its end read: no more bytes reach the server */
+		if (c->rd->fed >= c->rd->end && c->rd->asked == 0) {
+			/* its end read, every answer in: no more bytes reach the server */
 			pass(in, c, FD_INSPECT_CLOSED, NULL, NULL, now, out, octx);
 			return false;
 		}
@@ -828,7 +895,6 @@ static bool
 start_reading(struct fd_inspect *in, struct conn *c, uint64_t now, fd_inspect_out_fn *out,
 	      void *octx)
 {
-	bool udp = c->key.proto == 17;
 	struct reading *rd;
 	struct conn *old;
 
@@ -837,22 +903,12 @@ start_reading(struct fd_inspect *in, struct conn *c, uint64_t now, fd_inspect_ou
 	if (in->lists[L_READING].n >= in->p.max_conns && !TAILQ_EMPTY(&in->lists[L_READING].q))
 		evict(in, TAILQ_FIRST(&in->lists[L_READING].q), now, out, octx);
 	rd = calloc(1, sizeof(*rd));
-	if (rd == NULL || !take_bytes(in, rd, sizeof(*rd) + PARSER_BYTES) ||
-	    (udp ? (void *)(rd->quic = malloc(sizeof(*rd->quic)))
-		 : (void *)(rd->tls = malloc(sizeof(*rd->tls)))) == NULL) {
-		if (rd != NULL) {
-			in->st.bytes -= rd->bytes;
-			free(rd->tls);
-			free(rd->quic);
-			free(rd);
-		}
+	if (rd == NULL || !take_bytes(in, rd, sizeof(*rd) + PARSER_BYTES)) {
+		free(rd);
 		undecided(in, c, FD_INSPECT_MEMORY, now, out, octx);
 		return false;
 	}
-	if (udp)
-		fc_quic_init(rd->quic);
-	else
-		fc_tls_init(rd->tls);
+	rd->id = ++in->next_id;	/* its parser is made by its first question */
 	rd->end = NO_END;
 	rd->since = now;
 	c->rd = rd;
@@ -938,6 +994,9 @@ after_put(struct fd_inspect *in, struct conn *c, enum put_result pr, int rc, uin
 	if (!rd->released) {
 		if (pr == PUT_DUP)
 			return drop(in, FD_INSPECT_F_DUP);	/* the first copy is held */
+		held = hold(in, rd, port, f, len, off, out, octx);
+	} else if (rc == -EINPROGRESS) {
+		/* its bytes are the parser's now: it waits for the answer, let go or not */
 		held = hold(in, rd, port, f, len, off, out, octx);
 	}
 	if (answer(in, c, rc, now, out, octx)) {
@@ -1030,7 +1089,7 @@ tcp_bytes(struct fd_inspect *in, struct conn *c, uint16_t port, const uint8_t *f
 	}
 	if (s->flags & TH_FIN && off + s->plen < rd->end)
 		rd->end = off + s->plen;
-	rc = stream_feed(rd);
+	rc = stream_feed(in, c);
 	return after_put(in, c, pr, rc, port, f, len, off, now, out, octx);
 }
 
@@ -1148,8 +1207,8 @@ tcp_server(struct fd_inspect *in, struct conn *c, uint16_t port, const struct fd
  * once, and the SYN dropped when they are a listed hello whole.
  */
 static int
-tcp_syn(struct fd_inspect *in, uint16_t port, const uint8_t *f, const struct fd_seg *s,
-	uint64_t now, fd_inspect_out_fn *out, void *octx)
+tcp_syn(struct fd_inspect *in, uint16_t port, const uint8_t *f, uint32_t len,
+	const struct fd_seg *s, uint64_t now, fd_inspect_out_fn *out, void *octx)
 {
 	struct conn *c = conn_new(in, &s->key, C_WAIT, port, now, out, octx);
 	enum put_result pr;
@@ -1171,7 +1230,7 @@ tcp_syn(struct fd_inspect *in, uint16_t port, const uint8_t *f, const struct fd_
 		undecided(in, c, FD_INSPECT_MEMORY, now, out, octx);
 		return c->state == C_CUT;
 	}
-	rc = stream_feed(c->rd);
+	rc = stream_feed(in, c);
 	/*
 	 * The SYN itself goes on (no handshake without it) unless its bytes
 	 * are a listed hello whole.  Any other answer waits for the SYN-ACK:
@@ -1180,6 +1239,8 @@ tcp_syn(struct fd_inspect *in, uint16_t port, const uint8_t *f, const struct fd_
 	 */
 	c->rd->released = true;
 	c->synrc = rc;
+	if (rc == -EINPROGRESS)	/* the SYN waits for the answer (fd_inspect_answer) */
+		return hold(in, c->rd, port, f, len, 0, out, octx) ? 1 : 0;
 	return rc == 0 && judge(in, c, false, now, out, octx) ? 1 : 0;
 }
 
@@ -1192,6 +1253,7 @@ udp_client(struct fd_inspect *in, struct conn *c, uint16_t port, const uint8_t *
 {
 	struct reading *rd = c->rd;
 	bool held = false;
+	uint32_t off;
 	int rc;
 
 	touch(in, c, now);
@@ -1213,11 +1275,12 @@ udp_client(struct fd_inspect *in, struct conn *c, uint16_t port, const uint8_t *
 		undecided(in, c, FD_INSPECT_MEMORY, now, out, octx);
 		return c->state == C_CUT ? drop(in, FD_INSPECT_F_DROPPED) : 0;
 	}
-	rc = fc_quic_feed(rd->quic, f + s->poff, s->plen);
+	off = rd->seq;	/* held in the order they came: the question's number */
+	rc = ask(in, c, FI_QUIC, f + s->poff, s->plen);
 	if (rc == -EPROTO || rc == -E2BIG)	/* its server drops it: not read, not on */
 		return drop(in, FD_INSPECT_F_QUIC_REFUSED);
-	if (rc == -EAGAIN && !rd->released)
-		held = hold(in, rd, port, f, len, UINT32_MAX, out, octx);
+	if ((rc == -EAGAIN && !rd->released) || rc == -EINPROGRESS)
+		held = hold(in, rd, port, f, len, off, out, octx);
 	if (answer(in, c, rc, now, out, octx)) {
 		if (!held)
 			in->st.frames[FD_INSPECT_F_DROPPED]++;
@@ -1326,7 +1389,7 @@ segment(struct fd_inspect *in, uint16_t port, bool flagged, const uint8_t *f, ui
 			rc = udp_new(in, &s, port, f, len, now, out, octx);
 	} else if (in->nports > 0 && tls_port(in, s.key.dport)) {
 		if ((s.flags & (TH_SYN | TH_ACK | TH_RST)) == TH_SYN)
-			rc = tcp_syn(in, port, f, &s, now, out, octx);
+			rc = tcp_syn(in, port, f, len, &s, now, out, octx);
 		else if (s.plen > 0 && !(s.flags & (TH_SYN | TH_RST)))
 			rc = unknown_bytes(in, port, flagged, &s, now, out, octx);
 	}
@@ -1408,6 +1471,7 @@ fd_inspect_frame(struct fd_inspect *in, uint16_t port, bool flagged, const uint8
 		    fc_seg_ip(f + ipoff, len - (uint32_t)ipoff, &g) != FC_SEG_FRAGMENT)
 			goto theirs;
 		pthread_mutex_lock(&in->mu);
+		in->now = now;
 		rc = fragment(in, port, flagged, f, len, (uint32_t)ipoff, now, out, octx);
 		pthread_mutex_unlock(&in->mu);
 		if (rc != 0)
@@ -1418,6 +1482,7 @@ fd_inspect_frame(struct fd_inspect *in, uint16_t port, bool flagged, const uint8
 	    __atomic_load_n(&in->nentries, __ATOMIC_RELAXED) == 0)
 		goto theirs;
 	pthread_mutex_lock(&in->mu);
+	in->now = now;
 	rc = segment(in, port, flagged, f, len, &s, now, out, octx);
 	pthread_mutex_unlock(&in->mu);
 	if (rc != 0)
@@ -1434,7 +1499,15 @@ fd_inspect_tick(struct fd_inspect *in, uint64_t now, fd_inspect_out_fn *out, voi
 	struct conn *c, *next;
 
 	pthread_mutex_lock(&in->mu);
+	in->now = now;
 	fc_frag_expire(in->frag, now, frag_drop, in);
+	/* asked, and no answer within answer_ms: the parser is stopped, or swamped */
+	if (in->local == NULL)
+		for (c = TAILQ_FIRST(&in->lists[L_READING].q); c != NULL; c = next) {
+			next = TAILQ_NEXT(c, age);
+			if (c->rd->asked > 0 && now - c->rd->asked_at >= in->p.answer_ms)
+				undecided(in, c, FD_INSPECT_PARSER_LATE, now, out, octx);
+		}
 	/* waiting for their first byte: read_ms from their SYN; their bytes undecided if they come */
 	while ((c = TAILQ_FIRST(&in->lists[L_WAITING].q)) != NULL && now - c->born >= in->p.read_ms) {
 		ghost_add(in, c, FD_INSPECT_TIMEOUT);
@@ -1458,6 +1531,106 @@ fd_inspect_tick(struct fd_inspect *in, uint64_t now, fd_inspect_out_fn *out, voi
 	pthread_mutex_unlock(&in->mu);
 }
 
+/* ---- the parser's answers (over the channel) ---- */
+
+/* The held frame of a datagram the parser refused (the server drops it too): dropped. */
+static void
+held_drop(struct fd_inspect *in, struct reading *rd, uint32_t off)
+{
+	for (struct held **pp = &rd->held; *pp != NULL; pp = &(*pp)->next) {
+		struct held *h = *pp;
+
+		if (h->off != off)
+			continue;
+		*pp = h->next;
+		rd->nheld--;
+		rd->held_bytes -= h->len;
+		in->st.bytes -= sizeof(*h) + h->len;
+		rd->bytes -= sizeof(*h) + h->len;
+		free(h);
+		in->st.frames[FD_INSPECT_F_QUIC_REFUSED]++;
+		return;
+	}
+}
+
+/* One answer, for c (being read, its id the answer's): what it says acted on. */
+static void
+answered(struct fd_inspect *in, struct conn *c, const struct fi_ans *a, uint64_t now,
+	 fd_inspect_out_fn *out, void *octx)
+{
+	struct reading *rd = c->rd;
+	int rc = a->rc;
+
+	rd->asked--;
+	rd->asked_at = now;
+	if (rc == 0) {
+		memcpy(rd->ja4, a->ja4, sizeof(rd->ja4));
+		memcpy(rd->ja3, a->ja3, sizeof(rd->ja3));
+		memcpy(rd->sni, a->sni, sizeof(rd->sni));
+	}
+	if (a->kind == FI_QUIC && (rc == -EPROTO || rc == -E2BIG)) {
+		held_drop(in, rd, a->seq);	/* not read, not on; the flow's reading goes on */
+		rc = -EAGAIN;
+	}
+	if (c->key.proto == 6 && c->hs == HS_SYN) {
+		/*
+		 * The SYN's own bytes (TCP Fast Open): the SYN goes on unless
+		 * they are a listed hello whole; the rest waits for the SYN-ACK
+		 * (tcp_syn, tcp_server).
+		 */
+		c->synrc = rc;
+		if (rc == 0 && judge(in, c, false, now, out, octx))
+			return;
+		if (rd->asked == 0)
+			release(in, rd, out, octx);
+		return;
+	}
+	if (answer(in, c, rc, now, out, octx) || c->state != C_READ)
+		return;
+	/* still reading, its held frames let go already: those waiting for this answer go on */
+	if (rd->released && rd->asked == 0 && rd->held != NULL)
+		release(in, rd, out, octx);
+}
+
+int
+fd_inspect_answer(struct fd_inspect *in, const void *msg, size_t len, uint64_t now,
+		  fd_inspect_out_fn *out, void *octx)
+{
+	struct fi_ans a;
+	struct fd_tuple k;
+	struct conn *c;
+
+	if (fi_wire_ans_check(msg, len, NULL) != 0)
+		return -EBADMSG;
+	memcpy(&a, msg, sizeof(a));
+	memcpy(&k, a.ctx, sizeof(k));
+	pthread_mutex_lock(&in->mu);
+	in->now = now;
+	in->st.answered++;
+	c = conn_find(in, &k);
+	if (c == NULL || c->state != C_READ || c->rd->id != a.id || c->rd->asked == 0)
+		in->st.answers_stale++;	/* decided meanwhile (late, evicted, the setting's) */
+	else
+		answered(in, c, &a, now, out, octx);
+	pthread_mutex_unlock(&in->mu);
+	return 0;
+}
+
+void
+fd_inspect_parser_lost(struct fd_inspect *in, uint64_t now, fd_inspect_out_fn *out, void *octx)
+{
+	struct conn *c, *next;
+
+	pthread_mutex_lock(&in->mu);
+	in->now = now;
+	for (c = TAILQ_FIRST(&in->lists[L_READING].q); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, age);
+		if (c->rd->seq > 0)	/* its parser was there: gone with its bytes */
+			undecided(in, c, FD_INSPECT_PARSER_DOWN, now, out, octx);
+	}
+	pthread_mutex_unlock(&in->mu);
+}
+
 /* ---- the main thread's side ---- */
 
 static void
@@ -1472,6 +1645,7 @@ params_fill(struct fd_inspect_params *p)
 	p->read_ms = p->read_ms ? p->read_ms : 120000;
 	p->linger_ms = p->linger_ms ? p->linger_ms : 10000;
 	p->queue = p->queue ? p->queue : 4096;
+	p->answer_ms = p->answer_ms ? p->answer_ms : 1000;
 }
 
 struct fd_inspect *
@@ -1497,8 +1671,14 @@ fd_inspect_open(const struct fd_inspect_params *p)
 	in->q = calloc(in->qcap, sizeof(*in->q));
 	in->table = calloc(TABLE_SIZE, sizeof(*in->table));
 	in->ghosts = calloc(GHOSTS, sizeof(*in->ghosts));
+	in->req = malloc(FI_REQ_MAX);
+	if (in->p.ask == NULL)
+		in->local = fi_parse_open(in->p.max_conns + in->p.max_conns / 4);
 	if (in->q == NULL || in->table == NULL || in->ghosts == NULL || in->frag == NULL ||
+	    in->req == NULL || (in->p.ask == NULL && in->local == NULL) ||
 	    pthread_mutex_init(&in->mu, NULL) != 0) {
+		fi_parse_close(in->local);
+		free(in->req);
 		fc_frag_close(in->frag);
 		free(in->q);
 		free(in->table);
@@ -1520,6 +1700,8 @@ fd_inspect_close(struct fd_inspect *in)
 			conn_free(in, TAILQ_FIRST(&in->lists[l].q));
 	fc_fplist_free(&in->watched);
 	fc_frag_close(in->frag);
+	fi_parse_close(in->local);
+	free(in->req);
 	pthread_mutex_destroy(&in->mu);
 	free(in->q);
 	free(in->table);

@@ -16,6 +16,12 @@
  *
  * Pure of I/O: frames in by call, out through the caller's out(); time is
  * the caller's (ms); decisions taken by the caller (fd_inspect_take).
+ * The parsing of the hello itself (inspector/fi_parse: fc_tls, fc_quic,
+ * fc_ja) is asked of another process through the caller's ask() and its
+ * answers come back by fd_inspect_answer: flowcutd's parser is
+ * flowcut-inspect, without root (docs/fingerprints.md, "The inspector's
+ * own process").  Without ask() it runs in this process, answering at
+ * once (the tests, the fuzz target, the benchmark's floor).
  * Threads: fd_inspect_frame and fd_inspect_tick from one thread (the
  * relay's "up"), the rest from any: a mutex inside; out() is called with
  * it held and must not call back in.  fd_inspect_close(NULL) does nothing.
@@ -47,7 +53,10 @@
 	X(MEMORY, "memory", 1)		/* the bytes it needs are over max_bytes */ \
 	X(EVICTED, "evicted", 1)	/* its entry made room for a newer one */ \
 	X(URGENT, "urgent", 1)		/* urgent bytes whose place the server's reads decide */ \
-	X(QUIC_RATE, "quic_over_rate", 1)	/* a new QUIC flow over quic_per_sec: not read */
+	X(QUIC_RATE, "quic_over_rate", 1)	/* a new QUIC flow over quic_per_sec: not read */ \
+	X(PARSER_DOWN, "parser_down", 1)	/* no parser, or it went with this one's bytes */ \
+	X(PARSER_BUSY, "parser_busy", 1)	/* the channel to the parser was full */ \
+	X(PARSER_LATE, "parser_late", 1)	/* no answer within answer_ms */
 
 enum fd_inspect_why {
 #define FD_INSPECT_WHY_(n, s, u) FD_INSPECT_##n,
@@ -84,6 +93,9 @@ struct fd_inspect_stats {
 	uint64_t why[FD_INSPECT_NWHY];		/* connections decided, by why */
 	uint64_t frames[FD_INSPECT_NFRAME];
 	uint64_t hellos;			/* ClientHellos read whole and fingerprinted */
+	uint64_t asked;				/* questions to the parser (bytes, datagrams) */
+	uint64_t answered;			/* ... answered */
+	uint64_t answers_stale;			/* answers for a connection decided or let go since */
 	uint64_t passes_lost;			/* a PASS not queued: full (CUTs never are) */
 	uint64_t evicted_waiting;		/* entries without bytes yet made room */
 	uint64_t undecided_cut;			/* undecided, cut (the setting) */
@@ -109,6 +121,14 @@ struct fd_inspect_decision {
 	unsigned long line;		/* the watched file's line that matched (cut) */
 };
 
+/*
+ * The parser asked (flowcutd: flowcut-inspect over its socket): one
+ * question of fi_wire, len bytes, sent whole or not at all, never
+ * waiting.  0 sent, -EAGAIN the channel is full, another negative errno
+ * no parser.  Called with the inspector's lock held: must not call back.
+ */
+typedef int fd_inspect_ask_fn(void *actx, const void *msg, size_t len);
+
 struct fd_inspect_params {
 	unsigned int max_conns;		/* being read at once; 0: 1024 */
 	unsigned int per_source;	/* ... from one source (an IPv4 address, an IPv6 /64); 0: max_conns / 8 */
@@ -120,6 +140,9 @@ struct fd_inspect_params {
 	uint32_t linger_ms;		/* a decided one is remembered after its last frame; 0: 10000 */
 	bool undecided_cut;		/* what an undecided connection gets: cut, or pass */
 	unsigned int queue;		/* decisions waiting to be taken; 0: 4096 (CUTs grow it) */
+	fd_inspect_ask_fn *ask;		/* the parser, in another process; NULL: in this one */
+	void *actx;
+	uint32_t answer_ms;		/* an answer may take this long, or undecided; 0: 1000 */
 };
 
 /* Where the frames go on: the host's TAP of `port` (the caller's). */
@@ -154,6 +177,24 @@ int fd_inspect_frame(struct fd_inspect *in, uint16_t port, bool flagged, const u
 
 /* fd_inspect_tick - deadlines: held frames let go, connections read too long undecided, old entries forgotten. */
 void fd_inspect_tick(struct fd_inspect *in, uint64_t now_ms, fd_inspect_out_fn *out, void *octx);
+
+/*
+ * fd_inspect_answer - one answer of the parser (an fi_ans record of len
+ * bytes), from any thread: acted on as the answer to the question it
+ * names (decided, held frames handed on or dropped through out()), or
+ * counted stale.  0, or -EBADMSG (not an answer: the channel is not to
+ * be trusted further).
+ */
+int fd_inspect_answer(struct fd_inspect *in, const void *msg, size_t len, uint64_t now_ms,
+		      fd_inspect_out_fn *out, void *octx);
+
+/*
+ * fd_inspect_parser_lost - the parser went (its process ended, its
+ * channel closed): every connection it was reading is undecided
+ * (parser_down) now, as the setting says.
+ */
+void fd_inspect_parser_lost(struct fd_inspect *in, uint64_t now_ms, fd_inspect_out_fn *out,
+			    void *octx);
 
 /* fd_inspect_take - the oldest decision not taken: 1 and *d, or 0 (none). */
 int fd_inspect_take(struct fd_inspect *in, struct fd_inspect_decision *d);

@@ -16,6 +16,7 @@
 #include <flowcut/fc_cmd.h>
 
 #include "fc_fplist.h"
+#include "fd_chan.h"
 #include "fd_clock.h"
 #include "fd_cmds.h"
 #include "fd_ct.h"
@@ -46,10 +47,12 @@ struct pending {
 
 struct fd_ips {
 	struct fd_inspect *in;
+	struct fd_chan *chan;		/* to flowcut-inspect (fd_ips_parser); NULL: none yet */
+	struct fd_relay *relay;		/* where its answers' frames go on */
 	struct fd_relay_hook hook;
 	void (*wake)(void *);		/* the main loop woken for a decision (NULL: none) */
 	void *wake_arg;
-	uint64_t queued_seen;		/* the relay thread's: fd_inspect_queued when last woken */
+	uint64_t queued_seen;		/* fd_inspect_queued when last woken (the relay's and the channel's threads) */
 	struct fd_offload *off;
 	struct fd_ct_io ct;		/* the binding's conntrack */
 	struct fd_cmds cmds;		/* the binding's commands */
@@ -95,10 +98,8 @@ wake_for_news(struct fd_ips *x)
 {
 	uint64_t q = fd_inspect_queued(x->in);
 
-	if (q != x->queued_seen && x->wake != NULL) {
-		x->queued_seen = q;
+	if (__atomic_exchange_n(&x->queued_seen, q, __ATOMIC_ACQ_REL) != q && x->wake != NULL)
 		x->wake(x->wake_arg);
-	}
 }
 
 static bool
@@ -590,6 +591,56 @@ fd_ips_turn(struct fd_ips *x)
 	}
 }
 
+/* ---- the parser's channel (its own thread) ---- */
+
+/* A question for flowcut-inspect (the inspector's lock held). */
+static int
+parser_ask(void *actx, const void *msg, size_t len)
+{
+	struct fd_chan *ch = __atomic_load_n(&((struct fd_ips *)actx)->chan, __ATOMIC_ACQUIRE);
+
+	return ch != NULL ? fd_chan_ask(ch, msg, len) : -ENOTCONN;
+}
+
+static int
+parser_answer(void *arg, const void *msg, size_t len)
+{
+	struct fd_ips *x = arg;
+	int rc = fd_inspect_answer(x->in, msg, len, fd_clock_ms(), to_host, x->relay);
+
+	wake_for_news(x);
+	return rc;
+}
+
+static void
+parser_lost(void *arg)
+{
+	struct fd_ips *x = arg;
+
+	fd_inspect_parser_lost(x->in, fd_clock_ms(), to_host, x->relay);
+	wake_for_news(x);
+}
+
+int
+fd_ips_parser(struct fd_ips *x, const char *path, struct fd_relay *relay)
+{
+	struct fd_chan_io io = { .answer = parser_answer, .lost = parser_lost, .arg = x };
+	struct fd_chan *ch;
+
+	x->relay = relay;
+	ch = fd_chan_start(path, &io);
+	if (ch == NULL)
+		return -errno;
+	__atomic_store_n(&x->chan, ch, __ATOMIC_RELEASE);
+	return 0;
+}
+
+void
+fd_ips_parser_stop(struct fd_ips *x)
+{
+	fd_chan_stop(x->chan);
+}
+
 /* ---- the rest ---- */
 
 struct fd_ips *
@@ -599,7 +650,7 @@ fd_ips_open(void)
 
 	if (x == NULL)
 		return NULL;
-	x->in = fd_inspect_open(NULL);
+	x->in = fd_inspect_open(&(struct fd_inspect_params){ .ask = parser_ask, .actx = x });
 	x->dw = fd_dirwatch_open();
 	if (x->in == NULL || x->dw == NULL) {
 		int err = errno;
@@ -620,6 +671,7 @@ fd_ips_close(struct fd_ips *x)
 {
 	if (x == NULL)
 		return;
+	fd_chan_close(x->chan);	/* before the inspector: its thread answers into it */
 	fd_dirwatch_close(x->dw);
 	fd_inspect_close(x->in);
 	for (unsigned int i = 0; i < x->npend; i++)
@@ -681,9 +733,13 @@ fd_ips_bind(struct fd_ips *x, struct fd_offload *off, const struct fd_ct_io *ct,
 			    "ja4", (json_int_t)x->nja4, "ja3", (json_int_t)x->nja3, \
 			    "bad_lines", (json_int_t)x->bad,			\
 			    "error", x->error[0] ? json_string(x->error) : json_null())) \
+	OBJ(parser, parser_json(x))						\
 	COUNT(reading, st)							\
 	COUNT(entries, st)							\
 	COUNT(hellos, st)							\
+	COUNT(asked, st)							\
+	COUNT(answered, st)							\
+	COUNT(answers_stale, st)						\
 	EACH(fd_inspect_why_name, FD_INSPECT_NWHY, st.why)			\
 	EACH(fd_inspect_frame_name, FD_INSPECT_NFRAME, st.frames)		\
 	COUNT(passes_lost, st)							\
@@ -699,6 +755,21 @@ fd_ips_bind(struct fd_ips *x, struct fd_offload *off, const struct fd_ct_io *ct,
 	COUNT(cut_not_this_conn, x->st)						\
 	COUNT(cut_unverified, x->st)						\
 	COUNT(offloaded_at_pass, os)
+
+/* The channel to flowcut-inspect: where, whether it is up, how often it was lost, what it refused. */
+static json_t *
+parser_json(struct fd_ips *x)
+{
+	struct fd_chan_stats cs = { 0 };
+
+	if (x->chan == NULL)
+		return json_pack("{s:n, s:b}", "path", "up", 0);
+	fd_chan_stats(x->chan, &cs);
+	return json_pack("{s:s, s:b, s:I, s:I, s:I, s:I}", "path", fd_chan_path(x->chan), "up",
+			 cs.up, "connects", (json_int_t)cs.connects, "lost", (json_int_t)cs.lost,
+			 "refused", (json_int_t)cs.refused, "bad_answers",
+			 (json_int_t)cs.bad_answers);
+}
 
 json_t *
 fd_ips_stats_json(struct fd_ips *x)

@@ -51,6 +51,16 @@ struct fd_ips *fd_ips_open(void);
 void fd_ips_close(struct fd_ips *x);
 
 /*
+ * fd_ips_parser - the parser, flowcut-inspect, asked over its socket at
+ * path (connected now and whenever it is lost); its answers' frames go
+ * on through relay.  Until it answers, connections to read follow
+ * inspect_undecided (parser_down).  0, or a negative errno.
+ */
+int fd_ips_parser(struct fd_ips *x, const char *path, struct fd_relay *relay);
+/* fd_ips_parser_stop - no more answers (before the relay stops): every question refused. */
+void fd_ips_parser_stop(struct fd_ips *x);
+
+/*
  * fd_ips_wake_with - `wake(arg)` is called from the relay's thread when
  * the inspector has decided something, so a main loop asleep carries it
  * out at once (flowcutd: fd_bell_ring).  Before fd_relay_start.

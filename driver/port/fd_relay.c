@@ -28,10 +28,11 @@ struct fd_relay {
 	struct fd_relay_stats st;
 };
 
+/* Counted from the relay's threads and the inspector's answers' (fd_relay_to_host). */
 static void
 add(uint64_t *c, uint64_t n)
 {
-	__atomic_store_n(c, *c + n, __ATOMIC_RELAXED);
+	__atomic_fetch_add(c, n, __ATOMIC_RELAXED);
 }
 
 void

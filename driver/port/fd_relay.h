@@ -60,7 +60,7 @@ struct fd_relay_hook {
  */
 struct fd_relay *fd_relay_start(struct lk *lk, const int *taps, unsigned int nports,
 				const struct fd_relay_hook *hook);
-/* fd_relay_to_host - from the hook only: a frame into `port`'s TAP, counted as the relay's. */
+/* fd_relay_to_host - from the hook (or its own threads: the inspector's answers): a frame into `port`'s TAP, counted as the relay's. */
 void fd_relay_to_host(struct fd_relay *r, uint16_t port, const void *buf, uint32_t len);
 void fd_relay_stop(struct fd_relay *r);
 void fd_relay_stats(const struct fd_relay *r, struct fd_relay_stats *out);
