@@ -189,6 +189,7 @@ $(call fuzz_target,ctstat,    tests/fuzz/fuzz_ctstat.c,    driver/ct,           
 $(call fuzz_target,nftset,    tests/fuzz/fuzz_nftset.c,    driver/nft settings,                               -lmnl -ljansson)
 $(call fuzz_target,fplist,    tests/fuzz/fuzz_fplist.c,    settings,                                          -ljansson)
 $(call fuzz_target,inspect,   tests/fuzz/fuzz_inspect.c,   driver/ips driver/base settings inspector inspect tests/lib fastpath,    -lcrypto -lpthread -ljansson)
+$(call fuzz_target,fiwire,    tests/fuzz/fuzz_fiwire.c,    inspector inspect tests/lib,                       -lcrypto)
 $(call fuzz_target,quic,      tests/fuzz/fuzz_quic.c,      inspect tests/lib,                                 -lcrypto)
 $(call fuzz_target,seg,       tests/fuzz/fuzz_seg.c,       inspect tests/lib fastpath,                        )
 $(call fuzz_target,frag,      tests/fuzz/fuzz_frag.c,      inspect tests/lib fastpath,                        )

@@ -38,6 +38,7 @@
 #include "fc_quicvec.h"
 #include "fc_tls.h"
 #include "fd_inspect.h"
+#include "fi_parse.h"
 
 #define ISN 1000u		/* the client's initial sequence number */
 #define SISN 4999u		/* the server's */
@@ -1276,6 +1277,252 @@ test_forget(void **state)
 	fd_inspect_close(in);
 }
 
+/* ---- the parser in another process: questions asked, answered later ---- */
+
+/* The questions asked, in order (the channel), and what ask() says. */
+static struct { size_t len; uint8_t *b; } qs[64];
+static unsigned int nq;
+static int ask_rc;
+
+static int
+ask_later(void *actx, const void *msg, size_t len)
+{
+	(void)actx;
+	if (ask_rc != 0)
+		return ask_rc;
+	assert_true(nq < 64);
+	qs[nq].b = malloc(len);
+	assert_non_null(qs[nq].b);
+	memcpy(qs[nq].b, msg, len);
+	qs[nq++].len = len;
+	return 0;
+}
+
+/* Every question asked so far answered by fi_parse (flowcut-inspect's own), in order. */
+static void
+answer_all(struct fd_inspect *in, struct fi_parse *fp, uint64_t now)
+{
+	for (unsigned int i = 0; i < nq; i++) {
+		struct fi_ans a;
+
+		if (fi_parse_ask(fp, qs[i].b, qs[i].len, &a, NULL) == 1)
+			assert_int_equal(fd_inspect_answer(in, &a, sizeof(a), now, out, NULL), 0);
+		free(qs[i].b);
+	}
+	nq = 0;
+}
+
+/* Questions never answered (asked as the inspector closed: its forgets) let go. */
+static void
+qs_free(void)
+{
+	while (nq > 0)
+		free(qs[--nq].b);
+}
+
+static struct fd_inspect *
+open_chan(bool listed, bool undecided_cut)
+{
+	static const uint16_t ports[] = { 443 };
+	struct fd_inspect_params p = { .ask = ask_later, .answer_ms = 1000,
+				       .undecided_cut = undecided_cut };
+	struct fd_inspect *in = fd_inspect_open(&p);
+	struct fc_fplist l = { 0 };
+	char list[80];
+
+	assert_non_null(in);
+	fd_inspect_ports(in, ports, 1);
+	snprintf(list, sizeof(list), "%s\n", listed ? hello_ja4 : "t13d0000h2_000000000000_000000000000");
+	assert_int_equal(fc_fplist_parse(list, strlen(list), &l, NULL, NULL), 0);
+	fd_inspect_watch(in, &l);
+	nsent = 0;
+	qs_free();
+	ask_rc = 0;
+	return in;
+}
+
+/*
+ * Over the channel: a frame whose bytes were asked is held until they
+ * are answered - listed, it and the rest are dropped; not listed, they go
+ * on byte for byte, in order; an answer for a connection decided since
+ * is stale; what is not an answer is refused.
+ */
+static void
+test_chan_answers(void **state)
+{
+	struct fi_parse *fp = fi_parse_open(0);
+	struct fd_inspect *in;
+	struct fr a, b;
+
+	(void)state;
+	mk_hello(true);
+	for (int listed = 0; listed < 2; listed++) {
+		in = open_chan(listed, false);
+		use4(43000 + (uint16_t)listed, 443);
+		handshake(in, 0);
+		cseg(&a, 0, 0, 1000);
+		crest(&b, 1000);
+		assert_int_equal(give(in, &a, false, 1), 1);
+		assert_int_equal(give(in, &b, false, 2), 1);
+		assert_int_equal(nq, 2);
+		assert_int_equal(nsent, 0);
+		assert_int_equal(stats(in).why[FD_INSPECT_NOT_LISTED] + stats(in).why[FD_INSPECT_LISTED_JA4], 0);
+		answer_all(in, fp, 3);
+		assert_decided(in, listed ? FD_INSPECT_LISTED_JA4 : FD_INSPECT_NOT_LISTED, listed);
+		if (listed) {
+			assert_int_equal(nsent, 0);
+			assert_int_equal(stats(in).frames[FD_INSPECT_F_DROPPED], 2);
+		} else {
+			assert_int_equal(nsent, 2);
+			assert_sent(0, &a);
+			assert_sent(1, &b);
+		}
+		assert_int_equal(stats(in).asked, 2);
+		assert_int_equal(stats(in).answered, 2);
+		assert_int_equal(fd_inspect_answer(in, "not an answer", 13, 4, out, NULL), -EBADMSG);
+		fd_inspect_close(in);
+	}
+	qs_free();
+	fi_parse_close(fp);
+}
+
+/*
+ * No answer within answer_ms (a parser stopped): undecided parser_late,
+ * its held frames on (or dropped: inspect_undecided = cut); the answer
+ * that comes after is stale.  The channel full: parser_busy; no parser,
+ * or lost with the connection's bytes: parser_down.
+ */
+static void
+test_chan_late_busy_lost(void **state)
+{
+	struct fi_parse *fp = fi_parse_open(0);
+	struct fd_inspect *in;
+	struct fr a;
+
+	(void)state;
+	mk_hello(false);
+	for (int cut = 0; cut < 2; cut++) {
+		in = open_chan(true, cut);
+		use4(43010 + (uint16_t)cut, 443);
+		handshake(in, 0);
+		cseg(&a, 0, 0, 100);
+		assert_int_equal(give(in, &a, false, 10), 1);
+		fd_inspect_tick(in, 1009, out, NULL);
+		assert_int_equal(nsent, 0);
+		fd_inspect_tick(in, 1010, out, NULL);
+		assert_decided(in, FD_INSPECT_PARSER_LATE, cut);
+		assert_int_equal(nsent, cut ? 0 : 1);
+		answer_all(in, fp, 1011);
+		assert_int_equal(stats(in).answers_stale, 1);
+		fd_inspect_close(in);
+	}
+	in = open_chan(true, false);
+	ask_rc = -EAGAIN;
+	use4(43020, 443);
+	handshake(in, 0);
+	cseg(&a, 0, 0, 100);
+	assert_int_equal(give(in, &a, false, 1), 1);	/* held, then on through out() */
+	assert_decided(in, FD_INSPECT_PARSER_BUSY, false);
+	assert_int_equal(nsent, 1);
+	ask_rc = -ENOTCONN;
+	use4(43021, 443);
+	handshake(in, 0);
+	cseg(&a, 0, 0, 100);
+	assert_int_equal(give(in, &a, false, 2), 1);
+	assert_decided(in, FD_INSPECT_PARSER_DOWN, false);
+	assert_int_equal(nsent, 2);
+	ask_rc = 0;
+	use4(43022, 443);
+	handshake(in, 0);
+	cseg(&a, 0, 0, 100);
+	assert_int_equal(give(in, &a, false, 3), 1);
+	nsent = 0;
+	fd_inspect_parser_lost(in, 4, out, NULL);
+	assert_decided(in, FD_INSPECT_PARSER_DOWN, false);
+	assert_int_equal(nsent, 1);
+	assert_sent(0, &a);
+	answer_all(in, fp, 5);
+	fd_inspect_close(in);
+	qs_free();
+	fi_parse_close(fp);
+}
+
+/* Over the channel, TCP Fast Open: the SYN waits for its answer; a listed hello on it drops it. */
+static void
+test_chan_fast_open(void **state)
+{
+	struct fi_parse *fp = fi_parse_open(0);
+	struct fd_inspect *in;
+	struct fr f;
+
+	(void)state;
+	mk_hello(false);
+	for (int listed = 0; listed < 2; listed++) {
+		in = open_chan(listed, false);
+		use4(43030 + (uint16_t)listed, 443);
+		mk(&f, false, 0x02, ISN, hello, (uint32_t)hello_len);
+		assert_int_equal(give(in, &f, false, 1), 1);
+		assert_int_equal(nsent, 0);
+		answer_all(in, fp, 2);
+		if (listed) {
+			assert_decided(in, FD_INSPECT_LISTED_JA4, true);
+			assert_int_equal(nsent, 0);
+		} else {
+			assert_int_equal(nsent, 1);	/* the SYN on: the SYN-ACK says whether its bytes stand */
+			assert_sent(0, &f);
+		}
+		fd_inspect_close(in);
+	}
+	qs_free();
+	fi_parse_close(fp);
+}
+
+/* Over the channel, QUIC: a datagram the parser refuses is dropped when answered; the next is read. */
+static void
+test_chan_quic(void **state)
+{
+	static struct fc_quic_hello qh;
+	static uint8_t dgram[1200];
+	struct fi_parse *fp = fi_parse_open(0);
+	struct fd_inspect *in;
+	char ja4[FC_JA4_LEN + 1];
+	struct fr f, g;
+
+	(void)state;
+	rfc9001_initial(dgram);
+	fc_quic_init(&qh);
+	assert_int_equal(fc_quic_feed(&qh, dgram, sizeof(dgram)), 0);
+	assert_int_equal(fc_ja4(&qh.hello, 'q', ja4, NULL, 0), 0);
+	for (int listed = 0; listed < 2; listed++) {
+		in = open_chan(false, false);
+		if (listed) {
+			struct fc_fplist l = { 0 };
+			char list[80];
+
+			snprintf(list, sizeof(list), "%s\n", ja4);
+			assert_int_equal(fc_fplist_parse(list, strlen(list), &l, NULL, NULL), 0);
+			fd_inspect_watch(in, &l);
+		}
+		fc_key4(&ckey, IPPROTO_UDP, "198.18.0.2", (uint16_t)(50020 + listed), "198.18.1.2", 443);
+		dgram[1000] ^= 1;
+		mk(&f, false, 0, 0, dgram, sizeof(dgram));
+		dgram[1000] ^= 1;
+		mk(&g, false, 0, 0, dgram, sizeof(dgram));
+		assert_int_equal(give(in, &f, false, 1), 1);
+		assert_int_equal(give(in, &g, false, 2), 1);
+		assert_int_equal(nsent, 0);
+		answer_all(in, fp, 3);
+		assert_int_equal(stats(in).frames[FD_INSPECT_F_QUIC_REFUSED], 1);
+		assert_decided(in, listed ? FD_INSPECT_LISTED_JA4 : FD_INSPECT_NOT_LISTED, listed);
+		assert_int_equal(nsent, listed ? 0 : 1);
+		if (!listed)
+			assert_sent(0, &g);
+		fd_inspect_close(in);
+	}
+	qs_free();
+	fi_parse_close(fp);
+}
+
 int
 main(void)
 {
@@ -1301,6 +1548,10 @@ main(void)
 		cmocka_unit_test(test_quic_rate),
 		cmocka_unit_test(test_fragments),
 		cmocka_unit_test(test_forget),
+		cmocka_unit_test(test_chan_answers),
+		cmocka_unit_test(test_chan_late_busy_lost),
+		cmocka_unit_test(test_chan_fast_open),
+		cmocka_unit_test(test_chan_quic),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
