@@ -12,6 +12,8 @@ pkgs=(make gcc clang libclang-rt-14-dev pkg-config
       # inspect/ hashes with OpenSSL's libcrypto; its oracle test captures real
       # hellos and holds JA3 against tshark's (tests/tls/test_oracle.sh)
       libssl-dev tcpdump tshark
+      # flowcut-inspect's system call filter (inspector/fi_jail.c)
+      libseccomp-dev
       # a real fail2ban whose nftables action writes a set flowcutd watches
       # (tests/lab/test_lab.sh, test_lists.sh): installed, never started as
       # the machine's (masked below)

@@ -67,6 +67,39 @@ if [ -f "$UNITS/$web" ]; then
 	units+=("$web")
 fi
 
+# the parser's unit (issue 29): its own user, no capability, no IP, its
+# socket systemd's (root's 0600 in /run/flowcut), restarted for ever; rated
+# below as the others, and no worse than the page's
+ins=flowcut-inspect.service
+if [ -f "$UNITS/$ins" ]; then
+	exe=$BUILD/flowcut-inspect
+	[ -x "$exe" ] || exe=/bin/true
+	sed "s#/usr/local/sbin/flowcut-inspect#$exe#g" "$UNITS/$ins" >"$work/$ins"
+	cp "$UNITS/flowcut-inspect.socket" "$work/" 2>/dev/null
+	f=$work/$ins
+	sk=$work/flowcut-inspect.socket
+	why=()
+	[ "$(key "$f" Service User)" = flowcut-inspect ] || why+=("User= is not flowcut-inspect")
+	[ "$(key "$f" Service NoNewPrivileges)" = yes ] || why+=("NoNewPrivileges= is not yes")
+	[ "$(key "$f" Service ProtectSystem)" = strict ] || why+=("ProtectSystem= is not strict")
+	[ "$(key "$f" Service PrivateNetwork)" = yes ] || why+=("PrivateNetwork= is not yes")
+	[ -z "$(key "$f" Service CapabilityBoundingSet)" ] && grep -q '^CapabilityBoundingSet=$' "$f" ||
+		why+=("CapabilityBoundingSet= is not empty")
+	[ "$(key "$f" Service RestrictAddressFamilies)" = AF_UNIX ] || why+=("RestrictAddressFamilies= is not AF_UNIX")
+	[ "$(key "$f" Service Restart)" = always ] || why+=("Restart= is not always")
+	[ "$(key "$f" Unit StartLimitIntervalSec)" = 0 ] || why+=("no StartLimitIntervalSec=0 in [Unit]")
+	[ -f "$sk" ] || why+=("no flowcut-inspect.socket")
+	[ "$(key "$sk" Socket ListenSequentialPacket)" = /run/flowcut/inspect.sock ] ||
+		why+=("the socket is not ListenSequentialPacket=/run/flowcut/inspect.sock")
+	[ "$(key "$sk" Socket SocketMode)" = 0600 ] || why+=("SocketMode= is not 0600")
+	[ "$(key "$sk" Socket DirectoryMode)" = 0700 ] || why+=("DirectoryMode= is not 0700")
+	grep -qw flowcut-inspect.socket <<<"$(key "$UNITS/flowcutd.service" Unit Wants)" ||
+		why+=("flowcutd.service does not want flowcut-inspect.socket")
+	result "$ins: its own user, no capability, no IP, on systemd's root-only socket, restarted" \
+		${#why[@]} "${why[@]}"
+	units+=("$ins")
+fi
+
 if ! command -v systemd-analyze >/dev/null 2>&1; then
 	for u in "${units[@]}"; do
 		echo "ok - $u: systemd-analyze verify # SKIP systemd-analyze is not installed"
@@ -78,6 +111,13 @@ else
 		analyze "$work/$u"
 		[ $rc -eq 0 ] && [ -z "$out" ]
 		result "$u: systemd-analyze verify says nothing" $? "exit $rc" "$out"
+		score=$(grep 'Overall exposure level' <<<"$sec" | sed 's/.*: //' | awk '{ print $1 }')
+		[ "$u" = "$web" ] && web_score=$score
+		if [ "$u" = "$ins" ] && [ -n "${web_score:-}" ]; then
+			awk -v a="$score" -v b="$web_score" 'BEGIN { exit !(a <= b) }'
+			result "$u: exposure $score, no worse than $web's $web_score" $? \
+				"the heaviest exposures:" "$(grep '✗' <<<"$sec" | head -8)"
+		fi
 		result "$u: exposure at most MEDIUM (${overall:-none said})" $((!medium)) \
 			"the heaviest exposures:" "$(grep '✗' <<<"$sec" | awk '{ print $NF "\t" $0 }' |
 				sort -rn | cut -f2- | head -8)"
@@ -111,7 +151,7 @@ fi
 
 for u in "${units[@]}"; do
 	f=$work/$u
-	[ -f "$f" ] && [ "$u" != "$web" ] || continue
+	[ -f "$f" ] && [ "$u" != "$web" ] && [ "$u" != "$ins" ] || continue
 	why=()
 	[ "$(key "$f" Unit StartLimitIntervalSec)" = 0 ] || why+=("no StartLimitIntervalSec=0 in [Unit]")
 	[ "$(key "$f" Service Restart)" = always ] || why+=("Restart= is not always")

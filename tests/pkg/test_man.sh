@@ -22,6 +22,7 @@ sources() { # program
 	flowcutd) echo "$top/driver/flowcutd.c" ;;
 	flowcutctl) echo "$top/ctl/flowcutctl.c" ;;
 	flowcut-web) ls "$top"/web/*.c 2>/dev/null ;;
+	flowcut-inspect) echo "$top/inspector/flowcut-inspect.c" ;;
 	esac
 }
 

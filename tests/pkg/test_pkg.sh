@@ -41,8 +41,8 @@ for c in dpkg-buildpackage lintian dh fakeroot man; do
 done
 dpkg-query -W -f='${Status}' $pkg 2>/dev/null | grep -q "ok installed\|config-files" &&
 	skip_all "the package $pkg is on this machine already"
-for u in flowcut-web; do getent passwd $u >/dev/null && skip_all "a user $u exists"; done
-getent group flowcut >/dev/null && skip_all "a group flowcut exists"
+for u in flowcut-web flowcut-inspect; do getent passwd $u >/dev/null && skip_all "a user $u exists"; done
+for g in flowcut flowcut-inspect; do getent group $g >/dev/null && skip_all "a group $g exists"; done
 for f in /etc/flowcut /etc/default/flowcut /run/flowcut /run/flowcut-ctl; do
 	[ -e $f ] && skip_all "$f exists (this machine's)"
 done
@@ -54,7 +54,8 @@ cleanup() {
 	if [ -n "$installed" ]; then dpkg -P $pkg >/dev/null 2>&1; fi
 	# none was there before (checked above): a purge that failed leaves none
 	if getent passwd flowcut-web >/dev/null; then userdel flowcut-web; fi
-	if getent group flowcut >/dev/null; then groupdel flowcut; fi
+	if getent passwd flowcut-inspect >/dev/null; then userdel flowcut-inspect; fi
+	for g in flowcut flowcut-inspect; do if getent group $g >/dev/null; then groupdel $g; fi; done
 	if [ -n "$made_policy" ]; then rm -f /usr/sbin/policy-rc.d; fi
 	rm -rf "$work"
 }
@@ -96,7 +97,7 @@ out=$(dpkg -i "$deb" 2>&1)
 rc=$?
 why=("exit $rc" "$out")
 [ $rc -eq 0 ] || why+=("dpkg -i failed")
-for f in /usr/sbin/flowcut-npu /usr/sbin/flowcutd /usr/sbin/flowcutctl /usr/sbin/flowcut-web; do
+for f in /usr/sbin/flowcut-npu /usr/sbin/flowcutd /usr/sbin/flowcutctl /usr/sbin/flowcut-web /usr/sbin/flowcut-inspect; do
 	[ -x $f ] || why+=("$f: no program")
 done
 for u in flowcut-npu flowcutd flowcut-web; do
@@ -106,6 +107,14 @@ for u in flowcut-npu flowcutd flowcut-web; do
 	[ -L /etc/systemd/system/multi-user.target.wants/$u.service ] || why+=("$u.service not enabled")
 	man -w $u >/dev/null 2>&1 || why+=("man $u: no page")
 done
+# the parser: its unit on its socket's, both enabled, its own user in no group of flowcut's
+grep -qx "ExecStart=/usr/sbin/flowcut-inspect" /lib/systemd/system/flowcut-inspect.service 2>/dev/null ||
+	why+=("flowcut-inspect.service: ExecStart is not /usr/sbin/flowcut-inspect")
+[ -f /lib/systemd/system/flowcut-inspect.socket ] || why+=("no unit flowcut-inspect.socket")
+[ -L /etc/systemd/system/sockets.target.wants/flowcut-inspect.socket ] || why+=("flowcut-inspect.socket not enabled")
+man -w flowcut-inspect >/dev/null 2>&1 || why+=("man flowcut-inspect: no page")
+[ "$(id -gn flowcut-inspect 2>/dev/null)" = flowcut-inspect ] || why+=("flowcut-inspect's group is not its own")
+[ "$(id -Gn flowcut-inspect 2>/dev/null)" = flowcut-inspect ] || why+=("flowcut-inspect is in another group")
 [ -f /etc/default/flowcut ] || why+=("no /etc/default/flowcut")
 grep -qx /etc/default/flowcut /var/lib/dpkg/info/$pkg.conffiles 2>/dev/null ||
 	why+=("/etc/default/flowcut is not a conffile")
@@ -166,7 +175,9 @@ for f in /etc/flowcut /etc/default/flowcut /etc/systemd/system/multi-user.target
 	[ -e $f ] || [ -L $f ] && why+=("$f left")
 done
 getent passwd flowcut-web >/dev/null && why+=("the user flowcut-web left")
+getent passwd flowcut-inspect >/dev/null && why+=("the user flowcut-inspect left")
 getent group flowcut >/dev/null && why+=("the group flowcut left")
+getent group flowcut-inspect >/dev/null && why+=("the group flowcut-inspect left")
 result "purge: no configuration, no user, no group left" ${#why[@]} "${why[@]}"
 
 # ---- make install, make uninstall -------------------------------------------
