@@ -24,6 +24,13 @@
  *   - One datagram of 37 coalesced client Initials (1,406 bytes; each
  *     sealed here with the RFC's DCID around a PING, so that each one
  *     decrypts): what fc_quic_feed spends on it, and its answer.
+ *   - The channel's cost a hello: the Chrome-like hello asked of
+ *     inspector/fi_parse as flowcutd asks flowcut-inspect (an fi_wire
+ *     question, a SOCK_SEQPACKET socket to a process of its own, its
+ *     answer read back), one at a time (the round trip) and 64 in flight
+ *     (flowcutd's way under load), beside the same question answered by
+ *     fi_parse in this process (the floor: the parse and the fingerprints
+ *     alone).  The difference is what the boundary costs.
  *
  * Each figure is the median of REPS runs of about RUN_NS each; a ratio is
  * of two medians.  Every measured call is checked once for its answer
@@ -45,6 +52,13 @@
 #include "fc_quic.h"
 #include "fc_quicvec.h"
 #include "fc_tls.h"
+#include "fi_parse.h"
+#include "fi_wire.h"
+
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define REPS 5
 #define RUN_NS 80e6		/* a run: about 80 ms of calls */
@@ -369,6 +383,113 @@ seal_initial(const uint8_t *dcid, uint8_t dcid_len, uint8_t pn, const uint8_t *p
 	return len;
 }
 
+/* ---- the channel (fi_wire to a process of its own) ---- */
+
+#define IN_FLIGHT 64
+
+struct chan_case {
+	int fd;				/* flowcutd's end */
+	pid_t child;
+	struct fi_parse *local;		/* the floor: the same parser in this process */
+	uint8_t *q;			/* the question */
+	size_t qlen;
+};
+
+/* The child: flowcut-inspect's loop (fi_parse behind the socket), without the jail. */
+static void
+chan_child(int fd)
+{
+	static uint8_t buf[FI_REQ_MAX] __attribute__((aligned(8)));
+	struct fi_parse *p = fi_parse_open(0);
+	struct fi_ans a;
+	ssize_t n;
+
+	while (p != NULL && (n = recv(fd, buf, sizeof(buf), 0)) > 0)
+		if (fi_parse_ask(p, buf, (size_t)n, &a, NULL) == 1 &&
+		    send(fd, &a, sizeof(a), MSG_NOSIGNAL) != (ssize_t)sizeof(a))
+			break;
+	_exit(0);
+}
+
+static int
+chan_local(void *ctx)
+{
+	struct chan_case *c = ctx;
+	struct fi_ans a;
+
+	return fi_parse_ask(c->local, c->q, c->qlen, &a, NULL) == 1 ? a.rc : -EIO;
+}
+
+/* One question, its answer read: the round trip. */
+static int
+chan_round(void *ctx)
+{
+	struct chan_case *c = ctx;
+	struct fi_ans a;
+
+	if (send(c->fd, c->q, c->qlen, 0) != (ssize_t)c->qlen ||
+	    recv(c->fd, &a, sizeof(a), 0) != (ssize_t)sizeof(a) || a.ja4[0] == '\0')
+		return -EIO;
+	return a.rc;
+}
+
+/* IN_FLIGHT questions, then their answers: as flowcutd asks under load. */
+static int
+chan_batch(void *ctx)
+{
+	struct chan_case *c = ctx;
+	struct fi_ans a;
+	int rc = 0;
+
+	for (int i = 0; i < IN_FLIGHT; i++)
+		if (send(c->fd, c->q, c->qlen, 0) != (ssize_t)c->qlen)
+			return -EIO;
+	for (int i = 0; i < IN_FLIGHT; i++)
+		if (recv(c->fd, &a, sizeof(a), 0) != (ssize_t)sizeof(a) || (rc = a.rc) != 0)
+			return rc != 0 ? rc : -EIO;
+	return rc;
+}
+
+static int
+chan_open(struct chan_case *c, const uint8_t *hello, size_t len)
+{
+	struct fi_req *r;
+	int sv[2], sz = 1 << 21;
+
+	c->qlen = sizeof(*r) + len;
+	c->q = calloc(1, c->qlen);
+	c->local = fi_parse_open(0);
+	if (c->q == NULL || c->local == NULL ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+		return -1;
+	r = (struct fi_req *)c->q;
+	*r = (struct fi_req){ .version = FI_WIRE_VERSION, .kind = FI_TLS, .flags = FI_FIRST,
+			      .len = (uint16_t)len, .id = 1 };
+	memcpy(r->data, hello, len);
+	(void)setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+	c->child = fork();
+	if (c->child < 0)
+		return -1;
+	if (c->child == 0) {
+		close(sv[0]);
+		chan_child(sv[1]);
+	}
+	close(sv[1]);
+	c->fd = sv[0];
+	return 0;
+}
+
+static void
+chan_close(struct chan_case *c)
+{
+	if (c->fd > 0)
+		close(c->fd);	/* the child's recv ends */
+	if (c->child > 0)
+		waitpid(c->child, NULL, 0);
+	fi_parse_close(c->local);
+	free(c->q);
+}
+
 /* ---- the run ---- */
 
 static void
@@ -396,7 +517,8 @@ bench_inspect(int argc, char **argv)
 	struct fc_tls_hello *h = malloc(sizeof(*h));
 	struct fc_quic_hello *q = malloc(sizeof(*q));
 	struct quic_case qc = { .q = q, .str = str, .cap = sizeof(str), .plain = plain };
-	double ns[2][3], qns[5], cns;
+	double ns[2][3], qns[5], cns, chn[3];
+	struct chan_case ch = { .fd = -1 };
 	size_t len[2], ilen, dlen = 0;
 	int rc = 1, answer;
 
@@ -463,6 +585,17 @@ bench_inspect(int argc, char **argv)
 	answer = quic_feed(&qc);
 	cns = measure("fc_quic_feed of 37 coalesced Initials", quic_feed, &qc, answer);
 
+	if (chan_open(&ch, rec[0], len[0]) != 0) {
+		fprintf(stderr, "flowcut-bench inspect: the channel's process: %s\n", strerror(errno));
+		goto out;
+	}
+	chn[0] = measure("fi_parse_ask, in this process", chan_local, &ch, 0);
+	chn[1] = measure("a question over the channel, its answer read", chan_round, &ch, 0);
+	chn[2] = measure("64 questions over the channel, then their answers", chan_batch, &ch, 0) /
+		 IN_FLIGHT;
+	if (chn[0] < 0 || chn[1] < 0 || chn[2] < 0)
+		goto out;
+
 	printf("flowcut-bench inspect: one core; each figure the median of %d runs of about %.0f ms\n",
 	       REPS, RUN_NS / 1e6);
 	printf("TLS ClientHellos judged (fc_tls_feed, fc_ja4, fc_ja3), beside the bare parse "
@@ -483,8 +616,16 @@ bench_inspect(int argc, char **argv)
 	printf("One datagram of %d coalesced client Initials (%zu bytes, each a PING that "
 	       "decrypts): fc_quic_feed answers %s in %.2f us (%.2fx the floor of one Initial)\n",
 	       COALESCED, dlen, rc_name(answer), cns / 1e3, cns / qns[2]);
+	printf("The channel to flowcut-inspect (fi_wire over SOCK_SEQPACKET to a process of its own), "
+	       "the Chrome-like hello, beside fi_parse in this process:\n");
+	printf("  in this process (the floor): %.0f/s (%.0f ns); one at a time over the channel: "
+	       "%.0f/s (%.0f ns, %.1fx; the channel's cost %.0f ns a hello); %d in flight: %.0f/s "
+	       "(%.0f ns a hello, %.1fx; its cost %.0f ns)\n", 1e9 / chn[0], chn[0], 1e9 / chn[1],
+	       chn[1], chn[1] / chn[0], chn[1] - chn[0], IN_FLIGHT, 1e9 / chn[2], chn[2],
+	       chn[2] / chn[0], chn[2] - chn[0]);
 	rc = 0;
 out:
+	chan_close(&ch);
 	EVP_CIPHER_CTX_free(qc.ctx);
 	EVP_CIPHER_free(qc.gcm);
 	free(h);

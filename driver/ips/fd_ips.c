@@ -57,6 +57,7 @@ struct fd_ips {
 	struct fd_ct_io ct;		/* the binding's conntrack */
 	struct fd_cmds cmds;		/* the binding's commands */
 	bool cut_in_hardware;		/* the setting in force (fd_ips_settings) */
+	bool undecided_cut;		/* inspect_undecided in force: cut (else pass) */
 	struct fd_cut *cut;
 	uint16_t ports[FC_SETTINGS_MAX_TLS_PORTS];	/* in force: none without a file */
 	unsigned int nports;
@@ -234,6 +235,7 @@ fd_ips_settings(struct fd_ips *x, const struct fc_settings *s)
 	bool on = s->fingerprints[0] != '\0';
 
 	x->cut_in_hardware = s->cut_in_hardware;
+	x->undecided_cut = s->inspect_undecided_cut;
 	fd_inspect_tune(x->in, s->inspect_hold_ms, (uint32_t)s->inspect_read_timeout * 1000u,
 			s->inspect_undecided_cut);
 	x->nports = on ? s->ntls_ports : 0;
@@ -734,6 +736,7 @@ fd_ips_bind(struct fd_ips *x, struct fd_offload *off, const struct fd_ct_io *ct,
 			    "bad_lines", (json_int_t)x->bad,			\
 			    "error", x->error[0] ? json_string(x->error) : json_null())) \
 	OBJ(parser, parser_json(x))						\
+	OBJ(undecided, json_string(x->undecided_cut ? "cut" : "pass"))		\
 	COUNT(reading, st)							\
 	COUNT(entries, st)							\
 	COUNT(hellos, st)							\

@@ -250,6 +250,42 @@ evasion_seen() {
 	esac
 }
 
+# The reference: the client with these ssl settings, its hello in one
+# write, captured (once for each family and settings: the suite's lab
+# keeps it); sets port ja4 ja3 (tja3: tshark's).  0; 1 with what was
+# wrong said (flowcutctl's JA3 not tshark's, or only tshark's read: ja4
+# is then ""); 2: nothing to list.
+reference() { # fam [evade.py's ssl args...]
+	local fam=$1 ref p0 err rc=0
+	shift
+	ref=$run/ref-$fam-$(printf '%s' "$*" | md5sum | cut -c1-8)
+	if [ -s "$ref.pcap" ]; then
+		p0=$(cat "$ref.port")
+	else
+		p0=$(next_port)
+		# its port alone: a client an earlier case stopped may still send its hello again
+		cap_start client c0 "$ref.tmp.pcap" "tcp port $p0" || return 2
+		evade "$ref.out" plain "$fam" "$p0" "$@" || { say "the reference failed: $(tail -2 "$ref.out")"; return 2; }
+		cap_stop "$ref.tmp.pcap"
+		echo "$p0" >"$ref.port"
+		mv "$ref.tmp.pcap" "$ref.pcap"
+	fi
+	tja3=$(ja3s_of "$ref.pcap" "$p0" | head -1)
+	if err=$(fp_of "$ref.pcap" 2>&1); then
+		read -r port ja4 ja3 <<<"$err"
+		say "the reference (port $port): JA4 $ja4, JA3 $ja3; tshark's JA3 ${tja3:--}"
+		[ "$ja3" = "$tja3" ] || [ -z "$tja3" ] || { say "flowcutctl's JA3 is not tshark's"; rc=1; }
+		[ -n "$tja3" ] || say "tshark read no hello from port $p0 (no oracle for this one)"
+	else
+		say "the reference: $err"
+		rc=1
+		[ -n "$tja3" ] || { say "and tshark read no hello: nothing to list"; return 2; }
+		say "going on with tshark's JA3 $tja3 listed"
+		ja3=$tja3 ja4=''
+	fi
+	return $rc
+}
+
 # ---- the test ----
 
 # mode fam ja4|ja3 [evade.py's ssl args...]
@@ -272,33 +308,9 @@ t_evade() {
 	esac
 	server_up && ja_set 0 || return 1
 
-	# the reference: the same ssl settings, the hello in one write (once for
-	# each family and settings: the suite's lab keeps it)
-	ref=$run/ref-$fam-$(printf '%s' "$*" | md5sum | cut -c1-8)
-	if [ -s "$ref.pcap" ]; then
-		p0=$(cat "$ref.port")
-	else
-		p0=$(next_port)
-		# its port alone: a client an earlier case stopped may still send its hello again
-		cap_start client c0 "$ref.tmp.pcap" "tcp port $p0" || return 1
-		evade "$ref.out" plain "$fam" "$p0" "$@" || { say "the reference failed: $(tail -2 "$ref.out")"; return 1; }
-		cap_stop "$ref.tmp.pcap"
-		echo "$p0" >"$ref.port"
-		mv "$ref.tmp.pcap" "$ref.pcap"
-	fi
-	tja3=$(ja3s_of "$ref.pcap" "$p0" | head -1)
-	if err=$(fp_of "$ref.pcap" 2>&1); then
-		read -r port ja4 ja3 <<<"$err"
-		say "the reference (port $port): JA4 $ja4, JA3 $ja3; tshark's JA3 ${tja3:--}"
-		[ "$ja3" = "$tja3" ] || [ -z "$tja3" ] || { say "flowcutctl's JA3 is not tshark's"; rc=1; }
-		[ -n "$tja3" ] || say "tshark read no hello from port $p0 (no oracle for this one)"
-	else
-		say "the reference: $err"
-		rc=1
-		[ -n "$tja3" ] || { say "and tshark read no hello: nothing to list"; return 1; }
-		say "going on with tshark's JA3 $tja3 listed"
-		ja3=$tja3 ja4='' kind=ja3
-	fi
+	reference "$fam" "$@" || rc=$?
+	[ $rc -le 1 ] || return 1
+	[ -n "$ja4" ] || kind=ja3
 	if [ "$kind" = ja4 ]; then F=$ja4; else F=$ja3; fi
 
 	# (a) nothing listed: the way taken, the download whole (frag: the ServerHello)
@@ -365,6 +377,100 @@ t_evade() {
 	[ $rc -eq 0 ]
 }
 
+# inspect_undecided set, applied when flowcutd's stats say so
+undecided_set() { # pass | cut
+	"$ctl" --settings "$run/settings.conf" settings set inspect_undecided "$1" >/dev/null || return 1
+	wait_for 50 bash -c "[ \"\$(python3 -c 'import json, sys
+print(json.load(open(sys.argv[1]))[\"inspector\"][\"undecided\"])' '$run/flowcutd.json')\" = $1 ]" ||
+		{ say "flowcutd did not apply inspect_undecided = $1"; return 1; }
+}
+
+# a listed client's hello in one write, cut (the parser answering): port
+listed_cut() {
+	local p=$1 n epid
+	evade "$run/c$p.out" plain 4 "$p" --timeout 6 &
+	epid=$!
+	wait_for 80 grep -q "cut (tls) tcp .*:$p -> " "$run/flowcutd.log"
+	n=$?
+	"$lab" exec "$L" client pkill -f "evade.py plain .*--sport $p " 2>/dev/null
+	wait "$epid"
+	say "after: a listed client (port $p) $([ $n -eq 0 ] && echo cut || echo "NOT cut: $(tail -1 "$run/c$p.out")")"
+	return $n
+}
+
+# The parser's process (flowcut-inspect) killed (SIGKILL) or stopped
+# (SIGSTOP, 5 s) with a listed client's hello being read: that connection
+# follows inspect_undecided (pass: its download whole; cut: cut), counted
+# parser_down (killed) or parser_late (stopped, no answer within 1 s);
+# no frame is held for ever; the host path and flowcutd's loop stay on
+# time (a ping through the host, flowcutd's turn p99); the keeper starts
+# the killed one again, and a listed client after is cut.
+t_parser() { # kill|stop pass|cut
+	local how=$1 und=$2 pid pid2 p1 p2 n why before t0 t1 turn loss epid tmo=30 rc=0 port ja4 ja3 tja3
+	trap 'kill -CONT "$pid" 2>/dev/null; server_down; lab_reset >/dev/null; undecided_set pass >/dev/null' EXIT
+	server_up && reference 4 >/dev/null; [ -n "${ja4:-}" ] || { say "no reference JA4"; return 1; }
+	ja_set 1 "$ja4" && undecided_set "$und" || return 1
+	pid=$("$lab" inspector-pid "$L") || { say "no flowcut-inspect runs"; return 1; }
+	why=parser_down
+	[ "$how" = stop ] && why=parser_late
+	before=$(stat_of "inspector.$why")
+	p1=$(next_port)
+	[ "$und" = cut ] && tmo=10	# cut: it never completes; 10 s is well past the parser's answer_ms
+	t0=$(date +%s.%N)
+	if [ "$how" = kill ]; then
+		# its first byte read (asked and answered), the rest 4 s on: killed between
+		evade "$run/k$p1.out" slow 4 "$p1" --pause 4 --get f --out "$run/got$p1" --timeout "$tmo" &
+		epid=$!
+		sleep 1.5
+		kill -9 "$pid"
+	else
+		kill -STOP "$pid"
+		{ evade "$run/k$p1.out" plain 4 "$p1" --get f --out "$run/got$p1" --timeout "$tmo"
+		  n=$?; date +%s.%N >"$run/k$p1.end"; exit $n; } &
+		epid=$!
+		ex client ping -c 25 -i 0.2 -W 1 "$S4" >"$run/ping$p1.out" 2>&1
+		kill -CONT "$pid"
+	fi
+	wait "$epid"
+	n=$?
+	t1=$(date +%s.%N)
+	wait_for 30 stat_at_least "inspector.$why" $((before + 1))
+	say "$how: the client (port $p1) ended after $(echo "$t1 - $t0" | bc | cut -c1-4) s, exit $n:" \
+	    "$(grep -v '^#' "$run/k$p1.out" | tail -1); inspector.$why $before -> $(stat_of "inspector.$why")"
+	[ "$(stat_of "inspector.$why")" -gt "$before" ] || { say "inspector.$why did not rise"; rc=1; }
+	if [ "$und" = pass ]; then
+		[ "$n" -eq 0 ] && [ "$(size "$run/got$p1")" = "$(size "$run/www/f")" ] &&
+			[ "$(sha "$run/got$p1")" = "$(sha "$run/www/f")" ] ||
+			{ say "undecided pass: the download is not whole"; rc=1; }
+	else
+		[ "$n" -ne 0 ] && ! grep -q "^handshake done\|^downloaded" "$run/k$p1.out" ||
+			{ say "undecided cut: the client got through"; rc=1; }
+		grep -q "cut (tls) tcp .*:$p1 -> " "$run/flowcutd.log" || { say "no cut of port $p1 logged"; rc=1; }
+	fi
+	if [ "$how" = stop ]; then
+		loss=$(sed -n 's/.* \([0-9.]*\)% packet loss.*/\1/p' "$run/ping$p1.out")
+		turn=$(stat_of turn_p99_us)
+		say "stopped 5 s: the client ended $(echo "$(cat "$run/k$p1.end") - $t0" | bc | cut -c1-4) s in;" \
+		    "ping through the host lost ${loss:-?} %; flowcutd's turn p99 ${turn} us"
+		# nothing held for the parser: the connection decided while it was still stopped
+		[ "$(echo "$(cat "$run/k$p1.end") - $t0 < 5" | bc)" = 1 ] ||
+			{ say "the client waited for the stopped parser"; rc=1; }
+		[ "${loss:-100}" = 0 ] || { say "the host path lost pings while the parser was stopped"; rc=1; }
+		[ "$turn" -lt 100000 ] || { say "flowcutd's loop was slow"; rc=1; }
+	else
+		pid2=$("$lab" inspector-pid "$L")
+		say "killed: pid $pid, then pid ${pid2:-none} (started again); flowcutd connected $(stat_of inspector.parser.connects) times"
+		[ -n "$pid2" ] && [ "$pid2" != "$pid" ] || { say "flowcut-inspect was not started again"; rc=1; }
+		wait_for 30 bash -c "[ \"\$(python3 -c 'import json, sys
+print(json.load(open(sys.argv[1]))[\"inspector\"][\"parser\"][\"up\"])' '$run/flowcutd.json')\" = True ]" ||
+			{ say "flowcutd is not connected again"; rc=1; }
+	fi
+	[ "$(stat_of inspector.reading)" -eq 0 ] || say "still being read: $(stat_of inspector.reading)"
+	p2=$(next_port)
+	listed_cut "$p2" || rc=1
+	[ $rc -eq 0 ]
+}
+
 # the way, its family, the fingerprint listed, the time limit (s), the ssl settings
 tests=(
 	"plain, the control: the hello in one write (IPv4, JA4)|60|t_evade plain 4 ja4"
@@ -394,6 +500,8 @@ tests=(
 	"decoy_csum: a decoy hello with a bad checksum first (IPv6, JA3)|60|t_evade decoy_csum 6 ja3"
 	"decoy_ttl: a decoy hello with TTL 1 first (IPv4, JA3)|60|t_evade decoy_ttl 4 ja3"
 	"decoy_ttl: a decoy hello with hop limit 1 first (IPv6, JA4)|60|t_evade decoy_ttl 6 ja4"
+	"the parser killed mid-hello: undecided, cut; started again, cutting|90|t_parser kill cut"
+	"the parser stopped 5 s: undecided, passed whole before it woke; the host path and flowcutd on time|90|t_parser stop pass"
 )
 
 lab_suite fce shared
