@@ -90,8 +90,9 @@ SEG6_PPS=${SEG6_PPS:-15000}	# the 6-byte segments a second (case 2)
 SYN_PPS=${SYN_PPS:-15000}	# the SYNs a second (case 3)
 SYN_SECS=${SYN_SECS:-26}	# ... for so long: the inspector is full (65,536 entries) 15-20 s in
 HELLO_RATE=${HELLO_RATE:-500}	# the listed hellos' connections a second (case 4)
+QUIC_PPS=${QUIC_PPS:-15000}	# the QUIC Initials a second (case 7)
 FLOOD_SECS=${FLOOD_SECS:-6}
-LAB_VARS="S4 S6 C4 C6 PY SEG6_PPS SYN_PPS SYN_SECS HELLO_RATE FLOOD_SECS"
+LAB_VARS="S4 S6 C4 C6 PY SEG6_PPS SYN_PPS SYN_SECS HELLO_RATE QUIC_PPS FLOOD_SECS"
 LAB_TIMES=1
 # the SYN flood's lab has no new-connection limit (above); $name is lab_suite's test
 lab_up() {
@@ -509,14 +510,20 @@ t_spoof() {
 
 # trafgen's frames: to fp0's MAC (the client's next hop), from c0's; random
 # sources in 198.19.0.0/16 (routed back out of fp0 through the client, as
-# lab/flood.sh has them), random ports, to the server's 443
-flood_cfg() { # kind(seg6|syn)
+# lab/flood.sh has them), random ports, to the server's 443; quic: UDP,
+# each datagram RFC 9001 A.2's client Initial (1,200 bytes, a whole hello
+# that decrypts: a new flow's keys and open, the most a datagram costs)
+flood_cfg() { # kind(seg6|syn|quic)
 	local fmac cmac
 	fmac=$(ex host cat /sys/class/net/fp0/address)
 	cmac=$(ex client cat /sys/class/net/c0/address)
 	echo "{ eth(da=$fmac, sa=$cmac, type=0x0800),"
 	echo "  ipv4(sa=198.19.0.0, da=$S4, ttl=64, df, id=drnd(), sa[2:2]=drnd()),"
-	if [ "$1" = syn ]; then
+	if [ "$1" = quic ]; then
+		echo "  udp(sp=drnd(1024, 65535), dp=443),"
+		tr -d '\n' <"$top/tests/tls/quic-rfc9001-a2-client-initial.hex" | sed 's/../0x&, /g; s/, $/ }/'
+		echo
+	elif [ "$1" = syn ]; then
 		echo "  tcp(sp=drnd(1024, 65535), dp=443, seq=drnd(), syn, win=64240) }"
 	else
 		# 6 bytes: a handshake record's header and a ClientHello's type
@@ -595,6 +602,46 @@ t_flood() { # kind(seg6|syn) pps secs
 	return $rc
 }
 
+# 7. A flood of QUIC Initials from random sources (trafgen, QUIC_PPS a
+# second for FLOOD_SECS): each a new flow whose Initial decrypts whole (the
+# most one costs: its keys, its open, its hello), parsed by
+# flowcut-inspect, never on the relay's thread - the host path keeps
+# working (case 5), the listed s_client is cut and curl whole during it,
+# and the flood's own inspection is counted: every new QUIC flow that
+# reached the inspector decided (passed: not listed; quic_over_rate past
+# 5,000 a second; parser_busy when its queue was full), none left reading.
+t_quic() {
+	local rc=0 asked q_pass q_rate q_busy q_late
+	setup py || return 1
+	head -c $((8 * 1048576)) /dev/urandom >"$run/www/mid"
+	snap 0
+	host_path_start "$FLOOD_SECS"
+	flood_start quic "$QUIC_PPS" "$FLOOD_SECS"
+	sleep 1
+	listed_cut 4 "listed" || rc=1
+	curl_whole 4 mid "$run/mid.got" || rc=1
+	flood_end "the flood of QUIC Initials ($QUIC_PPS a second asked, $FLOOD_SECS s)"
+	host_path_end "the host path" || rc=2
+	sleep 1
+	snap 1
+	delta 0 1
+	wire_said $rc
+	asked=$(d_of 1 inspector.asked) q_pass=$(d_of 1 inspector.passed) q_rate=$(d_of 1 inspector.quic_over_rate)
+	q_busy=$(d_of 1 inspector.parser_busy) q_late=$(d_of 1 inspector.parser_late)
+	say "frames of the flood: $fl_sent sent; the coprocessor took in $(d_of 1 FROM_WIRE_RX), sent" \
+	    "$(d_of 1 FROM_WIRE_TO_KN_NON_ACCEL) to the host as unknown flows, dropped $(d_of 1 FROM_WIRE_DROP_NEW_CONN_RATE)" \
+	    "over the new-connection rate; the relay's up ring full $(d_of 1 NPU_UP_RING_FULL)"
+	say "the inspector: ${asked:-0} questions to flowcut-inspect, ${q_pass:-0} flows passed (whole, not listed)," \
+	    "${q_rate:-0} over the 5,000 a second not read, ${q_busy:-0} its queue full, ${q_late:-0} late;" \
+	    "reading now $(d_of 1 inspector.reading.now)"
+	[ "$fl_sent" -ge $(( QUIC_PPS * FLOOD_SECS / 4 )) ] || { say_fail "the flood fell short: $fl_sent of $((QUIC_PPS * FLOOD_SECS))"; rc=1; }
+	[ "${asked:-0}" -ge 1000 ] || { say_fail "flowcut-inspect was asked ${asked:-0} questions: the flood did not reach it"; rc=1; }
+	[ "${q_pass:-0}" -ge $(( ${asked:-0} / 2 )) ] || { say_fail "of ${asked:-0} Initials asked, ${q_pass:-0} passed whole"; rc=1; }
+	[ "$(d_of 1 inspector.reading.now)" = 0 ] || { say_fail "inspector.reading $(d_of 1 inspector.reading.now) after the flood"; rc=1; }
+	[ "$(d_of 1 inspector.cut_ja4)" -ge 1 ] || { say_fail "inspector.cut_ja4 did not rise"; rc=1; }
+	return $rc
+}
+
 # 4. Real connections each sending the listed hello, HELLO_RATE a second for 4 s
 t_hellos() {
 	local rc=0 out started connected sentn answered cutl ja4d srv hs
@@ -647,6 +694,7 @@ tests=(
 	"a flood of 6-byte segments from random sources makes no entry; listed cut, unlisted whole, host path kept (IPv4)|75|t_flood seg6 $SEG6_PPS $FLOOD_SECS"
 	"a flood of half-open connections: listed cut, unlisted whole, entries bounded, host path kept (IPv4)|100|t_flood syn $SYN_PPS $SYN_SECS"
 	"a flood of real connections with a listed hello: every one cut, none lost; unlisted whole, host path kept (IPv4)|75|t_hellos"
+	"a flood of QUIC Initials from random sources, each a new flow that decrypts: parsed by flowcut-inspect, counted; listed cut, unlisted whole, host path kept (IPv4)|75|t_quic"
 )
 
 lab_suite fcif per-test
