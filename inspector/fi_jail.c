@@ -15,13 +15,14 @@
 
 /*
  * What the loop and its libraries do once locked: take and answer
- * (accept4, recvmsg/recvfrom/read, sendmsg/sendto/write: the socket and
- * stderr), memory (malloc's brk, mmap, munmap, mremap, madvise; mprotect
+ * (accept4, recvmmsg/recvmsg/recvfrom/read, sendmmsg/sendmsg/sendto/write:
+ * the socket and stderr), memory (malloc's brk, mmap, munmap, mremap, madvise; mprotect
  * for a new arena), OpenSSL's and pthread_once's futex, the clock, a
  * signal's return, fstat (stdio's first line), exit.
  */
 const char *const fi_jail_allowed[] = {
-	"accept", "accept4", "recvmsg", "recvfrom", "read", "sendmsg", "sendto", "write",
+	"accept", "accept4", "recvmsg", "recvmmsg", "recvfrom", "read", "sendmsg", "sendmmsg",
+	"sendto", "write",
 	"close", "brk", "mmap", "munmap", "mremap", "madvise", "mprotect", "futex",
 	"clock_gettime", "gettimeofday", "rt_sigreturn", "rt_sigprocmask", "fstat",
 	"newfstatat", "getpid", "exit", "exit_group", NULL,

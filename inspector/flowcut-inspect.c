@@ -87,35 +87,64 @@ listen_at(const char *path)
 	return fd;
 }
 
-/* One asker's questions, answered in order until it goes. */
+/*
+ * One asker's questions, answered in order until it goes: as many as
+ * wait taken at once (recvmmsg), their answers sent at once (sendmmsg) -
+ * under a flood, one wake-up for a batch, not for each.
+ */
+#define BATCH 64
+
 static void
 serve(struct fi_parse *p, int c)
 {
-	static uint8_t buf[FI_REQ_MAX + 1] __attribute__((aligned(8)));
+	static uint8_t buf[BATCH][FI_REQ_MAX + 1] __attribute__((aligned(8)));
+	static struct fi_ans ans[BATCH];
 	static time_t said;
-	struct fi_ans a;
+	struct mmsghdr in[BATCH], out[BATCH];
+	struct iovec iv[BATCH], ov[BATCH];
 
+	for (int i = 0; i < BATCH; i++) {
+		iv[i] = (struct iovec){ .iov_base = buf[i], .iov_len = sizeof(buf[i]) };
+		in[i] = (struct mmsghdr){ .msg_hdr = { .msg_iov = &iv[i], .msg_iovlen = 1 } };
+	}
 	for (;;) {
-		ssize_t n = recv(c, buf, sizeof(buf), 0);
-		const char *why = NULL;
-		int rc;
+		int n = recvmmsg(c, in, BATCH, MSG_WAITFORONE, NULL), k = 0, sent = 0;
 
 		if (n <= 0) {
 			if (n < 0 && errno == EINTR)
 				continue;
 			return;
 		}
-		rc = fi_parse_ask(p, buf, (size_t)n, &a, &why);
-		if (rc == -EBADMSG) {
-			/* flowcutd's own build sends these: a bad one is a bug, said once a second */
-			if (time(NULL) != said) {
-				said = time(NULL);
-				fprintf(stderr, "flowcut-inspect: a question refused: %s\n", why);
+		for (int i = 0; i < n; i++) {
+			const char *why = NULL;
+			int rc;
+
+			if (in[i].msg_len == 0)
+				return;	/* its end */
+			rc = fi_parse_ask(p, buf[i], in[i].msg_len, &ans[k], &why);
+			if (rc == -EBADMSG) {
+				/* flowcutd's own build sends these: a bad one is a bug, said once a second */
+				if (time(NULL) != said) {
+					said = time(NULL);
+					fprintf(stderr, "flowcut-inspect: a question refused: %s\n", why);
+				}
+				return;
 			}
-			return;
+			if (rc == 1) {
+				ov[k] = (struct iovec){ .iov_base = &ans[k], .iov_len = sizeof(ans[k]) };
+				out[k] = (struct mmsghdr){ .msg_hdr = { .msg_iov = &ov[k], .msg_iovlen = 1 } };
+				k++;
+			}
 		}
-		if (rc == 1 && send(c, &a, sizeof(a), MSG_NOSIGNAL) != (ssize_t)sizeof(a))
-			return;
+		while (sent < k) {
+			int m = sendmmsg(c, out + sent, (unsigned int)(k - sent), MSG_NOSIGNAL);
+
+			if (m < 0 && errno == EINTR)
+				continue;
+			if (m <= 0)
+				return;
+			sent += m;
+		}
 	}
 }
 

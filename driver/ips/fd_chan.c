@@ -66,16 +66,25 @@ drop(struct fd_chan *ch, const char *why)
 	ch->io.lost(ch->io.arg);
 }
 
+/* The answers waiting, taken at once (recvmmsg: one wake-up for a batch under a flood). */
+#define BATCH 64
+
 static void *
 chan_main(void *arg)
 {
 	struct fd_chan *ch = arg;
-	static uint8_t buf[sizeof(struct fi_ans) + 1] __attribute__((aligned(8)));
+	static uint8_t buf[BATCH][sizeof(struct fi_ans) + 1] __attribute__((aligned(8)));
+	struct mmsghdr m[BATCH];
+	struct iovec iv[BATCH];
 
+	for (int i = 0; i < BATCH; i++) {
+		iv[i] = (struct iovec){ .iov_base = buf[i], .iov_len = sizeof(buf[i]) };
+		m[i] = (struct mmsghdr){ .msg_hdr = { .msg_iov = &iv[i], .msg_iovlen = 1 } };
+	}
 	for (;;) {
 		struct pollfd p[2] = { { .fd = ch->stopfd, .events = POLLIN },
 				       { .fd = ch->fd, .events = POLLIN } };
-		ssize_t n;
+		int n;
 
 		if (ch->fd < 0) {
 			int fd = try_connect(ch);
@@ -105,18 +114,25 @@ chan_main(void *arg)
 			return NULL;
 		if (!p[1].revents)
 			continue;
-		n = recv(ch->fd, buf, sizeof(buf), MSG_DONTWAIT);
+		n = recvmmsg(ch->fd, m, BATCH, MSG_DONTWAIT, NULL);
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			continue;
-		if (n <= 0) {
-			drop(ch, n == 0 ? "it went (its end closed)" : strerror(errno));
+		if (n <= 0 || m[0].msg_len == 0) {
+			drop(ch, n < 0 ? strerror(errno) : "it went (its end closed)");
 			continue;
 		}
-		if (ch->io.answer(ch->io.arg, buf, (size_t)n) != 0) {
-			pthread_mutex_lock(&ch->mu);
-			ch->st.bad_answers++;
-			pthread_mutex_unlock(&ch->mu);
-			drop(ch, "it sent what is not an answer");
+		for (int i = 0; i < n; i++) {
+			if (m[i].msg_len == 0) {
+				drop(ch, "it went (its end closed)");
+				break;
+			}
+			if (ch->io.answer(ch->io.arg, buf[i], m[i].msg_len) != 0) {
+				pthread_mutex_lock(&ch->mu);
+				ch->st.bad_answers++;
+				pthread_mutex_unlock(&ch->mu);
+				drop(ch, "it sent what is not an answer");
+				break;
+			}
 		}
 	}
 }
