@@ -9,9 +9,11 @@
  * remembered by a hash so their bytes meet the undecided setting), the
  * decisions (judged, queued), the stream of one connection (its bytes by
  * their place, chunked, each byte's first copy kept so a later copy that
- * differs is refused, fed to the parser in order with urgent bytes taken
- * out), its frames (held, let go, dropped), TCP (the handshake, the
- * window), QUIC, and the main thread's side.  Each frame is read first by
+ * differs is refused, asked of the parser in order with urgent bytes
+ * taken out), the parser (asked in this process, or over the caller's
+ * channel: a frame whose bytes were asked held until answered), its
+ * frames (held, let go, dropped), TCP (the handshake, the window), QUIC,
+ * the parser's answers, and the main thread's side.  Each frame is read first by
  * fd_seg_parse (its headers by inspect/fc_seg).  Hand-written: the
  * frames come from our own coprocessor over the link; what is needed is a
  * normaliser that reads a stream as one peer's stack will, holds the
@@ -1312,10 +1314,10 @@ udp_new(struct fd_inspect *in, const struct fd_seg *s, uint16_t port, const uint
 		return 0;
 	}
 	/*
-	 * A new flow's keys and first open cost some 10 us on this thread,
-	 * which also carries every frame to the host; a flood of new flows
-	 * (their sources spoofed at will: UDP has no handshake) is bounded
-	 * by a bucket of quic_per_sec, the rest undecided.
+	 * A new flow's keys and first open cost the parser some 10 us; a
+	 * flood of new flows (their sources spoofed at will: UDP has no
+	 * handshake) is bounded by a bucket of quic_per_sec, the rest
+	 * undecided.
 	 */
 	in->quic_tokens += (double)(now - in->quic_at) * in->p.quic_per_sec / 1000.0;
 	if (in->quic_tokens > in->p.quic_per_sec)
