@@ -7,7 +7,9 @@
  * make, read whole and fingerprinted, one byte more refused; and one of 20
  * KiB); GREASE, no SNI, ALPN edge cases; and hellos
  * found in a capture written here (a post-quantum hello over two
- * segments, out of order, retransmitted, IPv6, cut short).
+ * segments, out of order, retransmitted, IPv6, cut short); and the hellos
+ * of FoxIO's published test captures (tests/tls/foxio-ja4.txt: TLS over
+ * TCP and QUIC), each with the JA4 FoxIO's implementation gives it.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -25,6 +27,7 @@
 
 #include "fc_hello.h"
 #include "fc_ja.h"
+#include "fc_quic.h"
 #include "fc_tls.h"
 #include "fc_tlscap.h"
 
@@ -676,6 +679,81 @@ frame(pcap_dumper_t *d, int v6, uint16_t sport, uint32_t seq, uint8_t flags,
 	pcap_dump((u_char *)d, &ph, f);
 }
 
+/* hex into b (cap bytes): its length, or 0 when it is not hex or too long. */
+static size_t
+unhex(const char *hex, size_t n, uint8_t *b, size_t cap)
+{
+	unsigned int x;
+
+	if (n % 2 != 0 || n / 2 > cap)
+		return 0;
+	for (size_t i = 0; i < n / 2; i++) {
+		if (sscanf(hex + 2 * i, "%2x", &x) != 1)
+			return 0;
+		b[i] = (uint8_t)x;
+	}
+	return n / 2;
+}
+
+/*
+ * FoxIO's captures (tests/tls/foxio-ja4.txt): each hello read whole (TCP:
+ * its records at once; QUIC: its datagrams until the hello is whole) and
+ * its JA4 the one FoxIO's implementation gives it.
+ */
+static void
+test_foxio(void **state)
+{
+	static struct fc_tls_hello h;
+	static struct fc_quic_hello q;
+	static uint8_t b[1 << 16];
+	static char line[1 << 18];
+	unsigned int n = 0, quic = 0;
+	FILE *f = fopen("tests/tls/foxio-ja4.txt", "r");
+
+	(void)state;
+	assert_non_null(f);	/* run from the tree's top, as tests/run.sh does */
+	while (fgets(line, sizeof(line), f) != NULL) {
+		char name[128], port[16], kind[8], want[FC_JA4_LEN + 2], ja4[FC_JA4_LEN + 1];
+		int at = 0, rc = -EAGAIN;
+		const char *hex;
+
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
+		assert_int_equal(sscanf(line, "%127s %15s %7s %37s %n", name, port, kind, want, &at), 4);
+		hex = line + at;
+		if (strcmp(kind, "tcp") == 0) {
+			size_t len = unhex(hex, strcspn(hex, "\n"), b, sizeof(b));
+
+			assert_true(len > 0);
+			fc_tls_init(&h);
+			rc = fc_tls_feed(&h, b, len, NULL);
+			if (rc == 0)
+				assert_int_equal(fc_ja4(&h, 't', ja4, NULL, 0), 0);
+		} else {
+			fc_quic_init(&q);
+			while (rc != 0 && *hex != '\0' && *hex != '\n') {
+				size_t w = strcspn(hex, ":\n"), len = unhex(hex, w, b, sizeof(b));
+
+				assert_true(len > 0);
+				rc = fc_quic_feed(&q, b, len);
+				hex += w + (hex[w] == ':');
+			}
+			if (rc == 0)
+				assert_int_equal(fc_ja4(&q.hello, 'q', ja4, NULL, 0), 0);
+			quic++;
+		}
+		if (rc != 0 || strcmp(ja4, want) != 0) {
+			print_error("%s port %s (%s): %s, not %s\n", name, port, kind,
+				    rc != 0 ? "no whole hello" : ja4, want);
+			fail();
+		}
+		n++;
+	}
+	fclose(f);
+	assert_true(n >= 30);
+	assert_true(quic >= 3);
+}
+
 static void
 test_capture(void **state)
 {
@@ -764,6 +842,7 @@ main(void)
 		cmocka_unit_test(test_cap),
 		cmocka_unit_test(test_variants),
 		cmocka_unit_test(test_capture),
+		cmocka_unit_test(test_foxio),
 	};
 
 	return cmocka_run_group_tests_name("tls", tests, NULL, NULL);
