@@ -133,6 +133,7 @@ struct main_stats {
 	uint64_t turn_max_us;
 	uint64_t turn_p99_us;
 	uint64_t ctl_auth_refused;	/* control changes refused for their secret (fd_ctl) */
+	uint64_t ctl_let_go;		/* control clients let go unanswered: silent, or too many (fd_ctl) */
 };
 static struct main_stats mst;
 static struct fd_lease lease;		/* on the coprocessor: renewed while the loop turns */
@@ -504,6 +505,7 @@ program(const struct fd_cmds *cmds, const struct opts *o)
 	COUNT(first_frame_skipped, offload)					\
 	COUNT(turn_max_us, main)						\
 	COUNT(ctl_auth_refused, main)						\
+	COUNT(ctl_let_go, main)							\
 	COUNT(turn_p99_us, main)						\
 	OBJ(lease, json_pack("{s:I, s:s, s:I, s:I}", "ms", (json_int_t)lease.ms, "state", \
 			     fd_lease_state_name(lease.last.state), "lapses",	\
@@ -1430,6 +1432,7 @@ flowcutd_turn(struct flowcutd *d)
 		mst.turn_max_us = d->turns.max_us;
 		mst.turn_p99_us = fd_hist_p99(&d->turns);
 		mst.ctl_auth_refused = fd_ctl_auth_refused(d->ctl);
+		mst.ctl_let_go = fd_ctl_let_go(d->ctl);
 		fd_hist_reset(&d->turns);
 		if (d->o.stats)
 			stats_write(d->o.stats, d->relay, d->off, d->cut, d->wat, d->o.ports);

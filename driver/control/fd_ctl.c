@@ -10,17 +10,35 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/timerfd.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
-#define FD_CTL_RECV_MS 200	/* a client's request must come this soon */
+#define FD_CTL_RECV_MS 200	/* a client's request must come this soon, or it is let go */
+#define FD_CTL_PENDING 64	/* clients accepted, their request not come yet; more: the oldest let go */
+#define FD_CTL_EVENTS 16	/* events taken in one fd_ctl_serve */
+#define TAG_LISTEN UINT64_MAX	/* the inner epoll's tags: the listening socket, the timer; else a slot */
+#define TAG_TIMER (UINT64_MAX - 1)
 #define FD_CTL_GROUPS 64	/* a peer's supplementary groups read at once; more: malloc */
+
+/* A client accepted, its request not read yet: its socket and its deadline (0: a free slot). */
+struct pending {
+	int fd;
+	uint64_t deadline;	/* ms, CLOCK_MONOTONIC */
+};
 
 struct fd_ctl {
 	int fd;
+	int ep;				/* what the main loop polls: the listener, the clients, the timer */
+	int tfd;			/* a timerfd: the next client's deadline */
+	struct pending pend[FD_CTL_PENDING];
+	unsigned int npend;
+	uint64_t let_go;		/* clients let go: silent past their deadline, or over FD_CTL_PENDING */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	bool made_dir;			/* the folder is ours: its mode follows the access */
@@ -537,6 +555,25 @@ fail:
 	return -errno;
 }
 
+/*
+ * The clients' own loop: an epoll of the listening socket, each client
+ * whose request has not come, and a timer for the earliest deadline -
+ * what the main loop polls (an epoll is readable when one of its own is).
+ */
+static int
+loop_make(struct fd_ctl *c)
+{
+	struct epoll_event l = { .events = EPOLLIN, .data.u64 = TAG_LISTEN };
+	struct epoll_event t = { .events = EPOLLIN, .data.u64 = TAG_TIMER };
+
+	c->ep = epoll_create1(EPOLL_CLOEXEC);
+	c->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (c->ep < 0 || c->tfd < 0 || epoll_ctl(c->ep, EPOLL_CTL_ADD, c->fd, &l) != 0 ||
+	    epoll_ctl(c->ep, EPOLL_CTL_ADD, c->tfd, &t) != 0)
+		return -1;
+	return 0;
+}
+
 struct fd_ctl *
 fd_ctl_open(const char *path, const struct fd_ctl_access *a, fd_ctl_handler_fn *h, void *arg)
 {
@@ -547,7 +584,7 @@ fd_ctl_open(const char *path, const struct fd_ctl_access *a, fd_ctl_handler_fn *
 
 	if (c == NULL)
 		return NULL;
-	c->fd = -1;
+	c->fd = c->ep = c->tfd = -1;
 	c->h = h;
 	c->arg = arg;
 	c->acc = *a;
@@ -585,7 +622,7 @@ fd_ctl_open(const char *path, const struct fd_ctl_access *a, fd_ctl_handler_fn *
 	unlink(path);	/* a predecessor's, stale: one flowcutd per path */
 	if (bind(c->fd, (struct sockaddr *)&sa, sizeof(sa)) != 0)
 		goto fail;
-	if (modes_apply(c) != 0 || listen(c->fd, 8) != 0) {
+	if (modes_apply(c) != 0 || listen(c->fd, 64) != 0 || loop_make(c) != 0) {
 		err = errno;
 		unlink(path);
 		errno = err;
@@ -598,6 +635,10 @@ fail_quiet:
 	err = errno;
 	if (c->fd >= 0)
 		close(c->fd);
+	if (c->ep >= 0)
+		close(c->ep);
+	if (c->tfd >= 0)
+		close(c->tfd);
 	if (c->made_dir)
 		rmdir(c->dir);
 	free(c);
@@ -617,6 +658,11 @@ fd_ctl_close(struct fd_ctl *c)
 {
 	if (c == NULL)
 		return;
+	for (unsigned int i = 0; i < FD_CTL_PENDING; i++)
+		if (c->pend[i].deadline != 0)
+			close(c->pend[i].fd);
+	close(c->ep);
+	close(c->tfd);
 	close(c->fd);
 	unlink(c->path);
 	if (c->made_dir)
@@ -627,7 +673,13 @@ fd_ctl_close(struct fd_ctl *c)
 int
 fd_ctl_fd(const struct fd_ctl *c)
 {
-	return c->fd;
+	return c->ep;
+}
+
+uint64_t
+fd_ctl_let_go(const struct fd_ctl *c)
+{
+	return c->let_go;
 }
 
 uint64_t
@@ -709,29 +761,99 @@ peer_of(int s, struct ucred *cr, gid_t *groups, struct fd_ctl_peer *p, gid_t **m
 	return 0;
 }
 
-void
-fd_ctl_serve(struct fd_ctl *c)
+static uint64_t
+now_ms(void)
 {
-	struct timeval tv = { .tv_sec = 0, .tv_usec = FD_CTL_RECV_MS * 1000 };
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* A client let go (answered, silent past its deadline, or pushed out): its slot freed. */
+static void
+pend_drop(struct fd_ctl *c, unsigned int i)
+{
+	epoll_ctl(c->ep, EPOLL_CTL_DEL, c->pend[i].fd, NULL);
+	close(c->pend[i].fd);
+	c->pend[i].deadline = 0;
+	c->npend--;
+}
+
+/* The timer set for the earliest deadline (none: disarmed). */
+static void
+timer_arm(struct fd_ctl *c, uint64_t now)
+{
+	struct itimerspec it = { 0 };
+	uint64_t first = 0;
+
+	for (unsigned int i = 0; i < FD_CTL_PENDING; i++)
+		if (c->pend[i].deadline != 0 && (first == 0 || c->pend[i].deadline < first))
+			first = c->pend[i].deadline;
+	if (first != 0) {
+		uint64_t in = first > now ? first - now : 1;
+
+		it.it_value.tv_sec = (time_t)(in / 1000);
+		it.it_value.tv_nsec = (long)(in % 1000) * 1000000;
+	}
+	(void)timerfd_settime(c->tfd, 0, &it, NULL);
+}
+
+/*
+ * New clients accepted, each non-blocking, with room to send its largest
+ * answer whole at once; past FD_CTL_PENDING waiting, the oldest is let go.
+ */
+static void
+accept_all(struct fd_ctl *c, uint64_t now)
+{
+	int sz = 2 * FC_CTL_ANS_MAX;
+
+	for (int k = 0; k < FD_CTL_PENDING; k++) {
+		int s = accept4(c->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct epoll_event ev = { .events = EPOLLIN };
+		unsigned int i, old = 0;
+
+		if (s < 0)
+			return;		/* none waits (or gone meanwhile) */
+		if (setsockopt(s, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz)) != 0) {
+			close(s);
+			continue;
+		}
+		if (c->npend == FD_CTL_PENDING) {
+			for (i = 1; i < FD_CTL_PENDING; i++)
+				if (c->pend[i].deadline < c->pend[old].deadline)
+					old = i;
+			pend_drop(c, old);
+			c->let_go++;
+		}
+		for (i = 0; c->pend[i].deadline != 0; i++)
+			;
+		ev.data.u64 = i;
+		if (epoll_ctl(c->ep, EPOLL_CTL_ADD, s, &ev) != 0) {
+			close(s);
+			continue;
+		}
+		c->pend[i] = (struct pending){ .fd = s, .deadline = now + FD_CTL_RECV_MS };
+		c->npend++;
+	}
+}
+
+/* A client's request, come whole (a SOCK_SEQPACKET message): answered, never waiting on the peer. */
+static void
+serve_one(struct fd_ctl *c, int s)
+{
 	char req[FC_CTL_MAX + 1], ans[FC_CTL_ANS_MAX], err[256];
 	gid_t groups[FD_CTL_GROUPS], *more = NULL;
 	struct fd_ctl_peer peer;
 	struct fd_ctl_req r;
 	struct ucred cr;
 	ssize_t n;
-	int rc, s = accept4(c->fd, NULL, NULL, SOCK_CLOEXEC);
+	int rc;
 
-	if (s < 0)
-		return;		/* gone meanwhile, or none: nothing to serve */
-	if (setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) != 0 ||
-	    setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) != 0) {
-		close(s);
-		return;
-	}
-	n = recv(s, req, sizeof(req), 0);
-	if (n < 0) {
-		fprintf(stderr, "flowcutd: control socket: no request: %s\n", strerror(errno));
-		close(s);
+	n = recv(s, req, sizeof(req), MSG_DONTWAIT);
+	if (n <= 0) {
+		if (n < 0)
+			fprintf(stderr, "flowcutd: control socket: no request: %s\n", strerror(errno));
 		return;
 	}
 	rc = peer_of(s, &cr, groups, &peer, &more);
@@ -762,7 +884,36 @@ fd_ctl_serve(struct fd_ctl *c)
 	explicit_bzero(&r, sizeof(r));
 	explicit_bzero(req, sizeof(req));
 	free(more);
-	if (send(s, ans, strlen(ans), MSG_NOSIGNAL) < 0)
+	/* its send buffer holds the largest answer: whole at once, or the peer is gone */
+	if (send(s, ans, strlen(ans), MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
 		fprintf(stderr, "flowcutd: control socket: answer not sent: %s\n", strerror(errno));
-	close(s);
+}
+
+void
+fd_ctl_serve(struct fd_ctl *c)
+{
+	struct epoll_event ev[FD_CTL_EVENTS];
+	uint64_t now = now_ms(), ticks;
+	int n = epoll_wait(c->ep, ev, FD_CTL_EVENTS, 0);
+
+	for (int k = 0; k < n; k++) {
+		uint64_t tag = ev[k].data.u64;
+
+		if (tag == TAG_LISTEN) {
+			accept_all(c, now);
+		} else if (tag == TAG_TIMER) {
+			if (read(c->tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+				fprintf(stderr, "flowcutd: control socket: its timer: %s\n", strerror(errno));
+		} else if (tag < FD_CTL_PENDING && c->pend[tag].deadline != 0) {
+			serve_one(c, c->pend[tag].fd);
+			pend_drop(c, (unsigned int)tag);
+		}
+	}
+	/* silent past its deadline: let go, the loop never waits on it */
+	for (unsigned int i = 0; i < FD_CTL_PENDING; i++)
+		if (c->pend[i].deadline != 0 && c->pend[i].deadline <= now) {
+			pend_drop(c, i);
+			c->let_go++;
+		}
+	timer_arm(c, now);
 }

@@ -37,11 +37,14 @@
  * of connection ids cannot be: the ids are the coprocessor's, not a
  * packet's.
  *
- * The main loop polls fd_ctl_fd(); fd_ctl_serve() accepts one client,
- * reads its credentials and its request with a deadline (a client that
- * sends nothing does not stall flowcutd for long), parses it, decides
- * whether the peer may ask it, hands it to the handler and sends its
- * answer.  Main thread only.
+ * The main loop polls fd_ctl_fd() (an epoll of the listening socket,
+ * the clients accepted and a timer); fd_ctl_serve() never waits on a
+ * peer: it accepts who connects (non-blocking; at most 64 waiting for
+ * their request, the oldest let go past that), and for each client whose
+ * request came, reads its credentials and its request, parses it,
+ * decides whether the peer may ask it, hands it to the handler and sends
+ * its answer whole at once (its send buffer holds the largest); a client
+ * silent 200 ms after it connected is let go.  Main thread only.
  *
  * `why ADDR` (an IPv4 or IPv6 address, inet_pton's forms only: no
  * prefix, no name), `why-conn ID` and `triggers` only read (root or the
@@ -194,10 +197,12 @@ struct fd_ctl *fd_ctl_open(const char *path, const struct fd_ctl_access *a,
 int fd_ctl_access(struct fd_ctl *c, const struct fd_ctl_access *a);
 void fd_ctl_close(struct fd_ctl *c);
 int fd_ctl_fd(const struct fd_ctl *c);
-/* fd_ctl_serve - one waiting client served (none: nothing done). */
+/* fd_ctl_serve - what is ready served: new clients accepted, requests answered, the silent let go. */
 void fd_ctl_serve(struct fd_ctl *c);
 /* fd_ctl_refused - requests refused for the peer's credentials, so far. */
 uint64_t fd_ctl_refused(const struct fd_ctl *c);
+/* fd_ctl_let_go - clients let go unanswered: silent past 200 ms, or over the 64 waiting. */
+uint64_t fd_ctl_let_go(const struct fd_ctl *c);
 /* fd_ctl_auth_refused - of them, changes refused for their secret (missing, wrong, none accepted). */
 uint64_t fd_ctl_auth_refused(const struct fd_ctl *c);
 

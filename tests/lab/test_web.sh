@@ -338,6 +338,51 @@ lab_on_fail() {
 	return 0
 }
 
+# 1,000 silent connections to flowcutd's control socket (held 6 s, 50 at a
+# time as fast as they open): flowcutd never waits on one - its turn p99
+# within 1 ms of the seconds before, a status asked meanwhile answered, and
+# every silent one let go (ctl_let_go: over 64 waiting, or 200 ms silent).
+t_silent_ctl() {
+	local p_before p_during pp go0 go1 st out
+	sleep 3	# the lab's start out of the window
+	p_before=$(p99_max 6)
+	go0=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ctl_let_go"])' "$run/flowcutd.json")
+	touch "$run/silent"
+	p99_max 0 "$run/silent" >"$run/p99-silent" & pp=$!
+	ex host python3 -c '
+import socket, sys, time
+path, n = sys.argv[1], int(sys.argv[2])
+held, refused, t0 = [], 0, time.time()
+while len(held) + refused < n and time.time() - t0 < 5:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.setblocking(False)
+    try:
+        s.connect(path)
+        held.append(s)
+    except (BlockingIOError, ConnectionRefusedError):
+        refused += 1
+        s.close()
+        time.sleep(0.001)
+time.sleep(6 - (time.time() - t0) if time.time() - t0 < 6 else 0)
+print(len(held), refused)' "$run-ctl/flowcutd.sock" 1000 >"$run/silent.out" 2>&1 &
+	local sp=$!
+	sleep 2
+	st=$(date +%s%N)
+	out=$(ex host "$ctl" --control "$run-ctl/flowcutd.sock" daemon 2>&1)
+	st=$(( ($(date +%s%N) - st) / 1000000 ))
+	wait "$sp"
+	rm -f "$run/silent"
+	wait "$pp"
+	sleep 1.2	# the stats' next write
+	p_during=$(cat "$run/p99-silent")
+	go1=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ctl_let_go"])' "$run/flowcutd.json")
+	say "silent connections held, refused (the queue full): $(cat "$run/silent.out"); flowcutctl status answered in $st ms" \
+	    "meanwhile; ctl_let_go +$((go1 - go0)); flowcutd's turn_p99_us at most $p_before before, $p_during during"
+	grep -q '^programmed *yes' <<<"$out" || { say "flowcutd's status was not answered: $out"; return 1; }
+	[ "$((go1 - go0))" -ge 900 ] || { say "fewer than 900 silent clients let go"; return 1; }
+	[ "$p_during" -le $(( p_before + 1000 )) ] || { say "flowcutd's turns slowed past 1 ms more"; return 1; }
+}
+
 tests=(
 	"the status page's frames a second to the wire, two Chromium dumps of a lab stream (127.0.0.1, [::1]): > 0 and moving|90|t_status"
 	"the settings form turns Cut in hardware off and the IPS switch follows, on again; a bad value refused beside its field, the file unchanged|60|t_settings"
@@ -347,6 +392,7 @@ tests=(
 	"a watched set's element cuts a stream: the connections page shows it with its set and element|75|t_trigger"
 	"/metrics passes promtool; Prometheus scraping each second gives the cut flood's drop rate back within 5 % over the fast path's own window|90|t_prom"
 	"a request flood and 200 slow clients against flowcut-web: each answered 200 or 503, its memory bounded, flowcutd's turns and a stream's forwarding undisturbed|90|t_flood"
+	"1,000 silent connections to the control socket: flowcutd's turn p99 within 1 ms, a status answered, every one let go|60|t_silent_ctl"
 )
 
 lab_suite fcw

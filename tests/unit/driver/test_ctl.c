@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -920,6 +921,66 @@ test_folder_and_modes(void **state)
 	assert_true(S_ISREG(st.st_mode));
 }
 
+/*
+ * Silent peers never stall it: 100 clients connect and send nothing, then
+ * one asks - it is answered at once, in a few turns (before, each silent
+ * client held a turn 200 ms: the asker waited 20 s); over 64 waiting the
+ * oldest are let go, and those left are let go 200 ms after they came.
+ */
+static void
+test_silent_peers(void **state)
+{
+	struct fd_ctl_access none = { 0 };
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char path[100], ans[256];
+	int silent[100], s;
+	struct timespec t0, t1;
+	struct fd_ctl *c;
+	ssize_t n = -1;
+
+	(void)state;
+	SKIP_UNLESS_ROOT();
+	snprintf(path, sizeof(path), "%s/silent/flowcutd.sock", top);
+	c = fd_ctl_open(path, &none, handler, NULL);
+	assert_non_null(c);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	for (int i = 0; i < 100; i++) {
+		silent[i] = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK, 0);	/* a full queue: EAGAIN, not a hang */
+		assert_int_equal(connect(silent[i], (struct sockaddr *)&sa, sizeof(sa)), 0);
+		if (i % 32 == 31)	/* the listen queue drained now and then, as the loop would */
+			fd_ctl_serve(c);
+	}
+	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK, 0);
+	assert_int_equal(connect(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(send(s, "status", 6, 0), 6);
+	handled = 0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int turn = 0; turn < 20 && n < 0; turn++) {
+		struct pollfd pf = { .fd = fd_ctl_fd(c), .events = POLLIN };
+
+		if (poll(&pf, 1, 100) > 0)
+			fd_ctl_serve(c);
+		n = recv(s, ans, sizeof(ans) - 1, MSG_DONTWAIT);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_true(n > 0);
+	ans[n] = '\0';
+	assert_string_equal(ans, "ok {\"status\":true}\n");
+	/* a generous bound, not a speed target: waiting on the silent would take 20 s */
+	assert_true((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000 < 2000);
+	assert_true(fd_ctl_let_go(c) >= 100 - 64);	/* over 64 waiting: the oldest let go */
+	usleep(250 * 1000);	/* past their 200 ms */
+	fd_ctl_serve(c);
+	assert_int_equal(fd_ctl_let_go(c), 100);
+	for (int i = 0; i < 100; i++) {
+		/* each let go: its end is closed, nothing answered */
+		assert_int_equal(recv(silent[i], ans, sizeof(ans), MSG_DONTWAIT), 0);
+		close(silent[i]);
+	}
+	close(s);
+	fd_ctl_close(c);
+}
+
 int
 main(void)
 {
@@ -932,6 +993,7 @@ main(void)
 		cmocka_unit_test(test_nobody_with_secret),
 		cmocka_unit_test(test_refusals_logged_once),
 		cmocka_unit_test(test_folder_and_modes),
+		cmocka_unit_test(test_silent_peers),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
