@@ -536,6 +536,11 @@ cmd_settings(const char *path, int argc, char **argv)
 			fprintf(stderr, "flowcutctl: settings set: %s\n", err);
 			return 2;
 		}
+		/* what the loader (flowcutd's) would refuse is not saved: never_cut's bound, its file */
+		if (fc_settings_check(&s, err, sizeof(err)) != 0) {
+			fprintf(stderr, "flowcutctl: settings set: %s (not saved)\n", err);
+			return 2;
+		}
 		rc = fc_settings_save(path, &s);
 		if (rc != 0) {
 			fprintf(stderr, "flowcutctl: settings: saving %s: %s\n", path, strerror(-rc));

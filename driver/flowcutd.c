@@ -115,6 +115,7 @@ static struct fd_rtcache *rtc;		/* the routes and neighbours the binding asks, r
 static struct fd_why *whys;		/* what each cut keeps for why, each source's figures */
 static struct fd_frames *frames;	/* the cut connections' frames read into whys */
 static char settings_error[512];	/* why the file was last refused, or "" */
+static uint64_t never_wide;		/* never-cut ranges in force wider than the default bounds */
 static struct fd_dirwatch *settings_dw;	/* its folder's watch, or NULL */
 
 static volatile sig_atomic_t quit;
@@ -134,6 +135,7 @@ struct main_stats {
 	uint64_t turn_p99_us;
 	uint64_t ctl_auth_refused;	/* control changes refused for their secret (fd_ctl) */
 	uint64_t ctl_let_go;		/* control clients let go unanswered: silent, or too many (fd_ctl) */
+	uint64_t never_cut_wide;	/* never-cut ranges in force wider than a /16 or /48 (forced) */
 };
 static struct main_stats mst;
 static struct fd_lease lease;		/* on the coprocessor: renewed while the loop turns */
@@ -506,6 +508,7 @@ program(const struct fd_cmds *cmds, const struct opts *o)
 	COUNT(turn_max_us, main)						\
 	COUNT(ctl_auth_refused, main)						\
 	COUNT(ctl_let_go, main)							\
+	COUNT(never_cut_wide, main)						\
 	COUNT(turn_p99_us, main)						\
 	OBJ(lease, json_pack("{s:I, s:s, s:I, s:I}", "ms", (json_int_t)lease.ms, "state", \
 			     fd_lease_state_name(lease.last.state), "lapses",	\
@@ -1107,6 +1110,22 @@ never_apply(struct flowcutd *d)
 		return;		/* said; looked at again at the next settings change */
 	}
 	printf("flowcutd: never_cut: %zu ranges never cut\n", l.n);
+	never_wide = 0;
+	for (size_t i = 0; i < l.n; i++) {
+		const struct fc_range *r = &l.r[i];
+		char t[96];
+
+		if (!fc_range_wider_than(r, r->family == 4 ? FC_SETTINGS_NEVER_MIN_PREFIX4
+							   : FC_SETTINGS_NEVER_MIN_PREFIX6))
+			continue;
+		/* allowed only by a lowered never_cut_min_prefix: said, and counted in the stats */
+		if (never_wide++ < 8)
+			fprintf(stderr, "flowcutd: never_cut: WARNING: %s is wider than a /%u: no trigger "
+					"cuts anything in it (never_cut_min_prefix%c lowered)\n",
+				fc_range_format(r, t, sizeof(t)),
+				r->family == 4 ? FC_SETTINGS_NEVER_MIN_PREFIX4 : FC_SETTINGS_NEVER_MIN_PREFIX6,
+				r->family == 4 ? '4' : '6');
+	}
 	fc_list_free(&now);
 	now = l;
 	d->never_set = true;
@@ -1433,6 +1452,7 @@ flowcutd_turn(struct flowcutd *d)
 		mst.turn_p99_us = fd_hist_p99(&d->turns);
 		mst.ctl_auth_refused = fd_ctl_auth_refused(d->ctl);
 		mst.ctl_let_go = fd_ctl_let_go(d->ctl);
+		mst.never_cut_wide = never_wide;
 		fd_hist_reset(&d->turns);
 		if (d->o.stats)
 			stats_write(d->o.stats, d->relay, d->off, d->cut, d->wat, d->o.ports);

@@ -161,6 +161,12 @@ wider_than(const struct fc_range *r, unsigned int min)
 	return false;
 }
 
+bool
+fc_range_wider_than(const struct fc_range *r, unsigned int len)
+{
+	return wider_than(r, len);
+}
+
 static bool
 is_blank(char c)
 {
@@ -300,8 +306,9 @@ entry:
 			unsigned int min = r.family == 4 ? lim->min_prefix4 : lim->min_prefix6;
 
 			if (wider_than(&r, min)) {
-				snprintf(msg, sizeof(msg), "wider than a /%u (list_min_prefix%c)",
-					 min, r.family == 4 ? '4' : '6');
+				snprintf(msg, sizeof(msg), "wider than a /%u (%s%c)", min,
+					 lim->min_name ? lim->min_name : "list_min_prefix",
+					 r.family == 4 ? '4' : '6');
 				why = msg;
 			}
 		}

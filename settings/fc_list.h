@@ -79,7 +79,11 @@ struct fc_list_limits {
 	size_t max_bytes;		/* a larger file is refused whole */
 	unsigned int min_prefix4;	/* an IPv4 entry wider than a /min_prefix4 is a bad line (0: none) */
 	unsigned int min_prefix6;	/* ... an IPv6 one, than a /min_prefix6 */
+	const char *min_name;		/* the setting a bad line names ("list_min_prefix": NULL) */
 };
+
+/* fc_range_wider_than - r holds more addresses than a /len of its family (len 0: never). */
+bool fc_range_wider_than(const struct fc_range *r, unsigned int len);
 
 /* Told of each bad line: its number (from 1) and what was wrong (none of its text). */
 typedef void fc_list_bad_fn(void *arg, unsigned long line, const char *what);

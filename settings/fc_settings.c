@@ -29,6 +29,8 @@ fc_settings_default(struct fc_settings *s)
 	s->list_max_bytes = FC_SETTINGS_LIST_MAX_BYTES_DEFAULT;
 	s->list_min_prefix4 = 1;
 	s->list_min_prefix6 = 1;
+	s->never_min_prefix4 = FC_SETTINGS_NEVER_MIN_PREFIX4;
+	s->never_min_prefix6 = FC_SETTINGS_NEVER_MIN_PREFIX6;
 	{
 		static const uint16_t tls[] = FC_SETTINGS_TLS_PORTS_DEFAULT;
 
@@ -320,14 +322,16 @@ never_file_set(struct fc_settings *s, const char *value, unsigned int line, char
 enum key {
 	K_OFFLOAD, K_CUT_IN_HARDWARE, K_IDLE_TIMEOUT, K_WATCHED_LIST, K_WATCHED_SET,
 	K_FINGERPRINTS, K_TLS_PORTS, K_LIST_MAX_BYTES, K_LIST_MIN_PREFIX4, K_LIST_MIN_PREFIX6,
-	K_READ_GROUP, K_NEVER_CUT, K_NEVER_FILE, K_HOLD_MS, K_READ_TIMEOUT, K_UNDECIDED, NKEYS
+	K_READ_GROUP, K_NEVER_CUT, K_NEVER_FILE, K_HOLD_MS, K_READ_TIMEOUT, K_UNDECIDED,
+	K_NEVER_MIN_PREFIX4, K_NEVER_MIN_PREFIX6, NKEYS
 };
 
 static const char *const key_names[NKEYS] = {
 	"offload", "cut_in_hardware", "idle_timeout", "watched_list", "watched_set",
 	"watched_fingerprints", "tls_ports", "list_max_bytes", "list_min_prefix4",
 	"list_min_prefix6", "control_read_group", "never_cut", "never_cut_file",
-	"inspect_hold_ms", "inspect_read_timeout", "inspect_undecided",
+	"inspect_hold_ms", "inspect_read_timeout", "inspect_undecided", "never_cut_min_prefix4",
+	"never_cut_min_prefix6",
 };
 
 /* The numeric keys: their range and what a value out of it is told. */
@@ -343,6 +347,8 @@ static const struct {
 	{ K_LIST_MIN_PREFIX6, 0, 128, "list_min_prefix6 is not 0 to 128" },
 	{ K_HOLD_MS, 100, 600000, "inspect_hold_ms is not 100 to 600000 (ms)" },
 	{ K_READ_TIMEOUT, 1, 3600, "inspect_read_timeout is not 1 to 3600 seconds" },
+	{ K_NEVER_MIN_PREFIX4, 0, 32, "never_cut_min_prefix4 is not 0 to 32" },
+	{ K_NEVER_MIN_PREFIX6, 0, 128, "never_cut_min_prefix6 is not 0 to 128" },
 };
 
 static void
@@ -363,6 +369,12 @@ numeric_put(struct fc_settings *s, enum key k, unsigned long v)
 		break;
 	case K_READ_TIMEOUT:
 		s->inspect_read_timeout = (uint16_t)v;
+		break;
+	case K_NEVER_MIN_PREFIX4:
+		s->never_min_prefix4 = (uint8_t)v;
+		break;
+	case K_NEVER_MIN_PREFIX6:
+		s->never_min_prefix6 = (uint8_t)v;
 		break;
 	default:
 		s->list_min_prefix6 = (uint8_t)v;
@@ -562,9 +574,8 @@ fc_settings_check(const struct fc_settings *s, char *err, size_t errlen)
 	struct fc_list l = { 0 };
 	int rc;
 
-	if (s->never_file[0] == '\0')
-		return 0;
-	rc = fc_settings_never_cut(s, &l, err, errlen);	/* a file that cannot be read refuses them */
+	/* a file that cannot be read, or an entry wider than the bound, refuses them */
+	rc = fc_settings_never_cut(s, &l, err, errlen);
 	fc_list_free(&l);
 	return rc;
 }
@@ -590,17 +601,34 @@ int
 fc_settings_never_cut(const struct fc_settings *s, struct fc_list *out, char *err,
 		      size_t errlen)
 {
-	struct fc_list_limits lim = { .max_bytes = s->list_max_bytes };
+	struct fc_list_limits lim = { .max_bytes = s->list_max_bytes,
+				      .min_prefix4 = s->never_min_prefix4,
+				      .min_prefix6 = s->never_min_prefix6,
+				      .min_name = "never_cut_min_prefix" };
 	struct never_bad nb = { 0 };
 	char why[FC_SETTINGS_PATH_MAX + 160];
 	long rc;
 
 	fc_list_free(out);
-	for (unsigned int i = 0; i < s->nnever; i++)
-		if (fc_list_add(out, &s->never[i]) != 0) {
+	for (unsigned int i = 0; i < s->nnever; i++) {
+		const struct fc_range *r = &s->never[i];
+		unsigned int min = r->family == 4 ? s->never_min_prefix4 : s->never_min_prefix6;
+
+		if (fc_range_wider_than(r, min)) {
+			char t[96];
+
+			/* every cut of a whole network off: refused unless the bound says so */
+			snprintf(err, errlen, "never_cut %s: wider than a /%u (never_cut_min_prefix%c: "
+				 "lower it to allow this, and every cut in it is off)",
+				 fc_range_format(r, t, sizeof(t)), min, r->family == 4 ? '4' : '6');
+			fc_list_free(out);
+			return -EINVAL;
+		}
+		if (fc_list_add(out, r) != 0) {
 			fc_list_free(out);
 			return -ENOMEM;
 		}
+	}
 	if (s->never_file[0] != '\0') {
 		struct fc_list f = { 0 };
 
@@ -657,12 +685,15 @@ fc_settings_format(const struct fc_settings *s, char *buf, size_t len)
 			 "list_max_bytes = %u\n"
 			 "list_min_prefix4 = %u\n"
 			 "list_min_prefix6 = %u\n"
+			 "never_cut_min_prefix4 = %u\n"
+			 "never_cut_min_prefix6 = %u\n"
 			 "inspect_hold_ms = %u\n"
 			 "inspect_read_timeout = %u\n"
 			 "inspect_undecided = %s\n",
 			 s->offload ? "on" : "off", s->cut_in_hardware ? "on" : "off",
 			 s->idle_timeout, (unsigned int)s->list_max_bytes, s->list_min_prefix4,
-			 s->list_min_prefix6, (unsigned int)s->inspect_hold_ms,
+			 s->list_min_prefix6, s->never_min_prefix4, s->never_min_prefix6,
+			 (unsigned int)s->inspect_hold_ms,
 			 (unsigned int)s->inspect_read_timeout, s->inspect_undecided_cut ? "cut" : "pass");
 
 	for (unsigned int i = 0; i < s->nlists && n >= 0; i++)

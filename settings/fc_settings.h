@@ -76,6 +76,9 @@
 /* tls_ports when the file does not say */
 #define FC_SETTINGS_TLS_PORTS_DEFAULT { 443, 465, 853, 993, 995, 8443 }
 #define FC_SETTINGS_MAX_SETS 16
+/* never_cut entries wider than these are refused unless never_cut_min_prefix4/6 is lowered */
+#define FC_SETTINGS_NEVER_MIN_PREFIX4 16
+#define FC_SETTINGS_NEVER_MIN_PREFIX6 48
 #define FC_SETTINGS_MAX_NEVER 64	/* never_cut entries in all (a longer list: never_cut_file) */
 #define FC_SETTINGS_NAME_MAX 64	/* a table's or a set's name, its NUL included */
 #define FC_SETTINGS_MAX_BYTES (64u << 10)	/* a larger settings file is refused */
@@ -121,6 +124,8 @@ struct fc_settings {
 	uint32_t list_max_bytes;	/* the largest watched list or fingerprints file read */
 	uint8_t list_min_prefix4;	/* a list entry wider than a /N is a bad line (0: none) */
 	uint8_t list_min_prefix6;
+	uint8_t never_min_prefix4;	/* a never_cut entry wider than a /N is refused (never_cut_min_prefix4) */
+	uint8_t never_min_prefix6;
 	char control_read_group[FC_SETTINGS_NAME_MAX];	/* "" none (root only) */
 	uint32_t control_read_gid;	/* its gid, when named */
 	unsigned int nnever;

@@ -43,6 +43,11 @@ const struct fc_settings_key fc_settings_keys[] = {
 	  "Addresses and prefixes that none of flowcut's triggers ever cut." },
 	{ "never_cut_file", "path", "",
 	  "A list file of addresses and prefixes never cut." },
+	{ "never_cut_min_prefix4", "number", "16",
+	  "A never_cut IPv4 entry wider than this prefix is refused: lower it to allow a wider one "
+	  "(warned)." },
+	{ "never_cut_min_prefix6", "number", "48",
+	  "The same for IPv6." },
 };
 
 const size_t fc_settings_nkeys = sizeof(fc_settings_keys) / sizeof(fc_settings_keys[0]);

@@ -61,7 +61,7 @@ wider(const struct fc_range *r, unsigned int min)
 static void
 within(const uint8_t *data, size_t size, const struct fc_list *raw, long nbad)
 {
-	struct fc_list_limits lim = { 1u << 20, size ? data[0] % 33 : 1, size ? data[0] % 129 : 1 };
+	struct fc_list_limits lim = { 1u << 20, size ? data[0] % 33 : 1, size ? data[0] % 129 : 1, NULL };
 	struct fc_list l = { 0 };
 	long n = fc_list_parse_within((const char *)data, size, &lim, &l, on_bad, NULL);
 

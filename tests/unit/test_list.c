@@ -489,7 +489,7 @@ test_min_prefix(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		struct fc_list_limits lim = { 1 << 20, rows[i].min4, rows[i].min6 };
+		struct fc_list_limits lim = { 1 << 20, rows[i].min4, rows[i].min6, NULL };
 		char text[128];
 		struct fc_list l = { 0 };
 		struct bads b = { 0 };

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* fc_settings: every rule of the format, row by row; saving atomically. */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -539,10 +540,73 @@ test_keys_rows(void **state)
 	rmdir(path);
 }
 
+/*
+ * A never_cut entry wider than never_cut_min_prefix4/6 (16, 48) refuses
+ * the settings when they are checked (loaded, or saved by settings-set):
+ * one setting must not switch the cut off for a whole network by a slip;
+ * lowered, the bound allows it.  The same of never_cut_file's lines.
+ */
+static void
+test_never_cut_bound(void **state)
+{
+	static const struct {
+		const char *text;
+		const char *err;	/* NULL: accepted */
+	} rows[] = {
+		{ "never_cut = 10.1.0.0/16 2001:db8:1::/48\n", NULL },
+		{ "never_cut = 10.0.0.0/8\n", "never_cut 10.0.0.0/8: wider than a /16 (never_cut_min_prefix4: lower it to allow this, and every cut in it is off)" },
+		{ "never_cut = 0.0.0.0/0\n", "never_cut 0.0.0.0/0: wider than a /16 (never_cut_min_prefix4: lower it to allow this, and every cut in it is off)" },
+		{ "never_cut = 198.51.100.1 ::/0\n", "never_cut ::/0: wider than a /48 (never_cut_min_prefix6: lower it to allow this, and every cut in it is off)" },
+		{ "never_cut = 2001:db8::/32\n", "never_cut 2001:db8::/32: wider than a /48 (never_cut_min_prefix6: lower it to allow this, and every cut in it is off)" },
+		{ "never_cut = 10.0.0.0/8\nnever_cut_min_prefix4 = 8\n", NULL },
+		{ "never_cut_min_prefix6 = 0\nnever_cut = ::/0\n", NULL },
+		{ "never_cut_min_prefix4 = 33\n", "line 1: never_cut_min_prefix4 is not 0 to 32" },
+	};
+	char dir[] = "/tmp/fc-never-XXXXXX", path[64], text[256], err[256];
+	struct fc_settings s;
+	int fd;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		int rc;
+
+		fc_settings_default(&s);
+		err[0] = '\0';
+		rc = fc_settings_parse(rows[i].text, strlen(rows[i].text), &s, err, sizeof(err));
+		if (rc == 0)
+			rc = fc_settings_check(&s, err, sizeof(err));
+		print_message("row %zu: %s\n", i, rows[i].err ? rows[i].err : "accepted");
+		if (rows[i].err == NULL) {
+			if (rc != 0)
+				fail_msg("row %zu: refused: %s", i, err);
+		} else {
+			assert_int_equal(rc, -EINVAL);
+			assert_string_equal(err, rows[i].err);
+		}
+	}
+	/* a line of never_cut_file as wide: a bad line naming the bound (in a folder of its own: the loader refuses /tmp) */
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/never.txt", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "192.0.2.0/24\n10.0.0.0/8\n", 24), 24);
+	close(fd);
+	snprintf(text, sizeof(text), "never_cut_file = %s\n", path);
+	fc_settings_default(&s);
+	assert_int_equal(fc_settings_parse(text, strlen(text), &s, err, sizeof(err)), 0);
+	assert_int_equal(fc_settings_check(&s, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "line 2: wider than a /16 (never_cut_min_prefix4)"));
+	s.never_min_prefix4 = 8;
+	assert_int_equal(fc_settings_check(&s, err, sizeof(err)), 0);
+	unlink(path);
+	rmdir(dir);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_never_cut_bound),
 		cmocka_unit_test(test_rows),
 		cmocka_unit_test(test_values_and_defaults),
 		cmocka_unit_test(test_set_and_round_trip),
