@@ -838,6 +838,34 @@ accept_all(struct fd_ctl *c, uint64_t now)
 	}
 }
 
+/*
+ * A change asked (a cut, a resync, a setting), said in the log before it
+ * is made, with who asked it: the peer's pid and uid, and whether it came
+ * as root or with the operator's secret (the page's changes: flowcut-web's
+ * uid with the secret).  Never the secret; a value shown printable, cut
+ * short.
+ */
+static void
+said_change(const struct ucred *cr, const struct fd_ctl_req *r)
+{
+	char what[FD_CTL_KEY_MAX + 180];
+	size_t o;
+
+	if (r->op == FD_CTL_CUT_CONN) {
+		snprintf(what, sizeof(what), "%s %" PRIu64, ops[r->op].word, r->id);
+	} else if (r->op == FD_CTL_SETTINGS_SET) {
+		o = (size_t)snprintf(what, sizeof(what), "%s %s = ", ops[r->op].word, r->key);
+		for (size_t i = 0; r->value[i] != '\0' && o + 4 < sizeof(what); i++)
+			what[o++] = r->value[i] >= 0x20 && r->value[i] < 0x7f ? r->value[i] : ' ';
+		what[o] = '\0';
+	} else {
+		snprintf(what, sizeof(what), "%s", ops[r->op].word);
+	}
+	fprintf(stderr, "flowcutd: control socket: pid %d uid %u (%s) asks: %s\n", (int)cr->pid,
+		(unsigned int)cr->uid,
+		cr->uid == 0 ? "root" : r->auth ? "with the operator's secret" : "no secret", what);
+}
+
 /* A client's request, come whole (a SOCK_SEQPACKET message): answered, never waiting on the peer. */
 static void
 serve_one(struct fd_ctl *c, int s)
@@ -879,6 +907,8 @@ serve_one(struct fd_ctl *c, int s)
 		snprintf(ans, sizeof(ans), "error refused: %s\n", err);
 	} else {
 		explicit_bzero(r.secret, sizeof(r.secret));	/* checked: the handler needs none */
+		if (!ops[r.op].reads)
+			said_change(&cr, &r);
 		c->h(c->arg, &r, ans, sizeof(ans));
 	}
 	explicit_bzero(&r, sizeof(r));
