@@ -368,7 +368,7 @@ install: programs
 	$(foreach p,$(INSTALL_PROGS),install -m 0644 docs/man/$p.8 $(D)$(MAN8DIR)/ &&) true
 	$(foreach p,$(INSTALL_UNITS),sed 's#/usr/local/sbin/#$(SBINDIR)/#g' deploy/$p.service \
 		>$(D)$(UNITDIR)/$p.service && chmod 0644 $(D)$(UNITDIR)/$p.service &&) true
-	install -m 0644 deploy/flowcut-inspect.socket $(D)$(UNITDIR)/flowcut-inspect.socket
+	$(foreach u,flowcut-inspect $(filter flowcut-web,$(INSTALL_PROGS)),install -m 0644 deploy/$u.socket $(D)$(UNITDIR)/$u.socket &&) true
 	install -m 0644 deploy/flowcut.sysusers $(D)$(SYSUSERSDIR)/flowcut.conf
 	install -m 0644 deploy/flowcut.default $(D)$(DATADIR)/flowcut.default
 	install -m 0644 deploy/af_xdp.conf $(D)$(DATADIR)/af_xdp.conf
@@ -383,7 +383,7 @@ endif
 # every name install may have put there (flowcut-web's too, built or not)
 uninstall:
 	rm -f $(foreach p,flowcut-npu flowcutd flowcut-inspect flowcutctl flowcut-web,$(D)$(SBINDIR)/$p \
-		$(D)$(MAN8DIR)/$p.8 $(D)$(UNITDIR)/$p.service) $(D)$(UNITDIR)/flowcut-inspect.socket \
+		$(D)$(MAN8DIR)/$p.8 $(D)$(UNITDIR)/$p.service) $(D)$(UNITDIR)/flowcut-inspect.socket $(D)$(UNITDIR)/flowcut-web.socket \
 		$(D)$(SYSUSERSDIR)/flowcut.conf
 	! cmp -s $(D)/etc/flowcut/settings.conf $(D)$(DATADIR)/settings.conf || rm -f $(D)/etc/flowcut/settings.conf
 	! cmp -s $(D)/etc/default/flowcut $(D)$(DATADIR)/flowcut.default || rm -f $(D)/etc/default/flowcut

@@ -250,12 +250,17 @@ start_flowcutd() {
 	echo $! >"$run/flowcutd.pid"
 }
 
-# flowcut-web as flowcut-lab-web, in the group flowcut-lab (the settings' control_read_group)
+# flowcut-web as flowcut-lab-web, in the group flowcut-lab (the settings'
+# control_read_group), on sockets made by root first and handed in
+# (lab/sockkeep.py: what flowcut-web.socket does for the appliance), so no
+# local user can take its port, even while it restarts; web.pid is
+# flowcut-web's, web-keeper.pid the keeper's
 start_web() {
-	ip netns exec "$name-host" setpriv --reuid=flowcut-lab-web --regid=flowcut-lab --clear-groups -- \
-		"$BUILD/flowcut-web" --listen 127.0.0.1:9842 --listen "[::1]:9842" \
-		--control "$run-ctl/flowcutd.sock" >>"$run/web.log" 2>&1 &
-	echo $! >"$run/web.pid"
+	rm -f "$run/web.pid"
+	ip netns exec "$name-host" python3 "$here/sockkeep.py" --listen 127.0.0.1:9842 --listen "[::1]:9842" \
+		--user flowcut-lab-web --group flowcut-lab --pidfile "$run/web.pid" -- \
+		"$BUILD/flowcut-web" --control "$run-ctl/flowcutd.sock" >>"$run/web.log" 2>&1 &
+	echo $! >"$run/web-keeper.pid"
 	for _ in $(seq 50); do
 		ns host curl -s -o /dev/null http://127.0.0.1:9842/login && return 0
 		sleep 0.1
@@ -315,7 +320,7 @@ stop_one() { # pidfile
 }
 
 stop() {
-	stop_one "$run/web.pid"
+	stop_one "$run/web-keeper.pid"
 	stop_one "$run/flowcutd.pid"
 	stop_one "$run/npu.pid"
 	if [ -f "$run/inspect.pid" ]; then	# the keeper's session: it and flowcut-inspect
@@ -346,7 +351,7 @@ wire) wire_name ;;
 start-flowcutd) start_flowcutd ;;
 start-web) start_web ;;
 inspector-pid) inspector_pid ;;
-stop-web) stop_one "$run/web.pid" ;;
+stop-web) stop_one "$run/web-keeper.pid" ;;
 stop) stop ;;
 down) down ;;
 # alive NAME PID: whether PID runs (a zombie does not): 0 or 1

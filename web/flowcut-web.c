@@ -8,6 +8,10 @@
  *   flowcut-web [--listen ADDR:PORT]... [--control PATH]
  *
  * Default 127.0.0.1:9842 and [::1]:9842, the control socket FC_CTL_PATH.
+ * Its listening sockets are best made for it by root before any user can
+ * take the port (systemd's flowcut-web.socket, the lab's keeper) and
+ * handed in (LISTEN_FDS, LISTEN_PID: sd_listen_fds(3)'s protocol); then
+ * --listen is not given, each socket's own address is the one served.
  * Runs until SIGINT or SIGTERM; exit 0, or 1 with what failed.
  */
 #include <errno.h>
@@ -16,7 +20,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <flowcut/fc_ctl.h>
 #include "fw_http.h"
@@ -30,6 +38,64 @@ usage(FILE *f)
 		   "  --control PATH      flowcutd's control socket (default %s)\n", FC_CTL_PATH);
 }
 
+#define FIRST_FD 3	/* sd_listen_fds(3): the first socket handed in */
+
+/*
+ * The listening sockets handed in (LISTEN_FDS for this pid), each's
+ * address into addr[i] (ADDR:PORT, [ADDR]:PORT): their number, 0 when
+ * none was handed in, -1 with why said.
+ */
+static int
+handed_in(int *fds, char addr[][64], unsigned int max)
+{
+	const char *pid = getenv("LISTEN_PID"), *n = getenv("LISTEN_FDS");
+	long k;
+
+	if (pid == NULL || n == NULL)
+		return 0;
+	k = strtol(n, NULL, 10);
+	if (strtol(pid, NULL, 10) != (long)getpid()) {
+		fprintf(stderr, "flowcut-web: LISTEN_FDS is for pid %s, not this one (%ld)\n", pid,
+			(long)getpid());
+		return -1;
+	}
+	if (k < 1 || k > (long)max) {
+		fprintf(stderr, "flowcut-web: LISTEN_FDS=%s: not 1 to %u sockets\n", n, max);
+		return -1;
+	}
+	for (int i = 0; i < k; i++) {
+		struct sockaddr_storage ss;
+		socklen_t len = sizeof(ss);
+		char a[INET6_ADDRSTRLEN];
+		int on = 0;
+		socklen_t ol = sizeof(on);
+
+		fds[i] = FIRST_FD + i;
+		if (getsockname(fds[i], (struct sockaddr *)&ss, &len) != 0 ||
+		    getsockopt(fds[i], SOL_SOCKET, SO_ACCEPTCONN, &on, &ol) != 0 || !on ||
+		    (ss.ss_family != AF_INET && ss.ss_family != AF_INET6)) {
+			fprintf(stderr, "flowcut-web: handed-in socket %d: not a listening TCP socket\n",
+				fds[i]);
+			return -1;
+		}
+		if (ss.ss_family == AF_INET) {
+			struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+
+			inet_ntop(AF_INET, &s4->sin_addr, a, sizeof(a));
+			snprintf(addr[i], 64, "%s:%u", a, ntohs(s4->sin_port));
+		} else {
+			struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+
+			inet_ntop(AF_INET6, &s6->sin6_addr, a, sizeof(a));
+			snprintf(addr[i], 64, "[%s]:%u", a, ntohs(s6->sin6_port));
+		}
+	}
+	unsetenv("LISTEN_PID");
+	unsetenv("LISTEN_FDS");
+	unsetenv("LISTEN_FDNAMES");
+	return (int)k;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -40,6 +106,8 @@ main(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	const char *listen[FW_HTTP_LISTEN_MAX] = {0};
+	char given[FW_HTTP_LISTEN_MAX][64];
+	int fds[FW_HTTP_LISTEN_MAX], nfd;
 	const char *ctl = FC_CTL_PATH;
 	unsigned int nl = 0;
 	struct fw_sample sample;
@@ -79,6 +147,15 @@ main(int argc, char **argv)
 		fprintf(stderr, "flowcut-web: prctl(PR_SET_DUMPABLE, 0): %s\n", strerror(errno));
 		return 1;
 	}
+	nfd = handed_in(fds, given, FW_HTTP_LISTEN_MAX);
+	if (nfd < 0)
+		return 1;
+	if (nfd > 0 && nl > 0) {
+		fprintf(stderr, "flowcut-web: sockets handed in (LISTEN_FDS) and --listen: one or the other\n");
+		return 1;
+	}
+	for (int i = 0; i < nfd; i++)
+		listen[nl++] = given[i];
 	if (nl == 0) {
 		listen[nl++] = "127.0.0.1:9842";
 		listen[nl++] = "[::1]:9842";
@@ -94,13 +171,13 @@ main(int argc, char **argv)
 		fprintf(stderr, "flowcut-web: the sampler thread: %s\n", strerror(-o));
 		return 1;
 	}
-	if (fw_http_start(&http, listen, nl, ctl, &sample, err, sizeof(err)) != 0) {
+	if (fw_http_start(&http, listen, nfd > 0 ? fds : NULL, nl, ctl, &sample, err, sizeof(err)) != 0) {
 		fprintf(stderr, "flowcut-web: %s\n", err);
 		fw_sample_stop(&sample);
 		fw_sample_fini(&sample);
 		return 1;
 	}
-	fprintf(stderr, "flowcut-web: listening on");
+	fprintf(stderr, "flowcut-web: %s", nfd > 0 ? "serving the sockets handed in on" : "listening on");
 	for (unsigned int i = 0; i < nl; i++)
 		fprintf(stderr, " %s", listen[i]);
 	fprintf(stderr, ", asking %s\n", ctl);

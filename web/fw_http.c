@@ -542,9 +542,37 @@ parse_addr(const char *s, struct sockaddr_storage *ss, int *v6)
 	return inet_pton(AF_INET, host, &a->sin_addr) == 1 ? 0 : -EINVAL;
 }
 
+/*
+ * One MHD daemon: on a socket someone else made (MHD_OPTION_LISTEN_SOCKET,
+ * fd) or listening at sa itself (MHD_OPTION_SOCK_ADDR): the option's
+ * argument has its own type in the variadic list, so each has its call.
+ */
+static struct MHD_Daemon *
+daemon_on(struct fw_http *h, int v6, enum MHD_OPTION where, int fd, struct sockaddr *sa)
+{
+	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0);
+
+#define FW_HTTP_OPTIONS_							\
+	MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)FW_HTTP_THREADS,		\
+	MHD_OPTION_NOTIFY_CONNECTION, notify_conn, h,				\
+	MHD_OPTION_CONNECTION_LIMIT, (unsigned int)FW_HTTP_CONN_LIMIT,		\
+	MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)FW_HTTP_PER_IP_LIMIT,	\
+	MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)FW_HTTP_TIMEOUT_S,		\
+	MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)FW_HTTP_CONN_MEMORY,	\
+	MHD_OPTION_URI_LOG_CALLBACK, uri_log, NULL,				\
+	MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,				\
+	MHD_OPTION_END
+	if (where == MHD_OPTION_LISTEN_SOCKET)
+		return MHD_start_daemon(flags, 0, NULL, NULL, handler, h, MHD_OPTION_LISTEN_SOCKET,
+					(MHD_socket)fd, FW_HTTP_OPTIONS_);
+	return MHD_start_daemon(flags, 0, NULL, NULL, handler, h, MHD_OPTION_SOCK_ADDR, sa,
+				FW_HTTP_OPTIONS_);
+#undef FW_HTTP_OPTIONS_
+}
+
 int
-fw_http_start(struct fw_http *h, const char *const *addrs, unsigned int n, const char *ctl_path,
-	      struct fw_sample *sample, char *err, size_t errlen)
+fw_http_start(struct fw_http *h, const char *const *addrs, const int *fds, unsigned int n,
+	      const char *ctl_path, struct fw_sample *sample, char *err, size_t errlen)
 {
 	int rc;
 
@@ -569,21 +597,11 @@ fw_http_start(struct fw_http *h, const char *const *addrs, unsigned int n, const
 			fw_http_stop(h);
 			return -EINVAL;
 		}
-		h->d[i] = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
-					   (v6 ? MHD_USE_IPv6 : 0),
-					   0, NULL, NULL, handler, h,
-					   MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-					   MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)FW_HTTP_THREADS,
-					   MHD_OPTION_NOTIFY_CONNECTION, notify_conn, h,
-					   MHD_OPTION_CONNECTION_LIMIT, (unsigned int)FW_HTTP_CONN_LIMIT,
-					   MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)FW_HTTP_PER_IP_LIMIT,
-					   MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)FW_HTTP_TIMEOUT_S,
-					   MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)FW_HTTP_CONN_MEMORY,
-					   MHD_OPTION_URI_LOG_CALLBACK, uri_log, NULL,
-					   MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
-					   MHD_OPTION_END);
+		h->d[i] = fds != NULL ? daemon_on(h, v6, MHD_OPTION_LISTEN_SOCKET, fds[i], NULL)
+				      : daemon_on(h, v6, MHD_OPTION_SOCK_ADDR, -1, (struct sockaddr *)&ss);
 		if (h->d[i] == NULL) {
-			snprintf(err, errlen, "--listen %s: libmicrohttpd could not listen there", addrs[i]);
+			snprintf(err, errlen, "%s %s: libmicrohttpd could not listen there",
+				 fds != NULL ? "the socket handed in for" : "--listen", addrs[i]);
 			fw_http_stop(h);
 			return -EADDRNOTAVAIL;
 		}

@@ -81,11 +81,13 @@ struct fw_http {
 
 /*
  * fw_http_start - listen on each of addrs ("127.0.0.1:9842", "[::1]:9842");
- * 0, or -EINVAL (an address not ADDR:PORT, err says which) or
- * -EADDRNOTAVAIL (MHD could not listen there) with err naming it; then
- * nothing is left listening.
+ * with fds (not NULL), serve the listening sockets fds[0..n-1] made by
+ * someone else (systemd's socket activation, the lab's keeper), each at
+ * its addrs[i] (the Host check's).  0, or -EINVAL (an address not
+ * ADDR:PORT, err says which) or -EADDRNOTAVAIL (MHD could not listen
+ * there) with err naming it; then nothing is left listening.
  */
-int fw_http_start(struct fw_http *h, const char *const *addrs, unsigned int n,
+int fw_http_start(struct fw_http *h, const char *const *addrs, const int *fds, unsigned int n,
 		  const char *ctl_path, struct fw_sample *sample, char *err, size_t errlen);
 void fw_http_stop(struct fw_http *h);
 

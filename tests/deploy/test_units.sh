@@ -63,7 +63,15 @@ if [ -f "$UNITS/$web" ]; then
 	[ "$(key "$f" Service RestrictAddressFamilies)" = "AF_UNIX AF_INET AF_INET6" ] ||
 		why+=("RestrictAddressFamilies= is not AF_UNIX AF_INET AF_INET6")
 	grep -qw flowcutd.service <<<"$(key "$f" Unit After)" || why+=("not After=flowcutd.service")
-	result "$web: its own user, no capability, read-only, after flowcutd" ${#why[@]} "${why[@]}"
+	# its sockets systemd's, made at boot: no local user can take the port (issue 30)
+	ws=$UNITS/flowcut-web.socket
+	cp "$ws" "$work/" 2>/dev/null || why+=("no flowcut-web.socket")
+	grep -qw flowcut-web.socket <<<"$(key "$f" Unit Requires)" || why+=("does not require flowcut-web.socket")
+	grep -qx 'ListenStream=127.0.0.1:9842' "$ws" 2>/dev/null && grep -qx 'ListenStream=\[::1\]:9842' "$ws" 2>/dev/null ||
+		why+=("flowcut-web.socket does not listen on 127.0.0.1:9842 and [::1]:9842")
+	grep -q -- '--listen' <<<"$(key "$f" Service Environment)$(key "$f" Service ExecStart)" &&
+		why+=("it is given --listen: it would bind the port itself")
+	result "$web: its own user, no capability, read-only, after flowcutd, on systemd's sockets" ${#why[@]} "${why[@]}"
 	units+=("$web")
 fi
 

@@ -338,6 +338,41 @@ lab_on_fail() {
 	return 0
 }
 
+# No port to squat (issue 30): the page's sockets are made by root first
+# and handed to flowcut-web (lab/sockkeep.py, as flowcut-web.socket does).
+# A fake server as nobody cannot take 127.0.0.1:9842 or [::1]:9842, not
+# while flowcut-web runs nor in the gap after it is killed; the operator's
+# request made in that gap waits in the kept socket and is answered by the
+# real page once flowcut-web is back.
+t_squat() {
+	local pid pid2 fake out code
+	pid=$(cat "$run/web.pid")
+	fake='import socket, sys
+res = []
+for host, fam in (("127.0.0.1", socket.AF_INET), ("::1", socket.AF_INET6)):
+    s = socket.socket(fam, socket.SOCK_STREAM)
+    try:
+        s.bind((host, 9842)); s.listen(8); res.append("%s taken" % host)
+    except OSError as e:
+        res.append("%s refused (%s)" % (host, e.strerror))
+print("; ".join(res))
+sys.exit(1 if any("taken" in r for r in res) else 0)'
+	out=$(ex host setpriv --reuid=nobody --regid=nogroup --clear-groups python3 -c "$fake" 2>&1) ||
+		{ say "a fake server as nobody, flowcut-web running: $out"; return 1; }
+	say "a fake server as nobody, flowcut-web running: $out"
+	kill -9 "$pid"
+	out=$(ex host setpriv --reuid=nobody --regid=nogroup --clear-groups python3 -c "$fake" 2>&1) ||
+		{ say "a fake server as nobody, flowcut-web just killed: $out"; return 1; }
+	say "a fake server as nobody, flowcut-web just killed: $out"
+	# the operator's request in the gap: kept in the socket, answered by the page when it is back
+	code=$(ex host curl -s --max-time 10 -o "$run/squat.body" -w '%{http_code}' "$U/")
+	pid2=$(cat "$run/web.pid")
+	say "the operator's request in the gap: $code, $(grep -c 'flowcut' "$run/squat.body" 2>/dev/null) lines naming flowcut;" \
+	    "flowcut-web pid $pid, then $pid2"
+	[ "$code" = 200 ] && grep -q flowcut "$run/squat.body" && [ "$pid2" != "$pid" ] ||
+		{ say "the operator did not reach the real page"; return 1; }
+}
+
 # 1,000 silent connections to flowcutd's control socket (held 6 s, 50 at a
 # time as fast as they open): flowcutd never waits on one - its turn p99
 # within 1 ms of the seconds before, a status asked meanwhile answered, and
@@ -393,6 +428,7 @@ tests=(
 	"/metrics passes promtool; Prometheus scraping each second gives the cut flood's drop rate back within 5 % over the fast path's own window|90|t_prom"
 	"a request flood and 200 slow clients against flowcut-web: each answered 200 or 503, its memory bounded, flowcutd's turns and a stream's forwarding undisturbed|90|t_flood"
 	"1,000 silent connections to the control socket: flowcutd's turn p99 within 1 ms, a status answered, every one let go|60|t_silent_ctl"
+	"no port to squat: a fake server as nobody cannot take the page's port, running or in its restart gap; the operator reaches the real page|60|t_squat"
 )
 
 lab_suite fcw
