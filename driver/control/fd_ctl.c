@@ -866,8 +866,12 @@ said_change(const struct ucred *cr, const struct fd_ctl_req *r)
 		cr->uid == 0 ? "root" : r->auth ? "with the operator's secret" : "no secret", what);
 }
 
-/* A client's request, come whole (a SOCK_SEQPACKET message): answered, never waiting on the peer. */
-static void
+/*
+ * A client's request, come whole (a SOCK_SEQPACKET message): answered,
+ * never waiting on the peer.  false: nothing to read after all (an event
+ * of a slot taken since by another client), the client kept.
+ */
+static bool
 serve_one(struct fd_ctl *c, int s)
 {
 	char req[FC_CTL_MAX + 1], ans[FC_CTL_ANS_MAX], err[256];
@@ -879,10 +883,12 @@ serve_one(struct fd_ctl *c, int s)
 	int rc;
 
 	n = recv(s, req, sizeof(req), MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return false;
 	if (n <= 0) {
 		if (n < 0)
 			fprintf(stderr, "flowcutd: control socket: no request: %s\n", strerror(errno));
-		return;
+		return true;
 	}
 	rc = peer_of(s, &cr, groups, &peer, &more);
 	if (rc != 0) {
@@ -917,6 +923,7 @@ serve_one(struct fd_ctl *c, int s)
 	/* its send buffer holds the largest answer: whole at once, or the peer is gone */
 	if (send(s, ans, strlen(ans), MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
 		fprintf(stderr, "flowcutd: control socket: answer not sent: %s\n", strerror(errno));
+	return true;
 }
 
 void
@@ -934,8 +941,8 @@ fd_ctl_serve(struct fd_ctl *c)
 		} else if (tag == TAG_TIMER) {
 			if (read(c->tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 				fprintf(stderr, "flowcutd: control socket: its timer: %s\n", strerror(errno));
-		} else if (tag < FD_CTL_PENDING && c->pend[tag].deadline != 0) {
-			serve_one(c, c->pend[tag].fd);
+		} else if (tag < FD_CTL_PENDING && c->pend[tag].deadline != 0 &&
+			   serve_one(c, c->pend[tag].fd)) {
 			pend_drop(c, (unsigned int)tag);
 		}
 	}
