@@ -262,7 +262,7 @@ start_web() {
 		"$BUILD/flowcut-web" --control "$run-ctl/flowcutd.sock" >>"$run/web.log" 2>&1 &
 	echo $! >"$run/web-keeper.pid"
 	for _ in $(seq 50); do
-		ns host curl -s -o /dev/null http://127.0.0.1:9842/login && return 0
+		ns host curl -s --max-time 2 -o /dev/null http://127.0.0.1:9842/login && return 0
 		sleep 0.1
 	done
 	echo "lab: flowcut-web does not answer on 127.0.0.1:9842" >&2

@@ -66,13 +66,16 @@ def main():
     while True:
         child = os.fork()
         if child == 0:
+            # the program opened as root, run from its fd (fexecve): the
+            # user may not search the folders it is in (a clone in a 0700 folder)
+            prog = os.open(cmd[0], os.O_RDONLY | os.O_CLOEXEC)
             for i, s in enumerate(socks):
                 os.dup2(s.fileno(), 3 + i)
             os.setgroups([])
             os.setresgid(gid, gid, gid)
             os.setresuid(uid, uid, uid)
             env = dict(os.environ, LISTEN_FDS=str(len(socks)), LISTEN_PID=str(os.getpid()))
-            os.execve(cmd[0], cmd, env)
+            os.execve(prog, cmd, env)
         with open(a.pidfile, "w") as f:
             f.write("%d\n" % child)
         _, st = os.waitpid(child, 0)
