@@ -48,6 +48,7 @@
 #include <openssl/evp.h>
 
 #include "fc_hello.h"
+#include "fc_hex.h"
 #include "fc_ja.h"
 #include "fc_quic.h"
 #include "fc_quicvec.h"
@@ -276,20 +277,6 @@ ecb_block(const uint8_t key[16], const uint8_t in[16], uint8_t out[16])
 	     n == 16;
 	EVP_CIPHER_CTX_free(c);
 	return ok ? 0 : -EIO;
-}
-
-static size_t
-unhex(const char *h, uint8_t *out, size_t cap)
-{
-	size_t n = strlen(h) / 2;
-
-	for (size_t i = 0; i < n && i < cap; i++) {
-		unsigned int b = 0;
-
-		sscanf(h + 2 * i, "%2x", &b);
-		out[i] = (uint8_t)b;
-	}
-	return n <= cap ? n : 0;
 }
 
 /* A QUIC varint at p[*pos] (the packets here are whole: no bound to check past the RFC's). */
@@ -556,7 +543,8 @@ bench_inspect(int argc, char **argv)
 			goto out;
 	}
 
-	qc.len = ilen = unhex(fc_rfc9001_client_initial, pkt, sizeof(pkt));
+	qc.len = ilen = fc_hex(fc_rfc9001_client_initial, strlen(fc_rfc9001_client_initial), pkt,
+				sizeof(pkt));
 	qc.dgram = pkt;
 	if (qc.len == 0 || floor_make(&qc) != 0) {
 		fprintf(stderr, "flowcut-bench inspect: RFC 9001 A.2's Initial could not be unprotected\n");

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "fc_hello.h"
+#include "fc_hex.h"
 #include "fc_quicvec.h"
 #include "fi_parse.h"
 #include "fi_wire.h"
@@ -97,7 +98,6 @@ fuzz_seeds(const char *dir)
 	static uint8_t hello[1 << 14], buf[1 << 15];
 	struct fc_hello_spec s;
 	size_t hn, n = 0;
-	unsigned int x;
 
 	fc_hello_chrome(&s, 0x001d, 32);
 	hn = fc_hello_build(&s, hello, sizeof(hello), NULL);
@@ -110,12 +110,10 @@ fuzz_seeds(const char *dir)
 	if (fuzz_seed_put(dir, 0, buf, n) != 0)
 		return -1;
 	/* RFC 9001's client Initial, then a question for an id never begun */
-	for (size_t i = 0; i < 1200; i++) {
-		if (sscanf(fc_rfc9001_client_initial + 2 * i, "%2x", &x) != 1)
-			return -1;
-		hello[i] = (uint8_t)x;
-	}
-	n = put(buf, FI_QUIC, FI_FIRST, 2, 0, hello, 1200);
+	hn = fc_hex(fc_rfc9001_client_initial, strlen(fc_rfc9001_client_initial), hello, sizeof(hello));
+	if (hn == 0)
+		return -1;
+	n = put(buf, FI_QUIC, FI_FIRST, 2, 0, hello, hn);
 	n += put(buf + n, FI_TLS, 0, 3, 0, "\x16\x03\x01", 3);
 	return fuzz_seed_put(dir, 1, buf, n);
 }

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fc_hex.h"
 #include "fc_ja.h"
 #include "fc_quic.h"
 #include "fc_quicvec.h"
@@ -94,27 +95,24 @@ static const char rfc_initial[] =
 	"c000000001088394c8f03e5157080000449e7b9aec34d1b1c98dd7689fb8ec11"
 	"d242b123dc9bd8bab936b47d92ec356c0bab7df5976d27cd449f63300099f399";
 
+/* A seed: its mode, its length, its bytes from hex (out: SEED_MAX bytes). */
+#define SEED_MAX 1024
+
 static size_t
 seed_of(uint8_t mode, const char *hex, uint8_t *out)
 {
-	size_t n = strlen(hex) / 2;
+	size_t n = fc_hex(hex, strlen(hex), out + 3, SEED_MAX - 3);
 
 	out[0] = mode;
 	out[1] = (uint8_t)(n >> 8);
 	out[2] = (uint8_t)n;
-	for (size_t i = 0; i < n; i++) {
-		unsigned int b = 0;
-
-		sscanf(hex + 2 * i, "%2x", &b);
-		out[3 + i] = (uint8_t)b;
-	}
 	return 3 + n;
 }
 
 int
 fuzz_seeds(const char *dir)
 {
-	uint8_t s[1024];
+	uint8_t s[SEED_MAX];
 	size_t n;
 	int rc = 0;
 

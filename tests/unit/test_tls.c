@@ -26,6 +26,7 @@
 #include <pcap/pcap.h>
 
 #include "fc_hello.h"
+#include "fc_hex.h"
 #include "fc_ja.h"
 #include "fc_quic.h"
 #include "fc_tls.h"
@@ -679,22 +680,6 @@ frame(pcap_dumper_t *d, int v6, uint16_t sport, uint32_t seq, uint8_t flags,
 	pcap_dump((u_char *)d, &ph, f);
 }
 
-/* hex into b (cap bytes): its length, or 0 when it is not hex or too long. */
-static size_t
-unhex(const char *hex, size_t n, uint8_t *b, size_t cap)
-{
-	unsigned int x;
-
-	if (n % 2 != 0 || n / 2 > cap)
-		return 0;
-	for (size_t i = 0; i < n / 2; i++) {
-		if (sscanf(hex + 2 * i, "%2x", &x) != 1)
-			return 0;
-		b[i] = (uint8_t)x;
-	}
-	return n / 2;
-}
-
 /*
  * FoxIO's captures (tests/tls/foxio-ja4.txt): each hello read whole (TCP:
  * its records at once; QUIC: its datagrams until the hello is whole) and
@@ -722,7 +707,7 @@ test_foxio(void **state)
 		assert_int_equal(sscanf(line, "%127s %15s %7s %37s %n", name, port, kind, want, &at), 4);
 		hex = line + at;
 		if (strcmp(kind, "tcp") == 0) {
-			size_t len = unhex(hex, strcspn(hex, "\n"), b, sizeof(b));
+			size_t len = fc_hex(hex, strcspn(hex, "\n"), b, sizeof(b));
 
 			assert_true(len > 0);
 			fc_tls_init(&h);
@@ -732,7 +717,7 @@ test_foxio(void **state)
 		} else {
 			fc_quic_init(&q);
 			while (rc != 0 && *hex != '\0' && *hex != '\n') {
-				size_t w = strcspn(hex, ":\n"), len = unhex(hex, w, b, sizeof(b));
+				size_t w = strcspn(hex, ":\n"), len = fc_hex(hex, w, b, sizeof(b));
 
 				assert_true(len > 0);
 				rc = fc_quic_feed(&q, b, len);
