@@ -54,6 +54,7 @@
 #define HOLD_FRAMES_MAX 256		/* held a connection; past it they are let go, reading on */
 #define HOLD_BYTES_MAX (1u << 20)	/* ... or past these bytes of frames */
 #define PARSER_BYTES (32u << 10)	/* its parser's share of max_bytes (the parser's own, in its process) */
+#define EVICT_LOOK 8			/* reading slots full: the oldest this many looked at for one to let go */
 #define ACK_SLACK 65536u		/* a client's ACK may run this far past the server's ISN */
 /*
  * Urgent bytes taken out of a stream: one.  A later urgent pointer moves
@@ -889,9 +890,34 @@ conn_new(struct fd_inspect *in, const struct fd_tuple *k, enum conn_state st, ui
 }
 
 /*
+ * The oldest of the first EVICT_LOOK entries being read whose bytes are
+ * not with the parser, or NULL.  One whose question is out is answered
+ * within answer_ms: letting it go would throw the parser's work on it
+ * away, and under a flood of new flows (QUIC Initials from everywhere)
+ * nearly every answer would come for an entry let go meanwhile, the
+ * parser busy on nothing but stale questions.
+ */
+static struct conn *
+oldest_unasked(struct fd_inspect *in)
+{
+	struct conn *c;
+	unsigned int n = 0;
+
+	TAILQ_FOREACH(c, &in->lists[L_READING].q, age) {
+		if (c->rd->asked == 0)
+			return c;
+		if (++n == EVICT_LOOK)
+			break;
+	}
+	return NULL;
+}
+
+/*
  * c starts being read: its stream and parser.  The reading slots are
  * bounded in all and a source: the oldest being read makes room
- * (undecided).  false: no memory for it (undecided, MEMORY).
+ * (undecided), in all only one whose bytes are not with the parser.
+ * false: c is decided instead - undecided, no room (PARSER_BUSY: every
+ * slot looked at waits on the parser) or no memory (MEMORY).
  */
 static bool
 start_reading(struct fd_inspect *in, struct conn *c, uint64_t now, fd_inspect_out_fn *out,
@@ -902,8 +928,13 @@ start_reading(struct fd_inspect *in, struct conn *c, uint64_t now, fd_inspect_ou
 
 	if (c->src->reading >= in->p.per_source && (old = source_oldest(c->src, C_READ)) != NULL)
 		evict(in, old, now, out, octx);
-	if (in->lists[L_READING].n >= in->p.max_conns && !TAILQ_EMPTY(&in->lists[L_READING].q))
-		evict(in, TAILQ_FIRST(&in->lists[L_READING].q), now, out, octx);
+	if (in->lists[L_READING].n >= in->p.max_conns && !TAILQ_EMPTY(&in->lists[L_READING].q)) {
+		if ((old = oldest_unasked(in)) == NULL) {
+			undecided(in, c, FD_INSPECT_PARSER_BUSY, now, out, octx);
+			return false;
+		}
+		evict(in, old, now, out, octx);
+	}
 	rd = calloc(1, sizeof(*rd));
 	if (rd == NULL || !take_bytes(in, rd, sizeof(*rd) + PARSER_BYTES)) {
 		free(rd);

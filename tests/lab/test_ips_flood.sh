@@ -632,7 +632,8 @@ t_quic() {
 	    "$(d_of 1 FROM_WIRE_TO_KN_NON_ACCEL) to the host as unknown flows, dropped $(d_of 1 FROM_WIRE_DROP_NEW_CONN_RATE)" \
 	    "over the new-connection rate; the relay's up ring full $(d_of 1 NPU_UP_RING_FULL)"
 	say "the inspector: ${asked:-0} questions to flowcut-inspect, ${q_pass:-0} flows passed (whole, not listed)," \
-	    "${q_rate:-0} over the 5,000 a second not read, ${q_busy:-0} its queue full, ${q_late:-0} late;" \
+	    "${q_rate:-0} over the 5,000 a second not read, ${q_busy:-0} its queue or every reading slot full," \
+	    "${q_late:-0} late, $(d_of 1 inspector.answers_stale) answers stale;" \
 	    "reading now $(d_of 1 inspector.reading.now)"
 	[ "$fl_sent" -ge $(( QUIC_PPS * FLOOD_SECS / 4 )) ] || { say_fail "the flood fell short: $fl_sent of $((QUIC_PPS * FLOOD_SECS))"; rc=1; }
 	[ "${asked:-0}" -ge 1000 ] || { say_fail "flowcut-inspect was asked ${asked:-0} questions: the flood did not reach it"; rc=1; }

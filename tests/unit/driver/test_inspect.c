@@ -1444,6 +1444,61 @@ test_chan_late_busy_lost(void **state)
 	fi_parse_close(fp);
 }
 
+/*
+ * Over the channel, the reading slots full (max_conns 2): a slot whose
+ * bytes are with the parser is not let go (its answer would be thrown
+ * away): the newcomer is undecided parser_busy, and both answers count;
+ * once answered (a hello's first part: reading on, nothing asked), the
+ * oldest makes room again, evicted.
+ */
+static void
+test_chan_full(void **state)
+{
+	static const uint16_t ports[] = { 443 };
+	struct fd_inspect_params p = { .ask = ask_later, .answer_ms = 1000, .max_conns = 2,
+				       .per_source = 4 };
+	struct fi_parse *fp = fi_parse_open(0);
+	struct fd_inspect *in = fd_inspect_open(&p);
+	struct fd_inspect_decision d;
+	struct fr f;
+
+	(void)state;
+	assert_non_null(in);
+	fd_inspect_ports(in, ports, 1);
+	nsent = 0;
+	qs_free();
+	ask_rc = 0;
+	mk_hello(false);
+	for (uint16_t i = 0; i < 3; i++) {
+		use4(43040 + i, 443);
+		handshake(in, 0);
+		cseg(&f, 0, 0, 100);
+		/* the third not taken: it goes on (the caller's), undecided */
+		assert_int_equal(give(in, &f, false, 1 + i), i < 2 ? 1 : 0);
+	}
+	assert_int_equal(stats(in).reading, 2);
+	assert_int_equal(nq, 2);
+	assert_int_equal(fd_inspect_take(in, &d), 1);
+	assert_int_equal(d.why, FD_INSPECT_PARSER_BUSY);
+	assert_int_equal(ntohs(d.key.sport), 43042);
+	assert_int_equal(fd_inspect_take(in, &d), 0);
+	answer_all(in, fp, 5);	/* 100 bytes of a hello: more wanted, nothing decided */
+	assert_int_equal(stats(in).answered, 2);
+	assert_int_equal(stats(in).answers_stale, 0);
+	assert_int_equal(stats(in).reading, 2);
+	use4(43043, 443);
+	handshake(in, 0);
+	cseg(&f, 0, 0, 100);
+	assert_int_equal(give(in, &f, false, 6), 1);
+	assert_int_equal(stats(in).reading, 2);
+	assert_int_equal(fd_inspect_take(in, &d), 1);
+	assert_int_equal(d.why, FD_INSPECT_EVICTED);
+	assert_int_equal(ntohs(d.key.sport), 43040);
+	fd_inspect_close(in);
+	qs_free();
+	fi_parse_close(fp);
+}
+
 /* Over the channel, TCP Fast Open: the SYN waits for its answer; a listed hello on it drops it. */
 static void
 test_chan_fast_open(void **state)
@@ -1547,6 +1602,7 @@ main(void)
 		cmocka_unit_test(test_forget),
 		cmocka_unit_test(test_chan_answers),
 		cmocka_unit_test(test_chan_late_busy_lost),
+		cmocka_unit_test(test_chan_full),
 		cmocka_unit_test(test_chan_fast_open),
 		cmocka_unit_test(test_chan_quic),
 	};
