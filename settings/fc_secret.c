@@ -20,8 +20,12 @@ is_hex(char c)
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
-int
-fc_secret_read(const char *path, char *hex, char *why, size_t len)
+/*
+ * The file's secret into hex; `reader` (a read credential): group may
+ * read, and its owner may be the caller's euid too.
+ */
+static int
+read_secret(const char *path, bool reader, char *hex, char *why, size_t len)
 {
 	char buf[FC_SECRET_HEX + 2];
 	struct stat st;
@@ -40,15 +44,17 @@ fc_secret_read(const char *path, char *hex, char *why, size_t len)
 		close(fd);
 		return -err;
 	}
-	if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 077) != 0) {
+	if (!S_ISREG(st.st_mode) || (st.st_uid != 0 && !(reader && st.st_uid == geteuid())) ||
+	    (st.st_mode & (reader ? 037 : 077)) != 0) {
 		if (!S_ISREG(st.st_mode))
 			snprintf(why, len, "%s: not a regular file", path);
 		else if (st.st_uid != 0)
 			snprintf(why, len, "%s: owned by uid %u, not root", path,
 				 (unsigned int)st.st_uid);
 		else
-			snprintf(why, len, "%s: mode %04o: group or others have a bit (0600 root "
-				 "only)", path, (unsigned int)(st.st_mode & 07777));
+			snprintf(why, len, reader ? "%s: mode %04o: group may write, or others have "
+				 "a bit (0640 at most)" : "%s: mode %04o: group or others have a bit "
+				 "(0600 root only)", path, (unsigned int)(st.st_mode & 07777));
 		close(fd);
 		return -EPERM;
 	}
@@ -72,6 +78,12 @@ fc_secret_read(const char *path, char *hex, char *why, size_t len)
 	}
 	hex[FC_SECRET_HEX] = '\0';
 	return 0;
+}
+
+int
+fc_secret_read(const char *path, char *hex, char *why, size_t len)
+{
+	return read_secret(path, false, hex, why, len);
 }
 
 /* The new secret's line into fd, synced: 0 or -errno. */
@@ -154,13 +166,13 @@ fc_secret_make(const char *path, char *why, size_t len)
 	return rc;	/* 0: one came meanwhile (EEXIST), left as it is */
 }
 
-enum fc_secret_verdict
-fc_secret_check(const char *path, const char *given, size_t n, char *why, size_t len)
+static enum fc_secret_verdict
+check(const char *path, bool reader, const char *given, size_t n, char *why, size_t len)
 {
 	char hex[FC_SECRET_HEX + 1];
 	unsigned int diff = n != FC_SECRET_HEX;
 
-	if (fc_secret_read(path, hex, why, len) != 0)
+	if (read_secret(path, reader, hex, why, len) != 0)
 		return FC_SECRET_REFUSED;
 	if (given == NULL)
 		return FC_SECRET_NONE;
@@ -170,4 +182,16 @@ fc_secret_check(const char *path, const char *given, size_t n, char *why, size_t
 								 hex[i] ^ 1);
 	explicit_bzero(hex, sizeof(hex));
 	return diff == 0 ? FC_SECRET_RIGHT : FC_SECRET_WRONG;
+}
+
+enum fc_secret_verdict
+fc_secret_check(const char *path, const char *given, size_t n, char *why, size_t len)
+{
+	return check(path, false, given, n, why, len);
+}
+
+enum fc_secret_verdict
+fc_secret_check_reader(const char *path, const char *given, size_t n, char *why, size_t len)
+{
+	return check(path, true, given, n, why, len);
 }

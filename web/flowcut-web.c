@@ -5,7 +5,7 @@
  * flowcutd everything over its control socket (t18-proto.md) and never
  * touches the link, nftables or conntrack (web/README.md).
  *
- *   flowcut-web [--listen ADDR:PORT]... [--control PATH]
+ *   flowcut-web [--listen ADDR:PORT]... [--control PATH] [--read-secret PATH]
  *
  * Default 127.0.0.1:9842 and [::1]:9842, the control socket FC_CTL_PATH.
  * Its listening sockets are best made for it by root before any user can
@@ -33,9 +33,11 @@
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: flowcut-web [--listen ADDR:PORT]... [--control PATH]\n"
+	fprintf(f, "usage: flowcut-web [--listen ADDR:PORT]... [--control PATH] [--read-secret PATH]\n"
 		   "  --listen ADDR:PORT  where to listen (repeatable; default 127.0.0.1:9842 and [::1]:9842)\n"
-		   "  --control PATH      flowcutd's control socket (default %s)\n", FC_CTL_PATH);
+		   "  --control PATH      flowcutd's control socket (default %s)\n"
+		   "  --read-secret PATH  the read credential, which opens reads and /metrics (default %s)\n",
+		FC_CTL_PATH, FC_READ_SECRET_PATH);
 }
 
 #define FIRST_FD 3	/* sd_listen_fds(3): the first socket handed in */
@@ -102,13 +104,14 @@ main(int argc, char **argv)
 	static const struct option opts[] = {
 		{"listen", required_argument, NULL, 'l'},
 		{"control", required_argument, NULL, 'c'},
+		{"read-secret", required_argument, NULL, 'r'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *listen[FW_HTTP_LISTEN_MAX] = {0};
 	char given[FW_HTTP_LISTEN_MAX][64];
 	int fds[FW_HTTP_LISTEN_MAX], nfd;
-	const char *ctl = FC_CTL_PATH;
+	const char *ctl = FC_CTL_PATH, *read_secret = FC_READ_SECRET_PATH;
 	unsigned int nl = 0;
 	struct fw_sample sample;
 	struct fw_http http;
@@ -128,6 +131,9 @@ main(int argc, char **argv)
 			break;
 		case 'c':
 			ctl = optarg;
+			break;
+		case 'r':
+			read_secret = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -171,7 +177,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "flowcut-web: the sampler thread: %s\n", strerror(-o));
 		return 1;
 	}
-	if (fw_http_start(&http, listen, nfd > 0 ? fds : NULL, nl, ctl, &sample, err, sizeof(err)) != 0) {
+	if (fw_http_start(&http, listen, nfd > 0 ? fds : NULL, nl, ctl, read_secret, &sample, err,
+			  sizeof(err)) != 0) {
 		fprintf(stderr, "flowcut-web: %s\n", err);
 		fw_sample_stop(&sample);
 		fw_sample_fini(&sample);

@@ -16,6 +16,8 @@
 #include "fw_metrics.h"
 #include "fw_req.h"
 
+#include "fc_secret.h"
+
 /* one request's own: the raw URI (from the log callback) and its body */
 struct req {
 	char *uri;
@@ -109,6 +111,95 @@ hdr(struct MHD_Connection *c, const char *name)
 }
 
 /* ---- the reads ---- */
+
+/* 401 and the challenge: a read without a credential, or with one refused */
+static enum MHD_Result
+read_challenge(struct MHD_Connection *c, const char *path, const char *why)
+{
+	char *what = NULL;
+	enum MHD_Result rc;
+
+	if (asprintf(&what, "%s: reads ask for the read credential (/etc/flowcut/read.secret) "
+		     "or the operator's secret, as the password of HTTP Basic authentication, "
+		     "any user name", why) < 0)
+		what = NULL;
+	rc = fail(c, path, 401, what ? what : why, "WWW-Authenticate", FW_AUTH_CHALLENGE);
+	free(what);
+	return rc;
+}
+
+/*
+ * A read's right, from its Authorization header: 0 and *operator false
+ * (the read credential, judged here), 0 and *operator true (another
+ * password, secret holding it: only flowcutd can say whether it is the
+ * operator's, so it goes with the read), or -EACCES with why (none, or not
+ * Basic).  A refused file of the read credential is said once on stderr.
+ */
+static int
+read_right(struct fw_http *h, struct MHD_Connection *c, char *secret, size_t len, bool *operator,
+	   const char **why)
+{
+	char said[256] = "";
+
+	if (fw_auth_basic(hdr(c, "Authorization"), secret, len, why) != 0) {
+		if (*why == NULL)
+			*why = "no Authorization";
+		return -EACCES;
+	}
+	switch (fc_secret_check_reader(h->read_secret, secret, strlen(secret), said,
+				       sizeof(said))) {
+	case FC_SECRET_RIGHT:
+		explicit_bzero(secret, len);
+		*operator = false;
+		return 0;
+	case FC_SECRET_REFUSED:
+		if (__atomic_exchange_n(&h->read_said, 1, __ATOMIC_RELAXED) == 0)
+			fprintf(stderr, "flowcut-web: the read credential: %s: only the operator's "
+				"secret opens reads until it is fixed\n", said);
+		break;
+	default:
+		break;
+	}
+	*operator = true;
+	return 0;
+}
+
+/*
+ * A page drawn from the sampler, asked on a password not the read
+ * credential: flowcutd judges it, on a `status`.  0, or the answer sent
+ * (401, 502) in *rc.
+ */
+static int
+operator_ok(struct fw_http *h, struct MHD_Connection *c, const char *path, const char *secret,
+	    enum MHD_Result *rc)
+{
+	char err[512] = "";
+	json_t *doc = NULL;
+	int e = fw_ctl_ask(h->ctl_path, secret, "status\n", &doc, err, sizeof(err));
+
+	json_decref(doc);
+	if (e == 0)
+		return 0;
+	*rc = e == -EPROTO && strncmp(err, "refused", 7) == 0 ? read_challenge(c, path, err) :
+	      fail(c, path, 502, err, NULL, NULL);
+	return -1;
+}
+
+/* /health: open to all, and says nothing but whether flowcutd answers */
+static enum MHD_Result
+health(struct fw_http *h, struct MHD_Connection *c)
+{
+	json_t *last, *prev;
+	char *text;
+	int up;
+
+	fw_sample_get(h->sample, &last, &prev, NULL, NULL, 0);
+	up = last != NULL;
+	json_decref(last);
+	json_decref(prev);
+	text = strdup(up ? "ok\n" : "flowcutd does not answer\n");	/* send_text frees it */
+	return send_text(c, up ? 200 : 503, TEXT, text, text ? strlen(text) : 0, NULL, NULL);
+}
 
 static enum MHD_Result
 page_status(struct fw_http *h, struct MHD_Connection *c, int api, const char *csrf)
@@ -220,7 +311,7 @@ code_of(int e, const char *err)
  */
 static enum MHD_Result
 page_read(struct fw_http *h, struct MHD_Connection *c, const char *path, const struct fw_form *q,
-	  const char *note_key, const char *note, int refused)
+	  const char *secret, const char *note_key, const char *note, int refused)
 {
 	const char *csrf = h->auth.csrf;
 	char req[FW_CTL_REQ_MAX], err[512] = "";
@@ -243,7 +334,9 @@ page_read(struct fw_http *h, struct MHD_Connection *c, const char *path, const s
 	} else {
 		snprintf(req, sizeof(req), "settings\n");
 	}
-	e = fw_ctl_ask(h->ctl_path, NULL, req, &doc, err, sizeof(err));
+	e = fw_ctl_ask(h->ctl_path, secret, req, &doc, err, sizeof(err));
+	if (secret != NULL && e == -EPROTO && strncmp(err, "refused", 7) == 0)
+		return read_challenge(c, path, err);
 	if (api) {
 		if (e != 0)
 			return fail(c, path, code_of(e, err), err, NULL, NULL);
@@ -340,7 +433,7 @@ change(struct fw_http *h, struct MHD_Connection *c, const char *path, const stru
 			 said ? ")" : "");
 	}
 	json_decref(doc);
-	rc = page_read(h, c, cut ? "/conns" : "/settings", &none, cut ? "" : key, note, e != 0);
+	rc = page_read(h, c, cut ? "/conns" : "/settings", &none, NULL, cut ? "" : key, note, e != 0);
 	return rc;
 }
 
@@ -350,7 +443,8 @@ static const struct route {
 	const char *path;
 	int get, post;
 } routes[] = {
-	{"/", 1, 0}, {"/conns", 1, 0}, {"/cuts", 1, 0}, {"/settings", 1, 1}, {"/conns/cut", 0, 1}, {"/metrics", 1, 0}, {"/api/status", 1, 0},
+	{"/health", 1, 0}, {"/", 1, 0}, {"/conns", 1, 0}, {"/cuts", 1, 0}, {"/settings", 1, 1},
+	{"/conns/cut", 0, 1}, {"/metrics", 1, 0}, {"/api/status", 1, 0},
 	{"/api/counters", 1, 0}, {"/api/conns", 1, 0}, {"/api/cuts", 1, 0}, {"/api/settings", 1, 0},
 };
 
@@ -360,7 +454,9 @@ route(struct fw_http *h, struct MHD_Connection *c, struct req *r, const char *me
 	const char *uri = r->uri ? r->uri : "/";
 	const char *qm = strchr(uri, '?');
 	size_t plen = qm ? (size_t)(qm - uri) : strlen(uri);
-	char path[128], err[256];
+	char path[128], err[256], secret[FW_AUTH_SECRET_MAX + 1];
+	const char *why = NULL, *operator;
+	bool asked = false;
 	const struct route *rt = NULL;
 	int get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
 	struct fw_form q;
@@ -406,6 +502,23 @@ route(struct fw_http *h, struct MHD_Connection *c, struct req *r, const char *me
 		fw_form_free(&f);
 		return rc;
 	}
+	if (strcmp(path, "/health") == 0) {
+		fw_form_free(&q);
+		return health(h, c);
+	}
+	if (read_right(h, c, secret, sizeof(secret), &asked, &why) != 0) {
+		fw_form_free(&q);
+		return read_challenge(c, path, why);
+	}
+	operator = asked ? secret : NULL;
+	if (operator != NULL && (strcmp(path, "/") == 0 || strcmp(path, "/metrics") == 0 ||
+				 strcmp(path, "/api/status") == 0 ||
+				 strcmp(path, "/api/counters") == 0) &&
+	    operator_ok(h, c, path, operator, &rc) != 0) {
+		explicit_bzero(secret, sizeof(secret));
+		fw_form_free(&q);
+		return rc;
+	}
 	if (strcmp(path, "/") == 0 || strcmp(path, "/api/status") == 0)
 		rc = page_status(h, c, path[1] == 'a', h->auth.csrf);
 	else if (strcmp(path, "/api/counters") == 0)
@@ -413,7 +526,8 @@ route(struct fw_http *h, struct MHD_Connection *c, struct req *r, const char *me
 	else if (strcmp(path, "/metrics") == 0)
 		rc = metrics(h, c);
 	else
-		rc = page_read(h, c, path, &q, NULL, NULL, 0);
+		rc = page_read(h, c, path, &q, operator, NULL, NULL, 0);
+	explicit_bzero(secret, sizeof(secret));
 	fw_form_free(&q);
 	return rc;
 }
@@ -572,12 +686,14 @@ daemon_on(struct fw_http *h, int v6, enum MHD_OPTION where, int fd, struct socka
 
 int
 fw_http_start(struct fw_http *h, const char *const *addrs, const int *fds, unsigned int n,
-	      const char *ctl_path, struct fw_sample *sample, char *err, size_t errlen)
+	      const char *ctl_path, const char *read_secret, struct fw_sample *sample, char *err,
+	      size_t errlen)
 {
 	int rc;
 
 	memset(h, 0, sizeof(*h));
 	h->ctl_path = ctl_path;
+	h->read_secret = read_secret;
 	h->sample = sample;
 	if (n > FW_HTTP_LISTEN_MAX) {
 		snprintf(err, errlen, "--listen: more than %d addresses", FW_HTTP_LISTEN_MAX);

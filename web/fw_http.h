@@ -12,17 +12,30 @@
  * not application/x-www-form-urlencoded, 421 for a Host not one of the
  * --listen addresses (DNS rebinding), 403 for a change with a bad CSRF
  * token or without this origin in Origin/Referer, 401 (WWW-Authenticate:
- * Basic) for a change without the operator's secret or with one flowcutd
+ * Basic) for a read or a change without its credential or with one
  * refused, 502 when flowcutd did not answer.
  *
+ *   GET  /health                                   "ok", or 503: flowcutd not answering (open)
  *   GET  /  /conns  /cuts  /settings              the pages (fw_html)
  *   GET  /metrics                                  Prometheus (fw_metrics)
  *   GET  /api/status /api/counters /api/conns /api/cuts /api/settings   JSON
  *   POST /conns/cut /settings                      changes (fw_auth)
  *
+ * Reads need a right, as the control socket's do (flowcut-web is in
+ * control_read_group; what it re-serves would otherwise be any local
+ * user's): every path but /health asks for HTTP Basic authentication, its
+ * password the read credential (read_secret's file, FC_READ_SECRET_PATH,
+ * judged here by fc_secret_check_reader each request: a new one takes
+ * effect at once; flowcutd never sees it) or the operator's secret (not
+ * ours to read: it goes to flowcutd as `auth SECRET` with the read, or
+ * with a `status` for a page drawn from the sampler, and a refusal is
+ * 401).  Prometheus scrapes /metrics with the read credential, from a
+ * file of its own (docs/web.md).
+ *
  * A read asks flowcutd at most once (fw_ctl, bounded in time, one request
- * of the process at a time): / and /metrics ask nothing (the sampler's
- * figures, fw_sample), the others one request each.  A change asks twice:
+ * of the process at a time): / and /metrics ask nothing on the read
+ * credential (the sampler's figures, fw_sample), the others one request
+ * each.  A change asks twice:
  * the change, then its page read again, answered directly (200, or 400
  * for a refused value, its reason beside its field): no session keeps
  * what flowcutd said for a later GET, so there is no 303 (a reload
@@ -72,6 +85,8 @@ struct MHD_Daemon;
 
 struct fw_http {
 	const char *ctl_path;
+	const char *read_secret;	/* the read credential's file */
+	unsigned int read_said;		/* its file refused: said once (atomic) */
 	struct fw_sample *sample;
 	struct fw_auth auth;		/* the CSRF token, the Host values (read-only once started) */
 	struct MHD_Daemon *d[FW_HTTP_LISTEN_MAX];
@@ -85,10 +100,12 @@ struct fw_http {
  * someone else (systemd's socket activation, the lab's keeper), each at
  * its addrs[i] (the Host check's).  0, or -EINVAL (an address not
  * ADDR:PORT, err says which) or -EADDRNOTAVAIL (MHD could not listen
- * there) with err naming it; then nothing is left listening.
+ * there) with err naming it; then nothing is left listening.  read_secret:
+ * the read credential's file (its path kept, not copied).
  */
 int fw_http_start(struct fw_http *h, const char *const *addrs, const int *fds, unsigned int n,
-		  const char *ctl_path, struct fw_sample *sample, char *err, size_t errlen);
+		  const char *ctl_path, const char *read_secret, struct fw_sample *sample,
+		  char *err, size_t errlen);
 void fw_http_stop(struct fw_http *h);
 
 #endif

@@ -453,6 +453,14 @@ fd_ctl_allowed(const struct fd_ctl_access *a, const struct fd_ctl_peer *p, enum 
 			 (unsigned int)p->uid, ops[op].word);
 		return -EACCES;
 	}
+	if (v == FC_SECRET_WRONG || v == FC_SECRET_REFUSED) {
+		/* a read on a secret: served for someone who gave it (the page's operator) */
+		snprintf(why, len, v == FC_SECRET_WRONG ? "uid %u: the secret is wrong (a read "
+			 "that carries one is served only when it is right)" : "uid %u: no secret "
+			 "is accepted now: the secret file is missing or refused (flowcutd's log "
+			 "says why)", (unsigned int)p->uid);
+		return -EACCES;
+	}
 	if (!a->read_group) {
 		snprintf(why, len, "uid %u is not root and no control_read_group is set",
 			 (unsigned int)p->uid);
@@ -878,6 +886,7 @@ serve_one(struct fd_ctl *c, int s)
 	gid_t groups[FD_CTL_GROUPS], *more = NULL;
 	struct fd_ctl_peer peer;
 	struct fd_ctl_req r;
+	enum fc_secret_verdict v;
 	struct ucred cr;
 	ssize_t n;
 	int rc;
@@ -906,9 +915,10 @@ serve_one(struct fd_ctl *c, int s)
 		snprintf(ans, sizeof(ans), "error refused: %s\n", err);
 	} else if (fd_ctl_parse(req, (size_t)n, &r, err, sizeof(err)) != 0) {
 		snprintf(ans, sizeof(ans), "error %s\n", err);
-	} else if (fd_ctl_allowed(&c->acc, &peer, r.op, secret_of(c, &r), err,
+	} else if (fd_ctl_allowed(&c->acc, &peer, r.op, (v = secret_of(c, &r)), err,
 				  sizeof(err)) != 0) {
-		c->auth_refused += ops[r.op].secret;
+		/* refused for its secret: a change's, or a read's that came with a wrong one */
+		c->auth_refused += ops[r.op].secret || v == FC_SECRET_WRONG || v == FC_SECRET_REFUSED;
 		refused(c, &cr, err);
 		snprintf(ans, sizeof(ans), "error refused: %s\n", err);
 	} else {

@@ -74,7 +74,10 @@
  * `cut-conn`, are root's, or any peer's whose message starts with the
  * line `auth SECRET` where SECRET is the secret file's (fc_secret.h; the
  * access's secret_path); every other change (`resync`: the page never
- * sends it) is root's alone, whatever secret comes (issue 18's review).  fd_ctl_allowed stays
+ * sends it) is root's alone, whatever secret comes.  A read that
+ * carries an `auth` line (the page asks for an operator who gave it the
+ * secret) is refused unless the secret is right, whatever the peer's
+ * group: the page serves a read on it.  fd_ctl_allowed stays
  * pure: the secret's verdict (fc_secret_check's, made by fd_ctl_serve
  * only when an `auth` line came) is its input.  A peer that may not read
  * is still refused unparsed unless its message starts with `auth `: the

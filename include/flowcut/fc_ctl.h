@@ -28,7 +28,9 @@
  *                                      repeatable key set whole; no line: cleared)
  *            a change from a peer not root: its message starts with the line
  *            "auth SECRET\n" (FC_WEB_SECRET_PATH's 64 hex digits), the
- *            request after it in the same message
+ *            request after it in the same message; a read may carry it
+ *            too (the page's, for an operator it asks on behalf of): a
+ *            wrong one is refused whoever asks, as a change's would be
  *   answer   "ok TEXT\n" or "error TEXT\n"; status's, why's, triggers' and
  *            the page's TEXT is one JSON object;
  *            a peer without the right: "error refused: uid U is not root ..."
@@ -44,6 +46,12 @@
 #define FC_CTL_MAX 4096	/* a request, bytes: a settings-set of a list (issue 18) */
 /* The operator's secret: a change from a peer not root (fc_secret.h, issue 18) */
 #define FC_WEB_SECRET_PATH "/etc/flowcut/web.secret"
+/*
+ * The page's read credential: what opens flowcut-web's reads and /metrics
+ * without the operator's secret (fc_secret_check_reader; flowcut-web
+ * judges it, flowcutd never sees it)
+ */
+#define FC_READ_SECRET_PATH "/etc/flowcut/read.secret"
 #define FC_CTL_ANS_MAX 65536	/* an answer, bytes: triggers, a source a line (320 at most), in one message */
 
 #endif

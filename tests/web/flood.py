@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # A request flood and slow clients against an HTTP server (flowcut-web):
 #   flood.py HOST PORT [--path P]... [--requests N] [--at-once C] [--slow S]
-#            [--within SECONDS] [--hold SECONDS]
+#            [--within SECONDS] [--hold SECONDS] [--secret FILE]
 # First S slow clients connect and send half a request ("GET / HTTP/1.1\r\n
 # Host: x\r\n", no blank line) and wait; then N requests (the paths in
 # turn), C at a time, each on its own connection, read to its close; then
@@ -9,11 +9,16 @@
 # open) and let go.  Prints one JSON line: {"codes": {"200": n, "503": n},
 # "unanswered": n (closed or reset without a status line), "timed_out": n,
 # "seconds": s, "p99_ms": ms, "slow_closed": n, "slow_answered": n,
-# "slow_open": n}.  Exit 0 always: the caller judges.
+# "slow_open": n}.  Exit 0 always: the caller judges.  --secret: each
+# request carries HTTP Basic authentication, the file's first line the
+# password (flowcut-web's reads ask for one).
 import argparse
 import asyncio
+import base64
 import json
 import time
+
+auth = ""
 
 
 def host_hdr(host, port):
@@ -25,7 +30,7 @@ async def one(host, port, path, within, lat, codes, bad):
     t0 = time.monotonic()
     try:
         r, w = await asyncio.wait_for(asyncio.open_connection(host, port), within)
-        w.write(("GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" % (path, host_hdr(host, port))).encode())
+        w.write(("GET %s HTTP/1.1\r\nHost: %s\r\n%sConnection: close\r\n\r\n" % (path, host_hdr(host, port), auth)).encode())
         await w.drain()
         data = await asyncio.wait_for(r.read(), within)
         w.close()
@@ -60,7 +65,13 @@ async def main():
     ap.add_argument("--slow", type=int, default=0)
     ap.add_argument("--within", type=float, default=20.0)
     ap.add_argument("--hold", type=float, default=0.0)
+    ap.add_argument("--secret")
     a = ap.parse_args()
+    if a.secret:
+        global auth
+        with open(a.secret) as f:
+            pw = f.readline().strip()
+        auth = "Authorization: Basic %s\r\n" % base64.b64encode(("reader:" + pw).encode()).decode()
     paths = a.path or ["/api/status"]
     slows = []
     for _ in range(a.slow):

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # A tiny flowcutd control-socket peer for tests/web/test_web.sh: answers
 # issue 18's requests (t18-proto.md) with fixed documents, one request per
-# connection (unix SEQPACKET), as flowcutd does; the secret "s3cret".
+# connection (unix SEQPACKET), as flowcutd does; the operator's secret
+# "s3cret" (a change needs it; a read that carries another is refused).
 # Each connection on its own thread; `conns 999 ...` is answered 1.5 s late
 # (a slow answer of flowcutd, under flowcut-web's 2 s bound), `conns 998`
 # 0.3 s late.  The most requests it saw in flight at once is written to
@@ -77,6 +78,10 @@ def answer(c):
             a = "error idle_timeout: not a number of seconds: " + words[2]
         else:
             a = "ok " + json.dumps({"key": words[1], "value": " ".join(words[2:])})
+    elif secret is not None and secret != "s3cret":	# a read on a secret: served on the right one
+        a = "error refused: uid 1: the secret is wrong (a read that carries one is served only when it is right)"
+    elif verb == "status":
+        a = "ok " + json.dumps({"gate": True})
     elif verb == "conns":
         if words[1] == "999":
             time.sleep(1.5)

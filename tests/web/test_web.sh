@@ -3,6 +3,8 @@
 # control-socket peer (tests/web/peer.py: the other side of t18-proto.md,
 # answering its documents), asked with curl, /metrics checked by Debian's
 # promtool, the status page drawn by headless Chromium.  No root needed.
+# Every read carries the read credential ($dir/read.secret, HTTP Basic) but
+# the cases that show it is asked for.
 # Output: one "ok - NAME", "not ok - NAME" or "ok - NAME # SKIP why" line a
 # case (tests/run.sh reads it as a cmocka suite).
 # FC_PROGS: where flowcut-web is (default $BUILD, or build).
@@ -24,32 +26,60 @@ is() { # name want got
 code() { curl -s -o "$dir/body" -w '%{http_code}' "$@"; }
 
 [ -x "$web" ] || { no "flowcut-web built ($web)"; exit 1; }
+# the read credential (the installer's /etc/flowcut/read.secret): this user's, 0600
+rsec=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
+(umask 077; printf '%s\n' "$rsec" >"$dir/read.secret")
+R=(-u "reader:$rsec")	# a read's credential: HTTP Basic, the password
 python3 "$here/peer.py" "$dir/ctl.sock" & pids+=($!)
 for _ in $(seq 50); do [ -S "$dir/ctl.sock" ] && break; sleep 0.1; done
-"$web" --listen "127.0.0.1:$port" --listen "[::1]:$port" --control "$dir/ctl.sock" 2>"$dir/web.err" &
+"$web" --listen "127.0.0.1:$port" --listen "[::1]:$port" --control "$dir/ctl.sock" \
+	--read-secret "$dir/read.secret" 2>"$dir/web.err" &
 pids+=($!)
-for _ in $(seq 50); do curl -s -o /dev/null "$U/api/status" && break; sleep 0.1; done
+for _ in $(seq 50); do curl -s -o /dev/null "$U/health" && break; sleep 0.1; done
 sleep 2.2	# two samples: rates
 
-for p in / /conns /cuts /settings /metrics /api/status /api/counters "/api/conns?addr=10.0.0.2" /api/cuts /api/settings; do
-	is "GET $p: 200" 200 "$(code "$U$p")"
+paths=(/ /conns /cuts /settings /metrics /api/status /api/counters "/api/conns?addr=10.0.0.2" /api/cuts /api/settings)
+for p in "${paths[@]}"; do
+	is "GET $p: 200" 200 "$(code "${R[@]}" "$U$p")"
 done
-is "GET over IPv6 ([::1]): 200" 200 "$(code "http://[::1]:$port/api/status")"
+# reads need a right: every path but /health, without one or with a wrong one, 401
+is "GET /health, no credential: 200" 200 "$(code "$U/health")"
+is "GET /health says ok, and nothing more" ok "$(cat "$dir/body")"
+for p in "${paths[@]}"; do
+	is "GET $p, no credential: 401" 401 "$(code "$U$p")"
+	is "GET $p, a wrong password (flowcutd refuses it): 401" 401 "$(code -u reader:wrong "$U$p")"
+done
+grep -q "reads ask for the read credential" "$dir/body" && ok "the 401 says what a read asks for" ||
+	no "the 401 says what a read asks for" "$(cat "$dir/body")"
+for p in / /conns /metrics /api/counters; do
+	is "GET $p on the operator's secret (flowcutd judges it): 200" 200 "$(code -u operator:s3cret "$U$p")"
+done
+grep -qF "'auth s3cret\\nconns 0 " "$dir/ctl.sock.log" && grep -qF "'auth s3cret\\nstatus\\n'" "$dir/ctl.sock.log" &&
+	ok "the operator's secret went to flowcutd with the read, or with a status for a sampler's page" ||
+	no "the operator's secret went to flowcutd with the read" "$(tail -5 "$dir/ctl.sock.log")"
+grep -q "$rsec" "$dir/ctl.sock.log" && no "the read credential never reaches flowcutd" || ok "the read credential never reaches flowcutd"
+chmod 0644 "$dir/read.secret"
+is "the read credential's file readable by all: refused (401)" 401 "$(code "${R[@]}" "$U/api/status")"
+grep -q "read.secret: mode 0644" "$dir/web.err" && ok "flowcut-web says why the read credential's file is refused" ||
+	no "flowcut-web says why the read credential's file is refused" "$(cat "$dir/web.err")"
+chmod 0600 "$dir/read.secret"
+is "fixed, taken again at the next request: 200" 200 "$(code "${R[@]}" "$U/api/status")"
+is "GET over IPv6 ([::1]): 200" 200 "$(code "${R[@]}" "http://[::1]:$port/api/status")"
 is "an unknown path: 404" 404 "$(code "$U/nope")"
 is "PUT /: 405" 405 "$(code -X PUT "$U/")"
 is "GET /conns/cut (a change by GET): 405" 405 "$(code "$U/conns/cut")"
 is "a query with a bad escape: 400" 400 "$(code "$U/conns?addr=%zz")"
 grep -q "bad escape" "$dir/body" && ok "the 400 names the bad escape" || no "the 400 names the bad escape" "$(cat "$dir/body")"
 is "a query with a key twice: 400" 400 "$(code "$U/conns?a=1&a=2")"
-is "a filter with a space (a second word): 400" 400 "$(code "$U/conns?addr=1.2.3.4+x")"
+is "a filter with a space (a second word): 400" 400 "$(code "${R[@]}" "$U/conns?addr=1.2.3.4+x")"
 head -c 20000 /dev/zero | tr '\0' a >"$dir/big"
 is "a POST of 20,000 bytes: 413" 413 "$(code --data-binary @"$dir/big" "$U/settings")"
 is "a POST not urlencoded: 415" 415 "$(code -H 'Content-Type: text/plain' --data-binary x "$U/settings")"
 O=(-H "Origin: $U")	# every POST of a browser's carries Origin; without one: 403
 A=(-u operator:s3cret)	# the operator's secret: HTTP Basic, the password
-csrf=$(curl -s "$U/settings" | grep -o 'name="csrf" value="[0-9a-f]*' | head -1 | sed 's/.*value="//')
+csrf=$(curl -s "${R[@]}" "$U/settings" | grep -o 'name="csrf" value="[0-9a-f]*' | head -1 | sed 's/.*value="//')
 is "the settings form carries a 32-digit CSRF token" 32 "${#csrf}"
-curl -s "$U/settings" | grep -q "changes ask for the operator's secret" && ok "the page says changes ask for the secret" ||
+curl -s "${R[@]}" "$U/settings" | grep -q "changes ask for the operator's secret" && ok "the page says changes ask for the secret" ||
 	no "the page says changes ask for the secret"
 is "GET /login (no login any more): 404" 404 "$(code "$U/login")"
 is "a POST without Authorization: 401" 401 "$(code "${O[@]}" -D "$dir/hdr" -d "csrf=$csrf&key=idle_timeout&value=3" "$U/settings")"
@@ -68,12 +98,12 @@ is "a change with a bad CSRF token: 403" 403 "$(code "${A[@]}" "${O[@]}" -d 'csr
 # the review's theft: a page on 127.0.0.1:8000 holding a cookie of 127.0.0.1's; a cookie is no credential now
 is "the cross-port theft: a cookie, the token, Origin, no secret: 401" 401 "$(code "${O[@]}" -H 'Cookie: fcweb=0123456789abcdef0123456789abcdef' \
 	-d "csrf=$csrf&id=7" "$U/conns/cut")"
-curl -s -D "$dir/hdr" -o /dev/null "$U/settings"
+curl -s "${R[@]}" -D "$dir/hdr" -o /dev/null "$U/settings"
 grep -qi '^set-cookie' "$dir/hdr" && no "no cookie set" "$(cat "$dir/hdr")" || ok "no cookie set"
 is "a foreign Host (DNS rebinding): 421" 421 "$(code -H 'Host: evil.example:'"$port" "$U/api/settings")"
 is "a foreign Host on a POST: 421" 421 "$(code "${A[@]}" -H 'Host: evil.example' -H 'Origin: http://evil.example' -d "csrf=$csrf&id=7" "$U/conns/cut")"
-is "Host localhost:PORT: 200" 200 "$(code "http://localhost:$port/api/status")"
-is "Host [::1]:PORT: 200" 200 "$(code "http://[::1]:$port/api/status")"
+is "Host localhost:PORT: 200" 200 "$(code "${R[@]}" "http://localhost:$port/api/status")"
+is "Host [::1]:PORT: 200" 200 "$(code "${R[@]}" "http://[::1]:$port/api/status")"
 is "a refused value: 400" 400 "$(code "${A[@]}" "${O[@]}" -d "csrf=$csrf&key=idle_timeout&value=abc" "$U/settings")"
 grep -q 'refused: not a number of seconds: abc' "$dir/body" &&
 	ok "the refusal's reason beside its field" || no "the refusal's reason beside its field" "$(cat "$dir/body")"
@@ -87,7 +117,7 @@ grep -q 'cut connection 7' "$dir/body" && ok "the connections page says it was c
 rm -f "$dir/ctl.sock.busy"
 t0=$(date +%s.%N)
 cc=()
-for i in 1 2 3 4 5; do curl -s -o "$dir/c$i" -w '%{http_code}\n' "$U/api/conns?from=998" >"$dir/cc$i" & cc+=($!); done
+for i in 1 2 3 4 5; do curl -s "${R[@]}" -o "$dir/c$i" -w '%{http_code}\n' "$U/api/conns?from=998" >"$dir/cc$i" & cc+=($!); done
 wait "${cc[@]}"
 t1=$(date +%s.%N)
 codes=$(cat "$dir"/cc* | sort | uniq -c | tr -s ' ')
@@ -96,18 +126,18 @@ is "flowcutd saw at most one request in flight" 1 "$(cat "$dir/ctl.sock.busy")"
 awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b - a >= 1.45) }' && ok "5 slow conns pages took 5 x 0.3 s, one after another" ||
 	no "5 slow conns pages one after another" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }') s"
 if command -v promtool >/dev/null; then
-	curl -s "$U/metrics" >"$dir/metrics"
+	curl -s "${R[@]}" "$U/metrics" >"$dir/metrics"
 	if out=$(promtool check metrics <"$dir/metrics" 2>&1); then ok "promtool check metrics"; else no "promtool check metrics" "$out"; fi
 else
 	echo "ok $((n += 1)) - promtool check metrics # SKIP no promtool (Debian's prometheus)"
 fi
 if command -v chromium >/dev/null; then
 	timeout 60 chromium --headless --no-sandbox --disable-gpu --user-data-dir="$dir/chr" \
-		--screenshot="$dir/status.png" --window-size=1280,900 "$U/" >/dev/null 2>&1
+		--screenshot="$dir/status.png" --window-size=1280,900 "http://reader:$rsec@127.0.0.1:$port/" >/dev/null 2>&1
 	sz=$(stat -c %s "$dir/status.png" 2>/dev/null || echo 0)
 	[ "$sz" -gt 20000 ] && ok "headless Chromium draws the status page ($sz bytes)" || no "headless Chromium draws the status page" "png of $sz bytes"
 	timeout 60 chromium --headless --no-sandbox --disable-gpu --user-data-dir="$dir/chr" \
-		--dump-dom "$U/" 2>/dev/null >"$dir/dom"
+		--dump-dom "http://reader:$rsec@127.0.0.1:$port/" 2>/dev/null >"$dir/dom"
 	grep -q '<polyline' "$dir/dom" && ok "the status page's DOM holds the graph" || no "the status page's DOM holds the graph"
 	[ -n "${FW_SCREENSHOT:-}" ] && cp "$dir/status.png" "$FW_SCREENSHOT"
 else
@@ -115,21 +145,21 @@ else
 fi
 # one slow answer of flowcutd (the peer's conns 999: 1.5 s) holds one of the pool's threads and
 # fw_ctl's turn, not the address: / and /metrics ask flowcutd nothing (the sampler's figures)
-curl -s -o /dev/null "$U/api/conns?from=999" & slowpid=$!
+curl -s "${R[@]}" -o /dev/null "$U/api/conns?from=999" & slowpid=$!
 sleep 0.2
-t=$(curl -s -o /dev/null -w '%{time_total}' "$U/metrics")
+t=$(curl -s "${R[@]}" -o /dev/null -w '%{time_total}' "$U/metrics")
 wait "$slowpid"
 awk -v t="$t" 'BEGIN { exit !(t < 0.5) }' && ok "a slow flowcutd answer does not hold /metrics (${t} s)" ||
 	no "a slow flowcutd answer does not hold /metrics" "/metrics took $t s while /api/conns waited"
 # a flood (2,000 requests, 64 at a time) and slow clients (half a request, then silence)
 wpid=${pids[1]}
 fl=$(python3 "$here/flood.py" 127.0.0.1 "$port" --path /api/status --path /metrics --path "/api/conns?from=0" \
-	--requests 2000 --at-once 64 --within 20)
+	--requests 2000 --at-once 64 --within 20 --secret "$dir/read.secret")
 echo "# the flood: $fl"
 python3 -c 'import json,sys; r = json.loads(sys.argv[1]); sys.exit(not (r["unanswered"] == 0 and r["timed_out"] == 0 and
 	sum(r["codes"].values()) == 2000 and r["codes"].get("200", 0) == 2000 and r["seconds"] < 20))' "$fl" &&
 	ok "a flood of 2,000 requests, 64 at a time: each answered 200 within 20 s" || no "a flood of 2,000 requests, 64 at a time" "$fl"
-fl=$(python3 "$here/flood.py" 127.0.0.1 "$port" --slow 200 --path /api/status --requests 1000 --at-once 64 --within 20)
+fl=$(python3 "$here/flood.py" 127.0.0.1 "$port" --slow 200 --path /api/status --requests 1000 --at-once 64 --within 20 --secret "$dir/read.secret")
 echo "# 200 slow clients, then 1,000 requests 64 at a time: $fl"
 python3 -c 'import json,sys; r = json.loads(sys.argv[1]); c = r["codes"]; sys.exit(not (r["unanswered"] == 0 and
 	r["timed_out"] == 0 and sum(c.values()) == 1000 and set(c) <= {"200", "503"} and c.get("503", 0) > 0 and
@@ -146,7 +176,7 @@ cap=65536	# 64 MiB; ASan's shadow and quarantine take their own (73 MB seen): 25
 ldd "$web" 2>/dev/null | grep -q libasan && cap=262144
 [ "${hwm:-999999}" -lt "$cap" ] && ok "flowcut-web's memory bounded: peak ${hwm} kB < $((cap / 1024)) MiB" ||
 	no "flowcut-web's memory bounded" "VmHWM ${hwm:-?} kB, the bound $cap kB"
-is "after the floods, GET /: 200" 200 "$(code "$U/")"
+is "after the floods, GET /: 200" 200 "$(code "${R[@]}" "$U/")"
 is "after the floods, flowcutd still saw at most one request in flight" 1 "$(cat "$dir/ctl.sock.busy")"
 # not kill -0: flowcut-web is this script's child, and one that crashed
 # stays a zombie, which kill -0 finds, until it is waited for

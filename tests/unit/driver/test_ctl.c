@@ -329,6 +329,18 @@ test_allowed_rows(void **state)
 		/* a secret opens no read: reads stay the read group's */
 		{ false, NOBODY, NOBODY, 0, NULL, FD_CTL_CONNS,
 		  "uid 65534 is not root and no control_read_group is set", FC_SECRET_RIGHT },
+		/*
+		 * a read carrying a secret (the page's, for its operator): served only on the
+		 * right one, whatever the peer's group; root needs none
+		 */
+		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_CONNS, NULL, FC_SECRET_RIGHT },
+		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_STATUS,
+		  "uid 65534: the secret is wrong (a read that carries one is served only when it "
+		  "is right)", FC_SECRET_WRONG },
+		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_SETTINGS,
+		  "uid 65534: no secret is accepted now: the secret file is missing or refused "
+		  "(flowcutd's log says why)", FC_SECRET_REFUSED },
+		{ false, 0, 0, 0, NULL, FD_CTL_CONNS, NULL, FC_SECRET_WRONG },
 		/* root needs none, and a wrong one does not refuse it */
 		{ false, 0, 0, 0, NULL, FD_CTL_SETTINGS_SET, NULL, FC_SECRET_NONE },
 		{ false, 0, 0, 0, NULL, FD_CTL_SETTINGS_SET, NULL, FC_SECRET_WRONG },
@@ -638,6 +650,21 @@ test_secret_rows(void **state)
 		{ "a second line", SECRET "\n" SECRET "\n", 0600, 0, SECRET, FC_SECRET_REFUSED },
 		{ "empty", "", 0600, 0, SECRET, FC_SECRET_REFUSED },
 	};
+	/* a read credential (fc_secret_check_reader): its group may read, nothing more */
+	static const struct {
+		const char *what;
+		mode_t mode;
+		uid_t uid;
+		enum fc_secret_verdict v;
+	} readers[] = {
+		{ "0640 root", 0640, 0, FC_SECRET_RIGHT },
+		{ "0600 root", 0600, 0, FC_SECRET_RIGHT },
+		{ "0600, the caller's own", 0600, 0, FC_SECRET_RIGHT },	/* euid 0 here */
+		{ "0660: group may write", 0660, 0, FC_SECRET_REFUSED },
+		{ "0644: others may read", 0644, 0, FC_SECRET_REFUSED },
+		{ "0641", 0641, 0, FC_SECRET_REFUSED },
+		{ "0640 nobody's", 0640, NOBODY, FC_SECRET_REFUSED },
+	};
 	char path[160], why[256], hex[FC_SECRET_HEX + 1];
 	struct stat st;
 	FILE *f;
@@ -662,6 +689,24 @@ test_secret_rows(void **state)
 						 sizeof(why)), rows[i].v);
 		if (rows[i].v == FC_SECRET_REFUSED)
 			assert_non_null(strstr(why, path));	/* said, with the path */
+	}
+	for (size_t i = 0; i < sizeof(readers) / sizeof(readers[0]); i++) {
+		print_message("reader %zu: %s\n", i, readers[i].what);
+		unlink(path);
+		f = fopen(path, "w");
+		assert_non_null(f);
+		fputs(SECRET "\n", f);
+		fclose(f);
+		assert_int_equal(chmod(path, readers[i].mode), 0);
+		assert_int_equal(chown(path, readers[i].uid, 0), 0);
+		why[0] = '\0';
+		assert_int_equal(fc_secret_check_reader(path, SECRET, FC_SECRET_HEX, why,
+							sizeof(why)), readers[i].v);
+		assert_int_equal(fc_secret_check(path, SECRET, FC_SECRET_HEX, why, sizeof(why)),
+				 readers[i].mode == 0600 && readers[i].uid == 0 ? FC_SECRET_RIGHT :
+				 FC_SECRET_REFUSED);
+		assert_int_equal(fc_secret_check_reader(path, "wrong", 5, why, sizeof(why)),
+				 readers[i].v == FC_SECRET_RIGHT ? FC_SECRET_WRONG : FC_SECRET_REFUSED);
 	}
 	/* made when missing: 0600 root, 64 hex digits; never over one there */
 	unlink(path);
@@ -711,6 +756,10 @@ test_nobody_with_secret(void **state)
 		{ "right secret, a read: not opened by it", 0600, 0, NOBODY,
 		  "auth " SECRET "\ncounters\n",
 		  "error refused: uid 65534 is not root and no control_read_group is set\n", false },
+		{ "wrong secret, a read: refused, counted", 0600, 0, NOBODY,
+		  "auth " SECRET "0\ncounters\n",
+		  "error refused: uid 65534: the secret is wrong (a read that carries one is served "
+		  "only when it is right)\n", false },
 		{ "the file 0644: no secret works", 0644, 0, NOBODY,
 		  "auth " SECRET "\nsettings-set offload off\n",
 		  "error refused: uid 65534 is not root and no secret is accepted now: the secret "
@@ -754,8 +803,8 @@ test_nobody_with_secret(void **state)
 		assert_int_equal(handled - before, rows[i].handled ? 1 : 0);
 		/* counted: a change refused for its secret (not one refused unparsed) */
 		assert_int_equal(auth_refused, !rows[i].handled && strstr(rows[i].req, "auth ") &&
-				 !strstr(rows[i].req, "counters") && !strstr(rows[i].req, "resync") ?
-				 1 : 0);
+				 !strstr(rows[i].req, SECRET "\ncounters") &&
+				 !strstr(rows[i].req, "resync") ? 1 : 0);
 	}
 	unlink(secret);
 }
