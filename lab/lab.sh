@@ -52,9 +52,10 @@
 # nobody, which other daemons share) in the group flowcut-lab, which `up`
 # makes when the machine has none (and leaves: labs run side by side) and
 # names as the settings' control_read_group; its log is $run/web.log, the operator's
-# secret flowcutd writes is $run/web.secret (flowcutd --secret).  Open it with
-#   lab/lab.sh exec NAME host curl -s http://127.0.0.1:9842/
-#   lab/lab.sh exec NAME host chromium --headless --no-sandbox --dump-dom http://[::1]:9842/
+# secret flowcutd writes is $run/web.secret (flowcutd --secret), the read
+# credential (reads and /metrics) $run-web/read.secret.  Open it with
+#   lab/lab.sh exec NAME host curl -s -u "reader:$(cat /run/flowcut-lab/NAME-web/read.secret)" http://127.0.0.1:9842/
+#   lab/lab.sh exec NAME host chromium --headless --no-sandbox --dump-dom "http://reader:$(cat /run/flowcut-lab/NAME-web/read.secret)@[::1]:9842/"
 # (docs/lab.md: why no port of the machine is forwarded to it).
 # The inspector's parser, flowcut-inspect, runs in NAME-host as the system
 # user flowcut-lab-inspect (no group but its own, nothing to write), its
@@ -250,6 +251,18 @@ start_flowcutd() {
 	echo $! >"$run/flowcutd.pid"
 }
 
+# The page's read credential (what the installer writes to
+# /etc/flowcut/read.secret): $run-web/read.secret, root:flowcut-lab 0640 in
+# a folder of its own (root:flowcut-lab 0750: $run stays 0700), made once
+read_secret() {
+	install -d -m 0750 -g flowcut-lab "$run-web"
+	[ -s "$run-web/read.secret" ] && return 0
+	(umask 077; od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$run-web/read.secret.tmp" &&
+		echo >>"$run-web/read.secret.tmp")
+	chgrp flowcut-lab "$run-web/read.secret.tmp" && chmod 0640 "$run-web/read.secret.tmp" &&
+		mv "$run-web/read.secret.tmp" "$run-web/read.secret"
+}
+
 # flowcut-web as flowcut-lab-web, in the group flowcut-lab (the settings'
 # control_read_group), on sockets made by root first and handed in
 # (lab/sockkeep.py: what flowcut-web.socket does for the appliance), so no
@@ -257,12 +270,14 @@ start_flowcutd() {
 # flowcut-web's, web-keeper.pid the keeper's
 start_web() {
 	rm -f "$run/web.pid"
+	read_secret
 	ip netns exec "$name-host" python3 "$here/sockkeep.py" --listen 127.0.0.1:9842 --listen "[::1]:9842" \
 		--user flowcut-lab-web --group flowcut-lab --pidfile "$run/web.pid" -- \
-		"$BUILD/flowcut-web" --control "$run-ctl/flowcutd.sock" >>"$run/web.log" 2>&1 &
+		"$BUILD/flowcut-web" --control "$run-ctl/flowcutd.sock" --read-secret "$run-web/read.secret" \
+		>>"$run/web.log" 2>&1 &
 	echo $! >"$run/web-keeper.pid"
 	for _ in $(seq 50); do
-		ns host curl -s --max-time 2 -o /dev/null http://127.0.0.1:9842/login && return 0
+		ns host curl -s --max-time 2 -o /dev/null http://127.0.0.1:9842/health && return 0
 		sleep 0.1
 	done
 	echo "lab: flowcut-web does not answer on 127.0.0.1:9842" >&2
@@ -340,7 +355,7 @@ down() {
 	for r in client npu host server; do
 		ip netns del "$name-$r" 2>/dev/null || true
 	done
-	rm -rf "$run" "$run-ctl" "/var/run/dpdk/$name-npu"
+	rm -rf "$run" "$run-ctl" "$run-web" "/var/run/dpdk/$name-npu"
 }
 
 case "$cmd" in

@@ -32,7 +32,8 @@ window() { # web-pid [scrape]
 	[ "$1" != 0 ] && w0=$(ticks "$1")
 	f0=$(ticks "$fd")
 	if [ -n "${2:-}" ]; then
-		ex host bash -c "while :; do curl -s -o /dev/null http://127.0.0.1:9842/metrics; sleep 1; done" &
+		ex host bash -c "while :; do curl -s -o /dev/null -u reader:$(cat "$run-web/read.secret") \
+			http://127.0.0.1:9842/metrics; sleep 1; done" &
 		scr=$!
 	fi
 	sleep "$secs"

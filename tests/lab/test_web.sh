@@ -44,7 +44,10 @@ FLOOD_PY=$here/../web/flood.py	# tests/web/flood.py: a request flood, slow clien
 LAB_VARS="WEB_SHOTS U U6 FLOOD_PY"
 LAB_TIMES=1
 
-web() { ex host curl -s --max-time 10 "$@"; }
+# a read carries the read credential (HTTP Basic); a -u after it (a change's) stands instead
+rsec() { cat "$run-web/read.secret"; }
+web() { ex host curl -s --max-time 10 -u "reader:$(rsec)" "$@"; }
+bare() { ex host curl -s --max-time 10 "$@"; }	# no credential
 code() { web -o "$run/body" -w '%{http_code}' "$@"; }
 # the operator's secret (or $2) in $sec, for HTTP Basic; the form's CSRF token in $csrf
 login() { # base [secret]
@@ -57,10 +60,11 @@ post() { code -u "operator:$sec" -H "Origin: ${ORIGIN:-$1}" "${@:2}"; }	# base c
 chr() { # dump|shot url [name]
 	local a=(--headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir="$run/chr" "--window-size=1280,1100")
 	mkdir -p "$WEB_SHOTS"
+	local url=${2/#http:\/\//http://reader:$(rsec)@}	# the read credential in the URL
 	if [ "$1" = dump ]; then
-		ex host timeout 60 chromium "${a[@]}" --dump-dom "$2" 2>/dev/null
+		ex host timeout 60 chromium "${a[@]}" --dump-dom "$url" 2>/dev/null
 	else
-		ex host timeout 60 chromium "${a[@]}" --screenshot="$run/$3.png" "$2" >/dev/null 2>&1 &&
+		ex host timeout 60 chromium "${a[@]}" --screenshot="$run/$3.png" "$url" >/dev/null 2>&1 &&
 			cp "$run/$3.png" "$WEB_SHOTS/$3.png" && say "screenshot: $WEB_SHOTS/$3.png"
 	fi
 }
@@ -130,8 +134,10 @@ t_refused() {
 	local sum n0 n1 c
 	sum=$(md5sum <"$run/settings.conf")
 	login "$U" || return 1
-	c=$(code -H "Origin: $U" -d "csrf=$csrf&key=cut_in_hardware&value=off" "$U/settings")
+	c=$(bare -o "$run/body" -w '%{http_code}' -H "Origin: $U" -d "csrf=$csrf&key=cut_in_hardware&value=off" "$U/settings")
 	say "no secret (no Authorization): $c"; [ "$c" = 401 ] || return 1
+	c=$(code -H "Origin: $U" -d "csrf=$csrf&key=cut_in_hardware&value=off" "$U/settings")
+	say "the read credential, not the operator's secret: $c"; [ "$c" = 401 ] || return 1
 	c=$(code -u "operator:$sec" -d "csrf=$csrf&key=cut_in_hardware&value=off" "$U/settings")
 	say "no Origin: $c"; [ "$c" = 403 ] || return 1
 	c=$(code -u "operator:$sec" -H "Host: evil.example:9842" -H "Origin: http://evil.example:9842" \
@@ -188,7 +194,7 @@ t_trigger() {
 	udp_stream 198.18.1.2 100M 20
 	wait_for 60 stream_offloaded udp || { say "never offloaded"; conns; return 1; }
 	ex host nft add element inet filter blocked4 '{ 198.18.1.2 }' || return 1
-	wait_for 50 bash -c "$(declare -f ex web); L=$L lab=$lab U=$U; web '$U/api/conns?state=cut' | grep -q '\"trigger\": \"set\"'" ||
+	wait_for 50 bash -c "$(declare -f ex web rsec); L=$L lab=$lab U=$U run=$run; web '$U/api/conns?state=cut' | grep -q '\"trigger\": \"set\"'" ||
 		{ say "no cut connection by the set"; web "$U/api/conns"; return 1; }
 	dom=$(chr dump "$U/conns?state=cut")
 	printf '%s\n' "$dom" >"$WEB_SHOTS/conns-set.html"
@@ -220,8 +226,11 @@ t_prom() {
 	global: { scrape_interval: 1s, evaluation_interval: 1s }
 	scrape_configs:
 	  - job_name: flowcut-web
+	    basic_auth: { username: prometheus, password_file: $run/prom/flowcut.secret }
 	    static_configs: [ { targets: ["127.0.0.1:9842"] } ]
 	EOF
+	# Prometheus' own copy of the read credential (docs/web.md: Debian's prometheus)
+	install -m 0600 "$run-web/read.secret" "$run/prom/flowcut.secret"
 	ex host prometheus --config.file="$run/prom/prometheus.yml" --storage.tsdb.path="$run/prom/data" \
 		--web.listen-address=127.0.0.1:9090 >"$run/prom/log" 2>&1 &
 	flood 4 198.18.0.2 5202 || return 1
@@ -299,11 +308,12 @@ t_flood() {
 	# two rounds: the second's figures said, both checked
 	for round in 1 2; do
 		fl1=$(ex host python3 "$FLOOD_PY" 127.0.0.1 9842 --path /api/status --path /metrics \
-			--path "/api/conns?from=0" --path /api/cuts --path / --requests 2000 --at-once 64 --within 20)
+			--path "/api/conns?from=0" --path /api/cuts --path / --requests 2000 --at-once 64 --within 20 \
+			--secret "$run-web/read.secret")
 		fl2=$(ex host python3 "$FLOOD_PY" 127.0.0.1 9842 --slow 200 --path /api/counters \
-			--requests 1000 --at-once 64 --within 20)
+			--requests 1000 --at-once 64 --within 20 --secret "$run-web/read.secret")
 		fl3=$(ex host python3 "$FLOOD_PY" ::1 9842 --path "/api/conns?from=0" --path /api/counters \
-			--requests 2000 --at-once 64 --within 20)
+			--requests 2000 --at-once 64 --within 20 --secret "$run-web/read.secret")
 		[ "$round" = 1 ] && r1=("$fl1" "$fl2" "$fl3")
 	done
 	t1=$(date +%s%N) w1=$(counter FROM_WIRE_TO_WIRE_VERDICT_CUT_THRU)
@@ -365,7 +375,7 @@ sys.exit(1 if any("taken" in r for r in res) else 0)'
 		{ say "a fake server as nobody, flowcut-web just killed: $out"; return 1; }
 	say "a fake server as nobody, flowcut-web just killed: $out"
 	# the operator's request in the gap: kept in the socket, answered by the page when it is back
-	code=$(ex host curl -s --max-time 10 -o "$run/squat.body" -w '%{http_code}' "$U/")
+	code=$(web -o "$run/squat.body" -w '%{http_code}' "$U/")
 	pid2=$(cat "$run/web.pid")
 	say "the operator's request in the gap: $code, $(grep -c 'flowcut' "$run/squat.body" 2>/dev/null) lines naming flowcut;" \
 	    "flowcut-web pid $pid, then $pid2"
@@ -418,7 +428,38 @@ print(len(held), refused)' "$run-ctl/flowcutd.sock" 1000 >"$run/silent.out" 2>&1
 	[ "$p_during" -le $(( p_before + 1000 )) ] || { say "flowcutd's turns slowed past 1 ms more"; return 1; }
 }
 
+# No reads without a right (issue 30): as nobody (not in the read group,
+# no credential), every page and API path is 401 over 127.0.0.1 and
+# [::1], /health alone 200; a wrong password is 401 too; the read
+# credential and the operator's secret each open them; nobody cannot read
+# the read credential's file.
+t_nobody() {
+	local p c bad=0 asn=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+	local paths=(/ /conns /cuts /settings /metrics /api/status /api/counters "/api/conns?from=0" /api/cuts /api/settings)
+	for base in "$U" "$U6"; do
+		for p in "${paths[@]}"; do
+			c=$(ex host "${asn[@]}" curl -s --max-time 10 -o /dev/null -w '%{http_code}' "$base$p")
+			[ "$c" = 401 ] || { say "as nobody, $base$p: $c"; bad=1; }
+			c=$(ex host "${asn[@]}" curl -s --max-time 10 -o /dev/null -w '%{http_code}' -u nobody:guess "$base$p")
+			[ "$c" = 401 ] || { say "as nobody with a guess, $base$p: $c"; bad=1; }
+			c=$(code "$base$p")
+			[ "$c" = 200 ] || { say "the read credential, $base$p: $c"; bad=1; }
+		done
+		c=$(ex host "${asn[@]}" curl -s --max-time 10 -w ' %{http_code}' "$base/health")
+		[ "$c" = $'ok\n 200' ] || { say "as nobody, $base/health: $c"; bad=1; }
+	done
+	for p in / /conns /metrics; do
+		c=$(web -u "operator:$(cat "$run/web.secret")" -o /dev/null -w '%{http_code}' "$U$p")
+		[ "$c" = 200 ] || { say "the operator's secret, $p: $c"; bad=1; }
+	done
+	ex host "${asn[@]}" cat "$run-web/read.secret" >/dev/null 2>&1 && { say "nobody reads the read credential"; bad=1; }
+	say "as nobody: ${#paths[@]} paths x 2 addresses, each 401 without a credential and with a guess, 200 with" \
+	    "the read credential; /health 200; the operator's secret opens / /conns /metrics"
+	return $bad
+}
+
 tests=(
+	"no reads without a right: as nobody every page and API path 401 (no credential, a guess), /health 200; the read credential or the operator's secret 200|60|t_nobody"
 	"the status page's frames a second to the wire, two Chromium dumps of a lab stream (127.0.0.1, [::1]): > 0 and moving|90|t_status"
 	"the settings form turns Cut in hardware off and the IPS switch follows, on again; a bad value refused beside its field, the file unchanged|60|t_settings"
 	"a save with no secret, no Origin, a foreign Host, no CSRF token, another Origin or a wrong secret is refused, the file and the switch unchanged|60|t_refused"
