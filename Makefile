@@ -125,7 +125,7 @@ $(call program,flowcut-bench,     bench/flowcut-bench.c bench/bench_inspect.c, f
 $(call program,flowcut-fpdemo,    tools/flowcut-fpdemo.c,                 fastpath tests/lib dpdk,   )
 $(call program,flowcut-ctgen,     tools/flowcut-ctgen.c,                  tools driver/base,         -lmnl -lnetfilter_conntrack -lnfnetlink)
 $(call program,flowcut-inspect,   inspector/flowcut-inspect.c,            inspector inspect,         -lcrypto -lseccomp)
-$(call program,flowcut-web,       web/flowcut-web.c,                      web settings,              -lmicrohttpd -ljansson -lpthread)
+$(call program,flowcut-web,       web/flowcut-web.c,                      web settings,              -lmnl -lmicrohttpd -ljansson -lpthread)
 $(call program,flowcut-ctleave,   tools/flowcut-ctleave.c,                tools driver/base link,    -lmnl -lnetfilter_conntrack -lnfnetlink)
 $(call program,test_driver,       tests/integration/test_driver.c,        driver/cut driver/offload driver/nft driver/ct driver/path driver/port driver/cmd driver/base settings npu fastpath link tests/lib dpdk, -lcmocka -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson)
 $(call program,test_ct,           tests/integration/test_ct.c,            driver/ct driver/base tests/lib, -lcmocka -lmnl -lnetfilter_conntrack -lnfnetlink)
@@ -169,7 +169,7 @@ $(call unit,test_ctl,          tests/unit/driver/test_ctl.c,           driver/co
 $(call unit,test_ctstat,      tests/unit/driver/test_ctstat.c,        driver/ct,                               -lcmocka,                      conntrack's own figures from procfs: the stat file as rows$(comma) a folder of 1024 CPUs$(comma) this kernel's)
 $(call unit,test_counters,    tests/unit/driver/test_counters.c,      driver/control settings,                 -lcmocka -ljansson,            counters: the answer's document from gathered figures (every key$(comma) its type$(comma) a missing figure left out))
 $(call unit,test_ctgen,        tests/unit/test_ctgen.c,         tools driver/base,                       -lcmocka -lmnl -lnetfilter_conntrack -lnfnetlink, flowcut-ctgen: its command line$(comma) tuples$(comma) messages and acks)
-$(call unit,test_web,          tests/unit/web/test_web.c,              web settings,                            -lcmocka -ljansson -lmicrohttpd -lpthread, flowcut-web: forms$(comma) requests$(comma) Basic auth$(comma) Host and CSRF checks$(comma) metrics and pages from documents)
+$(call unit,test_web,          tests/unit/web/test_web.c,              web settings,                            -lmnl -lcmocka -ljansson -lmicrohttpd -lpthread, flowcut-web: forms$(comma) requests$(comma) Basic auth$(comma) Host and CSRF checks$(comma) metrics and pages from documents)
 $(call unit,test_rulecheck,    tests/unit/driver/test_rulecheck.c,     driver/nft tests/lib,                    -lcmocka -ljansson -lnftables, ruleset check: what offload bypasses)
 
 # The fuzz targets: tests/fuzz/fuzz_TARGET.c as fuzz_TARGET_replay (the corpus
@@ -194,7 +194,7 @@ $(call fuzz_target,quic,      tests/fuzz/fuzz_quic.c,      inspect tests/lib,   
 $(call fuzz_target,seg,       tests/fuzz/fuzz_seg.c,       inspect tests/lib fastpath,                        )
 $(call fuzz_target,frag,      tests/fuzz/fuzz_frag.c,      inspect tests/lib fastpath,                        )
 $(call fuzz_target,ctgen,     tests/fuzz/fuzz_ctgen.c,     tools driver/base,                                 -lmnl -lnetfilter_conntrack -lnfnetlink)
-$(call fuzz_target,webform,   tests/fuzz/fuzz_webform.c,   web settings,                                      -ljansson -lmicrohttpd -lpthread)
+$(call fuzz_target,webform,   tests/fuzz/fuzz_webform.c,   web settings,                                      -lmnl -ljansson -lmicrohttpd -lpthread)
 $(call fuzz_target,rulecheck, tests/fuzz/fuzz_rulecheck.c, driver/nft,                                        -ljansson -lnftables)
 
 # libFuzzer builds, $(BUILD)/fuzz/fuzz_<t>: fuzz_<t>_replay with the glue in

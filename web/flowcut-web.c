@@ -6,6 +6,7 @@
  * touches the link, nftables or conntrack (web/README.md).
  *
  *   flowcut-web [--listen ADDR:PORT]... [--control PATH] [--read-secret PATH]
+ *               [--reads-a-second N]
  *
  * Default 127.0.0.1:9842 and [::1]:9842, the control socket FC_CTL_PATH.
  * Its listening sockets are best made for it by root before any user can
@@ -23,6 +24,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -34,10 +36,12 @@ static void
 usage(FILE *f)
 {
 	fprintf(f, "usage: flowcut-web [--listen ADDR:PORT]... [--control PATH] [--read-secret PATH]\n"
+		   "                   [--reads-a-second N]\n"
 		   "  --listen ADDR:PORT  where to listen (repeatable; default 127.0.0.1:9842 and [::1]:9842)\n"
 		   "  --control PATH      flowcutd's control socket (default %s)\n"
-		   "  --read-secret PATH  the read credential, which opens reads and /metrics (default %s)\n",
-		FC_CTL_PATH, FC_READ_SECRET_PATH);
+		   "  --read-secret PATH  the read credential, which opens reads and /metrics (default %s)\n"
+		   "  --reads-a-second N  a client's reads that ask flowcutd, a second (twice at once; default %d)\n",
+		FC_CTL_PATH, FC_READ_SECRET_PATH, FW_GUARD_COSTLY_PER_S);
 }
 
 #define FIRST_FD 3	/* sd_listen_fds(3): the first socket handed in */
@@ -105,6 +109,7 @@ main(int argc, char **argv)
 		{"listen", required_argument, NULL, 'l'},
 		{"control", required_argument, NULL, 'c'},
 		{"read-secret", required_argument, NULL, 'r'},
+		{"reads-a-second", required_argument, NULL, 'R'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -112,6 +117,7 @@ main(int argc, char **argv)
 	char given[FW_HTTP_LISTEN_MAX][64];
 	int fds[FW_HTTP_LISTEN_MAX], nfd;
 	const char *ctl = FC_CTL_PATH, *read_secret = FC_READ_SECRET_PATH;
+	unsigned int reads_per_s = FW_GUARD_COSTLY_PER_S;
 	unsigned int nl = 0;
 	struct fw_sample sample;
 	struct fw_http http;
@@ -135,6 +141,21 @@ main(int argc, char **argv)
 		case 'r':
 			read_secret = optarg;
 			break;
+		case 'R': {
+			char *end;
+			unsigned long v;
+
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno != 0 || *end != '\0' || end == optarg || optarg[0] == '-' || v == 0 ||
+			    v > 1000000) {
+				fprintf(stderr, "flowcut-web: --reads-a-second %s: not a count from 1 "
+					"to 1000000\n", optarg);
+				return 1;
+			}
+			reads_per_s = (unsigned int)v;
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -152,6 +173,16 @@ main(int argc, char **argv)
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
 		fprintf(stderr, "flowcut-web: prctl(PR_SET_DUMPABLE, 0): %s\n", strerror(errno));
 		return 1;
+	}
+	{	/* a connection is two descriptors (MHD's, fw_guard's dup): room for the guard's bound */
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 4 * FW_GUARD_OPEN + 64) {
+			rl.rlim_cur = rl.rlim_max < 4 * FW_GUARD_OPEN + 64 ? rl.rlim_max : 4 * FW_GUARD_OPEN + 64;
+			if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+				fprintf(stderr, "flowcut-web: RLIMIT_NOFILE %lu: %s\n",
+					(unsigned long)rl.rlim_cur, strerror(errno));
+		}
 	}
 	nfd = handed_in(fds, given, FW_HTTP_LISTEN_MAX);
 	if (nfd < 0)
@@ -177,8 +208,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "flowcut-web: the sampler thread: %s\n", strerror(-o));
 		return 1;
 	}
-	if (fw_http_start(&http, listen, nfd > 0 ? fds : NULL, nl, ctl, read_secret, &sample, err,
-			  sizeof(err)) != 0) {
+	if (fw_http_start(&http, listen, nfd > 0 ? fds : NULL, nl, ctl, read_secret, reads_per_s,
+			  &sample, err, sizeof(err)) != 0) {
 		fprintf(stderr, "flowcut-web: %s\n", err);
 		fw_sample_stop(&sample);
 		fw_sample_fini(&sample);

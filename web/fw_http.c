@@ -110,6 +110,15 @@ hdr(struct MHD_Connection *c, const char *name)
 	return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
 }
 
+/* c's guard entry, or NULL */
+static struct fw_guard_conn *
+guarded(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return i != NULL ? i->socket_context : NULL;
+}
+
 /* ---- the reads ---- */
 
 /* 401 and the challenge: a read without a credential, or with one refused */
@@ -217,7 +226,15 @@ page_status(struct fw_http *h, struct MHD_Connection *c, int api, const char *cs
 	if (api) {
 		json_t *j = json_object();
 
+		struct fw_guard_stats st;
+
+		fw_guard_stats(h->guard, &st);
 		json_object_set_new(j, "flowcutd_error", err[0] ? json_string(err) : json_null());
+		json_object_set_new(j, "web", json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+			"connections", (json_int_t)st.opened, "let_go_deadline", (json_int_t)st.let_go_deadline,
+			"let_go_client", (json_int_t)st.let_go_client, "let_go_open", (json_int_t)st.let_go_open,
+			"busy", (json_int_t)st.over, "reads_refused", (json_int_t)st.costly_refused,
+			"uid_unknown", (json_int_t)st.uid_unknown));
 		if (last != NULL) {
 			static const char *const keys[] = {"gate", "ips_switch", "boot_id", "uptime_s",
 							   "connections", "time_ms"};
@@ -283,6 +300,32 @@ api_counters(struct fw_http *h, struct MHD_Connection *c)
 	return send_json(c, j);
 }
 
+/* flowcut-web's own: what its guard let go and refused (fw_guard.h) */
+static void
+guard_metrics(struct fw_http *h, struct fw_buf *b)
+{
+	struct fw_guard_stats st;
+
+	fw_guard_stats(h->guard, &st);
+	fw_buf_printf(b, "# HELP flowcut_web_connections_total Connections flowcut-web opened.\n"
+		      "# TYPE flowcut_web_connections_total counter\n"
+		      "flowcut_web_connections_total %llu\n"
+		      "# HELP flowcut_web_connections_let_go_total Connections flowcut-web let go "
+		      "before their request was whole, by why.\n"
+		      "# TYPE flowcut_web_connections_let_go_total counter\n"
+		      "flowcut_web_connections_let_go_total{why=\"deadline\"} %llu\n"
+		      "flowcut_web_connections_let_go_total{why=\"client\"} %llu\n"
+		      "flowcut_web_connections_let_go_total{why=\"open\"} %llu\n"
+		      "# HELP flowcut_web_requests_refused_total Requests flowcut-web refused for its "
+		      "bounds: busy (503), reads asking flowcutd past a client's rate (429).\n"
+		      "# TYPE flowcut_web_requests_refused_total counter\n"
+		      "flowcut_web_requests_refused_total{why=\"busy\"} %llu\n"
+		      "flowcut_web_requests_refused_total{why=\"reads\"} %llu\n",
+		      (unsigned long long)st.opened, (unsigned long long)st.let_go_deadline,
+		      (unsigned long long)st.let_go_client, (unsigned long long)st.let_go_open,
+		      (unsigned long long)st.over, (unsigned long long)st.costly_refused);
+}
+
 static enum MHD_Result
 metrics(struct fw_http *h, struct MHD_Connection *c)
 {
@@ -291,6 +334,7 @@ metrics(struct fw_http *h, struct MHD_Connection *c)
 
 	fw_sample_get(h->sample, &last, &prev, NULL, NULL, 0);
 	fw_metrics_render(&b, last, trig);
+	guard_metrics(h, &b);
 	json_decref(last);
 	json_decref(prev);
 	json_decref(trig);
@@ -511,6 +555,16 @@ route(struct fw_http *h, struct MHD_Connection *c, struct req *r, const char *me
 		return read_challenge(c, path, why);
 	}
 	operator = asked ? secret : NULL;
+	if ((operator != NULL || strcmp(path, "/conns") == 0 || strcmp(path, "/cuts") == 0 ||
+	     strcmp(path, "/settings") == 0 || strcmp(path, "/api/conns") == 0 ||
+	     strcmp(path, "/api/cuts") == 0 || strcmp(path, "/api/settings") == 0) &&
+	    !fw_guard_costly(h->guard, guarded(c), fw_guard_now_ms())) {
+		/* it would ask flowcutd: a client's such reads are bounded a second */
+		explicit_bzero(secret, sizeof(secret));
+		fw_form_free(&q);
+		return fail(c, path, 429, "too many reads that ask flowcutd from you, a second "
+			    "(--reads-a-second): try again", "Retry-After", "1");
+	}
 	if (operator != NULL && (strcmp(path, "/") == 0 || strcmp(path, "/metrics") == 0 ||
 				 strcmp(path, "/api/status") == 0 ||
 				 strcmp(path, "/api/counters") == 0) &&
@@ -542,10 +596,19 @@ handler(void *cls, struct MHD_Connection *c, const char *url, const char *method
 	(void)version;
 	if (r == NULL)
 		return MHD_NO;
-	/* past the soft limit: 503 at once, flowcutd not asked, the connection closed */
-	if (!r->looked && (r->looked = 1) &&
-	    __atomic_load_n(&h->open, __ATOMIC_RELAXED) > FW_HTTP_BUSY)
-		return fail(c, url, 503, "busy: too many connections, try again", "Retry-After", "1");
+	/*
+	 * its request whole: no longer waiting (fw_guard); when no room was made for it
+	 * (every other connection being answered), or it is not guarded and past the
+	 * soft limit, 503 at once, flowcutd not asked, the connection closed
+	 */
+	if (!r->looked && (r->looked = 1)) {
+		struct fw_guard_conn *e = guarded(c);
+
+		fw_guard_answering(h->guard, e);
+		if (e != NULL ? e->over : __atomic_load_n(&h->open, __ATOMIC_RELAXED) > FW_HTTP_BUSY)
+			return fail(c, url, 503, "busy: too many connections, try again", "Retry-After",
+				    "1");
+	}
 	if (strcmp(method, "POST") == 0) {
 		if (r->body == NULL) {	/* the first call: the headers only */
 			const char *cl = hdr(c, "Content-Length");
@@ -587,28 +650,33 @@ uri_log(void *cls, const char *uri, struct MHD_Connection *c)
 	return r;
 }
 
-/* the connections open, all addresses (the soft limit's, FW_HTTP_BUSY) */
+/* the connections open, all addresses, each in the guard (its entry the socket's context) */
 static void
 notify_conn(void *cls, struct MHD_Connection *c, void **sctx, enum MHD_ConnectionNotificationCode t)
 {
 	struct fw_http *h = cls;
 
-	(void)c;
-	(void)sctx;
-	if (t == MHD_CONNECTION_NOTIFY_STARTED)
+	if (t == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *i =
+			MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+
 		__atomic_add_fetch(&h->open, 1, __ATOMIC_RELAXED);
-	else if (t == MHD_CONNECTION_NOTIFY_CLOSED)
+		*sctx = i != NULL ? fw_guard_open(h->guard, i->connect_fd, fw_guard_now_ms()) : NULL;
+	} else if (t == MHD_CONNECTION_NOTIFY_CLOSED) {
 		__atomic_sub_fetch(&h->open, 1, __ATOMIC_RELAXED);
+		fw_guard_close(h->guard, *sctx);
+		*sctx = NULL;
+	}
 }
 
 static void
 completed(void *cls, struct MHD_Connection *c, void **ctx, enum MHD_RequestTerminationCode why)
 {
+	struct fw_http *h = cls;
 	struct req *r = *ctx;
 
-	(void)cls;
-	(void)c;
 	(void)why;
+	fw_guard_answered(h->guard, guarded(c), fw_guard_now_ms());
 	if (r != NULL) {
 		free(r->uri);
 		if (r->body != NULL)
@@ -674,7 +742,7 @@ daemon_on(struct fw_http *h, int v6, enum MHD_OPTION where, int fd, struct socka
 	MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)FW_HTTP_TIMEOUT_S,		\
 	MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)FW_HTTP_CONN_MEMORY,	\
 	MHD_OPTION_URI_LOG_CALLBACK, uri_log, NULL,				\
-	MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,				\
+	MHD_OPTION_NOTIFY_COMPLETED, completed, h,				\
 	MHD_OPTION_END
 	if (where == MHD_OPTION_LISTEN_SOCKET)
 		return MHD_start_daemon(flags, 0, NULL, NULL, handler, h, MHD_OPTION_LISTEN_SOCKET,
@@ -686,21 +754,29 @@ daemon_on(struct fw_http *h, int v6, enum MHD_OPTION where, int fd, struct socka
 
 int
 fw_http_start(struct fw_http *h, const char *const *addrs, const int *fds, unsigned int n,
-	      const char *ctl_path, const char *read_secret, struct fw_sample *sample, char *err,
-	      size_t errlen)
+	      const char *ctl_path, const char *read_secret, unsigned int reads_per_s,
+	      struct fw_sample *sample, char *err, size_t errlen)
 {
 	int rc;
 
 	memset(h, 0, sizeof(*h));
 	h->ctl_path = ctl_path;
 	h->read_secret = read_secret;
+	h->guard = malloc(sizeof(*h->guard));
+	if (h->guard == NULL) {
+		snprintf(err, errlen, "the connections' guard: no memory");
+		return -ENOMEM;
+	}
+	fw_guard_init(h->guard, reads_per_s);	/* without sock_diag: clients by address (said) */
 	h->sample = sample;
 	if (n > FW_HTTP_LISTEN_MAX) {
 		snprintf(err, errlen, "--listen: more than %d addresses", FW_HTTP_LISTEN_MAX);
+		fw_http_stop(h);
 		return -EINVAL;
 	}
 	if ((rc = fw_auth_init(&h->auth)) != 0) {
 		snprintf(err, errlen, "the CSRF token: getrandom: %s", strerror(-rc));
+		fw_http_stop(h);
 		return rc;
 	}
 	for (unsigned int i = 0; i < n; i++) {
@@ -733,4 +809,9 @@ fw_http_stop(struct fw_http *h)
 		MHD_stop_daemon(h->d[i]);
 	h->nd = 0;
 	explicit_bzero(&h->auth, sizeof(h->auth));
+	if (h->guard != NULL) {	/* after the daemons: no connection is left to close */
+		fw_guard_fini(h->guard);
+		free(h->guard);
+		h->guard = NULL;
+	}
 }

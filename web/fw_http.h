@@ -72,6 +72,7 @@
 
 #include "fw_sample.h"
 #include "fw_auth.h"
+#include "fw_guard.h"
 
 #define FW_HTTP_LISTEN_MAX 8
 #define FW_HTTP_THREADS 4		/* MHD_OPTION_THREAD_POOL_SIZE, each address */
@@ -92,6 +93,7 @@ struct fw_http {
 	struct MHD_Daemon *d[FW_HTTP_LISTEN_MAX];
 	unsigned int nd;
 	unsigned int open;		/* connections open, all addresses (atomic) */
+	struct fw_guard *guard;		/* who holds the connections (fw_guard.h) */
 };
 
 /*
@@ -101,11 +103,12 @@ struct fw_http {
  * its addrs[i] (the Host check's).  0, or -EINVAL (an address not
  * ADDR:PORT, err says which) or -EADDRNOTAVAIL (MHD could not listen
  * there) with err naming it; then nothing is left listening.  read_secret:
- * the read credential's file (its path kept, not copied).
+ * the read credential's file (its path kept, not copied); reads_per_s:
+ * a client's reads that ask flowcutd, a second (fw_guard).
  */
 int fw_http_start(struct fw_http *h, const char *const *addrs, const int *fds, unsigned int n,
-		  const char *ctl_path, const char *read_secret, struct fw_sample *sample,
-		  char *err, size_t errlen);
+		  const char *ctl_path, const char *read_secret, unsigned int reads_per_s,
+		  struct fw_sample *sample, char *err, size_t errlen);
 void fw_http_stop(struct fw_http *h);
 
 #endif

@@ -26,6 +26,12 @@
 #include "fw_ctl.h"
 #include "fw_sample.h"
 #include "fw_auth.h"
+#include "fw_guard.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 /* ---- fw_form ---- */
 
@@ -646,6 +652,137 @@ html_rows_hold(void **state)
 	json_decref(a0);
 }
 
+/* ---- fw_guard: who holds the connections ---- */
+
+/* the other end of a connection the guard let go reads its end (EOF), not nothing */
+static bool
+shut(int peer)
+{
+	char b;
+
+	return recv(peer, &b, 1, MSG_DONTWAIT) == 0;
+}
+
+/*
+ * Connections without an IP peer (socketpairs: one client): past
+ * FW_GUARD_PER_CLIENT the oldest waiting goes, never one being answered;
+ * every one being answered, the new one is over (503); a wait past
+ * FW_GUARD_REQUEST_MS goes at the next opening; closes free their entries.
+ */
+static void
+guard_bounds_hold(void **state)
+{
+	static int sv[FW_GUARD_PER_CLIENT + 2][2];
+	static struct fw_guard g;
+	struct fw_guard_conn *e[FW_GUARD_PER_CLIENT + 2], *x;
+	struct fw_guard_stats st;
+	uint64_t t;
+
+	(void)state;
+	fw_guard_init(&g, 10);
+	t = fw_guard_now_ms();	/* times from now: the guard's own sweep reads the clock */
+	for (int i = 0; i < FW_GUARD_PER_CLIENT; i++) {
+		assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv[i]), 0);
+		e[i] = fw_guard_open(&g, sv[i][0], t + (uint64_t)i);
+		assert_non_null(e[i]);
+		assert_false(e[i]->over);
+	}
+	fw_guard_answering(&g, e[0]);	/* the oldest is being answered: the next oldest goes */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv[FW_GUARD_PER_CLIENT]), 0);
+	x = fw_guard_open(&g, sv[FW_GUARD_PER_CLIENT][0], t + 200);
+	assert_non_null(x);
+	assert_false(x->over);
+	assert_false(shut(sv[0][1]));
+	assert_true(shut(sv[1][1]));
+	assert_false(shut(sv[2][1]));
+	fw_guard_stats(&g, &st);
+	assert_int_equal(st.let_go_client, 1);
+	fw_guard_close(&g, e[1]);	/* MHD's close of the one let go */
+	/* every one being answered: the next is over */
+	for (int i = 2; i < FW_GUARD_PER_CLIENT; i++)
+		fw_guard_answering(&g, e[i]);
+	fw_guard_answering(&g, x);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv[FW_GUARD_PER_CLIENT + 1]), 0);
+	x = fw_guard_open(&g, sv[FW_GUARD_PER_CLIENT + 1][0], t + 300);
+	assert_non_null(x);
+	assert_true(x->over);
+	assert_false(shut(sv[FW_GUARD_PER_CLIENT + 1][1]));
+	/* answered at t + 300, then nothing until FW_GUARD_REQUEST_MS past: it goes (with the rest waiting) */
+	fw_guard_answered(&g, e[2], t + 300);
+	fw_guard_close(&g, x);
+	x = fw_guard_open(&g, sv[FW_GUARD_PER_CLIENT + 1][0], t + 300 + FW_GUARD_REQUEST_MS + 1);
+	assert_true(shut(sv[2][1]));
+	assert_false(shut(sv[3][1]));
+	fw_guard_stats(&g, &st);
+	assert_int_equal(st.let_go_deadline, 1);
+	assert_int_equal(st.over, 1);
+	fw_guard_close(&g, x);
+	for (int i = 0; i < FW_GUARD_PER_CLIENT + 2; i++) {
+		if (i != 1 && i < FW_GUARD_PER_CLIENT)
+			fw_guard_close(&g, e[i]);
+		close(sv[i][0]);
+		close(sv[i][1]);
+	}
+	fw_guard_close(&g, NULL);
+	fw_guard_fini(&g);
+}
+
+/*
+ * A loopback TCP peer's client is its owner's uid (sock_diag), the same
+ * uid for each of its connections; costly reads: twice the rate at once,
+ * then the rate a second, past it refused.
+ */
+static void
+guard_client_and_costly(void **state)
+{
+	static struct fw_guard g;
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t al = sizeof(a);
+	int l = socket(AF_INET, SOCK_STREAM, 0), c[2], s[2];
+	struct fw_guard_conn *e[2];
+	struct fw_guard_stats st;
+	int ok = 0;
+
+	(void)state;
+	assert_true(l >= 0);
+	assert_int_equal(bind(l, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(l, 4), 0);
+	assert_int_equal(getsockname(l, (struct sockaddr *)&a, &al), 0);
+	if (fw_guard_init(&g, 10) != 0) {
+		fw_guard_fini(&g);
+		close(l);
+		skip();
+	}
+	for (int i = 0; i < 2; i++) {
+		c[i] = socket(AF_INET, SOCK_STREAM, 0);
+		assert_int_equal(connect(c[i], (struct sockaddr *)&a, sizeof(a)), 0);
+		s[i] = accept(l, NULL, NULL);
+		assert_true(s[i] >= 0);
+		e[i] = fw_guard_open(&g, s[i], 1000);
+		assert_non_null(e[i]);
+	}
+	assert_int_equal(e[0]->client, e[1]->client);
+	assert_int_equal(g.clients[e[0]->client].kind, 0);
+	assert_int_equal(g.clients[e[0]->client].uid, geteuid());
+	fw_guard_stats(&g, &st);
+	assert_int_equal(st.uid_unknown, 0);
+	for (int i = 0; i < 25; i++)
+		ok += fw_guard_costly(&g, e[i % 2], 1000);
+	assert_int_equal(ok, 20);
+	assert_false(fw_guard_costly(&g, e[0], 1050));	/* half a token */
+	assert_true(fw_guard_costly(&g, e[1], 1100));	/* one, 100 ms on */
+	assert_false(fw_guard_costly(&g, e[1], 1100));
+	fw_guard_stats(&g, &st);
+	assert_int_equal(st.costly_refused, 7);
+	for (int i = 0; i < 2; i++) {
+		fw_guard_close(&g, e[i]);
+		close(c[i]);
+		close(s[i]);
+	}
+	fw_guard_fini(&g);
+	close(l);
+}
+
 int
 main(void)
 {
@@ -663,6 +800,8 @@ main(void)
 		cmocka_unit_test(answer_rows_hold),
 		cmocka_unit_test(metrics_rows_hold),
 		cmocka_unit_test(html_rows_hold),
+		cmocka_unit_test(guard_bounds_hold),
+		cmocka_unit_test(guard_client_and_costly),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
