@@ -792,6 +792,10 @@ cmd_daemon(const char *control, int argc)
 	       " on the host, %" JSON_INTEGER_FORMAT " failed\n", hw, host, failed);
 	printf("settings     offload %s, cut in hardware %s%s\n", gate ? "on" : "off",
 	       cih ? "on" : "off", refused ? " (the file was refused: see flowcutd's log)" : "");
+	if (json_integer_value(json_object_get(doc, "never_cut_wide")) > 0)
+		printf("WARNING      never_cut holds %" JSON_INTEGER_FORMAT " range(s) wider than a /16 "
+		       "or /48 (never_cut_min_prefix lowered): nothing in them is ever cut\n",
+		       json_integer_value(json_object_get(doc, "never_cut_wide")));
 	json_decref(doc);
 	return 0;
 }

@@ -281,14 +281,15 @@ ctl_status(const struct ctl_ctx *x, char *ans, size_t cap)
 		host += (json_int_t)cs.on_host[t];
 	}
 	snprintf(boot, sizeof(boot), "%016" PRIx64, lk_boot_id(x->lk));
-	doc = json_pack("{s:b, s:s, s:I, s:I, s:I, s:I, s:b, s:b, s:b, s:I, s:b, s:I, s:I}",
+	doc = json_pack("{s:b, s:s, s:I, s:I, s:I, s:I, s:b, s:b, s:b, s:I, s:b, s:I, s:I, s:I}",
 			"programmed", *x->programmed, "boot_id", boot, "offloaded",
 			(json_int_t)os.offloaded, "cuts_in_hardware", hw, "cuts_on_host", host,
 			"cut_failed", (json_int_t)cs.cut_failed, "offload", cur.offload,
 			"cut_in_hardware", cur.cut_in_hardware, "settings_refused",
 			settings_error[0] != '\0', "resyncs", (json_int_t)os.resyncs, "resyncing",
 			fd_offload_resyncing(x->off), "resync_last_ms", (json_int_t)os.resync_last_ms,
-			"resync_taken_out", (json_int_t)os.resync_taken_out);
+			"resync_taken_out", (json_int_t)os.resync_taken_out,
+			"never_cut_wide", (json_int_t)never_wide);
 	text = doc ? json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 	if (text == NULL || (size_t)snprintf(ans, cap, "ok %s\n", text) >= cap)
 		snprintf(ans, cap, "error status: %s\n", text ? "longer than an answer"

@@ -145,6 +145,15 @@ fw_html_status(struct fw_buf *b, const json_t *last, const json_t *prev,
 		fw_buf_html(b, err);
 		fw_buf_str(b, "</p>\n");
 	}
+	{	/* a forced never_cut: cuts silently not made, said first */
+		json_int_t w = json_integer_value(json_object_get(json_object_get(last, "flowcutd"),
+								  "never_cut_wide"));
+
+		if (w > 0)
+			fw_buf_printf(b, "<p class=\"err\">never_cut holds %lld range(s) wider than a "
+				      "/16 or /48 (never_cut_min_prefix lowered): nothing in them is "
+				      "ever cut</p>\n", (long long)w);
+	}
 	fw_buf_str(b, "<div class=\"cards\"><div class=\"card\">gate");
 	onoff(b, json_object_get(last, "gate"), "open", "closed");
 	fw_buf_str(b, "</div><div class=\"card\">IPS switch");

@@ -5,8 +5,10 @@
  * and its limits (FW_HTTP_* below: connections in all and per address, an
  * idle timeout for slow clients, each connection's memory; a POST body
  * past FW_FORM_BODY_MAX is 413), the routes, and the answers: 503 (with
- * Retry-After: 1, flowcutd not asked) for a request while more than
- * FW_HTTP_BUSY connections are open, 404 for an
+ * Retry-After: 1, flowcutd not asked) for a request fw_guard made no room
+ * for (or, unguarded, while more than FW_HTTP_BUSY connections are open),
+ * 429 (Retry-After: 1) for a read that asks flowcutd past its client's
+ * rate (fw_guard), 404 for an
  * unknown path, 405 (with Allow) for a wrong method, 400 for a malformed
  * query or form (what was wrong in the body), 413, 415 for a POST that is
  * not application/x-www-form-urlencoded, 421 for a Host not one of the

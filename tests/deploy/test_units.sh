@@ -60,8 +60,8 @@ if [ -f "$UNITS/$web" ]; then
 	[ "$(key "$f" Service PrivateTmp)" = yes ] || why+=("PrivateTmp= is not yes")
 	[ -z "$(key "$f" Service CapabilityBoundingSet)" ] && grep -q '^CapabilityBoundingSet=$' "$f" ||
 		why+=("CapabilityBoundingSet= is not empty")
-	[ "$(key "$f" Service RestrictAddressFamilies)" = "AF_UNIX AF_INET AF_INET6" ] ||
-		why+=("RestrictAddressFamilies= is not AF_UNIX AF_INET AF_INET6")
+	[ "$(key "$f" Service RestrictAddressFamilies)" = "AF_UNIX AF_INET AF_INET6 AF_NETLINK" ] ||
+		why+=("RestrictAddressFamilies= is not AF_UNIX AF_INET AF_INET6 AF_NETLINK (sock_diag: its guard)")
 	grep -qw flowcutd.service <<<"$(key "$f" Unit After)" || why+=("not After=flowcutd.service")
 	# its sockets systemd's, made at boot: no local user can take the port (issue 30)
 	ws=$UNITS/flowcut-web.socket

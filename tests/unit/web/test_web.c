@@ -639,6 +639,21 @@ html_rows_hold(void **state)
 		if ((strstr(pages[html_rows[i].page].p, html_rows[i].want) != NULL) != html_rows[i].present)
 			fail_msg("html row %zu: '%s' %s", i, html_rows[i].want,
 				 html_rows[i].present ? "missing" : "present");
+	/* a forced never_cut (flowcutd's never_cut_wide): said first on the status page, else not */
+	assert_null(strstr(pages[STATUS].p, "never_cut holds"));
+	{
+		struct fw_buf w = {0};
+		json_t *f = json_object_get(a, "flowcutd");
+
+		json_object_set_new(f, "never_cut_wide", json_integer(2));
+		assert_int_equal(fw_html_status(&w, a, a0, &pt, 1, NULL, NULL), 0);
+		assert_non_null(strstr(w.p, "<p class=\"err\">never_cut holds 2 range(s) wider than a "
+					  "/16 or /48 (never_cut_min_prefix lowered): nothing in them is "
+					  "ever cut</p>"));
+		assert_true(strstr(w.p, "never_cut holds") < strstr(w.p, "class=\"cards\""));
+		json_object_del(f, "never_cut_wide");
+		fw_buf_free(&w);
+	}
 	/* cut_in_hardware first, as the document orders it */
 	assert_true(strstr(pages[SETTINGS].p, "cut_in_hardware") < strstr(pages[SETTINGS].p, "watched_set"));
 	for (int i = 0; i < PAGES; i++)
