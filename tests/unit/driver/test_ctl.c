@@ -860,6 +860,65 @@ test_refusals_logged_once(void **state)
 	assert_non_null(strstr(text, "uid 1000 is not root and not in group flowcut-read"));
 }
 
+/*
+ * Every change is logged with who made it (its pid, uid, and root or the
+ * operator's secret), a read is not, and the secret never is.
+ */
+static void
+test_changes_logged(void **state)
+{
+	char dir[128], path[160], log[128], secret[160], ans[FC_CTL_ANS_MAX + 64], text[4096];
+	struct fd_ctl_access a = { .read_group = true, .gid = OTHER_GID, .name = "flowcut-read" };
+	struct fd_ctl *c;
+	int fd, saved;
+	ssize_t n;
+	FILE *f;
+
+	(void)state;
+	SKIP_UNLESS_ROOT();
+	snprintf(dir, sizeof(dir), "%s/ctl", top);
+	snprintf(path, sizeof(path), "%s/flowcutd.sock", dir);
+	snprintf(log, sizeof(log), "%s/stderr", top);
+	snprintf(secret, sizeof(secret), "%s/web.secret", top);
+	f = fopen(secret, "w");
+	assert_non_null(f);
+	fputs(SECRET "\n", f);
+	fclose(f);
+	assert_int_equal(chmod(secret, 0600), 0);
+	assert_int_equal(chown(secret, 0, 0), 0);
+	a.secret_path = secret;
+	c = fd_ctl_open(path, &a, handler, NULL);
+	assert_non_null(c);
+	assert_int_equal(chmod(dir, 0755), 0);
+	assert_int_equal(chmod(path, 0666), 0);
+	fd = open(log, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	fflush(stderr);
+	saved = dup(2);
+	dup2(fd, 2);
+	ask_as(c, path, NOBODY, NOBODY, 0, NULL, "auth " SECRET "\nsettings-set offload off\n", ans,
+	       sizeof(ans));
+	ask_as(c, path, NOBODY, NOBODY, 0, NULL, "auth " SECRET "\ncut-conn 5\n", ans, sizeof(ans));
+	ask_as(c, path, NOBODY, OTHER_GID, 0, NULL, "status\n", ans, sizeof(ans));
+	ask_as(c, path, 0, 0, 0, NULL, "settings-set offload on\n", ans, sizeof(ans));
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	fd_ctl_close(c);
+	unlink(secret);
+	n = pread(fd, text, sizeof(text) - 1, 0);
+	close(fd);
+	assert_true(n > 0);
+	text[n] = '\0';
+	print_message("%s", text);
+	assert_non_null(strstr(text, "uid 65534 (with the operator's secret) asks: settings-set "
+				     "offload = off\n"));
+	assert_non_null(strstr(text, "uid 65534 (with the operator's secret) asks: cut-conn 5\n"));
+	assert_non_null(strstr(text, "uid 0 (root) asks: settings-set offload = on\n"));
+	assert_null(strstr(text, "status"));
+	assert_null(strstr(text, SECRET));
+}
+
 /* The folder and the socket: modes as the access says; a folder others could swap refused. */
 static void
 test_folder_and_modes(void **state)
@@ -1041,6 +1100,7 @@ main(void)
 		cmocka_unit_test(test_secret_rows),
 		cmocka_unit_test(test_nobody_with_secret),
 		cmocka_unit_test(test_refusals_logged_once),
+		cmocka_unit_test(test_changes_logged),
 		cmocka_unit_test(test_folder_and_modes),
 		cmocka_unit_test(test_silent_peers),
 	};
