@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -78,7 +79,9 @@ fw_guard_init(struct fw_guard *g, unsigned int costly_per_s)
 		fprintf(stderr, "flowcut-web: the guard's sweep thread: not made: deadlines kept as "
 			"connections open\n");
 	g->nl = mnl_socket_open2(NETLINK_SOCK_DIAG, SOCK_CLOEXEC);
-	if (g->nl == NULL || mnl_socket_bind(g->nl, 0, MNL_SOCKET_AUTOPID) != 0) {
+	if (g->nl == NULL || mnl_socket_bind(g->nl, 0, MNL_SOCKET_AUTOPID) != 0 ||
+	    setsockopt(mnl_socket_get_fd(g->nl), SOL_SOCKET, SO_RCVTIMEO,
+		       &(struct timeval){ .tv_usec = 200000 }, sizeof(struct timeval)) != 0) {
 		int e = errno;
 
 		fprintf(stderr, "flowcut-web: sock_diag: %s: clients told by address alone (every "
@@ -110,11 +113,22 @@ fw_guard_fini(struct fw_guard *g)
 	pthread_mutex_destroy(&g->mu);
 }
 
+/* the kernel's tcp_states.h: not in a uapi header */
+#define TCP_TIME_WAIT_STATE 6
+#define TCP_LISTEN_STATE 10
+
 struct uid_ans {
+	uint16_t sport, dport;	/* the peer socket's, network order: the answer must be it */
 	uid_t uid;
 	bool found;
 };
 
+/*
+ * The answer: the peer's own socket, or nothing.  The kernel's exact
+ * lookup falls back to a listener on the port, and a TIME_WAIT or
+ * orphaned socket says uid 0: neither is the peer (a remote peer's
+ * source port on a root listener's would be counted as root).
+ */
 static int
 uid_cb(const struct nlmsghdr *nlh, void *data)
 {
@@ -123,6 +137,9 @@ uid_cb(const struct nlmsghdr *nlh, void *data)
 
 	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*m))
 		return MNL_CB_ERROR;
+	if (m->idiag_state == TCP_LISTEN_STATE || m->idiag_state == TCP_TIME_WAIT_STATE ||
+	    m->idiag_inode == 0 || m->id.idiag_sport != a->sport || m->id.idiag_dport != a->dport)
+		return MNL_CB_STOP;
 	a->uid = m->idiag_uid;
 	a->found = true;
 	return MNL_CB_STOP;
@@ -171,12 +188,18 @@ peer_uid(struct fw_guard *g, const struct sockaddr_storage *local,
 		memcpy(r->id.idiag_src, &p->sin6_addr, 16);
 		memcpy(r->id.idiag_dst, &l->sin6_addr, 16);
 	}
+	a.sport = r->id.idiag_sport;
+	a.dport = r->id.idiag_dport;
 	if (mnl_socket_sendto(g->nl, nlh, nlh->nlmsg_len) < 0)
 		return -errno;
-	n = mnl_socket_recvfrom(g->nl, buf, sizeof(buf));
-	if (n < 0)
-		return -errno;
-	rc = mnl_cb_run(buf, (size_t)n, seq, port, uid_cb, &a);
+	/* bounded (SO_RCVTIMEO); a late answer to an earlier question is read past */
+	do {
+		n = mnl_socket_recvfrom(g->nl, buf, sizeof(buf));
+		if (n < 0)
+			return -errno;
+		errno = 0;
+		rc = mnl_cb_run(buf, (size_t)n, seq, port, uid_cb, &a);
+	} while (rc < 0 && errno == EPROTO);
 	if (rc < 0)
 		return errno ? -errno : -ENOENT;
 	if (!a.found)
@@ -205,8 +228,8 @@ client_of(struct fw_guard *g, int fd, uint64_t now)
 		k.kind = peer.ss_family == AF_INET ? 4 : 6;
 		if (k.kind == 4)
 			memcpy(k.addr, &((struct sockaddr_in *)&peer)->sin_addr, 4);
-		else
-			memcpy(k.addr, &((struct sockaddr_in6 *)&peer)->sin6_addr, 16);
+		else	/* a /64: one host's addresses are many */
+			memcpy(k.addr, &((struct sockaddr_in6 *)&peer)->sin6_addr, 8);
 	}
 	for (unsigned int i = 0; i < g->nclients; i++) {
 		struct fw_guard_client *c = &g->clients[i];
@@ -222,7 +245,7 @@ client_of(struct fw_guard *g, int fd, uint64_t now)
 	if (g->nclients < FW_GUARD_CLIENTS)
 		idle = (int)g->nclients++;
 	else if (idle < 0)
-		return -1;	/* 256 clients each holding a connection: counted with none */
+		return -1;	/* FW_GUARD_CLIENTS clients each holding a connection */
 	k.tokens = 2.0 * g->costly_per_s;
 	k.refill_ms = k.seen_ms = now;
 	g->clients[idle] = k;
@@ -279,7 +302,8 @@ fw_guard_open(struct fw_guard *g, int fd, uint64_t now)
 	}
 	e->client = client_of(g, fd, now);
 	e->since_ms = now;
-	e->answering = e->going = e->over = false;
+	e->answering = e->going = false;
+	e->over = e->client < 0;	/* FW_GUARD_CLIENTS clients each holding one: no bound to count it in */
 	if (e->client >= 0 && g->clients[e->client].open >= FW_GUARD_PER_CLIENT) {
 		if ((old = oldest_waiting(g, e->client, e)) != NULL)
 			let_go(g, old, &g->st.let_go_client);
@@ -352,7 +376,10 @@ fw_guard_costly(struct fw_guard *g, struct fw_guard_conn *e, uint64_t now)
 		return true;
 	pthread_mutex_lock(&g->mu);
 	c = &g->clients[e->client];
-	c->tokens += (double)(now - c->refill_ms) * g->costly_per_s / 1000.0;
+	if (now > c->refill_ms)	/* (another thread's later clock may have refilled it) */
+		c->tokens += (double)(now - c->refill_ms) * g->costly_per_s / 1000.0;
+	else
+		now = c->refill_ms;
 	if (c->tokens > 2.0 * g->costly_per_s)
 		c->tokens = 2.0 * g->costly_per_s;
 	c->refill_ms = now;

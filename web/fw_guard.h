@@ -8,10 +8,13 @@
  *
  * Every connection open has an entry, with its client: the local uid
  * that owns its other end (sock_diag's inet_diag, asked once as it opens:
- * the kernel knows whose socket the peer is, as ss(8) shows it), or its
- * address for a peer not on this machine.  A connection "waits" while no
- * request of it is being answered: from its opening, and again after each
- * answer (kept alive).  The bounds, each enforced as a connection opens:
+ * the kernel knows whose socket the peer is, as ss(8) shows it; an answer
+ * that is a listener, a TIME_WAIT or orphaned socket, or another's ports
+ * is no answer), or its address for a peer not on this machine (an IPv6
+ * one by its /64).  A connection "waits" while no request of it is being
+ * answered: from its opening until its request is whole (a POST's body
+ * too), and again after each answer (kept alive).  The bounds, each
+ * enforced as a connection opens:
  *
  *   - a connection that waited past FW_GUARD_REQUEST_MS for its request
  *     to be whole goes (a byte now and then no longer holds it): looked
@@ -25,7 +28,9 @@
  * So a client holding many slow connections loses its own, never another
  * client's, and the operator's browser (another uid, a whole request at
  * once) is answered.  When nothing waits to go (every connection being
- * answered), the new one is marked over: its request is answered 503.
+ * answered), or it has no client (FW_GUARD_CLIENTS clients each holding
+ * one), the new one is marked over: its request is answered 503 and the
+ * connection closed.
  * A connection goes by shutdown(2) on a dup of its socket, made as it
  * opened and closed with it: the descriptor is ours until then, so no
  * descriptor reused under MHD is ever shut; MHD sees the peer's close.
@@ -41,7 +46,10 @@
  * reads the netlink messages.
  *
  * Threads: every call from any of MHD's threads; one mutex (the netlink
- * socket's question is under it too: a local answer, microseconds).
+ * socket's question is under it too: a local answer, microseconds, its
+ * read bounded at 200 ms, an answer to an earlier question read past).
+ * Callers' clocks may come a little out of order under the mutex: a time
+ * before the one kept counts as it (no unsigned wrap).
  */
 #ifndef FLOWCUT_FW_GUARD_H
 #define FLOWCUT_FW_GUARD_H

@@ -58,6 +58,8 @@ send_text(struct MHD_Connection *c, unsigned int code, enum kind k, char *text, 
 				"img-src 'self'; form-action 'self'; frame-ancestors 'none'");
 	if (hdr != NULL)
 		MHD_add_response_header(r, hdr, val);
+	if (code == 503)	/* busy: closed after it (a connection kept would be busy for ever) */
+		MHD_add_response_header(r, "Connection", "close");
 	rc = MHD_queue_response(c, code, r);
 	MHD_destroy_response(r);
 	return rc;
@@ -506,6 +508,8 @@ route(struct fw_http *h, struct MHD_Connection *c, struct req *r, const char *me
 	struct fw_form q;
 	enum MHD_Result rc;
 
+	/* its request whole (a POST's body too): no longer waiting on its client (fw_guard) */
+	fw_guard_answering(h->guard, guarded(c));
 	/* DNS rebinding: a name of someone else's resolving to 127.0.0.1 is not this page */
 	if (!fw_auth_host_ok(&h->auth, hdr(c, "Host")))
 		return fail(c, "/", 421, "Host: not an address this server listens on (--listen)", NULL,
@@ -597,14 +601,13 @@ handler(void *cls, struct MHD_Connection *c, const char *url, const char *method
 	if (r == NULL)
 		return MHD_NO;
 	/*
-	 * its request whole: no longer waiting (fw_guard); when no room was made for it
-	 * (every other connection being answered), or it is not guarded and past the
-	 * soft limit, 503 at once, flowcutd not asked, the connection closed
+	 * its headers whole: when no room was made for it (every other connection being
+	 * answered), or it is not guarded and past the soft limit, 503 at once, flowcutd
+	 * not asked, the connection closed
 	 */
 	if (!r->looked && (r->looked = 1)) {
 		struct fw_guard_conn *e = guarded(c);
 
-		fw_guard_answering(h->guard, e);
 		if (e != NULL ? e->over : __atomic_load_n(&h->open, __ATOMIC_RELAXED) > FW_HTTP_BUSY)
 			return fail(c, url, 503, "busy: too many connections, try again", "Retry-After",
 				    "1");
@@ -732,7 +735,8 @@ parse_addr(const char *s, struct sockaddr_storage *ss, int *v6)
 static struct MHD_Daemon *
 daemon_on(struct fw_http *h, int v6, enum MHD_OPTION where, int fd, struct sockaddr *sa)
 {
-	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0);
+	/* poll(), not select(): a descriptor past FD_SETSIZE is served, not closed unseen */
+	unsigned int flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0);
 
 #define FW_HTTP_OPTIONS_							\
 	MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)FW_HTTP_THREADS,		\

@@ -434,8 +434,23 @@ fd_ctl_allowed(const struct fd_ctl_access *a, const struct fd_ctl_peer *p, enum 
 {
 	bool member = false;
 
-	if (p->uid == 0)
+	if (ops[op].reads && (v == FC_SECRET_WRONG || v == FC_SECRET_REFUSED)) {
+		/* a read on a secret, root's too: served for someone who gave it (the page's operator) */
+		snprintf(why, len, v == FC_SECRET_WRONG ? "uid %u: the secret is wrong (a read "
+			 "that carries one is served only when it is right)" : "uid %u: no secret "
+			 "is accepted now: the secret file is missing or refused (flowcutd's log "
+			 "says why)", (unsigned int)p->uid);
+		return -EACCES;
+	}
+	if (p->uid == 0 && v != FC_SECRET_WRONG)
 		return 0;
+	if (p->uid == 0) {
+		/* a change on a wrong secret, root's too: the page's, for whoever typed it */
+		snprintf(why, len, "uid 0: the secret is wrong (%s changes flowcutd's state: root, "
+			 "or the operator's secret; a request that carries one is served only when "
+			 "it is right)", ops[op].word);
+		return -EACCES;
+	}
 	if (!ops[op].reads && !ops[op].secret) {
 		snprintf(why, len, "uid %u is not root (%s is root's: the operator's secret does "
 			 "not open it)", (unsigned int)p->uid, ops[op].word);
@@ -451,14 +466,6 @@ fd_ctl_allowed(const struct fd_ctl_access *a, const struct fd_ctl_peer *p, enum 
 			 "flowcutd's log says why)" : "uid %u is not root and sent no secret (%s "
 			 "changes flowcutd's state: root, or the operator's secret)",
 			 (unsigned int)p->uid, ops[op].word);
-		return -EACCES;
-	}
-	if (v == FC_SECRET_WRONG || v == FC_SECRET_REFUSED) {
-		/* a read on a secret: served for someone who gave it (the page's operator) */
-		snprintf(why, len, v == FC_SECRET_WRONG ? "uid %u: the secret is wrong (a read "
-			 "that carries one is served only when it is right)" : "uid %u: no secret "
-			 "is accepted now: the secret file is missing or refused (flowcutd's log "
-			 "says why)", (unsigned int)p->uid);
 		return -EACCES;
 	}
 	if (!a->read_group) {

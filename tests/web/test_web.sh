@@ -202,6 +202,24 @@ tr=$(python3 - "$port2" <<-'EOF'
 	EOF
 )
 echo "# a request trickled a byte a second: $tr"
+trp=$(python3 - "$port2" <<-'EOF'
+	import socket, sys, time
+	s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+	s.send(("POST /settings HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+	        "Content-Length: 40\r\n\r\n" % sys.argv[1]).encode())
+	t0, sent = time.time(), 0
+	try:
+	    for _ in range(20):
+	        s.send(b"a"); sent += 1; time.sleep(1)
+	    print("held for %.1f s, %d bytes of its body sent" % (time.time() - t0, sent))
+	except OSError:
+	    print("let go after %.1f s, %d bytes of its body sent" % (time.time() - t0, sent))
+	EOF
+)
+echo "# a POST's body trickled a byte a second: $trp"
+[[ $trp == "let go after "* ]] && awk -v t="${trp#let go after }" 'BEGIN { exit !(t + 0 < 9) }' &&
+	ok "a POST's body trickled a byte a second is let go at its deadline" ||
+	no "a POST's body trickled a byte a second is let go at its deadline" "$trp"
 [[ $tr == "let go after "* ]] && awk -v t="${tr#let go after }" 'BEGIN { exit !(t + 0 < 9) }' &&
 	ok "a request trickled a byte a second is let go at its deadline" ||
 	no "a request trickled a byte a second is let go at its deadline" "$tr"

@@ -340,10 +340,18 @@ test_allowed_rows(void **state)
 		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_SETTINGS,
 		  "uid 65534: no secret is accepted now: the secret file is missing or refused "
 		  "(flowcutd's log says why)", FC_SECRET_REFUSED },
-		{ false, 0, 0, 0, NULL, FD_CTL_CONNS, NULL, FC_SECRET_WRONG },
-		/* root needs none, and a wrong one does not refuse it */
+		{ false, 0, 0, 0, NULL, FD_CTL_CONNS,
+		  "uid 0: the secret is wrong (a read that carries one is served only when it is "
+		  "right)", FC_SECRET_WRONG },
+		/*
+		 * root needs none, and a broken file does not refuse its change; but a wrong
+		 * one is refused, root's too (a page run as root forwards whatever was typed)
+		 */
 		{ false, 0, 0, 0, NULL, FD_CTL_SETTINGS_SET, NULL, FC_SECRET_NONE },
-		{ false, 0, 0, 0, NULL, FD_CTL_SETTINGS_SET, NULL, FC_SECRET_WRONG },
+		{ false, 0, 0, 0, NULL, FD_CTL_SETTINGS_SET,
+		  "uid 0: the secret is wrong (settings-set changes flowcutd's state: root, or the "
+		  "operator's secret; a request that carries one is served only when it is right)",
+		  FC_SECRET_WRONG },
 		{ false, 0, 0, 0, NULL, FD_CTL_CUT_CONN, NULL, FC_SECRET_REFUSED },
 	};
 

@@ -787,8 +787,10 @@ guard_client_and_costly(void **state)
 	assert_false(fw_guard_costly(&g, e[0], 1050));	/* half a token */
 	assert_true(fw_guard_costly(&g, e[1], 1100));	/* one, 100 ms on */
 	assert_false(fw_guard_costly(&g, e[1], 1100));
+	/* a thread whose clock read came before another's: no refill (not 2^64 ms of one) */
+	assert_false(fw_guard_costly(&g, e[0], 1090));
 	fw_guard_stats(&g, &st);
-	assert_int_equal(st.costly_refused, 7);
+	assert_int_equal(st.costly_refused, 8);
 	for (int i = 0; i < 2; i++) {
 		fw_guard_close(&g, e[i]);
 		close(c[i]);
