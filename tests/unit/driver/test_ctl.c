@@ -817,6 +817,35 @@ test_nobody_with_secret(void **state)
 	unlink(secret);
 }
 
+/* stderr into the file log from here (what flowcutd says): its descriptor; the old stderr in *saved */
+static int
+stderr_to(const char *log, int *saved)
+{
+	int fd = open(log, O_RDWR | O_CREAT | O_TRUNC, 0600);
+
+	assert_true(fd >= 0);
+	fflush(stderr);
+	*saved = dup(2);
+	dup2(fd, 2);
+	return fd;
+}
+
+/* stderr back (saved), and what was said into it, in text (len bytes at most) */
+static void
+stderr_back(int fd, int saved, char *text, size_t len)
+{
+	ssize_t n;
+
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	n = pread(fd, text, len - 1, 0);
+	close(fd);
+	assert_true(n > 0);
+	text[n] = '\0';
+	print_message("%s", text);
+}
+
 /* A loop of refused connects: each refused, one log line for the uid. */
 static void
 test_refusals_logged_once(void **state)
@@ -825,7 +854,6 @@ test_refusals_logged_once(void **state)
 	char dir[128], path[160], log[128], ans[FC_CTL_ANS_MAX + 64], text[4096];
 	struct fd_ctl *c;
 	int fd, saved;
-	ssize_t n;
 	unsigned int lines = 0;
 
 	(void)state;
@@ -837,11 +865,7 @@ test_refusals_logged_once(void **state)
 	assert_non_null(c);
 	assert_int_equal(chmod(dir, 0755), 0);
 	assert_int_equal(chmod(path, 0666), 0);
-	fd = open(log, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	assert_true(fd >= 0);
-	fflush(stderr);
-	saved = dup(2);
-	dup2(fd, 2);
+	fd = stderr_to(log, &saved);
 	for (int k = 0; k < 5; k++) {
 		ask_as(c, path, NOBODY, NOBODY, 0, NULL, k % 2 ? "status\n" : "cut-conn 1\n", ans,
 		       sizeof(ans));
@@ -849,18 +873,11 @@ test_refusals_logged_once(void **state)
 			break;
 	}
 	ask_as(c, path, 1000, 1000, 0, NULL, "status\n", ans, sizeof(ans));	/* another uid */
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
+	stderr_back(fd, saved, text, sizeof(text));
 	assert_string_equal(ans, "error refused: uid 1000 is not root and not in group "
 			    "flowcut-read\n");
 	assert_int_equal(fd_ctl_refused(c), 6);
 	fd_ctl_close(c);
-	n = pread(fd, text, sizeof(text) - 1, 0);
-	close(fd);
-	assert_true(n > 0);
-	text[n] = '\0';
-	print_message("%s", text);
 	for (char *p = text; (p = strstr(p, "control socket: refused")) != NULL; p++)
 		lines++;
 	assert_int_equal(lines, 2);
@@ -879,7 +896,6 @@ test_changes_logged(void **state)
 	struct fd_ctl_access a = { .read_group = true, .gid = OTHER_GID, .name = "flowcut-read" };
 	struct fd_ctl *c;
 	int fd, saved;
-	ssize_t n;
 	FILE *f;
 
 	(void)state;
@@ -899,26 +915,15 @@ test_changes_logged(void **state)
 	assert_non_null(c);
 	assert_int_equal(chmod(dir, 0755), 0);
 	assert_int_equal(chmod(path, 0666), 0);
-	fd = open(log, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	assert_true(fd >= 0);
-	fflush(stderr);
-	saved = dup(2);
-	dup2(fd, 2);
+	fd = stderr_to(log, &saved);
 	ask_as(c, path, NOBODY, NOBODY, 0, NULL, "auth " SECRET "\nsettings-set offload off\n", ans,
 	       sizeof(ans));
 	ask_as(c, path, NOBODY, NOBODY, 0, NULL, "auth " SECRET "\ncut-conn 5\n", ans, sizeof(ans));
 	ask_as(c, path, NOBODY, OTHER_GID, 0, NULL, "status\n", ans, sizeof(ans));
 	ask_as(c, path, 0, 0, 0, NULL, "settings-set offload on\n", ans, sizeof(ans));
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
+	stderr_back(fd, saved, text, sizeof(text));
 	fd_ctl_close(c);
 	unlink(secret);
-	n = pread(fd, text, sizeof(text) - 1, 0);
-	close(fd);
-	assert_true(n > 0);
-	text[n] = '\0';
-	print_message("%s", text);
 	assert_non_null(strstr(text, "uid 65534 (with the operator's secret) asks: settings-set "
 				     "offload = off\n"));
 	assert_non_null(strstr(text, "uid 65534 (with the operator's secret) asks: cut-conn 5\n"));
