@@ -111,11 +111,15 @@ same() { # what sent received
 	say "$1: sent $a, received ${b:-nothing}"
 	return 1
 }
-# the fast path carried BYTES (XH, XC of the transfer): the host took in 300
-# frames at most, the coprocessor forwarded the rest (a frame carries 1460
-# bytes at most)
-carried() { # bytes [most frames the host may take in, 300 unless said]
-	local want=$(( $1 / 1460 - XH )) most=${2:-300}
+# the fast path carried BYTES (XH, XC of the transfer): the host took in 1 %
+# of its frames at most (300 for a small one), the coprocessor forwarded the
+# rest (a frame carries 1460 bytes at most).  The host's share is the
+# frames before the offload: its time (p99 3-5 ms here, lab/first.sh's
+# figure) at the link's rate (3 Gbit/s: 250 frames a ms) - a fixed 300 made
+# the clean clones fail at 342 and 345; a connection the fast path did not
+# carry sends every frame through the host, 100 times the bound
+carried() { # bytes [most frames the host may take in, 1 % (300 at least) unless said]
+	local want=$(( $1 / 1460 - XH )) most=${2:-$(( $1 / 1460 / 100 > 300 ? $1 / 1460 / 100 : 300 ))}
 	[ "$XH" -le "$most" ] || { say "the host took in $XH frames, more than $most"; return 1; }
 	[ "$XC" -ge "$want" ] || { say "the fast path forwarded $XC frames, fewer than $want"; return 1; }
 }
