@@ -123,21 +123,28 @@ guarded(struct MHD_Connection *c)
 
 /* ---- the reads ---- */
 
-/* 401 and the challenge: a read without a credential, or with one refused */
+/*
+ * 401 and the challenge: a request without its credential, or with one
+ * refused; why (flowcutd's reason, as long as it is: a fixed buffer would
+ * cut a longer one short), then what it asks for
+ */
 static enum MHD_Result
-read_challenge(struct MHD_Connection *c, const char *path, const char *why)
+challenge(struct MHD_Connection *c, const char *path, const char *why, const char *asks)
 {
 	char *what = NULL;
 	enum MHD_Result rc;
 
-	if (asprintf(&what, "%s: reads ask for the read credential (/etc/flowcut/read.secret) "
-		     "or the operator's secret, as the password of HTTP Basic authentication, "
-		     "any user name", why) < 0)
+	if (asprintf(&what, "%s: %s", why, asks) < 0)
 		what = NULL;
 	rc = fail(c, path, 401, what ? what : why, "WWW-Authenticate", FW_AUTH_CHALLENGE);
 	free(what);
 	return rc;
 }
+
+#define READS_ASK "reads ask for the read credential (/etc/flowcut/read.secret) or the " \
+		  "operator's secret, as the password of HTTP Basic authentication, any user name"
+#define CHANGES_ASK "changes ask for the operator's secret (the password of HTTP Basic " \
+		    "authentication, any user name; /etc/flowcut/web.secret)"
 
 /*
  * A read's right, from its Authorization header: 0 and *operator false
@@ -191,7 +198,7 @@ operator_ok(struct fw_http *h, struct MHD_Connection *c, const char *path, const
 	json_decref(doc);
 	if (e == 0)
 		return 0;
-	*rc = e == -EPROTO && strncmp(err, "refused", 7) == 0 ? read_challenge(c, path, err) :
+	*rc = e == -EPROTO && strncmp(err, "refused", 7) == 0 ? challenge(c, path, err, READS_ASK) :
 	      fail(c, path, 502, err, NULL, NULL);
 	return -1;
 }
@@ -382,7 +389,7 @@ page_read(struct fw_http *h, struct MHD_Connection *c, const char *path, const s
 	}
 	e = fw_ctl_ask(h->ctl_path, secret, req, &doc, err, sizeof(err));
 	if (secret != NULL && e == -EPROTO && strncmp(err, "refused", 7) == 0)
-		return read_challenge(c, path, err);
+		return challenge(c, path, err, READS_ASK);
 	if (api) {
 		if (e != 0)
 			return fail(c, path, code_of(e, err), err, NULL, NULL);
@@ -410,22 +417,6 @@ page_read(struct fw_http *h, struct MHD_Connection *c, const char *path, const s
 }
 
 /* ---- the changes ---- */
-
-/* 401 and the challenge: a change without the operator's secret, or with one flowcutd refused */
-static enum MHD_Result
-challenge(struct MHD_Connection *c, const char *path, const char *why)
-{
-	char *what = NULL;
-	enum MHD_Result rc;
-
-	/* as long as flowcutd's reason is (a fixed buffer would cut a longer one short) */
-	if (asprintf(&what, "%s: changes ask for the operator's secret (the password of HTTP "
-		     "Basic authentication, any user name; /etc/flowcut/web.secret)", why) < 0)
-		what = NULL;
-	rc = fail(c, path, 401, what ? what : why, "WWW-Authenticate", FW_AUTH_CHALLENGE);
-	free(what);
-	return rc;
-}
 
 /*
  * a change: the form checked, the secret out of the Authorization header
@@ -455,14 +446,14 @@ change(struct fw_http *h, struct MHD_Connection *c, const char *path, const stru
 	if (e != 0)
 		return fail(c, path, 400, err, NULL, NULL);
 	if (fw_auth_basic(hdr(c, "Authorization"), secret, sizeof(secret), &why) != 0)
-		return challenge(c, path, why);
+		return challenge(c, path, why, CHANGES_ASK);
 	e = fw_ctl_ask(h->ctl_path, secret, req, &doc, err, sizeof(err));
 	explicit_bzero(secret, sizeof(secret));
 	explicit_bzero(req, sizeof(req));
 	if (e != 0 && e != -EPROTO)
 		return fail(c, path, 502, err, NULL, NULL);
 	if (e == -EPROTO && strncmp(err, "refused", 7) == 0)
-		return challenge(c, path, err);
+		return challenge(c, path, err, CHANGES_ASK);
 	if (e != 0) {
 		/* "KEY: REASON": the reason beside the field */
 		size_t kl = key ? strlen(key) : 0;
@@ -485,13 +476,23 @@ change(struct fw_http *h, struct MHD_Connection *c, const char *path, const stru
 
 /* ---- the routes ---- */
 
+/*
+ * What a read is: open (no right asked), drawn from the sampler (flowcutd
+ * not asked: a password not the read credential is judged on a `status`),
+ * or asking flowcutd itself (a costly read, bounded per client)
+ */
+enum read_kind { R_ASKS, R_SAMPLED, R_OPEN };
+
 static const struct route {
 	const char *path;
 	int get, post;
+	enum read_kind kind;
 } routes[] = {
-	{"/health", 1, 0}, {"/", 1, 0}, {"/conns", 1, 0}, {"/cuts", 1, 0}, {"/settings", 1, 1},
-	{"/conns/cut", 0, 1}, {"/metrics", 1, 0}, {"/api/status", 1, 0},
-	{"/api/counters", 1, 0}, {"/api/conns", 1, 0}, {"/api/cuts", 1, 0}, {"/api/settings", 1, 0},
+	{"/health", 1, 0, R_OPEN}, {"/", 1, 0, R_SAMPLED}, {"/conns", 1, 0, R_ASKS},
+	{"/cuts", 1, 0, R_ASKS}, {"/settings", 1, 1, R_ASKS}, {"/conns/cut", 0, 1, R_ASKS},
+	{"/metrics", 1, 0, R_SAMPLED}, {"/api/status", 1, 0, R_SAMPLED},
+	{"/api/counters", 1, 0, R_SAMPLED}, {"/api/conns", 1, 0, R_ASKS},
+	{"/api/cuts", 1, 0, R_ASKS}, {"/api/settings", 1, 0, R_ASKS},
 };
 
 static enum MHD_Result
@@ -550,18 +551,16 @@ route(struct fw_http *h, struct MHD_Connection *c, struct req *r, const char *me
 		fw_form_free(&f);
 		return rc;
 	}
-	if (strcmp(path, "/health") == 0) {
+	if (rt->kind == R_OPEN) {
 		fw_form_free(&q);
 		return health(h, c);
 	}
 	if (read_right(h, c, secret, sizeof(secret), &asked, &why) != 0) {
 		fw_form_free(&q);
-		return read_challenge(c, path, why);
+		return challenge(c, path, why, READS_ASK);
 	}
 	operator = asked ? secret : NULL;
-	if ((operator != NULL || strcmp(path, "/conns") == 0 || strcmp(path, "/cuts") == 0 ||
-	     strcmp(path, "/settings") == 0 || strcmp(path, "/api/conns") == 0 ||
-	     strcmp(path, "/api/cuts") == 0 || strcmp(path, "/api/settings") == 0) &&
+	if ((operator != NULL || rt->kind == R_ASKS) &&
 	    !fw_guard_costly(h->guard, guarded(c), fw_guard_now_ms())) {
 		/* it would ask flowcutd: a client's such reads are bounded a second */
 		explicit_bzero(secret, sizeof(secret));
@@ -569,10 +568,7 @@ route(struct fw_http *h, struct MHD_Connection *c, struct req *r, const char *me
 		return fail(c, path, 429, "too many reads that ask flowcutd from you, a second "
 			    "(--reads-a-second): try again", "Retry-After", "1");
 	}
-	if (operator != NULL && (strcmp(path, "/") == 0 || strcmp(path, "/metrics") == 0 ||
-				 strcmp(path, "/api/status") == 0 ||
-				 strcmp(path, "/api/counters") == 0) &&
-	    operator_ok(h, c, path, operator, &rc) != 0) {
+	if (operator != NULL && rt->kind == R_SAMPLED && operator_ok(h, c, path, operator, &rc) != 0) {
 		explicit_bzero(secret, sizeof(secret));
 		fw_form_free(&q);
 		return rc;
