@@ -80,7 +80,7 @@ enum fc_secret_verdict fc_secret_check(const char *path, const char *given, size
  * fc_secret_check_reader - as fc_secret_check, for a read credential
  * (FC_READ_SECRET_PATH, /etc/flowcut/read.secret: what opens the page's
  * reads and /metrics, and nothing else): the file may be read by its
- * group too (root:flowcut-web 0640: flowcut-web judges it itself), and
+ * group too (root:flowcut 0640, flowcut-web in the group: it judges it itself), and
  * be owned by the caller's euid as well as root's; group write and any
  * bit for others are refused all the same.
  */
