@@ -50,8 +50,8 @@
  * ruleset: the same N offloaded connections (default 200,000), then one
  * ruleset change as flowcutd answers it (fd_offload_ruleset_changed).
  * Printed: the time from the change to the new firewall revision answered
- * (from then on nothing the old rules judged forwards: the bound issue 14
- * sets at 10 ms), to its return (the cut kept, the table unlinked), then
+ * (from then on nothing the old rules judged forwards: the bound is
+ * 10 ms), to its return (the cut kept, the table unlinked), then
  * its job (every state's leave and bit, a bounded share a turn) turned as
  * flowcutd's loop turns it: the turns, when it was done, the longest turn
  * and the p99 (what a cut, a ruleset change or a control request waits

@@ -1508,10 +1508,9 @@ main(int argc, char **argv)
 		return 2;
 	/*
 	 * Not dumpable: no core file and no ptrace or /proc/PID/mem of ours by
-	 * a user who is not root (the operator's secret passes through us,
-	 * issue 18's review).  /proc/PID/stat and status stay readable (the
-	 * lab's and the tests' figures: their files turn root's, they run as
-	 * root).
+	 * a user who is not root (the operator's secret passes through us).
+	 * /proc/PID/stat and status stay readable (the lab's and the tests'
+	 * figures: their files turn root's, they run as root).
 	 */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
 		fprintf(stderr, "flowcutd: prctl(PR_SET_DUMPABLE, 0): %s (dumpable still)\n",

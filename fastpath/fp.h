@@ -2,36 +2,33 @@
 /*
  * fp: the fast path - tables, the per-frame decision, aging, counters.
  *
- * Built to shared/design/coprocessor-model.md.  No I/O and no threads of
- * its own: the coprocessor program hands it bursts of frames and gets back,
- * per frame, where it goes (a wire port, the host, the inspector, or
- * nowhere) and the counter that says why.
+ * No I/O and no threads of its own: the coprocessor program hands it
+ * bursts of frames and gets back, per frame, where it goes (a wire port,
+ * the host, the inspector, or nowhere) and the counter that says why.
+ * Where the coprocessor model leaves room: docs/fastpath.md.
  *
  * Threads.  One CONTROL thread owns every table: it alone may call the
  * functions marked "control" (create/modify/remove connections, ports,
  * next hops, the configuration word, the revision, sweep, counter clear).
  * Any number of WORKER threads (up to fp_params.max_workers), each with its
  * own struct fp_worker, call fp_process_burst() and fp_from_host(); they
- * never block and never take a lock.  The connection table is an rte_hash
- * in lock-free mode (RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF) with one
- * writer; removed connections are freed only after every worker has passed
- * a quiescent state (rte_rcu_qsbr), which fp_process_burst() reports at
- * the end of each burst: a worker holds no reference between bursts.  A
- * worker writes only its microflows' counters, last-seen time and TCP
- * state (one microflow is seen by one worker: RSS keeps a microflow on one
- * queue), and moves a connection from valid to given-back.
- * Functions marked "any" are safe from any thread.  A coprocessor that
- * wants the counters elsewhere publishes them from the control thread
- * (flowcut-npu writes them into the link's counters window).
+ * never block and never take a lock.  Removed connections are freed only
+ * after every worker has passed a quiescent state, which
+ * fp_process_burst() reports at the end of each burst: a worker holds no
+ * reference between bursts.  Functions marked "any" are safe from any
+ * thread.  A coprocessor that wants the counters elsewhere publishes them
+ * from the control thread.
  *
  * Time is injected: every call that needs it takes `now` in nanoseconds
  * of a monotonic clock of the caller's choice (tests use a virtual one).
  *
  * Shutdown: stop the workers, fp_worker_destroy() each, then
- * fp_destroy().  fp_destroy(NULL) does nothing.
+ * fp_destroy().  fp_destroy(NULL) does nothing.  Errors: int functions
+ * return 0 or a negative errno; constructors return NULL and set
+ * rte_errno (and errno).
  *
- * Errors: int functions return 0 or a negative errno; constructors return
- * NULL and set rte_errno (and errno).
+ * Design notes (the lock-free table, what a worker writes):
+ * fastpath/README.md.
  */
 #ifndef FLOWCUT_FP_H
 #define FLOWCUT_FP_H

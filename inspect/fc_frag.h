@@ -5,49 +5,29 @@
  * ClientHello a fragmenting client sends as the server's stack will take
  * it, not as the client would have the inspector read it.
  *
- * The rules are Linux's own (net/ipv4/ip_fragment.c, net/ipv6/reassembly.c,
- * net/ipv4/inet_fragment.c, as of 6.18), each named in fc_frag.c at the
- * place that follows it: the key; a fragment wholly inside a run of held
- * fragments (ones that came in order, end to start) is a duplicate,
- * dropped, the datagram kept; any other overlap discards the datagram
- * (RFC 5722, and IPv4 too since Linux 4.19); last fragments that disagree on the
- * end, fragments past it and empty ones discard it; so does a datagram
- * past 65535 bytes, or one whose fragments mix ECN-capable and not; an
- * IPv4 datagram from a source that sent 64 other fragments since its last
- * starts again (ip_frag_too_far); IPv6: a first fragment without the
- * headers up to the upper-layer one (RFC 7112), a non-last fragment not a
- * multiple of 8 bytes long, or one ending past 65535 is dropped alone
- * (IPv4 trims such a fragment to a multiple of 8, as Linux does); an
- * atomic fragment (offset 0, M clear) is a whole packet at once.  Over a
- * bound, fragments are refused, new datagrams and held ones alike, as
- * Linux refuses them over ipfrag_high_thresh (inet_frag_find): nothing is
- * evicted to make room (Linux dropped its evictor of the oldest in 4.17).
- * tests/unit/test_frag.c holds its cases against the kernel's own
- * reassembly too (as root, in a network namespace).
- *
- * What it does not follow: Linux keys an IPv4 datagram by its VRF too and
- * an IPv6 one to link-local or multicast addresses by its interface (one
- * port here); it checks IPv4 options and IPv6 hop-by-hop options before
- * reassembly (not here: fc_seg skips them too); and it waits 30 s (IPv4)
- * or 60 s (IPv6) for the rest of a datagram where this waits timeout_ms.
- * So the frames of a datagram that expires here should be dropped, not
- * passed on: passed on, a sender that spaces its fragments past
- * timeout_ms has its datagram taken by the server and never read here.
- * The same holds for REFUSED frames.
- *
- * The frames are the coprocessor's own, handed up one at a time; the
- * Debian libraries that reassemble IP take the capture (libnids) or the
- * mbufs and their pools (DPDK's rte_ip_frag) with them, and follow other
- * rules than Linux's; hence hand-written.  fc_seg_ether finds ip_off and
- * fc_seg_ip reads the whole packet; the IPv6 headers before the Fragment
- * header are the ones fc_seg steps over.  Every read is bounded by the
- * bytes given.  Fuzzed by tests/fuzz/fuzz_frag.c.
+ * Linux's rules, each named in fc_frag.c where it is followed: a duplicate
+ * inside a run of held fragments is dropped, the datagram kept; any other
+ * overlap, disagreeing ends or a datagram past 65535 bytes discards it;
+ * an IPv6 first fragment without its upper-layer header, a non-last one
+ * not a multiple of 8 bytes, or one ending past 65535 is dropped alone;
+ * an atomic fragment is whole at once.  Over a bound, fragments are
+ * refused, nothing evicted.  Not followed: Linux's VRF and interface keys,
+ * its options checks, its 30 s or 60 s wait (this waits timeout_ms).  So the
+ * frames of a datagram that expires here, and REFUSED frames, should be
+ * dropped, not passed on: passed on, a sender that spaces its fragments
+ * past timeout_ms has its datagram taken by the server and never read
+ * here.
  *
  * Pure: no I/O, no threads, the caller's clock.  One struct fc_frag is one
  * thread's: calls on it must not overlap.  Memory: the frames held (a copy
  * each, with FC_FRAG_FRAME_COST bytes of records counted beside each) up
  * to max_bytes, max_datagrams small slots, and one packet buffer of
- * FC_FRAG_PACKET_MAX bytes.  fc_frag_close frees it all.
+ * FC_FRAG_PACKET_MAX bytes; fc_frag_close frees it all.  What fc_frag_add
+ * gives out is valid until the next call on it.  fc_frag_open returns NULL
+ * with errno; fc_frag_add a result, fc_frag_expire a count.  Every read is
+ * bounded by the bytes given.
+ *
+ * Design notes (each rule, its sources, why by hand): inspect/README.md.
  */
 #ifndef FLOWCUT_FC_FRAG_H
 #define FLOWCUT_FC_FRAG_H

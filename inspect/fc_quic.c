@@ -33,7 +33,7 @@ static const uint8_t salt_v2[20] = { 0x0d, 0xed, 0xe3, 0xde, 0xf7, 0x00, 0xa6, 0
 /*
  * OpenSSL's algorithms, fetched once a process and kept: an implicit fetch
  * (EVP_aes_128_gcm() and the like, or EVP_KDF_fetch a call) costs
- * microseconds each time, most of what an Initial cost (issue 29).  A
+ * microseconds each time, most of what an Initial cost.  A
  * fetched algorithm may be used by any number of threads at once.
  */
 static pthread_once_t algs_once = PTHREAD_ONCE_INIT;

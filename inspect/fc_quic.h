@@ -1,55 +1,33 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fc_quic: the TLS ClientHello of a QUIC connection, read from its
- * client's Initial packets.
+ * client's Initial packets (QUIC versions 1 and 2).
  *
- * A QUIC client sends its ClientHello in CRYPTO frames of Initial packets
- * (RFC 9000 17.2.2), protected with keys anyone can derive: HKDF-Extract
- * of the version's public salt and the packet's Destination Connection ID,
- * then "client in", "quic key", "quic iv", "quic hp" (RFC 9001 5.2; QUIC
- * version 2, RFC 9369: its own salt, "quicv2 key", "quicv2 iv", "quicv2 hp",
- * and Initial packet type 1).  For each client datagram fed in, every
- * Initial packet it holds (packets may be coalesced) has its header
- * protection removed (AES-128-ECB of a sample), is decrypted and checked
- * (AES-128-GCM), and its frames read: PADDING, PING, ACK skipped, CRYPTO
- * gathered by offset (a hello may span Initials, and a client may send its
- * CRYPTO frames out of order), anything else refused.  The CRYPTO bytes
- * in order from 0 are the handshake message, fed to fc_tls in records
- * made up here (type 22, version 0x0301, 16 KiB at most each: QUIC has no
- * record layer; a hello's record_version is therefore 0x0301, and the
- * fingerprints do not read it).  The CRYPTO stream is read up to the
- * largest hello fc_tls reads (FC_TLS_HELLO_MAX bytes).
- *
- * Versions: 1 (0x00000001) and 2 (0x6b3343cf).  Keys come from each
- * packet's own DCID (a Retry changes it; the stream starts again from 0
- * with the same bytes); they are derived once a connection and kept in
- * struct fc_quic_hello with the version and DCID they are for, derived
- * again only for another.  Everything but the cryptography (OpenSSL's
- * EVP: HKDF, AES-128-ECB, AES-128-GCM) is hand-written: no Debian library
- * reads a QUIC Initial without being a QUIC stack.
- *
- * Initials a datagram: at most FC_QUIC_INITIALS_MAX.  RFC 9000 12.2 lets a
- * sender coalesce packets, and clients coalesce across encryption levels
- * (an Initial, then 0-RTT or Handshake packets): Chrome's QUIC (quiche's
- * QuicCoalescedPacket) refuses to coalesce two packets of one encryption
- * level, quic-go packs at most one Initial, one Handshake and one 0-RTT or
- * 1-RTT packet a datagram, and a client's Initial is padded to fill its
- * datagram (RFC 9000 14.1), which leaves no room for a second.  One is
- * what clients send; the cap allows one more, for a stack not read here,
- * at the cost of one more AES-GCM open.  The Initials of a datagram are
- * counted from their headers before any is decrypted: a datagram with
- * more costs a walk of its headers, not 37 decryptions (issue 29).
+ * Each client datagram is fed in.  Every Initial packet it holds (packets
+ * may be coalesced) has its header protection removed, is decrypted and
+ * checked with keys anyone can derive (the version's public salt and a
+ * Destination Connection ID, RFC 9001 5.2), and its frames read: PADDING,
+ * PING, ACK skipped, CRYPTO gathered by offset (a hello may span Initials,
+ * out of order), anything else refused.  The CRYPTO bytes in order from 0
+ * are the handshake message, fed to fc_tls in records made up here (QUIC
+ * has none: a hello's record_version is 0x0301), up to FC_TLS_HELLO_MAX
+ * bytes.  The keys are the connection's, from its client's first
+ * Initial's DCID, derived once and kept in struct fc_quic_hello.  A
+ * datagram with more than FC_QUIC_INITIALS_MAX Initials is refused,
+ * counted from their headers before any is decrypted.
  *
  * Threads: a struct fc_quic_hello belongs to one thread at a time; any
- * number of threads may each read their own.  The ciphers and the KDF are
- * fetched from OpenSSL's default library context once a process, at the
- * first call (pthread_once), and kept to its end.  Nothing to shut down.
+ * number of threads may each read their own.  OpenSSL's ciphers and KDF
+ * are fetched once a process, at the first call (pthread_once) or by
+ * fc_quic_ready, and kept to its end.  Nothing to shut down.
+ * Memory: the struct, about 305 KiB (room for the largest hello), is the
+ * caller's, malloc'd one per connection being read; pages never written
+ * cost nothing (fc_quic_init writes a few hundred bytes).
  *
- * Memory: the struct is about 305 KiB (its fc_tls_hello, and the CRYPTO
- * stream with its bitmap: room for the largest hello), the caller's; one is
- * malloc'd per connection being read.  As for fc_tls_hello, pages never
- * written cost nothing: fc_quic_init() writes a few hundred bytes, and a
- * hello of 2 KiB touches a few pages of the stream and of the hello.
+ * fc_quic_feed answers 0 (whole), -EAGAIN (more) or a negative errno,
+ * each listed beside it, with q->err saying what and where.
+ *
+ * Design notes (the keys, Initials a datagram, memory): inspect/README.md.
  */
 #ifndef FLOWCUT_FC_QUIC_H
 #define FLOWCUT_FC_QUIC_H

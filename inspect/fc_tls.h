@@ -9,27 +9,23 @@
  * whether more is needed, the stream is not a ClientHello, the hello is
  * malformed (with what was wrong, and where), or it is complete.  The hello
  * is read whole up to the size OpenSSL's server accepts (a body of
- * FC_TLS_HELLO_BODY_MAX bytes: as large as its fields can make it); one
- * announcing more is refused before it is buffered.
+ * FC_TLS_HELLO_BODY_MAX bytes); one announcing more is refused before it
+ * is buffered.  fc_tls_feed's answers are 0 or a negative errno, listed
+ * beside it; every answer but -EAGAIN is final.
  *
  * The parser reports what is on the wire: every value, GREASE (RFC 8701)
  * included, in the order sent.  What to skip is the fingerprints' business
- * (fc_ja.h); fc_tls_is_grease() tells a GREASE value.
- *
- * Lists are kept as views into the retained message (struct fc_tls_u16s,
- * struct fc_tls_bytes), read with the accessors below: nothing is copied
- * and no list can overflow a fixed array.
+ * (fc_ja.h); fc_tls_is_grease() tells a GREASE value.  Lists are views
+ * into the retained message, read with the accessors below: nothing is
+ * copied and no list can overflow a fixed array.
  *
  * Threads: a struct fc_tls_hello belongs to one thread at a time; there is
  * no global state.  No allocation: the caller owns the struct and may reuse
- * it after fc_tls_init().  Nothing to shut down.
+ * it after fc_tls_init().  Nothing to shut down.  The struct is about
+ * 161 KiB, room for the largest hello; callers malloc one per connection
+ * being read, and a page never written costs no memory.
  *
- * Memory: the struct is about 161 KiB, room for the largest hello; callers
- * malloc one per connection being read.  glibc serves a block that size
- * with mmap (or, once one was freed, from a heap grown for it), and a page
- * never written costs no memory: fc_tls_init() writes the first few
- * hundred bytes, reading writes the message's own bytes and one ext[]
- * entry per extension, so a usual hello of 2 KiB touches 2 or 3 pages.
+ * Design notes (what a hello touches of the struct): inspect/README.md.
  */
 #ifndef FLOWCUT_FC_TLS_H
 #define FLOWCUT_FC_TLS_H

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * flowcut-inspect - the inspector's parsing, in a process of its own
- * without root (issue 29): TLS ClientHellos and QUIC Initials, handed
+ * without root: TLS ClientHellos and QUIC Initials, handed
  * over by flowcutd on a SOCK_SEQPACKET socket (inspector/fi_wire.h),
  * answered with the parser's answer and a whole hello's JA4, JA3 and
  * server name.  flowcutd holds the frames, looks the fingerprints up and

@@ -6,49 +6,29 @@
  *
  * The region holds a versioned header (magic, layout version, size, the
  * coprocessor's boot id), a counters window the host reads without a
- * command, and rings: per client a command ring and an answer ring
- * (LK_CLIENTS clients: the driver and control tools each claim one), one
- * event ring (coprocessor to host), and frame rings up (to the host) and
- * down (from the host), each frame tagged with its front port.  Doorbells
- * (futexes in the region) wake a side that sleeps; nobody spins on an idle
- * link, and every wait has a timeout, so a peer that never rings cannot
- * hang the other.
+ * command, and rings: per client (LK_CLIENTS) a command and an answer
+ * ring, one event ring (coprocessor to host), and frame rings up and
+ * down, each frame tagged with its front port.  Doorbells (futexes in
+ * the region) wake a side that sleeps; every wait has a timeout.
  *
- * Who may be a peer: only a process of the same euid.  Both sides trust
- * a byte of the region only once they have checked, by what they opened,
- * that the file is a regular file with one link, owned by their euid,
- * with no group or other bits, in a directory owned by their euid that
- * neither group nor others may write (/dev/shm is refused); the file is
- * opened O_NOFOLLOW and the coprocessor creates it O_CREAT|O_EXCL.  So
- * another user can neither lay a region out for a root host to attach
- * (a fake coprocessor), nor put a file, a hard link or a symbolic link
- * where the root coprocessor creates its own.
- *
- * Client slots: slot 0 is the driver's (flowcutd asks for it by number);
- * lk_attach(path, -1), the tools', takes one of 1..LK_CLIENTS-1.  A slot
- * is held by a lock on the region file that the kernel drops when its
- * holder dies (no pid is trusted: a pid used again cannot hold a slot).
- *
- * Trust between peers of the same euid: the peer may be buggy or hostile and may write anything anywhere
- * in the region at any time.  Each side keeps the ring geometry and its
- * own indices privately (fixed by the layout version, never read back),
- * reads only the peer's index from the region, and checks it, and every
- * length and tag, before use; what fails a check is counted in struct
- * lk_stats and skipped.  No value read from the region can make this code
- * read or write outside the region, loop without bound, or block without
- * a timeout.  Hand-written because rte_ring trusts its indices (and lives
- * in DPDK memory the host process does not have).
+ * Peers: only a process of the same euid; both sides check the file and
+ * its directory on what they opened before they trust a byte of it.  Slot
+ * 0 is the driver's; lk_attach(path, -1), the tools', takes one of
+ * 1..LK_CLIENTS-1; the kernel drops a slot's lock when its holder dies.
+ * A peer may write anything anywhere in the region at any time: no value
+ * read from it can make this code read or write outside the region, loop
+ * without bound, or block without a timeout; what fails a check is
+ * counted in struct lk_stats and skipped.
  *
  * Threads: each ring has one producer and one consumer; a struct lk may be
- * used by several threads only if each ring is used by one of them (the
- * coprocessor's control thread serves commands and events, its workers the
- * frames: several workers putting frames up must take turns, as
- * flowcut-npu's do under a lock).  Shutdown: lk_close(); lk_close(NULL) does nothing.
- *
- * Errors: int functions return 0 (or a count) or a negative errno:
- * -ENOBUFS a ring is full; -EAGAIN nothing to take; -EMSGSIZE a message too
- * large for a slot or a buffer; -ECONNRESET the coprocessor rebooted (call
- * lk_resync()); -EPROTO the region is not a link of this version.
+ * used by several threads only if each ring is used by one of them (frame
+ * producers on one ring take turns under a lock of their own).  Shutdown:
+ * lk_close(); lk_close(NULL) does nothing.  lk_create and lk_attach return
+ * NULL with errno, lk_error() saying why.  Int functions return 0 (or a
+ * count) or a negative errno: -ENOBUFS a ring is full; -EAGAIN nothing to
+ * take; -EMSGSIZE a message too large for a slot or a buffer; -ECONNRESET
+ * the coprocessor rebooted (call lk_resync()); -EPROTO the region is not
+ * a link of this version.  Design notes: link/README.md.
  */
 #ifndef FLOWCUT_LK_H
 #define FLOWCUT_LK_H

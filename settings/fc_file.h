@@ -11,27 +11,22 @@
  *                folder), owned by root or the euid, not writable by its
  *                group or others
  *   its folder   owned by root or the euid, not writable by group or
- *                others (sticky or not: whoever may write in it may put a
- *                file of that name there before it is made)
+ *                others (sticky or not)
  *   the folders  each owned by root or the euid, not writable by group or
- *   above        others unless sticky and owned by root (/tmp, /dev/shm:
- *                others may add entries but not rename or remove the
- *                folder below, which is what the check relies on)
+ *   above        others unless sticky and owned by root (/tmp, /dev/shm)
  *
- * The folder part of the path is resolved (realpath: /var/run -> /run),
- * then walked again from / one component at a time with O_NOFOLLOW, each
- * checked on its own descriptor (fstat), and the file opened from its
- * folder's descriptor with O_NOFOLLOW and checked on its own: a swap
- * between the check and the read meets a descriptor already checked.
+ * Each is checked on its own descriptor, opened without following a link,
+ * so a swap between the check and the read meets a descriptor already
+ * checked.  The file is read with read() under a cap, never mapped; one
+ * that changed while it was read is refused, to be read again at its next
+ * change.
  *
- * The file is then read with read() into memory of its size (never
- * mapped: a file truncated under a mapping kills the reader with SIGBUS),
- * under a cap; a file that changed while it was read (its size or times
- * not the same after as before, or fewer bytes than it said) is refused,
- * to be read again at its next change.
- *
- * No error ever holds a byte of the file: only its path and why.
+ * The calls return 0 (fc_file_folder: a descriptor) or a negative errno,
+ * each listed beside it, with err saying "PATH: why".  No error ever holds
+ * a byte of the file: only its path and why.
  * No state; any thread.
+ *
+ * Design notes (the walk, why read() and not mmap): settings/README.md.
  */
 #ifndef FLOWCUT_FC_FILE_H
 #define FLOWCUT_FC_FILE_H

@@ -3,11 +3,13 @@
  * flowcut: address lists (the watched list files, the cut sets).
  *
  * A list file holds one entry a line: an address, a prefix (ADDR/LEN) or
- * a range (ADDR-ADDR), IPv4 or IPv6 (or one JSON object a line: below).  '#' and ';' start a comment, so the
+ * a range (ADDR-ADDR), IPv4 or IPv6.  '#' and ';' start a comment, so the
  * Spamhaus DROP ("1.10.16.0/20 ; SBL256894") and FireHOL netset formats
- * load unchanged.  A bad line is reported with its number and skipped;
- * the good lines load.  What is said of a bad line is its number and a
- * fixed reason, never a byte of the line: a list file may be anything.
+ * load unchanged.  Spamhaus's JSON DROP (one object a line, its "cidr"
+ * read as a text entry) is read too, told by content: one format a file.
+ * A bad line is reported with its number and skipped; the good lines
+ * load.  What is said of a bad line is its number and a fixed reason,
+ * never a byte of the line: a list file may be anything.
  *
  * A list file can cut, so fc_list_load reads it as fc_file does (owner,
  * mode and folders checked on their descriptors, read() under a cap) and
@@ -17,40 +19,14 @@
  * A list is kept canonical: ranges sorted, overlapping and adjacent ones
  * merged, so two lists compare element by element and a change becomes a
  * difference (what was added, what was removed) to apply to an nftables
- * interval set, which refuses overlapping elements.
+ * interval set.
  *
- * Spamhaus's JSON DROP (drop_v4.json, drop_v6.json) is read beside the
- * text: one object a line, {"cidr":"1.10.16.0/20","sblid":"SBL256894",
- * "rir":"apnic"}, and a line of metadata, {"type":"metadata","timestamp":
- * ...,"records":...,"copyright":...}.  What Spamhaus says of it (its DROP
- * FAQ, and its notice as others quote it, found by the search tool): the
- * DROP lists are published as JSON, the text files are still made but will
- * be deprecated, and `jq` turns the one into the other; EDROP is in DROP
- * since 10 April 2024.  No real copy of the files was there to read, so
- * what this module assumes is the shape above, as third parties' readers
- * and tests of drop_v4.json show it:
- *  - the format is told by content, never by the file's name: a line
- *    whose first non-blank byte is '{' is a JSON object, any other line
- *    not blank nor a comment a text entry; the first such line sets the
- *    file's format and a line of the other format is a bad line (its
- *    number, and the first entry's line).  Blank lines and '#'/';' comment
- *    lines are neither and may stand in both (a comment is no JSON, but
- *    some mirrors add one above the objects);
- *  - an object is parsed whole by jansson (json_loadb, a line at a time,
- *    a member named twice refused: two "cidr"s would be ambiguous); its
- *    "cidr", a string, is read by the text format's own entry reader, an
- *    address or a prefix (a range, which the text format takes, is a bad
- *    line here: the member is named cidr); every other member is skipped;
- *    an object whose "type" is "metadata" is skipped whole; an object
- *    without a "cidr", a "cidr" not a string, bad JSON, a bad prefix: a
- *    bad line, as a bad text line is, with a fixed reason (jansson's own
- *    texts quote the input, so they are not passed on);
- *  - jansson 2.14 tells an allocation that failed while it parses as a
- *    syntax error, not as json_error_out_of_memory (seen with a failing
- *    json_set_alloc_funcs), so such a line is a bad line, not -ENOMEM.
+ * The parsers and fc_list_load return the number of bad lines or a
+ * negative errno (-ENOMEM; fc_list_load fc_file_read's too, with err);
+ * the other int calls 0 or -ENOMEM.  A struct fc_list is the caller's,
+ * freed by fc_list_free.  No state; any thread, each on its own list.
  *
- * The text format is read by hand because no library here reads it; the
- * addresses themselves are read by inet_pton.
+ * Design notes (the JSON DROP's shape, jansson): settings/README.md.
  */
 #ifndef FLOWCUT_FC_LIST_H
 #define FLOWCUT_FC_LIST_H

@@ -1,39 +1,33 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fc_secret: the operator's secret, the file that lets a peer other than
- * root change things over the control socket (issue 18: the page,
- * flowcut-web, runs unprivileged and carries the secret the operator
- * typed; fd_ctl.h's `auth SECRET` line).
+ * root change things over the control socket (its `auth SECRET` line:
+ * include/flowcut/fc_ctl.h; flowcut-web runs unprivileged and carries the
+ * secret the operator typed), and the page's read credential beside it.
  *
  * The file (FC_WEB_SECRET_PATH, /etc/flowcut/web.secret): one line of
  * FC_SECRET_HEX lowercase or uppercase hex digits (32 bytes from
  * getrandom), an optional '\n', nothing else; a regular file (not a
- * symlink: O_NOFOLLOW) owned by root, mode 0600 or narrower (no bit for
- * group or others).  Anything else is refused (fc_secret_read says what
- * and with which path) and then no secret is accepted at all: a file
- * another user could read or write is no secret.
+ * symlink: O_NOFOLLOW) owned by root, mode 0600 or narrower.  Anything
+ * else is refused (fc_secret_read says what and with which path) and then
+ * no secret is accepted at all: a file another user could read or write
+ * is no secret.
  *
- * fc_secret_make writes one when none is there (flowcutd's first start,
- * `flowcutctl web-secret`): never over one that is there, whatever it
- * holds.  The folder must exist (the installer's /etc/flowcut; it is not
- * made here) and pass fc_file's folder check (fc_file_folder: root's, no
- * group or other write).  The secret goes to a temporary beside it
- * (".NAME.PID.tmp", O_EXCL, 0600), is synced, then link()ed to the name
- * (linkat: never over a file, EEXIST leaves the one there) and the
- * temporary unlinked: a crash or ENOSPC leaves no empty file at the name
- * (which fc_secret_read would refuse forever, and make never replace),
- * at most a temporary the next make removes.  Chosen over rename(), which
- * replaces a file that came meanwhile.  Every buffer that held the secret
- * is wiped (explicit_bzero) before it is left.
+ * fc_secret_make writes one when none is there, never over one that is
+ * there, whatever it holds.  The folder must exist (it is not made here)
+ * and pass fc_file_folder.  A crash or ENOSPC leaves no file at the name,
+ * at most a temporary (".NAME.PID.tmp") the next make removes.
  *
- * fc_secret_check reads the file each time it is asked (a 65-byte read,
- * asked once per `auth` request: an operator's fix of the file's mode, or
- * a new secret, takes effect at the next request without a restart) and
- * compares in constant time (every byte of the FC_SECRET_HEX, no early
- * exit; a given secret of another length compared all the same, and
- * refused).  The secret never appears in a message.
+ * fc_secret_check reads the file each time it is asked (a fix of its mode,
+ * or a new secret, takes effect at the next request) and compares in
+ * constant time.  The secret never appears in a message; every buffer
+ * that held it is wiped (explicit_bzero) before it is left.
  *
+ * fc_secret_read and fc_secret_make return 0 (make: 1 made, 0 one there)
+ * or a negative errno with `why`; the checks return a verdict.
  * No state; any thread.
+ *
+ * Design notes (link() not rename(), a read each request): settings/README.md.
  */
 #ifndef FLOWCUT_FC_SECRET_H
 #define FLOWCUT_FC_SECRET_H

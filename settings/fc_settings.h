@@ -3,63 +3,29 @@
  * fc_settings: the appliance's settings file - parsed, checked, written.
  *
  * The format is sysctl.conf's: one `key = value` a line, `#` at the start
- * of a line or after a blank starts a comment, blank lines are ignored.  Keys (docs/settings.md):
- *
- *   offload          on|off   the gate: connections go to the fast path
- *   cut_in_hardware  on|off   a cut drops the connection on the coprocessor
- *   idle_timeout     1-65535  seconds a quiet connection stays offloaded
- *   watched_list     PATH     a watched block list (repeatable)
- *   watched_fingerprints PATH a file of JA4 and JA3 fingerprints to cut
- *   tls_ports        PORT...  the TCP ports whose ClientHello is read (1-16 ports)
- *   inspect_hold_ms  100-600000  a connection's frames held while its hello
- *                             is read, at most (2000); reading goes on after
- *   inspect_read_timeout 1-3600  seconds a hello may take in all (120)
- *   inspect_undecided pass|cut  what a connection whose hello the inspector
- *                             cannot read (memory, malformed, time) gets (pass)
- *   watched_set      FAMILY TABLE SET   a set of the host's ruleset that
- *                             blocks, followed (repeatable); SET may be a
- *                             pattern on the set's name (fnmatch(3):
- *                             `*`, `?`, `[a-z]`, `[!...]`): every address
- *                             set of the table it matches, those made
- *                             later too (fc_settings_is_pattern)
- *   list_max_bytes   1024-1073741824  the largest watched list or
- *                             fingerprints file read (64 MiB)
- *   list_min_prefix4 0-32     a watched list's IPv4 entry wider than a /N
- *                             is a bad line (1: only 0.0.0.0/0 refused)
- *   list_min_prefix6 0-128    the same for IPv6 (1: only ::/0 refused)
- *   control_read_group NAME   a group whose members may ask flowcutd's
- *                             control socket what only reads (status);
- *                             resolved with getgrnam when parsed
- *   never_cut        ADDR[/LEN]...  addresses and prefixes flowcut's own
- *                             triggers never cut (repeatable, several a
- *                             line, FC_SETTINGS_MAX_NEVER in all)
- *   never_cut_file   PATH     ... and a list file of them (fc_list's
- *                             formats), read by fc_settings_never_cut
- *
- * never_cut: an entry is an address or a prefix with no host bit set
- * (198.51.100.0/24, not 198.51.100.7/24: a typo there would protect what
- * was not meant); a bad one is an error naming the line and the entry's
- * place on it ("line 4: never_cut, entry 2: ..."), never its text.  The
- * entries are kept in the settings (a fixed array: settings copy and
- * compare whole); the file only by its path, read with the entries into
- * one list by fc_settings_never_cut - by fc_settings_load too, so a file
- * that cannot be read, or has a bad line, refuses the settings with the
- * line of never_cut_file (never_cut_line) and why.  The file's lines are
- * read as fc_list reads a list (a range ADDR-ADDR allowed, a prefix's host
- * bits cleared as the list formats have it), within list_max_bytes, no
- * prefix-width bound: a never-cut list protects, it cannot cut.
+ * of a line or after a blank starts a comment, blank lines are ignored.
+ * The keys, their values and defaults: docs/settings.md.
  *
  * A file that does not parse is refused whole with the line and the reason
  * (never a byte of the line's text), and whoever read it keeps the
- * settings it had.  It is read as fc_file reads a file that can cut: a
- * file or folder anyone but root (or the reader's euid) could write is
- * refused.  Writing is atomic (a
- * temporary file in the same folder, fsync, rename), so a reader sees the
- * old file or the new, never half of one.  Hand-written: the format is a
- * dozen lines of key = value, and the errors must name the line, which no
- * Debian-packaged config library does for this format.
+ * settings it had; a bad never_cut entry is named by its line and its
+ * place on it ("line 4: never_cut, entry 2: ...").  The file is read as
+ * fc_file reads a file that can cut: a file or folder anyone but root (or
+ * the reader's euid) could write is refused.  never_cut_file is read with
+ * the never_cut entries into one list by fc_settings_never_cut, and by
+ * fc_settings_load too: a file that cannot be read, or has a bad line,
+ * refuses the settings.  Writing is atomic (a temporary file in the same
+ * folder, fsync, rename): a reader sees the old file or the new, never
+ * half of one.
+ *
+ * struct fc_settings is a plain value, the caller's: settings copy and
+ * compare whole.  The calls return 0 or a negative errno, as each says
+ * beside it, most with err saying "line N: reason" or "PATH: why".
  *
  * No state; any thread.
+ *
+ * Design notes (the keys in brief, never_cut, why by hand):
+ * settings/README.md.
  */
 #ifndef FLOWCUT_FC_SETTINGS_H
 #define FLOWCUT_FC_SETTINGS_H

@@ -116,7 +116,7 @@ fc_settings_keys_json(const struct fc_settings *s)
  * fc_settings_check (never_cut_file read as the loader reads it).  A key
  * checked alone passes values the load then refuses (a never_cut_file
  * that is missing), and a saved file the load refuses locks out every
- * later settings-set (issue 18's review); so the save is refused first,
+ * later settings-set; so the save is refused first,
  * with the reason, and nothing is written.
  */
 static int

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fc_settings_keys: every key of the settings file as the page shows it
- * (issue 18): its name, kind, default and one sentence of what it does,
+ * (flowcut-web's): its name, kind, default and one sentence of what it does,
  * in the page's order (cut_in_hardware first, then as docs/settings.md
  * lists them); the `settings` answer of flowcutd's control socket made
  * from it, and its `settings-set`: the file loaded (none: the defaults),

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * flowcut-ctleave: how long a connection stays in the fast path after its
- * conntrack state is deleted (issue 16: "from conntrack -D of one state to
- * its connection leaving the fast path"), for lab/scale.sh --leave:
+ * conntrack state is deleted ("from conntrack -D of one state to its
+ * connection leaving the fast path"), for lab/scale.sh --leave:
  *
  *   flowcut-ctleave --link PATH [--samples K] [--port P] N [flowcut-ctgen's options]
  *

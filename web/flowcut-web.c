@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * flowcut-web - the operator's page and /metrics (issue 18): an HTTP
- * server of its own, run as its own unprivileged user, that asks
- * flowcutd everything over its control socket (t18-proto.md) and never
+ * flowcut-web - the operator's page and /metrics: an HTTP server of its
+ * own, run as its own unprivileged user, that asks flowcutd everything
+ * over its control socket (include/flowcut/fc_ctl.h) and never
  * touches the link, nftables or conntrack (web/README.md).
  *
  *   flowcut-web [--listen ADDR:PORT]... [--control PATH] [--read-secret PATH]

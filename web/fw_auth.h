@@ -1,36 +1,30 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * fw_auth - who may change things through flowcut-web (issue 18's
- * security review): HTTP Basic authentication per request, a CSRF token
- * per process, the same-origin check of a POST and the Host check of every
- * request.
+ * fw_auth - who may change things through flowcut-web: HTTP Basic
+ * authentication per request, a CSRF token per process, the same-origin
+ * check of a POST and the Host check of every request.
  *
- * No secret is held behind a cookie (a cookie is not kept apart by port:
- * a page on 127.0.0.1:8000 gets 127.0.0.1:9842's).  A change carries the
- * operator's secret as the password of "Authorization: Basic" (the user
- * name is ignored); a browser keeps Basic credentials per origin (scheme,
- * host and port), so another port's page never sees them.  flowcut-web
- * does not judge the secret (flowcutd does, t18-proto.md): fw_auth_basic
- * only takes it out of the header, into the caller's buffer, which the
- * caller wipes (explicit_bzero) once the request is sent; the decoded
- * bytes are wiped here.  Why a parser of its own and not MHD's
- * MHD_basic_auth_get_username_password: MHD's takes a connection, not a
- * string (no table-driven test, no fuzz target), and says nothing of what
- * was wrong; base64 is RFC 4648's alphabet with its padding, strict.
+ * No cookie holds a secret.  A change carries the operator's secret as
+ * the password of "Authorization: Basic" (the user name is ignored).
+ * flowcut-web does not judge the secret (flowcutd does: the `auth` line of
+ * include/flowcut/fc_ctl.h, docs/commands.md): fw_auth_basic only takes
+ * it out of the header, into the caller's buffer, which the caller wipes
+ * (explicit_bzero) once the request is sent; the decoded bytes are wiped
+ * here.
  *
- * A browser sends cached Basic credentials with a cross-site POST too, so
- * CSRF stays guarded twice: every change form carries the process's token
+ * CSRF is guarded twice: every change form carries the process's token
  * (128 bits of getrandom at fw_auth_init, compared in constant time), and
  * every POST must name this origin in Origin (or, without one, Referer).
+ * A request's Host must be one of the --listen addresses as written
+ * ("127.0.0.1:9842", "[::1]:9842") or "localhost:PORT" of one of their
+ * ports; others are 421.
  *
- * The Host check (DNS rebinding: a name of the attacker's resolving to
- * 127.0.0.1 makes his page same-origin with ours): a request's Host must
- * be one of the --listen addresses as written ("127.0.0.1:9842",
- * "[::1]:9842") or "localhost:PORT" of one of their ports; others are
- * 421.
- *
- * fw_auth_init and fw_auth_listen from one thread, before the server
+ * The calls return 0 or a negative errno, or a bool, as each says beside
+ * it.  fw_auth_init and fw_auth_listen from one thread, before the server
  * runs; the checks from any thread (they read only).
+ *
+ * Design notes (no cookie, why its own parser, DNS rebinding):
+ * web/README.md.
  */
 #ifndef FLOWCUT_FW_AUTH_H
 #define FLOWCUT_FW_AUTH_H

@@ -36,7 +36,7 @@ fw_ctl_answer(const char *path, char *ans, size_t n, json_t **doc, char *err, si
 			 je.position, ans + 3);
 		return -EBADMSG;
 	}
-	if (strncmp(ans, "ok ", 3) == 0) {	/* an answer of text: cut-conn's, as before issue 18 */
+	if (strncmp(ans, "ok ", 3) == 0) {	/* an answer of text: cut-conn's, from before the JSON answers */
 		*doc = json_stringn(ans + 3, n - 3);
 		if (*doc != NULL)
 			return 0;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fw_ctl - flowcut-web's client of flowcutd's control socket
- * (include/flowcut/fc_ctl.h, the requests of issue 18: counters, conns,
+ * (include/flowcut/fc_ctl.h, the page's requests: counters, conns,
  * cuts, settings, settings-set, cut-conn): one connection, one request,
  * one answer, each bounded in time (FW_CTL_TIMEOUT_MS on connect, send and
  * receive), so an HTTP request never waits on flowcutd longer than that.
@@ -17,8 +17,8 @@
  *
  * A change carries the operator's secret: fw_ctl_ask's secret, when not
  * NULL, goes first as "auth SECRET\n", the request after it in the same
- * message (t18-proto.md).  The secret is the caller's; fw_ctl keeps no copy
- * (the message buffer is wiped before it is freed).
+ * message (include/flowcut/fc_ctl.h).  The secret is the caller's; fw_ctl
+ * keeps no copy (the message buffer is wiped before it is freed).
  *
  * Any thread; its state the one mutex.
  */
@@ -30,9 +30,9 @@
 
 #define FW_CTL_TIMEOUT_MS 2000
 /*
- * a request's bytes: t18-proto.md grows FC_CTL_MAX to 4096 (a settings
- * value can be long); fc_ctl.h still says 256 where flowcutd's side is
- * not merged yet, so this side holds the protocol's figure itself.
+ * a request's bytes: the protocol's FC_CTL_MAX (include/flowcut/fc_ctl.h),
+ * 4096 so that a settings value can be long; this side holds the figure
+ * itself.
  */
 #define FW_CTL_REQ_MAX 4096
 
@@ -52,7 +52,7 @@ int fw_ctl_ask(const char *path, const char *secret, const char *req, json_t **d
  * fw_ctl_answer - one answer of n bytes from path (ans NUL-terminated;
  * its trailing newlines cut in place): "ok {...}" or "ok [...]" is 0 and
  * *doc its JSON; "ok TEXT" (not JSON: the answer of a request older than
- * issue 18, cut-conn's "connection ID cut in hardware") is 0 and *doc a
+ * the page's, cut-conn's "connection ID cut in hardware") is 0 and *doc a
  * JSON string of TEXT; "error TEXT" -EPROTO and err TEXT; anything else,
  * or JSON that does not parse, -EBADMSG and err what came.
  */

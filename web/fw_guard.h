@@ -1,55 +1,33 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fw_guard - who holds flowcut-web's connections, and for how long, so
- * that no local user can lock the operator out (issue 30): on the
- * loopback every client is one address, and MHD's idle timeout restarts
- * on any byte, so a few hundred connections trickling a header byte
- * every few seconds once held every slot of the page.
+ * that no local user can lock the operator out: on the loopback every
+ * client is one address, and MHD's idle timeout restarts on any byte.
  *
- * Every connection open has an entry, with its client: the local uid
- * that owns its other end (sock_diag's inet_diag, asked once as it opens:
- * the kernel knows whose socket the peer is, as ss(8) shows it; an answer
- * that is a listener, a TIME_WAIT or orphaned socket, or another's ports
- * is no answer), or its address for a peer not on this machine (an IPv6
- * one by its /64).  A connection "waits" while no request of it is being
- * answered: from its opening until its request is whole (a POST's body
- * too), and again after each answer (kept alive).  The bounds, each
- * enforced as a connection opens:
- *
- *   - a connection that waited past FW_GUARD_REQUEST_MS for its request
- *     to be whole goes (a byte now and then no longer holds it): looked
- *     for as each connection opens, and by the guard's own thread every
- *     FW_GUARD_SWEEP_MS;
- *   - a client past FW_GUARD_PER_CLIENT connections: its own oldest
- *     waiting one goes;
+ * A connection's client is the local uid that owns its other end
+ * (sock_diag, asked once as it opens), or its address for a peer not on
+ * this machine (an IPv6 one by its /64).  A connection "waits" while no
+ * request of it is being answered.  The bounds, enforced as each opens:
+ *   - one that waited past FW_GUARD_REQUEST_MS for its request to be
+ *     whole goes (also looked for every FW_GUARD_SWEEP_MS);
+ *   - a client past FW_GUARD_PER_CLIENT: its own oldest waiting one goes;
  *   - past FW_GUARD_OPEN in all: the oldest waiting one of the client
  *     holding the most goes.
+ * When nothing waits to go, or it has no client (FW_GUARD_CLIENTS full),
+ * the new one is marked over: its request is 503, the connection closed.
+ * A costly read (one that asks flowcutd) takes a token of its client's
+ * bucket, costly_per_s a second, twice that at once; without one, 429.
  *
- * So a client holding many slow connections loses its own, never another
- * client's, and the operator's browser (another uid, a whole request at
- * once) is answered.  When nothing waits to go (every connection being
- * answered), or it has no client (FW_GUARD_CLIENTS clients each holding
- * one), the new one is marked over: its request is answered 503 and the
- * connection closed.
- * A connection goes by shutdown(2) on a dup of its socket, made as it
- * opened and closed with it: the descriptor is ours until then, so no
- * descriptor reused under MHD is ever shut; MHD sees the peer's close.
+ * Lifetime: fw_guard_init, then fw_guard_fini after MHD's daemons stopped;
+ * an entry lives from fw_guard_open to fw_guard_close.  A connection goes
+ * by shutdown(2) on the guard's own dup of its socket: no descriptor
+ * reused under MHD is ever shut.  Threads: any of MHD's; one mutex.
+ * Returns: fw_guard_init 0, or -errno without its netlink socket (said on
+ * stderr; clients are then told by address alone); fw_guard_open an
+ * entry, or NULL (not guarded: MHD's own limits stand).
  *
- * A costly read (one that asks flowcutd: the connections, the cuts, the
- * settings, a secret to judge) takes a token of its client's bucket:
- * costly_per_s a second (FW_GUARD_COSTLY_PER_S unless flowcut-web's
- * --reads-a-second says), twice that at once; without one the read is
- * answered 429.
- *
- * Why by hand: MHD has per-address limits only (one address on the
- * loopback) and no deadline on a request's headers; libmnl builds and
- * reads the netlink messages.
- *
- * Threads: every call from any of MHD's threads; one mutex (the netlink
- * socket's question is under it too: a local answer, microseconds, its
- * read bounded at 200 ms, an answer to an earlier question read past).
- * Callers' clocks may come a little out of order under the mutex: a time
- * before the one kept counts as it (no unsigned wrap).
+ * Design notes (the lock-out, the netlink answer, why by hand, clocks):
+ * web/README.md.
  */
 #ifndef FLOWCUT_FW_GUARD_H
 #define FLOWCUT_FW_GUARD_H

@@ -4,7 +4,7 @@
  * and no outside asset (the appliance may have no internet), readable
  * with JavaScript off; the status page's only script reloads it every two
  * seconds.  Each renderer is a pure function of flowcutd's documents
- * (t18-proto.md) and the page's own state (the process's CSRF token, a
+ * (docs/commands.md) and the page's own state (the process's CSRF token, a
  * message): no I/O, any thread.  A field a document lacks is shown as
  * "-", never as 0.  Every text from a document is HTML-escaped.
  *

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fw_metrics - /metrics: flowcutd's answers to `counters` and `triggers`
- * (t18-proto.md) written in Prometheus's text exposition format 0.0.4.
+ * (docs/commands.md) written in Prometheus's text exposition format 0.0.4.
  * A pure function of the two documents: no I/O, any thread.
  *
  * The families (each once, its # HELP and # TYPE first):

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fw_req - the control requests flowcut-web builds from what a browser
- * sent (t18-proto.md): words separated by one space, a request's last byte
- * '\n'.  Every value is checked before it is put on the line, so no field
- * can add a word or a line of its own (a space or a newline in a filter
- * would be a second filter, or a second request after "auth").  A pure
- * function each; any thread.
+ * sent (include/flowcut/fc_ctl.h, docs/commands.md): words separated by
+ * one space, a request's last byte '\n'.  Every value is checked before
+ * it is put on the line, so no field can add a word or a line of its own
+ * (a space or a newline in a filter would be a second filter, or a second
+ * request after "auth").  A pure function each; any thread.
  *
  * Each writes the request into out (cap bytes, NUL-terminated) and returns
  * 0, or -EINVAL with err naming the field and what was wrong, or

@@ -3,51 +3,33 @@
  * fd_cmdq: the driver's command client - many commands in flight on its
  * link client slot, each finished by a completion.
  *
- * fd_cmdq_post() puts a command on the slot's command ring (lk_cmd_post)
- * with a completion (callback + context); nothing is sent until the batch
- * goes with one doorbell (fd_cmdq_kick(), or the next fd_cmdq_poll(),
- * fd_cmdq_wait() or fd_cmdq_flush()).  fd_cmdq_poll() takes the answers,
- * matches each to its command by tag, in whatever order they come, and
- * runs the command's completion with the answer's rc and payload.
+ * fd_cmdq_post() puts a command on the slot's command ring with a
+ * completion; the batch goes with one doorbell (fd_cmdq_kick(), or the
+ * next fd_cmdq_poll(), fd_cmdq_wait() or fd_cmdq_flush()).  fd_cmdq_poll()
+ * matches each answer to its command by tag, in whatever order they come,
+ * and runs its completion with the answer's rc and payload.  In flight:
+ * at most the cap given at creation (LK_CMD_SLOTS at most); a post beyond
+ * it is refused (-ENOBUFS) until answers have come.
  *
- * In flight: never more than the command and answer rings hold
- * (LK_CMD_SLOTS), nor more than the cap given at creation; a post beyond
- * it is refused (-ENOBUFS) until answers have come.  A command that timed
- * out still holds its place until its late answer comes or the
- * coprocessor reboots: the rings still hold it.
- *
- * Tags: a command's tag is (sequence << 8 | place), the sequence starting
- * at random, so a late answer, an earlier process's, or a bogus one never
- * completes the wrong command.  An answer that matches no command is
- * counted (unexpected_tag) and dropped; one to a command already failed
- * -ETIMEDOUT is counted (late) and frees its place.
- *
- * Going down.  Every command has a deadline (timeout_ms after its post).
- * When one passes with no answer on the ring, the coprocessor is taken to
- * be not answering: every command in flight is failed -ETIMEDOUT, the
- * `down` callback runs once with FD_CMDQ_STALLED, and posts are refused
- * (-EHOSTDOWN) until fd_cmdq_reset().  When the coprocessor boots anew
- * (its boot id changes), every command in flight is failed -ECONNRESET,
- * `down` runs once with FD_CMDQ_REBOOTED, and posts are refused
- * (-ECONNRESET) until fd_cmdq_reset().  The driver then takes its
- * connections out (or re-applies them) once, not once per command.
+ * Going down: a deadline passed unanswered fails every command in flight
+ * -ETIMEDOUT, runs `down` once with FD_CMDQ_STALLED and refuses posts
+ * (-EHOSTDOWN); a new boot of the coprocessor fails them -ECONNRESET,
+ * runs `down` once with FD_CMDQ_REBOOTED and refuses posts (-ECONNRESET).
+ * Both until fd_cmdq_reset().
  *
  * Threads: one thread - the driver's main loop - calls every function of
- * one struct fd_cmdq, and no one else uses the slot's command and answer
- * rings (no lk_call on the same struct lk).  fd_cmdq_reset() calls
- * lk_resync(), which also resyncs the event ring: the event ring must be
- * the same thread's.  Completions and `down` run on that thread, inside
- * fd_cmdq_poll(), fd_cmdq_flush() and fd_cmdq_destroy() only;
- * they may call fd_cmdq_post(), fd_cmdq_kick(), fd_cmdq_room(),
- * fd_cmdq_state() and fd_cmdq_stats(), nothing else of this module.
+ * one struct fd_cmdq, and no one else uses the slot's rings (no lk_call
+ * on the same struct lk); fd_cmdq_reset() resyncs the event ring too,
+ * which must be the same thread's.  Completions and `down` run on it,
+ * inside fd_cmdq_poll(), fd_cmdq_flush() and fd_cmdq_destroy() only; they
+ * may call fd_cmdq_post(), fd_cmdq_kick(), fd_cmdq_room(), fd_cmdq_state()
+ * and fd_cmdq_stats(), nothing else of this module.  No fd to wait on:
+ * bound poll(2) with fd_cmdq_timeout_ms(), or sleep in fd_cmdq_wait().
  *
- * There is no fd to wait on: the link's doorbells are futexes.  A main
- * loop that sleeps in poll(2) bounds its timeout with fd_cmdq_timeout_ms()
- * and calls fd_cmdq_poll() every turn; one with nothing else to wait for
- * sleeps in fd_cmdq_wait().
+ * fd_cmdq_create (NULL and errno) to fd_cmdq_destroy (what is in flight
+ * failed -ECANCELED); the struct lk stays the caller's.
  *
- * Shutdown: fd_cmdq_destroy() fails what is in flight -ECANCELED, then
- * frees; the struct lk stays the caller's.
+ * Design notes: driver/cmd/README.md.
  */
 #ifndef FLOWCUT_FD_CMDQ_H
 #define FLOWCUT_FD_CMDQ_H

@@ -1,64 +1,28 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * fd_counters: the `counters` answer's document (issue 18, the lead's
- * protocol /work/prompts/t18-proto.md; docs/commands.md's `counters` row)
- * built from figures already gathered: a pure function, so a unit test
- * reaches every key (tests/unit/driver/test_counters.c) and flowcutd.c
- * keeps the gathering (the counters window, FLOWCUTD_STATS' COUNTs,
- * fd_ctstat, the link's stats, fw_cfg as last set, the clock).
+ * fd_counters: the `counters` answer's document (the control protocol:
+ * include/flowcut/fc_ctl.h, docs/commands.md's `counters` row), built
+ * from figures already gathered: a pure function, so a unit test reaches
+ * every key, and flowcutd.c keeps the gathering.
  *
- * The document: {"fastpath": {NAME: N, ...}, "flowcutd": {NAME: N, ...},
- * "conntrack": {NAME: N, ...}, "ports": [{"port": P, "to_host": N}, ...],
- * "link": {NAME: N, ...}, "connections": {"ips": N, "fwd": N, "cut": N,
- * "dropping": N}, "connections_by": [{"action": "IPS", "verdict":
- * "CUT_THRU", "n": N}, ...], "gate": bool, "ips_switch": bool, "boot_id":
- * "HEX16", "uptime_s": N, "time_ms": N, "fastpath_time_ms": N}, in that
- * order.
+ * The document: {"fastpath": {NAME: N, ...}, "flowcutd": {...},
+ * "conntrack": {...}, "ports": [{"port": P, "to_host": N}, ...], "link":
+ * {...}, "connections": {"ips", "fwd", "cut", "dropping"},
+ * "connections_by": [{"action", "verdict", "n"}, ...], "gate",
+ * "ips_switch", "boot_id": "HEX16", "uptime_s", "time_ms",
+ * "fastpath_time_ms"}, in that order.
  *
- * "fastpath_time_ms": when the coprocessor published the "fastpath"
- * figures (the window's `when`), as CLOCK_REALTIME: time_ms less the
- * window's age (flowcutd's CLOCK_MONOTONIC less `when`: one machine's
- * clock here).  The window is republished every 50 ms, later when the
- * coprocessor's control thread is short of CPU, so a rate of two answers
- * is of the figures' own times, not of the answers'.  Left out with
- * "fastpath", or when the age is unknown (<= 0 given).
+ * Figures the caller has not got are left out, never made 0: a figure
+ * whose value is negative (its key); "fastpath" when `fastpath` is NULL;
+ * "fastpath_time_ms" with it, or when its time is <= 0; "connections" and
+ * "connections_by" when `conns` is NULL; "gate" and "ips_switch" unless
+ * `cfg_known`; "uptime_s" unless `uptime_known`.
  *
- * "connections" (the binding's, fd_offload_conns: made or adopted, not
- * a pending offload): "ips" action IPS not dropping (verdict SEND_TO_IPS
- * or CUT_THRU), "fwd" action FWD, "dropping" those the fast path drops
- * (action DROP, or IPS with verdict DROP: a cut's drop), "cut" those cut
- * by flowcut (fd_cut; all of them dropping).  "connections_by" every
- * action and verdict pair, 0 too (the page's /metrics gauges need a
- * series that does not vanish at 0); a FWD or DROP one's verdict is the
- * fast path's as made, never consulted.  Both left out when
- * `conns` is NULL.
+ * Pure: no I/O, no state; any thread.  What fd_counters_json returns is
+ * the caller's (json_decref); NULL is no memory or a caller's bug.
  *
- * "uptime_s" (fd_counters_uptime_s): the coprocessor's own clock, the
- * counters window's time (`when`, refreshed every 50 ms) less the time
- * it laid out the link (lk_boot_ns: its tables empty, the boot id new),
- * both CLOCK_MONOTONIC of the coprocessor, never flowcutd's: a flowcutd
- * started after the coprocessor still gives its whole uptime.  Low by at
- * most the window's refresh (50 ms) and the read's age; the EAL's start
- * before the layout is not counted.  Left out unless `uptime_known`.
- *
- * Figures the caller has not got are left out, never made 0:
- *   - a figure whose value is negative (fd_ctstat's -1: the kernel has no
- *     such column) - its key left out of its object;
- *   - "fastpath" whole when `fastpath` is NULL (the window could not be
- *     read whole);
- *   - "gate" and "ips_switch" when `cfg_known` is false (no
- *     FW_CFG_PARAMS_SET answered yet: never assumed from the settings).
- * Left out as the code has no such figure at all (the caller has nothing
- * to hand in): a port's to_wire and dropped (the coprocessor counts by
- * outcome, not by port).
- *
- * Why name/value pairs and not the rooms' structs: driver/control may use
- * settings/ alone (the Makefile's USES_driver/control), so fd_ctstat's,
- * the link's and flowcutd's structs cannot reach here; pairs also keep
- * the names where the figures are (fc_cnt_name, the X-macro's #name), so
- * a new counter needs no change here.  A value is int64_t as JSON's
- * integer is (jansson's json_int_t); fd_counter_u64 holds a uint64_t
- * figure at INT64_MAX rather than let it turn negative (and vanish).
+ * Design notes (what each figure is, why name/value pairs):
+ * driver/control/README.md.
  */
 #ifndef FLOWCUT_FD_COUNTERS_H
 #define FLOWCUT_FD_COUNTERS_H

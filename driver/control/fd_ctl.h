@@ -1,98 +1,33 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * fd_ctl: flowcutd's control socket - requests that need flowcutd itself:
- * cut a fast-path connection by its id (`cut-conn ID`, `flowcutctl cut
- * --conn ID`), flowcutd's own state (`status`, `flowcutctl daemon`), and
- * a resync started by hand (`resync`, `flowcutctl resync`: root only).
+ * fd_ctl: flowcutd's control socket - the requests that need flowcutd
+ * itself (cut-conn, status, resync, why, why-conn, triggers, counters,
+ * conns, cuts, settings, settings-set).  The protocol is
+ * include/flowcut/fc_ctl.h and docs/commands.md; the caller's handler
+ * (flowcutd.c) answers each allowed request.
  *
- * A unix socket (include/flowcut/fc_ctl.h: the protocol; default
- * FC_CTL_PATH).  Who may ask what is decided by the peer's credentials
- * (SO_PEERCRED, SO_PEERGROUPS, read when the request comes), not by the
- * path alone: root (uid 0) may ask everything; the members of the read
- * group (settings: control_read_group), by their primary or a
- * supplementary group, may ask what only reads (status).  Anyone else is
- * answered "error refused: uid U is not root ..." and nothing changes;
- * each refused uid is logged once (the first FD_CTL_LOGGED_UIDS uids, then
- * one line saying no more are), so a loop of connects floods no log.
+ * A unix SEQPACKET socket (default FC_CTL_PATH), one request and one
+ * answer.  The peer's credentials decide (SO_PEERCRED, SO_PEERGROUPS):
+ * root may ask everything; the read group (control_read_group) what only
+ * reads; settings-set and cut-conn also any peer whose message starts
+ * with `auth SECRET`, the secret file's (fc_secret.h); resync root alone.
+ * A read that carries a wrong secret is refused.  A refusal is answered
+ * "error refused: ...", counted, and logged once per uid (the first
+ * FD_CTL_LOGGED_UIDS uids).
  *
- * The socket file and its folder, so a read group can reach it and no one
- * else can swap it:
- *   - the folder (the path's dirname) must be a directory (not a symlink)
- *     owned by root and writable by neither group nor others, or
- *     fd_ctl_open() refuses it; a missing folder is made, 0700 root:root,
- *     or 0750 root:GROUP with a read group, and flowcutd keeps that mode
- *     and group on it (fd_ctl_access) and removes it at close.  A folder
- *     0700 or 0750 holding nothing but a socket by the path's name (a
- *     flowcutd before's, left by a crash) is taken as made.  Any other
- *     folder (the lab's, /run) is left as it is; with a read group that
- *     cannot search it, fd_ctl_open says so.
- *   - the socket: 0600 root:root, or 0660 root:GROUP with a read group;
- *     what is at the path is replaced only if it is a socket (a stale
- *     one: one flowcutd per path).
+ * The folder (the path's dirname) must be a directory, not a symlink,
+ * owned by root and writable by neither group nor others, or fd_ctl_open
+ * refuses it; a missing one is made 0700 root:root (0750 root:GROUP with
+ * a read group) and removed at close.  The socket is 0600 root:root (0660
+ * root:GROUP); what is at the path is replaced only if it is a socket.
  *
- * Why a socket and not a command file or an nftables set: the request has
- * an answer (no such connection, cut already, in hardware or not) that
- * the operator must see, and a message boundary (SEQPACKET) makes the
- * request whole or absent, with no partial file to read.  An nftables set
- * of connection ids cannot be: the ids are the coprocessor's, not a
- * packet's.
+ * Main thread only.  The loop polls fd_ctl_fd(); fd_ctl_serve() never
+ * waits on a peer: at most 64 clients wait, one silent 200 ms is let go,
+ * each answer is sent whole (FC_CTL_ANS_MAX at most).  fd_ctl_close(NULL)
+ * does nothing; it removes the socket's path (and the folder, if fd_ctl
+ * made it).  fd_ctl_parse and fd_ctl_allowed are pure.
  *
- * The main loop polls fd_ctl_fd() (an epoll of the listening socket,
- * the clients accepted and a timer); fd_ctl_serve() never waits on a
- * peer: it accepts who connects (non-blocking; at most 64 waiting for
- * their request, the oldest let go past that), and for each client whose
- * request came, reads its credentials and its request, parses it,
- * decides whether the peer may ask it, hands it to the handler and sends
- * its answer whole at once (its send buffer holds the largest); a client
- * silent 200 ms after it connected is let go.  Main thread only.
- *
- * `why ADDR` (an IPv4 or IPv6 address, inet_pton's forms only: no
- * prefix, no name), `why-conn ID` and `triggers` only read (root or the
- * read group): which trigger cuts an address or a connection, and each
- * watched set's and list's figures (driver/cut/fd_why.h); flowcutd.c
- * answers them.  Their answers may be long (a source a line, 320 at
- * most): FC_CTL_ANS_MAX.
- *
- * `resync` (fd_offload_resync, what lost events start; for issue 16's
- * measurement of a resync at a million, lab/scale.sh) is a change: it
- * takes connections out of the fast path and offloads them again, so it
- * is root's.  The resync is a job spread over the loop's turns
- * (fd_offload_sync.c), so its handler starts it and answers at once with
- * the run's number (flowcutd.c); `status` says `resyncs`, `resyncing` and
- * the last run's `resync_last_ms`, and `flowcutctl resync --wait` asks it
- * until that run is through.  Chosen over a deferred answer (the loop
- * never holds a client) and over polling flowcutd.json (written once a
- * second, and it says nothing of which run is through).
- * fd_ctl_close(NULL) does nothing; it removes
- * the socket's path (and the folder, if fd_ctl made it).
- *
- * Issue 18, the page's requests (the lead's protocol, fc_ctl.h):
- * `counters`, `conns FROM N [addr=A] [port=P] [state=S] [action=A]`,
- * `cuts [N]` and `settings` read (root or the read group); `settings-set
- * KEY VALUE` (or `settings-set KEY` and one line per value, a repeatable
- * key set whole) is a change.  The page's two changes, `settings-set` and
- * `cut-conn`, are root's, or any peer's whose message starts with the
- * line `auth SECRET` where SECRET is the secret file's (fc_secret.h; the
- * access's secret_path); every other change (`resync`: the page never
- * sends it) is root's alone, whatever secret comes.  A read that
- * carries an `auth` line (the page asks for an operator who gave it the
- * secret) is refused unless the secret is right, whatever the peer's
- * group: the page serves a read on it.  fd_ctl_allowed stays
- * pure: the secret's verdict (fc_secret_check's, made by fd_ctl_serve
- * only when an `auth` line came) is its input.  A peer that may not read
- * is still refused unparsed unless its message starts with `auth `: the
- * parser is pure and fuzzed, the secret's read is 65 bytes.  A change
- * refused for its secret (missing, wrong, or no secret accepted) is
- * counted (fd_ctl_auth_refused: flowcutd.json's ctl_auth_refused) and
- * logged once per uid as every refusal is; a secret file refused is said
- * on stderr once for each different reason.
- *
- * settings-set's form is told by the line: `KEY VALUE` (one line) or
- * `KEY` alone then lines; the parser does not know which keys repeat
- * (driver/control uses no settings/), so it hands both forms on (lines
- * true or false) and flowcutd.c's handler refuses the list form for a
- * key that takes one value.  Chosen so the room keeps its arrow (nothing
- * but include/flowcut/).
+ * Design notes: driver/control/README.md.
  */
 #ifndef FLOWCUT_FD_CTL_H
 #define FLOWCUT_FD_CTL_H

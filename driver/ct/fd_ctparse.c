@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * fd_ctparse: see fd_ctparse.h (why it is written here, what it sets).
+ * fd_ctparse: see fd_ctparse.h (what it sets) and driver/ct/README.md (why
+ * it is written here).
  *
  * Each nest is walked once (mnl_attr_for_each_nested), the last of an
  * attribute kept, as mnl_attr_parse's table keeps it; then what was kept

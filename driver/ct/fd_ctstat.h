@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fd_ctstat: conntrack's own figures, as the kernel of the caller's
- * namespace keeps them - for the control socket's `counters` (issue 18:
- * the page's and /metrics' conntrack entries, limit, insert_failed, drop,
+ * namespace keeps them - for the control socket's `counters` (the
+ * page's and /metrics' conntrack entries, limit, insert_failed, drop,
  * early_drop, as node_exporter names them).
  *
  * Read from procfs, not ctnetlink's CTA_STATS_GLOBAL (a choice: one read

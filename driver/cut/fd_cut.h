@@ -3,59 +3,28 @@
  * fd_cut: the cut - connections the host's firewall has decided must die.
  *
  * A cut takes address ranges (a canonical struct fc_list) or one
- * fast-path connection.  A live conntrack state is in the ranges when
- * either end as the wire sees it is: the original tuple's source (the
- * client) or the reply tuple's source (the server, or the DNAT target),
- * NAT included.  For each, in this order:
+ * connection.  A live conntrack state is in the ranges when either end as
+ * the wire sees it is: the original tuple's source or the reply tuple's
+ * source, NAT included.  With "Cut in hardware" on, each is made dropping
+ * on the coprocessor first (offloaded: verdict or action DROP; not
+ * offloaded: created dropping) and its state killed once that is
+ * answered; off, it is taken out of the fast path and its state killed.
+ * A drop refused or unanswered falls back to the host.  Every kill has
+ * happened or failed when the call returns.  A connection cut already is
+ * skipped.  Each cut is counted by trigger, in hardware or on the host,
+ * and logged on stdout in one line.
  *
- *   "Cut in hardware" on                     off
- *   offloaded:  IPS: CONN_MODIFY_FP_VERDICT   CONN_RECLAIM_FP, then the
- *               DROP; FWD: CONN_MODIFY_FP     state killed (the host's
- *               action DROP both ways;        rule drops what still comes)
- *               once answered: marked cut
- *               in the binding, state killed
- *   not         FLOW_CREATE_FP already        the state killed
- *   offloaded:  dropping (fd_offload_post_
- *               create_cut); once answered,
- *               the state killed
+ * Never cut (fd_cut_never): a connection with either end in the list is
+ * not cut by any trigger.  For hand, conn, tls and list the cut is refused
+ * (said once per address, counted never_cut_refused); for set it is
+ * warned of (never_cut_set) and an offloaded one is given back to the
+ * host: taken out and its state killed (never_cut_given_back).
  *
- * A cut of ranges finds the offloaded connections in the binding's own
- * table first and posts their drops at once; only then does it dump
- * conntrack for the states not offloaded.  The drops and creations are posted together through the binding's
- * command interface (fd_cmds_post: batched, never one round trip per
- * connection; a new next hop is programmed once, before).  Each state's
- * kill is queued in its command's completion, so never before its drop
- * is answered, and sent with up to FD_CT_KILL_BATCH others in one
- * netlink datagram (fd_ct_kill_post); the cut flushes both before it
- * returns, so every kill has happened or failed by then.  A drop refused
- * or unanswered falls back to the host: the connection taken out, the
- * state killed, counted on the host.  A connection cut already is skipped.
+ * Main thread only (the binding's).  The parts given to fd_cut_open are
+ * the caller's and must outlive the cut.  fd_cut_close(NULL) does
+ * nothing.  Errors are negative errnos, beside each call.
  *
- * Every cut is counted, by trigger, in hardware or on the host, once its
- * state is killed, and logged on stdout in one line: trigger, tuple,
- * connection id, where (the lines of one cut written together at its end).
- *
- * Never cut (the settings' never_cut, fd_cut_never): a connection with
- * either end (the same two as above) in the never-cut list is not cut by
- * any trigger: no DROP is sent to the fast path for it, its state is not
- * killed.  For hand, conn, tls and list it is refused: the refusal said
- * once per address (with the trigger that asked) and counted
- * (never_cut_refused); a cut of ranges that covers a never-cut address
- * says and counts that address the same way, and cuts the rest of its
- * ranges.  For set - a watched set is the operator's own rule, not
- * flowcut's - the element over a never-cut address is warned of once per
- * address and counted (never_cut_set), and an offloaded connection with a
- * never-cut end in the set's ranges is given back to the host: taken out
- * of the fast path and its state killed (not blocked in conn4/conn6), so
- * its next frame is a new state the host's rules judge, the set's drop
- * included, and no mark of a rule before carries it back into the fast
- * path (never_cut_given_back).  A choice: the kill, rather than leaving
- * the state, because the binding offloads a state whose mark says the
- * rules accepted it once, and a watched set's additions are no ruleset
- * change that would judge it again.  "Once per address": the addresses
- * said are kept (FD_CUT_NEVER_SAID at most; the next list forgets them).
- *
- * Main thread only (the binding's).  fd_cut_close(NULL) does nothing.
+ * Design notes: driver/cut/README.md.
  */
 #ifndef FLOWCUT_FD_CUT_H
 #define FLOWCUT_FD_CUT_H

@@ -2,7 +2,7 @@
 /*
  * fd_explain: the control socket's `why ADDR`, `why-conn ID` and
  * `triggers` answered from what the cut keeps (fd_why.h), the cut's
- * never-cut list, the cut sets and the binding's table - issue 17's "why".
+ * never-cut list, the cut sets and the binding's table - the "why".
  *
  * Each answer is one JSON object on one line (fc_ctl.h: "ok TEXT\n"), as
  * `status`'s: flowcutctl prints it as text, or as it is with --json.  A

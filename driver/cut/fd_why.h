@@ -1,57 +1,30 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fd_why: what a cut connection keeps for `flowcutctl why`, and the
- * figures of each trigger's source (`flowcutctl triggers`, flowcutd.json)
- * - issue 17's "per-trigger figures" and "why".
+ * figures of each trigger's source (`flowcutctl triggers`, flowcutd.json).
  *
- * A source is a watched set ("inet f2b-table addr-set-sshd") or a watched
- * list file (its path), named by fd_watch when it is looked at, kept for
- * flowcutd's life (FD_WHY_SOURCES at most: 256 sets under patterns, 16
- * named, 16 lists, and room): a set deleted stays a source, followed
- * false, its figures kept.  fd_watch tells each source what it holds now
- * (fd_why_holds: a canonical list, not copied - the list file's own
- * contents, a set's kept from its whole read), so the elements it holds
- * are `l->n` ranges, and a cut connection's source is found by its ends
- * (fd_why_owner: the first source, in the order they were named, that
- * holds either end).
+ * A source is a watched set ("inet f2b-table addr-set-sshd"), a watched
+ * list file or a fingerprints file (their paths), named by fd_watch or
+ * fd_cut and kept for flowcutd's life (FD_WHY_SOURCES at most): a set
+ * deleted stays a source, followed false, its figures kept.  What a
+ * source holds is pointed at, not copied (fd_why_holds), or moved in
+ * (fd_why_own).  A cut connection's source is the first, in the order
+ * named, that holds either end (fd_why_owner); a fingerprints file holds
+ * no addresses.
  *
- * The record of a cut connection: a side table beside the binding's
- * (whose entry is 96 B and full), keyed by the entry's slot
- * (fd_offload_conn.slot: an entry never moves while it lives, a ruleset
- * change makes a cut connection again in the same entry under a new id).
- * 32 bytes a record (slot, when, line, source, trigger, where: 16; the
- * frames' base and count: 16), in an open-addressing table of at least
- * twice the records (linear probing, no deletion: a slot's record is
- * written over by the next cut in that slot); so 100,000 cut connections
- * keep 8 MB here (a table of 262,144 records), 80 B each at worst, 64 at
- * best.  A record whose entry is no longer cut (released, aged
- * out) is stale: the caller checks the binding (cut, cut_by) before it
- * believes one.  Records are never freed one by one: at most one a slot
- * the binding ever used.
+ * A record of 32 bytes is kept for each cut connection, keyed by the
+ * binding entry's slot, written over by the next cut in that slot, never
+ * freed one by one.  A record whose entry is no longer cut is stale: the
+ * caller checks the binding (cut, cut_by) before it believes one.  `when`
+ * is the wall clock (CLOCK_REALTIME seconds); `line` a fingerprint's list
+ * line (0 for the others).  Frames dropped count from the first reading
+ * after the cut (fd_why_frames), or from 0 when the caller set `based`.
  *
- * A fingerprints file (FD_WHY_FINGERPRINTS) is a source too, named by
- * fd_cut at the first cut it asks for (fd_cut_conn_from: the file's path
- * as it was at the match, so a cut keeps naming the file that cut it after
- * the setting changes), followed from then on; it holds no addresses
- * (fd_why_held NULL, fd_why_owner never finds it, its `elements` 0: the
- * fingerprints it holds are fd_ips's figures), its `cut` and `frames`
- * counted as the others'.  A tls record's `src` names it (FD_WHY_NONE when
- * the cut came without a file, or the sources were full).
+ * Main thread only (the cut's).  fd_why_open gives an empty table;
+ * fd_why_close(NULL) does nothing.  Errors are negative errnos, beside
+ * each call.
  *
- * `when` is the wall clock (CLOCK_REALTIME seconds), as an operator reads
- * it; `line` is a fingerprint's list line (trigger tls; 0 for the others,
- * whose element or line is found by the address when asked: a cut by an
- * address is released as soon as no element holds it, so the element that
- * holds it now is the one that cut it or one that keeps it cut).
- *
- * Frames dropped since the cut: fd_why_frames hands a connection's
- * packets (both microflows, as the coprocessor counts them) as read; the
- * first reading of a connection cut while offloaded is its base (the
- * frames between its cut and that reading are not counted: at most the
- * reader's period), one made already dropping (not offloaded before the
- * cut: the caller sets `based`, base 0) counts from its first frame.
- *
- * Main thread only (the cut's).  fd_why_close(NULL) does nothing.
+ * Design notes: driver/cut/README.md.
  */
 #ifndef FLOWCUT_FD_WHY_H
 #define FLOWCUT_FD_WHY_H

@@ -5,34 +5,26 @@
  *
  *  - the relay's hook: every frame up goes through fd_inspect first (in
  *    the relay's "up" thread), which hands frames on with
- *    fd_relay_to_host, and the relay's ticks carry its deadlines;
+ *    fd_relay_to_host; the relay's ticks carry its deadlines;
  *  - the offload's verdict hook: a connection to a TLS port is made
- *    CUT_THRU at once when it was passed already, else SEND_TO_IPS (IPS;
- *    with Cut in hardware off, FWD, it is not offloaded until passed:
- *    its frames would never come up);
- *  - the settings: with `watched_fingerprints` set, the file is loaded
- *    (fc_fplist: each bad line said with its number, the good ones used)
- *    and followed with inotify on its folder (a save by rename or in
- *    place is read at once; a file that cannot be read keeps the last
- *    good fingerprints, and says why), and `tls_ports` go to the
- *    inspector and to the offload policy; without it nothing is read;
+ *    CUT_THRU at once when it was passed already, else SEND_TO_IPS (with
+ *    Cut in hardware off, FWD, it is not offloaded until passed);
+ *  - the settings: `watched_fingerprints` loaded and followed (a file
+ *    that cannot be read keeps the last good fingerprints), `tls_ports`
+ *    to the inspector and to the offload policy;
  *  - the decisions, carried out on the main thread: a pass sets an
- *    offloaded connection's verdict CUT_THRU (CONN_MODIFY_FP_VERDICT,
- *    posted), or offloads one not offloaded yet (fd_offload_try); a cut
- *    is logged (tuple, SNI, JA4, JA3, the file's line) and made with
- *    fd_cut_conn (trigger "tls") once the connection is in the binding -
- *    it usually is not yet when its hello comes up the host path, and is
- *    offloaded ms later (its frames are dropped by the inspector
- *    meanwhile); one never offloaded within 2 s (not between front
- *    ports, a neighbour not resolved), or any with Cut in hardware off,
- *    is cut as a state with fd_cut_state (made dropping on the
- *    coprocessor with the setting on, else killed on the host behind the
- *    connection drop sets), counted apart (`cut_not_offloaded`).
+ *    offloaded connection's verdict CUT_THRU, or offloads one not
+ *    offloaded yet (fd_offload_try); a cut is logged and made with
+ *    fd_cut_conn (trigger "tls") once the connection is in the binding;
+ *    one never offloaded within 2 s, or any with Cut in hardware off, is
+ *    cut as a state (fd_cut_state), counted `cut_not_offloaded`.
  *
  * fd_ips_open, then fd_ips_relay_hook (for fd_relay_start) and
  * fd_ips_offload_cfg (before fd_offload_open), then fd_ips_bind.  All but
  * the hooks from the main thread.  fd_ips_close(NULL) does nothing; close
  * it after the relay has stopped.
+ *
+ * Design notes: driver/ips/README.md.
  */
 #ifndef FLOWCUT_FD_IPS_H
 #define FLOWCUT_FD_IPS_H

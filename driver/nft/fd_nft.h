@@ -1,85 +1,32 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * fd_nft: flowcutd and the host's nftables.
+ * fd_nft: flowcutd and the host's nftables - flowcutd's own table `inet
+ * flowcut`, and the ruleset's changes followed over netlink.
  *
- * Two things: (1) a table of flowcutd's own, `inet flowcut`, with one base
- * chain on the forward hook at priority 100 - after the host's filter -
- * that sets a bit in the connection's mark on every packet the host's rules
- * let through: a connection with the bit was judged and accepted by the
- * ruleset in force.  (2) The ruleset's changes, followed over netlink
- * (NFT_MSG_NEWGEN on NFNLGRP_NFTABLES): a new generation committed by
- * anyone else means the rules changed.  The table is put back after every
- * change (a `flush ruleset` takes it away, and the cut sets' elements with
- * it: (8) puts those back).
+ * (1) The table's base chain (forward hook, priority 100: after the
+ *     host's filter) sets mark_bit on every packet the rules let through.
+ * (2) A generation another process commits is a ruleset change
+ *     (FD_NFT_RULESET); the table is put back after each.
+ * (3) The cut sets cut4/cut6, dropped both ways: what another process
+ *     adds comes from fd_nft_cut_take, a whole read from fd_nft_cut_read.
+ * (4) Watched sets of the host's ruleset, followed (fd_nft_follow,
+ *     fd_nft_followed_take).  Element changes of (3) and (4) are no
+ *     ruleset change, nor are flowcutd's own transactions.
+ * (5) The list sets (fd_setio.h), dropped both ways; fd_nft_lists_lost
+ *     says when they were made anew, to be filled whole.
+ * (6) conn4/conn6: the connections cut on the host (fd_nft_block),
+ *     dropped for FD_NFT_CONN_TIMEOUT_S.
+ * (7) The table outlives flowcutd: fd_nft_close leaves it, still
+ *     dropping; fd_nft_open takes it as it finds it.
+ * (8) The cut sets outlive a `flush ruleset`: kept with their expiries,
+ *     put back when the table is made anew.
+ * (9) The never-cut sets (fd_nft_never): accepted before any drop.
  *
- * (3) The cut sets: `inet flowcut` cut4 (ipv4_addr) and cut6 (ipv6_addr),
- * interval sets with timeouts and auto-merge, whose members the chain
- * drops both ways before it marks.  `flowcutctl cut` adds to them; they
- * are followed as the watched sets (4) are: the elements another process
- * adds are read from their notifications (NFT_MSG_NEWSETELEM on the same
- * group, fd_setelem) and paired into ranges once their transaction is
- * committed, reported (FD_NFT_CUT) and handed over by fd_nft_cut_take;
- * where a whole read is needed (the start, lost events, an addition not
- * read whole, a release) fd_nft_cut_read dumps them (fd_setio, GETSETELEM).
- * A transaction that only adds or removes elements of the cut sets is not
- * a ruleset change.
+ * Main thread only.  fd_nft_close(NULL) does nothing.  The calls return
+ * 0 or a negative errno unless told beside them; an error of
+ * fd_nft_events is to be taken as a ruleset change and a cut set change.
  *
- * (4) Watched sets of the host's own ruleset (`watched_set`, looked up
- * and read through fd_setio) are followed (fd_nft_follow): the elements
- * another process adds to one are read from their notifications
- * (fd_setelem) and paired into ranges once their transaction is
- * committed; fd_nft_followed_take hands them over (and
- * fd_nft_followed_due when the first of them runs out).  Their element changes
- * are no ruleset change either: a watched set is one the ruleset blocks
- * with, and the cut follows its additions precisely.
- *
- * (5) The list sets (fd_setio.h: `list4`/`list6`, `listnet4`/`listnet6`),
- * filled from the watched list files (fd_watch, through fd_setio), whose
- * members the chain drops both ways.  A ruleset change that took them away
- * (a `flush ruleset`) is told by fd_nft_lists_lost - the table or a set
- * got a new handle - for the lists to be put back whole.  flowcutd's own
- * writes are notified to it too: one transaction of more than about
- * 100,000 elements would overflow its event socket (lost events: a
- * resync), and the kernel takes one of a million in 21 s where twenty of
- * 50,000 take 5 s, so fd_watch makes big changes in transactions of
- * FD_WATCH_CHUNK ranges.
- *
- * (6) The connections cut on the host: `inet flowcut` conn4 and conn6,
- * five-tuple sets (address . protocol . port . address . port, as the
- * forward hook sees each direction) with a timeout of
- * FD_NFT_CONN_TIMEOUT_S, whose members the chain drops.  A cut that kills
- * a state on the host puts its two directions there first, so the
- * sender's next segment does not open a new state mid-stream (conntrack
- * picks up established TCP by default) where no address rule stops it (a
- * fingerprint cut, a cut by connection).  flowcutd's own transactions are
- * no ruleset change (NEWGEN carries its pid).
- *
- * (7) The table outlives flowcutd: fd_nft_close() leaves it, so what it
- * drops (the cut sets, the connections cut on the host, the lists) stays
- * dropped while flowcutd is down and after it starts again, as a firewall
- * fails closed.  fd_nft_open() takes the table as it finds it: the sets
- * are added only if missing (their elements kept, their timeouts running
- * on), the chain's rules are put in anew, the list sets are filled whole
- * (fd_nft_lists_lost says so at the first look).  `nft delete table inet
- * flowcut` takes it away.
- *
- * (8) The cut sets outlive a `flush ruleset` too (a ruleset file loaded
- * with `nft -f` begins with one, as Debian's /etc/nftables.conf does):
- * what they hold is read whole (a GETSETELEM dump) at start and after
- * every change of their elements by anyone (an uncut included), each
- * range with when it expires (its NFTA_SET_ELEM_EXPIRATION, in ms); when the table has to be made anew, they are put back as they
- * were, each timeout with what is left of it, in one transaction of
- * flowcutd's own.
- *
- * (9) The never-cut sets: `inet flowcut` never_cut4 and never_cut6
- * (interval), the settings' never_cut (fd_nft_never), whose members the
- * chain accepts - marked as every packet the host's rules let through is,
- * so they are offloaded as any - in its first rules, before any drop:
- * flowcut's own cuts (cut sets, lists, connections cut on the host) never
- * drop them on the host.  Written whole (flushed and filled in one
- * transaction) at each change and each time the table is put in.
- *
- * Main thread only.  fd_nft_close(NULL) does nothing.
+ * Design notes: driver/nft/README.md.
  */
 #ifndef FLOWCUT_FD_NFT_H
 #define FLOWCUT_FD_NFT_H

@@ -1,65 +1,32 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fd_rulecheck: the constructs of the host's ruleset that an offloaded
- * connection bypasses.  Once offloaded, a connection's frames never reach
- * the host's rules again, so whatever the rules do per packet stops for
- * it: a limit, a quota, a `ct count`, a set or meter updated from the
- * packet path, a queue to userspace, an allow set whose elements time
- * out, and a drop the host would make after flowcut's mark bit was set
- * (the bit is what makes a connection eligible: fd_policy, fd_nft).
+ * connection bypasses - a limit, a quota, a `ct count`, a set or meter
+ * updated from the packet path, a queue to userspace, an allow set whose
+ * elements time out, a drop after flowcut's mark bit is set.  Once
+ * offloaded, a connection's frames never reach the host's rules again.
  * docs/settings.md lists each, why, and what an operator can do.
  *
  * Two layers:
- *
- *  - fd_rulecheck_parse: pure.  The ruleset as libnftables' JSON output
- *    (`nft -j list ruleset`, with or without -t) and the mark bit in, the
- *    findings out: family, table, chain, rule handle and construct of
- *    each.  The rules (after "What is walked" below).  No I/O, no
- *    globals: any thread, tests and the fuzz target without root.
+ *  - fd_rulecheck_parse: pure.  The ruleset as libnftables' JSON (`nft -j
+ *    list ruleset`, with or without -t) and the mark bit in, the findings
+ *    out: family, table, chain, rule handle and construct of each.  No
+ *    I/O, no globals: any thread.
  *  - fd_rulecheck_open/run/close: flowcutd's checker.  fd_rulecheck_run
- *    lists the ruleset through libnftables (JSON, terse: set elements are
- *    not listed - flowcutd's own list sets may hold a million - but the
- *    verdict maps' are, one `list map` each), checks it, and says on
- *    stderr each finding that the check before did not have (one line
- *    each, and one line of the count when the findings changed): a
- *    ruleset change says what it brought, a change that brought nothing
- *    new says nothing.  What cannot be listed or read is said, counted,
- *    and the findings before are kept.  Main thread only;
+ *    lists the ruleset through libnftables (terse, the verdict maps'
+ *    elements put in), checks it, and says on stderr each finding that
+ *    the check before did not have (one line each, and one line of the
+ *    count when the findings changed).  What cannot be listed or read is
+ *    said, counted, and the findings before are kept.  Main thread only;
  *    fd_rulecheck_close(NULL) does nothing.
  *
- * What is walked.  The chains a forwarded packet goes through: the base
- * chains of the families ip, ip6 and inet on the hooks prerouting,
- * forward and postrouting, inet and netdev ingress, netdev egress - all
- * but those of type nat, which see only a connection's first packet -
- * and every chain they jump or go to, directly or through a verdict map.
- * Not bridge or arp, not input or output (what the host sends or
- * receives itself is never offloaded).  A rule that matches `ct state`
- * with only new, invalid or untracked never sees an offloaded
- * connection's frames (they are established) and is skipped whole.
+ * Walked: the chains a forwarded packet goes through (the ip, ip6, inet
+ * and netdev base chains of the forwarding hooks, not those of type nat)
+ * and every chain they jump or go to.  flowcutd's own table is no
+ * finding.
  *
- * What "after the mark" is.  A rule sets the mark when it is `ct mark set
- * V` with V a constant holding the bit, `ct mark | C` or `^ C` with C
- * holding it, or a map of such values (`ct mark set meta mark`, a copy,
- * is not taken to set it).  After it are: the later rules of its chain;
- * every rule of a chain jumped or gone to from one of those; the later
- * rules of a chain that jumped to a chain that may set it (anywhere down
- * its jumps); and every rule of each base chain a packet of an
- * overlapping family meets later: a later hook (ingress, prerouting,
- * forward, postrouting, egress in that order), or the same hook at a
- * higher priority, or at the same priority (their order is not defined:
- * taken as later).  inet overlaps ip and ip6; netdev overlaps all.
- * flowcutd's own table (`inet flowcut`) is no finding: its drops are the
- * cut's, which the coprocessor makes too.
- *
- * What a drop there is.  `drop`; `reject`; a verdict map that may drop
- * or reject (an element so, or a named map whose elements were not
- * listed); a base chain's `policy drop`.  `queue` is a finding wherever
- * it is (what userspace would decide is bypassed before the mark too).
- *
- * An allow set with timeouts: a rule that matches `@set`, the set having
- * the timeout flag or a default timeout, and accepts, jumps or goes on a
- * hit (or drops or rejects on `!= @set`): when an element expires the
- * host stops allowing, the offloaded connection does not.
+ * Design notes (what is walked, what "after the mark" and a drop are):
+ * driver/nft/README.md.
  */
 #ifndef FLOWCUT_FD_RULECHECK_H
 #define FLOWCUT_FD_RULECHECK_H

@@ -5,36 +5,18 @@
  * dump's) into address ranges, and written from ranges into a batch of
  * NEWSETELEM/DELSETELEM messages.  Pure: no sockets, no globals.
  *
- * An element message:
+ * An interval set holds a range as two elements: its first address, and
+ * the address after its last flagged INTERVAL_END; a range that runs to
+ * the last address has no end element.  The kernel tells each element on
+ * its own and in no set order, so elements are gathered
+ * (fd_setelem_gather) and paired once all are in (fd_setelem_ranges):
+ * each start with the nearest end above it.
  *
- *   nlmsghdr | nfgenmsg (family: NFPROTO_INET, ...)
- *   NFTA_SET_ELEM_LIST_TABLE "filter"   NFTA_SET_ELEM_LIST_SET "blocked4"
- *   NFTA_SET_ELEM_LIST_ELEMENTS
- *     NFTA_LIST_ELEM
- *       NFTA_SET_ELEM_KEY      { NFTA_DATA_VALUE: 4 or 16 bytes, network order }
- *       NFTA_SET_ELEM_KEY_END  { NFTA_DATA_VALUE }   (pipapo: the last address)
- *       NFTA_SET_ELEM_FLAGS    be32: NFT_SET_ELEM_INTERVAL_END, _CATCHALL
- *       NFTA_SET_ELEM_USERDATA TLVs; nft's type 1 (u32 flags) bit 0: open
- *       NFTA_SET_ELEM_EXPIRATION be64: ms left before it runs out (a set
- *                              with timeouts; the kernel tells no expiry)
- *     NFTA_LIST_ELEM ...
+ * Any thread (no state of its own).  The accumulator and the batch are
+ * the caller's; the free functions take a zeroed one too.  Errors are
+ * negative errnos, beside each call.
  *
- * An interval set (NFT_SET_INTERVAL, the kernel's rbtree) holds a range as
- * two elements: its first address, and the address after its last flagged
- * INTERVAL_END.  A range that runs to the last address has no end element
- * (nft marks its start open in the user data).  nft also puts an end
- * element at address 0 into an empty set, which holds no address.  The
- * kernel tells each element on its own and in no set order, so elements
- * are gathered (fd_setelem_gather) and paired once all are in
- * (fd_setelem_ranges): each start with the nearest end above it.
- *
- * Hand-written on libmnl (which parses and validates the attributes):
- * libnftnl would be one more library for the same walk and does not pair
- * the intervals either.  Fuzzed by tests/fuzz/fuzz_nftset.c, tested by
- * tests/unit/driver/test_setelem.c (what is written reads back as itself).
- *
- * Any thread (no state of its own).  The free functions take a zeroed
- * accumulator or batch too.
+ * Design notes (an element message, why libmnl): driver/nft/README.md.
  */
 #ifndef FLOWCUT_FD_SETELEM_H
 #define FLOWCUT_FD_SETELEM_H

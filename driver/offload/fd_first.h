@@ -2,38 +2,26 @@
 /*
  * fd_first: the time from a state qualifying to the first frame the fast
  * path forwards for it, from flowcutd's own clock - the binding's sampler
- * of offloads read back once (issue 16's figure, first_frame_us_p50/p99).
+ * of offloads read back once (first_frame_us_p50/p99).
  *
- * How.  The binding offers every offload whose FLOW_CREATE_FP answered 0
- * (its conn id, and t0: when it qualified, the binding's clock); a sample
- * is kept while one of FD_FIRST_MAX places is free, else the offer is let
- * go (counted: `skipped`).  So every offload is sampled while they are
- * few, and under a flood the reads stay bounded: at most FD_FIRST_MAX
- * samples wait, each read FD_FIRST_TRIES times at most, FD_FIRST_AFTER_MS
- * after its offer, then twice as long each time while its connection has
- * forwarded nothing yet.  Not a read of every connection (a command per
- * offload) nor of the table (a walk of a million for a figure), and
- * nothing once offloads stop: no work per connection per second.  A
- * sample whose connection forwarded (either direction: the earlier
- * stamp) adds first - t0 to the histogram (fd_hist: within 1/16 above);
- * one gone (-ENOENT) or still silent after its last read is `unseen`.
+ * The binding offers every offload whose FLOW_CREATE_FP answered 0 (its
+ * conn id, and t0: when it qualified); a sample is kept while one of
+ * FD_FIRST_MAX places is free, else the offer is let go (`skipped`).  A
+ * sample is read FD_FIRST_TRIES times at most, FD_FIRST_AFTER_MS after
+ * its offer, then twice as long each time while its connection has
+ * forwarded nothing yet; nothing once offloads stop.  One that forwarded
+ * adds first - t0 to the histogram (fd_hist: within 1/16 above); one gone
+ * (-ENOENT) or still silent after its last read is `unseen`.
  *
- * The clocks.  The stamp is the coprocessor's (fp: the burst's `now`),
- * carried as microseconds before the record's own last-seen time
- * (fc_first_fwd_ns).  flowcut-npu gives the fast path CLOCK_MONOTONIC
- * (npu_main.c now_ns), and flowcutd's clock is CLOCK_MONOTONIC
- * (fd_clock_ns): on one machine they are one clock, so no offset is
- * learnt and none is applied.  The error is then the stamp's own: the
- * worker reads the clock before it polls the burst, so a stamp is up to
- * one poll and one burst's work (microseconds; a worker descheduled on a
- * busy machine: its time off the core) before the frame left, plus the
- * microsecond the answer rounds to.  A coprocessor on another clock
- * would need the offset learnt (the counters window carries its time:
- * lk_counters_publish); a stamp before t0 cannot come from one clock,
- * and is counted `unseen`, not measured.
+ * The first frame's stamp is the coprocessor's; its clock and flowcutd's
+ * are CLOCK_MONOTONIC, one clock on one machine, so no offset is learnt
+ * and none is applied.  A stamp before t0 is counted `unseen`, not
+ * measured.
  *
  * Pure: no I/O, no allocation; the caller (fd_offload) posts the reads and
  * hands the answers back.  Main thread; one owner.  Nothing to close.
+ *
+ * Design notes (the sampling, the clocks' error): driver/offload/README.md.
  */
 #ifndef FLOWCUT_FD_FIRST_H
 #define FLOWCUT_FD_FIRST_H

@@ -39,7 +39,7 @@ off_p(const struct fd_offload *o, uint8_t l4proto)
 	return o->ct.established_timeout(o->ct.ctx, l4proto);
 }
 
-/* T_long: an offloaded state's timeout, P + OFF_LONG_S (see "Timeouts" in fd_offload.h). */
+/* T_long: an offloaded state's timeout, P + OFF_LONG_S ("Timeouts": driver/offload/README.md). */
 uint32_t
 off_t_long(const struct fd_offload *o, uint8_t l4proto)
 {
@@ -893,8 +893,8 @@ state_gone(struct fd_offload *o, uint32_t ct_id, const struct nf_conntrack *ct)
  * came from a segment the coprocessor judged outside the window and sent
  * up alone (a spoofed RST, which the host's liberal state takes) or from
  * the host itself; taking the connection out on it would hand an
- * off-path sender the power the window check took away (issue 14).  Its
- * state's own timer and DESTROY decide then.
+ * off-path sender the power the window check took away.  Its state's own
+ * timer and DESTROY decide then.
  *
  * After a ruleset change the bit in an event read may be the old rules'
  * (the event was queued before the unmark): GET mode (off_judge_by_get)
@@ -1050,10 +1050,9 @@ off_port_mtus_read(struct fd_offload *o)
  *
  * The revision bump is at once (fd_offload_ruleset_changed: two commands,
  * and from the answer on nothing the old rules judged forwards, whatever
- * the size of the table: issue 14's bound), and so is the keeping of the
- * cut connections.  The rest is a job of fd_offload_work, at most
- * upd_budget (FD_OFFLOAD_UPDATES_PER_TURN) posted updates a turn, flushed
- * each turn:
+ * the size of the table), and so is the keeping of the cut connections.
+ * The rest is a job of fd_offload_work, at most upd_budget
+ * (FD_OFFLOAD_UPDATES_PER_TURN) posted updates a turn, flushed each turn:
  *  1. OFF_RJ_LEAVE: the old revision's uncut entries, taken out of the
  *     tables at the bump (rj_unlink_uncut: in memory, no call - as
  *     forgetting them was before), each state leaves in one update - P

@@ -1,108 +1,34 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * fd_offload: conntrack's states bound to the fast path's connections -
- * the binding's state machine.  Its rooms: fd_ct (conntrack's netlink:
- * events, a bounded batch per turn; a lost event is noticed (ENOBUFS) and
- * answered by a dump that reconciles both tables), fd_policy (what
- * qualifies, the keys, NAT, the action), fd_route and fd_nhop (paths and
- * next hops), and fd_cmds (the commands to the coprocessor).
- *
- * It offloads a connection once the host's firewall has accepted it and
- * seen it work:
- *  - TCP established and assured, UDP seen both ways (assured), ICMP echo
- *    answered;
- *  - judged by the ruleset in force: its mark carries the bit fd_nft's
- *    chain sets on every packet the host's rules let through (so a
- *    connection to or from the host itself, which is never forwarded,
- *    never qualifies);
- *  - no helper, zone 0, both ends routed out of front ports, neighbours
- *    resolved.
- * Both microflows go in one FLOW_CREATE_FP, with next hops from the host's
- * routes and neighbours (fd_route, fd_nhop: the neighbour and the path's
- * MTU, so what does not fit goes to the host and is answered there as a
- * router does), NAT from conntrack's two tuples, the action from the
- * settings (IPS with "Cut in hardware", else FWD; a tunnel, ESP or UDP
- * 4500, always FWD).  A state whose neighbour is not resolved yet waits
- * for it, and the host is asked to resolve it (fd_route_neigh_resolve):
- * a state forwarded one way only sends it nothing that would.  The
- * waiting are tried again when a neighbour resolves, and every 5 s while
- * any wait (an unanswered ask is made again).  A cut one
- * does not wait: it drops before a next hop is read, and is made on
- * placeholder ones (fd_offload.c's placeholder(), docs/fastpath.md).
- *
- * A TCP state is made liberal in conntrack before it is offloaded (and its
- * stale highest ACK forgotten again when it leaves), as the kernel's
- * flowtable does: the host sees none of its segments meanwhile, and
- * whatever brings it back - its close, a give-back, a new firewall
- * revision, an idle timeout, a restart of either side - its segments must
- * not be INVALID to the host's rules.
- *
- * Next hops follow the host (rtnetlink's neighbour, route and link groups,
- * read by the caller and handed to fd_offload_rt_change): a neighbour's
- * new MAC reprograms its next hop and every connection on it follows; a
- * route or MTU change takes each connection whose path changed out of the
- * fast path, its bit cleared: the host's rules judge it on its new path
- * (rules may name interfaces), and it comes back over the new next hops,
- * or stays with the host while its path does not join two front ports.
- *
- * Conntrack events caused by flowcutd's own updates are not judged (they
- * say nothing new).  At start it sets nf_conntrack_events to 1, so every
- * state sends its DESTROY; a state found gone by an extension leaves too.
- * The mark bit is cleared by a masked update (fd_ct_mark), never by a read
- * and a write, so the ruleset's own writes to the mark's other bits are
- * never undone.
- *
- * When a state goes away (DESTROY) the connection leaves the fast path at
- * once.
- *
- * Timeouts: no work per connection per second (the kernel flowtable's
- * way, flow_offload_fixup_ct).  P is conntrack's timeout of a working
- * state of the protocol (fd_ct_established_timeout).  Once offloaded, a
- * state's timeout is T_long = P + 86,400 s (set by the update sent
- * before FLOW_CREATE_FP is posted - fd_offload.c, "Offloads in batches":
- * a create refused puts P back; one whose update fails is taken out
- * again, no create posted), so `timeout > P` marks a state a
- * flowcutd offloaded, for a later one to recognise.  The fast path's idle
- * timeout is min(the setting, P): a connection in the fast path was seen
- * within P, and a state never dies while active.  A state still offloaded
- * 12 h (OFF_LONG_S / 2) after its offload or last extension gets T_long
- * again (fd_offload_work: one FIFO by offload time, sorted by
- * construction as every entry's interval is the same;
- * FD_OFFLOAD_EXTEND_PER_TURN a turn).  Not at T_long/2, as the plan has
- * it: conntrack reports the time left, and a TCP state extended at
- * T_long/2 (3 days) would show 3 days left, under P (5 days), and no
- * longer be recognisable; every 12 h keeps it between P + 12 h and
- * P + 1 d.  Every way out of the
- * fast path whose state lives on - a close, a give-back not revived, an
- * idle timeout, a removal, a path change, a revision, a resync's
- * reclaim - sets the state's timeout back to max(0, P - idle), idle from
- * the coprocessor's last-seen times (its event's, or the reclaim's final
- * counts; unknown: 0), and makes a TCP state forget its highest ACK: the
- * state dies at last_seen + P, as if the host had seen every frame.  An
- * AGED_OUT or (terminal) REMOVED of a connection this binding does not
- * know (a flowcutd before's, whose events stay on the ring) is an orphan:
- * its state, found by key, is fixed up the same way if its timeout is
- * above P and no entry of this binding holds it (so an old event never
- * shortens a connection offloaded anew); a REMOVED for an old revision is
- * not (the revision's leave fixed it up).  A resync fixes up every marked
- * state it finds on T_long and not offloaded (P - idle from the fast
- * path's last-seen, or P).
- * The bound when flowcutd is killed and events were lost meanwhile is in
- * docs/settings.md.  The coprocessor's
- * events are answered: a give-back for a stalled sender is revived, a close
- * let go, an aged-out connection forgotten - and in those last two the
- * mark bit is cleared, so the connection is offloaded again only once the
- * host has seen it through its rules again.  A ruleset change clears the
- * bit on every state (offloaded or not: what the old rules let through must
- * pass the new ones) and sets a firewall revision the coprocessor has not
- * had: each connection comes back to the host and is judged again by the
- * new rules (but a cut one: see below).  A command that got no answer (FLOW_CREATE, a reclaim) leaves
- * the fast path unknown: a resync reconciles it (fd_offload_resync),
- * retried each second until it gets through.
+ * fd_offload: the binding - conntrack's states bound to the fast path's
+ * connections.  It offloads a connection once the host's firewall has
+ * accepted it and seen it work: TCP established and assured, UDP assured,
+ * ICMP echo answered; its mark carries the bit fd_nft's chain sets; no
+ * helper, zone 0, both ends routed out of front ports, neighbours
+ * resolved (a state waits for its neighbour).  It takes a connection out
+ * when its state goes, its path changes or the ruleset changes.
  *
  * Main thread only (its commands, conntrack's and the routes' sockets are
- * the main thread's).  fd_offload_close(NULL) does nothing.  The table as
- * the cut sees it is fd_offload_cut.h.
+ * the main thread's).  fd_offload_open binds over what the caller opened
+ * and owns: the commands, conntrack's I/O, the routes and the next hops
+ * must outlive the binding, which closes none of them.
+ * fd_offload_close(NULL) does nothing.  The table as the cut sees it is
+ * fd_offload_cut.h.
+ *
+ * What the host sees of it: nf_conntrack_events set to 1 at start; an
+ * offloaded TCP state made liberal (its stale highest ACK forgotten when
+ * it leaves); an offloaded state's timeout T_long = P + 86,400 s (P:
+ * conntrack's timeout of a working state), so `timeout > P` marks a state
+ * a flowcutd offloaded, given again every 12 h, and max(0, P - idle) when
+ * it leaves; the mark bit cleared by a masked update, never a read and a
+ * write.
+ *
+ * Errors: fd_offload_open NULL and errno; fd_offload_ruleset_changed and
+ * fd_offload_try 0 or a negative errno (beside each).  A command with no
+ * answer leaves the fast path unknown: a resync reconciles it, retried
+ * each second until it gets through.
+ *
+ * Design notes: driver/offload/README.md.
  */
 #ifndef FLOWCUT_FD_OFFLOAD_H
 #define FLOWCUT_FD_OFFLOAD_H

@@ -3,9 +3,9 @@
  * fd_offload_table: the binding's offloaded connections, and the small
  * helpers every room's commands use.  See fd_offload_priv.h.
  *
- * Issue 16's million connections in under 128 bytes each (flowcutd's RSS
- * over the count; it was 889 B with uthash, a whole nf_conntrack a
- * connection and its ends kept):
+ * A million connections in under 128 bytes each (flowcutd's RSS over the
+ * count; it was 889 B with uthash, a whole nf_conntrack a connection and
+ * its ends kept):
  *  - the entries in one array of 96-byte slots (struct off_entry), in
  *    chunks of OFF_CHUNK so an entry never moves (a flight, a cut's
  *    completion hold its pointer over turns), freed slots on a free list;

@@ -308,8 +308,8 @@ fc_cnt_class(unsigned int c)
  * veth counts what its XDP program could not hand to the socket;
  * net_af_packet in DPDK 22.11 counts none: docs/counters.md).  BUSY_NS is
  * not a frame count but time: what the coprocessor's workers spent on the
- * frames the port received (issue 19's CPU a frame, idle polling left
- * out).  Published in the counters window beside the counters
+ * frames the port received (the CPU a frame forwarded, idle polling
+ * left out).  Published in the counters window beside the counters
  * (lk_wire_read), for the first FC_WIRE_PORTS ports.
  */
 #define FC_WIRE_PORTS 8

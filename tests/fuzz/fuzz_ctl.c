@@ -4,7 +4,7 @@
  * of its socket sends).  Checks: no crash; a refusal says why; an accepted
  * request, written back as "cut-conn ID\n", "status\n", "resync\n",
  * "why ADDR\n" (by inet_ntop), "why-conn ID\n" or "triggers\n", reads back as
- * the same, its address too; issue 18's (counters, conns with its filters,
+ * the same, its address too; the page's (counters, conns with its filters,
  * cuts, settings, settings-set in both forms) and the auth line too.
  */
 #include <arpa/inet.h>

@@ -2325,7 +2325,7 @@ test_watch_lists_and_sets(void **state)
 static struct fp_out datagram(uint16_t cport, const char *dst);
 
 /*
- * Issue 17's why, on the real kernel: a watched set's element cuts two
+ * `why`, on the real kernel: a watched set's element cuts two
  * connections (one server, two client ports); the set's figures say 2 cut
  * and 1 element; `why` of the server names the set and the element and
  * both connections (in hardware, set); `why-conn` of one says the same; an
@@ -2479,7 +2479,7 @@ page_ok(const char *ans)
 }
 
 /*
- * Issue 18's page, on the real kernel and coprocessor: a watched set cuts
+ * The page's requests, on the real kernel and coprocessor: a watched set cuts
  * two of three connections; `conns` answers every key of the protocol
  * with its type, each filter as a row (rows, cut rows), a page of one
  * row's `next` goes on to the next, a FROM past the table answers no row
@@ -2692,7 +2692,7 @@ page_take(const char *ans, size_t cap, const char *path, uint64_t *seen, size_t 
 }
 
 /*
- * Issue 18's biggest page, on the real kernel and coprocessor: 100 IPv6
+ * The page's biggest answers, on the real kernel and coprocessor: 100 IPv6
  * states cut through a watched list whose path is the longest source
  * name (FD_WHY_NAME_MAX - 1 bytes).  `conns 0 100` and `cuts 100` as
  * rows of answer caps: FC_CTL_ANS_MAX (the socket's), and smaller ones

@@ -3,7 +3,7 @@
  * The link (link/lk.c): round trips, batches, full rings, reboots, client
  * slots, the counters window, and garbage - in every byte of the region,
  * and while both sides run; and, as nobody against root, every way another
- * user could lay the link out or put something at its path (issue 14).
+ * user could lay the link out or put something at its path.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -721,7 +721,7 @@ test_bad_slots_cannot_hold(void **state)
 	assert_true(worst < 0.5);
 }
 
-/* ---- trust: another user against the root sides (issue 14) ---- */
+/* ---- trust: another user against the root sides ---- */
 
 #define NOBODY 65534u
 #define TARGET_TEXT "root's own file\n"

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # A tiny flowcutd control-socket peer for tests/web/test_web.sh: answers
-# issue 18's requests (t18-proto.md) with fixed documents, one request per
-# connection (unix SEQPACKET), as flowcutd does; the operator's secret
+# the page's requests (include/flowcut/fc_ctl.h, docs/commands.md) with
+# fixed documents, one request per connection (unix SEQPACKET), as
+# flowcutd does; the operator's secret
 # "s3cret" (a change needs it; a read that carries another is refused).
 # Each connection on its own thread; `conns 999 ...` is answered 1.5 s late
 # (a slow answer of flowcutd, under flowcut-web's 2 s bound), `conns 998`

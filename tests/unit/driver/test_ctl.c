@@ -126,7 +126,7 @@ test_parse_rows(void **state)
 	}
 }
 
-/* Issue 18's requests, and the auth line: what each parses to, or why not. */
+/* The page's requests, and the auth line: what each parses to, or why not. */
 #define BAD(text, err) { text, -1, err, 0, 0, 0, 0, -1, "", "", "", "", false, NULL }
 static void
 test_page_parse_rows(void **state)
@@ -302,7 +302,7 @@ test_allowed_rows(void **state)
 		  ROOTS("65534", "resync"), FC_SECRET_NONE },
 		{ false, 1000, 1000, 0, NULL, FD_CTL_RESYNC,
 		  ROOTS("1000", "resync"), FC_SECRET_NONE },
-		/* issue 18: the page's reads are reads, settings-set a change */
+		/* the page's reads are reads, settings-set a change */
 		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_COUNTERS, NULL, FC_SECRET_NONE },
 		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_CONNS, NULL, FC_SECRET_NONE },
 		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_CUTS, NULL, FC_SECRET_NONE },
@@ -314,7 +314,7 @@ test_allowed_rows(void **state)
 		/* the secret: right lets anyone change, wrong or none accepted does not */
 		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_SETTINGS_SET, NULL, FC_SECRET_RIGHT },
 		{ false, NOBODY, NOBODY, 0, NULL, FD_CTL_CUT_CONN, NULL, FC_SECRET_RIGHT },
-		/* ... but not a resync: root's alone (issue 18's review: the page never sends it) */
+		/* ... but not a resync: root's alone (the page never sends it) */
 		{ false, NOBODY, NOBODY, 0, NULL, FD_CTL_RESYNC, ROOTS("65534", "resync"),
 		  FC_SECRET_RIGHT },
 		{ true, NOBODY, OTHER_GID, 0, NULL, FD_CTL_RESYNC, ROOTS("65534", "resync"),

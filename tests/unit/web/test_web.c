@@ -4,8 +4,8 @@
  * (fw_form), the control requests built from it (fw_req), Basic
  * authentication, the Host, CSRF and origin checks (fw_auth), the
  * sampler's rates (fw_sample),
- * and the renderers (fw_metrics, fw_html) fed documents as t18-proto.md
- * gives them.  The live server is tests/web/test_web.sh's.
+ * and the renderers (fw_metrics, fw_html) fed documents as
+ * docs/commands.md gives them.  The live server is tests/web/test_web.sh's.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -420,9 +420,10 @@ answer_rows_hold(void **state)
 	}
 }
 
-/* the graph's figures from two answers as flowcutd sends them (t18-proto.md;
- * flowcutd's ports carry to_host alone: to the wire and dropped are then the
- * fast path's outcomes) and as the protocol has them (the ports' own win) */
+/* the graph's figures from two answers as flowcutd sends them
+ * (docs/commands.md; flowcutd's ports carry to_host alone: to the wire and
+ * dropped are then the fast path's outcomes) and as the protocol has them
+ * (the ports' own win) */
 static const struct {
 	const char *a, *b;	/* two `counters` answers, 1 s apart */
 	bool ok;
