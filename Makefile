@@ -31,7 +31,12 @@ export PATH := /usr/bin:/usr/sbin:$(PATH)
 BUILD      ?= build
 CC         ?= gcc
 FUZZ_CC    ?= clang
-FUZZ_SECS  ?= 30
+# each fuzz target's run: short in `make test` (the regressions replayed,
+# shallow faults found), long in `make fuzz`
+FUZZ_SECS  ?= 10
+FUZZ_LONG  ?= 300
+# the build inside `make test`, `make demo` and `make bench`: every core
+JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 V          ?= 0
 
 DPDK_CFLAGS := $(shell pkg-config --cflags libdpdk 2>/dev/null)
@@ -150,6 +155,7 @@ $(call unit,test_npu_cmd,      tests/unit/driver/test_npu_cmd.c,       npu fastp
 $(call unit,test_settings,     tests/unit/test_settings.c,      settings,                                -lcmocka -ljansson,            settings)
 $(call unit,test_rtnl,         tests/unit/driver/test_rtnl.c,          driver/path driver/port driver/cmd driver/base tests/lib, -lcmocka -lmnl,                rtnetlink messages)
 $(call unit,test_rtcache,      tests/unit/driver/test_rtcache.c,       driver/path driver/port driver/cmd driver/base tests/lib, -lcmocka -lmnl,                route and neighbour cache$(comma) over a stand-in of the host)
+$(call unit,test_nhop,         tests/unit/driver/test_nhop.c,          driver/path driver/port driver/cmd driver/base, -lcmocka -lmnl,                next hops: found again by port$(comma) neighbour and MTU at every fill$(comma) reset$(comma) a neighbour's change)
 $(call unit,test_list,         tests/unit/test_list.c,          settings,                                -lcmocka -lpthread -ljansson,           list files)
 $(call unit,test_fplist,       tests/unit/test_fplist.c,        settings,                                -lcmocka -ljansson,            watched fingerprints file)
 $(call unit,test_tls,          tests/unit/test_tls.c,           inspect tests/lib,                       -lcmocka -lcrypto -lpcap,      tls ClientHello)
@@ -284,7 +290,7 @@ $(foreach f,$(FLAVOURS),$(foreach l,$(LIBRARIES),$(eval $(call lib_rules,$f,$l))
 $(foreach f,release asan ubsan,$(foreach p,$(PROGS),$(eval $(call prog_rules,$f,$p))))
 $(foreach p,$(FUZZ_PROGS),$(eval $(call prog_rules,fuzz,$p)))
 
-.PHONY: all deps build sanitizers fuzz libs test demo bench clean arrows check-arrows print-units print-fuzz FORCE
+.PHONY: all deps build sanitizers fuzzers fuzz libs test demo bench clean arrows check-arrows print-units print-fuzz FORCE
 all: build
 
 deps:
@@ -292,7 +298,7 @@ deps:
 
 build: $(addprefix $(BUILD)/,$(PROGS))
 sanitizers: $(addprefix $(BUILD)/asan/,$(PROGS)) $(addprefix $(BUILD)/ubsan/,$(PROGS))
-fuzz: $(addprefix $(BUILD)/fuzz/,$(FUZZ_PROGS))
+fuzzers: $(addprefix $(BUILD)/fuzz/,$(FUZZ_PROGS))
 libs: $(foreach l,$(LIBRARIES),$(call lib_of,release,$l))
 
 # the lists tests/run.sh runs: the unit tests, "program label" a line, and
@@ -311,17 +317,22 @@ check-arrows:
 	@scripts/check-arrows.sh
 
 test: deps
-	$(MAKE) build sanitizers fuzz
+	$(MAKE) -j$(JOBS) build sanitizers fuzzers
 	@BUILD=$(BUILD) FUZZ_SECS=$(FUZZ_SECS) tests/run.sh
+
+# the fuzz targets alone, FUZZ_LONG seconds each (a crash kept as in make test)
+fuzz: deps
+	$(MAKE) -j$(JOBS) fuzzers
+	@BUILD=$(BUILD) FUZZ_SECS=$(FUZZ_LONG) tests/run.sh --fuzz
 
 # the cut of a 400 Mbit/s UDP flood, "Cut in hardware" on and then off
 demo: deps
-	$(MAKE) build
+	$(MAKE) -j$(JOBS) build
 	BUILD=$(BUILD) lab/cut.sh --udp --rate 400M --hw on,off
 	BUILD=$(BUILD) lab/peer.sh --runs 5 --secs 3
 
 bench: deps
-	$(MAKE) build
+	$(MAKE) -j$(JOBS) build
 	$(BUILD)/flowcut-bench fastpath
 	$(BUILD)/flowcut-bench link
 	$(BUILD)/flowcut-bench cut

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * fd_nhop: see fd_nhop.h.  The table is an array searched linearly: it
- * holds one entry per (port, neighbour, MTU) the host's routes use, a few
- * on an appliance (a gateway per port, the directly connected hosts), and
- * is searched once per offload and per neighbour change.
+ * fd_nhop: see fd_nhop.h.  The table is an array, one entry per (port,
+ * neighbour, MTU) the host's routes use: a few on an appliance with a
+ * gateway per port, thousands with a LAN of directly connected hosts.
+ * Every offload finds its next hop through an index beside it: open
+ * addressing over twice FD_NHOP_MAX slots, written here because the index
+ * must not allocate on an offload's path (uthash grows its buckets with
+ * malloc) and never deletes but all at once (fd_nhop_reset).  A neighbour's
+ * change walks the array, as it may touch one entry an MTU.
  */
 #include "fd_nhop.h"
 
@@ -25,12 +29,18 @@ struct nhop {
 	uint8_t mac[6];
 };
 
+/* the index's slots: a power of two, at most half full */
+#define NHOP_SLOTS (2 * FD_NHOP_MAX)
+_Static_assert(FD_NHOP_MAX < UINT16_MAX, "an index + 1 is kept in 16 bits");
+_Static_assert((NHOP_SLOTS & (NHOP_SLOTS - 1)) == 0, "NHOP_SLOTS is not a power of two");
+
 struct fd_nhop {
 	struct fd_cmds cmds;
 	unsigned int nports;
 	uint8_t port_mac[FD_MAX_PORTS][6];
 	struct nhop n[FD_NHOP_MAX];
 	unsigned int count;
+	uint16_t slot[NHOP_SLOTS];	/* an entry's index + 1, 0 free */
 	struct fd_nhop_stats st;
 };
 
@@ -86,27 +96,63 @@ program(struct fd_nhop *t, unsigned int i, const struct nhop *n, bool fresh)
 	return fd_cmds_call(&t->cmds, FC_CMD_NHOP_PROGRAM, &c, sizeof(c), NULL, 0);
 }
 
+/* the first slot of (port, neighbour, MTU): FNV-1a over them */
+static unsigned int
+first_slot(unsigned int port, const struct fd_hop *hop)
+{
+	uint32_t h = 2166136261u;
+	uint8_t k[5] = { (uint8_t)port, (uint8_t)(port >> 8), (uint8_t)hop->mtu,
+			 (uint8_t)(hop->mtu >> 8), (uint8_t)hop->family };
+
+	for (size_t i = 0; i < sizeof(k); i++)
+		h = (h ^ k[i]) * 16777619u;
+	for (int i = 0; i < (hop->family == 4 ? 4 : 16); i++)
+		h = (h ^ hop->nbr[i]) * 16777619u;
+	return h & (NHOP_SLOTS - 1);
+}
+
+/* the slot that holds (port, neighbour, MTU), else the free one where it would go */
+static unsigned int
+slot_of(const struct fd_nhop *t, unsigned int port, const struct fd_hop *hop)
+{
+	unsigned int s = first_slot(port, hop);
+
+	/* never full: at most FD_NHOP_MAX of NHOP_SLOTS are taken */
+	while (t->slot[s] != 0) {
+		const struct nhop *n = &t->n[t->slot[s] - 1];
+
+		if (same_nbr(n, port, hop->family, hop->nbr) && n->mtu == hop->mtu)
+			break;
+		s = (s + 1) & (NHOP_SLOTS - 1);
+	}
+	return s;
+}
+
 int
 fd_nhop_find(const struct fd_nhop *t, unsigned int port, const struct fd_hop *hop, uint32_t *id)
 {
-	for (unsigned int i = 0; i < t->count; i++)
-		if (same_nbr(&t->n[i], port, hop->family, hop->nbr) && t->n[i].mtu == hop->mtu) {
-			*id = i;
-			return 0;
-		}
-	return -ENOENT;
+	unsigned int s = slot_of(t, port, hop);
+
+	if (t->slot[s] == 0)
+		return -ENOENT;
+	*id = t->slot[s] - 1u;
+	return 0;
 }
 
 int
 fd_nhop_get(struct fd_nhop *t, unsigned int port, const struct fd_hop *hop, uint32_t *id)
 {
 	struct nhop *n;
+	unsigned int s;
 	int rc;
 
 	if (port >= t->nports)
 		return -EINVAL;
-	if (fd_nhop_find(t, port, hop, id) == 0)
+	s = slot_of(t, port, hop);
+	if (t->slot[s] != 0) {
+		*id = t->slot[s] - 1u;
 		return 0;
+	}
 	if (t->count == FD_NHOP_MAX)
 		return -ENOSPC;
 	n = &t->n[t->count];
@@ -121,6 +167,7 @@ fd_nhop_get(struct fd_nhop *t, unsigned int port, const struct fd_hop *hop, uint
 	if (rc != 0)
 		return rc;
 	*id = t->count++;
+	t->slot[s] = (uint16_t)t->count;
 	t->st.programmed++;
 	return 0;
 }
@@ -176,6 +223,7 @@ void
 fd_nhop_reset(struct fd_nhop *t)
 {
 	t->count = 0;
+	memset(t->slot, 0, sizeof(t->slot));
 }
 
 void
