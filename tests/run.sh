@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test; the last line is "N passed, N failed, N skipped".
+# `tests/run.sh --fuzz` runs the fuzz targets alone (make fuzz: longer).
 #
 # A cmocka binary counts one test per case (TAP output); every other step
 # counts as one test.  The fuzz run copies any crash it finds into
@@ -7,7 +8,7 @@
 # and fails.
 set -u
 export BUILD=${BUILD:-build}
-FUZZ_SECS=${FUZZ_SECS:-30}
+FUZZ_SECS=${FUZZ_SECS:-10}
 FUZZ_JOBS=${FUZZ_JOBS:-2}
 pass=0 fail=0 skip=0
 log=$(mktemp -d)
@@ -60,7 +61,9 @@ cmocka() { # name binary
 check() { # name command...
 	local name=$1 out=$log/step.out
 	shift
+	local t0=$SECONDS
 	if "$@" >"$out" 2>&1; then ok "$name"; else bad "$name" "$out"; fi
+	printf '%5d s  %s\n' $((SECONDS - t0)) "$name" >>"$log/times"
 }
 
 # The unit tests ("program label" a line) and the fuzz targets: the
@@ -73,6 +76,10 @@ fuzz_targets=$(MAKEFLAGS= make -s --no-print-directory print-fuzz) && [ -n "$fuz
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+fuzz_only=''
+[ "${1:-}" = --fuzz ] && fuzz_only=1
+if [ -z "$fuzz_only" ]; then
 
 for v in "" asan/ ubsan/; do
 	tag=${v%/}; tag=${tag:-release}
@@ -177,9 +184,12 @@ check "bench ruleset runs (small): a ruleset change answered by a new revision f
 	"out=\$('$BUILD/flowcut-bench' ruleset --conns 2000) || exit 1; echo \"\$out\"
 	grep -q 'one ruleset change, 2000 connections offloaded' <<<\"\$out\" && grep -q 'new revision answered' <<<\"\$out\""
 
+fi	# the fuzzers alone (--fuzz) from here
+
 # The fuzzers last, FUZZ_JOBS at a time (2: this machine's cores; nothing
-# timed runs beside them any more), each for FUZZ_SECS; their results said
-# in the Makefile's order.  `make test FUZZ_SECS=600` runs them longer.
+# timed runs beside them any more), each for FUZZ_SECS (10 in make test:
+# every regression replayed above, shallow faults found; make fuzz runs
+# them 300 s each); their results said in the Makefile's order.
 fuzz_one() { # target: its run's exit status in $log/fuzz-$t.rc
 	local t=$1 work=$log/fuzz-$1 maxlen=4096
 	mkdir -p "$work/corpus" "$work/art"
@@ -190,7 +200,7 @@ fuzz_one() { # target: its run's exit status in $log/fuzz-$t.rc
 		-artifact_prefix="$work/art/" "$work/corpus" >"$log/fuzz-$t.out" 2>&1
 	echo $? >"$log/fuzz-$t.rc"
 }
-running=0
+running=0 t0=$SECONDS
 for t in $fuzz_targets; do
 	[ -x "$BUILD/fuzz/fuzz_$t" ] || continue
 	if [ "$running" -ge "$FUZZ_JOBS" ]; then wait -n; running=$((running - 1)); fi
@@ -198,6 +208,7 @@ for t in $fuzz_targets; do
 	running=$((running + 1))
 done
 wait
+printf '%5d s  %s\n' $((SECONDS - t0)) "the fuzz targets, $FUZZ_JOBS at a time, ${FUZZ_SECS} s each" >>"$log/times"
 for t in $fuzz_targets; do
 	if [ ! -x "$BUILD/fuzz/fuzz_$t" ]; then
 		skipped "fuzz $t" "no libFuzzer build (clang missing)"
@@ -210,8 +221,9 @@ for t in $fuzz_targets; do
 	fi
 done
 
-# where the time went, the longest first (keep make test under 45 minutes)
-echo "# time a suite (cmocka steps), $SECONDS s in all:"
-sort -rn "$log/times" 2>/dev/null | head -15 | sed 's/^/#  /'
+# where the time went, the longest first (keep make test under 30 minutes)
+echo "# the time each suite took, $SECONDS s in all:"
+sort -rn "$log/times" 2>/dev/null | awk '$1 >= 5 { print "#  " $0; next }
+	{ n++; s += $1 } END { if (n) printf "#  %5d s  %d steps of under 5 s each\n", s, n }'
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]
