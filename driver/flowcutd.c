@@ -809,7 +809,7 @@ struct flowcutd {
 	struct fd_nft *nft;
 	struct fd_route_watch *rtw;
 	int epfd;
-	int taps[FD_MAX_PORTS];
+	int taps[FC_MAX_PORTS];
 	struct fd_relay *relay;
 	struct fd_bell *bell;
 	struct lk *lk;
@@ -849,9 +849,9 @@ opts_parse(int argc, char **argv, struct opts *o)
 		case 's': o->stats = optarg; break;
 		case 'p':
 			o->ports = (unsigned int)strtoul(optarg, &end, 10);
-			if (*end || o->ports == 0 || o->ports > FD_MAX_PORTS) {
+			if (*end || o->ports == 0 || o->ports > FC_MAX_PORTS) {
 				fprintf(stderr, "flowcutd: --ports: '%s' is not 1 to %u\n", optarg,
-					FD_MAX_PORTS);
+					FC_MAX_PORTS);
 				return -EINVAL;
 			}
 			break;

@@ -36,10 +36,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <flowcut/fc_defs.h>
+
 #include "fd_cmds.h"
 #include "fd_ct.h"
 #include "fd_nhop.h"
-#include "fd_relay.h"
 #include "fd_route.h"
 #include "lk.h"
 
@@ -69,8 +70,8 @@ struct nf_conntrack;
 
 struct fd_offload_cfg {
 	unsigned int nports;
-	unsigned int ifindex[FD_MAX_PORTS];	/* the front ports' TAPs */
-	uint8_t mac[FD_MAX_PORTS][6];
+	unsigned int ifindex[FC_MAX_PORTS];	/* the front ports' TAPs */
+	uint8_t mac[FC_MAX_PORTS][6];
 	uint32_t mark_bit;			/* fd_nft's */
 	bool cut_in_hardware;			/* action IPS, else FWD */
 	uint16_t timeout_s;			/* the fast path's idle timeout (clamped to P) */

@@ -245,7 +245,7 @@ struct fd_offload {
 		struct nf_conntrack *tuple;
 	} waiting[FD_WAITING_MAX];
 	unsigned int nwaiting;
-	uint16_t port_mtu[FD_MAX_PORTS]; /* the front ports' MTUs: read at open, then followed */
+	uint16_t port_mtu[FC_MAX_PORTS]; /* the front ports' MTUs: read at open, then followed */
 	struct off_table tab;		/* the entries, by state and by fast-path id */
 	unsigned int nentries;
 	bool need_resync;		/* the fast path may hold what we do not know of */

@@ -11,13 +11,12 @@
  */
 #include "fd_nhop.h"
 
-#include "fd_relay.h"
-
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <flowcut/fc_cmd.h>
+#include <flowcut/fc_defs.h>
 
 
 struct nhop {
@@ -37,7 +36,7 @@ _Static_assert((NHOP_SLOTS & (NHOP_SLOTS - 1)) == 0, "NHOP_SLOTS is not a power 
 struct fd_nhop {
 	struct fd_cmds cmds;
 	unsigned int nports;
-	uint8_t port_mac[FD_MAX_PORTS][6];
+	uint8_t port_mac[FC_MAX_PORTS][6];
 	struct nhop n[FD_NHOP_MAX];
 	unsigned int count;
 	uint16_t slot[NHOP_SLOTS];	/* an entry's index + 1, 0 free */
@@ -49,7 +48,7 @@ fd_nhop_open(const struct fd_cmds *cmds, unsigned int nports, const uint8_t (*po
 {
 	struct fd_nhop *t;
 
-	if (nports > FD_MAX_PORTS) {
+	if (nports > FC_MAX_PORTS) {
 		errno = EINVAL;
 		return NULL;
 	}

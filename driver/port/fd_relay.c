@@ -18,7 +18,7 @@
 
 struct fd_relay {
 	struct lk *lk;
-	int taps[FD_MAX_PORTS];
+	int taps[FC_MAX_PORTS];
 	unsigned int nports;
 	int epfd;
 	int stopfd;		/* an eventfd in epfd: readable once fd_relay_stop is called */
@@ -95,9 +95,9 @@ down_main(void *arg)
 	uint8_t buf[LK_FRAME_SLOT];
 
 	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
-		struct epoll_event ev[FD_MAX_PORTS];
+		struct epoll_event ev[FC_MAX_PORTS];
 		/* a frame, or the stop: a new boot is looked for before any frame is put */
-		int n = epoll_wait(r->epfd, ev, FD_MAX_PORTS, FD_RELAY_IDLE_MS);
+		int n = epoll_wait(r->epfd, ev, FC_MAX_PORTS, FD_RELAY_IDLE_MS);
 
 		if (lk_boot_id(r->lk) != boot && lk_frame_down_resync(r->lk) == 0)
 			boot = lk_boot_id(r->lk);
@@ -105,7 +105,7 @@ down_main(void *arg)
 			unsigned int port = ev[i].data.u32;
 			ssize_t len = 0;
 
-			if (port == FD_MAX_PORTS)
+			if (port == FC_MAX_PORTS)
 				continue;	/* the stop */
 			/*
 			 * A bounded batch from each TAP in turn, so one busy port
@@ -131,7 +131,7 @@ fd_relay_start(struct lk *lk, const int *taps, unsigned int nports,
 	struct fd_relay *r;
 	int err;
 
-	if (nports == 0 || nports > FD_MAX_PORTS) {
+	if (nports == 0 || nports > FC_MAX_PORTS) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -147,7 +147,7 @@ fd_relay_start(struct lk *lk, const int *taps, unsigned int nports,
 	r->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (r->epfd < 0 || r->stopfd < 0 ||
 	    epoll_ctl(r->epfd, EPOLL_CTL_ADD, r->stopfd,
-		      &(struct epoll_event){ .events = EPOLLIN, .data.u32 = FD_MAX_PORTS }) != 0)
+		      &(struct epoll_event){ .events = EPOLLIN, .data.u32 = FC_MAX_PORTS }) != 0)
 		goto fail;
 	for (unsigned int p = 0; p < nports; p++) {
 		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = p };

@@ -23,14 +23,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "lk.h"
+#include <flowcut/fc_defs.h>
 
-#define FD_MAX_PORTS 16
+#include "lk.h"
 
 /* Published under these names (flowcutd.c FLOWCUTD_STATS, docs/counters.md). */
 struct fd_relay_stats {
-	uint64_t to_host[FD_MAX_PORTS];		/* written into the port's TAP */
-	uint64_t from_host[FD_MAX_PORTS];	/* read from the TAP, sent down */
+	uint64_t to_host[FC_MAX_PORTS];		/* written into the port's TAP */
+	uint64_t from_host[FC_MAX_PORTS];	/* read from the TAP, sent down */
 	uint64_t inspect_dropped;		/* flagged INSPECT, no hook: dropped */
 	uint64_t up_bad_port;			/* tagged with a port we do not have */
 	uint64_t up_tap_full;			/* the TAP refused the write */

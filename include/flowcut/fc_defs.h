@@ -313,6 +313,13 @@ fc_cnt_class(unsigned int c)
  * (lk_wire_read), for the first FC_WIRE_PORTS ports.
  */
 #define FC_WIRE_PORTS 8
+
+/*
+ * The front ports a host drives (flowcutd --ports), ids 0..15: each a TAP
+ * of the host's and a port of the coprocessor's.  Tables indexed by port
+ * in the driver (relay, next hops, the binding's MTUs) are this long.
+ */
+#define FC_MAX_PORTS 16
 #define FC_FOREACH_WIRE(X) \
 	X(RX_FRAMES)	/* received by the port and read (ipackets) */ \
 	X(RX_MISSED)	/* lost by the port before they were read: its queue full (imissed) */ \
