@@ -119,23 +119,26 @@ static uint64_t never_wide;		/* never-cut ranges in force wider than the default
 static struct fd_dirwatch *settings_dw;	/* its folder's watch, or NULL */
 
 static volatile sig_atomic_t quit;
-/* main's own counters (published in FLOWCUTD_STATS) */
+/*
+ * main's own counters, each published under its name (fd_stats.h).  A
+ * turn's work (flowcutd_turn, less its wait in epoll_wait), over the last
+ * whole second (the window between two stats writes): the longest, and the
+ * 99th percentile of fd_hist (a log-linear bucket's upper edge, within
+ * 1/16 above, capped at the longest).  Only turns that ran whole: one that
+ * ends early (the coprocessor booting, the lease not taken) sleeps, and is
+ * not counted.
+ */
+#define FLOWCUTD_MAIN_STATS(X) \
+	X(main, rtnl_bad)		/* rtnetlink datagrams that did not parse */ \
+	X(main, events_lost)		/* times the coprocessor said it lost events */ \
+	X(main, turn_max_us) \
+	X(main, turn_p99_us) \
+	X(main, ctl_auth_refused)	/* control changes refused for their secret (fd_ctl) */ \
+	X(main, ctl_let_go)		/* control clients let go unanswered: silent, or too many (fd_ctl) */ \
+	X(main, never_cut_wide)		/* never-cut ranges in force wider than a /16 or /48 (forced) */
+
 struct main_stats {
-	uint64_t rtnl_bad;		/* rtnetlink datagrams that did not parse */
-	uint64_t events_lost;		/* times the coprocessor said it lost events */
-	/*
-	 * A turn's work (flowcutd_turn, less its wait in epoll_wait), over
-	 * the last whole second (the window between two stats writes): the
-	 * longest, and the 99th percentile of fd_hist (a log-linear
-	 * bucket's upper edge, within 1/16 above, capped at the longest).  Only turns that
-	 * ran whole: one that ends early (the coprocessor booting, the
-	 * lease not taken) sleeps, and is not counted.
-	 */
-	uint64_t turn_max_us;
-	uint64_t turn_p99_us;
-	uint64_t ctl_auth_refused;	/* control changes refused for their secret (fd_ctl) */
-	uint64_t ctl_let_go;		/* control clients let go unanswered: silent, or too many (fd_ctl) */
-	uint64_t never_cut_wide;	/* never-cut ranges in force wider than a /16 or /48 (forced) */
+	FLOWCUTD_MAIN_STATS(FD_STAT_FIELD)
 };
 static struct main_stats mst;
 static struct fd_lease lease;		/* on the coprocessor: renewed while the loop turns */
@@ -450,67 +453,26 @@ program(const struct fd_cmds *cmds, const struct opts *o)
 
 /*
  * The stats file's members, in the order written, each under one name.
- * COUNT(name, room): a counter, the field `name` of the room's stats in
- * struct stats; OBJ(name, value): a member made whole (json_t *, NULL: no
- * memory).  docs/counters.md ("flowcutd's own") has a row for each, and
+ * COUNT(room, name): a counter, the field `name` of the room's stats in
+ * struct stats, each room's listed beside its struct (fd_stats.h);
+ * OBJ(name, value): a member made whole (json_t *, NULL: no memory).  docs/counters.md ("flowcutd's own") has a row for each, and
  * tests/run.sh checks that the two lists agree.
  */
 #define FLOWCUTD_STATS(COUNT, OBJ)						\
 	OBJ(to_host, per_port(s->relay.to_host, ports))			\
 	OBJ(from_host, per_port(s->relay.from_host, ports))			\
-	COUNT(inspect_dropped, relay)						\
-	COUNT(up_bad_port, relay)						\
-	COUNT(up_tap_full, relay)						\
-	COUNT(down_ring_full, relay)						\
+	FD_RELAY_STATS(COUNT)							\
 	OBJ(settings, json_pack("{s:b, s:b, s:i}", "offload", cur.offload,	\
 				"cut_in_hardware", cur.cut_in_hardware,		\
 				"idle_timeout", cur.idle_timeout))		\
 	OBJ(settings_error, settings_error[0] ? json_string(settings_error) : json_null()) \
-	COUNT(offloaded, offload)						\
-	COUNT(refused, offload)							\
-	COUNT(removed, offload)							\
-	COUNT(revived, offload)							\
-	COUNT(resyncs, offload)							\
-	COUNT(rev_bumps, offload)						\
-	COUNT(nhop_followed, offload)						\
-	COUNT(rerouted, offload)						\
-	COUNT(waiting_dropped, offload)						\
-	COUNT(solicited, offload)						\
-	COUNT(cut_adopted, offload)						\
+	FD_OFFLOAD_STATS(COUNT)							\
 	OBJ(cuts, cuts_json(&s->cut))						\
 	OBJ(triggers, fd_explain_sources(whys))					\
-	COUNT(cut_failed, cut)							\
-	COUNT(cut_released, cut)						\
-	COUNT(watched_sets_followed, watch)					\
-	COUNT(watched_sets_beyond, watch)					\
-	COUNT(never_cut_refused, cut)						\
-	COUNT(never_cut_set, cut)						\
-	COUNT(never_cut_given_back, cut)					\
-	COUNT(rtnl_bad, main)							\
-	COUNT(rtcache_route_hits, rtcache)					\
-	COUNT(rtcache_route_misses, rtcache)					\
-	COUNT(rtcache_neigh_hits, rtcache)					\
-	COUNT(rtcache_neigh_misses, rtcache)					\
-	COUNT(rtcache_full, rtcache)						\
-	COUNT(rtcache_flushes, rtcache)						\
-	COUNT(events_lost, main)						\
-	COUNT(ct_events_lost, offload)						\
-	COUNT(resync_last_ms, offload)						\
-	COUNT(resync_taken_out, offload)					\
-	COUNT(extended, offload)						\
-	COUNT(left, offload)							\
-	COUNT(offload_us_p50, offload)						\
-	COUNT(offload_us_p99, offload)						\
-	COUNT(first_frame_us_p50, offload)					\
-	COUNT(first_frame_us_p99, offload)					\
-	COUNT(first_frame_samples, offload)					\
-	COUNT(first_frame_unseen, offload)					\
-	COUNT(first_frame_skipped, offload)					\
-	COUNT(turn_max_us, main)						\
-	COUNT(ctl_auth_refused, main)						\
-	COUNT(ctl_let_go, main)							\
-	COUNT(never_cut_wide, main)						\
-	COUNT(turn_p99_us, main)						\
+	FD_CUT_STATS(COUNT)							\
+	FD_WATCH_STATS(COUNT)							\
+	FD_RTCACHE_STATS(COUNT)							\
+	FLOWCUTD_MAIN_STATS(COUNT)						\
 	OBJ(lease, json_pack("{s:I, s:s, s:I, s:I}", "ms", (json_int_t)lease.ms, "state", \
 			     fd_lease_state_name(lease.last.state), "lapses",	\
 			     (json_int_t)lease.last.lapses, "lapses_found",	\
@@ -589,7 +551,7 @@ stats_write(const char *path, const struct fd_relay *r, const struct fd_offload 
 
 	stats_fill(&st, r, off, cut, wat);
 	/* json_object_set_new frees the value either way, and refuses a NULL one */
-#define STATS_COUNT_(name, room) \
+#define STATS_COUNT_(room, name) \
 	bad |= json_object_set_new(doc, #name, json_integer((json_int_t)s->room.name)) != 0;
 #define STATS_OBJ_(name, value) bad |= json_object_set_new(doc, #name, value) != 0;
 	FLOWCUTD_STATS(STATS_COUNT_, STATS_OBJ_)
@@ -609,7 +571,7 @@ stats_write(const char *path, const struct fd_relay *r, const struct fd_offload 
 }
 
 /* main's counts in FLOWCUTD_STATS (its COUNTs: counters' "flowcutd") */
-#define ONE_COUNT_(name, room) +1
+#define ONE_COUNT_(room, name) +1
 #define NO_OBJ_(name, value)
 enum { FLOWCUTD_NCOUNTS = 0 FLOWCUTD_STATS(ONE_COUNT_, NO_OBJ_) };
 #undef ONE_COUNT_
@@ -648,7 +610,7 @@ ctl_counters(const struct ctl_ctx *x, char *ans, size_t cap)
 	for (unsigned int i = 0; i < FC_CNT_MAX; i++)
 		fp[i] = (struct fd_counter){ fc_cnt_name(i), fd_counter_u64(cnt[i]) };
 	stats_fill(&st, x->relay, x->off, x->cut, x->wat);
-#define CTR_COUNT_(name, room) fd[nfd++] = (struct fd_counter){ #name, fd_counter_u64(s->room.name) };
+#define CTR_COUNT_(room, name) fd[nfd++] = (struct fd_counter){ #name, fd_counter_u64(s->room.name) };
 #define CTR_OBJ_(name, value)
 	FLOWCUTD_STATS(CTR_COUNT_, CTR_OBJ_)
 #undef CTR_COUNT_

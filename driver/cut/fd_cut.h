@@ -36,6 +36,7 @@
 #include "fd_cmds.h"
 #include "fd_ct.h"
 #include "fd_offload_cut.h"
+#include "fd_stats.h"
 
 /* What asked for a cut: its enum value and its name in logs and stats. */
 #define FD_CUT_TRIGGERS(X)	\
@@ -54,15 +55,19 @@ enum fd_cut_trigger {
 
 const char *fd_cut_trigger_name(enum fd_cut_trigger t);
 
-/* Published under these names (flowcutd.c FLOWCUTD_STATS, docs/counters.md). */
+/* The cut's counters, each published under its name (fd_stats.h) */
+#define FD_CUT_STATS(X) \
+	X(cut, cut_failed)		/* a state that could not be killed (said why) */ \
+	X(cut, cut_released)		/* cut connections let go (fd_cut_release) */ \
+	X(cut, never_cut_refused)	/* a cut of a never-cut address refused (hand, conn, tls, list) */ \
+	X(cut, never_cut_set)		/* a watched set's cut over a never-cut address, warned of */ \
+	X(cut, never_cut_given_back)	/* ... its offloaded connections given back to the host */
+
+/* the cuts by trigger: flowcutd's stats' "cuts" */
 struct fd_cut_stats {
 	uint64_t in_hardware[FD_CUT_NTRIGGERS];	/* dropping on the coprocessor, state killed */
 	uint64_t on_host[FD_CUT_NTRIGGERS];	/* state killed, not (or no longer) in the fast path */
-	uint64_t cut_failed;			/* a state that could not be killed (said why) */
-	uint64_t cut_released;			/* cut connections let go (fd_cut_release) */
-	uint64_t never_cut_refused;	/* a cut of a never-cut address refused (hand, conn, tls, list) */
-	uint64_t never_cut_set;		/* a watched set's cut over a never-cut address, warned of */
-	uint64_t never_cut_given_back;	/* ... its offloaded connections given back to the host */
+	FD_CUT_STATS(FD_STAT_FIELD)
 };
 
 /* never-cut addresses said once each, at most (after: counted, not said) */

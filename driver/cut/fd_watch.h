@@ -37,6 +37,7 @@
 #include "fd_cut.h"
 #include "fd_nft.h"
 #include "fd_setio.h"
+#include "fd_stats.h"
 
 struct fd_watch;
 
@@ -58,9 +59,13 @@ int fd_watch_fd(const struct fd_watch *w);
 #define FD_WATCH_PATTERN_SETS 256
 
 /* What fd_watch counts, as of the last look at the watched sets. */
+/* The watch's counters, each published under its name (fd_stats.h) */
+#define FD_WATCH_STATS(X) \
+	X(watch, watched_sets_followed)	/* sets followed, named or under patterns */ \
+	X(watch, watched_sets_beyond)	/* address sets under patterns beyond FD_WATCH_PATTERN_SETS */
+
 struct fd_watch_stats {
-	uint64_t watched_sets_followed;	/* sets followed, named or under patterns */
-	uint64_t watched_sets_beyond;	/* address sets under patterns beyond FD_WATCH_PATTERN_SETS */
+	FD_WATCH_STATS(FD_STAT_FIELD)
 };
 
 /* fd_watch_stats - its counters into *st (zeros for NULL: a flowcutd that did not start). */

@@ -527,7 +527,7 @@ apply(struct fd_ips *x, const struct fd_inspect_decision *d, uint64_t now)
 		/*
 		 * Not offloaded yet: now, if it qualifies (CUT_THRU at once; a
 		 * FWD one waited for this), else when conntrack next says it
-		 * does; fd_offload counts either (offloaded_at_pass).
+		 * does; fd_offload counts either (its offloaded_at_pass).
 		 */
 		(void)fd_offload_try(x->off, ct);
 	} else if (x->npend == FD_IPS_PENDING || !x->cut_in_hardware ||
@@ -721,7 +721,7 @@ fd_ips_bind(struct fd_ips *x, struct fd_offload *off, const struct fd_ct_io *ct,
 /*
  * The inspector's object in flowcutd's stats, in the order written, each
  * under one name.  COUNT(name, from): a counter, the field `name` of `from`
- * (st: fd_inspect's, x->st: this module's, os: the binding's); OBJ(name,
+ * (st: fd_inspect's, x->st: this module's); OBJ(name,
  * value): a member made whole (json_t *, NULL: no memory); EACH(names,
  * count, array): one member a name of fd_inspect's lists (FD_INSPECT_WHYS,
  * FD_INSPECT_FRAMES).  docs/counters.md ("The inspector's") has a row for
@@ -756,8 +756,7 @@ fd_ips_bind(struct fd_ips *x, struct fd_offload *off, const struct fd_ct_io *ct,
 	COUNT(cut_not_offloaded, x->st)						\
 	COUNT(cut_no_state, x->st)						\
 	COUNT(cut_not_this_conn, x->st)						\
-	COUNT(cut_unverified, x->st)						\
-	COUNT(offloaded_at_pass, os)
+	COUNT(cut_unverified, x->st)
 
 /* The channel to flowcut-inspect: where, whether it is up, how often it was lost, what it refused. */
 static json_t *
@@ -778,13 +777,10 @@ json_t *
 fd_ips_stats_json(struct fd_ips *x)
 {
 	struct fd_inspect_stats st;
-	struct fd_offload_stats os = { 0 };
 	json_t *o = json_object(), *ports = json_array();
 	int bad = o == NULL || ports == NULL;
 
 	fd_inspect_stats(x->in, &st);
-	if (x->off != NULL)
-		fd_offload_stats(x->off, &os);
 	for (unsigned int i = 0; i < x->nports && !bad; i++)
 		bad |= json_array_append_new(ports, json_integer(x->ports[i]));
 	if (o == NULL) {

@@ -42,6 +42,7 @@
 #include "fd_ct.h"
 #include "fd_nhop.h"
 #include "fd_route.h"
+#include "fd_stats.h"
 #include "lk.h"
 
 struct nf_conntrack;
@@ -96,43 +97,44 @@ struct fd_offload_cfg {
 	bool first_frame_reads;
 };
 
-/* Each published under its own name (flowcutd.c FLOWCUTD_STATS, docs/counters.md). */
+/*
+ * The binding's counters, each published under its name (fd_stats.h).
+ * offload_us: qualify (the event parsed, or the state handed in) ->
+ * FLOW_CREATE_FP answered 0, us, since open: fd_hist's percentiles (within
+ * 1/16 above).  first_frame: qualify -> the first frame the fast path
+ * forwarded, us, since open, over the offloads sampled and read back once
+ * (fd_first.h): the percentiles, the samples measured, the ones that
+ * showed no frame forwarded (gone first, or silent ~3 s), the offers let
+ * go while FD_FIRST_MAX samples waited.
+ */
+#define FD_OFFLOAD_STATS(X) \
+	X(offload, offloaded)		/* FLOW_CREATE_FP answered 0 */ \
+	X(offload, offloaded_at_pass)	/* of them, CUT_THRU at once: the inspector had passed them */ \
+	X(offload, refused)		/* FLOW_CREATE_FP answered an error */ \
+	X(offload, removed)		/* taken out because the state went away */ \
+	X(offload, revived)		/* give-backs revived */ \
+	X(offload, resyncs)		/* reconciles started (start, boot, lost events) */ \
+	X(offload, rev_bumps)		/* ruleset changes */ \
+	X(offload, nhop_followed)	/* next hops programmed again for a neighbour's change */ \
+	X(offload, rerouted)		/* connections moved (or taken out) by a path change */ \
+	X(offload, waiting_dropped)	/* states that waited for a neighbour, let go for room */ \
+	X(offload, solicited)		/* neighbours the host took an ask to resolve, for a waiting state */ \
+	X(offload, cut_adopted)		/* dropping connections a flowcutd before cut, taken up by a resync */ \
+	X(offload, ct_events_lost)	/* conntrack's events lost (ct.events said -ENOBUFS) */ \
+	X(offload, resync_last_ms)	/* the last resync's run, its start to its end, ms */ \
+	X(offload, resync_taken_out)	/* connections resyncs took out whose states live on */ \
+	X(offload, extended)		/* states given T_long again, 12 h on, still offloaded */ \
+	X(offload, left)		/* states whose timeout went back to P - idle on leaving */ \
+	X(offload, offload_us_p50) \
+	X(offload, offload_us_p99) \
+	X(offload, first_frame_us_p50) \
+	X(offload, first_frame_us_p99) \
+	X(offload, first_frame_samples) \
+	X(offload, first_frame_unseen) \
+	X(offload, first_frame_skipped)
+
 struct fd_offload_stats {
-	uint64_t offloaded;	/* FLOW_CREATE_FP answered 0 */
-	uint64_t offloaded_at_pass; /* of them, CUT_THRU at once: the inspector had passed them */
-	uint64_t refused;	/* FLOW_CREATE_FP answered an error */
-	uint64_t removed;	/* taken out because the state went away */
-	uint64_t revived;	/* give-backs revived */
-	uint64_t resyncs;	/* reconciles started (start, boot, lost events) */
-	uint64_t rev_bumps;	/* ruleset changes */
-	uint64_t nhop_followed;	/* next hops programmed again for a neighbour's change */
-	uint64_t rerouted;	/* connections moved (or taken out) by a path change */
-	uint64_t waiting_dropped; /* states that waited for a neighbour, let go for room */
-	uint64_t solicited;	/* neighbours the host took an ask to resolve, for a waiting state */
-	uint64_t cut_adopted;	/* dropping connections a flowcutd before cut, taken up by a resync */
-	uint64_t ct_events_lost; /* conntrack's events lost (ct.events said -ENOBUFS) */
-	uint64_t resync_last_ms; /* the last resync's run, its start to its end, ms */
-	uint64_t resync_taken_out; /* connections resyncs took out whose states live on */
-	uint64_t extended;	/* states given T_long again, 12 h on, still offloaded */
-	uint64_t left;		/* states whose timeout went back to P - idle on leaving */
-	/*
-	 * qualify (the event parsed, or the state handed in) -> FLOW_CREATE_FP
-	 * answered 0, us, since open: fd_hist's percentiles (within 1/16 above)
-	 */
-	uint64_t offload_us_p50;
-	uint64_t offload_us_p99;
-	/*
-	 * qualify -> the first frame the fast path forwarded, us, since open,
-	 * over the offloads sampled and read back once (fd_first.h): the
-	 * percentiles (fd_hist), the samples measured, the ones that showed no
-	 * frame forwarded (gone first, or silent ~3 s), the offers let go
-	 * while FD_FIRST_MAX samples waited
-	 */
-	uint64_t first_frame_us_p50;
-	uint64_t first_frame_us_p99;
-	uint64_t first_frame_samples;
-	uint64_t first_frame_unseen;
-	uint64_t first_frame_skipped;
+	FD_OFFLOAD_STATS(FD_STAT_FIELD)
 };
 
 /*

@@ -32,6 +32,7 @@
 #include <stdint.h>
 
 #include "fd_route.h"
+#include "fd_stats.h"
 
 #define FD_RTCACHE_ROUTES 65536
 #define FD_RTCACHE_NEIGHS 8192
@@ -39,13 +40,17 @@
 struct fd_rtcache;
 
 /* The counters, named as in flowcutd's stats (docs/counters.md). */
+/* The cache's counters, each published under its name (fd_stats.h) */
+#define FD_RTCACHE_STATS(X) \
+	X(rtcache, rtcache_route_hits)		/* route lookups answered from the cache */ \
+	X(rtcache, rtcache_route_misses)	/* ... asked of the kernel */ \
+	X(rtcache, rtcache_neigh_hits)		/* neighbour lookups answered from the cache */ \
+	X(rtcache, rtcache_neigh_misses)	/* ... asked of the kernel */ \
+	X(rtcache, rtcache_full)		/* answers not kept: their half was full */ \
+	X(rtcache, rtcache_flushes)		/* the route half emptied: a route or link change, a loss */
+
 struct fd_rtcache_stats {
-	uint64_t rtcache_route_hits;	/* route lookups answered from the cache */
-	uint64_t rtcache_route_misses;	/* ... asked of the kernel */
-	uint64_t rtcache_neigh_hits;	/* neighbour lookups answered from the cache */
-	uint64_t rtcache_neigh_misses;	/* ... asked of the kernel */
-	uint64_t rtcache_full;		/* answers not kept: their half was full */
-	uint64_t rtcache_flushes;	/* the route half emptied: a route or link change, a loss */
+	FD_RTCACHE_STATS(FD_STAT_FIELD)
 };
 
 /*

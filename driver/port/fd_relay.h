@@ -25,16 +25,20 @@
 
 #include <flowcut/fc_defs.h>
 
+#include "fd_stats.h"
 #include "lk.h"
 
-/* Published under these names (flowcutd.c FLOWCUTD_STATS, docs/counters.md). */
+/* The relay's counters, each published under its name (fd_stats.h) */
+#define FD_RELAY_STATS(X) \
+	X(relay, inspect_dropped)	/* flagged INSPECT, no hook: dropped */ \
+	X(relay, up_bad_port)		/* tagged with a port we do not have */ \
+	X(relay, up_tap_full)		/* the TAP refused the write */ \
+	X(relay, down_ring_full)	/* the link's down ring was full */
+
 struct fd_relay_stats {
 	uint64_t to_host[FC_MAX_PORTS];		/* written into the port's TAP */
 	uint64_t from_host[FC_MAX_PORTS];	/* read from the TAP, sent down */
-	uint64_t inspect_dropped;		/* flagged INSPECT, no hook: dropped */
-	uint64_t up_bad_port;			/* tagged with a port we do not have */
-	uint64_t up_tap_full;			/* the TAP refused the write */
-	uint64_t down_ring_full;		/* the link's down ring was full */
+	FD_RELAY_STATS(FD_STAT_FIELD)
 };
 
 struct fd_relay;

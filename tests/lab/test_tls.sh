@@ -260,14 +260,14 @@ t_off() { # fam
 	read -r port ja4 ja3 <<<"$(hello_of "$run/probe.pcap")" || { say "the probe: no hello"; return 1; }
 	say "s_client (port $port): JA4 $ja4"
 	list "$ja4" || return 1
-	X0F=$(counter FROM_WIRE_TO_WIRE) X0I=$(stat_of inspector.offloaded_at_pass)
+	X0F=$(counter FROM_WIRE_TO_WIRE) X0I=$(stat_of offloaded_at_pass)
 	"$lab" exec "$L" client curl -fsS -g --max-time 60 --cacert "$run/tls/cert.pem" \
 		-o "$run/got" "https://$(bracket "$fam" "$(addr S "$fam")")/big" 2>"$run/curl.err" ||
 		{ say "curl failed: $(cat "$run/curl.err")"; rc=1; }
 	XF=$(( $(counter FROM_WIRE_TO_WIRE) - X0F ))
 	sz=$(size "$run/www/big")
-	stat_ge inspector.offloaded_at_pass $((X0I + 1)) || true
-	XI=$(( $(stat_of inspector.offloaded_at_pass) - X0I ))
+	stat_ge offloaded_at_pass $((X0I + 1)) || true
+	XI=$(( $(stat_of offloaded_at_pass) - X0I ))
 	say "curl: $(size "$run/got") of $sz bytes; offloaded when passed: $XI; the fast path" \
 	    "forwarded $XF frames (FWD)"
 	[ "$(size "$run/got")" = "$sz" ] && [ "$(sha "$run/got")" = "$(sha "$run/www/big")" ] ||
