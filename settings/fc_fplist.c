@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <flowcut/fc_grow.h>
+
 #include "fc_file.h"
 
 static bool
@@ -89,15 +91,11 @@ token_parse(const char *t, size_t n, struct fc_fp *fp)
 static int
 add(struct fc_fplist *l, const struct fc_fp *fp)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 64;
-		struct fc_fp *p = realloc(l->fp, cap * sizeof(*p));
+	struct fc_fp *a = fc_grow(l->fp, &l->cap, l->n, sizeof(*a), 64);
 
-		if (p == NULL)
-			return -ENOMEM;
-		l->fp = p;
-		l->cap = cap;
-	}
+	if (a == NULL)
+		return -ENOMEM;
+	l->fp = a;
 	l->fp[l->n++] = *fp;
 	return 0;
 }

@@ -12,6 +12,8 @@
 
 #include <jansson.h>
 
+#include <flowcut/fc_grow.h>
+
 #include "fc_file.h"
 
 static unsigned int
@@ -23,15 +25,11 @@ alen(uint8_t family)
 int
 fc_list_add(struct fc_list *l, const struct fc_range *r)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 256;
-		struct fc_range *n = realloc(l->r, cap * sizeof(*n));
+	struct fc_range *a = fc_grow(l->r, &l->cap, l->n, sizeof(*a), 256);
 
-		if (n == NULL)
-			return -ENOMEM;
-		l->r = n;
-		l->cap = cap;
-	}
+	if (a == NULL)
+		return -ENOMEM;
+	l->r = a;
 	l->r[l->n++] = *r;
 	return 0;
 }

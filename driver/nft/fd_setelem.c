@@ -13,6 +13,8 @@
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netfilter/nfnetlink.h>
 
+#include <flowcut/fc_grow.h>
+
 #define ELEMS_PER_MSG 1024	/* at most 48 bytes each: the nest stays under 64 KiB */
 #define MSG_ROOM (72 * 1024)	/* one element message at most, headers and names included */
 #define UDATA_FLAGS 1		/* nft's NFTNL_UDATA_SET_ELEM_FLAGS: a u32 */
@@ -200,15 +202,11 @@ item_read(const struct nlattr *le, const struct fd_setelem_acc *acc, struct fd_s
 static int
 acc_push(struct fd_setelem_acc *acc, const struct fd_setelem_item *it)
 {
-	if (acc->n == acc->cap) {
-		size_t cap = acc->cap ? acc->cap * 2 : 64;
-		struct fd_setelem_item *n = realloc(acc->it, cap * sizeof(*n));
+	struct fd_setelem_item *a = fc_grow(acc->it, &acc->cap, acc->n, sizeof(*a), 64);
 
-		if (n == NULL)
-			return -ENOMEM;
-		acc->it = n;
-		acc->cap = cap;
-	}
+	if (a == NULL)
+		return -ENOMEM;
+	acc->it = a;
 	acc->it[acc->n++] = *it;
 	return 0;
 }
@@ -273,15 +271,10 @@ timed_put(void *arg, uint8_t family, const uint8_t *lo, const uint8_t *hi, int64
 	struct fd_setelem_timed_list *l = arg;
 	struct fd_setelem_timed *t;
 
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 16;
-
-		t = realloc(l->t, cap * sizeof(*t));
-		if (t == NULL)
-			return -ENOMEM;
-		l->t = t;
-		l->cap = cap;
-	}
+	t = fc_grow(l->t, &l->cap, l->n, sizeof(*t), 16);
+	if (t == NULL)
+		return -ENOMEM;
+	l->t = t;
 	t = &l->t[l->n++];
 	memset(t, 0, sizeof(*t));
 	t->r.family = family;

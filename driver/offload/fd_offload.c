@@ -582,20 +582,16 @@ rj_ask(struct fd_offload *o, const struct nf_conntrack *ct)
 {
 	struct off_rejudge *rj = &o->rj;
 
-	if (rj->nasked == rj->asked_cap) {
-		size_t cap = rj->asked_cap ? 2 * rj->asked_cap : 256;
-		struct fc_key *a = realloc(rj->asked, cap * sizeof(*a));
+	struct fc_key *a = fc_grow(rj->asked, &rj->asked_cap, rj->nasked, sizeof(*a), 256);
 
-		if (a == NULL) {
-			/* it stays with the host until its next event */
-			fprintf(stderr, "flowcutd: conntrack state %u: no memory to judge it after "
-				"the ruleset change (%zu waiting)\n", nfct_get_attr_u32(ct, ATTR_ID),
-				rj->nasked);
-			return;
-		}
-		rj->asked = a;
-		rj->asked_cap = cap;
+	if (a == NULL) {
+		/* it stays with the host until its next event */
+		fprintf(stderr, "flowcutd: conntrack state %u: no memory to judge it after "
+			"the ruleset change (%zu waiting)\n", nfct_get_attr_u32(ct, ATTR_ID),
+			rj->nasked);
+		return;
 	}
+	rj->asked = a;
 	off_orig_of(ct, &rj->asked[rj->nasked++]);
 }
 
@@ -1224,7 +1220,7 @@ rj_dumped(void *arg, const struct nf_conntrack *ct, int rc)
 {
 	struct fd_offload *o = arg;
 	struct off_rejudge *rj = &o->rj;
-	struct nf_conntrack *t;
+	struct nf_conntrack *t, **c;
 
 	(void)rc;
 	if (!(nfct_get_attr_u32(ct, ATTR_MARK) & o->cfg.mark_bit))
@@ -1233,15 +1229,10 @@ rj_dumped(void *arg, const struct nf_conntrack *ct, int rc)
 		rj_post(o, ct, nfct_get_attr_u8(ct, ATTR_ORIG_L4PROTO), false);
 		return;
 	}
-	if (rj->ncarry == rj->carry_cap) {
-		size_t cap = rj->carry_cap ? 2 * rj->carry_cap : 64;
-		struct nf_conntrack **c = realloc(rj->carry, cap * sizeof(*c));
-
-		if (c == NULL)
-			goto lost;
-		rj->carry = c;
-		rj->carry_cap = cap;
-	}
+	c = fc_grow(rj->carry, &rj->carry_cap, rj->ncarry, sizeof(*c), 64);
+	if (c == NULL)
+		goto lost;
+	rj->carry = c;
 	t = fd_ct_tuple(ct);
 	if (t == NULL)
 		goto lost;

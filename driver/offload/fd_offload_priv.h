@@ -27,6 +27,7 @@
 #include <libnetfilter_conntrack/libnetfilter_conntrack.h>
 
 #include <flowcut/fc_cmd.h>
+#include <flowcut/fc_grow.h>
 
 #include "fd_ct.h"
 #include "fd_first.h"
@@ -142,7 +143,8 @@ struct off_table {
 	struct off_ix by_fp;		/* every one made (by fp_id) */
 	struct off_ix by_nat;		/* the side table's records, by entry slot */
 	struct off_nat *nat;
-	uint32_t nnat, nat_cap;
+	uint32_t nnat;
+	size_t nat_cap;
 	uint32_t ext_head, ext_tail;	/* the extension FIFO's: slot + 1 (0: empty) */
 };
 

@@ -138,15 +138,13 @@ f_find(struct fd_offload *o, const struct fc_key *orig)
 static int
 f_room(struct off_sync *s)
 {
-	if (s->fn == s->fcap) {
-		size_t cap = s->fcap ? s->fcap * 2 : 64;	/* small: the tests grow it */
-		struct off_fconn *fa = cap < UINT32_MAX ? realloc(s->fa, cap * sizeof(*fa)) : NULL;
+	/* from 64: small, the tests grow it; the records' slots are uint32_t */
+	struct off_fconn *fa = s->fn < UINT32_MAX - 1 ?
+			       fc_grow(s->fa, &s->fcap, s->fn, sizeof(*fa), 64) : NULL;
 
-		if (fa == NULL)
-			return -ENOMEM;
-		s->fa = fa;
-		s->fcap = cap;
-	}
+	if (fa == NULL)
+		return -ENOMEM;
+	s->fa = fa;
 	if ((uint64_t)(s->fn + 1) * 2 > s->fixcap) {
 		uint32_t cap = s->fixcap ? s->fixcap * 2 : 128;
 		uint64_t *fix = cap > s->fixcap ? calloc(cap, sizeof(*fix)) : NULL;

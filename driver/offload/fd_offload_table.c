@@ -421,20 +421,15 @@ int
 off_set_dst(struct fd_offload *o, struct off_entry *e, const uint8_t dst[2][16])
 {
 	struct off_table *t = &o->tab;
-	struct off_nat *r;
+	struct off_nat *r, *n;
 
 	nat_del(o, e);
 	if (memcmp(dst[0], e->orig.dst, 16) == 0 && memcmp(dst[1], e->orig.src, 16) == 0)
 		return 0;	/* not DNAT'd: the key has them */
-	if (t->nnat == t->nat_cap) {
-		uint32_t cap = t->nat_cap ? t->nat_cap * 2 : 64;
-		struct off_nat *n = realloc(t->nat, cap * sizeof(*n));
-
-		if (n == NULL)
-			return -ENOMEM;
-		t->nat = n;
-		t->nat_cap = cap;
-	}
+	n = t->nnat < UINT32_MAX ? fc_grow(t->nat, &t->nat_cap, t->nnat, sizeof(*n), 64) : NULL;
+	if (n == NULL)
+		return -ENOMEM;
+	t->nat = n;
 	r = &t->nat[t->nnat];
 	r->self = e->self;
 	memcpy(r->dst, dst, sizeof(r->dst));
