@@ -420,9 +420,10 @@ page_read(struct fw_http *h, struct MHD_Connection *c, const char *path, const s
 
 /*
  * a change: the form checked, the secret out of the Authorization header
- * and into flowcutd's request, wiped once asked; the answer is the page
- * itself (no session keeps a note for a later GET), read again with what
- * flowcutd said: one change and one read of flowcutd, one at a time
+ * and into flowcutd's request, wiped once asked.  Done, the answer is 303
+ * to the page that shows it (/settings?saved=KEY, /conns?cut=ID: a reload
+ * asks again, it does not change again); refused, the page itself with
+ * flowcutd's reason beside the field (400, the form to mend)
  */
 static enum MHD_Result
 change(struct fw_http *h, struct MHD_Connection *c, const char *path, const struct fw_form *f)
@@ -454,24 +455,49 @@ change(struct fw_http *h, struct MHD_Connection *c, const char *path, const stru
 		return fail(c, path, 502, err, NULL, NULL);
 	if (e == -EPROTO && strncmp(err, "refused", 7) == 0)
 		return challenge(c, path, err, CHANGES_ASK);
-	if (e != 0) {
+	json_decref(doc);
+	if (e == 0) {
+		/* the key and the id are checked already: [a-z0-9_], decimal */
+		char to[96], *body;
+
+		snprintf(to, sizeof(to), cut ? "/conns?cut=%s" : "/settings?saved=%s",
+			 cut ? fw_form_get(f, "id") : key);
+		if (asprintf(&body, "done: %s\n", to) < 0)
+			return MHD_NO;
+		return send_text(c, 303, TEXT, body, strlen(body), "Location", to);
+	}
+	{
 		/* "KEY: REASON": the reason beside the field */
 		size_t kl = key ? strlen(key) : 0;
 		const char *r = !cut && kl && strncmp(err, key, kl) == 0 && err[kl] == ':' ?
 				err + kl + 1 + (err[kl + 1] == ' ') : err;
 
 		snprintf(note, sizeof(note), "%s%.480s", cut ? "not cut: " : "", r);
-	} else {
-		/* flowcutd's own words for a cut ("connection ID cut in hardware") */
-		const char *said = json_is_string(doc) ? json_string_value(doc) : NULL;
-
-		snprintf(note, sizeof(note), "%s%s%s%.300s%s", cut ? "cut connection " : "saved",
-			 cut ? fw_form_get(f, "id") : "", said ? " (flowcutd: " : "", said ? said : "",
-			 said ? ")" : "");
 	}
-	json_decref(doc);
-	rc = page_read(h, c, cut ? "/conns" : "/settings", &none, NULL, cut ? "" : key, note, e != 0);
+	rc = page_read(h, c, cut ? "/conns" : "/settings", &none, NULL, cut ? "" : key, note, 1);
 	return rc;
+}
+
+/*
+ * the note of a change done, from the page's query (the 303 above): "cut
+ * connection ID" on /conns, "saved" beside KEY's field on /settings; none
+ * for anything else (a value not of that shape is not shown)
+ */
+static void
+done_note(const char *path, const struct fw_form *q, char *note, size_t cap, const char **key)
+{
+	const char *id = fw_form_get(q, "cut"), *saved = fw_form_get(q, "saved");
+
+	note[0] = '\0';
+	*key = NULL;
+	if (strcmp(path, "/conns") == 0 && id != NULL && id[0] && strlen(id) <= 20 &&
+	    strspn(id, "0123456789") == strlen(id)) {
+		snprintf(note, cap, "cut connection %s", id);
+	} else if (strcmp(path, "/settings") == 0 && saved != NULL && saved[0] && strlen(saved) <= 64 &&
+		   strspn(saved, "abcdefghijklmnopqrstuvwxyz0123456789_") == strlen(saved)) {
+		snprintf(note, cap, "saved");
+		*key = saved;
+	}
 }
 
 /* ---- the routes ---- */
@@ -579,8 +605,13 @@ route(struct fw_http *h, struct MHD_Connection *c, struct req *r, const char *me
 		rc = api_counters(h, c);
 	else if (strcmp(path, "/metrics") == 0)
 		rc = metrics(h, c);
-	else
-		rc = page_read(h, c, path, &q, operator, NULL, NULL, 0);
+	else {
+		char note[64];
+		const char *key;
+
+		done_note(path, &q, note, sizeof(note), &key);
+		rc = page_read(h, c, path, &q, operator, key, note[0] ? note : NULL, 0);
+	}
 	explicit_bzero(secret, sizeof(secret));
 	fw_form_free(&q);
 	return rc;

@@ -55,7 +55,8 @@ login() { # base [secret]
 	csrf=$(web "$1/settings" | grep -o 'name="csrf" value="[0-9a-f]*' | head -1 | sed 's/.*value="//')
 	[ "${#csrf}" = 32 ] || { say "no CSRF token on the settings form"; return 1; }
 }
-post() { code -u "operator:$sec" -H "Origin: ${ORIGIN:-$1}" "${@:2}"; }	# base curl-args...
+# a change, its 303 followed to the page that says it was done (a GET)
+post() { code -L -u "operator:$sec" -H "Origin: ${ORIGIN:-$1}" "${@:2}"; }	# base curl-args...
 # headless Chromium in the host namespace: dump (the DOM to stdout) or shot (a PNG of WEB_SHOTS)
 chr() { # dump|shot url [name]
 	local a=(--headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir="$run/chr" "--window-size=1280,1100")

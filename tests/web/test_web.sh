@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # flowcut-web live: the real program on a loopback port against a tiny
-# control-socket peer (tests/web/peer.py: the other side of t18-proto.md,
-# answering its documents), asked with curl, /metrics checked by Debian's
-# promtool, the status page drawn by headless Chromium.  No root needed.
+# control-socket peer (tests/web/peer.py: the other side of the control
+# protocol, include/flowcut/fc_ctl.h, answering its documents), asked with
+# curl, /metrics checked by Debian's promtool, the status page drawn by
+# headless Chromium.  No root needed.
 # Every read carries the read credential ($dir/read.secret, HTTP Basic) but
 # the cases that show it is asked for.
 # Output: one "ok - NAME", "not ok - NAME" or "ok - NAME # SKIP why" line a
@@ -107,12 +108,24 @@ is "Host [::1]:PORT: 200" 200 "$(code "${R[@]}" "http://[::1]:$port/api/status")
 is "a refused value: 400" 400 "$(code "${A[@]}" "${O[@]}" -d "csrf=$csrf&key=idle_timeout&value=abc" "$U/settings")"
 grep -q 'refused: not a number of seconds: abc' "$dir/body" &&
 	ok "the refusal's reason beside its field" || no "the refusal's reason beside its field" "$(cat "$dir/body")"
-is "a list saved: 200" 200 "$(code "${A[@]}" "${O[@]}" --data-urlencode "csrf=$csrf" --data-urlencode key=watched_set \
-	--data-urlencode list=1 --data-urlencode $'value=inet f2b-table *\r\nip crowdsec crowdsec-*\r\n' "$U/settings")"
+is "a list saved: 303, to the settings page that says so" 303 "$(code "${A[@]}" "${O[@]}" -D "$dir/hdr" \
+	--data-urlencode "csrf=$csrf" --data-urlencode key=watched_set --data-urlencode list=1 \
+	--data-urlencode $'value=inet f2b-table *\r\nip crowdsec crowdsec-*\r\n' "$U/settings")"
+is "the 303's Location" "/settings?saved=watched_set" "$(tr -d '\r' <"$dir/hdr" | sed -n 's/^Location: //ip')"
+is "the page it names: 200" 200 "$(code "${A[@]}" "$U/settings?saved=watched_set")"
+grep -q 'saved' "$dir/body" && ok "the settings page says the list was saved" ||
+	no "the settings page says the list was saved" "$(cat "$dir/body")"
 grep -qF "'auth s3cret\\nsettings-set watched_set\\ninet f2b-table *\\nip crowdsec crowdsec-*\\n'" "$dir/ctl.sock.log" &&
 	ok "flowcutd got auth SECRET and the list, a line a value" || no "flowcutd got auth SECRET and the list" "$(cat "$dir/ctl.sock.log")"
-is "a cut with the secret: 200" 200 "$(code "${A[@]}" -H "Referer: $U/conns" -d "csrf=$csrf&id=7" "$U/conns/cut")"
+is "a cut with the secret: 303, then the page (curl -L): 200" 200 "$(code "${A[@]}" -L -H "Referer: $U/conns" -d "csrf=$csrf&id=7" "$U/conns/cut")"
 grep -q 'cut connection 7' "$dir/body" && ok "the connections page says it was cut" || no "the connections page says it was cut" "$(cat "$dir/body")"
+grep -qF "'auth s3cret\ncut-conn 7\n'" "$dir/ctl.sock.log" && ok "the cut asked of flowcutd once, the page read after it" ||
+	no "the cut asked of flowcutd once" "$(tail -5 "$dir/ctl.sock.log")"
+[ "$(grep -cF "'auth s3cret\ncut-conn 7" "$dir/ctl.sock.log")" = 1 ] && ok "the 303 followed is a read, not the cut again" ||
+	no "the 303 followed is a read, not the cut again" "$(grep 'cut-conn' "$dir/ctl.sock.log")"
+is "a page with a done note of another shape (cut=<b>): 200" 200 "$(code "${R[@]}" "$U/conns?cut=%3Cb%3E")"
+grep -q 'cut connection' "$dir/body" && no "a done note of another shape is not shown" "$(cat "$dir/body")" ||
+	ok "the page shows no note for cut=<b>"
 # one control request in flight: 5 slow conns pages (the peer's 998: 0.3 s) asked at once, answered one after another
 rm -f "$dir/ctl.sock.busy"
 t0=$(date +%s.%N)
