@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -242,95 +243,6 @@ qenc(struct fw_buf *b, const char *v)
 	}
 }
 
-int
-fw_html_conns(struct fw_buf *b, const json_t *doc, const char *err, const struct fw_form *q,
-	      const char *csrf, const char *msg)
-{
-	static const char *const filters[] = {"addr", "port", "state", "action"};
-	const json_t *c, *next = json_object_get(doc, "next");
-	size_t i;
-
-	begin(b, "Connections", "/conns", csrf);
-	if (msg != NULL) {
-		fw_buf_str(b, "<p class=\"ok\">");
-		fw_buf_html(b, msg);
-		fw_buf_str(b, "</p>\n");
-	}
-	fw_buf_str(b, "<form method=\"get\" action=\"/conns\">");
-	for (i = 0; i < 4; i++) {
-		fw_buf_printf(b, "<label>%s <input name=\"%s\" size=\"14\" value=\"", filters[i], filters[i]);
-		qval(b, q, filters[i]);
-		fw_buf_str(b, "\"></label> ");
-	}
-	fw_buf_str(b, "<button>filter</button></form>\n");
-	if (doc == NULL) {
-		if (err != NULL) {
-			fw_buf_str(b, "<p class=\"err\">");
-			fw_buf_html(b, err);
-			fw_buf_str(b, "</p>\n");
-		}
-		return end(b);
-	}
-	fw_buf_str(b, "<table><tr><th>id</th><th>proto</th><th>source</th><th>destination</th>"
-		      "<th>action</th><th>verdict</th><th>state</th><th>idle s</th><th>packets</th>"
-		      "<th>bytes</th><th>cut by</th><th></th></tr>\n");
-	json_array_foreach(json_object_get(doc, "conns"), i, c) {
-		const json_t *idle = json_object_get(c, "idle_ms");
-
-		fw_buf_str(b, "<tr><td class=\"n\">");
-		num(b, json_object_get(c, "id"));
-		fw_buf_str(b, "</td><td>");
-		text(b, json_object_get(c, "proto"));
-		fw_buf_str(b, "</td><td>");
-		endpoint(b, c, "src", "sport");
-		fw_buf_str(b, "</td><td>");
-		endpoint(b, c, "dst", "dport");
-		fw_buf_str(b, "</td><td>");
-		text(b, json_object_get(c, "action"));
-		fw_buf_str(b, "</td><td>");
-		text(b, json_object_get(c, "verdict"));
-		fw_buf_str(b, "</td><td>");
-		text(b, json_object_get(c, "state"));
-		fw_buf_str(b, "</td><td class=\"n\">");
-		if (json_is_integer(idle))
-			fw_buf_printf(b, "%.1f", (double)json_integer_value(idle) / 1000.0);
-		else
-			fw_buf_str(b, "-");
-		fw_buf_str(b, "</td><td class=\"n\">");
-		num(b, json_object_get(c, "packets"));
-		fw_buf_str(b, "</td><td class=\"n\">");
-		num(b, json_object_get(c, "bytes"));
-		fw_buf_str(b, "</td><td>");
-		trigger(b, json_object_get(c, "cut"));
-		fw_buf_str(b, "</td><td>");
-		if (csrf != NULL && json_is_integer(json_object_get(c, "id"))) {
-			fw_buf_str(b, "<form class=\"inline\" method=\"post\" action=\"/conns/cut\">");
-			csrf_field(b, csrf);
-			fw_buf_printf(b, "<input type=\"hidden\" name=\"id\" value=\"%lld\"><button>cut</button></form>",
-				      (long long)json_integer_value(json_object_get(c, "id")));
-		}
-		fw_buf_str(b, "</td></tr>\n");
-	}
-	fw_buf_str(b, "</table>\n");
-	if (json_is_integer(next)) {
-		fw_buf_printf(b, "<p><a href=\"/conns?from=%lld", (long long)json_integer_value(next));
-		for (i = 0; i < 4; i++) {
-			const char *v = q ? fw_form_get(q, filters[i]) : NULL;
-
-			if (v != NULL && v[0] != '\0') {
-				fw_buf_printf(b, "&amp;%s=", filters[i]);
-				qenc(b, v);
-			}
-		}
-		fw_buf_str(b, "\">next page</a></p>\n");
-	} else {
-		fw_buf_str(b, "<p>the end of the table</p>\n");
-	}
-	fw_buf_str(b, "<p class=\"help\">A cut asks for the operator's secret (HTTP authentication, any "
-		      "user name, the password <code>/etc/flowcut/web.secret</code>).</p>\n");
-	return end(b);
-}
-
 /* when_s as UTC and its age at now_s (fw_html.h) */
 static void
 when(struct fw_buf *b, const json_t *v, int64_t now_s)
@@ -354,57 +266,221 @@ when(struct fw_buf *b, const json_t *v, int64_t now_s)
 	fw_buf_printf(b, "%s UTC (%lld %s ago)", buf, (long long)(ago / units[u].s), units[u].unit);
 }
 
+/* ---- the tables: one renderer, a column a cell function ---- */
+
+/* what a cell may need beyond its row */
+struct cell_ctx {
+	const char *csrf;	/* the form's token: a cut button (NULL: none) */
+	int64_t now_s;		/* a time's age */
+};
+
+struct col {
+	const char *th;
+	void (*cell)(struct fw_buf *b, const json_t *row, const struct col *c,
+		     const struct cell_ctx *x);
+	const char *key, *key2;	/* the row's members the cell shows */
+	bool n;			/* a number: right-aligned */
+};
+
+static void
+c_text(struct fw_buf *b, const json_t *row, const struct col *c, const struct cell_ctx *x)
+{
+	(void)x;
+	text(b, json_object_get(row, c->key));
+}
+
+static void
+c_num(struct fw_buf *b, const json_t *row, const struct col *c, const struct cell_ctx *x)
+{
+	(void)x;
+	num(b, json_object_get(row, c->key));
+}
+
+static void
+c_endpoint(struct fw_buf *b, const json_t *row, const struct col *c, const struct cell_ctx *x)
+{
+	(void)x;
+	endpoint(b, row, c->key, c->key2);
+}
+
+/* "udp 198.18.0.2:40000 &rarr; 198.18.1.2:5202" */
+static void
+c_tuple(struct fw_buf *b, const json_t *row, const struct col *c, const struct cell_ctx *x)
+{
+	(void)c;
+	(void)x;
+	text(b, json_object_get(row, "proto"));
+	fw_buf_str(b, " ");
+	endpoint(b, row, "src", "sport");
+	fw_buf_str(b, " &rarr; ");
+	endpoint(b, row, "dst", "dport");
+}
+
+/* the member key's trigger, or with no key the row's own */
+static void
+c_trigger(struct fw_buf *b, const json_t *row, const struct col *c, const struct cell_ctx *x)
+{
+	(void)x;
+	trigger(b, c->key != NULL ? json_object_get(row, c->key) : row);
+}
+
+/* milliseconds as seconds, one decimal */
+static void
+c_ms(struct fw_buf *b, const json_t *row, const struct col *c, const struct cell_ctx *x)
+{
+	const json_t *v = json_object_get(row, c->key);
+
+	(void)x;
+	if (json_is_integer(v))
+		fw_buf_printf(b, "%.1f", (double)json_integer_value(v) / 1000.0);
+	else
+		fw_buf_str(b, "-");
+}
+
+static void
+c_yesno(struct fw_buf *b, const json_t *row, const struct col *c, const struct cell_ctx *x)
+{
+	const json_t *v = json_object_get(row, c->key);
+
+	(void)x;
+	fw_buf_str(b, json_is_boolean(v) ? (json_is_true(v) ? "yes" : "no") : "-");
+}
+
+static void
+c_when(struct fw_buf *b, const json_t *row, const struct col *c, const struct cell_ctx *x)
+{
+	when(b, json_object_get(row, c->key), x->now_s);
+}
+
+/* the connection's cut button (a form to /conns/cut with the CSRF token) */
+static void
+c_cut(struct fw_buf *b, const json_t *row, const struct col *c, const struct cell_ctx *x)
+{
+	const json_t *id = json_object_get(row, "id");
+
+	(void)c;
+	if (x->csrf == NULL || !json_is_integer(id))
+		return;
+	fw_buf_str(b, "<form class=\"inline\" method=\"post\" action=\"/conns/cut\">");
+	csrf_field(b, x->csrf);
+	fw_buf_printf(b, "<input type=\"hidden\" name=\"id\" value=\"%lld\"><button>cut</button></form>",
+		      (long long)json_integer_value(id));
+}
+
+/* a table: a header row of the columns, then a row an element of rows (an array) */
+static void
+table(struct fw_buf *b, const struct col *cols, size_t ncols, const json_t *rows,
+      const struct cell_ctx *x)
+{
+	const json_t *row;
+	size_t i;
+
+	fw_buf_str(b, "<table><tr>");
+	for (size_t k = 0; k < ncols; k++)
+		fw_buf_printf(b, "<th>%s</th>", cols[k].th);
+	fw_buf_str(b, "</tr>\n");
+	json_array_foreach(rows, i, row) {
+		fw_buf_str(b, "<tr>");
+		for (size_t k = 0; k < ncols; k++) {
+			fw_buf_str(b, cols[k].n ? "<td class=\"n\">" : "<td>");
+			cols[k].cell(b, row, &cols[k], x);
+			fw_buf_str(b, "</td>");
+		}
+		fw_buf_str(b, "</tr>\n");
+	}
+	fw_buf_str(b, "</table>\n");
+}
+
+static const struct col conn_cols[] = {
+	{ "id", c_num, "id", NULL, true }, { "proto", c_text, "proto", NULL, false },
+	{ "source", c_endpoint, "src", "sport", false },
+	{ "destination", c_endpoint, "dst", "dport", false },
+	{ "action", c_text, "action", NULL, false }, { "verdict", c_text, "verdict", NULL, false },
+	{ "state", c_text, "state", NULL, false }, { "idle s", c_ms, "idle_ms", NULL, true },
+	{ "packets", c_num, "packets", NULL, true }, { "bytes", c_num, "bytes", NULL, true },
+	{ "cut by", c_trigger, "cut", NULL, false }, { "", c_cut, NULL, NULL, false },
+};
+
+static const struct col source_cols[] = {
+	{ "kind", c_text, "kind", NULL, false }, { "name", c_text, "name", NULL, false },
+	{ "elements", c_num, "elements", NULL, true },
+	{ "connections cut", c_num, "cut", NULL, true },
+	{ "frames dropped", c_num, "frames", NULL, true },
+};
+
+static const struct col cut_cols[] = {
+	{ "when", c_when, "when_s", NULL, false }, { "trigger", c_trigger, NULL, NULL, false },
+	{ "connection", c_num, "id", NULL, true }, { "tuple", c_tuple, NULL, NULL, false },
+	{ "in hardware", c_yesno, "in_hardware", NULL, false },
+	{ "frames dropped", c_num, "frames_dropped", NULL, true },
+};
+
+int
+fw_html_conns(struct fw_buf *b, const json_t *doc, const char *err, const struct fw_form *q,
+	      const char *csrf, const char *msg)
+{
+	static const char *const filters[] = {"addr", "port", "state", "action"};
+	const json_t *next = json_object_get(doc, "next");
+	size_t i;
+
+	begin(b, "Connections", "/conns", csrf);
+	if (msg != NULL) {
+		fw_buf_str(b, "<p class=\"ok\">");
+		fw_buf_html(b, msg);
+		fw_buf_str(b, "</p>\n");
+	}
+	fw_buf_str(b, "<form method=\"get\" action=\"/conns\">");
+	for (i = 0; i < 4; i++) {
+		fw_buf_printf(b, "<label>%s <input name=\"%s\" size=\"14\" value=\"", filters[i], filters[i]);
+		qval(b, q, filters[i]);
+		fw_buf_str(b, "\"></label> ");
+	}
+	fw_buf_str(b, "<button>filter</button></form>\n");
+	if (doc == NULL) {
+		if (err != NULL) {
+			fw_buf_str(b, "<p class=\"err\">");
+			fw_buf_html(b, err);
+			fw_buf_str(b, "</p>\n");
+		}
+		return end(b);
+	}
+	table(b, conn_cols, sizeof(conn_cols) / sizeof(conn_cols[0]),
+	      json_object_get(doc, "conns"), &(struct cell_ctx){ .csrf = csrf });
+	if (json_is_integer(next)) {
+		fw_buf_printf(b, "<p><a href=\"/conns?from=%lld", (long long)json_integer_value(next));
+		for (i = 0; i < 4; i++) {
+			const char *v = q ? fw_form_get(q, filters[i]) : NULL;
+
+			if (v != NULL && v[0] != '\0') {
+				fw_buf_printf(b, "&amp;%s=", filters[i]);
+				qenc(b, v);
+			}
+		}
+		fw_buf_str(b, "\">next page</a></p>\n");
+	} else {
+		fw_buf_str(b, "<p>the end of the table</p>\n");
+	}
+	fw_buf_str(b, "<p class=\"help\">A cut asks for the operator's secret (HTTP authentication, any "
+		      "user name, the password <code>/etc/flowcut/web.secret</code>).</p>\n");
+	return end(b);
+}
+
 int
 fw_html_cuts(struct fw_buf *b, const json_t *cuts, const json_t *triggers, const char *err,
 	     int64_t now_s)
 {
-	const json_t *c;
-	size_t i;
-
 	begin(b, "Cuts", "/cuts", NULL);
 	if (err != NULL && err[0] != '\0') {
 		fw_buf_str(b, "<p class=\"err\">");
 		fw_buf_html(b, err);
 		fw_buf_str(b, "</p>\n");
 	}
-	fw_buf_str(b, "<h2>Watched sets and lists</h2><table><tr><th>kind</th><th>name</th>"
-		      "<th>elements</th><th>connections cut</th><th>frames dropped</th></tr>\n");
-	json_array_foreach(json_object_get(triggers, "sources"), i, c) {
-		fw_buf_str(b, "<tr><td>");
-		text(b, json_object_get(c, "kind"));
-		fw_buf_str(b, "</td><td>");
-		text(b, json_object_get(c, "name"));
-		fw_buf_str(b, "</td><td class=\"n\">");
-		num(b, json_object_get(c, "elements"));
-		fw_buf_str(b, "</td><td class=\"n\">");
-		num(b, json_object_get(c, "cut"));
-		fw_buf_str(b, "</td><td class=\"n\">");
-		num(b, json_object_get(c, "frames"));
-		fw_buf_str(b, "</td></tr>\n");
-	}
-	fw_buf_str(b, "</table>\n<h2>Recent cuts</h2><table><tr><th>when</th><th>trigger</th>"
-		      "<th>connection</th><th>tuple</th><th>in hardware</th><th>frames dropped</th></tr>\n");
-	json_array_foreach(json_object_get(cuts, "cuts"), i, c) {
-		const json_t *hw = json_object_get(c, "in_hardware");
-
-		fw_buf_str(b, "<tr><td>");
-		when(b, json_object_get(c, "when_s"), now_s);
-		fw_buf_str(b, "</td><td>");
-		trigger(b, c);
-		fw_buf_str(b, "</td><td class=\"n\">");
-		num(b, json_object_get(c, "id"));
-		fw_buf_str(b, "</td><td>");
-		text(b, json_object_get(c, "proto"));
-		fw_buf_str(b, " ");
-		endpoint(b, c, "src", "sport");
-		fw_buf_str(b, " &rarr; ");
-		endpoint(b, c, "dst", "dport");
-		fw_buf_printf(b, "</td><td>%s</td><td class=\"n\">",
-			      json_is_boolean(hw) ? (json_is_true(hw) ? "yes" : "no") : "-");
-		num(b, json_object_get(c, "frames_dropped"));
-		fw_buf_str(b, "</td></tr>\n");
-	}
-	fw_buf_str(b, "</table>\n");
+	fw_buf_str(b, "<h2>Watched sets and lists</h2>");
+	table(b, source_cols, sizeof(source_cols) / sizeof(source_cols[0]),
+	      json_object_get(triggers, "sources"), &(struct cell_ctx){ 0 });
+	fw_buf_str(b, "<h2>Recent cuts</h2>");
+	table(b, cut_cols, sizeof(cut_cols) / sizeof(cut_cols[0]), json_object_get(cuts, "cuts"),
+	      &(struct cell_ctx){ .now_s = now_s });
 	return end(b);
 }
 

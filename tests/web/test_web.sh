@@ -236,15 +236,21 @@ echo "# a POST's body trickled a byte a second: $trp"
 [[ $tr == "let go after "* ]] && awk -v t="${tr#let go after }" 'BEGIN { exit !(t + 0 < 9) }' &&
 	ok "a request trickled a byte a second is let go at its deadline" ||
 	no "a request trickled a byte a second is let go at its deadline" "$tr"
+# 60 at once: past the 20 of the burst, 10 a second refilled while they ran (the
+# 60 asked within 4 s, however busy the machine, so some are refused: one after
+# another, 30 took past a second on a loaded machine, and none was)
 t0=$(date +%s%N)
-for i in $(seq 30); do curl -s "${R[@]}" -D "$dir/h$i" -o /dev/null -w '%{http_code}\n' "$U2/api/conns"; done >"$dir/codes"
-ms=$((($(date +%s%N) - t0) / 1000000)) n200=$(grep -c 200 "$dir/codes") n429=$(grep -c 429 "$dir/codes")
-echo "# 30 /api/conns one after another from one client in $ms ms: $n200 x 200, $n429 x 429"
-# 20 at once, and 10 a second refilled while they ran
-[ "$((n200 + n429))" = 30 ] && [ "$n200" -ge 20 ] && [ "$n200" -le $((20 + ms / 100 + 1)) ] && [ "$n429" -ge 1 ] &&
-	[ "$(head -20 "$dir/codes" | sort -u)" = 200 ] && ok "a client's reads that ask flowcutd: 20 at once, 10 a second, past them 429" ||
+cc=()
+for i in $(seq 60); do curl -s "${R[@]}" -D "$dir/h$i" -o /dev/null -w '%{http_code}\n' "$U2/api/conns" >"$dir/code$i" & cc+=($!); done
+wait "${cc[@]}"
+ms=$((($(date +%s%N) - t0) / 1000000))
+cat "$dir"/code* >"$dir/codes"
+n200=$(grep -c 200 "$dir/codes") n429=$(grep -c 429 "$dir/codes")
+echo "# 60 /api/conns at once from one client in $ms ms: $n200 x 200, $n429 x 429"
+[ "$((n200 + n429))" = 60 ] && [ "$n200" -ge 20 ] && [ "$n200" -le $((20 + ms / 100 + 1)) ] && [ "$n429" -ge 1 ] &&
+	ok "a client's reads that ask flowcutd: 20 at once, 10 a second, past them 429" ||
 	no "a client's reads that ask flowcutd: 20 at once, 10 a second, past them 429" "$(sort "$dir/codes" | uniq -c) in $ms ms"
-n=0; for i in $(seq 30); do grep -q '^HTTP/1.1 429' "$dir/h$i" && tr -d '\r' <"$dir/h$i" | grep -qix 'Retry-After: 1' && n=$((n + 1)); done
+n=0; for i in $(seq 60); do grep -q '^HTTP/1.1 429' "$dir/h$i" && tr -d '\r' <"$dir/h$i" | grep -qix 'Retry-After: 1' && n=$((n + 1)); done
 is "each 429 says Retry-After: 1" "$n429" "$n"
 is "the sampler's pages never count: /metrics 200 meanwhile" 200 "$(code "${R[@]}" "$U2/metrics")"
 sleep 1.1
