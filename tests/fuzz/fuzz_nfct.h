@@ -7,7 +7,7 @@
  * - libnetfilter_conntrack exits the process on a message whose
  *   attributes break ctnetlink's ABI (its __abi_breakage(): it trusts the
  *   kernel, and so does flowcutd, which reads only the kernel's datagrams -
- *   fd_ct.c).  Here that exit is caught while FUZZ_NFCT_PARSE runs its
+ *   driver/ct).  Here that exit is caught while FUZZ_NFCT_PARSE runs its
  *   call (exit() interposed, a longjmp out) and counts as a refused
  *   input, so the fuzzer goes on to what flowcut's own code does with the
  *   messages the library takes.  The state it was filling is left behind:

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The link (link/lk.c): round trips, batches, full rings, reboots, client
+ * The link (link/): round trips, batches, full rings, reboots, client
  * slots, the counters window, and garbage - in every byte of the region,
  * and while both sides run; and, as nobody against root, every way another
  * user could lay the link out or put something at its path.
