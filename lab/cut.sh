@@ -102,28 +102,15 @@ m_setting idle_timeout "$idle" || exit 1
 
 # the stream's connection in the fast path: its id, or nothing (the one
 # alive with the most frames: TCP has its control connection beside it)
-stream_conn() {
-	fctl --json conns | python3 -c 'import json,sys
-best = None
-for c in json.load(sys.stdin):
-    k = c["dirs"][0]["key"].split()
-    # alive now: an earlier run may have left one, quiet
-    if k[1] == sys.argv[1] and k[4].rsplit(":", 1)[1] == sys.argv[2] and c["idle_s"] < 1:
-        if best is None or c["dirs"][0]["packets"] > best["dirs"][0]["packets"]:
-            best = c
-print(best["id"] if best else "")' "$proto" "$port"
+stream_conn() {	# alive now: an earlier run may have left one, quiet
+	fctl --json conns | python3 "$measure" conns --proto "$proto" --port "$port" --alive --print best || true
 }
 # "dropping", "forwarding" or "" (not in the fast path): connection ID;
 # fails when flowcutctl does
 conn_state() {
 	local out
 	out=$(fctl --json conns) || return 1
-	python3 -c 'import json,sys
-for c in json.load(sys.stdin):
-    if str(c["id"]) == sys.argv[1]:
-        drop = c["verdict"] == "DROP" and c["dirs"][0]["action"] == "IPS" or \
-               all(d["action"] == "DROP" for d in c["dirs"])
-        print("dropping" if drop else "forwarding")' "$1" <<<"$out"
+	python3 "$measure" conns --id "$1" --print state <<<"$out" || true
 }
 # waits for connection ID to leave the fast path; says when, in seconds
 # after the stream stopped (second --length) and after the last frame the
@@ -132,9 +119,7 @@ gone_after() { # id after
 	local t_stop=$length t_last='' st out now_
 	while awk -v e="$(m_elapsed)" -v s="$t_stop" -v a="$2" 'BEGIN { exit !(e - s < 3 * a) }'; do
 		out=$(fctl --json conns) || { sleep 0.5; continue; }
-		st=$(python3 -c 'import json,sys
-for c in json.load(sys.stdin):
-    if str(c["id"]) == sys.argv[1]: print(c["idle_s"])' "$1" <<<"$out")
+		st=$(python3 "$measure" conns --id "$1" --print idle <<<"$out")
 		now_=$(m_elapsed)
 		if [ -z "$st" ]; then
 			awk -v n="$now_" -v s="$t_stop" -v l="${t_last:-$t_stop}" -v a="$2" 'BEGIN {

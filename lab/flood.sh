@@ -101,9 +101,7 @@ for k in sys.argv[2:]: print(d.get(k, "none"))' "$run/flowcutd.json" "$@"; }
 	}
 	# the stream connections to 5201 the fast path forwards (iperf3's
 	# control connection among them: 5 when all 4 streams are in)
-	streams_in_fp() { fctl --json conns | python3 -c 'import json,sys
-print(sum(1 for c in json.load(sys.stdin) if c["verdict"] != "DROP"
-          and c["dirs"][0]["key"].split()[1] == "tcp" and c["dirs"][0]["key"].split()[4].endswith(":5201")))'; }
+	streams_in_fp() { fctl --json conns | python3 "$top/lab/measure.py" conns --proto tcp --port 5201 --forwarding --print count; }
 	nic() { ex "$1" cat "/sys/class/net/$2/statistics/rx_packets"; }
 	# the coprocessor's counters of the flood's path (flowcutctl counters),
 	# and the frames port 0 (w0) lost before it read them (its wire figures)

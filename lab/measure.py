@@ -39,6 +39,23 @@ plot: json for the documents, no hand-written formats.
                             receiver's stack the veth runs there), the fast
                             path, the PMD, DPDK, libc - each a share, and of
                             NS nanoseconds a frame when given
+  conns [--fam F] [--proto P] [--port N] [--id ID] [--alive] [--valid]
+        [--forwarding] [--cut-thru] [--rev N] --print WHAT
+                            "is this connection in the fast path": the
+                            connections of `flowcutctl --json conns` on
+                            stdin whose first direction matches (family,
+                            protocol, the server's port; --alive: seen in
+                            the last second; --valid: state valid;
+                            --forwarding: neither its verdict nor its first
+                            direction DROP; --cut-thru: verdict CUT_THRU;
+                            --rev: made under fw_rev N, or --rev-of STATUS:
+                            under `flowcutctl --json status`'s), and WHAT:
+                            count; packets (their first directions' sum);
+                            best (the id of the one with the most packets)
+                            or best-action ("ID ACTION"); state ("dropping"
+                            or "forwarding", of the one --id names); idle
+                            (its idle_s).  Exit 1 when none matches (count:
+                            prints 0, exit 1)
   plot OUT TITLE PANEL...   a PNG: PANEL is "title@series.dat@marks[@from:to]",
                             marks "t:label,t:label", from:to a window shaded
                             grey; delivered Mbit/s on the left
@@ -570,10 +587,61 @@ def wire_lost(argv):
     print(sum(w.get(k, 0) for w in ports for k in WIRE_LOSS))
 
 
+def conns(argv):
+    import argparse
+    p = argparse.ArgumentParser(prog="measure.py conns")
+    p.add_argument("--fam")
+    p.add_argument("--proto")
+    p.add_argument("--port")
+    p.add_argument("--id")
+    p.add_argument("--rev", type=int)
+    p.add_argument("--rev-of", help="`flowcutctl --json status`: its fw_rev as --rev")
+    for flag in ("--alive", "--valid", "--forwarding", "--cut-thru"):
+        p.add_argument(flag, action="store_true")
+    p.add_argument("--print", dest="what", required=True,
+                   choices=("count", "packets", "best", "best-action", "state", "idle"))
+    a = p.parse_args(argv)
+    if a.rev_of is not None:
+        a.rev = json.loads(a.rev_of)["fw_rev"]
+
+    def key(c):  # "4 udp 198.18.0.2:40000 > 198.18.1.2:5202 port 0 vlan 0"
+        return c["dirs"][0]["key"].split()
+
+    def match(c):
+        k = key(c)
+        return ((a.fam is None or k[0] == a.fam) and (a.proto is None or k[1] == a.proto)
+                and (a.port is None or k[4].rsplit(":", 1)[1] == a.port)
+                and (a.id is None or str(c["id"]) == a.id)
+                and (not a.alive or c["idle_s"] < 1)
+                and (not a.valid or c["state"] == "valid")
+                and (a.rev is None or c["fw_rev"] == a.rev)
+                and (not a.forwarding or (c["verdict"] != "DROP"
+                                          and c["dirs"][0]["action"] != "DROP"))
+                and (not a.cut_thru or c["verdict"] == "CUT_THRU"))
+    found = [c for c in json.load(sys.stdin) if match(c)]
+    if a.what == "count":
+        print(len(found))
+    elif not found:
+        pass
+    elif a.what == "packets":
+        print(sum(c["dirs"][0]["packets"] for c in found))
+    elif a.what in ("best", "best-action"):
+        best = max(found, key=lambda c: c["dirs"][0]["packets"])
+        print(best["id"], *([best["dirs"][0]["action"]] if a.what == "best-action" else []))
+    elif a.what == "state":
+        c = found[0]
+        drop = (c["verdict"] == "DROP" and c["dirs"][0]["action"] == "IPS"
+                or all(d["action"] == "DROP" for d in c["dirs"]))
+        print("dropping" if drop else "forwarding")
+    else:
+        print(found[0]["idle_s"])
+    sys.exit(0 if found else 1)
+
+
 COMMANDS = {"record": record, "window": window, "counters": counters, "series": series,
             "row": row, "table": table, "json": document, "plot": plot,
             "clients": clients, "summary": summary, "perfsplit": perfsplit,
-            "wire-lost": wire_lost}
+            "wire-lost": wire_lost, "conns": conns}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:

@@ -237,11 +237,8 @@ flood_done() {
 flow_offloaded() {
 	local i
 	for i in $(seq 50); do
-		ctl --json conns | python3 -c 'import json, sys
-sys.exit(0 if any(c["state"] == "valid" and c["verdict"] == "CUT_THRU"
-		  and c["dirs"][0]["key"].split()[1] == "udp"
-		  and c["dirs"][0]["key"].split()[4].endswith(":7001")
-		  for c in json.load(sys.stdin)) else 1)' && return 0
+		ctl --json conns | python3 "$here/measure.py" conns --proto udp --port 7001 --valid --cut-thru \
+			--print count >/dev/null && return 0
 		sleep 0.1
 	done
 	return 1

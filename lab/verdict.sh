@@ -79,16 +79,8 @@ rows=$m_tmp/rows.jsonl
 m_up || exit 1
 
 # the stream's connection: "ID ACTION", the one alive with the most frames
-stream_conn() {
-	fctl --json conns | python3 -c 'import json,sys
-best = None
-for c in json.load(sys.stdin):
-    k = c["dirs"][0]["key"].split()
-    # alive now: an earlier run may have left one, quiet
-    if k[1] == sys.argv[1] and k[4].rsplit(":", 1)[1] == sys.argv[2] and c["idle_s"] < 1:
-        if best is None or c["dirs"][0]["packets"] > best["dirs"][0]["packets"]:
-            best = c
-print(best["id"], best["dirs"][0]["action"]) if best else None' "$proto" "$port"
+stream_conn() {	# alive now: an earlier run may have left one, quiet
+	fctl --json conns | python3 "$measure" conns --proto "$proto" --port "$port" --alive --print best-action || true
 }
 ips_switch() { fctl --json cfg | python3 -c 'import json,sys; print("on" if json.load(sys.stdin)["IPS"] else "off")'; }
 # the counter of a frame's outcome that moved most in a window: "NAME N"

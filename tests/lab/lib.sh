@@ -157,17 +157,13 @@ forwarding_since() { # fam port tenths
 	return 1
 }
 fwd_packets() {
-	local st cs
+	local st cs fam=${1%% *} proto=${1#* }
+	[ "$proto" != "$1" ] || proto=''
 	st=$("$ctl" --link "/run/flowcut-lab/$L/link" --json status) || return 1
 	cs=$("$ctl" --link "/run/flowcut-lab/$L/link" --json conns) || return 1
-	python3 -c '
-import json, sys
-st, cs, fam, port = json.loads(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3], sys.argv[4]
-n = [c["dirs"][0]["packets"] for c in cs
-     if c["state"] == "valid" and c["fw_rev"] == st["fw_rev"] and c["verdict"] != "DROP"
-     and c["dirs"][0]["action"] != "DROP" and c["dirs"][0]["key"].startswith(fam + " ")
-     and (":" + port + " port ") in c["dirs"][0]["key"]]
-sys.exit(1) if not n else print(sum(n))' "$st" "$cs" "$1" "$2"
+	# FAM: "4", or with a protocol "4 udp"
+	python3 "$top/lab/measure.py" conns --fam "$fam" ${proto:+--proto "$proto"} --port "$2" --valid --forwarding \
+		--rev-of "$st" --print packets <<<"$cs"
 }
 
 # The window of test_lab's flood check (test_lists, test_web), from 1 s after the cut: win_start,

@@ -693,7 +693,7 @@ t_lease_stop() { # family
 	    "fast path again $(echo "$t1 - $tf" | bc | cut -c1-5) s after that frame (lease $s2);" \
 	    "the forbidden one: $((a1 - a0)) frames at the server in 1 s"
 	grep -q "lease on the coprocessor had lapsed" "$run/flowcutd.log" || { say "flowcutd did not see the lapse"; return 1; }
-	wait
+	floods_stop; wait	# the senders ended now: nothing below needs the rest of their run
 	[ "$s1" = lapsed ] && [ "$s2" = held ] && [ $((a1 - a0)) -eq 0 ] &&
 		[ "$(echo "$t1 - $tf <= 1" | bc)" = 1 ]
 }
@@ -735,7 +735,7 @@ t_lease_release() {
 	b1=$(port_rx 5202)
 	say "started again: the lease held, the stream in the fast path after" \
 	    "$(echo "($t1 - $t0) * 1000 / 1" | bc) ms, $((b1 - b0)) frames at the server in 1 s"
-	wait
+	floods_stop; wait	# the senders ended now: nothing below needs the rest of their run
 	[ $((a1 - a0)) -eq 0 ] && [ $((d1 - d0)) -gt 100 ] && [ $((b1 - b0)) -gt 100 ]
 }
 
@@ -811,7 +811,7 @@ while time.monotonic() < end:
 	say "the host took in $host frames in the 5 s from 1 s after the cut, the coprocessor" \
 	    "dropped $drop (DROP_IPS_VERDICT); the host's neighbour of the sender:" \
 	    "$(ex host ip neigh show 198.18.0.77 | tr '\n' ' ')"
-	wait
+	floods_stop; wait	# the senders ended now: nothing below needs the rest of their run
 	[ "$host" -le 10 ] && [ "$drop" -ge 10000 ]
 }
 
