@@ -2,9 +2,9 @@
 /*
  * fd_offload_kept: the state machine's own steps for cut connections -
  * kept dropping across a new revision (made again at it), and taken up
- * from the coprocessor when a flowcutd before this one cut them.  Only
- * fd_offload.c calls it; it calls the tables (fd_offload_table.c) and the
- * commands, never the state machine back.  See fd_offload_priv.h.
+ * from the coprocessor when a flowcutd before this one cut them.  The
+ * turn (fd_offload_turn.c) and the resync call it; it calls the tables
+ * (fd_offload_table.c) and the commands, never a room above it.  See fd_offload_priv.h.
  */
 #include "fd_offload_priv.h"
 

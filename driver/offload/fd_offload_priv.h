@@ -1,16 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * fd_offload_priv.h: what the binding's rooms share (fd_offload.c, the
- * state machine; fd_offload_table.c, its two tables; fd_offload_paths.c,
- * routes and neighbours followed; fd_offload_cut.c, the table as the cut
- * sees it; fd_offload_kept.c, cut connections kept, the state machine's
- * alone; fd_offload_sync.c, the reconcile by difference, a job over
- * turns).  Nothing outside them includes it.  Calls go one way:
- * fd_offload_cut.c and fd_offload_paths.c -> fd_offload.c ->
- * fd_offload_sync.c -> fd_offload_kept.c -> fd_offload_table.c, and
- * fd_offload_sync.c calls fd_offload.c's one state offloaded and leave
- * fix-ups (off_offload, off_leave, off_leave_tuple, off_orphan_leave),
- * which never call it back.
+ * fd_offload_priv.h: what the binding's rooms share, nothing outside them
+ * includes it: fd_offload_turn.c (the turn, the face), the jobs
+ * (fd_offload_paths.c, _sync.c, _rejudge.c, _kept.c), fd_offload_cut.c (the
+ * table as the cut sees it), fd_offload.c (the verbs), fd_offload_prepare.c
+ * (one state's command and path), fd_offload_table.c (the table), and the
+ * one-line helpers below, inline.  Calls go one way, down, in that order:
+ * driver/offload/README.md draws it.
  */
 #ifndef FLOWCUT_FD_OFFLOAD_PRIV_H
 #define FLOWCUT_FD_OFFLOAD_PRIV_H
@@ -29,6 +25,8 @@
 #include <flowcut/fc_cmd.h>
 #include <flowcut/fc_grow.h>
 
+#include "fd_clock.h"
+#include "fd_cmds.h"
 #include "fd_ct.h"
 #include "fd_first.h"
 #include "fd_hist.h"
@@ -46,10 +44,10 @@
 #define OFF_ASKED_NS (3 * 1000000000ull)
 /* the waiting tried again this often while any wait (fd_offload_work) */
 #define OFF_WAIT_RETRY_MS 5000u
-/* T_long = P + OFF_LONG_S; extended every OFF_LONG_S / 2 (see fd_offload.c, "Timeouts") */
+/* T_long = P + OFF_LONG_S; extended every OFF_LONG_S / 2 ("Timeouts": driver/offload/README.md) */
 #define OFF_LONG_S 86400u
 #define OFF_EXTEND_MS (OFF_LONG_S / 2 * 1000ull)
-/* an entry this young taken out by a close its state's event shows (fd_offload.c, judging) */
+/* an entry this young taken out by a close its state's event shows (fd_offload_turn.c, judging) */
 #define OFF_STALE_MS 1000
 
 /*
@@ -231,7 +229,7 @@ struct fd_offload {
 	bool paths_changed;		/* routes or an MTU changed since the last look */
 	bool neigh_resolved;		/* a neighbour resolved: the waiting may go */
 	bool solicit_said;		/* an ask to resolve a neighbour failed, said */
-	/* the neighbours asked for last (fd_offload.c's solicit), a ring */
+	/* the neighbours asked for last (fd_offload_prepare.c's solicit), a ring */
 	struct off_asked {
 		uint64_t at_ns;		/* 0: free */
 		unsigned int ifindex;
@@ -258,7 +256,7 @@ struct fd_offload {
 	 * slot behind it is not looked at (it was made on the new paths).
 	 */
 	uint32_t paths_at;
-	/* a ruleset change's rejudging job (fd_offload.c, "The rejudging job") */
+	/* a ruleset change's rejudging job (fd_offload_rejudge.c) */
 	struct off_rejudge {
 		enum off_rj_phase {
 			OFF_RJ_IDLE,	/* no job */
@@ -277,6 +275,13 @@ struct fd_offload {
 		size_t ncarry, carry_cap;
 		struct fc_key *asked;		/* states that asked to be offloaded meanwhile */
 		size_t nasked, asked_cap, asked_next;
+		/* the job's updates this turn: which state, for its error's line */
+		struct off_rj_post {
+			struct fd_offload *o;
+			uint32_t id;
+			bool leave;
+		} posted[FD_OFFLOAD_UPDATES_PER_TURN];
+		unsigned int nposted;
 	} rj;
 	unsigned int upd_budget;	/* ct updates left this turn (fd_offload_work) */
 	unsigned int ct_read;		/* event datagrams read this turn; UINT_MAX: read whole */
@@ -299,19 +304,104 @@ struct fd_offload {
 	struct off_sync sync;		/* the reconcile (fd_offload_sync.c) */
 };
 
+/*
+ * The flights kept for reuse: the most in flight is a few turns' events
+ * (FD_OFFLOAD_EVENTS_PER_TURN a turn, answered a turn or two later), so
+ * 4,096 (590 KB) covers a burst's without holding a flood's.
+ */
+#define OFF_FLIGHTS_KEPT 4096
+
+/* An offload in flight (make's, fd_offload.c): its context, kept in o->flights. */
+struct flight {
+	struct fd_offload *o;
+	struct off_entry *e;
+	struct fc_cmd_flow_create c;
+	uint64_t t0_ns;		/* the event parsed (or the state handed in) */
+};
+
+/* ---- the one-line helpers every room uses ---- */
+
+/* The state's original tuple as a key (`ct` may be a tuple alone). */
+static inline void
+off_orig_of(const struct nf_conntrack *ct, struct fc_key *k)
+{
+	fd_policy_key(ct, FD_DIR_ORIG, 0, k);
+}
+
+static inline int
+off_call(struct fd_offload *o, uint16_t op, const void *p, uint16_t len, void *ans, uint16_t cap)
+{
+	return fd_cmds_call(&o->cmds, op, p, len, ans, cap);
+}
+
+/* the binding's clock (cfg.now_ns, else fd_clock_ns) */
+static inline uint64_t
+off_now_ns(const struct fd_offload *o)
+{
+	return o->cfg.now_ns != NULL ? o->cfg.now_ns() : fd_clock_ns();
+}
+
+/*
+ * The entry's state's original tuple, rebuilt from its key
+ * (fd_ct_tuple_of_key: zone 0, as every offloaded state is; no id), for
+ * the caller to nfct_destroy.  NULL: no memory.
+ */
+static inline struct nf_conntrack *
+off_tuple(const struct off_entry *e)
+{
+	return fd_ct_tuple_of_key(&e->orig);
+}
+
+/* P: conntrack's timeout of a working state of the protocol. */
+static inline uint32_t
+off_p(const struct fd_offload *o, uint8_t l4proto)
+{
+	return o->ct.established_timeout(o->ct.ctx, l4proto);
+}
+
+/* T_long: an offloaded state's timeout, P + OFF_LONG_S ("Timeouts": driver/offload/README.md). */
+static inline uint32_t
+off_t_long(const struct fd_offload *o, uint8_t l4proto)
+{
+	return off_p(o, l4proto) + OFF_LONG_S;
+}
+
+/* A command got no answer: it may still take effect. */
+static inline bool
+off_no_answer(int rc)
+{
+	return fd_cmds_no_answer(rc);
+}
+
+/*
+ * What the fast path holds is no longer known (a command without an answer,
+ * or one refused that must not be): it is taken out whole and offloaded
+ * again from a conntrack dump, retried until it gets through.  Said once.
+ */
+static inline void
+off_lost_track(struct fd_offload *o, const char *what, int rc)
+{
+	if (!o->need_resync)
+		fprintf(stderr, "flowcutd: %s: %s; the fast path is taken out and offloaded "
+			"again from conntrack\n", what, strerror(-rc));
+	o->need_resync = true;
+}
+
+/* Is a ruleset change's unmark still running (a bit set may be the old rules')? */
+static inline bool
+off_rj_unmarking(const struct fd_offload *o)
+{
+	return o->rj.phase == OFF_RJ_LEAVE || o->rj.phase == OFF_RJ_DUMP;
+}
+
 /* ---- between the rooms (each defined in the file named) ---- */
 
 /* fd_offload_table.c: the two tables, and the commands' small helpers */
-void off_orig_of(const struct nf_conntrack *ct, struct fc_key *k);
 /* A key's hash, as the index by state hashes its keys (with ct_id 0). */
 uint64_t off_key_hash(const struct fc_key *k);
-int off_call(struct fd_offload *o, uint16_t op, const void *p, uint16_t len, void *ans,
-	     uint16_t cap);
 int off_reclaim(struct fd_offload *o, uint64_t fp_id);
 /* off_reclaim_idle - off_reclaim, and *idle_s the connection's idle time at its end (0: unknown). */
 int off_reclaim_idle(struct fd_offload *o, uint64_t fp_id, uint64_t *idle_s);
-/* the binding's clock (cfg.now_ns, else fd_clock_ns) */
-uint64_t off_now_ns(const struct fd_offload *o);
 /*
  * off_idle_s - seconds since the newer of a connection's two last-seen
  * times (the coprocessor's CLOCK_MONOTONIC, as ours): 0 when unknown
@@ -336,12 +426,6 @@ struct off_entry *off_ext_due(const struct fd_offload *o, uint64_t now_ms);
  */
 struct off_entry *off_entry_new(struct fd_offload *o);
 void off_free_entry(struct fd_offload *o, struct off_entry *e);
-/*
- * off_tuple - the entry's state's original tuple, rebuilt from its key
- * (fd_ct_tuple_of_key: zone 0, as every offloaded state is; no id), for
- * the caller to nfct_destroy.  NULL: no memory.
- */
-struct nf_conntrack *off_tuple(const struct off_entry *e);
 /*
  * off_dst - where microflow `d`'s frames go (the address routed, as
  * fd_policy_route_dst has it): 0, towards the reply's source (orig.dst
@@ -400,10 +484,28 @@ struct off_entry **off_snapshot(const struct fd_offload *o, size_t *n);
 void off_table_free(struct fd_offload *o);
 void off_forget_uncut(struct fd_offload *o);
 
-/* fd_offload.c: conntrack, one state offloaded, the state machine (the ports' MTUs too) */
+/*
+ * fd_offload_prepare.c: one state's FLOW_CREATE_FP and its path.
+ * off_prepare_as - the command built in *c, its entry in *out (allocated,
+ * in no table); `looked`: the caller found no entry of ct's just now.  0,
+ * -EEXIST, -EPERM, -EINPROGRESS, -ENETUNREACH, -EAGAIN (it waits for its
+ * neighbour), -ENOMEM, or an error of NHOP_PROGRAM or of conntrack.
+ * off_prepare - the same, looked up first.  off_waiting_find - the
+ * state's index among those waiting for a path, or -1; off_waiting_clear
+ * - none waits.
+ */
+int off_port_of(const struct fd_offload *o, unsigned int ifindex);
+int off_front_port(const struct fd_offload *o, struct fd_hop *hop);
+void off_wait_path(struct fd_offload *o, const struct nf_conntrack *ct);
+int off_prepare_as(struct fd_offload *o, const struct nf_conntrack *ct, bool cut, bool looked,
+		   struct fc_cmd_flow_create *c, struct off_entry **out);
+int off_prepare(struct fd_offload *o, const struct nf_conntrack *ct, bool cut,
+		struct fc_cmd_flow_create *c, struct off_entry **out);
+int off_waiting_find(const struct fd_offload *o, uint32_t ct_id, const struct nf_conntrack *ct);
+void off_waiting_clear(struct fd_offload *o);
+
+/* fd_offload.c: the verbs: conntrack, one state in and out, the batches (the ports' MTUs too) */
 void off_ct_unmark(struct fd_offload *o, const struct nf_conntrack *tuple);
-uint32_t off_p(const struct fd_offload *o, uint8_t l4proto);
-uint32_t off_t_long(const struct fd_offload *o, uint8_t l4proto);
 int off_leave(struct fd_offload *o, const struct off_entry *e, uint64_t idle_s, bool unmark);
 /* off_leave_tuple - off_leave of a state with no entry (`tuple`, its protocol `l4proto`). */
 int off_leave_tuple(struct fd_offload *o, const struct nf_conntrack *tuple, uint8_t l4proto,
@@ -416,15 +518,16 @@ int off_leave_tuple(struct fd_offload *o, const struct nf_conntrack *tuple, uint
  */
 void off_orphan_leave(struct fd_offload *o, const struct fc_key *k, uint64_t idle_s, bool unmark,
 		      bool taken_out);
-bool off_no_answer(int rc);
-void off_lost_track(struct fd_offload *o, const char *what, int rc);
-int off_port_of(const struct fd_offload *o, unsigned int ifindex);
-int off_front_port(const struct fd_offload *o, struct fd_hop *hop);
-void off_wait_path(struct fd_offload *o, const struct nf_conntrack *ct);
-int off_prepare(struct fd_offload *o, const struct nf_conntrack *ct, bool cut,
-		struct fc_cmd_flow_create *c, struct off_entry **out);
 int off_enter(struct fd_offload *o, struct off_entry *e, int rc, uint64_t id);
 void off_offload(struct fd_offload *o, const struct nf_conntrack *ct);
+/*
+ * off_make - the state's connection made, posted: 0 (the answer decides),
+ * or off_prepare's errors, -ENOMEM, or the update's post's.  `looked`: the
+ * caller has just found no entry of the state.  off_unpend - a pending
+ * entry out of by_ct (its answer came, or it went no further).
+ */
+int off_make(struct fd_offload *o, const struct nf_conntrack *ct, uint64_t t0_ns, bool looked);
+void off_unpend(struct fd_offload *o, struct off_entry *e);
 int off_port_mtus_read(struct fd_offload *o);
 /*
  * off_flush - what is posted goes: the GETs, the updates, the commands
@@ -453,9 +556,19 @@ void off_judge_by_get(struct fd_offload *o);
  * off_sync_free - what a run holds, let go (close).
  */
 void off_sync_finish(struct fd_offload *o);
-/* fd_offload.c: a ruleset change's job given up to a resync (its dump clears the bits left) */
-void off_rj_abandon(struct fd_offload *o);
 void off_sync_free(struct fd_offload *o);
+
+/*
+ * fd_offload_rejudge.c: a ruleset change's job.  off_rj_unlink_uncut -
+ * the old revision's uncut entries out of the tables, to leave;
+ * off_rj_step - a turn's share of the job; off_rj_end - the job ended
+ * (`keep`: what it holds kept for a job started anew); off_rj_abandon -
+ * given up to a resync (its dump clears the bits left).
+ */
+void off_rj_unlink_uncut(struct fd_offload *o);
+void off_rj_step(struct fd_offload *o);
+void off_rj_end(struct fd_offload *o, bool keep);
+void off_rj_abandon(struct fd_offload *o);
 
 /* fd_offload_kept.c: cut connections kept (across revisions, and from a flowcutd before) */
 bool off_dropping(const struct fc_conn_info *ci);

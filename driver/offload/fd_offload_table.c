@@ -39,19 +39,6 @@
 
 _Static_assert(sizeof(struct off_entry) <= 96, "an entry is 96 bytes (see above)");
 
-/* The state's original tuple as a key (`ct` may be a tuple alone). */
-void
-off_orig_of(const struct nf_conntrack *ct, struct fc_key *k)
-{
-	fd_policy_key(ct, FD_DIR_ORIG, 0, k);
-}
-
-int
-off_call(struct fd_offload *o, uint16_t op, const void *p, uint16_t len, void *ans, uint16_t cap)
-{
-	return fd_cmds_call(&o->cmds, op, p, len, ans, cap);
-}
-
 /*
  * CONN_RECLAIM_FP: the connection out of the fast path.  Its answer (the
  * final counts) must have room, or the link calls the answer too long
@@ -74,12 +61,6 @@ off_reclaim(struct fd_offload *o, uint64_t fp_id)
 	uint64_t idle_s;
 
 	return off_reclaim_idle(o, fp_id, &idle_s);
-}
-
-uint64_t
-off_now_ns(const struct fd_offload *o)
-{
-	return o->cfg.now_ns != NULL ? o->cfg.now_ns() : fd_clock_ns();
 }
 
 uint64_t
@@ -438,12 +419,6 @@ off_set_dst(struct fd_offload *o, struct off_entry *e, const uint8_t dst[2][16])
 	t->nnat++;
 	e->nat = true;
 	return 0;
-}
-
-struct nf_conntrack *
-off_tuple(const struct off_entry *e)
-{
-	return fd_ct_tuple_of_key(&e->orig);
 }
 
 /* ---- the extension FIFO (see fd_offload_work) ---- */

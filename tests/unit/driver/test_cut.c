@@ -543,7 +543,7 @@ static const struct row {
 	  "198.19.0.10\n2001:2::10\n", NULL, 3,
 	  "CONN_MODIFY_FP_VERDICT id=1 verdict=DROP; CONN_MODIFY_FP_VERDICT id=2 verdict=DROP; "
 	  "datagram kills=2; kill sport=40000; kill sport=40001; dump; "
-	  /* a cut connection's placeholder next hops (fd_offload.c), once a port */
+	  /* a cut connection's placeholder next hops (fd_offload_prepare.c), once a port */
 	  "NHOP_PROGRAM port=1; NHOP_PROGRAM port=0; "
 	  "FLOW_CREATE_FP sport=40002 verdict=DROP action=IPS; datagram kills=1; "
 	  "kill sport=40002", 3, 0, NULL, NULL, 0, 0, 0 },
