@@ -54,7 +54,7 @@ SAN_UBSAN   := -O1 -fsanitize=undefined -fno-sanitize-recover=undefined
 # driver/'s rooms, one job each (driver/README.md); flowcutd.c, on top, is
 # driver/ itself.
 DRIVER := driver/base driver/cmd driver/port driver/path driver/ct driver/nft \
-          driver/control driver/offload driver/cut driver/ips
+          driver/control driver/offload driver/cut driver/ips driver/report
 
 # A folder's sources may #include (and its programs link) their own folder,
 # include/flowcut/ (everyone's), and the folders on its line; "dpdk" is DPDK
@@ -76,6 +76,7 @@ USES_driver/control    := settings
 USES_driver/offload    := driver/base driver/cmd driver/path driver/ct link
 USES_driver/cut        := driver/offload driver/nft driver/ct driver/cmd driver/base settings
 USES_driver/ips        := driver/cut driver/offload driver/ct driver/path driver/port driver/cmd driver/base settings inspector inspect link
+USES_driver/report     := driver/ips driver/cut driver/offload driver/nft driver/ct driver/path driver/port driver/cmd driver/control driver/base settings inspector inspect link
 USES_driver            := $(DRIVER) link settings inspector inspect
 USES_ctl               := link settings inspect
 USES_tests/lib         := fastpath dpdk
@@ -132,7 +133,7 @@ $(call program,flowcut-ctgen,     tools/flowcut-ctgen.c,                  tools 
 $(call program,flowcut-inspect,   inspector/flowcut-inspect.c,            inspector inspect,         -lcrypto -lseccomp)
 $(call program,flowcut-web,       web/flowcut-web.c,                      web settings,              -lmnl -lmicrohttpd -ljansson -lpthread)
 $(call program,flowcut-ctleave,   tools/flowcut-ctleave.c,                tools driver/base link,    -lmnl -lnetfilter_conntrack -lnfnetlink)
-$(call program,test_driver,       tests/integration/test_driver.c,        driver/cut driver/offload driver/nft driver/ct driver/path driver/port driver/cmd driver/base settings npu fastpath link tests/lib dpdk, -lcmocka -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson)
+$(call program,test_driver,       tests/integration/test_driver.c,        driver/report driver/cut driver/offload driver/nft driver/ct driver/path driver/port driver/cmd driver/base settings npu fastpath link tests/lib dpdk, -lcmocka -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson)
 $(call program,test_ct,           tests/integration/test_ct.c,            driver/ct driver/base tests/lib, -lcmocka -lmnl -lnetfilter_conntrack -lnfnetlink)
 $(call program,test_npu,          tests/integration/test_npu.c,           fastpath link tests/lib,   -lcmocka -lpcap)
 $(call program,test_ctgen_netns,  tests/integration/test_ctgen.c,         ,                          -lcmocka)
@@ -163,7 +164,7 @@ $(call unit,test_quic,         tests/unit/test_quic.c,          inspect tests/li
 $(call unit,test_ct_msg,       tests/unit/driver/test_ct_msg.c,        driver/ct driver/base tests/lib,         -lcmocka -lmnl -lnetfilter_conntrack -lnfnetlink -lpcap, conntrack's messages: updates$(comma) the dump$(comma) own events$(comma) parsed as the library)
 $(call unit,test_policy,       tests/unit/driver/test_policy.c,        driver/ct,                               -lcmocka -lnetfilter_conntrack, offload policy)
 $(call unit,test_offload,      tests/unit/driver/test_offload.c tests/unit/driver/standins.c, driver/offload driver/path driver/ct driver/cmd driver/port driver/base link, -lcmocka -lmnl -lnetfilter_conntrack -lnfnetlink, the binding's state machine$(comma) with stand-ins (no root))
-$(call unit,test_cut,          tests/unit/driver/test_cut.c tests/unit/driver/standins.c, driver/cut driver/offload driver/nft driver/path driver/ct driver/cmd driver/port driver/base settings link, -lcmocka -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson, the cut: what it picks$(comma) drops before kills$(comma) batches$(comma) with stand-ins (no root))
+$(call unit,test_cut,          tests/unit/driver/test_cut.c tests/unit/driver/standins.c, driver/report driver/cut driver/offload driver/nft driver/path driver/ct driver/cmd driver/port driver/base settings link, -lcmocka -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson, the cut: what it picks$(comma) drops before kills$(comma) batches$(comma) with stand-ins (no root))
 $(call unit,test_inspect,      tests/unit/driver/test_inspect.c,       driver/ips driver/base settings inspector inspect tests/lib fastpath, -lcmocka -lcrypto -lpthread -ljansson,   the inspector)
 $(call unit,test_dirwatch,     tests/unit/driver/test_dirwatch.c,      driver/base,                             -lcmocka,                      folder watcher: a real inotify on a folder in /tmp)
 $(call unit,test_tuple,        tests/unit/driver/test_tuple.c,         driver/base,                             -lcmocka,                      the driver's tuple and its text)
@@ -173,7 +174,7 @@ $(call unit,test_pool,         tests/unit/driver/test_pool.c,          driver/ba
 $(call unit,test_setelem,      tests/unit/driver/test_setelem.c,       driver/nft settings,                     -lcmocka -lmnl -ljansson,               nftables set elements)
 $(call unit,test_ctl,          tests/unit/driver/test_ctl.c,           driver/control settings,                 -lcmocka,                      control socket: requests, who may ask what, as nobody (root only))
 $(call unit,test_ctstat,      tests/unit/driver/test_ctstat.c,        driver/ct,                               -lcmocka,                      conntrack's own figures from procfs: the stat file as rows$(comma) a folder of 1024 CPUs$(comma) this kernel's)
-$(call unit,test_counters,    tests/unit/driver/test_counters.c,      driver/control settings,                 -lcmocka -ljansson,            counters: the answer's document from gathered figures (every key$(comma) its type$(comma) a missing figure left out))
+$(call unit,test_counters,    tests/unit/driver/test_counters.c,      driver/report settings,                 -lcmocka -ljansson,            counters: the answer's document from gathered figures (every key$(comma) its type$(comma) a missing figure left out))
 $(call unit,test_ctgen,        tests/unit/test_ctgen.c,         tools driver/base,                       -lcmocka -lmnl -lnetfilter_conntrack -lnfnetlink, flowcut-ctgen: its command line$(comma) tuples$(comma) messages and acks)
 $(call unit,test_web,          tests/unit/web/test_web.c,              web settings,                            -lmnl -lcmocka -ljansson -lmicrohttpd -lpthread, flowcut-web: forms$(comma) requests$(comma) Basic auth$(comma) Host and CSRF checks$(comma) metrics and pages from documents)
 $(call unit,test_rulecheck,    tests/unit/driver/test_rulecheck.c,     driver/nft tests/lib,                    -lcmocka -ljansson -lnftables, ruleset check: what offload bypasses)

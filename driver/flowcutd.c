@@ -61,12 +61,10 @@
 #include "fd_cmdq.h"
 #include "fd_cmds.h"
 #include "fd_ct.h"
-#include "fd_counters.h"
 #include "fd_ctl.h"
 #include "fd_ctstat.h"
 #include "fd_cut.h"
 #include "fd_dirwatch.h"
-#include "fd_explain.h"
 #include "fd_frames.h"
 #include "fd_hist.h"
 #include "fd_ips.h"
@@ -74,8 +72,8 @@
 #include "fd_nft.h"
 #include "fd_nhop.h"
 #include "fd_offload.h"
-#include "fd_page.h"
 #include "fd_relay.h"
+#include "fd_report.h"
 #include "fd_route.h"
 #include "fd_rtcache.h"
 #include "fd_rulecheck.h"
@@ -119,29 +117,16 @@ static uint64_t never_wide;		/* never-cut ranges in force wider than the default
 static struct fd_dirwatch *settings_dw;	/* its folder's watch, or NULL */
 
 static volatile sig_atomic_t quit;
-/*
- * main's own counters, each published under its name (fd_stats.h).  A
- * turn's work (flowcutd_turn, less its wait in epoll_wait), over the last
- * whole second (the window between two stats writes): the longest, and the
- * 99th percentile of fd_hist (a log-linear bucket's upper edge, within
- * 1/16 above, capped at the longest).  Only turns that ran whole: one that
- * ends early (the coprocessor booting, the lease not taken) sleeps, and is
- * not counted.
- */
-#define FLOWCUTD_MAIN_STATS(X) \
-	X(main, rtnl_bad)		/* rtnetlink datagrams that did not parse */ \
-	X(main, events_lost)		/* times the coprocessor said it lost events */ \
-	X(main, turn_max_us) \
-	X(main, turn_p99_us) \
-	X(main, ctl_auth_refused)	/* control changes refused for their secret (fd_ctl) */ \
-	X(main, ctl_let_go)		/* control clients let go unanswered: silent, or too many (fd_ctl) */ \
-	X(main, never_cut_wide)		/* never-cut ranges in force wider than a /16 or /48 (forced) */
-
-struct main_stats {
-	FLOWCUTD_MAIN_STATS(FD_STAT_FIELD)
-};
-static struct main_stats mst;
+/* main's own counters (fd_report.h: FD_MAIN_STATS) */
+static struct fd_main_stats mst;
 static struct fd_lease lease;		/* on the coprocessor: renewed while the loop turns */
+/*
+ * The configuration word as the coprocessor last took it (gate_set: the
+ * FW_CFG_PARAMS_SET answered 0, on what FW_CFG_PARAMS_GET read): counters'
+ * gate and ips_switch.  Not known (no set answered yet): left out.
+ */
+static bool fw_cfg_known;
+static uint32_t fw_cfg_last;
 
 /*
  * The coprocessor failed closed while this flowcutd was away (stopped,
@@ -186,65 +171,12 @@ rt_events(struct fd_route_watch *w, struct fd_offload *off)
 	}
 }
 
-/* What the control socket's handler answers from (main's own, lent). */
-struct ctl_ctx {
-	struct fd_cut *cut;
-	struct fd_offload *off;	/* a resync asked changes it */
-	struct lk *lk;
-	const bool *programmed;
-	struct fd_explain_parts why;	/* why ADDR, why-conn ID, triggers (fd_explain.h) */
-	const char *settings;		/* the settings file: settings, settings-set */
-	struct fd_page_parts page;	/* conns, cuts (fd_page.h) */
-	struct fd_relay *relay;		/* counters: flowcutd's stats, the ports' */
-	struct fd_watch *wat;
-	unsigned int ports;
-};
-
-/*
- * The configuration word as the coprocessor last took it (gate_set: the
- * FW_CFG_PARAMS_SET answered 0, on what FW_CFG_PARAMS_GET read): counters'
- * gate and ips_switch.  Not known (no set answered yet): left out.
- */
-static bool fw_cfg_known;
-static uint32_t fw_cfg_last;
-
-static void ctl_counters(const struct ctl_ctx *x, char *ans, size_t cap);
-
-/* `conns FROM N [filters]`: a page of the fast path's table (fd_page.h). */
-static void
-ctl_conns(const struct ctl_ctx *x, const struct fd_ctl_req *req, char *ans, size_t cap)
-{
-	struct fd_page_filter f = { .family = req->family, .plen = req->plen, .port = req->port,
-				    .state = req->state, .action = req->action };
-
-	memcpy(f.addr, req->addr, sizeof(f.addr));
-	fd_page_conns(&x->page, req->id, req->n, &f, ans, cap);
-}
-
-/* `settings`: every key of the file, its value, default, kind and help (fc_settings_keys). */
-static void
-ctl_settings(const struct ctl_ctx *x, char *ans, size_t cap)
-{
-	json_t *doc = json_pack("{s:s, s:o, s:o}", "path", x->settings, "refused",
-				settings_error[0] ? json_string(settings_error) : json_null(),
-				"keys", fc_settings_keys_json(&cur));
-	char *text = doc ? json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
-
-	if (text == NULL || strlen(text) + 5 > cap)
-		snprintf(ans, cap, "error settings: no memory for the answer, or longer than %zu "
-			 "bytes\n", cap);
-	else
-		snprintf(ans, cap, "ok %s\n", text);
-	free(text);
-	json_decref(doc);
-}
-
 /*
  * `settings-set KEY VALUE|lines`: the file saved as flowcutctl settings set
  * saves it; flowcutd follows its file (the save takes effect as any save).
  */
 static void
-ctl_settings_set(const struct ctl_ctx *x, const struct fd_ctl_req *req, char *ans, size_t cap)
+ctl_settings_set(const struct fd_report *x, const struct fd_ctl_req *req, char *ans, size_t cap)
 {
 	char err[512];
 	json_t *doc;
@@ -263,44 +195,6 @@ ctl_settings_set(const struct ctl_ctx *x, const struct fd_ctl_req *req, char *an
 	json_decref(doc);
 }
 
-/*
- * flowcutd's own state as one JSON object on one line (what the stats file
- * holds, the part that fits an answer): programmed or not, the
- * coprocessor's boot id, connections offloaded, cuts, the settings.
- */
-static void
-ctl_status(const struct ctl_ctx *x, char *ans, size_t cap)
-{
-	struct fd_offload_stats os;
-	struct fd_cut_stats cs;
-	json_int_t hw = 0, host = 0;
-	char boot[20], *text;
-	json_t *doc;
-
-	fd_offload_stats(x->off, &os);
-	fd_cut_stats(x->cut, &cs);
-	for (int t = 0; t < FD_CUT_NTRIGGERS; t++) {
-		hw += (json_int_t)cs.in_hardware[t];
-		host += (json_int_t)cs.on_host[t];
-	}
-	snprintf(boot, sizeof(boot), "%016" PRIx64, lk_boot_id(x->lk));
-	doc = json_pack("{s:b, s:s, s:I, s:I, s:I, s:I, s:b, s:b, s:b, s:I, s:b, s:I, s:I, s:I}",
-			"programmed", *x->programmed, "boot_id", boot, "offloaded",
-			(json_int_t)os.offloaded, "cuts_in_hardware", hw, "cuts_on_host", host,
-			"cut_failed", (json_int_t)cs.cut_failed, "offload", cur.offload,
-			"cut_in_hardware", cur.cut_in_hardware, "settings_refused",
-			settings_error[0] != '\0', "resyncs", (json_int_t)os.resyncs, "resyncing",
-			fd_offload_resyncing(x->off), "resync_last_ms", (json_int_t)os.resync_last_ms,
-			"resync_taken_out", (json_int_t)os.resync_taken_out,
-			"never_cut_wide", (json_int_t)never_wide);
-	text = doc ? json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
-	if (text == NULL || (size_t)snprintf(ans, cap, "ok %s\n", text) >= cap)
-		snprintf(ans, cap, "error status: %s\n", text ? "longer than an answer"
-								: "no memory for the document");
-	free(text);
-	json_decref(doc);
-}
-
 /* A resync asked (fd_ctl.h: answered when it is through, with its figures). */
 /*
  * A resync asked by hand: started (the job runs over the loop's turns, as
@@ -309,7 +203,7 @@ ctl_status(const struct ctl_ctx *x, char *ans, size_t cap)
  * `resyncs` at least that and `resyncing` false, or `resyncs` past it.
  */
 static void
-ctl_resync(const struct ctl_ctx *x, char *ans, size_t cap)
+ctl_resync(const struct fd_report *x, char *ans, size_t cap)
 {
 	struct fd_offload_stats os;
 
@@ -327,30 +221,18 @@ ctl_resync(const struct ctl_ctx *x, char *ans, size_t cap)
 static void
 on_ctl(void *arg, const struct fd_ctl_req *req, char *ans, size_t cap)
 {
-	const struct ctl_ctx *x = arg;
+	const struct fd_report *x = arg;
 
-	if (req->op == FD_CTL_STATUS)
-		ctl_status(x, ans, cap);
-	else if (req->op == FD_CTL_RESYNC)
+	if (fd_report_answer(x, req, ans, cap))
+		return;		/* a read: the report room's */
+	if (req->op == FD_CTL_RESYNC)
 		ctl_resync(x, ans, cap);
-	else if (req->op == FD_CTL_WHY)
-		fd_explain_addr(&x->why, req->family, req->addr, ans, cap);
-	else if (req->op == FD_CTL_WHY_CONN)
-		fd_explain_conn(&x->why, req->id, ans, cap);
-	else if (req->op == FD_CTL_TRIGGERS)
-		fd_explain_triggers(&x->why, ans, cap);
-	else if (req->op == FD_CTL_SETTINGS)
-		ctl_settings(x, ans, cap);
 	else if (req->op == FD_CTL_SETTINGS_SET)
 		ctl_settings_set(x, req, ans, cap);
 	else if (req->op == FD_CTL_CUT_CONN)
 		fd_trigger_conn(x->cut, req->id, ans, cap);	/* the cut by connection */
-	else if (req->op == FD_CTL_COUNTERS)
-		ctl_counters(x, ans, cap);
-	else if (req->op == FD_CTL_CONNS)
-		ctl_conns(x, req, ans, cap);
 	else
-		fd_page_cuts(&x->page, req->n, ans, cap);
+		snprintf(ans, cap, "error request: not one flowcutd answers\n");
 }
 
 /* Who may read on the control socket, as the settings say. */
@@ -449,207 +331,6 @@ program(const struct fd_cmds *cmds, const struct opts *o)
 		}
 	}
 	return gate_set(cmds, false, NULL);
-}
-
-/*
- * The stats file's members, in the order written, each under one name.
- * COUNT(room, name): a counter, the field `name` of the room's stats in
- * struct stats, each room's listed beside its struct (fd_stats.h);
- * OBJ(name, value): a member made whole (json_t *, NULL: no memory).  docs/counters.md ("flowcutd's own") has a row for each, and
- * tests/run.sh checks that the two lists agree.
- */
-#define FLOWCUTD_STATS(COUNT, OBJ)						\
-	OBJ(to_host, per_port(s->relay.to_host, ports))			\
-	OBJ(from_host, per_port(s->relay.from_host, ports))			\
-	FD_RELAY_STATS(COUNT)							\
-	OBJ(settings, json_pack("{s:b, s:b, s:i}", "offload", cur.offload,	\
-				"cut_in_hardware", cur.cut_in_hardware,		\
-				"idle_timeout", cur.idle_timeout))		\
-	OBJ(settings_error, settings_error[0] ? json_string(settings_error) : json_null()) \
-	FD_OFFLOAD_STATS(COUNT)							\
-	OBJ(cuts, cuts_json(&s->cut))						\
-	OBJ(triggers, fd_explain_sources(whys))					\
-	FD_CUT_STATS(COUNT)							\
-	FD_WATCH_STATS(COUNT)							\
-	FD_RTCACHE_STATS(COUNT)							\
-	FLOWCUTD_MAIN_STATS(COUNT)						\
-	OBJ(lease, json_pack("{s:I, s:s, s:I, s:I}", "ms", (json_int_t)lease.ms, "state", \
-			     fd_lease_state_name(lease.last.state), "lapses",	\
-			     (json_int_t)lease.last.lapses, "lapses_found",	\
-			     (json_int_t)lease.lapses_found))			\
-	OBJ(inspector, fd_ips_stats_json(ips))					\
-	OBJ(rulecheck, fd_rulecheck_stats_json(rck))
-
-/* What the stats are read from, once a document: each room's, and main's own. */
-struct stats {
-	struct fd_relay_stats relay;
-	struct fd_offload_stats offload;
-	struct fd_cut_stats cut;
-	struct fd_watch_stats watch;
-	struct fd_rtcache_stats rtcache;
-	struct main_stats main;
-};
-
-/* One number a port, an array (NULL: no memory). */
-static json_t *
-per_port(const uint64_t *n, unsigned int ports)
-{
-	json_t *a = json_array();
-
-	for (unsigned int p = 0; a != NULL && p < ports; p++)
-		if (json_array_append_new(a, json_integer((json_int_t)n[p])) != 0) {
-			json_decref(a);
-			return NULL;
-		}
-	return a;
-}
-
-/* The cuts by trigger (FD_CUT_TRIGGERS), {"in_hardware": N, "on_host": N} each (NULL: no memory). */
-static json_t *
-cuts_json(const struct fd_cut_stats *cs)
-{
-	json_t *cuts = json_object();
-
-	for (int t = 0; cuts != NULL && t < FD_CUT_NTRIGGERS; t++)
-		if (json_object_set_new(cuts, fd_cut_trigger_name(t),
-					json_pack("{s:I, s:I}", "in_hardware",
-						  (json_int_t)cs->in_hardware[t], "on_host",
-						  (json_int_t)cs->on_host[t])) != 0) {
-			json_decref(cuts);
-			return NULL;
-		}
-	return cuts;
-}
-
-/* Each room's stats, and main's own, read now. */
-static void
-stats_fill(struct stats *st, const struct fd_relay *r, const struct fd_offload *off,
-	   const struct fd_cut *cut, const struct fd_watch *wat)
-{
-	*st = (struct stats){ .main = mst };
-	fd_relay_stats(r, &st->relay);
-	fd_offload_stats(off, &st->offload);
-	fd_cut_stats(cut, &st->cut);
-	fd_watch_stats(wat, &st->watch);
-	fd_rtcache_stats(rtc, &st->rtcache);
-}
-
-/*
- * Writes flowcutd's stats (FLOWCUTD_STATS) as JSON, atomically (a
- * temporary file renamed).  A document that could not be built whole (no
- * memory) is not written: the file keeps the last whole one, and stderr
- * says why.
- */
-static void
-stats_write(const char *path, const struct fd_relay *r, const struct fd_offload *off,
-	    const struct fd_cut *cut, const struct fd_watch *wat, unsigned int ports)
-{
-	struct stats st, *s = &st;
-	json_t *doc = json_object();
-	char tmp[4096];
-	bool bad = doc == NULL;
-
-	stats_fill(&st, r, off, cut, wat);
-	/* json_object_set_new frees the value either way, and refuses a NULL one */
-#define STATS_COUNT_(room, name) \
-	bad |= json_object_set_new(doc, #name, json_integer((json_int_t)s->room.name)) != 0;
-#define STATS_OBJ_(name, value) bad |= json_object_set_new(doc, #name, value) != 0;
-	FLOWCUTD_STATS(STATS_COUNT_, STATS_OBJ_)
-#undef STATS_COUNT_
-#undef STATS_OBJ_
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	if (bad)
-		fprintf(stderr, "flowcutd: stats: no memory for the document; %s not updated\n",
-			path);
-	else if (json_dump_file(doc, tmp, JSON_COMPACT) != 0)
-		fprintf(stderr, "flowcutd: stats: writing %s failed\n", tmp);
-	else if (rename(tmp, path) != 0) {
-		fprintf(stderr, "flowcutd: stats: %s to %s: %s\n", tmp, path, strerror(errno));
-		unlink(tmp);	/* nothing more to do with it */
-	}
-	json_decref(doc);
-}
-
-/* main's counts in FLOWCUTD_STATS (its COUNTs: counters' "flowcutd") */
-#define ONE_COUNT_(room, name) +1
-#define NO_OBJ_(name, value)
-enum { FLOWCUTD_NCOUNTS = 0 FLOWCUTD_STATS(ONE_COUNT_, NO_OBJ_) };
-#undef ONE_COUNT_
-#undef NO_OBJ_
-
-/*
- * `counters`: the figures gathered, the document built by
- * driver/control/fd_counters (what is in it and what is left out, and
- * why: fd_counters.h): the coprocessor's counters window by the names
- * `flowcutctl counters --all` prints (fc_cnt_name), flowcutd's counters by
- * their flowcutd.json names (FLOWCUTD_STATS' COUNTs: its objects - per-port
- * arrays, settings, triggers, lease - are not counters, and triggers alone
- * may be 90 KB), conntrack's (fd_ctstat: -1 left out), each port's frames
- * to the host, the link's refusals, the gate and IPS switch as last set
- * (fw_cfg_last), the boot id, the wall clock.
- */
-static void
-ctl_counters(const struct ctl_ctx *x, char *ans, size_t cap)
-{
-	uint64_t cnt[FC_CNT_MAX], when, mono, wire[FC_WIRE_PORTS][FC_WIRE_MAX];
-	struct fd_counter fp[FC_CNT_MAX], fd[FLOWCUTD_NCOUNTS];
-	struct stats st, *s = &st;
-	struct fd_ctstat c;
-	struct lk_stats ls;
-	struct fd_offload_conns conns = { { { 0 } }, 0 };
-	struct timespec now;
-	char err[128];
-	unsigned int nfd = 0;
-	int rc = lk_counters_read(x->lk, cnt, &when), nwire = lk_wire_read(x->lk, wire);
-	json_t *doc;
-
-	if (rc != 0)
-		fprintf(stderr, "flowcutd: counters: the counters window: %s\n", strerror(-rc));
-	if (nwire < 0)
-		fprintf(stderr, "flowcutd: counters: the wire's figures: %s\n", strerror(-nwire));
-	for (unsigned int i = 0; i < FC_CNT_MAX; i++)
-		fp[i] = (struct fd_counter){ fc_cnt_name(i), fd_counter_u64(cnt[i]) };
-	stats_fill(&st, x->relay, x->off, x->cut, x->wat);
-#define CTR_COUNT_(room, name) fd[nfd++] = (struct fd_counter){ #name, fd_counter_u64(s->room.name) };
-#define CTR_OBJ_(name, value)
-	FLOWCUTD_STATS(CTR_COUNT_, CTR_OBJ_)
-#undef CTR_COUNT_
-#undef CTR_OBJ_
-	if (fd_ctstat_read(NULL, &c, err, sizeof(err)) != 0)
-		fprintf(stderr, "flowcutd: counters: /proc/net/stat/nf_conntrack: %s\n", err);
-	lk_stats(x->lk, &ls);
-	if (x->off != NULL)
-		fd_offload_conns(x->off, &conns);
-	clock_gettime(CLOCK_REALTIME, &now);
-	mono = fd_clock_ns();	/* the window's `when` is the coprocessor's CLOCK_MONOTONIC */
-	doc = fd_counters_json(&(struct fd_counters_in){
-		.fastpath = rc == 0 ? fp : NULL, .nfastpath = FC_CNT_MAX,
-		.flowcutd = fd, .nflowcutd = nfd,
-		.conntrack = (const struct fd_counter[]){
-			{ "entries", c.entries }, { "limit", c.limit },
-			{ "insert_failed", c.insert_failed }, { "drop", c.drop },
-			{ "early_drop", c.early_drop } }, .nconntrack = 5,
-		.link = (const struct fd_counter[]){
-			{ "refused", fd_counter_u64(ls.bad_index + ls.bad_length + ls.bad_message) },
-			{ "bad_index", fd_counter_u64(ls.bad_index) },
-			{ "bad_length", fd_counter_u64(ls.bad_length) },
-			{ "bad_message", fd_counter_u64(ls.bad_message) },
-			{ "ring_full", fd_counter_u64(ls.ring_full) },
-			{ "frame_too_big", fd_counter_u64(ls.frame_too_big) },
-			{ "counters_torn", fd_counter_u64(ls.counters_torn) },
-			{ "events_lost", fd_counter_u64(ls.events_lost) } }, .nlink = 8,
-		.to_host = st.relay.to_host, .ports = x->ports,
-		.wire = nwire > 0 ? (const uint64_t (*)[FC_WIRE_MAX])wire : NULL,
-		.nwire = nwire > 0 ? (unsigned int)nwire : 0,
-		.cfg_known = fw_cfg_known, .fw_cfg = fw_cfg_last, .boot_id = lk_boot_id(x->lk),
-		.conns = x->off != NULL ? (const uint32_t (*)[FC_VERDICT_MAX])conns.n : NULL,
-		.conns_cut = conns.cut,
-		.uptime_known = rc == 0, .uptime_s = fd_counters_uptime_s(lk_boot_ns(x->lk), when),
-		.time_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000,
-		.fastpath_time_ms = rc == 0 && when > 0 && when <= mono ?
-			(int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 -
-			(int64_t)((mono - when) / 1000000) : 0 });
-	fd_explain_answer(doc, "counters", ans, cap);	/* doc taken; NULL: no memory, said */
 }
 
 /*
@@ -764,7 +445,7 @@ struct flowcutd {
 	struct fd_watch *wat;
 	struct fd_ctl *ctl;
 	struct fd_ctl_access acc;
-	struct ctl_ctx ctlx;
+	struct fd_report report;	/* what flowcutd answers and publishes reads (fd_report.h) */
 	struct fd_cmds cmds;
 	struct fd_cmdq *cmdq;
 	enum fd_cmdq_state down;	/* set by on_down, acted on by the loop */
@@ -999,12 +680,17 @@ flowcutd_open(struct flowcutd *d)
 		fd_cut_why(d->cut, whys);
 		fd_watch_why(d->wat, whys);
 	}
-	d->ctlx = (struct ctl_ctx){ .cut = d->cut, .off = d->off, .lk = d->lk,
-				    .programmed = &d->programmed,
-				    .why = { .why = whys, .cut = d->cut, .off = d->off, .nft = d->nft,
-					     .frames_read = true }, .settings = o->settings,
-				    .page = { .cmds = &d->cmds, .off = d->off, .why = whys },
-				    .relay = d->relay, .wat = d->wat, .ports = o->ports };
+	d->report = (struct fd_report){ .cut = d->cut, .off = d->off, .lk = d->lk,
+				      .relay = d->relay, .wat = d->wat, .ips = ips, .rck = rck,
+				      .rtc = rtc, .whys = whys,
+				      .why = { .why = whys, .cut = d->cut, .off = d->off, .nft = d->nft,
+					       .frames_read = true },
+				      .page = { .cmds = &d->cmds, .off = d->off, .why = whys },
+				      .ports = o->ports, .settings = o->settings,
+				      .programmed = &d->programmed, .cur = &cur,
+				      .settings_error = settings_error, .never_wide = &never_wide,
+				      .fw_cfg_known = &fw_cfg_known, .fw_cfg_last = &fw_cfg_last,
+				      .mst = &mst, .lease = &lease };
 	secret_path = o->secret;
 	{	/* the operator's secret: made when missing, said when refused */
 		char why[256], hex[FC_SECRET_HEX + 1];
@@ -1016,7 +702,7 @@ flowcutd_open(struct flowcutd *d)
 		explicit_bzero(hex, sizeof(hex));
 	}
 	d->acc = ctl_access(&cur);
-	d->ctl = fd_ctl_open(o->control, &d->acc, on_ctl, &d->ctlx);
+	d->ctl = fd_ctl_open(o->control, &d->acc, on_ctl, &d->report);
 	d->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (d->relay == NULL || d->off == NULL || d->nft == NULL || d->cut == NULL ||
 	    d->wat == NULL || frames == NULL || d->rtw == NULL || d->ctl == NULL || rck == NULL ||
@@ -1418,7 +1104,7 @@ flowcutd_turn(struct flowcutd *d)
 		mst.never_cut_wide = never_wide;
 		fd_hist_reset(&d->turns);
 		if (d->o.stats)
-			stats_write(d->o.stats, d->relay, d->off, d->cut, d->wat, d->o.ports);
+			fd_report_stats_write(&d->report, d->o.stats);
 	}
 }
 
@@ -1430,7 +1116,7 @@ flowcutd_close(struct flowcutd *d)
 	if (d->programmed && fd_lease_release(&lease, &d->cmds) == 0)
 		printf("flowcutd: stopping: the lease released, the coprocessor fails closed\n");
 	if (d->o.stats)
-		stats_write(d->o.stats, d->relay, d->off, d->cut, d->wat, d->o.ports);
+		fd_report_stats_write(&d->report, d->o.stats);
 	fd_ips_parser_stop(ips);	/* its answers go through the relay */
 	fd_relay_stop(d->relay);
 	fd_bell_close(d->bell);	/* after the relay: its thread rings it */

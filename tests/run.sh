@@ -169,9 +169,9 @@ check "docs/counters.md has a row for every member of flowcutd's stats and of it
 	}
 	members="s/^\t\(COUNT\|OBJ\)(\([a-z0-9_]*\),.*/\2/p"
 	rooms="s/^\tX([a-z]*, \([a-z0-9_]*\)).*/\1/p"	# each room'"'"'s list (fd_stats.h)
-	agree "flowcutd (FLOWCUTD_STATS: its objects, the rooms'"'"' lists)" "$(sed -n "/^#define FLOWCUTD_STATS/,/^\$/$members" driver/flowcutd.c
+	agree "flowcutd (FLOWCUTD_STATS: its objects, the rooms'"'"' lists)" "$(sed -n "/^#define FLOWCUTD_STATS/,/^\$/$members" driver/report/fd_report.c
 		sed -n "$rooms" driver/port/fd_relay.h driver/offload/fd_offload.h driver/cut/fd_cut.h \
-			driver/cut/fd_watch.h driver/path/fd_rtcache.h driver/flowcutd.c)" \
+			driver/cut/fd_watch.h driver/path/fd_rtcache.h driver/report/fd_report.h)" \
 		"/^## flowcutd.s own/,/^### /s/^| \([^|]*\) |.*/\1/p"; top=$?
 	agree "the inspector (FD_IPS_STATS, FD_INSPECT_WHYS, FD_INSPECT_FRAMES)" \
 		"$(sed -n "$members" driver/ips/fd_ips.c

@@ -7,7 +7,7 @@
  *	struct fd_room_stats { FD_ROOM_STATS(FD_STAT_FIELD) };
  *
  * The struct's fields are made from the list, and flowcutd publishes the
- * list (driver/flowcutd.c FLOWCUTD_STATS: the stats document and the
+ * list (driver/report/fd_report.c FLOWCUTD_STATS: the stats document and the
  * `counters` answer, each counter under its NAME; docs/counters.md has a
  * row for each, checked by tests/run.sh), so a counter cannot be added
  * unpublished.  ROOM names the struct's member in flowcutd's own struct
