@@ -125,7 +125,7 @@ fuzz_target = $(call program,fuzz_$(strip $1)_replay,$2 tests/fuzz/replay_main.c
 
 #              name               its own sources                         links                      other libraries
 $(call program,flowcut-npu,       npu/npu_main.c npu/npu_wire.c,          npu fastpath link dpdk,    -lrte_ethdev)
-$(call program,flowcutd,          driver/flowcutd.c,                      $(DRIVER) link settings inspector inspect, -ljansson -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -lcrypto)
+$(call program,flowcutd,          driver/flowcutd.c driver/flowcutd_coproc.c driver/flowcutd_settings.c, $(DRIVER) link settings inspector inspect, -ljansson -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -lcrypto)
 $(call program,flowcutctl,        ctl/flowcutctl.c ctl/ctl_link.c ctl/ctl_daemon.c ctl/ctl_files.c, link settings inspect,     -ljansson -lcrypto -lpcap -lnftables)
 $(call program,flowcut-bench,     bench/flowcut-bench.c bench/bench_fastpath.c bench/bench_link.c bench/bench_cut.c bench/bench_ctdump.c bench/bench_read.c bench/bench_rtcache.c bench/bench_inspect.c, fastpath link settings inspector inspect driver/cut driver/offload driver/nft driver/ct driver/path driver/port driver/cmd driver/base tests/lib dpdk, -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson -lcrypto)
 $(call program,flowcut-fpdemo,    tools/flowcut-fpdemo.c,                 fastpath tests/lib dpdk,   )
