@@ -84,7 +84,7 @@ USES_tests/unit        := fastpath link settings inspector inspect tools driver/
 USES_tests/unit/driver := fastpath link settings inspector inspect npu $(DRIVER) tests/lib dpdk
 USES_tests/integration := fastpath link settings npu $(DRIVER) tests/lib dpdk
 USES_tests/fuzz        := fastpath link settings inspector inspect npu $(DRIVER) tools tests/lib dpdk web
-USES_bench             := fastpath link settings inspector inspect $(DRIVER) tests/lib dpdk
+USES_bench             := fastpath link settings inspector inspect $(DRIVER) tools tests/lib dpdk
 USES_tools             := fastpath driver/base link tests/lib dpdk
 USES_web               := settings
 USES_tests/unit/web    := web settings
@@ -127,7 +127,7 @@ fuzz_target = $(call program,fuzz_$(strip $1)_replay,$2 tests/fuzz/replay_main.c
 $(call program,flowcut-npu,       npu/npu_main.c npu/npu_wire.c,          npu fastpath link dpdk,    -lrte_ethdev)
 $(call program,flowcutd,          driver/flowcutd.c driver/flowcutd_coproc.c driver/flowcutd_settings.c, $(DRIVER) link settings inspector inspect, -ljansson -lpthread -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -lcrypto)
 $(call program,flowcutctl,        ctl/flowcutctl.c ctl/ctl_link.c ctl/ctl_daemon.c ctl/ctl_files.c, link settings inspect,     -ljansson -lcrypto -lpcap -lnftables)
-$(call program,flowcut-bench,     bench/flowcut-bench.c bench/bench_fastpath.c bench/bench_link.c bench/bench_cut.c bench/bench_ctdump.c bench/bench_read.c bench/bench_rtcache.c bench/bench_inspect.c, fastpath link settings inspector inspect driver/cut driver/offload driver/nft driver/ct driver/path driver/port driver/cmd driver/base tests/lib dpdk, -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson -lcrypto)
+$(call program,flowcut-bench,     bench/flowcut-bench.c bench/bench_fastpath.c bench/bench_link.c bench/bench_cut.c bench/bench_ctdump.c bench/bench_read.c bench/bench_rtcache.c bench/bench_inspect.c, fastpath link settings inspector inspect tools driver/cut driver/offload driver/nft driver/ct driver/path driver/port driver/cmd driver/base tests/lib dpdk, -lmnl -lnetfilter_conntrack -lnfnetlink -lnftables -ljansson -lcrypto)
 $(call program,flowcut-fpdemo,    tools/flowcut-fpdemo.c,                 fastpath tests/lib dpdk,   )
 $(call program,flowcut-ctgen,     tools/flowcut-ctgen.c,                  tools driver/base,         -lmnl -lnetfilter_conntrack -lnfnetlink)
 $(call program,flowcut-inspect,   inspector/flowcut-inspect.c,            inspector inspect,         -lcrypto -lseccomp)
@@ -189,8 +189,8 @@ $(call fuzz_target,settings,  tests/fuzz/fuzz_settings.c,  settings,            
 $(call fuzz_target,rtnl,      tests/fuzz/fuzz_rtnl.c,      driver/path driver/port driver/cmd driver/base tests/lib, -lmnl)
 $(call fuzz_target,list,      tests/fuzz/fuzz_list.c,      settings,                                          -ljansson)
 $(call fuzz_target,tls,       tests/fuzz/fuzz_tls.c,       inspect tests/lib,                                 -lcrypto)
-$(call fuzz_target,ct,        tests/fuzz/fuzz_ct.c,        driver/ct driver/base tests/lib,                   -lmnl -lnetfilter_conntrack -lnfnetlink)
-$(call fuzz_target,ctdump,    tests/fuzz/fuzz_ctdump.c,    driver/ct driver/base,                             -lmnl -lnetfilter_conntrack -lnfnetlink)
+$(call fuzz_target,ct,        tests/fuzz/fuzz_ct.c,        driver/ct driver/base tools tests/lib,                   -lmnl -lnetfilter_conntrack -lnfnetlink)
+$(call fuzz_target,ctdump,    tests/fuzz/fuzz_ctdump.c,    driver/ct driver/base tools,                       -lmnl -lnetfilter_conntrack -lnfnetlink)
 $(call fuzz_target,ctl,       tests/fuzz/fuzz_ctl.c,       driver/control settings,                           )
 $(call fuzz_target,ctstat,    tests/fuzz/fuzz_ctstat.c,    driver/ct,                                         )
 $(call fuzz_target,nftset,    tests/fuzz/fuzz_nftset.c,    driver/nft settings,                               -lmnl -ljansson)

@@ -24,6 +24,7 @@
 #include <linux/netfilter/nfnetlink_conntrack.h>
 
 #include "bench.h"
+#include "ctgen.h"
 #include "fc_netns.h"
 #include "fd_ct.h"
 #include "fd_ctparse.h"
@@ -163,26 +164,15 @@ bench_ctdump(unsigned int n)
 		fprintf(stderr, "flowcut-bench ctdump: conntrack: %s\n", strerror(errno));
 		return 1;
 	}
-	nfct_set_attr_u8(st, ATTR_L3PROTO, AF_INET);
-	nfct_set_attr_u8(st, ATTR_REPL_L3PROTO, AF_INET);
-	nfct_set_attr_u8(st, ATTR_L4PROTO, IPPROTO_UDP);
-	nfct_set_attr_u8(st, ATTR_REPL_L4PROTO, IPPROTO_UDP);
-	nfct_set_attr_u32(st, ATTR_STATUS, IPS_ASSURED | IPS_SEEN_REPLY);
-	nfct_set_attr_u32(st, ATTR_TIMEOUT, 600);
 	t = mono_ns();
 	for (unsigned int i = 0; i < n; i++) {
 		uint32_t src = htonl(0xc612c800u + i / 60000), dst = htonl(0xc613c801u);
-		uint16_t sport = htons((uint16_t)(1024 + i % 60000)), dport = htons(9);
+		struct fd_tuple tu = { .sport = htons((uint16_t)(1024 + i % 60000)), .dport = htons(9),
+				       .family = 4, .proto = IPPROTO_UDP };
 
-		nfct_set_attr_u32(st, ATTR_IPV4_SRC, src);
-		nfct_set_attr_u32(st, ATTR_IPV4_DST, dst);
-		nfct_set_attr_u32(st, ATTR_REPL_IPV4_SRC, dst);
-		nfct_set_attr_u32(st, ATTR_REPL_IPV4_DST, src);
-		nfct_set_attr_u16(st, ATTR_PORT_SRC, sport);
-		nfct_set_attr_u16(st, ATTR_PORT_DST, dport);
-		nfct_set_attr_u16(st, ATTR_REPL_PORT_SRC, dport);
-		nfct_set_attr_u16(st, ATTR_REPL_PORT_DST, sport);
-		nfct_set_attr_u32(st, ATTR_MARK, i % 2 ? CUT_MARK : 0);
+		memcpy(tu.src, &src, 4);
+		memcpy(tu.dst, &dst, 4);
+		ctg_state(st, &tu, IPS_ASSURED | IPS_SEEN_REPLY, 600, i % 2 ? CUT_MARK : 0);
 		if (nfct_query(h, NFCT_Q_CREATE, st) != 0) {
 			fprintf(stderr, "flowcut-bench ctdump: state %u: %s\n", i, strerror(errno));
 			return 1;

@@ -42,6 +42,7 @@
 #include <libnetfilter_conntrack/libnetfilter_conntrack.h>
 
 #include "bench.h"
+#include "ctgen.h"
 #include "fc_list.h"
 #include "fc_netns.h"
 #include "fd_cmdq.h"
@@ -158,25 +159,13 @@ cut_states(unsigned int n)
 		rc = -errno;
 		goto out;
 	}
-	nfct_set_attr_u8(ct, ATTR_L3PROTO, AF_INET);
-	nfct_set_attr_u8(ct, ATTR_REPL_L3PROTO, AF_INET);
-	nfct_set_attr_u32(ct, ATTR_IPV4_SRC, inet_addr("198.18.0.10"));
-	nfct_set_attr_u32(ct, ATTR_IPV4_DST, inet_addr("198.19.0.10"));
-	nfct_set_attr_u32(ct, ATTR_REPL_IPV4_SRC, inet_addr("198.19.0.10"));
-	nfct_set_attr_u32(ct, ATTR_REPL_IPV4_DST, inet_addr("198.18.0.10"));
-	nfct_set_attr_u8(ct, ATTR_L4PROTO, IPPROTO_UDP);
-	nfct_set_attr_u8(ct, ATTR_REPL_L4PROTO, IPPROTO_UDP);
-	nfct_set_attr_u32(ct, ATTR_STATUS, IPS_ASSURED | IPS_SEEN_REPLY);
-	nfct_set_attr_u32(ct, ATTR_TIMEOUT, 600);
-	nfct_set_attr_u32(ct, ATTR_MARK, CUT_MARK);
 	for (unsigned int i = 0; i < n; i++) {
-		uint16_t sport = htons((uint16_t)(1024 + i % 64000));
-		uint16_t dport = htons((uint16_t)(10000 + i / 64000));
+		struct fd_tuple t = { .src = { 198, 18, 0, 10 }, .dst = { 198, 19, 0, 10 },
+				      .sport = htons((uint16_t)(1024 + i % 64000)),
+				      .dport = htons((uint16_t)(10000 + i / 64000)),
+				      .family = 4, .proto = IPPROTO_UDP };
 
-		nfct_set_attr_u16(ct, ATTR_PORT_SRC, sport);
-		nfct_set_attr_u16(ct, ATTR_PORT_DST, dport);
-		nfct_set_attr_u16(ct, ATTR_REPL_PORT_SRC, dport);
-		nfct_set_attr_u16(ct, ATTR_REPL_PORT_DST, sport);
+		ctg_state(ct, &t, IPS_ASSURED | IPS_SEEN_REPLY, 600, CUT_MARK);
 		if (nfct_query(h, NFCT_Q_CREATE, ct) != 0) {
 			rc = -errno;
 			fprintf(stderr, "flowcut-bench: conntrack state %u: %s\n", i, strerror(errno));

@@ -244,6 +244,17 @@ set_tuple(struct nf_conntrack *ct, const struct fd_tuple *t, bool reply)
 	}
 }
 
+void
+ctg_state(struct nf_conntrack *ct, const struct fd_tuple *t, uint32_t status, uint32_t timeout,
+	  uint32_t mark)
+{
+	set_tuple(ct, t, true);
+	nfct_set_attr_u32(ct, ATTR_STATUS, status);
+	if (timeout != 0)
+		nfct_set_attr_u32(ct, ATTR_TIMEOUT, timeout);
+	nfct_set_attr_u32(ct, ATTR_MARK, mark);
+}
+
 struct nlmsghdr *
 ctg_build(void *buf, size_t room_bytes, const struct ctg_opts *o, unsigned long i, uint32_t seq)
 {
@@ -261,12 +272,10 @@ ctg_build(void *buf, size_t room_bytes, const struct ctg_opts *o, unsigned long 
 	if (ct == NULL)
 		return NULL;
 	ctg_tuple(o, i, &t);
-	set_tuple(ct, &t, !o->del);
-	if (!o->del) {
-		nfct_set_attr_u32(ct, ATTR_STATUS, IPS_ASSURED | IPS_SEEN_REPLY);
-		nfct_set_attr_u32(ct, ATTR_TIMEOUT, o->timeout);
-		nfct_set_attr_u32(ct, ATTR_MARK, o->mark);
-	}
+	if (o->del)
+		set_tuple(ct, &t, false);
+	else
+		ctg_state(ct, &t, IPS_ASSURED | IPS_SEEN_REPLY, o->timeout, o->mark);
 	if (!o->del && o->proto == IPPROTO_TCP) {
 		nfct_set_attr_u8(ct, ATTR_TCP_STATE, TCP_CONNTRACK_ESTABLISHED);
 		nfct_set_attr_u8(ct, ATTR_TCP_WSCALE_ORIG, TCP_WSCALE);

@@ -86,6 +86,16 @@ uint64_t ctg_hosts(const struct ctg_opts *o);
 void ctg_tuple(const struct ctg_opts *o, unsigned long i, struct fd_tuple *t);
 
 /*
+ * ctg_state - ct made the state of tuple t: its original tuple and the
+ * reply as its reverse (no NAT), status, mark, and the timeout when not 0.
+ * The house's one conntrack state builder: flowcut-ctgen's messages, the
+ * bench's states (flowcut-bench cut, ctdump) and the fuzz targets' seeds
+ * (tests/fuzz/fuzz_nfct.h) are made by it.
+ */
+void ctg_state(struct nf_conntrack *ct, const struct fd_tuple *t, uint32_t status,
+	       uint32_t timeout, uint32_t mark);
+
+/*
  * ctg_build - state i's message at buf (room bytes, at least CTG_MSG_MAX),
  * built with nfct_nlmsg_build, asking for an ack, with sequence number seq:
  *

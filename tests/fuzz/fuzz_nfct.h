@@ -22,6 +22,7 @@
 #include <dlfcn.h>
 #include <setjmp.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <libmnl/libmnl.h>
 #include <libnetfilter_conntrack/libnetfilter_conntrack.h>
@@ -29,6 +30,8 @@
 #include <linux/netfilter/nf_conntrack_common.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nfnetlink_conntrack.h>
+
+#include "ctgen.h"
 
 static sigjmp_buf fuzz_nfct_in_parse;
 static volatile int fuzz_nfct_parsing;
@@ -80,30 +83,18 @@ fuzz_nfct_state_msg(void *buf, int family, uint8_t type, uint32_t pid, uint16_t 
 	nfh = mnl_nlmsg_put_extra_header(nlh, sizeof(*nfh));
 	nfh->nfgen_family = (uint8_t)(family == 4 ? AF_INET : AF_INET6);
 	nfh->version = NFNETLINK_V0;
-	nfct_set_attr_u8(ct, ATTR_L3PROTO, nfh->nfgen_family);
-	if (family == 4) {
-		nfct_set_attr_u32(ct, ATTR_IPV4_SRC, htonl(0xc6120002));
-		nfct_set_attr_u32(ct, ATTR_IPV4_DST, htonl(0xc6120102));
-		nfct_set_attr_u32(ct, ATTR_REPL_IPV4_SRC, htonl(0xc6120102));
-		nfct_set_attr_u32(ct, ATTR_REPL_IPV4_DST, htonl(0xc6120002));
-	} else {
-		uint8_t a[16] = { 0x20, 0x01, 0, 2, [15] = 2 }, b[16] = { 0x20, 0x01, 0, 2, 0, 0, 0, 1,
-									  [15] = 2 };
+	struct fd_tuple t = { .sport = htons(40000), .dport = htons(80), .family = (uint8_t)family,
+			      .proto = IPPROTO_TCP };
 
-		nfct_set_attr(ct, ATTR_IPV6_SRC, a);
-		nfct_set_attr(ct, ATTR_IPV6_DST, b);
-		nfct_set_attr(ct, ATTR_REPL_IPV6_SRC, b);
-		nfct_set_attr(ct, ATTR_REPL_IPV6_DST, a);
+	if (family == 4) {
+		memcpy(t.src, (const uint8_t[]){ 198, 18, 0, 2 }, 4);
+		memcpy(t.dst, (const uint8_t[]){ 198, 18, 1, 2 }, 4);
+	} else {
+		memcpy(t.src, (const uint8_t[16]){ 0x20, 0x01, 0, 2, [15] = 2 }, 16);
+		memcpy(t.dst, (const uint8_t[16]){ 0x20, 0x01, 0, 2, 0, 0, 0, 1, [15] = 2 }, 16);
 	}
-	nfct_set_attr_u8(ct, ATTR_L4PROTO, IPPROTO_TCP);
-	nfct_set_attr_u8(ct, ATTR_REPL_L4PROTO, IPPROTO_TCP);
-	nfct_set_attr_u16(ct, ATTR_PORT_SRC, htons(40000));
-	nfct_set_attr_u16(ct, ATTR_PORT_DST, htons(80));
-	nfct_set_attr_u16(ct, ATTR_REPL_PORT_SRC, htons(80));
-	nfct_set_attr_u16(ct, ATTR_REPL_PORT_DST, htons(40000));
+	ctg_state(ct, &t, IPS_ASSURED | IPS_CONFIRMED | IPS_SEEN_REPLY, 0, 0x40000000u);
 	nfct_set_attr_u8(ct, ATTR_TCP_STATE, TCP_CONNTRACK_ESTABLISHED);
-	nfct_set_attr_u32(ct, ATTR_STATUS, IPS_ASSURED | IPS_CONFIRMED | IPS_SEEN_REPLY);
-	nfct_set_attr_u32(ct, ATTR_MARK, 0x40000000u);
 	nfct_set_attr_u32(ct, ATTR_ID, 77);
 	nfct_nlmsg_build(nlh, ct);
 	nfct_destroy(ct);
