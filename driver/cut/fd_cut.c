@@ -433,7 +433,7 @@ why_note(struct fd_cut *c, uint64_t fp_id, const struct pending *p, bool made)
 				.when_s = (uint32_t)time(NULL), .src = p->src,
 				.line = p->line };
 
-	if (c->why == NULL || fd_offload_find_fp(c->off, fp_id, &oc, NULL) != 0)
+	if (c->why == NULL || fd_offload_find(c->off, FD_OFFLOAD_BY_FP, fp_id, NULL, &oc, NULL) != 0)
 		return;
 	r.slot = oc.slot;
 	if (t == FD_CUT_SET || t == FD_CUT_LIST)
@@ -467,7 +467,7 @@ drop_done(void *dctx, int rc, const void *ans, uint16_t len)
 	char tuple[160];
 
 	(void)ans, (void)len;
-	if (rc == 0 && fd_offload_mark_cut(c->off, p->fp_id, (uint8_t)p->trigger) == 0) {
+	if (rc == 0 && fd_offload_mark(c->off, p->fp_id, FD_OFFLOAD_MARK_CUT, (uint8_t)p->trigger) == 0) {
 		now_dropping(c);
 		why_note(c, p->fp_id, p, false);
 		kill_state(p, true, true, 0);
@@ -601,7 +601,7 @@ cut_one(struct fd_cut *c, const struct nf_conntrack *ct, enum fd_cut_trigger t,
 	int rc;
 
 	fd_offload_settle(c->off);	/* an offload on its way is in the table first */
-	offloaded = fd_offload_find_ct(c->off, nfct_get_attr_u32(ct, ATTR_ID), ct, &oc) == 0;
+	offloaded = fd_offload_find(c->off, FD_OFFLOAD_BY_CT, nfct_get_attr_u32(ct, ATTR_ID), ct, &oc, NULL) == 0;
 
 	if (offloaded && oc.cut)
 		return 0;
@@ -702,14 +702,14 @@ fd_cut_ranges(struct fd_cut *c, const struct fc_list *l, enum fd_cut_trigger t)
 
 	cut_begin(c);
 	never_ranges(c, l, t);
-	npk = fd_offload_pick(c->off, ends_in, &(struct pick_in){ .c = c, .l = l }, &pk);
+	npk = fd_offload_pick(c->off, FD_OFFLOAD_LIVE, ends_in, &(struct pick_in){ .c = c, .l = l }, &pk);
 
 	for (long i = 0; i < npk; i++) {
 		struct nf_conntrack *tuple = NULL;
 		struct pending *p;
 
 		/* still there: the completions of the drops before may have taken it out */
-		if (fd_offload_find_fp(c->off, pk[i].fp_id, &pk[i], &tuple) != 0 ||
+		if (fd_offload_find(c->off, FD_OFFLOAD_BY_FP, pk[i].fp_id, NULL, &pk[i], &tuple) != 0 ||
 		    pk[i].cut) {
 			if (tuple)
 				nfct_destroy(tuple);
@@ -772,7 +772,7 @@ fd_cut_conn_from(struct fd_cut *c, uint64_t fp_id, enum fd_cut_trigger t,
 {
 	struct fd_offload_conn oc;
 	struct nf_conntrack *tuple = NULL, *whole;
-	int rc = fd_offload_find_fp(c->off, fp_id, &oc, &tuple);
+	int rc = fd_offload_find(c->off, FD_OFFLOAD_BY_FP, fp_id, NULL, &oc, &tuple);
 
 	if (rc != 0)
 		return rc;
@@ -823,7 +823,7 @@ release_picked(struct fd_cut *c, fd_offload_pick_fn *pick, void *arg, const char
 	struct fd_offload_conn *pk = NULL;
 	uint64_t t0;
 	uint64_t *ids;
-	long npk = fd_offload_pick_cut(c->off, pick, arg, &pk), done;
+	long npk = fd_offload_pick(c->off, FD_OFFLOAD_CUT, pick, arg, &pk), done;
 
 	if (npk <= 0) {
 		free(pk);
@@ -902,7 +902,7 @@ fd_cut_releasable(struct fd_cut *c)
 {
 	static const struct fc_list none;
 	struct fd_offload_conn *pk = NULL;
-	long n = fd_offload_pick_cut(c->off, released_by, (void *)&none, &pk);
+	long n = fd_offload_pick(c->off, FD_OFFLOAD_CUT, released_by, (void *)&none, &pk);
 
 	free(pk);
 	return n;

@@ -97,7 +97,7 @@ fd_frames_turn(struct fd_frames *f, uint64_t now_ms)
 		}
 		f->looked++;
 		/* stale: released, aged out, or another's cut in the slot since */
-		if (fd_offload_find_cut_slot(f->off, w->slot, &oc) != 0 || oc.cut_by != w->trigger)
+		if (fd_offload_find(f->off, FD_OFFLOAD_BY_CUT_SLOT, w->slot, NULL, &oc, NULL) != 0 || oc.cut_by != w->trigger)
 			continue;
 		id = (struct fc_cmd_conn_id){ .id = oc.fp_id };
 		*r = (struct rd){ .f = f, .id = oc.fp_id, .slot = oc.slot };

@@ -333,7 +333,7 @@ pass(struct fd_ips *x, const struct fd_offload_conn *oc)
 			 verdict_done, x) != 0)
 		x->st.verdict_failed++;
 	else	/* counted as set once posted: a refusal is verdict_failed's */
-		(void)fd_offload_mark_passed(x->off, oc->fp_id);
+		(void)fd_offload_mark(x->off, oc->fp_id, FD_OFFLOAD_MARK_PASSED, 0);
 }
 
 /* A decision's list line as a cut's record keeps it (32 bits). */
@@ -518,7 +518,7 @@ apply(struct fd_ips *x, const struct fd_inspect_decision *d, uint64_t now)
 	 * through the host; and a cut would not find it.
 	 */
 	fd_offload_settle(x->off);
-	if (fd_offload_find_ct(x->off, ct_id, ct, &oc) == 0) {
+	if (fd_offload_find(x->off, FD_OFFLOAD_BY_CT, ct_id, ct, &oc, NULL) == 0) {
 		if (d->cut)
 			cut_now(x, &oc, tuple, line32(d->line));
 		else
@@ -558,7 +558,7 @@ pending_turn(struct fd_ips *x, uint64_t now)
 		struct pending *p = &x->pend[i];
 		struct fd_offload_conn oc;
 
-		if (fd_offload_find_ct(x->off, p->ct_id, p->tuple, &oc) == 0) {
+		if (fd_offload_find(x->off, FD_OFFLOAD_BY_CT, p->ct_id, p->tuple, &oc, NULL) == 0) {
 			char tuple[128];
 
 			cut_now(x, &oc, fd_tuple_format(&p->key, tuple, sizeof(tuple)), p->line);

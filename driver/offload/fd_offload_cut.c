@@ -48,17 +48,10 @@ pick_among(struct fd_offload *o, bool cut, fd_offload_pick_fn *pick, void *arg,
 }
 
 long
-fd_offload_pick(struct fd_offload *o, fd_offload_pick_fn *pick, void *arg,
-		struct fd_offload_conn **out)
+fd_offload_pick(struct fd_offload *o, enum fd_offload_among among, fd_offload_pick_fn *pick,
+		void *arg, struct fd_offload_conn **out)
 {
-	return pick_among(o, false, pick, arg, out);
-}
-
-long
-fd_offload_pick_cut(struct fd_offload *o, fd_offload_pick_fn *pick, void *arg,
-		    struct fd_offload_conn **out)
-{
-	return pick_among(o, true, pick, arg, out);
+	return pick_among(o, among == FD_OFFLOAD_CUT, pick, arg, out);
 }
 
 void
@@ -69,23 +62,28 @@ fd_offload_settle(struct fd_offload *o)
 }
 
 int
-fd_offload_find_ct(struct fd_offload *o, uint32_t ct_id, const struct nf_conntrack *ct,
-		   struct fd_offload_conn *out)
+fd_offload_find(struct fd_offload *o, enum fd_offload_by by, uint64_t key,
+		const struct nf_conntrack *ct, struct fd_offload_conn *out, struct nf_conntrack **tuple)
 {
-	const struct off_entry *e = off_find_ct(o, ct_id, ct);
+	const struct off_entry *e;
 
-	if (e == NULL || e->pending)	/* on its way: not in the fast path yet */
-		return -ENOENT;
-	view(o, e, out);
-	return 0;
-}
-
-int
-fd_offload_find_fp(struct fd_offload *o, uint64_t fp_id, struct fd_offload_conn *out,
-		   struct nf_conntrack **tuple)
-{
-	const struct off_entry *e = off_find_fp(o, fp_id);
-
+	switch (by) {
+	case FD_OFFLOAD_BY_CT:
+		e = off_find_ct(o, (uint32_t)key, ct);
+		if (e != NULL && e->pending)	/* on its way: not in the fast path yet */
+			e = NULL;
+		break;
+	case FD_OFFLOAD_BY_FP:
+		e = off_find_fp(o, key);
+		break;
+	case FD_OFFLOAD_BY_CUT_SLOT:
+		e = key <= UINT32_MAX ? off_slot(o, (uint32_t)key) : NULL;
+		if (e != NULL && !e->cut)
+			e = NULL;
+		break;
+	default:
+		return -EINVAL;
+	}
 	if (e == NULL)
 		return -ENOENT;
 	view(o, e, out);
@@ -95,42 +93,24 @@ fd_offload_find_fp(struct fd_offload *o, uint64_t fp_id, struct fd_offload_conn 
 }
 
 int
-fd_offload_find_cut_slot(struct fd_offload *o, uint32_t slot, struct fd_offload_conn *out)
-{
-	const struct off_entry *e = off_slot(o, slot);
-
-	if (e == NULL || !e->cut)
-		return -ENOENT;
-	view(o, e, out);
-	return 0;
-}
-
-int
-fd_offload_mark_cut(struct fd_offload *o, uint64_t fp_id, uint8_t by)
+fd_offload_mark(struct fd_offload *o, uint64_t fp_id, enum fd_offload_mark mark, uint8_t by)
 {
 	struct off_entry *e = off_find_fp(o, fp_id);
 
 	if (e == NULL)
 		return -ENOENT;
-	/* as fd_cut's drop made it: IPS by its verdict, FWD (or AUX) by its action */
+	if (mark == FD_OFFLOAD_MARK_PASSED) {
+		if (!e->cut)
+			off_reclass(o, e, e->action, FC_VERDICT_CUT_THRU, false);
+		e->passed = true;
+		return 0;
+	}
+	/* cut: as fd_cut's drop made it: IPS by its verdict, FWD (or AUX) by its action */
 	if (e->action == FC_ACTION_IPS)
 		off_reclass(o, e, e->action, FC_VERDICT_DROP, true);
 	else
 		off_reclass(o, e, FC_ACTION_DROP, e->verdict, true);
 	e->cut_by = by;
-	return 0;
-}
-
-int
-fd_offload_mark_passed(struct fd_offload *o, uint64_t fp_id)
-{
-	struct off_entry *e = off_find_fp(o, fp_id);
-
-	if (e == NULL)
-		return -ENOENT;
-	if (!e->cut)
-		off_reclass(o, e, e->action, FC_VERDICT_CUT_THRU, false);
-	e->passed = true;
 	return 0;
 }
 

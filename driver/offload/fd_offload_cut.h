@@ -49,14 +49,17 @@ struct fd_offload_conn {
 
 typedef bool fd_offload_pick_fn(void *arg, const struct fd_offload_conn *oc);
 
+/* which connections a pick walks: those whose state lives, or those cut (live state or not) */
+enum fd_offload_among { FD_OFFLOAD_LIVE, FD_OFFLOAD_CUT };
+
 /*
- * fd_offload_pick - the offloaded connections whose state lives that
- * pick() takes, from the binding's own table (no conntrack dump): their
- * count, with their views in *out (the caller frees it), or -ENOMEM.
- * pick() must not change the binding.
+ * fd_offload_pick - the connections `among` says that pick() takes, from
+ * the binding's own table (no conntrack dump): their count, with their
+ * whole views in *out (the caller frees it), or -ENOMEM.  pick() must not
+ * change the binding.
  */
-long fd_offload_pick(struct fd_offload *o, fd_offload_pick_fn *pick, void *arg,
-		     struct fd_offload_conn **out);
+long fd_offload_pick(struct fd_offload *o, enum fd_offload_among among, fd_offload_pick_fn *pick,
+		     void *arg, struct fd_offload_conn **out);
 
 /*
  * fd_offload_settle - waits until no offload of the binding's is in
@@ -70,43 +73,34 @@ long fd_offload_pick(struct fd_offload *o, fd_offload_pick_fn *pick, void *arg,
 void fd_offload_settle(struct fd_offload *o);
 
 /*
- * fd_offload_find_ct - the connection of live state `ct_id` whose original
- * tuple `ct` carries (ids alone collide: see fd_offload.c): 0, or -ENOENT
- * (not offloaded).
+ * How fd_offload_find looks: BY_CT, the connection of live state `key`
+ * whose original tuple `ct` carries (ids alone collide), not one on its
+ * way; BY_FP, by fast-path id `key`; BY_CUT_SLOT, the cut connection in
+ * entry slot `key` (fd_offload_conn.slot, a side table's key: no walk).
  */
-int fd_offload_find_ct(struct fd_offload *o, uint32_t ct_id, const struct nf_conntrack *ct,
-		       struct fd_offload_conn *out);
+enum fd_offload_by { FD_OFFLOAD_BY_CT, FD_OFFLOAD_BY_FP, FD_OFFLOAD_BY_CUT_SLOT };
+
 /*
- * fd_offload_find_fp - a connection by fast-path id: 0, -ENOENT, or
- * -ENOMEM.  `tuple` (may be NULL): a copy of its state's original tuple,
- * the caller destroys it.
+ * fd_offload_find - one connection's view into *out: 0, -ENOENT (none),
+ * -ENOMEM, or -EINVAL (no such `by`).  `tuple` (may be NULL): a copy of
+ * its state's original tuple, the caller destroys it.
  */
-int fd_offload_find_fp(struct fd_offload *o, uint64_t fp_id, struct fd_offload_conn *out,
-		       struct nf_conntrack **tuple);
+int fd_offload_find(struct fd_offload *o, enum fd_offload_by by, uint64_t key,
+		    const struct nf_conntrack *ct, struct fd_offload_conn *out,
+		    struct nf_conntrack **tuple);
+
 /*
- * fd_offload_pick_cut - as fd_offload_pick, over the connections cut (live
- * state or not: a cut one's state was killed): their count, their views in
- * *out (the caller frees it), or -ENOMEM.
+ * What fd_offload_mark records of a connection by fast-path id: CUT, the
+ * coprocessor answered its DROP, marked cut by `by` (kept for
+ * fd_offload_release's caller); PASSED, the inspector set its verdict
+ * CUT_THRU (its CONN_MODIFY_FP_VERDICT posted), counted so
+ * (fd_offload_conns) unless cut meanwhile (`by` unused).
  */
-long fd_offload_pick_cut(struct fd_offload *o, fd_offload_pick_fn *pick, void *arg,
-			 struct fd_offload_conn **out);
-/*
- * fd_offload_find_cut_slot - the cut connection in entry slot `slot`
- * (fd_offload_conn.slot, a side table's key): 0, or -ENOENT (no entry
- * there, or not cut).  No walk: the slot is looked at alone.
- */
-int fd_offload_find_cut_slot(struct fd_offload *o, uint32_t slot, struct fd_offload_conn *out);
-/*
- * fd_offload_mark_cut - the coprocessor answered its DROP: marked cut by
- * `by` (kept for fd_offload_release's caller).  0, or -ENOENT.
- */
-int fd_offload_mark_cut(struct fd_offload *o, uint64_t fp_id, uint8_t by);
-/*
- * fd_offload_mark_passed - the inspector set its verdict CUT_THRU (its
- * CONN_MODIFY_FP_VERDICT posted): counted so (fd_offload_conns), unless
- * cut meanwhile.  0, or -ENOENT.
- */
-int fd_offload_mark_passed(struct fd_offload *o, uint64_t fp_id);
+enum fd_offload_mark { FD_OFFLOAD_MARK_CUT, FD_OFFLOAD_MARK_PASSED };
+
+/* fd_offload_mark - 0, or -ENOENT. */
+int fd_offload_mark(struct fd_offload *o, uint64_t fp_id, enum fd_offload_mark mark, uint8_t by);
+
 /*
  * fd_offload_release - cut connections let go: each one's CONN_RECLAIM_FP
  * posted (batched), and once answered it is forgotten.  Its next frames

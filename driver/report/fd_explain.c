@@ -207,7 +207,7 @@ fd_explain_addr(const struct fd_explain_parts *p, uint8_t family, const uint8_t 
 
 	inet_ntop(family == 4 ? AF_INET : AF_INET6, addr, text, sizeof(text));
 	snprintf(what, sizeof(what), "why %s", text);
-	n = fd_offload_pick_cut(p->off, pick_at, &at, &cs);
+	n = fd_offload_pick(p->off, FD_OFFLOAD_CUT, pick_at, &at, &cs);
 	if (n < 0 || srcs == NULL || conns == NULL || handj == NULL) {
 		snprintf(ans, cap, "error %s: no memory\n", what);
 		json_decref(srcs), json_decref(conns), json_decref(handj);
@@ -243,7 +243,7 @@ fd_explain_conn(const struct fd_explain_parts *p, uint64_t id, char *ans, size_t
 	struct fd_offload_conn oc;
 	char what[40];
 	json_t *doc;
-	int rc = fd_offload_find_fp(p->off, id, &oc, NULL);
+	int rc = fd_offload_find(p->off, FD_OFFLOAD_BY_FP, id, NULL, &oc, NULL);
 
 	snprintf(what, sizeof(what), "connection %" PRIu64, id);
 	if (rc != 0) {

@@ -211,7 +211,7 @@ fd_page_conns(const struct fd_page_parts *p, uint64_t from, unsigned int n,
 		for (uint32_t i = 0; next == NULL && i < a.count; i++) {
 			const struct fc_conn_info *ci = &a.conn[i];
 			struct fd_offload_conn oc;
-			bool in = fd_offload_find_fp(p->off, ci->id, &oc, NULL) == 0;
+			bool in = fd_offload_find(p->off, FD_OFFLOAD_BY_FP, ci->id, NULL, &oc, NULL) == 0;
 			char action[32];
 			json_t *row;
 			size_t len;
@@ -255,7 +255,7 @@ struct newest {
 static bool
 live(const struct fd_page_parts *p, const struct fd_why_rec *r, struct fd_offload_conn *oc)
 {
-	return fd_offload_find_cut_slot(p->off, r->slot, oc) == 0 && oc->cut_by == r->trigger;
+	return fd_offload_find(p->off, FD_OFFLOAD_BY_CUT_SLOT, r->slot, NULL, oc, NULL) == 0 && oc->cut_by == r->trigger;
 }
 
 static void

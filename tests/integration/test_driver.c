@@ -989,8 +989,8 @@ test_update_failed_takes_out(void **state)
 			fail_msg("%s: %u in the fast path, %llu offloaded, not %u", rows[r].name,
 				 conns(), (unsigned long long)(stats().offloaded - offloaded), N - 1);
 		for (unsigned int i = 0; i < N; i++) {
-			int rc = fd_offload_find_ct(off, nfct_get_attr_u32(now[i], ATTR_ID), now[i],
-						    &oc);
+			int rc = fd_offload_find(off, FD_OFFLOAD_BY_CT, nfct_get_attr_u32(now[i], ATTR_ID), now[i],
+						    &oc, NULL);
 
 			if (rc != (i == GONE ? -ENOENT : 0))
 				fail_msg("%s: state %u: %d", rows[r].name, i, rc);
@@ -1292,7 +1292,7 @@ test_cut_range_v4_nat(void **state)
 	turns(200);
 	assert_int_equal(conns(), 3);
 	assert_int_equal(stats().removed, removed);
-	assert_int_equal(fd_offload_find_fp(off, ca.id, &oc, NULL), 0);
+	assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_FP, ca.id, NULL, &oc, NULL), 0);
 	assert_true(oc.cut);
 	assert_int_equal(conn_by_cport(40000).state, FP_CONN_VALID);
 	{	/* its sender's FIN and the server's RST are dropped there, never given back */
@@ -1317,10 +1317,10 @@ test_cut_range_v4_nat(void **state)
 	fd_offload_resync(off);
 	fd_offload_sync_finish(off);
 	turns(100);	/* its offloads are posted: answered in the next turns */
-	assert_int_equal(fd_offload_find_fp(off, ca.id, &oc, NULL), 0);
+	assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_FP, ca.id, NULL, &oc, NULL), 0);
 	assert_true(oc.cut);
-	assert_int_equal(fd_offload_find_fp(off, cd.id, &oc, NULL), 0);
-	assert_int_equal(fd_offload_find_fp(off, cb.id, &oc, NULL), 0);	/* never to the host */
+	assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_FP, cd.id, NULL, &oc, NULL), 0);
+	assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_FP, cb.id, NULL, &oc, NULL), 0);	/* never to the host */
 	assert_int_equal(stats().resync_taken_out, 0);
 	assert_int_equal(conn_by_cport(40000).verdict, FC_VERDICT_DROP);
 	assert_int_equal(conn_by_cport(40000).state, FP_CONN_VALID);
@@ -1330,13 +1330,13 @@ test_cut_range_v4_nat(void **state)
 	revived = stats().revived;
 	fp_event(FC_EV_GIVEN_BACK, cd.id);
 	assert_int_equal(stats().revived, revived);
-	assert_int_equal(fd_offload_find_fp(off, cd.id, &oc, NULL), 0);
+	assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_FP, cd.id, NULL, &oc, NULL), 0);
 	/* aged out: forgotten */
 	fp_event(FC_EV_AGED_OUT, ca.id);
-	assert_int_equal(fd_offload_find_fp(off, ca.id, &oc, NULL), -ENOENT);
+	assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_FP, ca.id, NULL, &oc, NULL), -ENOENT);
 	fp_event(FC_EV_REMOVED, cd.id);
-	assert_int_equal(fd_offload_find_fp(off, cd.id, &oc, NULL), -ENOENT);
-	assert_int_equal(fd_offload_find_fp(off, cb.id, &oc, NULL), 0);
+	assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_FP, cd.id, NULL, &oc, NULL), -ENOENT);
+	assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_FP, cb.id, NULL, &oc, NULL), 0);
 	assert_false(oc.cut);
 	fc_list_free(&l);
 	nfct_destroy(a);
@@ -1388,10 +1388,10 @@ test_cut_kept_across_ruleset_change(void **state)
 	check_remade_dropping(&after, before.id);
 	assert_int_equal(after.verdict, FC_VERDICT_DROP);
 	assert_memory_equal(&after.mf[0].key, &before.mf[0].key, sizeof(after.mf[0].key));
-	assert_int_equal(fd_offload_find_fp(off, after.id, &oc, NULL), 0);
+	assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_FP, after.id, NULL, &oc, NULL), 0);
 	assert_true(oc.cut);
-	assert_int_equal(fd_offload_find_fp(off, before.id, &oc, NULL), -ENOENT);
-	assert_int_equal(fd_offload_find_fp(off, conn_by_cport(40011).id, &oc, NULL), -ENOENT);
+	assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_FP, before.id, NULL, &oc, NULL), -ENOENT);
+	assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_FP, conn_by_cport(40011).id, NULL, &oc, NULL), -ENOENT);
 	/* the client's next datagram is dropped there, not sent to the host */
 	memcpy(f.dmac, MAC0, 6);
 	memcpy(f.smac, CLIENT_MAC, 6);
@@ -1446,7 +1446,7 @@ test_cut_taken_up_by_a_new_binding(void **state)
 	assert_int_equal(the_conn().id, cut_one.id);
 	fd_offload_stats(off, &st);
 	assert_int_equal(st.cut_adopted, 1);
-	assert_int_equal(fd_offload_find_fp(off, cut_one.id, &oc, NULL), 0);
+	assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_FP, cut_one.id, NULL, &oc, NULL), 0);
 	assert_true(oc.cut);
 	/* a second resync keeps it, not adopted again */
 	fd_offload_resync(off);
@@ -1665,7 +1665,7 @@ test_cut_setting_off_reclaims(void **state)
 		pthread_mutex_unlock(&fp_lock);
 		assert_true(rc == -ENOENT || (rc == 0 && ci.state == FP_CONN_RECLAIM));
 	}
-	assert_int_equal(fd_offload_find_fp(off, id, &oc, NULL), -ENOENT);
+	assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_FP, id, NULL, &oc, NULL), -ENOENT);
 	assert_false(alive(a));
 	assert_false(alive(n));
 	assert_int_equal(cut_stats().on_host[FD_CUT_HAND], before.on_host[FD_CUT_HAND] + 2);
@@ -2969,10 +2969,10 @@ test_uncut_releases(void **state)
 		struct fp_out o = datagram(cases[i].cport, cases[i].dst);
 
 		if (cases[i].released_by_sets) {
-			assert_int_equal(fd_offload_find_fp(off, id[i], &oc, NULL), -ENOENT);
+			assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_FP, id[i], NULL, &oc, NULL), -ENOENT);
 			assert_int_equal(o.dest, FP_DEST_HOST);
 		} else {
-			assert_int_equal(fd_offload_find_fp(off, id[i], &oc, NULL), 0);
+			assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_FP, id[i], NULL, &oc, NULL), 0);
 			assert_true(oc.cut);
 			assert_int_equal(o.dest, FP_DEST_DROP);
 		}
@@ -3115,7 +3115,7 @@ test_uncut_on_expiry(void **state)
 				upto[i] = now_ns();
 				refreshed[i] = true;
 			}
-			if (gone[i] == 0 && fd_offload_find_fp(off, id[i], &oc, NULL) == -ENOENT)
+			if (gone[i] == 0 && fd_offload_find(off, FD_OFFLOAD_BY_FP, id[i], NULL, &oc, NULL) == -ENOENT)
 				gone[i] = now_ns();
 		}
 		fd_watch_nft(w, fd_nft_events(n));
@@ -3128,7 +3128,7 @@ test_uncut_on_expiry(void **state)
 		if (cases[i].stays) {
 			print_message("%s: still cut\n", cases[i].dst);
 			assert_int_equal(gone[i], 0);
-			assert_int_equal(fd_offload_find_fp(off, id[i], &oc, NULL), 0);
+			assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_FP, id[i], NULL, &oc, NULL), 0);
 			assert_true(oc.cut);
 			assert_int_equal(o.dest, FP_DEST_DROP);
 		} else {

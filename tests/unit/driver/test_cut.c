@@ -90,7 +90,7 @@ conn(uint64_t fp_id)
 {
 	struct fd_offload_conn oc = { 0 };
 
-	assert_int_equal(fd_offload_find_fp(off, fp_id, &oc, NULL), 0);
+	assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_FP, fp_id, NULL, &oc, NULL), 0);
 	return oc;
 }
 
@@ -151,8 +151,8 @@ given_tcp4_in_flight(void)
 {
 	si_hold_answers = true;
 	si_offloaded(&si_tcp4, 101);
-	assert_int_equal(fd_offload_find_ct(off, 101, si_host[0], &(struct fd_offload_conn){ 0 }),
-			 -ENOENT);	/* on its way; answered only to a flush that waits */
+	assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_CT, 101, si_host[0], &(struct fd_offload_conn){ 0 },
+					 NULL), -ENOENT);	/* on its way; answered only to a flush that waits */
 }
 
 /* Offloaded: tcp4 (id 1) and udp6 (id 2); not: syn4. */
@@ -330,7 +330,7 @@ static void
 then_tcp4_out(void)
 {
 	assert_null(si_fp_conn(1));
-	assert_int_equal(fd_offload_find_fp(off, 1, &(struct fd_offload_conn){ 0 }, NULL),
+	assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_FP, 1, NULL, &(struct fd_offload_conn){ 0 }, NULL),
 			 -ENOENT);
 }
 
@@ -1102,7 +1102,7 @@ c_enter(void)
 static void
 c_pass(void)
 {
-	assert_int_equal(fd_offload_mark_passed(off, 1), 0);
+	assert_int_equal(fd_offload_mark(off, 1, FD_OFFLOAD_MARK_PASSED, 0), 0);
 }
 
 static void

@@ -185,7 +185,7 @@ given_tcp4_cut(void)
 {
 	si_offloaded(&si_tcp4, 101);
 	si_fp_conn(1)->verdict = FC_VERDICT_DROP;
-	assert_int_equal(fd_offload_mark_cut(off, 1, 0), 0);
+	assert_int_equal(fd_offload_mark(off, 1, FD_OFFLOAD_MARK_CUT, 0), 0);
 	assert_int_equal(si_ct_kill(NULL, si_host[0]), 0);
 	si_event(FD_CT_DESTROY, &si_tcp4, 101);
 	fd_offload_events(off);
@@ -227,7 +227,7 @@ given_tcp4_pending(void)
 	si_hold_answers = true;
 	si_offloaded(&si_tcp4, 101);
 	assert_int_equal(stats().offloaded, 0);
-	assert_int_equal(fd_offload_find_ct(off, 101, si_host[0], &(struct fd_offload_conn){ 0 }),
+	assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_CT, 101, si_host[0], &(struct fd_offload_conn){ 0 }, NULL),
 			 -ENOENT);	/* not in the fast path yet */
 }
 
@@ -498,7 +498,7 @@ then_reclaimed_at_answer(void)
 	assert_int_equal(stats().removed, 1);
 	assert_int_equal(stats().offloaded, 0);
 	assert_null(si_fp_conn(1));
-	assert_int_equal(fd_offload_find_fp(off, 1, &(struct fd_offload_conn){ 0 }, NULL), -ENOENT);
+	assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_FP, 1, NULL, &(struct fd_offload_conn){ 0 }, NULL), -ENOENT);
 }
 
 static void
@@ -519,7 +519,7 @@ then_update_failed_out(void)
 	assert_int_equal(stats().offloaded, 0);
 	assert_int_equal(stats().refused, 0);
 	assert_null(si_fp_conn(1));
-	assert_int_equal(fd_offload_find_ct(off, 101, t, &(struct fd_offload_conn){ 0 }), -ENOENT);
+	assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_CT, 101, t, &(struct fd_offload_conn){ 0 }, NULL), -ENOENT);
 	assert_false(fd_offload_busy(off));	/* no flight left */
 	nfct_destroy(t);
 }
@@ -527,7 +527,7 @@ then_update_failed_out(void)
 static void
 then_closed_out(void)
 {
-	assert_int_equal(fd_offload_find_fp(off, 1, &(struct fd_offload_conn){ 0 }, NULL), -ENOENT);
+	assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_FP, 1, NULL, &(struct fd_offload_conn){ 0 }, NULL), -ENOENT);
 	assert_null(si_fp_conn(1));
 	assert_int_equal(stats().left, 1);
 	assert_int_equal(host_timeout_now(&si_tcp4), P_TCP);
@@ -538,7 +538,7 @@ then_cut_kept_not_created_over(void)
 {
 	struct fd_offload_conn oc;
 
-	assert_int_equal(fd_offload_find_fp(off, 1, &oc, NULL), 0);
+	assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_FP, 1, NULL, &oc, NULL), 0);
 	assert_true(oc.cut);
 	assert_int_equal(si_fp_conn(1)->verdict, FC_VERDICT_DROP);
 	assert_int_equal(stats().refused, 1);
@@ -591,7 +591,7 @@ static void
 then_removed(void)
 {
 	assert_int_equal(stats().removed, 1);
-	assert_int_equal(fd_offload_find_fp(off, 1, &(struct fd_offload_conn){ 0 }, NULL), -ENOENT);
+	assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_FP, 1, NULL, &(struct fd_offload_conn){ 0 }, NULL), -ENOENT);
 }
 
 static void
@@ -600,13 +600,13 @@ then_revived(void)
 	struct fd_offload_conn oc;
 
 	assert_int_equal(stats().revived, 1);
-	assert_int_equal(fd_offload_find_fp(off, 1, &oc, NULL), 0);
+	assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_FP, 1, NULL, &oc, NULL), 0);
 }
 
 static void
 then_let_go(void)
 {
-	assert_int_equal(fd_offload_find_fp(off, 1, &(struct fd_offload_conn){ 0 }, NULL), -ENOENT);
+	assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_FP, 1, NULL, &(struct fd_offload_conn){ 0 }, NULL), -ENOENT);
 	assert_int_equal(nfct_get_attr_u32(si_host[0], ATTR_MARK) & SI_BIT, 0);	/* back through the rules */
 }
 
@@ -614,7 +614,7 @@ static void
 then_left_once(void)
 {
 	assert_int_equal(stats().left, 1);
-	assert_int_equal(fd_offload_find_fp(off, 1, &(struct fd_offload_conn){ 0 }, NULL), -ENOENT);
+	assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_FP, 1, NULL, &(struct fd_offload_conn){ 0 }, NULL), -ENOENT);
 }
 
 static void
@@ -653,7 +653,7 @@ then_still_offloaded(void)
 	struct fd_offload_conn oc;
 
 	assert_int_equal(stats().left, 0);
-	assert_int_equal(fd_offload_find_fp(off, 1, &oc, NULL), 0);
+	assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_FP, 1, NULL, &oc, NULL), 0);
 	assert_int_equal(host_timeout_now(&si_tcp4), P_TCP + 86400);
 }
 
@@ -714,7 +714,7 @@ then_judged_again(void)
 {
 	assert_int_equal(stats().rev_bumps, 1);
 	assert_int_equal(si_fp_rev, 1);
-	assert_int_equal(fd_offload_find_fp(off, 1, &(struct fd_offload_conn){ 0 }, NULL), -ENOENT);
+	assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_FP, 1, NULL, &(struct fd_offload_conn){ 0 }, NULL), -ENOENT);
 	for (unsigned int i = 0; i < 2; i++)
 		assert_int_equal(nfct_get_attr_u32(si_host[i], ATTR_MARK) & ~SI_BIT,
 				 nfct_get_attr_u32(si_host[i], ATTR_MARK));
@@ -727,7 +727,7 @@ then_resynced(void)
 	struct fd_offload_conn oc;
 
 	assert_null(si_fp_conn(7));
-	assert_int_equal(fd_offload_find_fp(off, 1, &oc, NULL), 0);
+	assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_FP, 1, NULL, &oc, NULL), 0);
 	assert_false(oc.cut);
 	assert_int_equal(stats().resyncs, 1);
 }
@@ -737,8 +737,8 @@ then_kept(void)
 {
 	struct fd_offload_conn oc;
 
-	assert_int_equal(fd_offload_find_fp(off, 1, &oc, NULL), -ENOENT);	/* the stale one */
-	assert_int_equal(fd_offload_find_fp(off, 2, &oc, NULL), 0);	/* made again */
+	assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_FP, 1, NULL, &oc, NULL), -ENOENT);	/* the stale one */
+	assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_FP, 2, NULL, &oc, NULL), 0);	/* made again */
 	assert_true(oc.cut);
 	assert_int_equal(oc.action, FC_ACTION_DROP);
 	assert_int_equal(si_fp_conn(2)->fw_rev, 1);
@@ -750,7 +750,7 @@ then_adopted(void)
 	struct fd_offload_conn oc;
 
 	assert_int_equal(stats().cut_adopted, 1);
-	assert_int_equal(fd_offload_find_fp(off, 9, &oc, NULL), 0);
+	assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_FP, 9, NULL, &oc, NULL), 0);
 	assert_true(oc.cut);
 	assert_int_equal(oc.cut_by, FD_OFFLOAD_CUT_BY_UNKNOWN);
 	assert_non_null(si_fp_conn(9));	/* dropping on */
@@ -879,7 +879,7 @@ then_offloaded_anew(void)
 {
 	struct fd_offload_conn oc;
 
-	assert_int_equal(fd_offload_find_fp(off, 1, &oc, NULL), 0);
+	assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_FP, 1, NULL, &oc, NULL), 0);
 	assert_int_equal(host_timeout_now(&si_tcp4), P_TCP + 86400);
 	assert_int_equal(stats().resync_taken_out, 0);
 }
@@ -889,8 +889,8 @@ then_made_again(void)
 {
 	struct fd_offload_conn oc;
 
-	assert_int_equal(fd_offload_find_fp(off, 1, &oc, NULL), -ENOENT);
-	assert_int_equal(fd_offload_find_fp(off, 2, &oc, NULL), 0);
+	assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_FP, 1, NULL, &oc, NULL), -ENOENT);
+	assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_FP, 2, NULL, &oc, NULL), 0);
 	assert_int_equal(host_timeout_now(&si_tcp4), P_TCP + 86400);
 	assert_int_equal(stats().resync_taken_out, 0);
 }
@@ -916,8 +916,8 @@ then_mid_dump(void)
 	struct fd_offload_conn oc;
 
 	assert_int_equal(stats().removed, 1);	/* by its DESTROY */
-	assert_int_equal(fd_offload_find_fp(off, 1, &oc, NULL), -ENOENT);
-	assert_int_equal(fd_offload_find_fp(off, 2, &oc, NULL), 0);	/* by its event, kept */
+	assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_FP, 1, NULL, &oc, NULL), -ENOENT);
+	assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_FP, 2, NULL, &oc, NULL), 0);	/* by its event, kept */
 	assert_non_null(si_fp_conn(2));
 	assert_int_equal(stats().resync_taken_out, 0);
 }
@@ -1058,7 +1058,7 @@ then_ten_k_judged_again(void)
 	assert_int_equal(st.offloaded, TEN_K_OFF + 1);
 	assert_int_equal(nfct_get_attr_u32(*ten_k_host(NEW), ATTR_TIMEOUT), P_TCP + 86400);
 	assert_int_equal(nfct_get_attr_u32(*ten_k_host(OLD), ATTR_TIMEOUT), 0);
-	assert_int_equal(fd_offload_find_fp(off, TEN_K_OFF + 1, &(struct fd_offload_conn){ 0 },
+	assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_FP, TEN_K_OFF + 1, NULL, &(struct fd_offload_conn){ 0 },
 					    NULL), 0);
 }
 
@@ -1127,7 +1127,7 @@ then_dnat_right(int family)
 	int af = family == AF_INET ? AF_INET : AF_INET6;
 
 	assert_int_equal(stats().extended, 1);	/* its tuple found its state 12 h on */
-	assert_int_equal(fd_offload_find_fp(off, 1, &c, &got), 0);
+	assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_FP, 1, NULL, &c, &got), 0);
 	assert_non_null(got);
 	assert_int_equal(nfct_cmp(got, want, NFCT_CMP_ORIG), 1);
 	assert_int_equal(nfct_get_attr_u16(got, ATTR_ZONE), 0);
@@ -1135,7 +1135,7 @@ then_dnat_right(int family)
 	assert_int_equal(inet_pton(af, s->client, client), 1);
 	assert_memory_equal(c.ends[0], target, family == AF_INET ? 4 : 16);
 	assert_memory_equal(c.ends[1], client, family == AF_INET ? 4 : 16);
-	assert_int_equal(fd_offload_find_ct(off, 101 + (family != AF_INET), got, &c), 0);
+	assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_CT, 101 + (family != AF_INET), got, &c, NULL), 0);
 	nfct_destroy(got);
 	nfct_destroy(want);
 }
@@ -1201,7 +1201,7 @@ then_dnats_right(void)
 	for (unsigned int i = 0; i < DNATS; i++) {
 		struct si_st st = dnat_st(i);
 		struct nf_conntrack *t = si_build(&st, 0);
-		int rc = fd_offload_find_ct(off, 200 + i, t, &c);
+		int rc = fd_offload_find(off, FD_OFFLOAD_BY_CT, 200 + i, t, &c, NULL);
 
 		nfct_destroy(t);
 		if (i == 0) {
@@ -1271,18 +1271,18 @@ then_all_found(void)
 		struct nf_conntrack *t = si_build(&s, 0);
 		uint32_t id = i % 10 == 0 ? 1000 + i : 40000 + i;
 
-		assert_int_equal(fd_offload_find_ct(off, id, t, &c), 0);
+		assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_CT, id, t, &c, NULL), 0);
 		assert_int_equal(c.ct_id, id);
-		assert_int_equal(fd_offload_find_fp(off, c.fp_id, &c, NULL), 0);
+		assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_FP, c.fp_id, NULL, &c, NULL), 0);
 		assert_int_equal(c.ct_id, id);
 		if (i % 10 != 0)	/* the rounds before: gone from both */
-			assert_int_equal(fd_offload_find_ct(off, 30000 + i, t, &c), -ENOENT);
+			assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_CT, 30000 + i, t, &c, NULL), -ENOENT);
 		nfct_destroy(t);
 		found++;
 	}
 	assert_int_equal(found, MANY);
 	/* the first rounds' ids: gone */
-	assert_int_equal(fd_offload_find_fp(off, 2, &c, NULL), -ENOENT);
+	assert_int_equal(fd_offload_find(off, FD_OFFLOAD_BY_FP, 2, NULL, &c, NULL), -ENOENT);
 }
 
 static const struct row {
