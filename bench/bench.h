@@ -74,6 +74,23 @@ pid_t npu_spawn(const char *link_path, unsigned int conns, unsigned int mem_mb);
 /* The link of flowcut-npu `pid` on client slot `slot`, once it is up (within `secs`); or NULL. */
 struct lk *npu_attach(const char *link_path, pid_t pid, int slot, double secs);
 
+/* flowcut-npu beside a bench, its link in a 0700 folder of its own under /dev/shm */
+struct bench_npu {
+	char dir[64];	/* "" until made */
+	char path[80];	/* dir/link */
+	pid_t pid;	/* -1 until started */
+};
+
+/*
+ * bench_npu_start - the folder /dev/shm/fc-bench-TAG-XXXXXX made (lk_create
+ * refuses /dev/shm itself) and flowcut-npu started on its link (npu_spawn's
+ * conns and mem_mb): 0, or -1 (said on stderr).  bench_npu_stop must follow
+ * either way.
+ */
+int bench_npu_start(struct bench_npu *b, const char *tag, unsigned int conns, unsigned int mem_mb);
+/* bench_npu_stop - flowcut-npu stopped and waited for, its folder removed: what start made. */
+void bench_npu_stop(struct bench_npu *b);
+
 /* An fd_cmdq completion counting into the struct cmdq_tally at ctx. */
 void cmdq_tally_done(void *ctx, int rc, const void *ans, uint16_t len);
 

@@ -262,31 +262,24 @@ bench_cut(unsigned int n, bool ruleset)
 	struct fd_cmdq *q = NULL;
 	struct fc_list l = { 0 };
 	struct lk *lk = NULL;
-	char dir[64] = "", path[80];
+	struct bench_npu npu = { .pid = -1 };
 	double t, whole, one_s;
 	int rc = 1, cutn, out_fd = -1, devnull;
 	unsigned int left;
-	pid_t pid = -1;
 
 	if (why != NULL) {
 		printf("flowcut-bench cut: skipped: %s\n", why);
 		return 0;
 	}
 	spy.ids = calloc(n, sizeof(*spy.ids));
-	snprintf(dir, sizeof(dir), "/dev/shm/fc-bench-cut-XXXXXX");
-	if (mkdtemp(dir) == NULL) {
-		fprintf(stderr, "flowcut-bench: mkdtemp %s: %s\n", dir, strerror(errno));
-		dir[0] = '\0';
+	if (spy.ids == NULL) {
+		fprintf(stderr, "flowcut-bench: no memory for %u ids\n", n);
 		goto out;
 	}
-	snprintf(path, sizeof(path), "%s/link", dir);
 	/* the table twice the connections; about 600 B each with the hash, and the pools */
-	pid = npu_spawn(path, 2 * n, 256 + (unsigned int)((uint64_t)n * 2 * 1200 >> 20));
-	if (pid < 0 || spy.ids == NULL) {
-		fprintf(stderr, "flowcut-bench: cannot start flowcut-npu\n");
+	if (bench_npu_start(&npu, "cut", 2 * n, 256 + (unsigned int)((uint64_t)n * 2 * 1200 >> 20)) != 0)
 		goto out;
-	}
-	lk = npu_attach(path, pid, 0, 30);
+	lk = npu_attach(npu.path, npu.pid, 0, 30);
 	q = lk ? fd_cmdq_create(lk, &(struct fd_cmdq_params){ 0 }) : NULL;
 	if (q == NULL) {
 		fprintf(stderr, "flowcut-bench: flowcut-npu's link did not come up (link %s)\n",
@@ -398,14 +391,7 @@ out:
 	fd_ct_close(ct);
 	fd_cmdq_destroy(q);
 	lk_close(lk);
-	if (pid > 0) {
-		kill(pid, SIGTERM);
-		waitpid(pid, NULL, 0);
-	}
-	if (dir[0] != '\0') {
-		unlink(path);
-		rmdir(dir);
-	}
+	bench_npu_stop(&npu);
 	free(spy.ids);
 	return rc;
 }

@@ -128,30 +128,22 @@ fail:
 int
 bench_link(unsigned int calls, unsigned int secs)
 {
-	char dir[64] = "", path[80];
+	struct bench_npu npu = { .pid = -1 };
 	struct lk *lk = NULL;
 	struct fc_cmd_flow_create fc = { .verdict = FC_VERDICT_CUT_THRU };
 	struct fc_ans_conn_id cid;
 	double *rtt = calloc(calls, sizeof(double)), t0, cmds = 0, elapsed;
 	const unsigned int idle_calls = 500;
 	double idle[500];
-	pid_t pid = -1;
 	int rc = 1;
 
-	/* a 0700 directory of its own (lk_create refuses /dev/shm itself) */
-	snprintf(dir, sizeof(dir), "/dev/shm/fc-bench-XXXXXX");
-	if (mkdtemp(dir) == NULL) {
-		fprintf(stderr, "flowcut-bench: mkdtemp %s: %s\n", dir, strerror(errno));
-		dir[0] = '\0';
+	if (rtt == NULL) {
+		fprintf(stderr, "flowcut-bench: no memory for %u round trips\n", calls);
 		goto out;
 	}
-	snprintf(path, sizeof(path), "%s/link", dir);
-	pid = npu_spawn(path, 1024, 128);
-	if (pid < 0 || rtt == NULL) {
-		fprintf(stderr, "flowcut-bench: cannot start flowcut-npu\n");
+	if (bench_npu_start(&npu, "link", 1024, 128) != 0)
 		goto out;
-	}
-	lk = npu_attach(path, pid, -1, 20);
+	lk = npu_attach(npu.path, npu.pid, -1, 20);
 	if (lk == NULL) {
 		fprintf(stderr, "flowcut-bench: flowcut-npu's link did not come up (link %s)\n",
 			lk_error());
@@ -229,23 +221,16 @@ bench_link(unsigned int calls, unsigned int secs)
 		goto out;
 	/* idle: what the coprocessor costs when nothing happens */
 	{
-		double c0 = cpu_secs(pid), w0 = mono_ns();
+		double c0 = cpu_secs(npu.pid), w0 = mono_ns();
 
 		sleep(3);
 		printf("  idle for %.1f s: flowcut-npu used %.2f %% of one core\n",
-		       (mono_ns() - w0) / 1e9, 100.0 * (cpu_secs(pid) - c0) / ((mono_ns() - w0) / 1e9));
+		       (mono_ns() - w0) / 1e9, 100.0 * (cpu_secs(npu.pid) - c0) / ((mono_ns() - w0) / 1e9));
 	}
 	rc = 0;
 out:
 	lk_close(lk);
-	if (pid > 0) {
-		kill(pid, SIGTERM);
-		waitpid(pid, NULL, 0);
-	}
-	if (dir[0] != '\0') {
-		unlink(path);
-		rmdir(dir);
-	}
+	bench_npu_stop(&npu);
 	free(rtt);
 	return rc;
 }

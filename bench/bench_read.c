@@ -139,23 +139,16 @@ read_brief_posted(struct lk *lk, uint32_t size)
 int
 bench_read(uint32_t n)
 {
-	char dir[64] = "", path[80];
+	struct bench_npu npu = { .pid = -1 };
 	struct fd_cmdq *q = NULL;
 	struct cmdq_tally t = { 0 };
 	struct lk *lk = NULL;
-	pid_t pid = -1;
 	double t0;
 	int rc = 1;
 
-	snprintf(dir, sizeof(dir), "/dev/shm/fc-bench-read-XXXXXX");
-	if (mkdtemp(dir) == NULL) {
-		fprintf(stderr, "flowcut-bench: mkdtemp %s: %s\n", dir, strerror(errno));
-		dir[0] = '\0';
+	if (bench_npu_start(&npu, "read", n, 256) != 0)
 		goto out;
-	}
-	snprintf(path, sizeof(path), "%s/link", dir);
-	pid = npu_spawn(path, n, 256);
-	lk = pid > 0 ? npu_attach(path, pid, -1, 60) : NULL;
+	lk = npu_attach(npu.path, npu.pid, -1, 60);
 	q = lk ? fd_cmdq_create(lk, &(struct fd_cmdq_params){ 0 }) : NULL;
 	if (q == NULL) {
 		fprintf(stderr, "flowcut-bench: flowcut-npu's link did not come up (link %s)\n",
@@ -201,13 +194,6 @@ bench_read(uint32_t n)
 out:
 	fd_cmdq_destroy(q);
 	lk_close(lk);
-	if (pid > 0) {
-		kill(pid, SIGTERM);
-		waitpid(pid, NULL, 0);
-	}
-	if (dir[0] != '\0') {
-		unlink(path);
-		rmdir(dir);
-	}
+	bench_npu_stop(&npu);
 	return rc;
 }

@@ -21,12 +21,15 @@
 #include <errno.h>
 #include <getopt.h>
 #include <libgen.h>
+#include <signal.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <sys/wait.h>
 
 #include <rte_byteorder.h>
 
@@ -103,6 +106,40 @@ npu_attach(const char *link_path, pid_t pid, int slot, double secs)
 		}
 	}
 	return lk;
+}
+
+int
+bench_npu_start(struct bench_npu *b, const char *tag, unsigned int conns, unsigned int mem_mb)
+{
+	*b = (struct bench_npu){ .pid = -1 };
+	snprintf(b->dir, sizeof(b->dir), "/dev/shm/fc-bench-%s-XXXXXX", tag);
+	if (mkdtemp(b->dir) == NULL) {
+		fprintf(stderr, "flowcut-bench: mkdtemp %s: %s\n", b->dir, strerror(errno));
+		b->dir[0] = '\0';
+		return -1;
+	}
+	snprintf(b->path, sizeof(b->path), "%s/link", b->dir);
+	b->pid = npu_spawn(b->path, conns, mem_mb);
+	if (b->pid < 0) {
+		fprintf(stderr, "flowcut-bench: cannot start flowcut-npu\n");
+		return -1;
+	}
+	return 0;
+}
+
+void
+bench_npu_stop(struct bench_npu *b)
+{
+	if (b->pid > 0) {
+		kill(b->pid, SIGTERM);
+		waitpid(b->pid, NULL, 0);
+		b->pid = -1;
+	}
+	if (b->dir[0] != '\0') {
+		unlink(b->path);
+		rmdir(b->dir);
+		b->dir[0] = '\0';
+	}
 }
 
 void
